@@ -1,0 +1,627 @@
+//! The corpus in `testdata/`: every feed is parsed, sanitized and compared with its snapshot
+//! (`tests/snapshots/`), and the cases of issue 3 are asserted explicitly as well, so a change
+//! of behaviour fails a named test, not only a snapshot.
+
+use std::path::Path;
+
+use tidings_feed::report::FeedReport;
+use tidings_feed::{
+    Feed, FeedFormat, FeedVersion, IdentitySource, ParseError, ParseOptions, Sanitizer, parse,
+};
+use url::Url;
+
+/// The feeds of the corpus with the HTTP charset a server would have sent for them.
+const FEEDS: &[(&str, Option<&str>)] = &[
+    ("rss090.rdf", None),
+    ("rss091.xml", None),
+    ("rss092.xml", None),
+    ("rss10.rdf", None),
+    ("rss20_full.xml", None),
+    ("rss20_dates.xml", None),
+    ("atom10_full.xml", None),
+    ("atom03.xml", None),
+    ("jsonfeed10.json", None),
+    ("jsonfeed11.json", None),
+    ("ja_shift_jis_declared.xml", None),
+    ("ja_euc_jp_declared.xml", None),
+    ("ja_shift_jis_http_only.xml", Some("Shift_JIS")),
+    ("ja_iso_2022_jp.xml", None),
+    ("ja_stale_declaration.xml", None),
+    ("bom_and_whitespace.xml", None),
+    ("utf16le_bom.xml", None),
+    ("zh_gb18030.xml", None),
+    ("zh_big5.xml", None),
+    ("ko_euc_kr.xml", None),
+    ("ru_windows_1251.xml", None),
+    ("cz_iso_8859_2.xml", None),
+    ("fr_windows_1252.xml", None),
+    ("de_iso_8859_15.xml", None),
+    ("truncated.xml", None),
+    ("billion_laughs.xml", None),
+    ("xxe.xml", None),
+    ("junk_before_xml.xml", None),
+    ("undeclared_prefixes.xml", None),
+];
+
+const FEED_URL: &str = "https://blog.example.com/feed.xml";
+
+fn read(folder: &str, name: &str) -> Vec<u8> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("testdata")
+        .join(folder)
+        .join(name);
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn options(charset: Option<&str>) -> ParseOptions {
+    ParseOptions {
+        feed_url: Some(Url::parse(FEED_URL).expect("feed url")),
+        http_charset: charset.map(str::to_owned),
+        ..ParseOptions::default()
+    }
+}
+
+fn parse_file(name: &str) -> Feed {
+    let charset = FEEDS.iter().find(|(n, _)| *n == name).and_then(|(_, c)| *c);
+    parse(&read("feeds", name), &options(charset)).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+fn sanitized(name: &str) -> Feed {
+    let mut feed = parse_file(name);
+    feed.sanitize_html(&Sanitizer::default());
+    feed
+}
+
+#[test]
+fn every_feed_matches_its_snapshot() {
+    for (name, _) in FEEDS {
+        let feed = sanitized(name);
+        let mut settings = insta::Settings::clone_current();
+        settings.set_snapshot_suffix(name.replace('.', "_"));
+        settings.set_prepend_module_to_snapshot(false);
+        settings.bind(|| insta::assert_json_snapshot!("feed", FeedReport::new(&feed)));
+    }
+}
+
+#[test]
+fn every_corpus_file_is_listed() {
+    let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/feeds");
+    for entry in std::fs::read_dir(folder).expect("testdata/feeds") {
+        let name = entry
+            .expect("entry")
+            .file_name()
+            .to_string_lossy()
+            .into_owned();
+        assert!(
+            FEEDS.iter().any(|(n, _)| *n == name),
+            "{name} is not in FEEDS"
+        );
+    }
+}
+
+#[test]
+fn formats_and_versions_are_recognized() {
+    let expected = [
+        ("rss090.rdf", FeedVersion::Rss090),
+        ("rss091.xml", FeedVersion::Rss091),
+        ("rss092.xml", FeedVersion::Rss092),
+        ("rss10.rdf", FeedVersion::Rss10),
+        ("rss20_full.xml", FeedVersion::Rss20),
+        ("atom10_full.xml", FeedVersion::Atom10),
+        ("atom03.xml", FeedVersion::Atom03),
+        ("jsonfeed10.json", FeedVersion::Json10),
+        ("jsonfeed11.json", FeedVersion::Json11),
+    ];
+    for (name, version) in expected {
+        assert_eq!(parse_file(name).version, version, "{name}");
+    }
+    assert_eq!(parse_file("rss10.rdf").format(), FeedFormat::Rss);
+    assert_eq!(parse_file("atom03.xml").format(), FeedFormat::Atom);
+    assert_eq!(parse_file("jsonfeed11.json").format(), FeedFormat::Json);
+}
+
+#[test]
+fn rss_090_and_10_items_sit_beside_the_channel() {
+    let feed = parse_file("rss090.rdf");
+    assert_eq!(feed.items.len(), 2);
+    assert_eq!(
+        feed.items[0].url.as_deref(),
+        Some("http://www.mozilla.org/status/")
+    );
+    let feed = parse_file("rss10.rdf");
+    assert_eq!(feed.items.len(), 2);
+    let first = &feed.items[0];
+    assert_eq!(
+        first.guid.as_deref(),
+        Some("http://xml.example/pub/2000/08/09/xslt/xslt.html")
+    );
+    assert_eq!(first.authors, ["Bob DuCharme"]);
+    assert_eq!(first.categories, ["XSLT"]);
+    assert_eq!(
+        first.content.as_deref(),
+        Some("<p>The <em>full</em> article.</p>")
+    );
+    assert_eq!(
+        first.published.map(|d| d.to_rfc3339()).as_deref(),
+        Some("2024-03-05T01:00:00+00:00")
+    );
+}
+
+#[test]
+fn titles_are_entity_decoded_stripped_and_collapsed() {
+    let feed = parse_file("rss091.xml");
+    assert_eq!(feed.title.as_deref(), Some("WriteTheWeb News"));
+    assert_eq!(
+        feed.description.as_deref(),
+        Some("News for web users that write back…")
+    );
+    assert_eq!(
+        feed.items[0].title.as_deref(),
+        Some("Giving the world a pluggable Gnutella… again")
+    );
+    let feed = parse_file("rss20_full.xml");
+    assert_eq!(feed.title.as_deref(), Some("Example Blog"));
+    assert_eq!(
+        feed.description.as_deref(),
+        Some("Posts & notes about things")
+    );
+    let atom = parse_file("atom10_full.xml");
+    assert_eq!(atom.title.as_deref(), Some("Atom Example & co"));
+    // type="text" is literal text: its markup-looking characters stay.
+    assert_eq!(
+        atom.items[0].title.as_deref(),
+        Some("Text title with <tags> kept &amp; literal")
+    );
+    assert_eq!(atom.items[1].title.as_deref(), Some("XHTML title & more"));
+}
+
+#[test]
+fn content_encoded_wins_and_description_is_the_summary() {
+    let feed = parse_file("rss20_full.xml");
+    let item = &feed.items[0];
+    assert_eq!(item.summary.as_deref(), Some("Short summary."));
+    assert!(
+        item.content
+            .as_deref()
+            .is_some_and(|c| c.contains("a relative link"))
+    );
+}
+
+#[test]
+fn escaped_and_double_escaped_descriptions_become_html() {
+    let feed = sanitized("rss20_full.xml");
+    assert_eq!(
+        feed.items[1].content.as_deref(),
+        Some("<p>Escaped <b>HTML</b> description</p>")
+    );
+    assert_eq!(
+        feed.items[2].content.as_deref(),
+        Some("<p>Double &amp; escaped</p>")
+    );
+    assert_eq!(
+        feed.items[4].content.as_deref(),
+        Some("Unescaped <b>markup</b> in a description")
+    );
+}
+
+#[test]
+fn guid_is_permalink_rules() {
+    let feed = parse_file("rss20_full.xml");
+    assert_eq!(
+        feed.items[1].url.as_deref(),
+        Some("https://blog.example.com/posts/2")
+    );
+    assert_eq!(feed.items[1].identity().source, IdentitySource::Guid);
+    assert_eq!(
+        feed.items[2].url, None,
+        "isPermaLink=false guid is not a link"
+    );
+    assert_eq!(
+        feed.items[2].guid.as_deref(),
+        Some("https://blog.example.com/posts/3")
+    );
+}
+
+#[test]
+fn links_resolve_against_xml_base_then_feed_url() {
+    let feed = sanitized("rss20_full.xml");
+    assert_eq!(
+        feed.icon.as_deref(),
+        Some("https://blog.example.com/logo.png")
+    );
+    assert_eq!(
+        feed.feed_url.as_deref(),
+        Some("https://blog.example.com/feed.xml")
+    );
+    assert_eq!(feed.hubs, ["https://hub.example.com/"]);
+    let based = &feed.items[3];
+    assert_eq!(
+        based.url.as_deref(),
+        Some("https://other.example.org/base/relative/page.html")
+    );
+    assert_eq!(
+        based.enclosures[0].url,
+        "https://other.example.org/base/audio.mp3"
+    );
+    assert!(
+        based
+            .content
+            .as_deref()
+            .is_some_and(|c| c.contains("href=\"https://other.example.org/base/sub/x.html\""))
+    );
+    assert!(
+        based
+            .content
+            .as_deref()
+            .is_some_and(|c| c.contains("src=\"https://other.example.org/base/pic.jpg\""))
+    );
+    assert_eq!(
+        feed.items[4].url.as_deref(),
+        Some("https://blog.example.com/posts/5")
+    );
+    // Content links resolve against the item's page.
+    assert!(
+        feed.items[0]
+            .content
+            .as_deref()
+            .is_some_and(|c| c.contains("href=\"https://blog.example.com/post/1\""))
+    );
+}
+
+#[test]
+fn atom_links_content_kinds_and_bases() {
+    let feed = sanitized("atom10_full.xml");
+    assert_eq!(feed.site_url.as_deref(), Some("https://atom.example.com/"));
+    assert_eq!(
+        feed.feed_url.as_deref(),
+        Some("https://atom.example.com/feed.atom")
+    );
+    assert_eq!(
+        feed.icon.as_deref(),
+        Some("https://atom.example.com/favicon.ico")
+    );
+    assert_eq!(feed.description.as_deref(), Some("A feed & its subtitle"));
+    assert_eq!(feed.language.as_deref(), Some("en"));
+    let first = &feed.items[0];
+    assert_eq!(
+        first.url.as_deref(),
+        Some("https://atom.example.com/blog/entry-1.html"),
+        "html alternate preferred"
+    );
+    assert_eq!(first.authors, ["Entry Author", "Second Author"]);
+    assert_eq!(first.categories, ["atom", "xml"]);
+    assert_eq!(
+        first.summary.as_deref(),
+        Some("Plain &lt;summary&gt; text &amp; more")
+    );
+    assert_eq!(first.enclosures[0].length, Some(1337));
+    assert_eq!(
+        first.published.map(|d| d.to_rfc3339()).as_deref(),
+        Some("2024-03-05T01:00:00+00:00")
+    );
+    let second = &feed.items[1];
+    assert_eq!(
+        second.url.as_deref(),
+        Some("https://elsewhere.example.net/x/entry-2")
+    );
+    assert_eq!(second.authors, ["Feed Author"], "inherited from the feed");
+    assert_eq!(
+        second.published, second.updated,
+        "published falls back to updated"
+    );
+    let content = second.content.as_deref().unwrap_or_default();
+    assert!(
+        content.contains("href=\"https://elsewhere.example.net/x/rel/link\""),
+        "{content}"
+    );
+    assert!(
+        content.contains("src=\"https://elsewhere.example.net/x/i.png\""),
+        "{content}"
+    );
+    assert!(
+        !content.contains("script") && !content.contains("alert"),
+        "{content}"
+    );
+    let third = &feed.items[2];
+    assert_eq!(
+        third.url.as_deref(),
+        Some("https://atom.example.com/blog/entry-3.html"),
+        "content src as link"
+    );
+    assert_eq!(third.content, None);
+    assert_eq!(
+        feed.items[3].content.as_deref(),
+        Some("Line one &lt;not a tag&gt;\nLine two &amp; three")
+    );
+    assert_eq!(
+        feed.items[4].content.as_deref(),
+        Some("<p>Summary <i>only</i></p>")
+    );
+}
+
+#[test]
+fn atom_03_modes() {
+    let feed = sanitized("atom03.xml");
+    assert_eq!(feed.description.as_deref(), Some("An old-style tagline"));
+    assert_eq!(
+        feed.items[0].content.as_deref(),
+        Some("<p>Escaped <b>HTML</b></p>")
+    );
+    assert_eq!(feed.items[0].categories, ["history"]);
+    assert_eq!(feed.items[1].content.as_deref(), Some("<p>Inline</p>"));
+    assert_eq!(
+        feed.items[0].published.map(|d| d.to_rfc3339()).as_deref(),
+        Some("2003-12-13T12:29:29+00:00")
+    );
+}
+
+#[test]
+fn json_feed_fields() {
+    let feed = sanitized("jsonfeed10.json");
+    assert_eq!(feed.title.as_deref(), Some("JSON Feed 1.0 & friends"));
+    assert_eq!(feed.items[0].guid.as_deref(), Some("1"));
+    assert_eq!(
+        feed.items[0].url.as_deref(),
+        Some("https://elsewhere.example.com/a"),
+        "external_url"
+    );
+    assert_eq!(feed.items[0].authors, ["Old Author"]);
+    assert_eq!(
+        feed.items[0].content.as_deref(),
+        Some("Numeric id, text content &lt;b&gt;not markup&lt;/b&gt;\nsecond line")
+    );
+    assert_eq!(
+        feed.items[1].url.as_deref(),
+        Some("https://blog.example.com/posts/2"),
+        "relative to the fetched URL"
+    );
+    assert_eq!(feed.items[1].categories, ["one", "two"]);
+    let feed = sanitized("jsonfeed11.json");
+    assert_eq!(feed.hubs, ["https://hub.example.com/"]);
+    let item = &feed.items[0];
+    assert_eq!(item.authors, ["Item Author", "Co Author"]);
+    assert_eq!(
+        item.summary.as_deref(),
+        Some("A &lt;summary&gt; in plain text")
+    );
+    assert_eq!(item.enclosures.len(), 2);
+    assert_eq!(item.enclosures[0].length, Some(123_456));
+    assert_eq!(feed.items[1].authors, ["Feed Author"]);
+    assert_eq!(feed.items[1].published, None, "garbage date is null");
+}
+
+#[test]
+fn enclosures_from_every_source() {
+    let feed = parse_file("rss20_full.xml");
+    let urls: Vec<&str> = feed.items[5]
+        .enclosures
+        .iter()
+        .map(|e| e.url.as_str())
+        .collect();
+    assert_eq!(
+        urls,
+        [
+            "https://cdn.example.com/ep6.mp3",
+            "https://cdn.example.com/ep6.mp4",
+            "https://cdn.example.com/ep6.png",
+            "https://cdn.example.com/ep6-hd.mp4",
+            "https://cdn.example.com/ep6-thumb.jpg",
+            "https://cdn.example.com/ep6-cover.jpg",
+        ]
+    );
+    assert_eq!(feed.items[5].enclosures[0].length, Some(5_000_000));
+    assert_eq!(
+        feed.items[5].enclosures[0].mime_type.as_deref(),
+        Some("audio/mpeg")
+    );
+    assert_eq!(feed.items[5].authors, ["The Podcast Team"]);
+    let rss092 = parse_file("rss092.xml");
+    assert_eq!(
+        rss092.items[1].enclosures[0].length, None,
+        "length 0 means unknown"
+    );
+}
+
+#[test]
+fn authors_and_categories() {
+    let feed = parse_file("rss20_full.xml");
+    assert_eq!(feed.items[0].authors, ["Jane Doe"]);
+    assert_eq!(feed.items[1].authors, ["Jane Doe"], "email (Name) form");
+    assert_eq!(
+        feed.items[0].categories,
+        ["Rust", "rust", "Feeds & Readers"]
+    );
+    assert_eq!(parse_file("rss091.xml").authors, ["Ed Itor"]);
+}
+
+#[test]
+fn identity_falls_back_guid_link_content() {
+    let feed = parse_file("rss20_full.xml");
+    assert_eq!(feed.items[0].identity().source, IdentitySource::Guid);
+    assert_eq!(feed.items[4].identity().source, IdentitySource::Link);
+    assert_eq!(feed.items[6].identity().source, IdentitySource::Content);
+    // Sanitizing does not change identities.
+    let clean = sanitized("rss20_full.xml");
+    for (a, b) in feed.items.iter().zip(&clean.items) {
+        assert_eq!(a.identity(), b.identity());
+    }
+}
+
+#[test]
+fn dates_in_a_feed_all_normalize_to_utc() {
+    let feed = parse_file("rss20_dates.xml");
+    let got: Vec<Option<String>> = feed
+        .items
+        .iter()
+        .map(|i| {
+            i.published
+                .map(|d| d.format("%Y-%m-%dT%H:%M:%S%.fZ").to_string())
+        })
+        .collect();
+    let expected = [
+        Some("2024-03-05T10:00:00Z"),
+        Some("2024-03-05T01:00:00Z"),
+        Some("2024-03-05T10:00:00Z"),
+        Some("2024-03-05T10:00:00Z"),
+        Some("2024-03-05T10:00:00Z"),
+        Some("2024-03-05T10:00:00Z"),
+        Some("2024-03-05T01:00:00Z"),
+        Some("2024-03-05T01:00:00Z"),
+        Some("2024-03-05T09:00:00Z"),
+        Some("2024-03-05T15:00:00Z"),
+        Some("2024-03-05T17:00:00Z"),
+        Some("2024-03-05T10:00:00Z"),
+        Some("2024-03-05T10:00:00Z"),
+        Some("2024-03-05T01:00:00Z"),
+        Some("2024-03-05T01:00:00Z"),
+        Some("2024-03-05T10:00:00.123Z"),
+        Some("2024-03-05T00:00:00Z"),
+        Some("2024-03-05T10:00:00Z"),
+        Some("2024-03-05T10:00:00Z"),
+        None,
+        None,
+        Some("2024-03-05T15:00:00Z"),
+    ];
+    let expected: Vec<Option<String>> = expected.iter().map(|e| e.map(str::to_owned)).collect();
+    assert_eq!(got, expected);
+}
+
+#[test]
+fn japanese_encodings() {
+    for name in [
+        "ja_shift_jis_declared.xml",
+        "ja_euc_jp_declared.xml",
+        "ja_shift_jis_http_only.xml",
+        "ja_iso_2022_jp.xml",
+        "ja_stale_declaration.xml",
+        "bom_and_whitespace.xml",
+        "utf16le_bom.xml",
+    ] {
+        let feed = parse_file(name);
+        assert_eq!(feed.title.as_deref(), Some("日本語のブログ"), "{name}");
+        assert_eq!(
+            feed.items[0].title.as_deref(),
+            Some("こんにちは、世界…"),
+            "{name}"
+        );
+        assert_eq!(
+            feed.items[0].published.map(|d| d.to_rfc3339()).as_deref(),
+            Some("2024-03-05T01:00:00+00:00"),
+            "{name}"
+        );
+    }
+    let sjis = parse_file("ja_shift_jis_declared.xml");
+    assert_eq!(
+        sjis.items[0].summary.as_deref(),
+        Some("本文です。「引用」と①②③。")
+    );
+    // Shift_JIS without any label: sniffed.
+    let sniffed =
+        parse(&read("feeds", "ja_shift_jis_http_only.xml"), &options(None)).expect("sniffed");
+    assert_eq!(sniffed.title.as_deref(), Some("日本語のブログ"));
+}
+
+#[test]
+fn other_legacy_encodings() {
+    let expected = [
+        ("zh_gb18030.xml", "中文博客", "简体中文内容"),
+        ("zh_big5.xml", "中文部落格", "繁體中文內容"),
+        ("ko_euc_kr.xml", "한국어 블로그", "내용입니다"),
+        ("ru_windows_1251.xml", "Русский блог", "Содержание"),
+        ("cz_iso_8859_2.xml", "Český blog", "Žluťoučký kůň"),
+        ("fr_windows_1252.xml", "Café “quotes”", "Crème brûlée"),
+        ("de_iso_8859_15.xml", "Preis in €", "Größe"),
+    ];
+    for (name, title, description) in expected {
+        let feed = parse_file(name);
+        assert_eq!(feed.title.as_deref(), Some(title), "{name}");
+        assert_eq!(
+            feed.items[0].summary.as_deref(),
+            Some(description),
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn truncated_xml_keeps_complete_items() {
+    let feed = parse_file("truncated.xml");
+    assert_eq!(feed.items.len(), 2);
+    assert_eq!(feed.items[1].title.as_deref(), Some("Second complete item"));
+    assert!(feed.warning.is_some());
+}
+
+#[test]
+fn billion_laughs_and_xxe_are_inert() {
+    let started = std::time::Instant::now();
+    let feed = parse_file("billion_laughs.xml");
+    assert!(started.elapsed() < std::time::Duration::from_secs(1));
+    assert_eq!(feed.title.as_deref(), Some("&lol9;"));
+    assert_eq!(feed.items[0].title.as_deref(), Some("&lol9;&lol9;"));
+    let feed = parse_file("xxe.xml");
+    assert_eq!(feed.title.as_deref(), Some("XXE &xxe;"));
+    let report = serde_json::to_string(&FeedReport::new(&sanitized("xxe.xml"))).expect("json");
+    assert!(!report.contains("root:"), "no file content may appear");
+}
+
+#[test]
+fn junk_and_undeclared_prefixes_are_tolerated() {
+    assert_eq!(
+        parse_file("junk_before_xml.xml").title.as_deref(),
+        Some("After junk")
+    );
+    let feed = parse_file("undeclared_prefixes.xml");
+    let item = &feed.items[0];
+    assert_eq!(item.content.as_deref(), Some("<p>Full</p>"));
+    assert_eq!(item.authors, ["Someone"]);
+    assert!(item.published.is_some());
+}
+
+#[test]
+fn not_feeds_give_a_clear_error() {
+    let cases = [
+        ("html_page.html", "not a feed: this is an HTML page"),
+        ("xhtml_page.xml", "not a feed: this is an HTML page"),
+        (
+            "sitemap.xml",
+            "not a feed: the XML root element is <urlset>",
+        ),
+        ("garbage.bin", "not a feed: "),
+        ("empty.xml", "not a feed: the document is empty"),
+        (
+            "json_not_feed.json",
+            "not a feed: the JSON document has neither",
+        ),
+        (
+            "broken_json.json",
+            "not a feed: the document looks like JSON but is not valid JSON",
+        ),
+        (
+            "plain_text.txt",
+            "not a feed: the document is neither XML nor JSON",
+        ),
+    ];
+    for (name, prefix) in cases {
+        let error = parse(&read("not-feeds", name), &options(None)).expect_err(name);
+        let message = error.to_string();
+        assert!(message.starts_with(prefix), "{name}: {message}");
+        assert!(!message.contains('\n'), "{name}: one line");
+        assert!(matches!(error, ParseError::NotAFeed(_)));
+    }
+}
+
+#[test]
+fn size_limit_is_enforced() {
+    let options = ParseOptions {
+        max_input_bytes: 10,
+        ..ParseOptions::default()
+    };
+    let error = parse(b"<rss><channel></channel></rss>", &options).expect_err("too large");
+    assert!(matches!(
+        error,
+        ParseError::TooLarge {
+            size: 30,
+            limit: 10
+        }
+    ));
+}
