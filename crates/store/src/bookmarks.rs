@@ -1,0 +1,151 @@
+//! Bookmarks (F34): a snapshot of an item taken when it is bookmarked, kept when the item or
+//! its feed is deleted (the item reference is then set to NULL by the foreign key).
+
+use crate::{Result, Store, StoreError, in_tx, unix_now, with_db};
+
+/// A bookmark with its snapshot.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Bookmark {
+    /// The bookmark's id.
+    pub id: i64,
+    /// The item it was taken from, while that item exists.
+    pub item_id: Option<i64>,
+    /// The item's link.
+    pub url: Option<String>,
+    /// The item's title.
+    pub title: Option<String>,
+    /// The item's sanitized content (its summary when it had no content).
+    pub content: Option<String>,
+    /// The feed's name as the user saw it.
+    pub feed_title: Option<String>,
+    /// The item's publication time (Unix seconds).
+    pub published_at: Option<i64>,
+    /// When the bookmark was made.
+    pub created_at: i64,
+}
+
+const BOOKMARK_COLUMNS: &str =
+    "id, item_id, url, title, content, feed_title, published_at, created_at";
+
+type BookmarkRow = (
+    i64,
+    Option<i64>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<i64>,
+    i64,
+);
+
+fn bookmark_from_row(row: BookmarkRow) -> Bookmark {
+    let (id, item_id, url, title, content, feed_title, published_at, created_at) = row;
+    Bookmark {
+        id,
+        item_id,
+        url,
+        title,
+        content,
+        feed_title,
+        published_at,
+        created_at,
+    }
+}
+
+impl Store {
+    /// Bookmarks an item of one of the user's subscriptions, snapshotting it. Bookmarking an
+    /// item twice returns the first bookmark; the flag says whether this call created it.
+    pub async fn create_bookmark(&self, user_id: i64, item_id: i64) -> Result<(Bookmark, bool)> {
+        let now = unix_now();
+        let created: Option<i64> = in_tx!(self, |tx| {
+            let visible: Option<i64> = sqlx::query_scalar(
+                "SELECT i.id FROM items i
+                 JOIN subscriptions s ON s.feed_id = i.feed_id AND s.user_id = $1
+                 WHERE i.id = $2",
+            )
+            .bind(user_id)
+            .bind(item_id)
+            .fetch_optional(&mut *tx)
+            .await?;
+            visible.ok_or(StoreError::NotFound("item"))?;
+            sqlx::query_scalar(
+                "INSERT INTO bookmarks
+                    (user_id, item_id, url, title, content, feed_title, published_at, created_at)
+                 SELECT $1, i.id, i.url, i.title, COALESCE(i.content, i.summary),
+                        COALESCE(s.title, f.title, f.url), i.published_at, $3
+                 FROM items i
+                 JOIN subscriptions s ON s.feed_id = i.feed_id AND s.user_id = $1
+                 JOIN feeds f ON f.id = i.feed_id
+                 WHERE i.id = $2
+                 ON CONFLICT (user_id, item_id) WHERE item_id IS NOT NULL DO NOTHING
+                 RETURNING id",
+            )
+            .bind(user_id)
+            .bind(item_id)
+            .bind(now)
+            .fetch_optional(&mut *tx)
+            .await?
+        });
+        match created {
+            Some(id) => Ok((self.bookmark(user_id, id).await?, true)),
+            None => {
+                let existing: Option<BookmarkRow> = with_db!(self, read, |db| {
+                    sqlx::query_as(sqlx::AssertSqlSafe(format!(
+                        "SELECT {BOOKMARK_COLUMNS} FROM bookmarks WHERE user_id = $1 AND item_id = $2"
+                    )))
+                    .bind(user_id)
+                    .bind(item_id)
+                    .fetch_optional(db)
+                    .await?
+                });
+                let existing = existing.ok_or(StoreError::NotFound("bookmark"))?;
+                Ok((bookmark_from_row(existing), false))
+            }
+        }
+    }
+
+    /// One of the user's bookmarks.
+    pub async fn bookmark(&self, user_id: i64, id: i64) -> Result<Bookmark> {
+        let row: Option<BookmarkRow> = with_db!(self, read, |db| {
+            sqlx::query_as(sqlx::AssertSqlSafe(format!(
+                "SELECT {BOOKMARK_COLUMNS} FROM bookmarks WHERE user_id = $1 AND id = $2"
+            )))
+            .bind(user_id)
+            .bind(id)
+            .fetch_optional(db)
+            .await?
+        });
+        row.map(bookmark_from_row)
+            .ok_or(StoreError::NotFound("bookmark"))
+    }
+
+    /// The user's bookmarks, newest first.
+    pub async fn list_bookmarks(&self, user_id: i64) -> Result<Vec<Bookmark>> {
+        let rows: Vec<BookmarkRow> = with_db!(self, read, |db| {
+            sqlx::query_as(sqlx::AssertSqlSafe(format!(
+                "SELECT {BOOKMARK_COLUMNS} FROM bookmarks WHERE user_id = $1
+                 ORDER BY created_at DESC, id DESC"
+            )))
+            .bind(user_id)
+            .fetch_all(db)
+            .await?
+        });
+        Ok(rows.into_iter().map(bookmark_from_row).collect())
+    }
+
+    /// Deletes one of the user's bookmarks.
+    pub async fn delete_bookmark(&self, user_id: i64, id: i64) -> Result<()> {
+        let deleted = with_db!(self, write, |db| {
+            sqlx::query("DELETE FROM bookmarks WHERE user_id = $1 AND id = $2")
+                .bind(user_id)
+                .bind(id)
+                .execute(db)
+                .await?
+                .rows_affected()
+        });
+        if deleted == 0 {
+            return Err(StoreError::NotFound("bookmark"));
+        }
+        Ok(())
+    }
+}

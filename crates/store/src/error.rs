@@ -1,0 +1,45 @@
+//! The store's error type.
+
+/// Why a store operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The database URL could not be understood.
+    #[error("bad database URL {url}: {reason}")]
+    BadUrl {
+        /// The URL, password redacted.
+        url: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The database could not be reached or opened.
+    #[error("cannot open database {url}: {source}")]
+    Connect {
+        /// The URL, password redacted.
+        url: String,
+        /// The driver's error.
+        #[source]
+        source: sqlx::Error,
+    },
+    /// The object asked for does not exist (or is not the caller's).
+    #[error("{0} not found")]
+    NotFound(&'static str),
+    /// The change would break a uniqueness rule, e.g. a user name already taken.
+    #[error("{0}")]
+    Conflict(String),
+    /// The input breaks a rule of the data model, e.g. an interval outside 30–720 minutes.
+    #[error("{0}")]
+    Invalid(String),
+    /// Applying or checking migrations failed.
+    #[error("migration failed: {0}")]
+    Migration(String),
+    /// Any other database error.
+    #[error("database error: {0}")]
+    Database(#[from] sqlx::Error),
+}
+
+impl StoreError {
+    /// Whether the error is the database reporting a unique-constraint violation.
+    pub(crate) fn is_unique_violation(error: &sqlx::Error) -> bool {
+        matches!(error, sqlx::Error::Database(db) if db.is_unique_violation())
+    }
+}

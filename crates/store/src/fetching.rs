@@ -1,0 +1,649 @@
+//! What the fetch worker needs beyond claiming and recording (F3, F8, F11, F17, F37): raw
+//! bodies, favicons, a feed's fetch state, moving a feed to a new URL (merging with an existing
+//! feed of that URL), retention, leases of periodic jobs and the OPML import history.
+
+use crate::{Engine, Result, Store, StoreError, feeds::MARK_ORPHANS, in_tx, with_db};
+
+/// The latest raw body of a feed, as the worker keeps it (F8).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FeedBody {
+    /// When it was fetched (Unix seconds).
+    pub fetched_at: i64,
+    /// The response's media type.
+    pub content_type: Option<String>,
+    /// Hex SHA-256 of the uncompressed body: an identical body skips parsing.
+    pub sha256: String,
+    /// How `body` is compressed (the worker names its codec, e.g. "zlib").
+    pub compression: String,
+    /// The compressed bytes.
+    pub body: Vec<u8>,
+}
+
+/// A feed's favicon (F3). `data` is `None` when the last attempt found none.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Favicon {
+    /// The image's MIME type (`image/…`).
+    pub mime_type: Option<String>,
+    /// The image bytes.
+    pub data: Option<Vec<u8>>,
+    /// Where the image came from.
+    pub source_url: Option<String>,
+    /// When it was last fetched or attempted (Unix seconds).
+    pub fetched_at: i64,
+}
+
+/// A feed's URL and fetch state, for the command line, the API and tests.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct FeedFetchState {
+    /// The feed's id.
+    pub feed_id: i64,
+    /// Its URL.
+    pub url: String,
+    /// Its title, once parsed.
+    pub title: Option<String>,
+    /// "active", "backoff" or "stopped".
+    pub status: crate::FetchStatus,
+    /// Why it is in backoff or stopped.
+    pub status_reason: Option<String>,
+    /// The stored `ETag`.
+    pub etag: Option<String>,
+    /// The stored `Last-Modified`.
+    pub last_modified: Option<String>,
+    /// When it is next due.
+    pub next_check_at: i64,
+    /// When it was last fetched.
+    pub last_checked_at: Option<i64>,
+    /// When it was last fetched successfully.
+    pub last_success_at: Option<i64>,
+    /// The last error.
+    pub last_error: Option<String>,
+    /// The last HTTP status.
+    pub last_http_status: Option<i64>,
+    /// Failures in a row.
+    pub consecutive_failures: i64,
+    /// Parse failures in a row.
+    pub parse_failures: i64,
+    /// Whether a worker holds a lease on it now (at the time of the query).
+    pub lease_until: Option<i64>,
+    /// How many users follow it.
+    pub subscribers: i64,
+}
+
+/// What [`Store::move_feed`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FeedMove {
+    /// The feed already had that URL.
+    Unchanged,
+    /// The feed's URL was changed; no other feed had the new one.
+    Renamed,
+    /// Another feed had the new URL: this feed was merged into it and deleted.
+    Merged {
+        /// The feed that remains.
+        into: i64,
+        /// Subscriptions moved over (users who already followed the other feed keep theirs).
+        subscriptions_moved: u64,
+        /// Items moved over (items the other feed already had are not duplicated; their read
+        /// and starred states are carried over).
+        items_moved: u64,
+    },
+}
+
+/// One run of a periodic job, as recorded in `job_runs`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobRun {
+    /// The job's name.
+    pub name: String,
+    /// The worker that started it last.
+    pub owner: String,
+    /// When that run started.
+    pub started_at: i64,
+    /// When it finished, if it did.
+    pub finished_at: Option<i64>,
+    /// What it reported.
+    pub outcome: Option<String>,
+}
+
+/// One OPML import, for the history (F37).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpmlImportRecord {
+    /// The record's id (ignored when recording).
+    pub id: i64,
+    /// When the import ran.
+    pub created_at: i64,
+    /// The uploaded file's name, if known.
+    pub file_name: Option<String>,
+    /// Feed outlines in the file.
+    pub outlines: i64,
+    /// Subscriptions added.
+    pub added: i64,
+    /// Outlines skipped (already subscribed, duplicates).
+    pub skipped: i64,
+    /// Outlines refused or failed.
+    pub failed: i64,
+    /// The per-URL report as JSON.
+    pub report: String,
+}
+
+/// One row of [`Store::feed_fetch_state`]'s query: sixteen columns, the most a tuple decodes.
+type FetchStateRow = (
+    i64,
+    String,
+    Option<String>,
+    String,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    i64,
+    Option<i64>,
+    Option<i64>,
+    Option<String>,
+    Option<i64>,
+    i64,
+    i64,
+    Option<i64>,
+    i64,
+);
+
+fn fetch_state_from_row(row: FetchStateRow) -> FeedFetchState {
+    let (feed_id, url, title, status, status_reason, etag, last_modified, next_check_at) =
+        (row.0, row.1, row.2, row.3, row.4, row.5, row.6, row.7);
+    let (last_checked_at, last_success_at, last_error, last_http_status) =
+        (row.8, row.9, row.10, row.11);
+    let (consecutive_failures, parse_failures, lease_until, subscribers) =
+        (row.12, row.13, row.14, row.15);
+    FeedFetchState {
+        feed_id,
+        url,
+        title,
+        status: match status.as_str() {
+            "backoff" => crate::FetchStatus::Backoff,
+            "stopped" => crate::FetchStatus::Stopped,
+            _ => crate::FetchStatus::Active,
+        },
+        status_reason,
+        etag,
+        last_modified,
+        next_check_at,
+        last_checked_at,
+        last_success_at,
+        last_error,
+        last_http_status,
+        consecutive_failures,
+        parse_failures,
+        lease_until,
+        subscribers,
+    }
+}
+
+/// The steps of merging feed `$2` into feed `$1`, in order, before `$2` is deleted: move the
+/// subscriptions of users who do not follow `$1` yet; carry read/starred states of items both
+/// feeds have to `$1`'s copy; point bookmarks of such items at `$1`'s copy (unless the user
+/// bookmarked that copy too); move the items `$1` lacks; move the raw body and favicon when
+/// `$1` has none. Steps 0 and 3 count subscriptions and items moved.
+const MERGE_STEPS: [&str; 6] = [
+    "UPDATE subscriptions SET feed_id = $1
+     WHERE feed_id = $2
+       AND user_id NOT IN (SELECT user_id FROM subscriptions WHERE feed_id = $1)",
+    "INSERT INTO item_states (user_id, item_id, is_read, is_starred, updated_at)
+     SELECT st.user_id, t.id, st.is_read, st.is_starred, st.updated_at
+     FROM item_states st
+     JOIN items s ON s.id = st.item_id
+     JOIN items t ON t.feed_id = $1 AND t.identity_key = s.identity_key
+     WHERE s.feed_id = $2
+     ON CONFLICT (user_id, item_id) DO UPDATE SET
+        is_read = CASE WHEN excluded.is_read THEN TRUE ELSE item_states.is_read END,
+        is_starred = CASE WHEN excluded.is_starred THEN TRUE ELSE item_states.is_starred END",
+    "UPDATE bookmarks SET item_id =
+        (SELECT t.id FROM items s
+         JOIN items t ON t.feed_id = $1 AND t.identity_key = s.identity_key
+         WHERE s.id = bookmarks.item_id)
+     WHERE item_id IN (SELECT s.id FROM items s
+                       JOIN items t ON t.feed_id = $1 AND t.identity_key = s.identity_key
+                       WHERE s.feed_id = $2)
+       AND NOT EXISTS (
+         SELECT 1 FROM bookmarks b2
+         JOIN items t2 ON t2.id = b2.item_id AND t2.feed_id = $1
+         JOIN items s2 ON s2.id = bookmarks.item_id AND s2.identity_key = t2.identity_key
+         WHERE b2.user_id = bookmarks.user_id)",
+    "UPDATE items SET feed_id = $1
+     WHERE feed_id = $2
+       AND identity_key NOT IN (SELECT identity_key FROM items WHERE feed_id = $1)",
+    "UPDATE feed_bodies SET feed_id = $1 WHERE feed_id = $2
+       AND NOT EXISTS (SELECT 1 FROM feed_bodies WHERE feed_id = $1)",
+    "UPDATE favicons SET feed_id = $1 WHERE feed_id = $2
+       AND NOT EXISTS (SELECT 1 FROM favicons WHERE feed_id = $1)",
+];
+
+/// Rows deleted per statement by retention, so that no single statement holds the write lock
+/// (SQLite's, or many row locks on PostgreSQL) for long.
+const RETENTION_BATCH: i64 = 5_000;
+
+impl Store {
+    /// The hex SHA-256 of the feed's stored raw body, if one is stored.
+    pub async fn feed_body_sha256(&self, feed_id: i64) -> Result<Option<String>> {
+        Ok(with_db!(self, read, |db| {
+            sqlx::query_scalar::<_, String>(
+                "SELECT body_sha256 FROM feed_bodies WHERE feed_id = $1",
+            )
+            .bind(feed_id)
+            .fetch_optional(db)
+            .await?
+        }))
+    }
+
+    /// Stores the feed's latest raw body, replacing the previous one (F8).
+    pub async fn save_feed_body(&self, feed_id: i64, body: &FeedBody) -> Result<()> {
+        with_db!(self, write, |db| {
+            sqlx::query(
+                "INSERT INTO feed_bodies (feed_id, fetched_at, content_type, body_sha256,
+                                          compression, body)
+                 VALUES ($1, $2, $3, $4, $5, $6)
+                 ON CONFLICT (feed_id) DO UPDATE SET fetched_at = excluded.fetched_at,
+                    content_type = excluded.content_type, body_sha256 = excluded.body_sha256,
+                    compression = excluded.compression, body = excluded.body",
+            )
+            .bind(feed_id)
+            .bind(body.fetched_at)
+            .bind(&body.content_type)
+            .bind(&body.sha256)
+            .bind(&body.compression)
+            .bind(&body.body)
+            .execute(db)
+            .await?;
+        });
+        Ok(())
+    }
+
+    /// The feed's stored raw body, if any.
+    pub async fn feed_body(&self, feed_id: i64) -> Result<Option<FeedBody>> {
+        let row: Option<(i64, Option<String>, String, String, Vec<u8>)> =
+            with_db!(self, read, |db| {
+                sqlx::query_as(
+                    "SELECT fetched_at, content_type, body_sha256, compression, body
+                     FROM feed_bodies WHERE feed_id = $1",
+                )
+                .bind(feed_id)
+                .fetch_optional(db)
+                .await?
+            });
+        Ok(row.map(
+            |(fetched_at, content_type, sha256, compression, body)| FeedBody {
+                fetched_at,
+                content_type,
+                sha256,
+                compression,
+                body,
+            },
+        ))
+    }
+
+    /// When the feed's favicon was last fetched or attempted, `None` when never.
+    pub async fn favicon_fetched_at(&self, feed_id: i64) -> Result<Option<i64>> {
+        Ok(with_db!(self, read, |db| {
+            sqlx::query_scalar::<_, i64>("SELECT fetched_at FROM favicons WHERE feed_id = $1")
+                .bind(feed_id)
+                .fetch_optional(db)
+                .await?
+        }))
+    }
+
+    /// Stores the feed's favicon, or the fact that none was found (`data: None`).
+    pub async fn save_favicon(&self, feed_id: i64, favicon: &Favicon) -> Result<()> {
+        with_db!(self, write, |db| {
+            sqlx::query(
+                "INSERT INTO favicons (feed_id, mime_type, data, source_url, fetched_at)
+                 VALUES ($1, $2, $3, $4, $5)
+                 ON CONFLICT (feed_id) DO UPDATE SET mime_type = excluded.mime_type,
+                    data = excluded.data, source_url = excluded.source_url,
+                    fetched_at = excluded.fetched_at",
+            )
+            .bind(feed_id)
+            .bind(&favicon.mime_type)
+            .bind(&favicon.data)
+            .bind(&favicon.source_url)
+            .bind(favicon.fetched_at)
+            .execute(db)
+            .await?;
+        });
+        Ok(())
+    }
+
+    /// The feed's favicon record, if one was ever attempted.
+    pub async fn favicon(&self, feed_id: i64) -> Result<Option<Favicon>> {
+        let row: Option<(Option<String>, Option<Vec<u8>>, Option<String>, i64)> =
+            with_db!(self, read, |db| {
+                sqlx::query_as(
+                    "SELECT mime_type, data, source_url, fetched_at FROM favicons
+                     WHERE feed_id = $1",
+                )
+                .bind(feed_id)
+                .fetch_optional(db)
+                .await?
+            });
+        Ok(
+            row.map(|(mime_type, data, source_url, fetched_at)| Favicon {
+                mime_type,
+                data,
+                source_url,
+                fetched_at,
+            }),
+        )
+    }
+
+    /// Records the icon or logo URL the feed names (`None` clears it).
+    pub async fn set_feed_icon_url(&self, feed_id: i64, icon_url: Option<&str>) -> Result<()> {
+        with_db!(self, write, |db| {
+            sqlx::query("UPDATE feeds SET icon_url = $1 WHERE id = $2")
+                .bind(icon_url)
+                .bind(feed_id)
+                .execute(db)
+                .await?;
+        });
+        Ok(())
+    }
+
+    /// The id of the feed with this exact URL.
+    pub async fn feed_id_by_url(&self, url: &str) -> Result<Option<i64>> {
+        Ok(with_db!(self, read, |db| {
+            sqlx::query_scalar::<_, i64>("SELECT id FROM feeds WHERE url = $1")
+                .bind(url)
+                .fetch_optional(db)
+                .await?
+        }))
+    }
+
+    /// A feed's URL and fetch state.
+    pub async fn feed_fetch_state(&self, feed_id: i64) -> Result<FeedFetchState> {
+        let row = with_db!(self, read, |db| {
+            sqlx::query_as::<_, FetchStateRow>(
+                "SELECT f.id, f.url, f.title, st.status, st.status_reason, st.etag,
+                        st.last_modified, st.next_check_at, st.last_checked_at,
+                        st.last_success_at, st.last_error, st.last_http_status,
+                        st.consecutive_failures, st.parse_failures, st.lease_until,
+                        (SELECT COUNT(*) FROM subscriptions s WHERE s.feed_id = f.id)
+                 FROM feeds f JOIN feed_fetch_state st ON st.feed_id = f.id
+                 WHERE f.id = $1",
+            )
+            .bind(feed_id)
+            .fetch_optional(db)
+            .await?
+        });
+        row.map(fetch_state_from_row)
+            .ok_or(StoreError::NotFound("feed"))
+    }
+
+    /// Gives the feed a new URL after a permanent redirect (F14). When another feed already
+    /// has that URL, this feed is merged into it and deleted: its subscriptions move over
+    /// (a user following both keeps the other one, with its group and title), its items move
+    /// over unless the other feed has the same item (same identity), in which case read and
+    /// starred states are carried to that item, and bookmarks follow their items.
+    pub async fn move_feed(&self, feed_id: i64, new_url: &str, now: i64) -> Result<FeedMove> {
+        let new_url = new_url.trim();
+        if new_url.is_empty() {
+            return Err(StoreError::Invalid("the new feed URL is empty".into()));
+        }
+        // A concurrent rename to the same URL can make the first attempt's UPDATE hit the
+        // unique constraint; the second attempt then sees that feed and merges.
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            match self.move_feed_once(feed_id, new_url, now).await {
+                Err(StoreError::Database(e))
+                    if attempt < 2 && StoreError::is_unique_violation(&e) =>
+                {
+                    continue;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    async fn move_feed_once(&self, feed_id: i64, new_url: &str, now: i64) -> Result<FeedMove> {
+        Ok(in_tx!(self, |tx| {
+            let current: Option<String> = sqlx::query_scalar("SELECT url FROM feeds WHERE id = $1")
+                .bind(feed_id)
+                .fetch_optional(&mut *tx)
+                .await?;
+            let current = current.ok_or(StoreError::NotFound("feed"))?;
+            let target: Option<i64> =
+                sqlx::query_scalar("SELECT id FROM feeds WHERE url = $1 AND id <> $2")
+                    .bind(new_url)
+                    .bind(feed_id)
+                    .fetch_optional(&mut *tx)
+                    .await?;
+            match target {
+                _ if current == new_url => FeedMove::Unchanged,
+                None => {
+                    sqlx::query("UPDATE feeds SET url = $1, updated_at = $2 WHERE id = $3")
+                        .bind(new_url)
+                        .bind(now)
+                        .bind(feed_id)
+                        .execute(&mut *tx)
+                        .await?;
+                    FeedMove::Renamed
+                }
+                Some(into) => {
+                    let mut affected = [0u64; MERGE_STEPS.len()];
+                    for (step, sql) in MERGE_STEPS.into_iter().enumerate() {
+                        affected[step] = sqlx::query(sql)
+                            .bind(into)
+                            .bind(feed_id)
+                            .execute(&mut *tx)
+                            .await?
+                            .rows_affected();
+                    }
+                    let (subscriptions_moved, items_moved) = (affected[0], affected[3]);
+                    let source = feed_id;
+                    // Cascades: the remaining subscriptions (users who had both), duplicate
+                    // items with their states, the fetch state.
+                    sqlx::query("DELETE FROM feeds WHERE id = $1")
+                        .bind(source)
+                        .execute(&mut *tx)
+                        .await?;
+                    sqlx::query(
+                        "UPDATE feeds SET orphaned_at = NULL, updated_at = $2
+                         WHERE id = $1
+                           AND EXISTS (SELECT 1 FROM subscriptions s WHERE s.feed_id = $1)",
+                    )
+                    .bind(into)
+                    .bind(now)
+                    .execute(&mut *tx)
+                    .await?;
+                    sqlx::query(MARK_ORPHANS)
+                        .bind(now)
+                        .execute(&mut *tx)
+                        .await?;
+                    FeedMove::Merged {
+                        into,
+                        subscriptions_moved,
+                        items_moved,
+                    }
+                }
+            }
+        }))
+    }
+
+    /// Retention (F17): deletes items published and first seen before `cutoff` (Unix
+    /// seconds), except items someone starred or bookmarked. Works in batches; returns how
+    /// many were deleted.
+    pub async fn delete_items_older_than(&self, cutoff: i64) -> Result<u64> {
+        let mut total = 0;
+        loop {
+            let deleted = with_db!(self, write, |db| {
+                sqlx::query(
+                    "DELETE FROM items WHERE id IN (
+                        SELECT i.id FROM items i
+                        WHERE i.published_at < $1 AND i.fetched_at < $1
+                          AND NOT EXISTS (SELECT 1 FROM item_states st
+                                          WHERE st.item_id = i.id AND st.is_starred = TRUE)
+                          AND NOT EXISTS (SELECT 1 FROM bookmarks b WHERE b.item_id = i.id)
+                        LIMIT $2)",
+                )
+                .bind(cutoff)
+                .bind(RETENTION_BATCH)
+                .execute(db)
+                .await?
+                .rows_affected()
+            });
+            total += deleted;
+            if deleted < RETENTION_BATCH as u64 {
+                return Ok(total);
+            }
+        }
+    }
+
+    /// Deletes feeds nobody has followed since before `orphaned_before` (F17), with their
+    /// items (bookmarks keep their snapshots). Returns how many feeds were deleted.
+    pub async fn delete_orphan_feeds(&self, orphaned_before: i64) -> Result<u64> {
+        Ok(with_db!(self, write, |db| {
+            sqlx::query(
+                "DELETE FROM feeds
+                 WHERE orphaned_at IS NOT NULL AND orphaned_at < $1
+                   AND NOT EXISTS (SELECT 1 FROM subscriptions s WHERE s.feed_id = feeds.id)",
+            )
+            .bind(orphaned_before)
+            .execute(db)
+            .await?
+            .rows_affected()
+        }))
+    }
+
+    /// Claims the periodic job `name` for `owner` when its last run started at least
+    /// `period_seconds` before `now` (or it never ran). One conditional upsert, so among
+    /// several workers racing for it exactly one gets `true` per period.
+    pub async fn claim_job(
+        &self,
+        name: &str,
+        owner: &str,
+        now: i64,
+        period_seconds: i64,
+    ) -> Result<bool> {
+        let claimed: Option<String> = with_db!(self, write, |db| {
+            sqlx::query_scalar(
+                "INSERT INTO job_runs (name, owner, started_at) VALUES ($1, $2, $3)
+                 ON CONFLICT (name) DO UPDATE SET owner = excluded.owner,
+                    started_at = excluded.started_at, finished_at = NULL, outcome = NULL
+                 WHERE job_runs.started_at <= $4
+                 RETURNING name",
+            )
+            .bind(name)
+            .bind(owner)
+            .bind(now)
+            .bind(now.saturating_sub(period_seconds.max(0)))
+            .fetch_optional(db)
+            .await?
+        });
+        Ok(claimed.is_some())
+    }
+
+    /// Records how the job run `owner` claimed ended.
+    pub async fn finish_job(&self, name: &str, owner: &str, now: i64, outcome: &str) -> Result<()> {
+        with_db!(self, write, |db| {
+            sqlx::query(
+                "UPDATE job_runs SET finished_at = $1, outcome = $2
+                 WHERE name = $3 AND owner = $4",
+            )
+            .bind(now)
+            .bind(outcome)
+            .bind(name)
+            .bind(owner)
+            .execute(db)
+            .await?;
+        });
+        Ok(())
+    }
+
+    /// The last run of the periodic job `name`.
+    pub async fn job_run(&self, name: &str) -> Result<Option<JobRun>> {
+        let row: Option<(String, String, i64, Option<i64>, Option<String>)> =
+            with_db!(self, read, |db| {
+                sqlx::query_as(
+                    "SELECT name, owner, started_at, finished_at, outcome FROM job_runs
+                     WHERE name = $1",
+                )
+                .bind(name)
+                .fetch_optional(db)
+                .await?
+            });
+        Ok(
+            row.map(|(name, owner, started_at, finished_at, outcome)| JobRun {
+                name,
+                owner,
+                started_at,
+                finished_at,
+                outcome,
+            }),
+        )
+    }
+
+    /// Adds an OPML import to the user's history; returns its id.
+    pub async fn record_opml_import(&self, user_id: i64, record: &OpmlImportRecord) -> Result<i64> {
+        Ok(with_db!(self, write, |db| {
+            sqlx::query_scalar::<_, i64>(
+                "INSERT INTO opml_imports (user_id, created_at, file_name, outlines, added,
+                                           skipped, failed, report)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
+            )
+            .bind(user_id)
+            .bind(record.created_at)
+            .bind(&record.file_name)
+            .bind(record.outlines)
+            .bind(record.added)
+            .bind(record.skipped)
+            .bind(record.failed)
+            .bind(&record.report)
+            .fetch_one(db)
+            .await?
+        }))
+    }
+
+    /// The user's OPML imports, newest first.
+    pub async fn list_opml_imports(&self, user_id: i64) -> Result<Vec<OpmlImportRecord>> {
+        type Row = (i64, i64, Option<String>, i64, i64, i64, i64, String);
+        let rows: Vec<Row> = with_db!(self, read, |db| {
+            sqlx::query_as(
+                "SELECT id, created_at, file_name, outlines, added, skipped, failed, report
+                 FROM opml_imports WHERE user_id = $1 ORDER BY created_at DESC, id DESC",
+            )
+            .bind(user_id)
+            .fetch_all(db)
+            .await?
+        });
+        Ok(rows
+            .into_iter()
+            .map(
+                |(id, created_at, file_name, outlines, added, skipped, failed, report)| {
+                    OpmlImportRecord {
+                        id,
+                        created_at,
+                        file_name,
+                        outlines,
+                        added,
+                        skipped,
+                        failed,
+                        report,
+                    }
+                },
+            )
+            .collect())
+    }
+
+    /// The database's size in bytes (the SQLite file's pages, or the PostgreSQL database), for
+    /// benchmarks and the admin view.
+    pub async fn database_size_bytes(&self) -> Result<i64> {
+        Ok(match self.engine() {
+            Engine::Sqlite => with_db!(self, read, |db| {
+                sqlx::query_scalar::<_, i64>(
+                    "SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()",
+                )
+                .fetch_one(db)
+                .await?
+            }),
+            Engine::Postgres => with_db!(self, read, |db| {
+                sqlx::query_scalar::<_, i64>("SELECT pg_database_size(current_database())")
+                    .fetch_one(db)
+                    .await?
+            }),
+        })
+    }
+}

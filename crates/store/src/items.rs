@@ -1,0 +1,386 @@
+//! Items of shared feeds, upserted by the identity rule (F4), and users' item states (F32).
+
+use sha2::{Digest, Sha256};
+use tidings_feed::identity::item_identity;
+
+use crate::{Result, Store, StoreError, in_tx, row_decoder, with_db};
+
+/// A media enclosure of an item.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Enclosure {
+    /// Where the media is.
+    pub url: String,
+    /// Its MIME type, when given.
+    pub mime_type: Option<String>,
+    /// Its length in bytes, when given.
+    pub length: Option<i64>,
+}
+
+/// An item as parsed from a feed, ready to store. HTML fields are already sanitized.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NewItem {
+    /// The feed's id for the item.
+    pub guid: Option<String>,
+    /// The item's link.
+    pub url: Option<String>,
+    /// Its title.
+    pub title: Option<String>,
+    /// Its author.
+    pub author: Option<String>,
+    /// Sanitized full content.
+    pub content: Option<String>,
+    /// Sanitized summary.
+    pub summary: Option<String>,
+    /// Publication time (Unix seconds); `None` falls back to the fetch time, marked estimated.
+    pub published: Option<i64>,
+    /// The item's own last-update time.
+    pub updated: Option<i64>,
+    /// Media enclosures.
+    pub enclosures: Vec<Enclosure>,
+    /// Categories.
+    pub categories: Vec<String>,
+}
+
+/// How an upsert went.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct UpsertCounts {
+    /// Items seen for the first time.
+    pub inserted: u64,
+    /// Items seen before whose content changed.
+    pub updated: u64,
+    /// Items seen before, unchanged.
+    pub unchanged: u64,
+}
+
+/// A stored item with one user's state of it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Item {
+    /// The item's id.
+    pub id: i64,
+    /// The feed it belongs to.
+    pub feed_id: i64,
+    /// The feed's id for it.
+    pub guid: Option<String>,
+    /// Its link.
+    pub url: Option<String>,
+    /// Its title.
+    pub title: Option<String>,
+    /// Its author.
+    pub author: Option<String>,
+    /// Sanitized content.
+    pub content: Option<String>,
+    /// Sanitized summary.
+    pub summary: Option<String>,
+    /// Publication time (Unix seconds).
+    pub published_at: i64,
+    /// Whether `published_at` is the fetch time because the feed gave no date.
+    pub is_date_estimated: bool,
+    /// The item's own last-update time.
+    pub updated_at: Option<i64>,
+    /// When tidings first saw it.
+    pub fetched_at: i64,
+    /// Media enclosures.
+    pub enclosures: Vec<Enclosure>,
+    /// Categories.
+    pub categories: Vec<String>,
+    /// Whether the user has read it.
+    pub is_read: bool,
+    /// Whether the user starred it.
+    pub is_starred: bool,
+}
+
+/// A user's state of one item.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct ItemState {
+    /// Read.
+    pub is_read: bool,
+    /// Starred.
+    pub is_starred: bool,
+}
+
+/// Binds an item's fields as `$1`–`$15` in the order both upsert statements use: feed,
+/// identity, guid, url, title, author, content, summary, published (or now), estimated,
+/// updated, now, content hash, enclosures, categories.
+trait BindItem<'q>: Sized {
+    fn bind_item(self, feed_id: i64, prepared: &'q PreparedItem<'q>, now: i64) -> Self;
+}
+
+impl<'q, DB> BindItem<'q> for sqlx::query::Query<'q, DB, <DB as sqlx::Database>::Arguments>
+where
+    DB: sqlx::Database,
+    i64: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    bool: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    Option<i64>: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    &'q str: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    &'q String: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    &'q Option<String>: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+{
+    fn bind_item(self, feed_id: i64, p: &'q PreparedItem<'q>, now: i64) -> Self {
+        let item = p.item;
+        self.bind(feed_id)
+            .bind(&p.identity_key)
+            .bind(&item.guid)
+            .bind(&item.url)
+            .bind(&item.title)
+            .bind(&item.author)
+            .bind(&item.content)
+            .bind(&item.summary)
+            .bind(item.published.unwrap_or(now))
+            .bind(item.published.is_none())
+            .bind(item.updated)
+            .bind(now)
+            .bind(&p.content_hash)
+            .bind(&p.enclosures)
+            .bind(&p.categories)
+    }
+}
+
+/// The stored form of an item, with its identity and content hash computed.
+struct PreparedItem<'a> {
+    item: &'a NewItem,
+    identity_key: String,
+    content_hash: String,
+    enclosures: String,
+    categories: String,
+}
+
+fn prepare(item: &NewItem) -> PreparedItem<'_> {
+    let published = item
+        .published
+        .and_then(|secs| chrono::DateTime::from_timestamp(secs, 0));
+    let identity = item_identity(
+        item.guid.as_deref(),
+        item.url.as_deref(),
+        item.title.as_deref(),
+        published,
+        item.summary.as_deref(),
+    );
+    let enclosures = serde_json::to_string(&item.enclosures).unwrap_or_else(|_| "[]".into());
+    let categories = serde_json::to_string(&item.categories).unwrap_or_else(|_| "[]".into());
+    // What the reader shows; an estimated date is not part of it, so refetching an undated
+    // item does not count as a change.
+    let mut hasher = Sha256::new();
+    for part in [
+        item.url.as_deref(),
+        item.title.as_deref(),
+        item.author.as_deref(),
+        item.content.as_deref(),
+        item.summary.as_deref(),
+    ] {
+        hasher.update(part.unwrap_or("").as_bytes());
+        hasher.update([0u8]);
+    }
+    hasher.update(item.published.map(|p| p.to_string()).unwrap_or_default());
+    hasher.update([0u8]);
+    hasher.update(item.updated.map(|p| p.to_string()).unwrap_or_default());
+    hasher.update([0u8]);
+    hasher.update(&enclosures);
+    hasher.update([0u8]);
+    hasher.update(&categories);
+    PreparedItem {
+        item,
+        identity_key: identity.key,
+        content_hash: hex::encode(hasher.finalize()),
+        enclosures,
+        categories,
+    }
+}
+
+type ItemRow = (
+    (i64, i64, Option<String>, Option<String>, Option<String>),
+    (Option<String>, Option<String>, Option<String>, i64, bool),
+    (Option<i64>, i64, String, String, bool, bool),
+);
+
+impl Store {
+    /// Stores a feed's items by the identity rule (F4): a new identity is inserted, a known
+    /// one is updated in place when its content changed (keeping every user's read and
+    /// starred state), and an unchanged one is left alone. Items without a date get `now`,
+    /// marked estimated, and keep their first estimate on later fetches.
+    ///
+    /// Race-safe without reading first: the insert relies on the `(feed_id, identity_key)`
+    /// unique constraint (`ON CONFLICT DO NOTHING`), and only then is the existing row
+    /// updated, so concurrent upserts of the same items never duplicate them.
+    pub async fn upsert_items(
+        &self,
+        feed_id: i64,
+        items: &[NewItem],
+        now: i64,
+    ) -> Result<UpsertCounts> {
+        let mut prepared: Vec<PreparedItem<'_>> = items.iter().map(prepare).collect();
+        // A sorted, de-duplicated batch takes row locks in the same order as any concurrent
+        // batch of the same feed (no deadlocks) and never touches one row twice.
+        prepared.sort_by(|a, b| a.identity_key.cmp(&b.identity_key));
+        prepared.dedup_by(|a, b| a.identity_key == b.identity_key);
+        let mut counts = UpsertCounts::default();
+        in_tx!(self, |tx| {
+            for p in &prepared {
+                let inserted = sqlx::query(
+                    "INSERT INTO items (feed_id, identity_key, guid, url, title, author, content,
+                        summary, published_at, is_date_estimated, updated_at, fetched_at,
+                        changed_at, content_hash, enclosures, categories)
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12, $13, $14, $15)
+                     ON CONFLICT (feed_id, identity_key) DO NOTHING",
+                )
+                .bind_item(feed_id, p, now)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+                if inserted > 0 {
+                    counts.inserted += 1;
+                    continue;
+                }
+                let updated = sqlx::query(
+                    "UPDATE items SET guid = $3, url = $4, title = $5, author = $6, content = $7,
+                        summary = $8,
+                        published_at = CASE WHEN $10 THEN published_at ELSE $9 END,
+                        is_date_estimated = CASE WHEN $10 THEN is_date_estimated ELSE FALSE END,
+                        updated_at = $11, changed_at = $12, content_hash = $13,
+                        enclosures = $14, categories = $15
+                     WHERE feed_id = $1 AND identity_key = $2 AND content_hash <> $13",
+                )
+                .bind_item(feed_id, p, now)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+                if updated > 0 {
+                    counts.updated += 1;
+                } else {
+                    counts.unchanged += 1;
+                }
+            }
+        });
+        Ok(counts)
+    }
+
+    /// How many items a feed has.
+    pub async fn count_items(&self, feed_id: i64) -> Result<i64> {
+        Ok(with_db!(self, read, |db| {
+            sqlx::query_scalar::<_, i64>("SELECT COUNT(*) FROM items WHERE feed_id = $1")
+                .bind(feed_id)
+                .fetch_one(db)
+                .await?
+        }))
+    }
+
+    /// The ids of a feed's items, newest first.
+    pub async fn feed_item_ids(&self, feed_id: i64) -> Result<Vec<i64>> {
+        Ok(with_db!(self, read, |db| {
+            sqlx::query_scalar::<_, i64>(
+                "SELECT id FROM items WHERE feed_id = $1 ORDER BY published_at DESC, id DESC",
+            )
+            .bind(feed_id)
+            .fetch_all(db)
+            .await?
+        }))
+    }
+
+    /// An item of one of the user's subscribed feeds, with the user's state of it.
+    pub async fn item(&self, user_id: i64, item_id: i64) -> Result<Item> {
+        let row = with_db!(self, read, |db| {
+            sqlx::query(
+                "SELECT i.id, i.feed_id, i.guid, i.url, i.title,
+                        i.author, i.content, i.summary, i.published_at, i.is_date_estimated,
+                        i.updated_at, i.fetched_at, i.enclosures, i.categories,
+                        COALESCE(r.is_read,
+                                 s.read_before IS NOT NULL AND i.published_at <= s.read_before),
+                        COALESCE(r.is_starred, FALSE)
+                 FROM items i
+                 JOIN subscriptions s ON s.feed_id = i.feed_id AND s.user_id = $1
+                 LEFT JOIN item_states r ON r.item_id = i.id AND r.user_id = $1
+                 WHERE i.id = $2",
+            )
+            .bind(user_id)
+            .bind(item_id)
+            .fetch_optional(db)
+            .await?
+            .map(|row| decode_item(&row))
+            .transpose()?
+        });
+        row.map(item_from_row).ok_or(StoreError::NotFound("item"))
+    }
+
+    /// Sets a user's read and/or starred state of an item; idempotent. The item must be in
+    /// one of the user's subscriptions. Without a state row an item is read when its
+    /// subscription's watermark covers it (see `reading`); the row written here overrides that.
+    pub async fn set_item_state(
+        &self,
+        user_id: i64,
+        item_id: i64,
+        is_read: Option<bool>,
+        is_starred: Option<bool>,
+    ) -> Result<ItemState> {
+        let now = crate::unix_now();
+        let state: Option<(bool, bool)> = in_tx!(self, |tx| {
+            // Whether the subscription's read watermark covers the item: a new state row
+            // starts from that verdict, so starring an item does not make it unread.
+            let visible: Option<bool> = sqlx::query_scalar(
+                "SELECT s.read_before IS NOT NULL AND i.published_at <= s.read_before
+                 FROM items i
+                 JOIN subscriptions s ON s.feed_id = i.feed_id AND s.user_id = $1
+                 WHERE i.id = $2",
+            )
+            .bind(user_id)
+            .bind(item_id)
+            .fetch_optional(&mut *tx)
+            .await?;
+            if let Some(read_by_watermark) = visible {
+                Some(
+                    sqlx::query_as::<_, (bool, bool)>(
+                        "INSERT INTO item_states (user_id, item_id, is_read, is_starred, updated_at)
+                         VALUES ($1, $2, COALESCE($3, $6), COALESCE($4, FALSE), $5)
+                         ON CONFLICT (user_id, item_id) DO UPDATE SET
+                            is_read = COALESCE($3, item_states.is_read),
+                            is_starred = COALESCE($4, item_states.is_starred),
+                            updated_at = $5
+                         RETURNING is_read, is_starred",
+                    )
+                    .bind(user_id)
+                    .bind(item_id)
+                    .bind(is_read)
+                    .bind(is_starred)
+                    .bind(now)
+                    .bind(read_by_watermark)
+                    .fetch_one(&mut *tx)
+                    .await?,
+                )
+            } else {
+                None
+            }
+        });
+        let (is_read, is_starred) = state.ok_or(StoreError::NotFound("item"))?;
+        Ok(ItemState {
+            is_read,
+            is_starred,
+        })
+    }
+}
+
+row_decoder!(decode_item -> ItemRow {
+    (0, 1, 2, 3, 4), (5, 6, 7, 8, 9), (10, 11, 12, 13, 14, 15)
+});
+
+fn item_from_row(row: ItemRow) -> Item {
+    let ((id, feed_id, guid, url, title), middle, last) = row;
+    let (author, content, summary, published_at, is_date_estimated) = middle;
+    let (updated_at, fetched_at, enclosures, categories, is_read, is_starred) = last;
+    Item {
+        id,
+        feed_id,
+        guid,
+        url,
+        title,
+        author,
+        content,
+        summary,
+        published_at,
+        is_date_estimated,
+        updated_at,
+        fetched_at,
+        // Written by this store as JSON; a damaged value shows as empty rather than failing.
+        enclosures: serde_json::from_str(&enclosures).unwrap_or_default(),
+        categories: serde_json::from_str(&categories).unwrap_or_default(),
+        is_read,
+        is_starred,
+    }
+}

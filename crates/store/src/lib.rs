@@ -1,0 +1,417 @@
+//! Storage for tidings: one schema and one store API on SQLite (the embedded default) and
+//! PostgreSQL (for installations with several API replicas and workers).
+//!
+//! The SQL is written once where the two dialects agree (`$1` placeholders, `ON CONFLICT`,
+//! `RETURNING`, `TRUE`/`FALSE`) and per engine where they do not (claiming due feeds). Times are
+//! Unix seconds in UTC and ids are 64-bit integers on both engines.
+//!
+//! SQLite is opened as a server database: WAL, foreign keys, a busy timeout, and a single writer
+//! connection beside a pool of readers, with write transactions started `IMMEDIATE`, so that the
+//! worker and the API never see "database is locked" from each other.
+
+#![warn(missing_docs)]
+// Rows are decoded into tuples (sqlx's derive macros would compile a second sqlx for the
+// host), so long tuple types are this crate's normal shape rather than a smell.
+#![allow(clippy::type_complexity)]
+
+mod bookmarks;
+mod error;
+mod feeds;
+mod fetching;
+mod items;
+mod migrate;
+mod preferences;
+mod reading;
+mod sessions;
+mod subscription_changes;
+mod users;
+
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use sqlx::ConnectOptions;
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
+};
+
+pub use bookmarks::Bookmark;
+pub use error::StoreError;
+pub use feeds::{
+    DueFeed, FeedSummary, FetchRecord, FetchStatus, NewSubscription, Subscription,
+    SubscriptionChanges, check_interval,
+};
+pub use fetching::{Favicon, FeedBody, FeedFetchState, FeedMove, JobRun, OpmlImportRecord};
+pub use items::{Enclosure, Item, ItemState, NewItem, UpsertCounts};
+pub use migrate::{MIGRATIONS, Migration, SchemaStatus};
+pub use preferences::{
+    DEFAULT_VIEWS, MAX_PREFERRED_PAGE_SIZE, MIN_PREFERRED_PAGE_SIZE, PreferenceChanges,
+    Preferences, THEMES,
+};
+pub use reading::{
+    DEFAULT_PAGE_SIZE, ItemCursor, ItemDetail, ItemFilter, ItemOrder, ItemPage, ItemQuery,
+    ItemSummary, MAX_MARK_IDS, MAX_PAGE_SIZE, MarkReadScope, SubscriptionCount, UnreadCounts,
+    UpdatedFeed,
+};
+pub use sessions::{ApiKey, ApiKeyScope, Authenticated, Session};
+pub use users::{DEFAULT_GROUP_NAME, Group, MAX_USERNAME_LEN, NewUser, User, normalize_username};
+
+/// Result type of every store operation.
+pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+/// The database engine behind a [`Store`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Engine {
+    /// An embedded SQLite file (or memory) database.
+    Sqlite,
+    /// A PostgreSQL server.
+    Postgres,
+}
+
+impl std::fmt::Display for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Engine::Sqlite => "sqlite",
+            Engine::Postgres => "postgres",
+        })
+    }
+}
+
+/// How to open a store.
+#[derive(Debug, Clone)]
+pub struct StoreOptions {
+    /// `sqlite://PATH` (created if missing), `sqlite::memory:`, or `postgres://…`.
+    pub url: String,
+    /// The most connections to hold open (PostgreSQL pool, SQLite readers).
+    pub max_connections: u32,
+    /// How long SQLite waits for another process's write lock before giving up.
+    pub busy_timeout: Duration,
+}
+
+impl StoreOptions {
+    /// Options with the defaults for the given database URL.
+    pub fn new(url: impl Into<String>) -> Self {
+        StoreOptions {
+            url: url.into(),
+            max_connections: 10,
+            busy_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+pub(crate) enum Pools {
+    Sqlite {
+        /// Readers; never used for writes.
+        reader: SqlitePool,
+        /// The single writer connection: writes are serialized here instead of contending for
+        /// SQLite's lock.
+        writer: SqlitePool,
+        /// The database file, for backups before migrations; `None` for a memory database.
+        path: Option<PathBuf>,
+    },
+    Postgres(PgPool),
+}
+
+/// Opens a SQLite pool, retrying while another process or pool holds the file locked.
+///
+/// The busy timeout does not cover every lock taken while a connection is set up: when several
+/// starters switch a new file to WAL at once, SQLite answers `SQLITE_BUSY` at once to all but one
+/// of them rather than risk a deadlock. Those starters wait briefly and try again, within the same
+/// budget as the busy timeout, instead of failing the start.
+async fn connect_sqlite_pool(
+    pool: SqlitePoolOptions,
+    connect: &SqliteConnectOptions,
+    budget: Duration,
+) -> std::result::Result<SqlitePool, sqlx::Error> {
+    let deadline = std::time::Instant::now() + budget;
+    let mut pause = Duration::from_millis(5);
+    loop {
+        match pool.clone().connect_with(connect.clone()).await {
+            Err(error) if is_sqlite_busy(&error) && std::time::Instant::now() < deadline => {
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(Duration::from_millis(200));
+            }
+            outcome => return outcome,
+        }
+    }
+}
+
+/// Whether `error` is SQLite's "database is locked" or "table is locked" (any extended code).
+fn is_sqlite_busy(error: &sqlx::Error) -> bool {
+    let sqlx::Error::Database(db) = error else {
+        return false;
+    };
+    let code = db.code().and_then(|c| c.parse::<i32>().ok()).unwrap_or(0);
+    // The primary result code is the low byte: 5 is SQLITE_BUSY, 6 is SQLITE_LOCKED.
+    matches!(code & 0xff, 5 | 6)
+}
+
+/// A handle on the database. Cheap to clone; all clones share the connection pools.
+#[derive(Clone)]
+pub struct Store {
+    pub(crate) pools: Arc<Pools>,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store")
+            .field("engine", &self.engine())
+            .finish()
+    }
+}
+
+/// Runs `$body` with `$db` bound to the right pool of the store's engine. The body is compiled
+/// once per engine, so the same SQL text serves both.
+macro_rules! with_db {
+    ($store:expr, read, |$db:ident| $body:expr) => {
+        match &*$store.pools {
+            $crate::Pools::Sqlite { reader, .. } => {
+                let $db = reader;
+                $body
+            }
+            $crate::Pools::Postgres(pool) => {
+                let $db = pool;
+                $body
+            }
+        }
+    };
+    ($store:expr, write, |$db:ident| $body:expr) => {
+        match &*$store.pools {
+            $crate::Pools::Sqlite { writer, .. } => {
+                let $db = writer;
+                $body
+            }
+            $crate::Pools::Postgres(pool) => {
+                let $db = pool;
+                $body
+            }
+        }
+    };
+}
+
+/// Runs `$body` inside a write transaction bound to `$tx` and commits it when the body
+/// succeeds; an early return through `?` drops the transaction, which rolls it back. On SQLite
+/// the transaction starts `IMMEDIATE` so it holds the write lock from its first statement.
+macro_rules! in_tx {
+    ($store:expr, |$tx:ident| $body:expr) => {
+        match &*$store.pools {
+            $crate::Pools::Sqlite { writer, .. } => {
+                #[allow(unused_mut)]
+                let mut $tx = writer.begin_with("BEGIN IMMEDIATE").await?;
+                let value = $body;
+                $tx.commit().await?;
+                value
+            }
+            $crate::Pools::Postgres(pool) => {
+                #[allow(unused_mut)]
+                let mut $tx = pool.begin().await?;
+                let value = $body;
+                $tx.commit().await?;
+                value
+            }
+        }
+    };
+}
+
+/// Defines `fn $name(row) -> Result<$row>` reading columns into nested tuples (sqlx decodes
+/// tuples of at most 16 columns, so wider rows are read as groups). The function is generic
+/// over the engine's row type, with the bounds every store column type meets on both engines.
+macro_rules! row_decoder {
+    ($(#[$doc:meta])* $name:ident -> $row:ty { $( ( $($column:literal),+ ) ),+ }) => {
+        $(#[$doc])*
+        fn $name<R>(row: &R) -> std::result::Result<$row, sqlx::Error>
+        where
+            R: sqlx::Row,
+            usize: sqlx::ColumnIndex<R>,
+            i64: for<'r> sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+            bool: for<'r> sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+            String: for<'r> sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+            Option<i64>: for<'r> sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+            Option<String>: for<'r> sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+        {
+            Ok(( $( ( $( row.try_get($column)?, )+ ), )+ ))
+        }
+    };
+}
+
+pub(crate) use {in_tx, row_decoder, with_db};
+
+impl Store {
+    /// Opens the database named by `options.url`, creating a SQLite file if it is missing.
+    /// Does not migrate: call [`Store::migrate`] (the server and `tidings migrate` do).
+    pub async fn connect(options: &StoreOptions) -> Result<Store> {
+        let url = options.url.trim();
+        if url.starts_with("sqlite:") {
+            Self::connect_sqlite(url, options).await
+        } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            Self::connect_postgres(url, options).await
+        } else {
+            Err(StoreError::BadUrl {
+                url: redact_url(url),
+                reason: "expected sqlite://PATH, sqlite::memory: or postgres://…".into(),
+            })
+        }
+    }
+
+    async fn connect_sqlite(url: &str, options: &StoreOptions) -> Result<Store> {
+        let base = SqliteConnectOptions::from_str(url).map_err(|e| StoreError::BadUrl {
+            url: url.to_string(),
+            reason: e.to_string(),
+        })?;
+        let is_memory = url.contains(":memory:") || base.get_filename().as_os_str().is_empty();
+        let base = base
+            .create_if_missing(true)
+            .foreign_keys(true)
+            .busy_timeout(options.busy_timeout)
+            .synchronous(SqliteSynchronous::Normal)
+            .log_statements(tracing::log::LevelFilter::Trace)
+            .log_slow_statements(tracing::log::LevelFilter::Warn, Duration::from_secs(1));
+        let base = if is_memory {
+            base
+        } else {
+            base.journal_mode(SqliteJournalMode::Wal)
+        };
+        let path = (!is_memory).then(|| base.get_filename().to_path_buf());
+
+        // A memory database exists per connection, so it gets one connection for everything.
+        let writer_pool = SqlitePoolOptions::new()
+            .max_connections(1)
+            .min_connections(if is_memory { 1 } else { 0 })
+            .idle_timeout(if is_memory {
+                None
+            } else {
+                Some(Duration::from_secs(600))
+            })
+            .max_lifetime(if is_memory {
+                None
+            } else {
+                Some(Duration::from_secs(3600))
+            });
+        let writer = connect_sqlite_pool(writer_pool, &base, options.busy_timeout)
+            .await
+            .map_err(|e| StoreError::Connect {
+                url: url.to_string(),
+                source: e,
+            })?;
+        let reader = if is_memory {
+            writer.clone()
+        } else {
+            let reader = SqlitePoolOptions::new().max_connections(options.max_connections.max(1));
+            connect_sqlite_pool(reader, &base, options.busy_timeout)
+                .await
+                .map_err(|e| StoreError::Connect {
+                    url: url.to_string(),
+                    source: e,
+                })?
+        };
+        Ok(Store {
+            pools: Arc::new(Pools::Sqlite {
+                reader,
+                writer,
+                path,
+            }),
+        })
+    }
+
+    async fn connect_postgres(url: &str, options: &StoreOptions) -> Result<Store> {
+        let connect = PgConnectOptions::from_str(url)
+            .map_err(|e| StoreError::BadUrl {
+                url: redact_url(url),
+                reason: e.to_string(),
+            })?
+            .log_statements(tracing::log::LevelFilter::Trace)
+            .log_slow_statements(tracing::log::LevelFilter::Warn, Duration::from_secs(1));
+        let pool = PgPoolOptions::new()
+            .max_connections(options.max_connections.max(2))
+            .acquire_timeout(Duration::from_secs(10))
+            .connect_with(connect)
+            .await
+            .map_err(|e| StoreError::Connect {
+                url: redact_url(url),
+                source: e,
+            })?;
+        Ok(Store {
+            pools: Arc::new(Pools::Postgres(pool)),
+        })
+    }
+
+    /// The engine this store runs on.
+    pub fn engine(&self) -> Engine {
+        match &*self.pools {
+            Pools::Sqlite { .. } => Engine::Sqlite,
+            Pools::Postgres(_) => Engine::Postgres,
+        }
+    }
+
+    /// The SQLite database file, when the store is a SQLite file.
+    pub fn sqlite_path(&self) -> Option<&std::path::Path> {
+        match &*self.pools {
+            Pools::Sqlite { path, .. } => path.as_deref(),
+            Pools::Postgres(_) => None,
+        }
+    }
+
+    /// Checks that the database answers a trivial query.
+    pub async fn ping(&self) -> Result<()> {
+        with_db!(self, read, |db| {
+            sqlx::query("SELECT 1").execute(db).await?;
+        });
+        Ok(())
+    }
+
+    /// Runs SQL text as it is, on the writer. For administration and test set-up only: never
+    /// with input from a user.
+    pub async fn execute_raw(&self, sql: &str) -> Result<()> {
+        with_db!(self, write, |db| {
+            sqlx::raw_sql(sqlx::AssertSqlSafe(sql.to_string()))
+                .execute(db)
+                .await?;
+        });
+        Ok(())
+    }
+
+    /// Closes every connection, waiting for the ones in use to be returned.
+    pub async fn close(&self) {
+        match &*self.pools {
+            Pools::Sqlite { reader, writer, .. } => {
+                writer.close().await;
+                reader.close().await;
+            }
+            Pools::Postgres(pool) => pool.close().await,
+        }
+    }
+}
+
+/// The URL with any password replaced, for messages and logs.
+pub fn redact_url(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut parsed) if parsed.password().is_some() => {
+            let _ = parsed.set_password(Some("***"));
+            parsed.to_string()
+        }
+        Ok(parsed) => parsed.to_string(),
+        // Not parseable as a URL: hide whatever stands between "scheme://user:" and "@".
+        Err(_) => match (url.find("://"), url.rfind('@')) {
+            (Some(scheme_end), Some(at)) if at > scheme_end => {
+                let credentials = &url[scheme_end + 3..at];
+                match credentials.find(':') {
+                    Some(colon) => format!(
+                        "{}{}:***{}",
+                        &url[..scheme_end + 3],
+                        &credentials[..colon],
+                        &url[at..]
+                    ),
+                    None => url.to_string(),
+                }
+            }
+            _ => url.to_string(),
+        },
+    }
+}
+
+/// The current time as Unix seconds.
+pub fn unix_now() -> i64 {
+    chrono::Utc::now().timestamp()
+}

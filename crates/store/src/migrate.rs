@@ -1,0 +1,324 @@
+//! Embedded migrations, applied in order and recorded with their versions.
+//!
+//! On PostgreSQL a session-level advisory lock makes concurrent starters wait for one another,
+//! so two processes never both migrate. On SQLite one `IMMEDIATE` transaction around the whole
+//! run does the same, and before the first pending migration touches an existing file a
+//! consistent copy (`VACUUM INTO`) is written next to it as `NAME.bak-YYYYmmddTHHMMSSZ`.
+
+use sha2::{Digest, Sha256};
+use sqlx::Connection;
+
+use crate::{Pools, Result, Store, StoreError, unix_now};
+
+/// The applied migrations' versions and checksums, on any connection.
+macro_rules! applied_versions {
+    ($conn:expr) => {
+        sqlx::query_as::<_, (i64, String)>(
+            "SELECT version, checksum FROM schema_migrations ORDER BY version",
+        )
+        .fetch_all($conn)
+        .await?
+    };
+}
+
+/// Runs one migration's SQL and records it, inside the caller's transaction `$tx`.
+macro_rules! apply {
+    ($store:expr, $tx:expr, $migration:expr) => {{
+        let migration: &Migration = $migration;
+        tracing::info!(
+            version = migration.version,
+            name = migration.name,
+            engine = %$store.engine(),
+            "applying migration"
+        );
+        sqlx::raw_sql(sqlx::AssertSqlSafe(migration.sql($store)))
+            .execute(&mut *$tx)
+            .await
+            .map_err(|e| {
+                StoreError::Migration(format!(
+                    "migration {} ({}): {e}",
+                    migration.version, migration.name
+                ))
+            })?;
+        sqlx::query(
+            "INSERT INTO schema_migrations (version, name, checksum, applied_at)
+             VALUES ($1, $2, $3, $4)",
+        )
+        .bind(migration.version)
+        .bind(migration.name)
+        .bind(migration.checksum($store))
+        .bind(unix_now())
+        .execute(&mut *$tx)
+        .await?;
+    }};
+}
+
+/// One schema change, with its SQL for each engine.
+#[derive(Debug, Clone, Copy)]
+pub struct Migration {
+    /// The version recorded once the migration is applied; versions increase by one.
+    pub version: i64,
+    /// A short description, recorded beside the version.
+    pub name: &'static str,
+    sqlite: &'static str,
+    postgres: &'static str,
+}
+
+/// Every migration this binary knows, oldest first.
+pub const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "core",
+        sqlite: include_str!("../migrations/sqlite/0001_core.sql"),
+        postgres: include_str!("../migrations/postgres/0001_core.sql"),
+    },
+    Migration {
+        version: 2,
+        name: "bookmarks_preferences_raw",
+        sqlite: include_str!("../migrations/sqlite/0002_bookmarks_preferences_raw.sql"),
+        postgres: include_str!("../migrations/postgres/0002_bookmarks_preferences_raw.sql"),
+    },
+    Migration {
+        version: 3,
+        name: "fetch_jobs",
+        sqlite: include_str!("../migrations/sqlite/0003_fetch_jobs.sql"),
+        postgres: include_str!("../migrations/postgres/0003_fetch_jobs.sql"),
+    },
+    Migration {
+        version: 4,
+        name: "read_model",
+        sqlite: include_str!("../migrations/sqlite/0004_read_model.sql"),
+        postgres: include_str!("../migrations/postgres/0004_read_model.sql"),
+    },
+];
+
+/// An arbitrary constant naming tidings' migration lock among PostgreSQL advisory locks.
+const PG_MIGRATION_LOCK: i64 = 0x7469_6469_6e67_7301;
+
+const CREATE_MIGRATIONS_TABLE: &str = "CREATE TABLE IF NOT EXISTS schema_migrations (
+    version     BIGINT PRIMARY KEY,
+    name        TEXT   NOT NULL,
+    checksum    TEXT   NOT NULL,
+    applied_at  BIGINT NOT NULL
+)";
+
+/// How the database's schema compares with what this binary expects.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SchemaStatus {
+    /// Every known migration is applied.
+    Current {
+        /// The schema version.
+        version: i64,
+    },
+    /// Some migrations are not applied yet.
+    Behind {
+        /// The applied version (0 for an empty database).
+        version: i64,
+        /// The version this binary would migrate to.
+        latest: i64,
+    },
+    /// The database was migrated by a newer tidings.
+    Ahead {
+        /// The applied version.
+        version: i64,
+        /// The newest version this binary knows.
+        latest: i64,
+    },
+}
+
+impl Migration {
+    fn sql(&self, store: &Store) -> &'static str {
+        match &*store.pools {
+            Pools::Sqlite { .. } => self.sqlite,
+            Pools::Postgres(_) => self.postgres,
+        }
+    }
+
+    fn checksum(&self, store: &Store) -> String {
+        hex::encode(Sha256::digest(self.sql(store).as_bytes()))
+    }
+}
+
+/// The newest version among [`MIGRATIONS`].
+pub fn latest_version() -> i64 {
+    MIGRATIONS.last().map_or(0, |m| m.version)
+}
+
+impl Store {
+    /// Applies every pending migration. Returns the versions applied (empty when current).
+    pub async fn migrate(&self) -> Result<Vec<i64>> {
+        self.migrate_to(latest_version()).await
+    }
+
+    /// Applies pending migrations up to and including `target`. Upgrades in stages and tests
+    /// of upgrades use it; everything else calls [`Store::migrate`].
+    pub async fn migrate_to(&self, target: i64) -> Result<Vec<i64>> {
+        match &*self.pools {
+            Pools::Sqlite {
+                writer,
+                reader,
+                path,
+            } => {
+                // The whole check-backup-apply runs inside one IMMEDIATE transaction: it holds
+                // the write lock, so concurrent starters wait for one another (as the advisory
+                // lock makes them on PostgreSQL) and the last one finds nothing left to do.
+                let mut conn = writer.acquire().await?;
+                let mut tx = conn.begin_with("BEGIN IMMEDIATE").await?;
+                sqlx::raw_sql(CREATE_MIGRATIONS_TABLE)
+                    .execute(&mut *tx)
+                    .await?;
+                let applied: Vec<(i64, String)> = applied_versions!(&mut *tx);
+                self.check_applied(&applied)?;
+                let pending = pending(&applied, target);
+                if pending.is_empty() {
+                    tx.commit().await?;
+                    return Ok(Vec::new());
+                }
+                if let Some(path) = path
+                    && !applied.is_empty()
+                {
+                    // VACUUM cannot run inside a transaction, so a reader connection writes
+                    // the copy: it sees the committed state, which the lock keeps unchanged.
+                    let mut reader = reader.acquire().await?;
+                    backup_sqlite(&mut reader, path).await?;
+                }
+                let mut done = Vec::new();
+                for migration in pending {
+                    apply!(self, tx, migration);
+                    done.push(migration.version);
+                }
+                tx.commit().await?;
+                Ok(done)
+            }
+            Pools::Postgres(pool) => {
+                let mut conn = pool.acquire().await?;
+                sqlx::query("SELECT pg_advisory_lock($1)")
+                    .bind(PG_MIGRATION_LOCK)
+                    .execute(&mut *conn)
+                    .await?;
+                let result = async {
+                    sqlx::raw_sql(CREATE_MIGRATIONS_TABLE)
+                        .execute(&mut *conn)
+                        .await?;
+                    let applied: Vec<(i64, String)> = applied_versions!(&mut *conn);
+                    self.check_applied(&applied)?;
+                    let mut done = Vec::new();
+                    for migration in pending(&applied, target) {
+                        let mut tx = conn.begin().await?;
+                        apply!(self, tx, migration);
+                        tx.commit().await?;
+                        done.push(migration.version);
+                    }
+                    Ok(done)
+                }
+                .await;
+                let unlock = sqlx::query("SELECT pg_advisory_unlock($1)")
+                    .bind(PG_MIGRATION_LOCK)
+                    .execute(&mut *conn)
+                    .await;
+                if unlock.is_err() {
+                    // A connection whose unlock failed must not return to the pool holding it.
+                    conn.detach();
+                }
+                result
+            }
+        }
+    }
+
+    /// Compares the applied migrations with this binary's. Used by readiness checks.
+    pub async fn schema_status(&self) -> Result<SchemaStatus> {
+        let exists: bool = crate::with_db!(self, read, |db| {
+            match self.engine() {
+                crate::Engine::Sqlite => {
+                    sqlx::query_scalar::<_, i64>(
+                        "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'",
+                    )
+                    .fetch_one(db)
+                    .await?
+                        > 0
+                }
+                crate::Engine::Postgres => {
+                    sqlx::query_scalar::<_, i64>(
+                        "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = 'schema_migrations'",
+                    )
+                    .fetch_one(db)
+                    .await?
+                        > 0
+                }
+            }
+        });
+        let version = if exists {
+            crate::with_db!(self, read, |db| {
+                sqlx::query_scalar::<_, Option<i64>>("SELECT MAX(version) FROM schema_migrations")
+                    .fetch_one(db)
+                    .await?
+            })
+            .unwrap_or(0)
+        } else {
+            0
+        };
+        let latest = latest_version();
+        Ok(match version.cmp(&latest) {
+            std::cmp::Ordering::Equal => SchemaStatus::Current { version },
+            std::cmp::Ordering::Less => SchemaStatus::Behind { version, latest },
+            std::cmp::Ordering::Greater => SchemaStatus::Ahead { version, latest },
+        })
+    }
+
+    /// Refuses a database migrated by a newer binary, or one whose applied migrations were
+    /// edited since: running on either could corrupt data.
+    fn check_applied(&self, applied: &[(i64, String)]) -> Result<()> {
+        for (version, checksum) in applied {
+            match MIGRATIONS.iter().find(|m| m.version == *version) {
+                None => {
+                    return Err(StoreError::Migration(format!(
+                        "the database is at schema version {version}, newer than this tidings \
+                         knows ({}); run a newer tidings or restore a backup",
+                        latest_version()
+                    )));
+                }
+                Some(known) if known.checksum(self) != *checksum => {
+                    return Err(StoreError::Migration(format!(
+                        "migration {version} ({}) applied to this database differs from the one \
+                         built into this tidings",
+                        known.name
+                    )));
+                }
+                Some(_) => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+fn pending(applied: &[(i64, String)], target: i64) -> Vec<&'static Migration> {
+    MIGRATIONS
+        .iter()
+        .filter(|m| m.version <= target && !applied.iter().any(|(v, _)| *v == m.version))
+        .collect()
+}
+
+/// Writes a consistent copy of the database next to it before a migration changes it.
+async fn backup_sqlite(conn: &mut sqlx::SqliteConnection, path: &std::path::Path) -> Result<()> {
+    let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ");
+    let mut name = path.as_os_str().to_owned();
+    name.push(format!(".bak-{stamp}"));
+    let mut backup = std::path::PathBuf::from(name);
+    let mut n = 1;
+    while backup.exists() {
+        let mut name = path.as_os_str().to_owned();
+        name.push(format!(".bak-{stamp}-{n}"));
+        backup = std::path::PathBuf::from(name);
+        n += 1;
+    }
+    let target = backup.to_str().ok_or_else(|| {
+        StoreError::Migration(format!("backup path {} is not UTF-8", backup.display()))
+    })?;
+    sqlx::query("VACUUM INTO $1")
+        .bind(target.to_string())
+        .execute(conn)
+        .await
+        .map_err(|e| StoreError::Migration(format!("backup to {target} failed: {e}")))?;
+    tracing::info!(backup = %backup.display(), "backed up the database before migrating");
+    Ok(())
+}

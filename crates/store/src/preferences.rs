@@ -1,0 +1,162 @@
+//! User preferences (F38): theme, page size, images, mark read on open, default view.
+
+use crate::{Result, Store, StoreError, unix_now, with_db};
+
+/// The smallest page size a user may choose.
+pub const MIN_PREFERRED_PAGE_SIZE: i64 = 10;
+/// The largest page size a user may choose (the API's page limit).
+pub const MAX_PREFERRED_PAGE_SIZE: i64 = 200;
+/// The themes a user may choose.
+pub const THEMES: [&str; 3] = ["light", "dark", "auto"];
+/// The views a user may start in.
+pub const DEFAULT_VIEWS: [&str; 3] = ["all", "unread", "starred"];
+
+/// A user's preferences.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Preferences {
+    /// `light`, `dark` or `auto` (follow the system).
+    pub theme: String,
+    /// Items per page, 10 to 200.
+    pub page_size: i64,
+    /// Whether item content shows images.
+    pub show_images: bool,
+    /// Whether opening an item marks it read.
+    pub mark_read_on_open: bool,
+    /// The listing shown first: `all`, `unread` or `starred`.
+    pub default_view: String,
+    /// When they were last changed (Unix seconds).
+    pub updated_at: i64,
+}
+
+impl Default for Preferences {
+    fn default() -> Preferences {
+        Preferences {
+            theme: "auto".into(),
+            page_size: 50,
+            show_images: true,
+            mark_read_on_open: true,
+            default_view: "unread".into(),
+            updated_at: 0,
+        }
+    }
+}
+
+/// Changes to preferences; `None` leaves a field as it is.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PreferenceChanges {
+    /// See [`Preferences::theme`].
+    pub theme: Option<String>,
+    /// See [`Preferences::page_size`].
+    pub page_size: Option<i64>,
+    /// See [`Preferences::show_images`].
+    pub show_images: Option<bool>,
+    /// See [`Preferences::mark_read_on_open`].
+    pub mark_read_on_open: Option<bool>,
+    /// See [`Preferences::default_view`].
+    pub default_view: Option<String>,
+}
+
+impl PreferenceChanges {
+    /// Checks every given value, so that a bad one changes nothing.
+    pub fn validate(&self) -> Result<()> {
+        if let Some(theme) = &self.theme
+            && !THEMES.contains(&theme.as_str())
+        {
+            return Err(StoreError::Invalid(format!(
+                "theme must be light, dark or auto, not {theme:?}"
+            )));
+        }
+        if let Some(size) = self.page_size
+            && !(MIN_PREFERRED_PAGE_SIZE..=MAX_PREFERRED_PAGE_SIZE).contains(&size)
+        {
+            return Err(StoreError::Invalid(format!(
+                "page_size must be {MIN_PREFERRED_PAGE_SIZE} to {MAX_PREFERRED_PAGE_SIZE}, not {size}"
+            )));
+        }
+        if let Some(view) = &self.default_view
+            && !DEFAULT_VIEWS.contains(&view.as_str())
+        {
+            return Err(StoreError::Invalid(format!(
+                "default_view must be all, unread or starred, not {view:?}"
+            )));
+        }
+        Ok(())
+    }
+}
+
+impl Store {
+    /// The user's preferences (the defaults when none were stored).
+    pub async fn preferences(&self, user_id: i64) -> Result<Preferences> {
+        let row: Option<(String, i64, bool, bool, String, i64)> = with_db!(self, read, |db| {
+            sqlx::query_as(
+                "SELECT theme, page_size, show_images, mark_read_on_open, default_view, updated_at
+                 FROM user_preferences WHERE user_id = $1",
+            )
+            .bind(user_id)
+            .fetch_optional(db)
+            .await?
+        });
+        Ok(row.map_or_else(
+            Preferences::default,
+            |(theme, page_size, show_images, mark_read_on_open, default_view, updated_at)| {
+                Preferences {
+                    theme,
+                    page_size,
+                    show_images,
+                    mark_read_on_open,
+                    default_view,
+                    updated_at,
+                }
+            },
+        ))
+    }
+
+    /// Changes the user's preferences and returns them.
+    pub async fn update_preferences(
+        &self,
+        user_id: i64,
+        changes: &PreferenceChanges,
+    ) -> Result<Preferences> {
+        changes.validate()?;
+        let current = self.preferences(user_id).await?;
+        let now = unix_now();
+        with_db!(self, write, |db| {
+            sqlx::query(
+                "INSERT INTO user_preferences
+                    (user_id, theme, page_size, show_images, mark_read_on_open, default_view,
+                     updated_at)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7)
+                 ON CONFLICT (user_id) DO UPDATE SET theme = $2, page_size = $3,
+                    show_images = $4, mark_read_on_open = $5, default_view = $6,
+                    updated_at = $7",
+            )
+            .bind(user_id)
+            .bind(changes.theme.as_ref().unwrap_or(&current.theme))
+            .bind(changes.page_size.unwrap_or(current.page_size))
+            .bind(changes.show_images.unwrap_or(current.show_images))
+            .bind(
+                changes
+                    .mark_read_on_open
+                    .unwrap_or(current.mark_read_on_open),
+            )
+            .bind(
+                changes
+                    .default_view
+                    .as_ref()
+                    .unwrap_or(&current.default_view),
+            )
+            .bind(now)
+            .execute(db)
+            .await
+            .map_err(|e| {
+                // A user deleted meanwhile breaks the foreign key.
+                if matches!(&e, sqlx::Error::Database(d) if d.is_foreign_key_violation()) {
+                    StoreError::NotFound("user")
+                } else {
+                    StoreError::Database(e)
+                }
+            })?;
+        });
+        self.preferences(user_id).await
+    }
+}

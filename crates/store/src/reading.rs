@@ -1,0 +1,740 @@
+//! Reading (F31, F32, F36): listing a user's items with cursor pagination, marking many items
+//! read at once, unread counts and "updated since".
+//!
+//! The read model (migration 4): an item is read for a user when an `item_states` row says
+//! so, or, without a row, when it was published at or before the subscription's
+//! `read_before` watermark. Marking a feed read moves the watermark (one row written however
+//! many items the feed has), and `subscriptions.unread_count` is kept exact by triggers, so
+//! counting is one indexed read of the user's subscriptions.
+
+use crate::{Engine, Item, Result, Store, StoreError, in_tx, row_decoder, unix_now, with_db};
+
+/// Items per page when the caller does not say.
+pub const DEFAULT_PAGE_SIZE: i64 = 50;
+/// The most items one page may hold.
+pub const MAX_PAGE_SIZE: i64 = 200;
+/// The most ids one mark-read request may name.
+pub const MAX_MARK_IDS: usize = 1000;
+
+/// The SQL deciding whether item `i` is read for subscription `s` with state row `st`.
+const IS_READ: &str =
+    "COALESCE(st.is_read, s.read_before IS NOT NULL AND i.published_at <= s.read_before)";
+
+/// Which items a listing shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ItemFilter {
+    /// Read or not.
+    All,
+    /// Only unread items.
+    #[default]
+    Unread,
+    /// Only starred items.
+    Starred,
+}
+
+/// The order of a listing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ItemOrder {
+    /// Newest published first.
+    #[default]
+    NewestFirst,
+    /// Oldest published first.
+    OldestFirst,
+}
+
+/// Where a page starts: after the item with this publication time and id, in the listing's
+/// order. Pages keyed this way neither skip nor repeat items when items arrive between them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ItemCursor {
+    /// The last listed item's publication time.
+    pub published_at: i64,
+    /// The last listed item's id.
+    pub id: i64,
+}
+
+impl ItemCursor {
+    /// The cursor as an opaque string for clients.
+    pub fn encode(&self) -> String {
+        hex::encode(format!("{}:{}", self.published_at, self.id))
+    }
+
+    /// Reads a string made by [`ItemCursor::encode`]; `None` when it is not one.
+    pub fn decode(text: &str) -> Option<ItemCursor> {
+        let bytes = hex::decode(text.trim()).ok()?;
+        let text = std::str::from_utf8(&bytes).ok()?;
+        let (published_at, id) = text.split_once(':')?;
+        Some(ItemCursor {
+            published_at: published_at.parse().ok()?,
+            id: id.parse().ok()?,
+        })
+    }
+}
+
+/// What to list.
+#[derive(Debug, Clone, Default)]
+pub struct ItemQuery {
+    /// Only this feed's items (it must be one of the user's).
+    pub feed_id: Option<i64>,
+    /// Only items of this group's subscriptions (it must be one of the user's).
+    pub group_id: Option<i64>,
+    /// All, unread or starred.
+    pub filter: ItemFilter,
+    /// Newest or oldest first.
+    pub order: ItemOrder,
+    /// Only items published at or after this time.
+    pub since: Option<i64>,
+    /// Only items published before this time.
+    pub until: Option<i64>,
+    /// Continue after this item.
+    pub cursor: Option<ItemCursor>,
+    /// Items per page (clamped to 1..=[`MAX_PAGE_SIZE`]).
+    pub limit: i64,
+}
+
+/// An item as a listing shows it: no content, with the user's state and the feed's title.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct ItemSummary {
+    /// The item's id.
+    pub id: i64,
+    /// The shared feed's id.
+    pub feed_id: i64,
+    /// The user's subscription to the feed.
+    pub subscription_id: i64,
+    /// The user's title for the feed, else the feed's own title, else its URL.
+    pub feed_title: String,
+    /// The item's link.
+    pub url: Option<String>,
+    /// Its title.
+    pub title: Option<String>,
+    /// Its author.
+    pub author: Option<String>,
+    /// Sanitized summary.
+    pub summary: Option<String>,
+    /// Publication time (Unix seconds).
+    pub published_at: i64,
+    /// Whether `published_at` is the fetch time because the feed gave no date.
+    pub is_date_estimated: bool,
+    /// Whether the user has read it.
+    pub is_read: bool,
+    /// Whether the user starred it.
+    pub is_starred: bool,
+}
+
+/// One page of a listing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ItemPage {
+    /// The items, in the listing's order.
+    pub items: Vec<ItemSummary>,
+    /// Where the next page starts, when there is one.
+    pub next_cursor: Option<ItemCursor>,
+}
+
+/// An item with the user's subscription and title of its feed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ItemDetail {
+    /// The item with the user's state.
+    pub item: Item,
+    /// The user's subscription to its feed.
+    pub subscription_id: i64,
+    /// The user's title for the feed, else the feed's own title, else its URL.
+    pub feed_title: String,
+}
+
+/// Which items a mark-read covers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MarkReadScope {
+    /// These items (ids not visible to the user are ignored).
+    Ids(Vec<i64>),
+    /// One feed the user follows.
+    Feed(i64),
+    /// The subscriptions of one of the user's groups.
+    Group(i64),
+    /// Every subscription.
+    All,
+}
+
+/// One subscription's unread count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct SubscriptionCount {
+    /// The subscription.
+    pub subscription_id: i64,
+    /// Its feed.
+    pub feed_id: i64,
+    /// Its group.
+    pub group_id: i64,
+    /// Unread items.
+    pub unread: i64,
+}
+
+/// Unread counts of a user, per subscription, with the number of starred items.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnreadCounts {
+    /// Per subscription.
+    pub subscriptions: Vec<SubscriptionCount>,
+    /// Starred items of the user.
+    pub starred: i64,
+}
+
+/// A subscription with items that arrived after a given time (F36).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UpdatedFeed {
+    /// The subscription.
+    pub subscription_id: i64,
+    /// Its feed.
+    pub feed_id: i64,
+    /// The user's title for the feed, else the feed's own title, else its URL.
+    pub feed_title: String,
+    /// Items that arrived after the time.
+    pub new_items: i64,
+    /// When the newest of them arrived.
+    pub last_arrived_at: i64,
+    /// Unread items of the subscription now.
+    pub unread: i64,
+}
+
+type SummaryRow = (
+    (i64, i64, i64, String, Option<String>, Option<String>),
+    (Option<String>, Option<String>, i64, bool, bool, bool),
+);
+
+/// The columns every listing selects, in [`SummaryRow`]'s order.
+const SUMMARY_COLUMNS: &str = "i.id, i.feed_id, s.id, COALESCE(s.title, f.title, f.url),
+    i.url, i.title, i.author, i.summary, i.published_at, i.is_date_estimated";
+
+/// A listing's SQL under construction: conditions with `$n` placeholders and their values.
+struct Listing {
+    conditions: Vec<String>,
+    binds: Vec<i64>,
+}
+
+impl Listing {
+    fn new(user_id: i64) -> Listing {
+        Listing {
+            conditions: Vec::new(),
+            binds: vec![user_id],
+        }
+    }
+
+    /// The next placeholder for `value`.
+    fn bind(&mut self, value: i64) -> String {
+        self.binds.push(value);
+        format!("${}", self.binds.len())
+    }
+
+    fn push(&mut self, condition: String) {
+        self.conditions.push(condition);
+    }
+
+    /// The scope, date and cursor conditions shared by every listing of `query`.
+    fn common(&mut self, query: &ItemQuery) {
+        if let Some(feed_id) = query.feed_id {
+            let p = self.bind(feed_id);
+            self.push(format!("i.feed_id = {p}"));
+        }
+        if let Some(group_id) = query.group_id {
+            let p = self.bind(group_id);
+            self.push(format!("s.group_id = {p}"));
+        }
+        if let Some(since) = query.since {
+            let p = self.bind(since);
+            self.push(format!("i.published_at >= {p}"));
+        }
+        if let Some(until) = query.until {
+            let p = self.bind(until);
+            self.push(format!("i.published_at < {p}"));
+        }
+        if let Some(cursor) = query.cursor {
+            let published = self.bind(cursor.published_at);
+            let id = self.bind(cursor.id);
+            // The redundant range on published_at lets the engines seek the index instead of
+            // testing the row-value comparison on every row.
+            self.push(match query.order {
+                ItemOrder::NewestFirst => format!(
+                    "i.published_at <= {published} AND (i.published_at < {published} OR i.id < {id})"
+                ),
+                ItemOrder::OldestFirst => format!(
+                    "i.published_at >= {published} AND (i.published_at > {published} OR i.id > {id})"
+                ),
+            });
+        }
+    }
+
+    fn sql(&mut self, from: &str, order: ItemOrder, limit: i64) -> String {
+        let direction = match order {
+            ItemOrder::NewestFirst => "DESC",
+            ItemOrder::OldestFirst => "ASC",
+        };
+        let limit = self.bind(limit);
+        format!(
+            "SELECT {SUMMARY_COLUMNS}, {IS_READ}, COALESCE(st.is_starred, FALSE)
+             {from}
+             WHERE {}
+             ORDER BY i.published_at {direction}, i.id {direction}
+             LIMIT {limit}",
+            if self.conditions.is_empty() {
+                "TRUE".to_string()
+            } else {
+                self.conditions.join(" AND ")
+            }
+        )
+    }
+}
+
+/// Items first, subscriptions looked up per item: the engines walk the items' date index in
+/// the listing's order and stop at the page's end. (SQLite keeps a CROSS JOIN's order.)
+const FROM_ITEMS: &str = "FROM items i
+     CROSS JOIN subscriptions s
+     JOIN feeds f ON f.id = s.feed_id
+     LEFT JOIN item_states st ON st.user_id = s.user_id AND st.item_id = i.id";
+
+/// State rows first: starred items, and explicit unread rows under a watermark. The CROSS
+/// JOINs keep SQLite from walking the whole date index instead of the user's few state rows;
+/// the join conditions are [`STATES_JOINED`].
+const FROM_STATES: &str = "FROM item_states st
+     CROSS JOIN items i
+     CROSS JOIN subscriptions s
+     JOIN feeds f ON f.id = s.feed_id";
+
+/// The join conditions of [`FROM_STATES`].
+const STATES_JOINED: &str =
+    "i.id = st.item_id AND s.user_id = st.user_id AND s.feed_id = i.feed_id";
+
+fn summary_from_row(row: SummaryRow) -> ItemSummary {
+    let ((id, feed_id, subscription_id, feed_title, url, title), rest) = row;
+    let (author, summary, published_at, is_date_estimated, is_read, is_starred) = rest;
+    ItemSummary {
+        id,
+        feed_id,
+        subscription_id,
+        feed_title,
+        url,
+        title,
+        author,
+        summary,
+        published_at,
+        is_date_estimated,
+        is_read,
+        is_starred,
+    }
+}
+
+row_decoder!(decode_summary -> SummaryRow {
+    (0, 1, 2, 3, 4, 5), (6, 7, 8, 9, 10, 11)
+});
+
+impl Store {
+    /// Runs one listing query.
+    async fn run_listing(&self, sql: String, binds: &[i64]) -> Result<Vec<ItemSummary>> {
+        let rows = with_db!(self, read, |db| {
+            let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+            for value in binds {
+                query = query.bind(*value);
+            }
+            query
+                .fetch_all(db)
+                .await?
+                .iter()
+                .map(decode_summary)
+                .collect::<std::result::Result<Vec<_>, _>>()?
+        });
+        Ok(rows.into_iter().map(summary_from_row).collect())
+    }
+
+    /// Checks that the feed and group a query names are the user's.
+    async fn check_scope(&self, user_id: i64, query: &ItemQuery) -> Result<()> {
+        if let Some(feed_id) = query.feed_id {
+            let found: Option<i64> = with_db!(self, read, |db| {
+                sqlx::query_scalar(
+                    "SELECT id FROM subscriptions WHERE user_id = $1 AND feed_id = $2",
+                )
+                .bind(user_id)
+                .bind(feed_id)
+                .fetch_optional(db)
+                .await?
+            });
+            found.ok_or(StoreError::NotFound("feed"))?;
+        }
+        if let Some(group_id) = query.group_id {
+            let found: Option<i64> = with_db!(self, read, |db| {
+                sqlx::query_scalar("SELECT id FROM feed_groups WHERE user_id = $1 AND id = $2")
+                    .bind(user_id)
+                    .bind(group_id)
+                    .fetch_optional(db)
+                    .await?
+            });
+            found.ok_or(StoreError::NotFound("group"))?;
+        }
+        Ok(())
+    }
+
+    /// One page of the user's items: of every subscription, one feed or one group; all,
+    /// unread or starred; newest or oldest first; keyed on (published_at, id).
+    pub async fn list_items(&self, user_id: i64, query: &ItemQuery) -> Result<ItemPage> {
+        self.check_scope(user_id, query).await?;
+        let limit = query.limit.clamp(1, MAX_PAGE_SIZE);
+        // One more than a page tells whether another page follows.
+        let fetch = limit + 1;
+        let mut items = match query.filter {
+            ItemFilter::All => {
+                let mut listing = Listing::new(user_id);
+                listing.push("s.feed_id = i.feed_id AND s.user_id = $1".into());
+                listing.common(query);
+                let sql = listing.sql(FROM_ITEMS, query.order, fetch);
+                self.run_listing(sql, &listing.binds).await?
+            }
+            ItemFilter::Starred => {
+                let mut listing = Listing::new(user_id);
+                listing.push(format!(
+                    "{STATES_JOINED} AND st.user_id = $1 AND st.is_starred"
+                ));
+                listing.common(query);
+                let sql = listing.sql(FROM_STATES, query.order, fetch);
+                self.run_listing(sql, &listing.binds).await?
+            }
+            ItemFilter::Unread => self.list_unread(user_id, query, fetch).await?,
+        };
+        let next_cursor = if items.len() as i64 > limit {
+            items.truncate(limit as usize);
+            items.last().map(|item| ItemCursor {
+                published_at: item.published_at,
+                id: item.id,
+            })
+        } else {
+            None
+        };
+        Ok(ItemPage { items, next_cursor })
+    }
+
+    /// Unread items come from two places: items above their subscription's watermark without
+    /// a read row (walked along the date index, never below the lowest watermark among the
+    /// subscriptions that have unread items), and explicit unread rows under a watermark (a
+    /// small partial index). The two are merged by (published_at, id).
+    async fn list_unread(
+        &self,
+        user_id: i64,
+        query: &ItemQuery,
+        fetch: i64,
+    ) -> Result<Vec<ItemSummary>> {
+        let (feed_id, group_id) = (query.feed_id, query.group_id);
+        let bound: Option<Option<i64>> = with_db!(self, read, |db| {
+            sqlx::query_as::<_, (Option<i64>, i64)>(
+                "SELECT MIN(COALESCE(read_before, -9223372036854775807)), COUNT(*)
+                 FROM subscriptions
+                 WHERE user_id = $1 AND unread_count > 0
+                   AND ($2 IS NULL OR feed_id = $2) AND ($3 IS NULL OR group_id = $3)",
+            )
+            .bind(user_id)
+            .bind(feed_id)
+            .bind(group_id)
+            .fetch_one(db)
+            .await
+            .map(|(low, with_unread)| (with_unread > 0).then_some(low))?
+        });
+        // No subscription in scope has an unread item: nothing to walk.
+        let Some(low) = bound else {
+            return Ok(Vec::new());
+        };
+
+        let mut above = Listing::new(user_id);
+        above.push("s.feed_id = i.feed_id AND s.user_id = $1 AND s.unread_count > 0".into());
+        if let Some(low) = low {
+            let p = above.bind(low);
+            above.push(format!("i.published_at > {p}"));
+        }
+        above.push(format!("NOT {IS_READ}"));
+        above.common(query);
+        let sql = above.sql(FROM_ITEMS, query.order, fetch);
+        let mut items = self.run_listing(sql, &above.binds).await?;
+
+        let mut under = Listing::new(user_id);
+        under.push(format!(
+            "{STATES_JOINED} AND st.user_id = $1 AND NOT st.is_read
+             AND s.read_before IS NOT NULL AND i.published_at <= s.read_before"
+        ));
+        under.common(query);
+        let sql = under.sql(FROM_STATES, query.order, fetch);
+        let explicit = self.run_listing(sql, &under.binds).await?;
+
+        if !explicit.is_empty() {
+            items.extend(explicit);
+            items.sort_by_key(|item| (item.published_at, item.id));
+            items.dedup_by_key(|item| item.id);
+            if query.order == ItemOrder::NewestFirst {
+                items.reverse();
+            }
+            items.truncate(fetch as usize);
+        }
+        Ok(items)
+    }
+
+    /// One item of the user's subscriptions with the user's state and the feed's title.
+    pub async fn item_detail(&self, user_id: i64, item_id: i64) -> Result<ItemDetail> {
+        let item = self.item(user_id, item_id).await?;
+        let (subscription_id, feed_title): (i64, String) = with_db!(self, read, |db| {
+            sqlx::query_as(
+                "SELECT s.id, COALESCE(s.title, f.title, f.url)
+                 FROM subscriptions s JOIN feeds f ON f.id = s.feed_id
+                 WHERE s.user_id = $1 AND s.feed_id = $2",
+            )
+            .bind(user_id)
+            .bind(item.feed_id)
+            .fetch_optional(db)
+            .await?
+            .ok_or(StoreError::NotFound("item"))?
+        });
+        Ok(ItemDetail {
+            item,
+            subscription_id,
+            feed_title,
+        })
+    }
+
+    /// Marks items read: a list of ids, a feed, a group or everything. With `before`, only
+    /// items published before that time are marked, so items that arrive while the user
+    /// reads stay unread. Returns how many items became read.
+    ///
+    /// Ids write one state row each. A feed, group or everything moves each subscription's
+    /// watermark (never backwards) and turns the explicit unread rows under it to read, so
+    /// the cost does not grow with the number of items.
+    pub async fn mark_read(
+        &self,
+        user_id: i64,
+        scope: &MarkReadScope,
+        before: Option<i64>,
+    ) -> Result<u64> {
+        let now = unix_now();
+        match scope {
+            MarkReadScope::Ids(ids) => {
+                if ids.len() > MAX_MARK_IDS {
+                    return Err(StoreError::Invalid(format!(
+                        "at most {MAX_MARK_IDS} ids can be marked at once"
+                    )));
+                }
+                self.mark_ids_read(user_id, ids, before, now).await
+            }
+            MarkReadScope::Feed(feed_id) => self
+                .mark_subscriptions_read(user_id, "feed_id = $2", Some(*feed_id), before, now)
+                .await?
+                .ok_or(StoreError::NotFound("feed")),
+            MarkReadScope::Group(group_id) => {
+                let owned: Option<i64> = with_db!(self, read, |db| {
+                    sqlx::query_scalar("SELECT id FROM feed_groups WHERE user_id = $1 AND id = $2")
+                        .bind(user_id)
+                        .bind(group_id)
+                        .fetch_optional(db)
+                        .await?
+                });
+                owned.ok_or(StoreError::NotFound("group"))?;
+                Ok(self
+                    .mark_subscriptions_read(user_id, "group_id = $2", Some(*group_id), before, now)
+                    .await?
+                    .unwrap_or(0))
+            }
+            MarkReadScope::All => Ok(self
+                .mark_subscriptions_read(user_id, "$2 IS NULL", None, before, now)
+                .await?
+                .unwrap_or(0)),
+        }
+    }
+
+    async fn mark_ids_read(
+        &self,
+        user_id: i64,
+        ids: &[i64],
+        before: Option<i64>,
+        now: i64,
+    ) -> Result<u64> {
+        let mut ids = ids.to_vec();
+        ids.sort_unstable();
+        ids.dedup();
+        let mut marked = 0;
+        in_tx!(self, |tx| {
+            for id in &ids {
+                // The state the item has now, and whether it is the user's at all.
+                let current: Option<(bool, i64)> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+                    "SELECT {IS_READ}, i.published_at FROM items i
+                     JOIN subscriptions s ON s.feed_id = i.feed_id AND s.user_id = $1
+                     LEFT JOIN item_states st ON st.user_id = $1 AND st.item_id = i.id
+                     WHERE i.id = $2"
+                )))
+                .bind(user_id)
+                .bind(id)
+                .fetch_optional(&mut *tx)
+                .await?;
+                let Some((is_read, published_at)) = current else {
+                    continue;
+                };
+                if is_read || before.is_some_and(|b| published_at >= b) {
+                    continue;
+                }
+                sqlx::query(
+                    "INSERT INTO item_states (user_id, item_id, is_read, is_starred, updated_at)
+                     VALUES ($1, $2, TRUE, FALSE, $3)
+                     ON CONFLICT (user_id, item_id) DO UPDATE SET is_read = TRUE, updated_at = $3",
+                )
+                .bind(user_id)
+                .bind(id)
+                .bind(now)
+                .execute(&mut *tx)
+                .await?;
+                marked += 1;
+            }
+        });
+        Ok(marked)
+    }
+
+    /// Moves the watermarks of the user's subscriptions matching `condition` (on `$2`).
+    /// `None` when no subscription matched.
+    async fn mark_subscriptions_read(
+        &self,
+        user_id: i64,
+        condition: &str,
+        value: Option<i64>,
+        before: Option<i64>,
+        now: i64,
+    ) -> Result<Option<u64>> {
+        let select = format!(
+            "SELECT id, feed_id, read_before, unread_count FROM subscriptions
+             WHERE user_id = $1 AND {condition} ORDER BY id"
+        );
+        let marked: Option<u64> = in_tx!(self, |tx| {
+            let subscriptions: Vec<(i64, i64, Option<i64>, i64)> =
+                sqlx::query_as(sqlx::AssertSqlSafe(select))
+                    .bind(user_id)
+                    .bind(value)
+                    .fetch_all(&mut *tx)
+                    .await?;
+            if subscriptions.is_empty() {
+                None
+            } else {
+                let mut marked: u64 = 0;
+                for (id, feed_id, read_before, unread_before) in subscriptions {
+                    // "Before T" covers items published up to T - 1 s (times are whole
+                    // seconds); without it, every item the feed has now.
+                    let target = match before {
+                        Some(before) => Some(before.saturating_sub(1)),
+                        None => {
+                            sqlx::query_scalar::<_, Option<i64>>(
+                                "SELECT MAX(published_at) FROM items WHERE feed_id = $1",
+                            )
+                            .bind(feed_id)
+                            .fetch_one(&mut *tx)
+                            .await?
+                        }
+                    };
+                    let Some(target) = target else {
+                        continue;
+                    };
+                    sqlx::query(
+                        "UPDATE item_states SET is_read = TRUE, updated_at = $3
+                         WHERE user_id = $1 AND NOT is_read
+                           AND EXISTS (SELECT 1 FROM items i
+                                       WHERE i.id = item_states.item_id AND i.feed_id = $2
+                                         AND i.published_at <= $4)",
+                    )
+                    .bind(user_id)
+                    .bind(feed_id)
+                    .bind(now)
+                    .bind(target)
+                    .execute(&mut *tx)
+                    .await?;
+                    let watermark = read_before.map_or(target, |w| w.max(target));
+                    // Setting read_before makes the triggers recount the subscription. (Read
+                    // back separately: SQLite's RETURNING shows the row before its triggers.)
+                    sqlx::query("UPDATE subscriptions SET read_before = $2 WHERE id = $1")
+                        .bind(id)
+                        .bind(watermark)
+                        .execute(&mut *tx)
+                        .await?;
+                    let unread_after: i64 =
+                        sqlx::query_scalar("SELECT unread_count FROM subscriptions WHERE id = $1")
+                            .bind(id)
+                            .fetch_one(&mut *tx)
+                            .await?;
+                    marked += unread_before.saturating_sub(unread_after).max(0) as u64;
+                }
+                Some(marked)
+            }
+        });
+        Ok(marked)
+    }
+
+    /// The user's unread counts per subscription and the number of starred items: one read
+    /// of the maintained counters, however many items there are.
+    pub async fn unread_counts(&self, user_id: i64) -> Result<UnreadCounts> {
+        let rows: Vec<(i64, i64, i64, i64)> = with_db!(self, read, |db| {
+            sqlx::query_as(
+                "SELECT id, feed_id, group_id, unread_count FROM subscriptions
+                 WHERE user_id = $1 ORDER BY id",
+            )
+            .bind(user_id)
+            .fetch_all(db)
+            .await?
+        });
+        // Each engine's own spelling, so that it matches the partial index's condition.
+        let starred_sql = match self.engine() {
+            Engine::Sqlite => {
+                "SELECT COUNT(*) FROM item_states WHERE user_id = $1 AND is_starred = 1"
+            }
+            Engine::Postgres => {
+                "SELECT COUNT(*) FROM item_states WHERE user_id = $1 AND is_starred"
+            }
+        };
+        let starred: i64 = with_db!(self, read, |db| {
+            sqlx::query_scalar(starred_sql)
+                .bind(user_id)
+                .fetch_one(db)
+                .await?
+        });
+        Ok(UnreadCounts {
+            subscriptions: rows
+                .into_iter()
+                .map(
+                    |(subscription_id, feed_id, group_id, unread)| SubscriptionCount {
+                        subscription_id,
+                        feed_id,
+                        group_id,
+                        unread,
+                    },
+                )
+                .collect(),
+            starred,
+        })
+    }
+
+    /// The user's subscriptions with items that arrived after `since` (F36), newest arrival
+    /// first.
+    pub async fn updated_feeds(&self, user_id: i64, since: i64) -> Result<Vec<UpdatedFeed>> {
+        let rows: Vec<(i64, i64, String, i64, i64, i64)> = with_db!(self, read, |db| {
+            sqlx::query_as(
+                "SELECT s.id, s.feed_id, COALESCE(s.title, f.title, f.url), COUNT(*),
+                        MAX(i.fetched_at), s.unread_count
+                 FROM subscriptions s
+                 JOIN feeds f ON f.id = s.feed_id
+                 JOIN items i ON i.feed_id = s.feed_id AND i.fetched_at > $2
+                 WHERE s.user_id = $1
+                 GROUP BY s.id, s.feed_id, s.title, f.title, f.url, s.unread_count
+                 ORDER BY MAX(i.fetched_at) DESC, s.id",
+            )
+            .bind(user_id)
+            .bind(since)
+            .fetch_all(db)
+            .await?
+        });
+        Ok(rows
+            .into_iter()
+            .map(
+                |(subscription_id, feed_id, feed_title, new_items, last_arrived_at, unread)| {
+                    UpdatedFeed {
+                        subscription_id,
+                        feed_id,
+                        feed_title,
+                        new_items,
+                        last_arrived_at,
+                        unread,
+                    }
+                },
+            )
+            .collect())
+    }
+}

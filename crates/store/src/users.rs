@@ -1,0 +1,515 @@
+//! Users, their default group and preferences, groups, and the first-admin setup token.
+
+use crate::{Result, Store, StoreError, in_tx, unix_now, with_db};
+
+/// The longest user name accepted.
+pub const MAX_USERNAME_LEN: usize = 64;
+
+/// A user account.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct User {
+    /// The user's id.
+    pub id: i64,
+    /// The login name, lower case.
+    pub username: String,
+    /// Whether the user manages other users (F24).
+    pub is_admin: bool,
+    /// A disabled user cannot sign in or use API keys.
+    pub is_disabled: bool,
+    /// Whether a password is set (accounts created through OIDC may have none).
+    pub has_password: bool,
+    /// When the account was created (Unix seconds).
+    pub created_at: i64,
+    /// The last successful sign-in (Unix seconds).
+    pub last_login_at: Option<i64>,
+}
+
+/// What it takes to create a user.
+#[derive(Debug, Clone)]
+pub struct NewUser {
+    /// The login name; checked by [`normalize_username`].
+    pub username: String,
+    /// An already-hashed password (argon2id PHC string), or `None`.
+    pub password_hash: Option<String>,
+    /// Whether the user is an administrator.
+    pub is_admin: bool,
+}
+
+/// A group of subscriptions (F33).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Group {
+    /// The group's id.
+    pub id: i64,
+    /// Its name, unique per user.
+    pub name: String,
+    /// Its place in the user's list.
+    pub position: i64,
+    /// Whether this is the user's default group, which cannot be deleted.
+    pub is_default: bool,
+}
+
+/// The name every user's first group gets.
+pub const DEFAULT_GROUP_NAME: &str = "General";
+
+/// Inserts a user with its default group and preferences inside the transaction `$tx`, and
+/// evaluates to the new id. Shared by ordinary creation and the one-time setup.
+macro_rules! insert_user {
+    ($tx:ident, $username:expr, $password_hash:expr, $is_admin:expr, $now:expr) => {{
+        let id: i64 = sqlx::query_scalar(
+            "INSERT INTO users (username, password_hash, is_admin, created_at, updated_at)
+             VALUES ($1, $2, $3, $4, $4) RETURNING id",
+        )
+        .bind($username)
+        .bind($password_hash)
+        .bind($is_admin)
+        .bind($now)
+        .fetch_one(&mut *$tx)
+        .await?;
+        sqlx::query(
+            "INSERT INTO feed_groups (user_id, name, position, is_default, created_at)
+             VALUES ($1, $2, 0, TRUE, $3)",
+        )
+        .bind(id)
+        .bind(DEFAULT_GROUP_NAME)
+        .bind($now)
+        .execute(&mut *$tx)
+        .await?;
+        sqlx::query("INSERT INTO user_preferences (user_id, updated_at) VALUES ($1, $2)")
+            .bind(id)
+            .bind($now)
+            .execute(&mut *$tx)
+            .await?;
+        id
+    }};
+}
+
+const SETUP_TOKEN_KEY: &str = "setup_token_sha256";
+
+type UserRow = (i64, String, bool, bool, Option<String>, i64, Option<i64>);
+
+const USER_COLUMNS: &str =
+    "id, username, is_admin, is_disabled, password_hash, created_at, last_login_at";
+
+fn user_from_row(row: UserRow) -> User {
+    let (id, username, is_admin, is_disabled, password_hash, created_at, last_login_at) = row;
+    User {
+        id,
+        username,
+        is_admin,
+        is_disabled,
+        has_password: password_hash.is_some(),
+        created_at,
+        last_login_at,
+    }
+}
+
+/// Checks a user name and returns its stored form (lower case). Names are 1–64 characters of
+/// letters, digits, `.`, `_`, `-` and `@`, starting with a letter or digit.
+pub fn normalize_username(name: &str) -> Result<String> {
+    let name = name.trim().to_lowercase();
+    if name.is_empty() {
+        return Err(StoreError::Invalid("the user name is empty".into()));
+    }
+    if name.chars().count() > MAX_USERNAME_LEN {
+        return Err(StoreError::Invalid(format!(
+            "the user name is longer than {MAX_USERNAME_LEN} characters"
+        )));
+    }
+    let valid_char = |c: char| c.is_alphanumeric() || matches!(c, '.' | '_' | '-' | '@');
+    if !name.chars().all(valid_char) || !name.starts_with(|c: char| c.is_alphanumeric()) {
+        return Err(StoreError::Invalid(format!(
+            "the user name {name:?} may only hold letters, digits, '.', '_', '-' and '@', \
+             and must start with a letter or digit"
+        )));
+    }
+    Ok(name)
+}
+
+impl Store {
+    /// Creates a user with its default group and preferences, in one transaction.
+    pub async fn create_user(&self, new: &NewUser) -> Result<User> {
+        let username = normalize_username(&new.username)?;
+        let now = unix_now();
+        let result: Result<i64> = async {
+            Ok(in_tx!(self, |tx| insert_user!(
+                tx,
+                &username,
+                &new.password_hash,
+                new.is_admin,
+                now
+            )))
+        }
+        .await;
+        match result {
+            Ok(id) => self.user(id).await,
+            Err(StoreError::Database(e)) if StoreError::is_unique_violation(&e) => Err(
+                StoreError::Conflict(format!("a user named {username} already exists")),
+            ),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Creates the first administrator through the one-time setup (F20). Consuming the
+    /// token row is the gate: of two racing setups only one deletes it, and the user is
+    /// created in the same transaction, so there is never a second "first" administrator.
+    /// Fails with `NotFound` when the token is wrong or used, `Conflict` when users exist.
+    pub async fn create_first_admin(
+        &self,
+        token_sha256: &str,
+        username: &str,
+        password_hash: &str,
+    ) -> Result<User> {
+        let username = normalize_username(username)?;
+        let now = unix_now();
+        let result: Result<i64> = async {
+            Ok(in_tx!(self, |tx| {
+                let consumed =
+                    sqlx::query("DELETE FROM system_settings WHERE key = $1 AND value = $2")
+                        .bind(SETUP_TOKEN_KEY)
+                        .bind(token_sha256)
+                        .execute(&mut *tx)
+                        .await?
+                        .rows_affected();
+                if consumed == 0 {
+                    return Err(StoreError::NotFound("setup token"));
+                }
+                let users: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM users")
+                    .fetch_one(&mut *tx)
+                    .await?;
+                if users > 0 {
+                    return Err(StoreError::Conflict("setup is already complete".into()));
+                }
+                insert_user!(tx, &username, Some(password_hash), true, now)
+            }))
+        }
+        .await;
+        self.user(result?).await
+    }
+
+    /// The user with this id.
+    pub async fn user(&self, id: i64) -> Result<User> {
+        let sql = format!("SELECT {USER_COLUMNS} FROM users WHERE id = $1");
+        let row: Option<UserRow> = with_db!(self, read, |db| {
+            sqlx::query_as(sqlx::AssertSqlSafe(sql))
+                .bind(id)
+                .fetch_optional(db)
+                .await?
+        });
+        row.map(user_from_row).ok_or(StoreError::NotFound("user"))
+    }
+
+    /// The user with this name, with the stored password hash, for signing in.
+    pub async fn user_credentials(&self, username: &str) -> Result<Option<(User, Option<String>)>> {
+        let Ok(username) = normalize_username(username) else {
+            return Ok(None);
+        };
+        let sql = format!("SELECT {USER_COLUMNS} FROM users WHERE username = $1");
+        let row: Option<UserRow> = with_db!(self, read, |db| {
+            sqlx::query_as(sqlx::AssertSqlSafe(sql))
+                .bind(&username)
+                .fetch_optional(db)
+                .await?
+        });
+        Ok(row.map(|row| {
+            let hash = row.4.clone();
+            (user_from_row(row), hash)
+        }))
+    }
+
+    /// Every user, by name.
+    pub async fn list_users(&self) -> Result<Vec<User>> {
+        let sql = format!("SELECT {USER_COLUMNS} FROM users ORDER BY username");
+        let rows: Vec<UserRow> = with_db!(self, read, |db| {
+            sqlx::query_as(sqlx::AssertSqlSafe(sql))
+                .fetch_all(db)
+                .await?
+        });
+        Ok(rows.into_iter().map(user_from_row).collect())
+    }
+
+    /// How many users exist, and how many of them are administrators.
+    pub async fn count_users(&self) -> Result<(i64, i64)> {
+        Ok(with_db!(self, read, |db| {
+            sqlx::query_as::<_, (i64, i64)>(
+                "SELECT COUNT(*), COUNT(CASE WHEN is_admin THEN 1 END) FROM users",
+            )
+            .fetch_one(db)
+            .await?
+        }))
+    }
+
+    /// Replaces a user's password hash (already checked against the policy and hashed).
+    pub async fn set_password_hash(&self, user_id: i64, hash: &str) -> Result<()> {
+        let changed = with_db!(self, write, |db| {
+            sqlx::query("UPDATE users SET password_hash = $1, updated_at = $2 WHERE id = $3")
+                .bind(hash)
+                .bind(unix_now())
+                .bind(user_id)
+                .execute(db)
+                .await?
+                .rows_affected()
+        });
+        if changed == 0 {
+            return Err(StoreError::NotFound("user"));
+        }
+        Ok(())
+    }
+
+    /// Sets the administrator and disabled flags of a user.
+    pub async fn set_user_flags(
+        &self,
+        user_id: i64,
+        is_admin: Option<bool>,
+        is_disabled: Option<bool>,
+    ) -> Result<User> {
+        let changed = with_db!(self, write, |db| {
+            sqlx::query(
+                "UPDATE users SET is_admin = COALESCE($1, is_admin),
+                        is_disabled = COALESCE($2, is_disabled), updated_at = $3
+                 WHERE id = $4",
+            )
+            .bind(is_admin)
+            .bind(is_disabled)
+            .bind(unix_now())
+            .bind(user_id)
+            .execute(db)
+            .await?
+            .rows_affected()
+        });
+        if changed == 0 {
+            return Err(StoreError::NotFound("user"));
+        }
+        self.user(user_id).await
+    }
+
+    /// Records a successful sign-in.
+    pub async fn touch_login(&self, user_id: i64) -> Result<()> {
+        with_db!(self, write, |db| {
+            sqlx::query("UPDATE users SET last_login_at = $1 WHERE id = $2")
+                .bind(unix_now())
+                .bind(user_id)
+                .execute(db)
+                .await?;
+        });
+        Ok(())
+    }
+
+    /// Deletes a user and everything that is only theirs (subscriptions, states, bookmarks,
+    /// keys, sessions, groups). Shared feeds and items stay; a feed left without subscribers is
+    /// marked orphaned so retention can collect it (F17, F28).
+    pub async fn delete_user(&self, user_id: i64) -> Result<()> {
+        let now = unix_now();
+        let deleted = in_tx!(self, |tx| {
+            // Subscriptions reference groups without cascade, so they go first.
+            sqlx::query("DELETE FROM subscriptions WHERE user_id = $1")
+                .bind(user_id)
+                .execute(&mut *tx)
+                .await?;
+            let deleted = sqlx::query("DELETE FROM users WHERE id = $1")
+                .bind(user_id)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+            sqlx::query(crate::feeds::MARK_ORPHANS)
+                .bind(now)
+                .execute(&mut *tx)
+                .await?;
+            deleted
+        });
+        if deleted == 0 {
+            return Err(StoreError::NotFound("user"));
+        }
+        Ok(())
+    }
+
+    /// Stores the hash of a new one-time setup token, replacing any earlier one.
+    pub async fn set_setup_token_hash(&self, token_sha256: &str) -> Result<()> {
+        with_db!(self, write, |db| {
+            sqlx::query(
+                "INSERT INTO system_settings (key, value, updated_at) VALUES ($1, $2, $3)
+                 ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
+            )
+            .bind(SETUP_TOKEN_KEY)
+            .bind(token_sha256)
+            .bind(unix_now())
+            .execute(db)
+            .await?;
+        });
+        Ok(())
+    }
+
+    /// The stored setup token hash, if a setup is pending.
+    pub async fn setup_token_hash(&self) -> Result<Option<String>> {
+        Ok(with_db!(self, read, |db| {
+            sqlx::query_scalar::<_, String>("SELECT value FROM system_settings WHERE key = $1")
+                .bind(SETUP_TOKEN_KEY)
+                .fetch_optional(db)
+                .await?
+        }))
+    }
+
+    /// Forgets the setup token, once the first administrator exists.
+    pub async fn clear_setup_token(&self) -> Result<()> {
+        with_db!(self, write, |db| {
+            sqlx::query("DELETE FROM system_settings WHERE key = $1")
+                .bind(SETUP_TOKEN_KEY)
+                .execute(db)
+                .await?;
+        });
+        Ok(())
+    }
+
+    /// The user's groups, in their order.
+    pub async fn list_groups(&self, user_id: i64) -> Result<Vec<Group>> {
+        let rows: Vec<(i64, String, i64, bool)> = with_db!(self, read, |db| {
+            sqlx::query_as(
+                "SELECT id, name, position, is_default FROM feed_groups
+                 WHERE user_id = $1 ORDER BY is_default DESC, position, name, id",
+            )
+            .bind(user_id)
+            .fetch_all(db)
+            .await?
+        });
+        Ok(rows
+            .into_iter()
+            .map(|(id, name, position, is_default)| Group {
+                id,
+                name,
+                position,
+                is_default,
+            })
+            .collect())
+    }
+
+    /// Creates a group for the user.
+    pub async fn create_group(&self, user_id: i64, name: &str) -> Result<Group> {
+        let name = group_name(name)?;
+        let result = with_db!(self, write, |db| {
+            sqlx::query_as::<_, (i64, i64)>(
+                "INSERT INTO feed_groups (user_id, name, position, is_default, created_at)
+                 VALUES ($1, $2,
+                         (SELECT COALESCE(MAX(position), 0) + 1 FROM feed_groups WHERE user_id = $1),
+                         FALSE, $3)
+                 RETURNING id, position",
+            )
+            .bind(user_id)
+            .bind(&name)
+            .bind(unix_now())
+            .fetch_one(db)
+            .await
+        });
+        match result {
+            Ok((id, position)) => Ok(Group {
+                id,
+                name,
+                position,
+                is_default: false,
+            }),
+            Err(e) if StoreError::is_unique_violation(&e) => Err(StoreError::Conflict(format!(
+                "a group named {name:?} already exists"
+            ))),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Renames and/or moves one of the user's groups.
+    pub async fn update_group(
+        &self,
+        user_id: i64,
+        group_id: i64,
+        name: Option<&str>,
+        position: Option<i64>,
+    ) -> Result<Group> {
+        let name = name.map(group_name).transpose()?;
+        let result = with_db!(self, write, |db| {
+            sqlx::query(
+                "UPDATE feed_groups SET name = COALESCE($1, name), position = COALESCE($2, position)
+                 WHERE id = $3 AND user_id = $4",
+            )
+            .bind(&name)
+            .bind(position)
+            .bind(group_id)
+            .bind(user_id)
+            .execute(db)
+            .await
+            .map(|done| done.rows_affected())
+        });
+        match result {
+            Ok(0) => Err(StoreError::NotFound("group")),
+            Ok(_) => self
+                .list_groups(user_id)
+                .await?
+                .into_iter()
+                .find(|g| g.id == group_id)
+                .ok_or(StoreError::NotFound("group")),
+            Err(e) if StoreError::is_unique_violation(&e) => Err(StoreError::Conflict(format!(
+                "a group named {:?} already exists",
+                name.unwrap_or_default()
+            ))),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Deletes one of the user's groups; its subscriptions move to the default group. The
+    /// default group itself cannot be deleted.
+    pub async fn delete_group(&self, user_id: i64, group_id: i64) -> Result<()> {
+        in_tx!(self, |tx| {
+            let is_default: Option<bool> = sqlx::query_scalar(
+                "SELECT is_default FROM feed_groups WHERE id = $1 AND user_id = $2",
+            )
+            .bind(group_id)
+            .bind(user_id)
+            .fetch_optional(&mut *tx)
+            .await?;
+            match is_default {
+                None => return Err(StoreError::NotFound("group")),
+                Some(true) => {
+                    return Err(StoreError::Invalid(
+                        "the default group cannot be deleted".into(),
+                    ));
+                }
+                Some(false) => {}
+            }
+            sqlx::query(
+                "UPDATE subscriptions SET group_id =
+                    (SELECT id FROM feed_groups WHERE user_id = $1 AND is_default = TRUE)
+                 WHERE user_id = $1 AND group_id = $2",
+            )
+            .bind(user_id)
+            .bind(group_id)
+            .execute(&mut *tx)
+            .await?;
+            sqlx::query("DELETE FROM feed_groups WHERE id = $1")
+                .bind(group_id)
+                .execute(&mut *tx)
+                .await?;
+        });
+        Ok(())
+    }
+
+    /// The id of the user's default group.
+    pub async fn default_group_id(&self, user_id: i64) -> Result<i64> {
+        let id: Option<i64> = with_db!(self, read, |db| {
+            sqlx::query_scalar(
+                "SELECT id FROM feed_groups WHERE user_id = $1 AND is_default = TRUE",
+            )
+            .bind(user_id)
+            .fetch_optional(db)
+            .await?
+        });
+        id.ok_or(StoreError::NotFound("user"))
+    }
+}
+
+fn group_name(name: &str) -> Result<String> {
+    let name = name.split_whitespace().collect::<Vec<_>>().join(" ");
+    if name.is_empty() {
+        return Err(StoreError::Invalid("the group name is empty".into()));
+    }
+    if name.chars().count() > 100 {
+        return Err(StoreError::Invalid(
+            "the group name is longer than 100 characters".into(),
+        ));
+    }
+    Ok(name)
+}

@@ -1,0 +1,163 @@
+//! The storage suite's harness: every test runs on SQLite (a fresh file) and on PostgreSQL (a
+//! fresh schema, dropped afterwards) when `TIDINGS_TEST_POSTGRES_URL` is set.
+
+#![allow(dead_code)]
+
+use std::io::Write;
+
+use futures_util::FutureExt;
+use tidings_store::{NewSubscription, NewUser, Store, StoreOptions};
+
+/// The environment variable naming the PostgreSQL server for tests.
+pub const POSTGRES_ENV: &str = "TIDINGS_TEST_POSTGRES_URL";
+
+/// A database a test runs on, removed when the test ends.
+pub enum TestDb {
+    /// A SQLite file in its own directory.
+    Sqlite(tempfile::TempDir),
+    /// A PostgreSQL schema on the test server.
+    Postgres { admin_url: String, schema: String },
+}
+
+impl TestDb {
+    /// A new, empty SQLite database.
+    pub fn sqlite() -> TestDb {
+        TestDb::Sqlite(tempfile::tempdir().expect("temporary directory"))
+    }
+
+    /// A new, empty PostgreSQL schema, or `None` (with the reason printed) when no test server
+    /// is configured.
+    pub async fn postgres(test: &str) -> Option<TestDb> {
+        let Ok(admin_url) = std::env::var(POSTGRES_ENV) else {
+            // Written to the real stderr, which the test harness does not capture, so the skip
+            // is visible in every run.
+            let _ = writeln!(
+                std::io::stderr(),
+                "SKIPPED {test} on postgres: {POSTGRES_ENV} is not set \
+                 (e.g. postgres://postgres@127.0.0.1:5432/test)"
+            );
+            return None;
+        };
+        let schema = format!("t_{:016x}", rand::random::<u64>());
+        let admin = Store::connect(&StoreOptions::new(&admin_url))
+            .await
+            .expect("connect to the PostgreSQL test server");
+        admin
+            .execute_raw(&format!("CREATE SCHEMA {schema}"))
+            .await
+            .expect("create test schema");
+        admin.close().await;
+        Some(TestDb::Postgres { admin_url, schema })
+    }
+
+    /// The URL of this database.
+    pub fn url(&self) -> String {
+        match self {
+            TestDb::Sqlite(dir) => format!("sqlite://{}", dir.path().join("tidings.db").display()),
+            TestDb::Postgres { admin_url, schema } => {
+                let separator = if admin_url.contains('?') { '&' } else { '?' };
+                format!("{admin_url}{separator}options=-c%20search_path%3D{schema}")
+            }
+        }
+    }
+
+    /// The SQLite file's directory.
+    pub fn dir(&self) -> Option<&std::path::Path> {
+        match self {
+            TestDb::Sqlite(dir) => Some(dir.path()),
+            TestDb::Postgres { .. } => None,
+        }
+    }
+
+    /// Opens a store on this database without migrating.
+    pub async fn open(&self) -> Store {
+        Store::connect(&StoreOptions::new(self.url()))
+            .await
+            .expect("open test database")
+    }
+
+    /// Opens and migrates a store on this database.
+    pub async fn migrated(&self) -> Store {
+        let store = self.open().await;
+        store.migrate().await.expect("migrate");
+        store
+    }
+
+    async fn drop_db(self) {
+        if let TestDb::Postgres { admin_url, schema } = &self {
+            let admin = Store::connect(&StoreOptions::new(admin_url))
+                .await
+                .expect("connect to the PostgreSQL test server");
+            admin
+                .execute_raw(&format!("DROP SCHEMA {schema} CASCADE"))
+                .await
+                .expect("drop test schema");
+            admin.close().await;
+        }
+    }
+}
+
+/// Runs a test body on a fresh database and removes the database afterwards, also when the
+/// body panics (the panic is then resumed).
+pub async fn run_on(db: TestDb, body: impl AsyncFnOnce(&TestDb)) {
+    let outcome = std::panic::AssertUnwindSafe(body(&db)).catch_unwind().await;
+    db.drop_db().await;
+    if let Err(panic) = outcome {
+        std::panic::resume_unwind(panic);
+    }
+}
+
+/// Declares one async test body and generates a SQLite test and a PostgreSQL test from it.
+#[macro_export]
+macro_rules! on_both_engines {
+    ($name:ident, |$db:ident| $body:block) => {
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+
+            async fn body($db: &$crate::common::TestDb) $body
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn sqlite() {
+                $crate::common::run_on($crate::common::TestDb::sqlite(), body).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn postgres() {
+                let test = module_path!();
+                if let Some(db) = $crate::common::TestDb::postgres(test).await {
+                    $crate::common::run_on(db, body).await;
+                }
+            }
+        }
+    };
+}
+
+/// Creates an ordinary user without a password; returns the id.
+pub async fn add_user(store: &Store, name: &str) -> i64 {
+    store
+        .create_user(&NewUser {
+            username: name.into(),
+            password_hash: None,
+            is_admin: false,
+        })
+        .await
+        .expect("create user")
+        .id
+}
+
+/// Subscribes a user to a feed URL with the defaults; returns the subscription's and the
+/// feed's ids.
+pub async fn follow(store: &Store, user_id: i64, url: &str) -> (i64, i64) {
+    let subscription = store
+        .subscribe(
+            user_id,
+            &NewSubscription {
+                feed_url: url.into(),
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("subscribe");
+    (subscription.id, subscription.feed_id)
+}

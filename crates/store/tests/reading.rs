@@ -1,0 +1,538 @@
+//! Reading on both engines: listings and their cursors, the read watermark and the maintained
+//! unread counters, mark-read with and without "before", bookmarks, preferences, updated
+//! since.
+
+mod common;
+
+use common::{add_user as user, follow as subscribe};
+
+use std::collections::HashSet;
+
+use tidings_store::{
+    ItemFilter, ItemOrder, ItemQuery, MarkReadScope, NewItem, PreferenceChanges, Store, StoreError,
+};
+
+fn item(guid: &str, published: i64) -> NewItem {
+    NewItem {
+        guid: Some(guid.into()),
+        url: Some(format!("https://example.com/{guid}")),
+        title: Some(format!("Item {guid}")),
+        content: Some(format!("<p>content {guid}</p>")),
+        summary: Some(format!("summary {guid}")),
+        published: Some(published),
+        ..NewItem::default()
+    }
+}
+
+/// Inserts items `from..to` of a feed, item n published at `base + n * 60`.
+async fn add_items(store: &Store, feed_id: i64, prefix: &str, range: std::ops::Range<i64>) {
+    let base = 1_700_000_000;
+    let items: Vec<NewItem> = range
+        .map(|n| item(&format!("{prefix}-{n}"), base + n * 60))
+        .collect();
+    store.upsert_items(feed_id, &items, base).await.unwrap();
+}
+
+fn query(filter: ItemFilter) -> ItemQuery {
+    ItemQuery {
+        filter,
+        limit: 200,
+        ..ItemQuery::default()
+    }
+}
+
+/// Every item of the user's listing, page after page.
+async fn all_pages(store: &Store, user_id: i64, mut q: ItemQuery) -> Vec<i64> {
+    let mut ids = Vec::new();
+    loop {
+        let page = store.list_items(user_id, &q).await.unwrap();
+        ids.extend(page.items.iter().map(|i| i.id));
+        match page.next_cursor {
+            Some(cursor) => q.cursor = Some(cursor),
+            None => return ids,
+        }
+    }
+}
+
+/// The maintained counters agree with the items the listing calls unread, per feed.
+async fn assert_counts_consistent(store: &Store, user_id: i64) {
+    let counts = store.unread_counts(user_id).await.unwrap();
+    for count in &counts.subscriptions {
+        let listed = all_pages(
+            store,
+            user_id,
+            ItemQuery {
+                feed_id: Some(count.feed_id),
+                ..query(ItemFilter::All)
+            },
+        )
+        .await;
+        let mut unread = 0;
+        for id in listed {
+            if !store.item(user_id, id).await.unwrap().is_read {
+                unread += 1;
+            }
+        }
+        assert_eq!(count.unread, unread, "feed {}", count.feed_id);
+        let unread_listed = all_pages(
+            store,
+            user_id,
+            ItemQuery {
+                feed_id: Some(count.feed_id),
+                ..query(ItemFilter::Unread)
+            },
+        )
+        .await;
+        assert_eq!(unread_listed.len() as i64, unread, "feed {}", count.feed_id);
+        let sub = store
+            .subscription(user_id, count.subscription_id)
+            .await
+            .unwrap();
+        assert_eq!(sub.unread_count, unread);
+    }
+}
+
+fn unread_of(counts: &tidings_store::UnreadCounts, feed_id: i64) -> i64 {
+    counts
+        .subscriptions
+        .iter()
+        .find(|c| c.feed_id == feed_id)
+        .map(|c| c.unread)
+        .unwrap()
+}
+
+on_both_engines!(counters_follow_states_watermarks_and_deletions, |db| {
+    let store = db.migrated().await;
+    let ann = user(&store, "ann").await;
+    let bob = user(&store, "bob").await;
+    let (_, feed) = subscribe(&store, ann, "https://a.example/feed").await;
+    add_items(&store, feed, "a", 0..10).await;
+    // Bob subscribes after the items exist: his counter starts from a count.
+    subscribe(&store, bob, "https://a.example/feed").await;
+    let counts = store.unread_counts(ann).await.unwrap();
+    assert_eq!(unread_of(&counts, feed), 10);
+    assert_eq!(
+        unread_of(&store.unread_counts(bob).await.unwrap(), feed),
+        10
+    );
+
+    let ids = store.feed_item_ids(feed).await.unwrap(); // newest first
+    store
+        .set_item_state(ann, ids[0], Some(true), None)
+        .await
+        .unwrap();
+    // Idempotent.
+    store
+        .set_item_state(ann, ids[0], Some(true), None)
+        .await
+        .unwrap();
+    store
+        .set_item_state(ann, ids[1], None, Some(true))
+        .await
+        .unwrap();
+    let counts = store.unread_counts(ann).await.unwrap();
+    assert_eq!(unread_of(&counts, feed), 9);
+    assert_eq!(counts.starred, 1);
+    assert_eq!(
+        unread_of(&store.unread_counts(bob).await.unwrap(), feed),
+        10,
+        "states are per user"
+    );
+    assert_counts_consistent(&store, ann).await;
+
+    // Mark read before the 6th item's date: items 0..=4 (ids[9]..=ids[5]) become read.
+    let sixth = store.item(ann, ids[4]).await.unwrap().published_at;
+    let marked = store
+        .mark_read(ann, &MarkReadScope::Feed(feed), Some(sixth))
+        .await
+        .unwrap();
+    assert_eq!(marked, 5);
+    assert!(store.item(ann, ids[5]).await.unwrap().is_read);
+    assert!(!store.item(ann, ids[4]).await.unwrap().is_read);
+    assert_eq!(unread_of(&store.unread_counts(ann).await.unwrap(), feed), 4);
+    assert_counts_consistent(&store, ann).await;
+
+    // Unread again under the watermark, then starred: starring keeps it unread.
+    store
+        .set_item_state(ann, ids[9], Some(false), None)
+        .await
+        .unwrap();
+    store
+        .set_item_state(ann, ids[8], None, Some(true))
+        .await
+        .unwrap();
+    assert!(store.item(ann, ids[8]).await.unwrap().is_read);
+    assert_eq!(unread_of(&store.unread_counts(ann).await.unwrap(), feed), 5);
+    assert_counts_consistent(&store, ann).await;
+
+    // A late item dated under the watermark arrives: it is unread, not hidden.
+    store
+        .upsert_items(feed, &[item("late", 1_700_000_000 + 30)], 1_800_000_000)
+        .await
+        .unwrap();
+    assert_eq!(unread_of(&store.unread_counts(ann).await.unwrap(), feed), 6);
+    assert_counts_consistent(&store, ann).await;
+
+    // Everything read; an old watermark never moves back.
+    let marked = store
+        .mark_read(ann, &MarkReadScope::All, None)
+        .await
+        .unwrap();
+    assert_eq!(marked, 6);
+    assert_eq!(unread_of(&store.unread_counts(ann).await.unwrap(), feed), 0);
+    let marked = store
+        .mark_read(ann, &MarkReadScope::Feed(feed), Some(1))
+        .await
+        .unwrap();
+    assert_eq!(marked, 0);
+    assert_eq!(unread_of(&store.unread_counts(ann).await.unwrap(), feed), 0);
+    assert_counts_consistent(&store, ann).await;
+    let page = store
+        .list_items(ann, &query(ItemFilter::Unread))
+        .await
+        .unwrap();
+    assert!(page.items.is_empty());
+
+    // Deleting items (retention keeps starred ones) keeps every counter exact.
+    add_items(&store, feed, "b", 20..25).await;
+    assert_eq!(unread_of(&store.unread_counts(ann).await.unwrap(), feed), 5);
+    let deleted = store.delete_items_older_than(1_900_000_000).await.unwrap();
+    assert!(deleted > 0);
+    assert_eq!(unread_of(&store.unread_counts(ann).await.unwrap(), feed), 0);
+    // Bob read nothing: the two items kept because Ann starred them are unread for him.
+    assert_eq!(unread_of(&store.unread_counts(bob).await.unwrap(), feed), 2);
+    assert_counts_consistent(&store, ann).await;
+    assert_counts_consistent(&store, bob).await;
+});
+
+on_both_engines!(mark_read_by_ids_group_and_isolation, |db| {
+    let store = db.migrated().await;
+    let ann = user(&store, "ann").await;
+    let eve = user(&store, "eve").await;
+    let group = store.create_group(ann, "News").await.unwrap();
+    let (sub_a, feed_a) = subscribe(&store, ann, "https://a.example/feed").await;
+    let (_, feed_b) = subscribe(&store, ann, "https://b.example/feed").await;
+    store
+        .update_subscription(
+            ann,
+            sub_a,
+            &tidings_store::SubscriptionChanges {
+                group_id: Some(group.id),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    add_items(&store, feed_a, "a", 0..5).await;
+    add_items(&store, feed_b, "b", 0..5).await;
+    let a_ids = store.feed_item_ids(feed_a).await.unwrap();
+    let b_ids = store.feed_item_ids(feed_b).await.unwrap();
+
+    // Ids of another user's feed are ignored, not marked.
+    let (_, eve_feed) = subscribe(&store, eve, "https://e.example/feed").await;
+    add_items(&store, eve_feed, "e", 0..2).await;
+    let eve_ids = store.feed_item_ids(eve_feed).await.unwrap();
+    let marked = store
+        .mark_read(
+            ann,
+            &MarkReadScope::Ids(vec![b_ids[0], b_ids[1], b_ids[1], eve_ids[0]]),
+            None,
+        )
+        .await
+        .unwrap();
+    assert_eq!(marked, 2);
+    assert!(!store.item(eve, eve_ids[0]).await.unwrap().is_read);
+    assert!(matches!(
+        store.item(ann, eve_ids[0]).await,
+        Err(StoreError::NotFound(_))
+    ));
+    assert!(matches!(
+        store
+            .mark_read(ann, &MarkReadScope::Feed(eve_feed), None)
+            .await,
+        Err(StoreError::NotFound(_))
+    ));
+    let eve_group = store.default_group_id(eve).await.unwrap();
+    assert!(matches!(
+        store
+            .mark_read(ann, &MarkReadScope::Group(eve_group), None)
+            .await,
+        Err(StoreError::NotFound(_))
+    ));
+
+    let marked = store
+        .mark_read(ann, &MarkReadScope::Group(group.id), None)
+        .await
+        .unwrap();
+    assert_eq!(marked, 5);
+    let counts = store.unread_counts(ann).await.unwrap();
+    assert_eq!(unread_of(&counts, feed_a), 0);
+    assert_eq!(unread_of(&counts, feed_b), 3);
+    assert!(store.item(ann, a_ids[4]).await.unwrap().is_read);
+    assert_counts_consistent(&store, ann).await;
+
+    // Group and feed scopes of listings.
+    let in_group = all_pages(
+        &store,
+        ann,
+        ItemQuery {
+            group_id: Some(group.id),
+            ..query(ItemFilter::All)
+        },
+    )
+    .await;
+    assert_eq!(in_group, a_ids);
+    assert!(matches!(
+        store
+            .list_items(
+                ann,
+                &ItemQuery {
+                    group_id: Some(eve_group),
+                    ..query(ItemFilter::All)
+                }
+            )
+            .await,
+        Err(StoreError::NotFound(_))
+    ));
+});
+
+on_both_engines!(pages_neither_skip_nor_repeat_while_items_arrive, |db| {
+    let store = db.migrated().await;
+    let ann = user(&store, "ann").await;
+    let (_, feed_a) = subscribe(&store, ann, "https://a.example/feed").await;
+    let (_, feed_b) = subscribe(&store, ann, "https://b.example/feed").await;
+    add_items(&store, feed_a, "a", 0..60).await;
+    add_items(&store, feed_b, "b", 0..60).await; // same dates as feed a: ties broken by id
+    let before: HashSet<i64> = all_pages(&store, ann, query(ItemFilter::All))
+        .await
+        .into_iter()
+        .collect();
+    assert_eq!(before.len(), 120);
+
+    for (filter, order) in [
+        (ItemFilter::All, ItemOrder::NewestFirst),
+        (ItemFilter::Unread, ItemOrder::NewestFirst),
+        (ItemFilter::All, ItemOrder::OldestFirst),
+        (ItemFilter::Unread, ItemOrder::OldestFirst),
+    ] {
+        let mut q = ItemQuery {
+            filter,
+            order,
+            limit: 25,
+            ..ItemQuery::default()
+        };
+        let mut seen = Vec::new();
+        let mut round = 0;
+        loop {
+            let page = store.list_items(ann, &q).await.unwrap();
+            assert!(page.items.len() <= 25);
+            seen.extend(page.items.iter().map(|i| i.id));
+            // New items arrive between pages: newer than everything, and dated in the middle.
+            round += 1;
+            let prefix = format!("new-{filter:?}-{order:?}-{round}");
+            add_items(&store, feed_a, &prefix, 1000..1002).await;
+            store
+                .upsert_items(
+                    feed_b,
+                    &[item(&format!("{prefix}-mid"), 1_700_000_000 + 30 * 60 + 7)],
+                    1_700_000_000,
+                )
+                .await
+                .unwrap();
+            match page.next_cursor {
+                Some(cursor) => q.cursor = Some(cursor),
+                None => break,
+            }
+        }
+        let unique: HashSet<i64> = seen.iter().copied().collect();
+        assert_eq!(
+            unique.len(),
+            seen.len(),
+            "{filter:?} {order:?}: repeated items"
+        );
+        assert!(
+            before.is_subset(&unique),
+            "{filter:?} {order:?}: skipped items"
+        );
+        let dates: Vec<(i64, i64)> = {
+            let mut v = Vec::new();
+            for id in &seen {
+                v.push((store.item(ann, *id).await.unwrap().published_at, *id));
+            }
+            v
+        };
+        let mut sorted = dates.clone();
+        sorted.sort();
+        if order == ItemOrder::NewestFirst {
+            sorted.reverse();
+        }
+        assert_eq!(dates, sorted, "{filter:?} {order:?}: out of order");
+    }
+
+    // since / until and the starred filter.
+    let base = 1_700_000_000;
+    let page = store
+        .list_items(
+            ann,
+            &ItemQuery {
+                feed_id: Some(feed_b),
+                since: Some(base + 10 * 60),
+                until: Some(base + 20 * 60),
+                ..query(ItemFilter::All)
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(page.items.len(), 10);
+    assert!(page.next_cursor.is_none());
+    let some = *before.iter().next().unwrap();
+    store
+        .set_item_state(ann, some, None, Some(true))
+        .await
+        .unwrap();
+    let starred = store
+        .list_items(ann, &query(ItemFilter::Starred))
+        .await
+        .unwrap();
+    assert_eq!(
+        starred.items.iter().map(|i| i.id).collect::<Vec<_>>(),
+        vec![some]
+    );
+    assert!(starred.items[0].is_starred);
+});
+
+on_both_engines!(bookmarks_survive_item_and_feed_deletion, |db| {
+    let store = db.migrated().await;
+    let ann = user(&store, "ann").await;
+    let eve = user(&store, "eve").await;
+    let (sub, feed) = subscribe(&store, ann, "https://a.example/feed").await;
+    store
+        .update_subscription(
+            ann,
+            sub,
+            &tidings_store::SubscriptionChanges {
+                title: Some(Some("My feed".into())),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    add_items(&store, feed, "a", 0..2).await;
+    let ids = store.feed_item_ids(feed).await.unwrap();
+    let (first, created) = store.create_bookmark(ann, ids[0]).await.unwrap();
+    assert!(created);
+    let (again, created) = store.create_bookmark(ann, ids[0]).await.unwrap();
+    assert!(!created);
+    assert_eq!(again.id, first.id);
+    assert_eq!(first.feed_title.as_deref(), Some("My feed"));
+    assert_eq!(first.content.as_deref(), Some("<p>content a-1</p>"));
+    let (second, _) = store.create_bookmark(ann, ids[1]).await.unwrap();
+    assert!(matches!(
+        store.create_bookmark(eve, ids[0]).await,
+        Err(StoreError::NotFound(_))
+    ));
+    assert!(matches!(
+        store.bookmark(eve, first.id).await,
+        Err(StoreError::NotFound(_))
+    ));
+    assert!(matches!(
+        store.delete_bookmark(eve, first.id).await,
+        Err(StoreError::NotFound(_))
+    ));
+
+    // The item goes (retention would keep it; a direct delete stands for any other way).
+    store
+        .execute_raw(&format!("DELETE FROM items WHERE id = {}", ids[0]))
+        .await
+        .unwrap();
+    let kept = store.bookmark(ann, first.id).await.unwrap();
+    assert_eq!(kept.item_id, None);
+    assert_eq!(kept.title, first.title);
+    assert_eq!(kept.url, first.url);
+    // Then the whole feed.
+    store.unsubscribe(ann, sub).await.unwrap();
+    store
+        .execute_raw(&format!("DELETE FROM feeds WHERE id = {feed}"))
+        .await
+        .unwrap();
+    let listed = store.list_bookmarks(ann).await.unwrap();
+    assert_eq!(listed.len(), 2);
+    assert!(listed.iter().all(|b| b.item_id.is_none()));
+    assert_eq!(
+        listed.iter().find(|b| b.id == second.id).unwrap().title,
+        second.title
+    );
+    store.delete_bookmark(ann, first.id).await.unwrap();
+    assert_eq!(store.list_bookmarks(ann).await.unwrap().len(), 1);
+});
+
+on_both_engines!(preferences_are_validated, |db| {
+    let store = db.migrated().await;
+    let ann = user(&store, "ann").await;
+    let defaults = store.preferences(ann).await.unwrap();
+    assert_eq!(defaults.theme, "auto");
+    assert_eq!(defaults.page_size, 50);
+    let changed = store
+        .update_preferences(
+            ann,
+            &PreferenceChanges {
+                theme: Some("dark".into()),
+                page_size: Some(100),
+                show_images: Some(false),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(changed.theme, "dark");
+    assert_eq!(changed.page_size, 100);
+    assert!(!changed.show_images);
+    assert!(changed.mark_read_on_open);
+    for bad in [
+        PreferenceChanges {
+            theme: Some("neon".into()),
+            ..Default::default()
+        },
+        PreferenceChanges {
+            page_size: Some(5),
+            ..Default::default()
+        },
+        PreferenceChanges {
+            default_view: Some("magazine".into()),
+            ..Default::default()
+        },
+    ] {
+        assert!(matches!(
+            store.update_preferences(ann, &bad).await,
+            Err(StoreError::Invalid(_))
+        ));
+    }
+    assert_eq!(store.preferences(ann).await.unwrap().theme, "dark");
+});
+
+on_both_engines!(updated_feeds_since_a_time, |db| {
+    let store = db.migrated().await;
+    let ann = user(&store, "ann").await;
+    let (sub_a, feed_a) = subscribe(&store, ann, "https://a.example/feed").await;
+    let (_, feed_b) = subscribe(&store, ann, "https://b.example/feed").await;
+    store
+        .upsert_items(feed_a, &[item("a1", 100)], 1_000)
+        .await
+        .unwrap();
+    store
+        .upsert_items(feed_b, &[item("b1", 100)], 1_000)
+        .await
+        .unwrap();
+    store
+        .upsert_items(feed_a, &[item("a2", 200), item("a3", 300)], 2_000)
+        .await
+        .unwrap();
+    let updated = store.updated_feeds(ann, 1_500).await.unwrap();
+    assert_eq!(updated.len(), 1);
+    assert_eq!(updated[0].subscription_id, sub_a);
+    assert_eq!(updated[0].new_items, 2);
+    assert_eq!(updated[0].last_arrived_at, 2_000);
+    assert_eq!(updated[0].unread, 3);
+    assert_eq!(store.updated_feeds(ann, 500).await.unwrap().len(), 2);
+    assert!(store.updated_feeds(ann, 2_000).await.unwrap().is_empty());
+});
