@@ -1,0 +1,91 @@
+//! The worker's settings.
+
+use std::time::Duration;
+
+use tidings_feed::SanitizeOptions;
+use tidings_fetch::PolicyConfig;
+
+/// Feeds fetched at once by one worker, by default (F11).
+pub const DEFAULT_CONCURRENCY: usize = 10;
+/// Requests at once to one host (F11).
+pub const DEFAULT_PER_HOST: usize = 2;
+/// How often an idle worker looks for due feeds, by default.
+pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_secs(30);
+/// How long a claimed feed stays leased to its worker: long past the 10 s fetch timeout plus
+/// parsing and storing, short enough that a crashed worker's feeds come back soon.
+pub const DEFAULT_LEASE: Duration = Duration::from_secs(300);
+/// Items older than this many days are deleted by retention (F17), by default.
+pub const DEFAULT_RETENTION_DAYS: u32 = 180;
+/// Feeds nobody has followed for this many days are deleted (F17).
+pub const DEFAULT_ORPHAN_DAYS: u32 = 7;
+/// Favicons are fetched again after this long (F3: monthly).
+pub const DEFAULT_FAVICON_MAX_AGE: Duration = Duration::from_secs(30 * 24 * 3600);
+/// How often the daily jobs run.
+pub const DAILY: Duration = Duration::from_secs(24 * 3600);
+
+/// How a worker behaves. `Default` is the product's behaviour.
+#[derive(Debug, Clone)]
+pub struct WorkerConfig {
+    /// The name this worker's leases carry; unique per process (see [`default_owner`]).
+    pub owner: String,
+    /// Feeds fetched at once.
+    pub concurrency: usize,
+    /// Requests at once per host.
+    pub per_host: usize,
+    /// How often an idle worker looks for due feeds (the scheduler's tick).
+    pub poll_interval: Duration,
+    /// How long a claim lasts.
+    pub lease: Duration,
+    /// The scheduling policy (F12, F14).
+    pub policy: PolicyConfig,
+    /// Items older than this many days are deleted; 0 disables item retention.
+    pub retention_days: u32,
+    /// Feeds without subscribers for this many days are deleted.
+    pub orphan_days: u32,
+    /// How often the retention job runs (daily).
+    pub retention_every: Duration,
+    /// Whether favicons are fetched at all.
+    pub favicons: bool,
+    /// How old a favicon may get before it is fetched again.
+    pub favicon_max_age: Duration,
+    /// The HTML sanitizer's options (F5).
+    pub sanitize: SanitizeOptions,
+}
+
+impl Default for WorkerConfig {
+    fn default() -> WorkerConfig {
+        WorkerConfig {
+            owner: default_owner(),
+            concurrency: DEFAULT_CONCURRENCY,
+            per_host: DEFAULT_PER_HOST,
+            poll_interval: DEFAULT_POLL_INTERVAL,
+            lease: DEFAULT_LEASE,
+            policy: PolicyConfig::default(),
+            retention_days: DEFAULT_RETENTION_DAYS,
+            orphan_days: DEFAULT_ORPHAN_DAYS,
+            retention_every: DAILY,
+            favicons: true,
+            favicon_max_age: DEFAULT_FAVICON_MAX_AGE,
+            sanitize: SanitizeOptions::default(),
+        }
+    }
+}
+
+/// A lease owner name unique to this process: host name, process id and start time, so that
+/// the leases of a crashed process are never mistaken for a restarted one's.
+pub fn default_owner() -> String {
+    let host = std::fs::read_to_string("/etc/hostname")
+        .ok()
+        .map(|name| name.trim().to_owned())
+        .filter(|name| !name.is_empty())
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .unwrap_or_else(|| "worker".to_owned());
+    let started = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() % 1_000_000_000)
+        .unwrap_or(0);
+    // Several workers in one process (tests, `refresh` beside a running worker) differ here.
+    static SEQUENCE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let sequence = SEQUENCE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!("{host}-{}-{started:09}-{sequence}", std::process::id())
+}

@@ -1,0 +1,207 @@
+//! Discovery over the network (F2) and subscribing by a page or feed URL: fetch through the
+//! guarded client, let the pure discovery of `tidings-feed` rank the candidates, check them.
+
+use tidings_feed::{CandidateSource, FeedCandidate, ParseOptions};
+use tidings_fetch::{FetchError, FetchRequest, GuardedClient};
+use tidings_store::{NewSubscription, StoreError, Subscription};
+use url::Url;
+
+use crate::fetcher::{FeedReport, Fetcher, RefreshError};
+
+/// Conventional paths tried when a page links no feed at all: at most this many requests.
+const MAX_PATH_PROBES: usize = 6;
+/// Candidates checked when subscribing, before giving up.
+const MAX_CANDIDATES_CHECKED: usize = 5;
+
+/// Why discovery found nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum DiscoverError {
+    /// The text is not a URL.
+    #[error("not a URL: {0}")]
+    InvalidUrl(String),
+    /// The page could not be fetched.
+    #[error("{url}: {source}")]
+    Fetch {
+        /// The URL.
+        url: String,
+        /// Why.
+        #[source]
+        source: FetchError,
+    },
+    /// The page answered with an error status.
+    #[error("{url}: the server answered HTTP {status}")]
+    Status {
+        /// The URL.
+        url: String,
+        /// The status.
+        status: u16,
+    },
+}
+
+/// Reads what a user typed as a URL: `example.com/blog` means `https://example.com/blog`.
+pub fn parse_user_url(text: &str) -> Result<Url, DiscoverError> {
+    let text = text.trim();
+    let with_scheme = if text.contains("://") {
+        text.to_owned()
+    } else {
+        format!("https://{text}")
+    };
+    Url::parse(&with_scheme).map_err(|e| DiscoverError::InvalidUrl(format!("{text}: {e}")))
+}
+
+/// Fetches `url` and lists the feeds it is or links to, best first. A page that links none
+/// has the conventional paths (`/feed`, `/rss`…) probed, and only those that parse as feeds
+/// are listed. Every request goes through the guarded client.
+pub async fn discover_feeds(
+    client: &GuardedClient,
+    url: &Url,
+) -> Result<Vec<FeedCandidate>, DiscoverError> {
+    let request = FetchRequest::new(url.clone());
+    let response = client
+        .fetch(&request)
+        .await
+        .map_err(|source| DiscoverError::Fetch {
+            url: url.to_string(),
+            source,
+        })?;
+    if !response.is_success() {
+        return Err(DiscoverError::Status {
+            url: url.to_string(),
+            status: response.status,
+        });
+    }
+    // A feed reached through temporary redirects keeps the URL asked for; a permanent move
+    // is followed.
+    let canonical = if response.redirects == 0 {
+        response.url.clone()
+    } else {
+        response
+            .permanent_redirect
+            .clone()
+            .unwrap_or_else(|| url.clone())
+    };
+    let candidates = tidings_feed::discover(&response.body, &canonical);
+    let (linked, paths): (Vec<_>, Vec<_>) = candidates
+        .into_iter()
+        .partition(|c| c.source != CandidateSource::ConventionalPath);
+    if !linked.is_empty() {
+        return Ok(linked);
+    }
+    let mut found = Vec::new();
+    for candidate in paths.into_iter().take(MAX_PATH_PROBES) {
+        if let Ok(candidate_url) = Url::parse(&candidate.url)
+            && let Some(feed) = probe_feed(client, &candidate_url).await
+        {
+            found.push(feed);
+        }
+    }
+    Ok(found)
+}
+
+/// Fetches `url` and returns it as a candidate when it parses as a feed.
+async fn probe_feed(client: &GuardedClient, url: &Url) -> Option<FeedCandidate> {
+    let response = client.fetch(&FetchRequest::new(url.clone())).await.ok()?;
+    if !response.is_success() {
+        return None;
+    }
+    let options = ParseOptions {
+        feed_url: Some(response.url.clone()),
+        http_charset: response.charset.clone(),
+        ..ParseOptions::default()
+    };
+    let feed = tidings_feed::parse(&response.body, &options).ok()?;
+    let kind = match feed.format() {
+        tidings_feed::FeedFormat::Atom => tidings_feed::CandidateKind::Atom,
+        tidings_feed::FeedFormat::Rss => tidings_feed::CandidateKind::Rss,
+        tidings_feed::FeedFormat::Json => tidings_feed::CandidateKind::Json,
+    };
+    Some(FeedCandidate {
+        url: url.to_string(),
+        kind,
+        title: feed.title,
+        source: CandidateSource::TheInputIsAFeed,
+    })
+}
+
+/// What a user asks for when subscribing by URL.
+#[derive(Debug, Clone, Default)]
+pub struct SubscribeRequest {
+    /// A feed URL or a page URL (discovery finds its feed).
+    pub url: String,
+    /// The group; the default group when `None`.
+    pub group_id: Option<i64>,
+    /// A custom title.
+    pub title: Option<String>,
+    /// The fetch interval in minutes (30–720, step 30); 60 when `None`.
+    pub interval_minutes: Option<i64>,
+}
+
+/// A new subscription and how its first fetch went.
+#[derive(Debug, Clone)]
+pub struct Subscribed {
+    /// The subscription, as stored before the first fetch.
+    pub subscription: Subscription,
+    /// The first fetch; `None` when another worker was fetching the feed at that moment.
+    pub first_fetch: Option<FeedReport>,
+}
+
+/// Why subscribing failed.
+#[derive(Debug, thiserror::Error)]
+pub enum SubscribeError {
+    /// The page or feed could not be fetched.
+    #[error(transparent)]
+    Discover(#[from] DiscoverError),
+    /// Nothing at the URL is or links to a feed that parses.
+    #[error("no feed found at {0}")]
+    NoFeed(String),
+    /// The store refused (already subscribed: `StoreError::Conflict`; bad interval or group).
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Subscribes `user_id` to the feed at (or linked from) `request.url` and fetches it once at
+/// once, so the reader has items to show (the REST API's `POST /subscriptions`).
+pub async fn subscribe_with_discovery(
+    fetcher: &Fetcher,
+    user_id: i64,
+    request: &SubscribeRequest,
+) -> Result<Subscribed, SubscribeError> {
+    let url = parse_user_url(&request.url)?;
+    let candidates = discover_feeds(fetcher.client(), &url).await?;
+    let mut chosen = None;
+    for candidate in candidates.into_iter().take(MAX_CANDIDATES_CHECKED) {
+        if candidate.source == CandidateSource::TheInputIsAFeed {
+            chosen = Some(candidate.url);
+            break;
+        }
+        if let Ok(candidate_url) = Url::parse(&candidate.url)
+            && probe_feed(fetcher.client(), &candidate_url).await.is_some()
+        {
+            chosen = Some(candidate.url);
+            break;
+        }
+    }
+    let feed_url = chosen.ok_or_else(|| SubscribeError::NoFeed(url.to_string()))?;
+    let subscription = fetcher
+        .store()
+        .subscribe(
+            user_id,
+            &NewSubscription {
+                feed_url,
+                group_id: request.group_id,
+                title: request.title.clone(),
+                interval_minutes: request.interval_minutes,
+            },
+        )
+        .await?;
+    let first_fetch = match fetcher.refresh_feed(subscription.feed_id).await {
+        Ok(report) => Some(report),
+        Err(RefreshError::Busy(_)) => None,
+        Err(RefreshError::NotFound(_)) => None,
+        Err(RefreshError::Store(error)) => return Err(error.into()),
+    };
+    Ok(Subscribed {
+        subscription,
+        first_fetch,
+    })
+}

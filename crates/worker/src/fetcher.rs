@@ -1,0 +1,636 @@
+//! One feed's round: fetch (conditional, guarded, polite), skip or parse, store items, body and
+//! outcome, follow a permanent move, refresh the favicon.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, Utc};
+use tidings_feed::{ParseOptions, Sanitizer};
+use tidings_fetch::policy::{freshness_seconds, retry_after_seconds};
+use tidings_fetch::{
+    Decision, FailureCounts, FeedStatus, FetchRequest, FetchResponse, GuardedClient, HostLimiter,
+    NextCheck, Outcome, ParseResult, decide, effective_interval,
+};
+use tidings_store::{
+    DueFeed, FeedBody, FeedMove, FetchRecord, FetchStatus, NewItem, Store, StoreError, UpsertCounts,
+};
+use url::Url;
+
+use crate::body;
+use crate::config::WorkerConfig;
+use crate::favicon;
+use crate::metrics::{FetchResult, WorkerMetrics};
+
+/// What became of one feed's fetch, for logs, the command line and the API.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct FeedReport {
+    /// The feed's id.
+    pub feed_id: i64,
+    /// The URL fetched.
+    pub url: String,
+    /// How the fetch ended.
+    pub result: FetchResult,
+    /// The final HTTP status, when a response came.
+    pub http_status: Option<u16>,
+    /// The error or parse failure, as the user should read it.
+    pub error: Option<String>,
+    /// Items stored for the first time.
+    pub items_inserted: u64,
+    /// Items seen again with changed content.
+    pub items_updated: u64,
+    /// Items seen again unchanged.
+    pub items_unchanged: u64,
+    /// The feed's status after the fetch.
+    pub status: FetchStatus,
+    /// Why the feed is in backoff or stopped.
+    pub status_reason: Option<String>,
+    /// When the feed is due next (Unix seconds); `None` when stopped.
+    pub next_check_at: Option<i64>,
+    /// The URL the feed moved to after a permanent redirect.
+    pub moved_to: Option<String>,
+    /// The feed it was merged into, when the new URL belonged to another feed.
+    pub merged_into: Option<i64>,
+    /// Whether the outcome was stored (`false` when the lease had expired meanwhile, or the
+    /// database failed).
+    pub recorded: bool,
+    /// How long the round took, in milliseconds.
+    pub elapsed_ms: u64,
+}
+
+impl fmt::Display for FeedReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "feed {} {}: ", self.feed_id, self.url)?;
+        match self.result {
+            FetchResult::Parsed => write!(
+                f,
+                "parsed, {} new, {} updated, {} unchanged",
+                self.items_inserted, self.items_updated, self.items_unchanged
+            )?,
+            FetchResult::NotModified => write!(f, "not modified (304)")?,
+            FetchResult::Unchanged => write!(f, "unchanged (same body as last time)")?,
+            FetchResult::ParseFailed => write!(
+                f,
+                "not a feed: {}",
+                self.error.as_deref().unwrap_or("unknown")
+            )?,
+            FetchResult::HttpError => write!(
+                f,
+                "HTTP {}",
+                self.http_status.map_or("?".into(), |s| s.to_string())
+            )?,
+            FetchResult::Failed => {
+                write!(f, "failed: {}", self.error.as_deref().unwrap_or("unknown"))?
+            }
+        }
+        write!(f, "; status {}", self.status.as_str())?;
+        if let Some(reason) = &self.status_reason {
+            write!(f, " ({reason})")?;
+        }
+        if let Some(next) = self
+            .next_check_at
+            .and_then(|at| DateTime::<Utc>::from_timestamp(at, 0))
+        {
+            write!(f, "; next check {}", next.format("%Y-%m-%d %H:%M:%S UTC"))?;
+        }
+        if let Some(url) = &self.moved_to {
+            write!(f, "; moved to {url}")?;
+            if let Some(into) = self.merged_into {
+                write!(f, " (merged into feed {into})")?;
+            }
+        }
+        if !self.recorded {
+            write!(f, "; NOT recorded")?;
+        }
+        Ok(())
+    }
+}
+
+/// A parsed, sanitized feed, ready to store.
+struct ParsedFeed {
+    title: Option<String>,
+    site_url: Option<String>,
+    description: Option<String>,
+    format: &'static str,
+    icon: Option<String>,
+    items: Vec<NewItem>,
+}
+
+/// Why a manual refresh could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum RefreshError {
+    /// No feed has this id.
+    #[error("feed {0} not found")]
+    NotFound(i64),
+    /// Another worker is fetching it right now.
+    #[error("feed {0} is being fetched by another worker right now")]
+    Busy(i64),
+    /// The database failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Fetches feeds and stores what they say. Cheap to clone; clones share the HTTP client, the
+/// per-host limiter, the sanitizer and the metrics.
+#[derive(Clone)]
+pub struct Fetcher {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    store: Store,
+    client: GuardedClient,
+    limiter: HostLimiter,
+    sanitizer: Arc<Sanitizer>,
+    metrics: Arc<WorkerMetrics>,
+    config: WorkerConfig,
+}
+
+impl fmt::Debug for Fetcher {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Fetcher")
+            .field("owner", &self.inner.config.owner)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Fetcher {
+    /// A fetcher storing into `store`, fetching through `client`.
+    pub fn new(store: Store, client: GuardedClient, config: WorkerConfig) -> Fetcher {
+        Fetcher::with_metrics(store, client, config, Arc::new(WorkerMetrics::default()))
+    }
+
+    /// Like [`Fetcher::new`], counting into existing metrics (shared with a server).
+    pub fn with_metrics(
+        store: Store,
+        client: GuardedClient,
+        config: WorkerConfig,
+        metrics: Arc<WorkerMetrics>,
+    ) -> Fetcher {
+        Fetcher {
+            inner: Arc::new(Inner {
+                limiter: HostLimiter::new(config.per_host, None),
+                sanitizer: Arc::new(Sanitizer::new(config.sanitize)),
+                store,
+                client,
+                metrics,
+                config,
+            }),
+        }
+    }
+
+    /// The store.
+    pub fn store(&self) -> &Store {
+        &self.inner.store
+    }
+
+    /// The guarded HTTP client.
+    pub fn client(&self) -> &GuardedClient {
+        &self.inner.client
+    }
+
+    /// The counters of every fetch this fetcher made.
+    pub fn metrics(&self) -> &Arc<WorkerMetrics> {
+        &self.inner.metrics
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &WorkerConfig {
+        &self.inner.config
+    }
+
+    /// Fetches one feed now, whatever its schedule (manual refresh, F15), and stores the
+    /// outcome. A stopped feed is fetched too; its status then follows the result.
+    pub async fn refresh_feed(&self, feed_id: i64) -> Result<FeedReport, RefreshError> {
+        let config = &self.inner.config;
+        let now = Utc::now().timestamp();
+        let claimed = self
+            .inner
+            .store
+            .claim_feed(feed_id, &config.owner, now, config.lease.as_secs() as i64)
+            .await?;
+        match claimed {
+            Some(due) => Ok(self.fetch_claimed(due).await),
+            None => match self.inner.store.feed_fetch_state(feed_id).await {
+                Ok(_) => Err(RefreshError::Busy(feed_id)),
+                Err(StoreError::NotFound(_)) => Err(RefreshError::NotFound(feed_id)),
+                Err(error) => Err(error.into()),
+            },
+        }
+    }
+
+    /// Fetches a feed this fetcher's owner has claimed, stores everything, releases the lease.
+    /// Never fails: problems are in the report (and the lease expires if nothing was stored).
+    pub async fn fetch_claimed(&self, due: DueFeed) -> FeedReport {
+        let started = Instant::now();
+        let mut report = FeedReport {
+            feed_id: due.feed_id,
+            url: due.url.clone(),
+            result: FetchResult::Failed,
+            http_status: None,
+            error: None,
+            items_inserted: 0,
+            items_updated: 0,
+            items_unchanged: 0,
+            status: FetchStatus::Active,
+            status_reason: None,
+            next_check_at: None,
+            moved_to: None,
+            merged_into: None,
+            recorded: false,
+            elapsed_ms: 0,
+        };
+        let round = self.round(&due, &mut report).await;
+        report.elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let failure_reason = match &round {
+            Err(_) => Some("storage".to_owned()),
+            Ok(reason) => reason.clone(),
+        };
+        if let Err(error) = round {
+            tracing::warn!(feed = due.feed_id, url = %due.url, %error, "storing a fetch failed");
+            report.error = Some(format!("storage error: {error}"));
+            report.result = FetchResult::Failed;
+            report.recorded = false;
+        }
+        self.inner.metrics.record_fetch(
+            report.result,
+            failure_reason.as_deref(),
+            report.http_status,
+            started.elapsed(),
+        );
+        tracing::debug!(feed = due.feed_id, report = %report, "fetched");
+        report
+    }
+
+    /// The round proper; returns the failure reason for the metrics (`None` on success).
+    async fn round(
+        &self,
+        due: &DueFeed,
+        report: &mut FeedReport,
+    ) -> Result<Option<String>, StoreError> {
+        let store = &self.inner.store;
+        let owner = &self.inner.config.owner;
+        let fetched = self.fetch(due).await;
+        let now = Utc::now();
+        let mut parsed_feed: Option<(ParsedFeed, Url)> = None;
+        let mut failure_reason = None;
+        let (outcome, response) = match fetched {
+            Err(error) => {
+                report.result = FetchResult::Failed;
+                report.error = Some(error.to_string());
+                failure_reason = Some(error.kind().as_str().to_owned());
+                (error.outcome(), None)
+            }
+            Ok(response) => {
+                report.http_status = Some(response.status);
+                if response.is_not_modified() {
+                    report.result = FetchResult::NotModified;
+                    (response.outcome(ParseResult::Skipped), Some(response))
+                } else if response.is_success() {
+                    let digest = body::sha256_hex(&response.body);
+                    if store.feed_body_sha256(due.feed_id).await?.as_deref() == Some(&digest) {
+                        report.result = FetchResult::Unchanged;
+                        (response.outcome(ParseResult::Skipped), Some(response))
+                    } else {
+                        match self.parse(&response, now).await {
+                            Ok(parsed) => {
+                                let counts = self.store_parsed(due.feed_id, &parsed, now).await?;
+                                self.save_body(due.feed_id, &response, digest, now).await?;
+                                report.result = FetchResult::Parsed;
+                                report.items_inserted = counts.inserted;
+                                report.items_updated = counts.updated;
+                                report.items_unchanged = counts.unchanged;
+                                parsed_feed = Some((parsed, response.url.clone()));
+                                (response.outcome(ParseResult::Parsed), Some(response))
+                            }
+                            Err(message) => {
+                                report.result = FetchResult::ParseFailed;
+                                report.error = Some(message.clone());
+                                failure_reason = Some("parse".to_owned());
+                                (
+                                    response.outcome(ParseResult::Failed(message)),
+                                    Some(response),
+                                )
+                            }
+                        }
+                    }
+                } else {
+                    report.result = FetchResult::HttpError;
+                    failure_reason = Some("http_status".to_owned());
+                    (response.outcome(ParseResult::Skipped), Some(response))
+                }
+            }
+        };
+
+        let interval = effective_interval([due.interval_minutes.clamp(0, u32::MAX as i64) as u32]);
+        let counts = FailureCounts {
+            consecutive_failures: due.consecutive_failures.clamp(0, u32::MAX as i64) as u32,
+            consecutive_parse_failures: due.parse_failures.clamp(0, u32::MAX as i64) as u32,
+        };
+        let decision = decide(&self.inner.config.policy, now, &outcome, counts, interval);
+        let record = fetch_record(&decision, &outcome, response.as_ref(), now);
+        report.status = record.status;
+        report.status_reason = record.status_reason.clone();
+        report.next_check_at =
+            matches!(decision.next_check, NextCheck::At(_)).then_some(record.next_check_at);
+        report.recorded = store.record_fetch(due.feed_id, owner, &record).await?;
+        if !report.recorded {
+            self.inner.metrics.record_lease_lost();
+            tracing::warn!(
+                feed = due.feed_id,
+                "the lease expired before the fetch was recorded; another worker has the feed"
+            );
+            return Ok(failure_reason);
+        }
+        if report.result == FetchResult::Parsed {
+            self.inner
+                .metrics
+                .record_items(report.items_inserted, report.items_updated);
+        }
+
+        if let Some(new_url) = &decision.new_url {
+            match store.move_feed(due.feed_id, new_url, now.timestamp()).await {
+                Ok(FeedMove::Unchanged) => {}
+                Ok(FeedMove::Renamed) => {
+                    tracing::info!(feed = due.feed_id, from = %due.url, to = %new_url, "feed moved permanently");
+                    self.inner.metrics.record_move(false);
+                    report.moved_to = Some(new_url.clone());
+                }
+                Ok(FeedMove::Merged { into, .. }) => {
+                    tracing::info!(feed = due.feed_id, into, to = %new_url, "feed moved permanently; merged");
+                    self.inner.metrics.record_move(true);
+                    report.moved_to = Some(new_url.clone());
+                    report.merged_into = Some(into);
+                    // The favicon below belongs to the remaining feed now.
+                    if let Some((parsed, url)) = parsed_feed.take() {
+                        self.refresh_favicon_if_stale(into, &parsed, &url, now)
+                            .await;
+                    }
+                    return Ok(failure_reason);
+                }
+                Err(error) => {
+                    tracing::warn!(feed = due.feed_id, to = %new_url, %error, "the feed could not be moved");
+                }
+            }
+        }
+        if let Some((parsed, url)) = parsed_feed {
+            self.refresh_favicon_if_stale(due.feed_id, &parsed, &url, now)
+                .await;
+        }
+        Ok(failure_reason)
+    }
+
+    /// The request itself, with the stored validators, through the per-host limiter.
+    async fn fetch(&self, due: &DueFeed) -> Result<FetchResponse, tidings_fetch::FetchError> {
+        let mut request = FetchRequest::parse(&due.url)?
+            .with_validators(due.etag.clone(), due.last_modified.clone());
+        if let Some(proxy) = due.proxy_url.as_deref().filter(|p| !p.trim().is_empty()) {
+            let proxy = Url::parse(proxy)
+                .map_err(|e| tidings_fetch::FetchError::InvalidProxy(format!("{proxy}: {e}")))?;
+            request = request.with_proxy(Some(proxy));
+        }
+        let host = request.url.host_str().unwrap_or_default().to_owned();
+        let _slot = self.inner.limiter.acquire(&host).await;
+        self.inner.client.fetch(&request).await
+    }
+
+    /// Parses and sanitizes on the blocking pool: both are CPU work that would stall the
+    /// runtime's threads for a large feed.
+    async fn parse(
+        &self,
+        response: &FetchResponse,
+        now: DateTime<Utc>,
+    ) -> Result<ParsedFeed, String> {
+        // A cheap clone: the body is reference-counted.
+        let body = response.body.clone();
+        let options = ParseOptions {
+            feed_url: Some(response.url.clone()),
+            http_charset: response.charset.clone(),
+            ..ParseOptions::default()
+        };
+        let sanitizer = Arc::clone(&self.inner.sanitizer);
+        let retention_days = self.inner.config.retention_days;
+        let task = tokio::task::spawn_blocking(move || {
+            parse_and_sanitize(&body, &options, &sanitizer, retention_days, now)
+        });
+        match task.await {
+            Ok(result) => result,
+            Err(error) => Err(format!("the parser failed: {error}")),
+        }
+    }
+
+    async fn store_parsed(
+        &self,
+        feed_id: i64,
+        parsed: &ParsedFeed,
+        now: DateTime<Utc>,
+    ) -> Result<UpsertCounts, StoreError> {
+        let store = &self.inner.store;
+        let counts = store
+            .upsert_items(feed_id, &parsed.items, now.timestamp())
+            .await?;
+        store
+            .update_feed_metadata(
+                feed_id,
+                parsed.title.as_deref(),
+                parsed.site_url.as_deref(),
+                parsed.description.as_deref(),
+                Some(parsed.format),
+            )
+            .await?;
+        if parsed.icon.is_some() {
+            store
+                .set_feed_icon_url(feed_id, parsed.icon.as_deref())
+                .await?;
+        }
+        Ok(counts)
+    }
+
+    /// Keeps the raw body, compressed (F8). Compression runs on the blocking pool.
+    async fn save_body(
+        &self,
+        feed_id: i64,
+        response: &FetchResponse,
+        sha256: String,
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        let raw = response.body.clone();
+        let compressed = tokio::task::spawn_blocking(move || body::compress(&raw))
+            .await
+            .unwrap_or_default();
+        self.inner
+            .store
+            .save_feed_body(
+                feed_id,
+                &FeedBody {
+                    fetched_at: now.timestamp(),
+                    content_type: response.content_type.clone(),
+                    sha256,
+                    compression: body::CODEC.to_owned(),
+                    body: compressed,
+                },
+            )
+            .await
+    }
+
+    async fn refresh_favicon_if_stale(
+        &self,
+        feed_id: i64,
+        parsed: &ParsedFeed,
+        feed_url: &Url,
+        now: DateTime<Utc>,
+    ) {
+        let config = &self.inner.config;
+        if !config.favicons {
+            return;
+        }
+        let store = &self.inner.store;
+        let stale = match store.favicon_fetched_at(feed_id).await {
+            Ok(None) => true,
+            Ok(Some(at)) => now.timestamp() - at >= config.favicon_max_age.as_secs() as i64,
+            Err(error) => {
+                tracing::debug!(feed = feed_id, %error, "favicon state unreadable");
+                false
+            }
+        };
+        if !stale {
+            return;
+        }
+        let found = favicon::find_favicon(
+            &self.inner.client,
+            &self.inner.limiter,
+            parsed.icon.as_deref(),
+            parsed.site_url.as_deref(),
+            feed_url,
+        )
+        .await;
+        self.inner.metrics.record_favicon(found.is_some());
+        let record = match found {
+            Some(icon) => tidings_store::Favicon {
+                mime_type: Some(icon.mime_type),
+                data: Some(icon.data),
+                source_url: Some(icon.source_url),
+                fetched_at: now.timestamp(),
+            },
+            None => tidings_store::Favicon {
+                mime_type: None,
+                data: None,
+                source_url: None,
+                fetched_at: now.timestamp(),
+            },
+        };
+        if let Err(error) = store.save_favicon(feed_id, &record).await {
+            tracing::debug!(feed = feed_id, %error, "the favicon could not be stored");
+        }
+    }
+}
+
+/// Turns the policy's decision into what the store records.
+fn fetch_record(
+    decision: &Decision,
+    outcome: &Outcome,
+    response: Option<&FetchResponse>,
+    now: DateTime<Utc>,
+) -> FetchRecord {
+    let checked_at = now.timestamp();
+    let success = matches!(
+        outcome,
+        Outcome::Response {
+            status: 200..=299 | 304,
+            parse: ParseResult::Parsed | ParseResult::Skipped,
+            ..
+        }
+    );
+    let status = match decision.status {
+        FeedStatus::Active => FetchStatus::Active,
+        FeedStatus::Backoff => FetchStatus::Backoff,
+        FeedStatus::Stopped => FetchStatus::Stopped,
+    };
+    // A stopped feed waits for a person, and a feed nobody follows is not claimed at all; both
+    // become due at once when resumed or followed again.
+    let next_check_at = match decision.next_check {
+        NextCheck::At(at) => at.timestamp(),
+        NextCheck::WhenResumed | NextCheck::NotScheduled => checked_at,
+    };
+    let hints = response.map(|r| &r.cache_hints);
+    let freshness = hints.map_or(0, |h| freshness_seconds(h, now));
+    let retry_after = hints.and_then(|h| retry_after_seconds(h, now));
+    let seconds_from_now =
+        |secs: u64| checked_at.saturating_add(i64::try_from(secs).unwrap_or(i64::MAX));
+    FetchRecord {
+        checked_at,
+        success,
+        status,
+        status_reason: decision.reason.clone(),
+        next_check_at,
+        http_status: decision.http_status.map(i64::from),
+        error: (!success).then(|| decision.reason.clone()).flatten(),
+        consecutive_failures: i64::from(decision.counts.consecutive_failures),
+        parse_failures: i64::from(decision.counts.consecutive_parse_failures),
+        etag: response.and_then(|r| r.etag.clone()),
+        last_modified: response.and_then(|r| r.last_modified.clone()),
+        cache_control: hints.and_then(|h| h.cache_control.clone()),
+        expires_at: (freshness > 0).then(|| seconds_from_now(freshness)),
+        retry_after_until: retry_after.filter(|secs| *secs > 0).map(seconds_from_now),
+    }
+}
+
+/// Parses, sanitizes and maps to the store's items. Items dated before the retention cutoff
+/// are dropped, so that retention's deletions are not undone by the next fetch.
+fn parse_and_sanitize(
+    body: &[u8],
+    options: &ParseOptions,
+    sanitizer: &Sanitizer,
+    retention_days: u32,
+    now: DateTime<Utc>,
+) -> Result<ParsedFeed, String> {
+    let mut feed = tidings_feed::parse(body, options).map_err(|e| e.to_string())?;
+    if let Some(warning) = &feed.warning {
+        tracing::debug!(url = ?options.feed_url.as_ref().map(Url::as_str), warning, "damaged feed read partly");
+    }
+    feed.sanitize_html(sanitizer);
+    let cutoff = (retention_days > 0).then(|| now.timestamp() - i64::from(retention_days) * 86_400);
+    let items = feed
+        .items
+        .iter()
+        .filter(|item| match (cutoff, item.published) {
+            (Some(cutoff), Some(published)) => published.timestamp() >= cutoff,
+            _ => true,
+        })
+        .map(|item| NewItem {
+            guid: item.guid.clone(),
+            url: item.url.clone(),
+            title: item.title.clone(),
+            author: item.author(),
+            content: item.content.clone(),
+            summary: item.summary.clone(),
+            published: item.published.map(|at| at.timestamp()),
+            updated: item.updated.map(|at| at.timestamp()),
+            enclosures: item
+                .enclosures
+                .iter()
+                .map(|enclosure| tidings_store::Enclosure {
+                    url: enclosure.url.clone(),
+                    mime_type: enclosure.mime_type.clone(),
+                    length: enclosure.length.and_then(|l| i64::try_from(l).ok()),
+                })
+                .collect(),
+            categories: item.categories.clone(),
+        })
+        .collect();
+    Ok(ParsedFeed {
+        title: feed.title.clone(),
+        site_url: feed.site_url.clone(),
+        description: feed.description.clone(),
+        format: match feed.format() {
+            tidings_feed::FeedFormat::Rss => "rss",
+            tidings_feed::FeedFormat::Atom => "atom",
+            tidings_feed::FeedFormat::Json => "json",
+        },
+        icon: feed.icon.clone(),
+        items,
+    })
+}
+
+/// How long to wait for in-flight fetches when stopping.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(15);

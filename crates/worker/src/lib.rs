@@ -1,0 +1,52 @@
+//! The tidings fetch worker (F3, F8, F10–F17, F37): the background half of the product.
+//!
+//! - [`Worker::run`] claims due feeds with a lease (several workers, in one process or many,
+//!   never fetch a feed twice at once), fetches them with bounded parallelism and at most two
+//!   requests per host, and runs the daily retention job once a day across all workers.
+//! - [`Fetcher`] does one feed's round: conditional GET through the SSRF-guarded client of
+//!   `tidings-fetch`, a 304 or an identical body skips parsing, otherwise parse and sanitize
+//!   with `tidings-feed` and upsert the items; the outcome goes through the scheduling policy
+//!   into the store; permanent redirects move (and merge) the feed; the raw body is kept
+//!   compressed; the favicon is refreshed monthly. [`Fetcher::refresh_feed`] is the manual
+//!   refresh.
+//! - [`discovery`] finds feeds behind a page URL over the network and subscribes with a first
+//!   fetch ([`subscribe_with_discovery`]); [`opml`] imports and exports subscriptions.
+//! - [`WorkerMetrics`] counts every outcome and renders them for Prometheus.
+//!
+//! ```no_run
+//! use tidings_fetch::{ClientConfig, GuardedClient};
+//! use tidings_worker::{Fetcher, Worker, WorkerConfig};
+//!
+//! # async fn run(store: tidings_store::Store) -> Result<(), Box<dyn std::error::Error>> {
+//! let client = GuardedClient::new(ClientConfig::default())?;
+//! let fetcher = Fetcher::new(store, client, WorkerConfig::default());
+//! let metrics = fetcher.metrics().clone(); // render with metrics.render_prometheus()
+//! Worker::new(fetcher).run(async { let _ = tokio::signal::ctrl_c().await; }).await;
+//! # drop(metrics);
+//! # Ok(())
+//! # }
+//! ```
+
+#![warn(missing_docs)]
+
+pub mod body;
+pub mod config;
+pub mod discovery;
+pub mod favicon;
+pub mod fetcher;
+pub mod metrics;
+pub mod opml;
+pub mod worker;
+
+pub use config::WorkerConfig;
+pub use discovery::{
+    DiscoverError, SubscribeError, SubscribeRequest, Subscribed, discover_feeds, parse_user_url,
+    subscribe_with_discovery,
+};
+pub use fetcher::{FeedReport, Fetcher, RefreshError};
+pub use metrics::{FetchResult, MetricsSnapshot, WorkerMetrics};
+pub use opml::{
+    ImportEntry, ImportError, ImportOptions, ImportReport, ImportStatus, OpmlDocument, OpmlError,
+    OpmlFeed, build_opml, export_opml, import_opml, parse_opml,
+};
+pub use worker::{RETENTION_JOB, RetentionReport, Worker, run_retention};

@@ -1,0 +1,441 @@
+//! Counters of every fetch outcome (F62), kept in the process and rendered in the Prometheus
+//! text format by whoever serves `/metrics`.
+//!
+//! A small struct of atomics rather than the `metrics` facade: no global recorder to install
+//! (several workers in one test process each read their own counts), no new dependency, and
+//! the text format is a few lines. The names and labels follow Prometheus conventions, so an
+//! exporter crate can replace [`WorkerMetrics::render_prometheus`] later without renaming.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+/// Upper bounds of the fetch-latency histogram's buckets, in seconds.
+pub const LATENCY_BUCKETS: [f64; 10] = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0];
+
+/// How a fetch ended, the `result` label of `tidings_fetches_total`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FetchResult {
+    /// A body was parsed and its items stored.
+    Parsed,
+    /// 304 Not Modified.
+    NotModified,
+    /// 200 with the same body as last time: parsing skipped.
+    Unchanged,
+    /// 200 with a body that is not a feed.
+    ParseFailed,
+    /// An error status (404, 429, 5xx…).
+    HttpError,
+    /// No response (timeout, refusal, connection error, body too large…).
+    Failed,
+}
+
+impl FetchResult {
+    /// The label value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FetchResult::Parsed => "parsed",
+            FetchResult::NotModified => "not_modified",
+            FetchResult::Unchanged => "unchanged",
+            FetchResult::ParseFailed => "parse_failed",
+            FetchResult::HttpError => "http_error",
+            FetchResult::Failed => "failed",
+        }
+    }
+
+    /// Whether the feed was fetched successfully (the scheduler's "success").
+    pub fn is_success(self) -> bool {
+        matches!(
+            self,
+            FetchResult::Parsed | FetchResult::NotModified | FetchResult::Unchanged
+        )
+    }
+}
+
+/// The worker's counters. Shared (`Arc`) between the worker's tasks and whoever reads them.
+#[derive(Debug, Default)]
+pub struct WorkerMetrics {
+    results: Mutex<BTreeMap<FetchResult, u64>>,
+    failures: Mutex<BTreeMap<String, u64>>,
+    statuses: Mutex<BTreeMap<u16, u64>>,
+    latency_buckets: [AtomicU64; LATENCY_BUCKETS.len()],
+    latency_count: AtomicU64,
+    latency_sum_micros: AtomicU64,
+    items_inserted: AtomicU64,
+    items_updated: AtomicU64,
+    feeds_renamed: AtomicU64,
+    feeds_merged: AtomicU64,
+    favicons_found: AtomicU64,
+    favicons_missing: AtomicU64,
+    retention_items_deleted: AtomicU64,
+    retention_feeds_deleted: AtomicU64,
+    lease_lost: AtomicU64,
+}
+
+/// A copy of the counters at one moment, for the API's JSON and for tests.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct MetricsSnapshot {
+    /// Fetches by result.
+    pub results: BTreeMap<FetchResult, u64>,
+    /// Failures by reason: the fetch error's kind ("timeout", "refused"…) or "http_status".
+    pub failures: BTreeMap<String, u64>,
+    /// Responses by final HTTP status.
+    pub statuses: BTreeMap<u16, u64>,
+    /// Fetches timed.
+    pub latency_count: u64,
+    /// Their total duration in seconds.
+    pub latency_sum_seconds: f64,
+    /// Items stored for the first time.
+    pub items_inserted: u64,
+    /// Items seen again with changed content.
+    pub items_updated: u64,
+    /// Feeds whose URL changed after a permanent redirect.
+    pub feeds_renamed: u64,
+    /// Feeds merged into another feed of the redirect's URL.
+    pub feeds_merged: u64,
+    /// Favicons stored.
+    pub favicons_found: u64,
+    /// Favicon attempts that found nothing usable.
+    pub favicons_missing: u64,
+    /// Items deleted by retention.
+    pub retention_items_deleted: u64,
+    /// Orphan feeds deleted by retention.
+    pub retention_feeds_deleted: u64,
+    /// Fetches whose lease had expired by the time they were recorded (not stored).
+    pub lease_lost: u64,
+}
+
+impl MetricsSnapshot {
+    /// Fetches that ended with `result`.
+    pub fn result(&self, result: FetchResult) -> u64 {
+        self.results.get(&result).copied().unwrap_or(0)
+    }
+
+    /// All fetches counted.
+    pub fn fetches(&self) -> u64 {
+        self.results.values().sum()
+    }
+}
+
+fn bump<K: Ord>(map: &Mutex<BTreeMap<K, u64>>, key: K) {
+    let mut map = map.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    *map.entry(key).or_insert(0) += 1;
+}
+
+fn copy<K: Ord + Clone>(map: &Mutex<BTreeMap<K, u64>>) -> BTreeMap<K, u64> {
+    map.lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .clone()
+}
+
+impl WorkerMetrics {
+    /// Counts one fetch: its result, the failure reason when it failed, the final HTTP status
+    /// when a response came, and how long it took.
+    pub fn record_fetch(
+        &self,
+        result: FetchResult,
+        failure_reason: Option<&str>,
+        http_status: Option<u16>,
+        elapsed: Duration,
+    ) {
+        bump(&self.results, result);
+        if let Some(reason) = failure_reason {
+            bump(&self.failures, reason.to_owned());
+        }
+        if let Some(status) = http_status {
+            bump(&self.statuses, status);
+        }
+        let seconds = elapsed.as_secs_f64();
+        for (bucket, bound) in self.latency_buckets.iter().zip(LATENCY_BUCKETS) {
+            if seconds <= bound {
+                bucket.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        self.latency_count.fetch_add(1, Ordering::Relaxed);
+        self.latency_sum_micros.fetch_add(
+            u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX),
+            Ordering::Relaxed,
+        );
+    }
+
+    /// Counts stored items.
+    pub fn record_items(&self, inserted: u64, updated: u64) {
+        self.items_inserted.fetch_add(inserted, Ordering::Relaxed);
+        self.items_updated.fetch_add(updated, Ordering::Relaxed);
+    }
+
+    /// Counts a feed moved by a permanent redirect.
+    pub fn record_move(&self, merged: bool) {
+        let counter = if merged {
+            &self.feeds_merged
+        } else {
+            &self.feeds_renamed
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Counts a favicon attempt.
+    pub fn record_favicon(&self, found: bool) {
+        let counter = if found {
+            &self.favicons_found
+        } else {
+            &self.favicons_missing
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Counts what a retention run deleted.
+    pub fn record_retention(&self, items: u64, feeds: u64) {
+        self.retention_items_deleted
+            .fetch_add(items, Ordering::Relaxed);
+        self.retention_feeds_deleted
+            .fetch_add(feeds, Ordering::Relaxed);
+    }
+
+    /// Counts a fetch whose lease had expired before it was recorded.
+    pub fn record_lease_lost(&self) {
+        self.lease_lost.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A copy of every counter.
+    pub fn snapshot(&self) -> MetricsSnapshot {
+        let load = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
+        MetricsSnapshot {
+            results: copy(&self.results),
+            failures: copy(&self.failures),
+            statuses: copy(&self.statuses),
+            latency_count: load(&self.latency_count),
+            latency_sum_seconds: load(&self.latency_sum_micros) as f64 / 1e6,
+            items_inserted: load(&self.items_inserted),
+            items_updated: load(&self.items_updated),
+            feeds_renamed: load(&self.feeds_renamed),
+            feeds_merged: load(&self.feeds_merged),
+            favicons_found: load(&self.favicons_found),
+            favicons_missing: load(&self.favicons_missing),
+            retention_items_deleted: load(&self.retention_items_deleted),
+            retention_feeds_deleted: load(&self.retention_feeds_deleted),
+            lease_lost: load(&self.lease_lost),
+        }
+    }
+
+    /// The counters in the Prometheus text exposition format (version 0.0.4), for `/metrics`.
+    pub fn render_prometheus(&self) -> String {
+        let snapshot = self.snapshot();
+        let mut out = String::new();
+        let mut results = snapshot.results.clone();
+        for result in [
+            FetchResult::Parsed,
+            FetchResult::NotModified,
+            FetchResult::Unchanged,
+            FetchResult::ParseFailed,
+            FetchResult::HttpError,
+            FetchResult::Failed,
+        ] {
+            results.entry(result).or_insert(0);
+        }
+        family(
+            &mut out,
+            "tidings_fetches_total",
+            "counter",
+            "Feed fetches by result.",
+            results.iter().map(|(result, count)| {
+                (format!("{{result=\"{}\"}}", result.as_str()), *count as f64)
+            }),
+        );
+        family(
+            &mut out,
+            "tidings_fetch_failures_total",
+            "counter",
+            "Failed fetches by reason.",
+            snapshot.failures.iter().map(|(reason, count)| {
+                (format!("{{reason=\"{}\"}}", escape(reason)), *count as f64)
+            }),
+        );
+        family(
+            &mut out,
+            "tidings_fetch_parse_failures_total",
+            "counter",
+            "Fetched bodies that were not a feed.",
+            [(
+                String::new(),
+                snapshot.result(FetchResult::ParseFailed) as f64,
+            )],
+        );
+        family(
+            &mut out,
+            "tidings_fetch_http_status_total",
+            "counter",
+            "Fetch responses by final HTTP status.",
+            snapshot
+                .statuses
+                .iter()
+                .map(|(status, count)| (format!("{{status=\"{status}\"}}"), *count as f64)),
+        );
+        let name = "tidings_fetch_duration_seconds";
+        let _ = writeln!(
+            out,
+            "# HELP {name} Time from request to stored outcome.\n# TYPE {name} histogram"
+        );
+        for (bucket, bound) in self.latency_buckets.iter().zip(LATENCY_BUCKETS) {
+            let _ = writeln!(
+                out,
+                "{name}_bucket{{le=\"{bound}\"}} {}",
+                bucket.load(Ordering::Relaxed)
+            );
+        }
+        let _ = writeln!(
+            out,
+            "{name}_bucket{{le=\"+Inf\"}} {}",
+            snapshot.latency_count
+        );
+        let _ = writeln!(out, "{name}_sum {}", snapshot.latency_sum_seconds);
+        let _ = writeln!(out, "{name}_count {}", snapshot.latency_count);
+        family(
+            &mut out,
+            "tidings_items_upserted_total",
+            "counter",
+            "Items stored by the worker, new or changed.",
+            [
+                (
+                    "{change=\"inserted\"}".to_owned(),
+                    snapshot.items_inserted as f64,
+                ),
+                (
+                    "{change=\"updated\"}".to_owned(),
+                    snapshot.items_updated as f64,
+                ),
+            ],
+        );
+        family(
+            &mut out,
+            "tidings_feeds_moved_total",
+            "counter",
+            "Feeds moved by permanent redirects.",
+            [
+                (
+                    "{kind=\"renamed\"}".to_owned(),
+                    snapshot.feeds_renamed as f64,
+                ),
+                ("{kind=\"merged\"}".to_owned(), snapshot.feeds_merged as f64),
+            ],
+        );
+        family(
+            &mut out,
+            "tidings_favicons_total",
+            "counter",
+            "Favicon attempts.",
+            [
+                (
+                    "{result=\"found\"}".to_owned(),
+                    snapshot.favicons_found as f64,
+                ),
+                (
+                    "{result=\"missing\"}".to_owned(),
+                    snapshot.favicons_missing as f64,
+                ),
+            ],
+        );
+        family(
+            &mut out,
+            "tidings_retention_deleted_total",
+            "counter",
+            "Rows deleted by retention.",
+            [
+                (
+                    "{kind=\"items\"}".to_owned(),
+                    snapshot.retention_items_deleted as f64,
+                ),
+                (
+                    "{kind=\"feeds\"}".to_owned(),
+                    snapshot.retention_feeds_deleted as f64,
+                ),
+            ],
+        );
+        family(
+            &mut out,
+            "tidings_fetch_lease_lost_total",
+            "counter",
+            "Fetches not stored because their lease had expired.",
+            [(String::new(), snapshot.lease_lost as f64)],
+        );
+        out
+    }
+}
+
+/// Writes one metric family: its HELP and TYPE lines, then one line per labelled sample.
+fn family(
+    out: &mut String,
+    name: &str,
+    kind: &str,
+    help: &str,
+    samples: impl IntoIterator<Item = (String, f64)>,
+) {
+    let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
+    for (labels, value) in samples {
+        let _ = writeln!(out, "{name}{labels} {value}");
+    }
+}
+
+/// Escapes a label value (backslash, quote, newline).
+fn escape(value: &str) -> String {
+    value
+        .replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn outcomes_are_counted_and_rendered() {
+        let metrics = WorkerMetrics::default();
+        metrics.record_fetch(
+            FetchResult::Parsed,
+            None,
+            Some(200),
+            Duration::from_millis(30),
+        );
+        metrics.record_fetch(
+            FetchResult::Failed,
+            Some("timeout"),
+            None,
+            Duration::from_secs(10),
+        );
+        metrics.record_fetch(
+            FetchResult::HttpError,
+            Some("http_status"),
+            Some(503),
+            Duration::from_millis(5),
+        );
+        metrics.record_items(20, 1);
+        let snapshot = metrics.snapshot();
+        assert_eq!(snapshot.fetches(), 3);
+        assert_eq!(snapshot.result(FetchResult::Parsed), 1);
+        assert_eq!(snapshot.failures.get("timeout"), Some(&1));
+        assert_eq!(snapshot.statuses.get(&503), Some(&1));
+        let text = metrics.render_prometheus();
+        for expected in [
+            "tidings_fetches_total{result=\"parsed\"} 1",
+            "tidings_fetches_total{result=\"not_modified\"} 0",
+            "tidings_fetch_failures_total{reason=\"timeout\"} 1",
+            "tidings_fetch_http_status_total{status=\"503\"} 1",
+            "tidings_fetch_duration_seconds_bucket{le=\"0.05\"} 2",
+            "tidings_fetch_duration_seconds_bucket{le=\"+Inf\"} 3",
+            "tidings_fetch_duration_seconds_count 3",
+            "tidings_items_upserted_total{change=\"inserted\"} 20",
+            "# TYPE tidings_fetch_duration_seconds histogram",
+        ] {
+            assert!(text.contains(expected), "{expected} missing from\n{text}");
+        }
+    }
+
+    #[test]
+    fn label_values_are_escaped() {
+        assert_eq!(escape("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
+    }
+}

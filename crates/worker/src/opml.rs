@@ -1,0 +1,613 @@
+//! OPML import and export (F37): the pure reading and writing of OPML documents, and the
+//! import/export of a user's subscriptions on top of the store. The command line's
+//! `tidings opml` and the API's `GET/POST /api/v1/opml` both call [`import_opml`] and
+//! [`export_opml`].
+
+use std::collections::{HashMap, HashSet};
+
+use quick_xml::Reader;
+use quick_xml::events::{BytesStart, Event};
+use tidings_fetch::AddressPolicy;
+use tidings_store::{NewSubscription, OpmlImportRecord, Store, StoreError};
+use url::Url;
+
+/// The largest OPML document read.
+pub const MAX_OPML_BYTES: usize = 10 * 1024 * 1024;
+/// Feeds imported from one file at most (F37).
+pub const MAX_IMPORT_FEEDS: usize = 1000;
+/// Outlines read from one file at most, folders included; the rest is ignored.
+const MAX_OUTLINES: usize = 20_000;
+/// Nested folders are joined into one group name with this.
+pub const GROUP_SEPARATOR: &str = " / ";
+
+/// One feed of an OPML document.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct OpmlFeed {
+    /// The feed's URL (`xmlUrl`), as written.
+    pub xml_url: String,
+    /// Its title (`title`, else `text`).
+    pub title: Option<String>,
+    /// Its site (`htmlUrl`).
+    pub html_url: Option<String>,
+    /// The folder it is in: the names of the enclosing outlines joined with
+    /// [`GROUP_SEPARATOR`]; `None` at the top level.
+    pub group: Option<String>,
+}
+
+/// A parsed OPML document.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OpmlDocument {
+    /// The head's title.
+    pub title: Option<String>,
+    /// Its feeds in document order.
+    pub feeds: Vec<OpmlFeed>,
+}
+
+/// Why a document is not usable OPML.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OpmlError {
+    /// Larger than [`MAX_OPML_BYTES`].
+    #[error("the OPML file is larger than {} MB", MAX_OPML_BYTES / (1024 * 1024))]
+    TooLarge,
+    /// Not well-formed XML.
+    #[error("the OPML file is not well-formed XML: {0}")]
+    Xml(String),
+    /// Well-formed, but its root is not `<opml>`.
+    #[error("the file is not OPML (its root element is <{0}>)")]
+    NotOpml(String),
+}
+
+fn attribute(start: &BytesStart<'_>, name: &str) -> Option<String> {
+    start
+        .attributes()
+        .with_checks(false)
+        .filter_map(Result::ok)
+        .find(|attr| attr.key.local_name().as_ref().eq_ignore_ascii_case(name))
+        .map(|attr| {
+            tidings_feed::text::decode_entities(&attr.value)
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .filter(|value| !value.is_empty())
+}
+
+/// Reads an OPML document (1.0 or 2.0, any declared encoding). Outlines with an `xmlUrl` are
+/// feeds; outlines without one are folders, whose names become the feeds' groups. A feed
+/// outside any folder with an OPML 2.0 `category` attribute gets its first category's last
+/// path segment as group. No DTD or external entity is ever read.
+pub fn parse_opml(bytes: &[u8]) -> Result<OpmlDocument, OpmlError> {
+    if bytes.len() > MAX_OPML_BYTES {
+        return Err(OpmlError::TooLarge);
+    }
+    let text = tidings_feed::encoding::decode_document(bytes, None).text;
+    let mut reader = Reader::from_str(&text);
+    let mut document = OpmlDocument::default();
+    let mut root: Option<String> = None;
+    // One entry per open outline: the folder name it adds (None for a feed outline that has
+    // children, which adds no level).
+    let mut folders: Vec<Option<String>> = Vec::new();
+    let mut in_head_title = false;
+    let mut head_title = String::new();
+    let mut outlines = 0usize;
+    loop {
+        let event = reader
+            .read_event()
+            .map_err(|e| OpmlError::Xml(e.to_string()))?;
+        let is_empty = matches!(event, Event::Empty(_));
+        match event {
+            Event::Start(start) | Event::Empty(start)
+                if start.local_name().as_ref().eq_ignore_ascii_case("outline") =>
+            {
+                outlines += 1;
+                if outlines > MAX_OUTLINES {
+                    break;
+                }
+                let name = attribute(&start, "title").or_else(|| attribute(&start, "text"));
+                match attribute(&start, "xmlUrl") {
+                    Some(xml_url) => {
+                        let path: Vec<&str> =
+                            folders.iter().flatten().map(String::as_str).collect();
+                        let group = if path.is_empty() {
+                            attribute(&start, "category").and_then(|categories| {
+                                categories
+                                    .split(',')
+                                    .next()
+                                    .and_then(|c| c.trim_matches('/').rsplit('/').next())
+                                    .map(str::trim)
+                                    .filter(|c| !c.is_empty())
+                                    .map(str::to_owned)
+                            })
+                        } else {
+                            Some(path.join(GROUP_SEPARATOR))
+                        };
+                        document.feeds.push(OpmlFeed {
+                            xml_url,
+                            title: name,
+                            html_url: attribute(&start, "htmlUrl"),
+                            group,
+                        });
+                        if !is_empty {
+                            folders.push(None);
+                        }
+                    }
+                    None if !is_empty => {
+                        folders.push(Some(name.unwrap_or_default()).filter(|n| !n.is_empty()))
+                    }
+                    None => {}
+                }
+            }
+            Event::Start(start) => {
+                let name = start.local_name().as_ref().to_owned();
+                if root.is_none() {
+                    if !name.eq_ignore_ascii_case("opml") {
+                        return Err(OpmlError::NotOpml(name));
+                    }
+                    root = Some(name);
+                } else if name.eq_ignore_ascii_case("title") && folders.is_empty() {
+                    in_head_title = true;
+                }
+            }
+            Event::Empty(start) if root.is_none() => {
+                let name = start.local_name().as_ref().to_owned();
+                if !name.eq_ignore_ascii_case("opml") {
+                    return Err(OpmlError::NotOpml(name));
+                }
+                root = Some(name);
+            }
+            // quick-xml reports entity references apart from the text around them.
+            Event::Text(text) if in_head_title => head_title.push_str(text.as_ref()),
+            Event::GeneralRef(reference) if in_head_title => {
+                head_title.push_str(&format!("&{};", reference.as_ref()));
+            }
+            Event::End(end) => {
+                let local = end.local_name();
+                if local.as_ref().eq_ignore_ascii_case("outline") {
+                    folders.pop();
+                } else if local.as_ref().eq_ignore_ascii_case("title") && in_head_title {
+                    in_head_title = false;
+                    let title = tidings_feed::text::decode_entities(&head_title)
+                        .trim()
+                        .to_owned();
+                    if !title.is_empty() && document.title.is_none() {
+                        document.title = Some(title);
+                    }
+                }
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    if root.is_none() {
+        return Err(OpmlError::NotOpml("nothing".into()));
+    }
+    Ok(document)
+}
+
+/// Writes an OPML 2.0 document: feeds without a group at the top level, the others in one
+/// folder outline per group, in the order groups first appear.
+pub fn build_opml(
+    title: &str,
+    feeds: &[OpmlFeed],
+    created: chrono::DateTime<chrono::Utc>,
+) -> String {
+    let escape = |text: &str| quick_xml::escape::escape(text).into_owned();
+    let outline = |feed: &OpmlFeed, indent: &str| {
+        let title = feed.title.as_deref().unwrap_or(&feed.xml_url);
+        let mut line = format!(
+            "{indent}<outline type=\"rss\" text=\"{}\" title=\"{}\" xmlUrl=\"{}\"",
+            escape(title),
+            escape(title),
+            escape(&feed.xml_url)
+        );
+        if let Some(html_url) = &feed.html_url {
+            line.push_str(&format!(" htmlUrl=\"{}\"", escape(html_url)));
+        }
+        line.push_str("/>\n");
+        line
+    };
+    let mut out =
+        String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<opml version=\"2.0\">\n");
+    out.push_str(&format!(
+        "  <head>\n    <title>{}</title>\n    <dateCreated>{}</dateCreated>\n  </head>\n  <body>\n",
+        escape(title),
+        created.to_rfc2822()
+    ));
+    let mut groups: Vec<&str> = Vec::new();
+    for feed in feeds {
+        match &feed.group {
+            None => out.push_str(&outline(feed, "    ")),
+            Some(group) if !groups.contains(&group.as_str()) => groups.push(group),
+            Some(_) => {}
+        }
+    }
+    for group in groups {
+        out.push_str(&format!(
+            "    <outline text=\"{}\" title=\"{}\">\n",
+            escape(group),
+            escape(group)
+        ));
+        for feed in feeds.iter().filter(|f| f.group.as_deref() == Some(group)) {
+            out.push_str(&outline(feed, "      "));
+        }
+        out.push_str("    </outline>\n");
+    }
+    out.push_str("  </body>\n</opml>\n");
+    out
+}
+
+/// What became of one feed of an imported file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ImportStatus {
+    /// Subscribed.
+    Added,
+    /// Not subscribed, nothing wrong: already subscribed, or listed twice.
+    Skipped,
+    /// Not subscribed: the URL is unusable or not allowed, or a limit was reached.
+    Refused,
+}
+
+/// One line of an import report.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct ImportEntry {
+    /// The feed URL as written in the file.
+    pub url: String,
+    /// Its title in the file.
+    pub title: Option<String>,
+    /// The group it went (or would have gone) into.
+    pub group: Option<String>,
+    /// What happened.
+    pub status: ImportStatus,
+    /// Why, when it was not added.
+    pub reason: Option<String>,
+    /// The new subscription's id, when added.
+    pub subscription_id: Option<i64>,
+}
+
+/// The report of an import (F37), also stored in the user's import history.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct ImportReport {
+    /// The history record's id.
+    pub import_id: i64,
+    /// Feed outlines in the file.
+    pub outlines: usize,
+    /// Subscriptions added.
+    pub added: usize,
+    /// Feeds skipped.
+    pub skipped: usize,
+    /// Feeds refused.
+    pub refused: usize,
+    /// One entry per feed outline, in file order.
+    pub entries: Vec<ImportEntry>,
+}
+
+/// How an import behaves.
+#[derive(Debug, Clone)]
+pub struct ImportOptions {
+    /// The uploaded file's name, for the history.
+    pub file_name: Option<String>,
+    /// Feeds imported at most; the rest are refused (F37: 1000).
+    pub max_feeds: usize,
+    /// The user's subscription limit (F29), if any: feeds past it are refused.
+    pub max_subscriptions: Option<i64>,
+    /// The outbound policy: feed URLs it refuses outright (a private IP literal, a local
+    /// name, a non-http scheme) are refused at import instead of failing at every fetch.
+    pub address_policy: AddressPolicy,
+}
+
+impl Default for ImportOptions {
+    fn default() -> ImportOptions {
+        ImportOptions {
+            file_name: None,
+            max_feeds: MAX_IMPORT_FEEDS,
+            max_subscriptions: None,
+            address_policy: AddressPolicy::default(),
+        }
+    }
+}
+
+/// Why an import could not run at all.
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    /// The file is not OPML.
+    #[error(transparent)]
+    Opml(#[from] OpmlError),
+    /// The database failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Subscribes `user_id` to every feed of an OPML file, creating groups from its folders, and
+/// records the import with its per-URL report in the user's history. Feeds are not fetched
+/// here: the worker picks the new subscriptions up on its next tick, since they are due at
+/// once.
+pub async fn import_opml(
+    store: &Store,
+    user_id: i64,
+    bytes: &[u8],
+    options: &ImportOptions,
+) -> Result<ImportReport, ImportError> {
+    let document = parse_opml(bytes)?;
+    let mut groups: HashMap<String, i64> = store
+        .list_groups(user_id)
+        .await?
+        .into_iter()
+        .map(|group| (group.name.to_lowercase(), group.id))
+        .collect();
+    let mut subscriptions = store.count_subscriptions(user_id).await?;
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut entries = Vec::with_capacity(document.feeds.len());
+    for (index, feed) in document.feeds.iter().enumerate() {
+        let mut entry = ImportEntry {
+            url: feed.xml_url.clone(),
+            title: feed.title.clone(),
+            group: feed.group.clone(),
+            status: ImportStatus::Refused,
+            reason: None,
+            subscription_id: None,
+        };
+        let verdict = import_one(
+            store,
+            user_id,
+            feed,
+            index,
+            options,
+            &mut groups,
+            &mut seen,
+            &mut subscriptions,
+        )
+        .await?;
+        match verdict {
+            Ok(subscription_id) => {
+                entry.status = ImportStatus::Added;
+                entry.subscription_id = Some(subscription_id);
+            }
+            Err((status, reason)) => {
+                entry.status = status;
+                entry.reason = Some(reason);
+            }
+        }
+        entries.push(entry);
+    }
+    let count = |status| entries.iter().filter(|e| e.status == status).count();
+    let (added, skipped, refused) = (
+        count(ImportStatus::Added),
+        count(ImportStatus::Skipped),
+        count(ImportStatus::Refused),
+    );
+    let import_id = store
+        .record_opml_import(
+            user_id,
+            &OpmlImportRecord {
+                id: 0,
+                created_at: chrono::Utc::now().timestamp(),
+                file_name: options.file_name.clone(),
+                outlines: entries.len() as i64,
+                added: added as i64,
+                skipped: skipped as i64,
+                failed: refused as i64,
+                report: serde_json::to_string(&entries).unwrap_or_else(|_| "[]".into()),
+            },
+        )
+        .await?;
+    Ok(ImportReport {
+        import_id,
+        outlines: entries.len(),
+        added,
+        skipped,
+        refused,
+        entries,
+    })
+}
+
+/// One feed of an import: `Ok(Ok(subscription id))`, `Ok(Err((status, reason)))`, or a
+/// database failure that stops the import.
+#[allow(clippy::too_many_arguments)]
+async fn import_one(
+    store: &Store,
+    user_id: i64,
+    feed: &OpmlFeed,
+    index: usize,
+    options: &ImportOptions,
+    groups: &mut HashMap<String, i64>,
+    seen: &mut HashSet<String>,
+    subscriptions: &mut i64,
+) -> Result<Result<i64, (ImportStatus, String)>, StoreError> {
+    let refused = |reason: String| Ok(Err((ImportStatus::Refused, reason)));
+    if index >= options.max_feeds {
+        return refused(format!(
+            "the file lists more than {} feeds; only the first {} are imported",
+            options.max_feeds, options.max_feeds
+        ));
+    }
+    let url = match Url::parse(feed.xml_url.trim()) {
+        Ok(url) => url,
+        Err(error) => return refused(format!("not a URL: {error}")),
+    };
+    if let Err(refusal) = options.address_policy.check_url(&url) {
+        return refused(refusal.to_string());
+    }
+    if !seen.insert(url.to_string()) {
+        return Ok(Err((
+            ImportStatus::Skipped,
+            "listed more than once in the file".into(),
+        )));
+    }
+    if let Some(limit) = options.max_subscriptions
+        && *subscriptions >= limit
+    {
+        return refused(format!("the subscription limit ({limit}) is reached"));
+    }
+    let group_id = match &feed.group {
+        None => None,
+        Some(name) => match groups.get(&name.to_lowercase()) {
+            Some(id) => Some(*id),
+            None => match store.create_group(user_id, name).await {
+                Ok(group) => {
+                    groups.insert(group.name.to_lowercase(), group.id);
+                    Some(group.id)
+                }
+                Err(StoreError::Invalid(reason)) => {
+                    return refused(format!("the group {name:?} cannot be created: {reason}"));
+                }
+                Err(StoreError::Conflict(_)) => {
+                    // Created meanwhile (another import); look it up again.
+                    let existing = store
+                        .list_groups(user_id)
+                        .await?
+                        .into_iter()
+                        .find(|g| g.name.eq_ignore_ascii_case(name));
+                    existing.map(|g| g.id)
+                }
+                Err(error) => return Err(error),
+            },
+        },
+    };
+    let subscribed = store
+        .subscribe(
+            user_id,
+            &NewSubscription {
+                feed_url: url.to_string(),
+                group_id,
+                title: None,
+                interval_minutes: None,
+            },
+        )
+        .await;
+    match subscribed {
+        Ok(subscription) => {
+            *subscriptions += 1;
+            Ok(Ok(subscription.id))
+        }
+        Err(StoreError::Conflict(_)) => {
+            Ok(Err((ImportStatus::Skipped, "already subscribed".into())))
+        }
+        Err(StoreError::Invalid(reason)) => refused(reason),
+        Err(error) => Err(error),
+    }
+}
+
+/// The user's subscriptions as an OPML 2.0 document: the default group's feeds at the top
+/// level, every other group as a folder.
+pub async fn export_opml(store: &Store, user_id: i64, title: &str) -> Result<String, StoreError> {
+    let groups: HashMap<i64, (String, bool)> = store
+        .list_groups(user_id)
+        .await?
+        .into_iter()
+        .map(|group| (group.id, (group.name, group.is_default)))
+        .collect();
+    let feeds: Vec<OpmlFeed> = store
+        .list_subscriptions(user_id)
+        .await?
+        .into_iter()
+        .map(|subscription| OpmlFeed {
+            title: subscription
+                .custom_title
+                .or(subscription.feed_title)
+                .or_else(|| Some(subscription.feed_url.clone())),
+            xml_url: subscription.feed_url,
+            html_url: subscription.site_url,
+            group: groups
+                .get(&subscription.group_id)
+                .filter(|(_, is_default)| !is_default)
+                .map(|(name, _)| name.clone()),
+        })
+        .collect();
+    Ok(build_opml(title, &feeds, chrono::Utc::now()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SAMPLE: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
+<!DOCTYPE opml [<!ENTITY x SYSTEM "file:///etc/passwd">]>
+<opml version="2.0">
+  <head><title>My &amp; feeds</title></head>
+  <body>
+    <outline text="Top" xmlUrl="https://top.example/feed" htmlUrl="https://top.example/"/>
+    <outline text="Tech">
+      <outline text="Rust &amp; more" title="Rust" type="rss" xmlUrl="https://blog.rust-lang.org/feed.xml"/>
+      <outline text="Deeper">
+        <outline text="Deep" xmlUrl="https://deep.example/atom"/>
+      </outline>
+    </outline>
+    <outline text="Cat" xmlurl="https://cat.example/rss" category="/News/World,/Other"/>
+    <outline text="Empty folder"/>
+  </body>
+</opml>"#;
+
+    #[test]
+    fn folders_become_groups() {
+        let document = parse_opml(SAMPLE.as_bytes()).unwrap();
+        assert_eq!(document.title.as_deref(), Some("My & feeds"));
+        let summary: Vec<(&str, Option<&str>, Option<&str>)> = document
+            .feeds
+            .iter()
+            .map(|f| (f.xml_url.as_str(), f.title.as_deref(), f.group.as_deref()))
+            .collect();
+        assert_eq!(
+            summary,
+            vec![
+                ("https://top.example/feed", Some("Top"), None),
+                (
+                    "https://blog.rust-lang.org/feed.xml",
+                    Some("Rust"),
+                    Some("Tech")
+                ),
+                (
+                    "https://deep.example/atom",
+                    Some("Deep"),
+                    Some("Tech / Deeper")
+                ),
+                ("https://cat.example/rss", Some("Cat"), Some("World")),
+            ]
+        );
+    }
+
+    #[test]
+    fn built_documents_read_back_the_same() {
+        let document = parse_opml(SAMPLE.as_bytes()).unwrap();
+        let built = build_opml("Export <1>", &document.feeds, chrono::Utc::now());
+        assert!(
+            built.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<opml version=\"2.0\">")
+        );
+        let again = parse_opml(built.as_bytes()).unwrap();
+        assert_eq!(again.title.as_deref(), Some("Export <1>"));
+        let mut expected = document.feeds.clone();
+        // The export writes top-level feeds first, then each group.
+        expected.sort_by_key(|f| f.group.is_some());
+        assert_eq!(again.feeds, expected);
+    }
+
+    #[test]
+    fn not_opml_is_an_error_not_a_panic() {
+        assert!(matches!(parse_opml(b"<rss/>"), Err(OpmlError::NotOpml(_))));
+        assert!(matches!(parse_opml(b""), Err(OpmlError::NotOpml(_))));
+        for junk in [
+            "<opml",
+            "<<>>",
+            "<opml><body><outline xmlUrl='",
+            "\u{feff}<opml/>",
+        ] {
+            let _ = parse_opml(junk.as_bytes());
+        }
+        assert!(matches!(
+            parse_opml(&vec![b' '; MAX_OPML_BYTES + 1]),
+            Err(OpmlError::TooLarge)
+        ));
+    }
+
+    #[test]
+    fn shift_jis_documents_are_read() {
+        let (encoded, _, _) = encoding_rs::SHIFT_JIS.encode(
+            "<?xml version=\"1.0\" encoding=\"Shift_JIS\"?><opml version=\"1.0\"><body>\
+             <outline text=\"日本語\"><outline text=\"ニュース\" xmlUrl=\"https://example.jp/rss\"/></outline>\
+             </body></opml>",
+        );
+        let document = parse_opml(&encoded).unwrap();
+        assert_eq!(document.feeds[0].title.as_deref(), Some("ニュース"));
+        assert_eq!(document.feeds[0].group.as_deref(), Some("日本語"));
+    }
+}

@@ -1,0 +1,293 @@
+//! The worker loop (F11): claim due feeds with a lease, fetch them with bounded parallelism,
+//! and run the daily retention job (F17) once a day across all workers.
+
+use std::collections::VecDeque;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::Utc;
+use tokio::sync::Semaphore;
+use tokio::task::JoinSet;
+
+use crate::fetcher::{FeedReport, Fetcher, SHUTDOWN_GRACE};
+use tidings_store::{DueFeed, Store, StoreError};
+
+/// The name of the retention job in `job_runs`.
+pub const RETENTION_JOB: &str = "retention";
+/// How long the worker waits after a database error before trying again.
+const ERROR_PAUSE: Duration = Duration::from_secs(5);
+
+/// What a retention run deleted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct RetentionReport {
+    /// Items deleted for age.
+    pub items_deleted: u64,
+    /// Feeds deleted for having had no subscribers for a week.
+    pub feeds_deleted: u64,
+}
+
+/// Retention (F17) at `now`: items older than `retention_days` (not starred, not bookmarked)
+/// and feeds orphaned for more than `orphan_days` are deleted. `retention_days = 0` keeps
+/// items forever.
+pub async fn run_retention(
+    store: &Store,
+    now: i64,
+    retention_days: u32,
+    orphan_days: u32,
+) -> Result<RetentionReport, StoreError> {
+    let items_deleted = if retention_days > 0 {
+        store
+            .delete_items_older_than(now - i64::from(retention_days) * 86_400)
+            .await?
+    } else {
+        0
+    };
+    let feeds_deleted = store
+        .delete_orphan_feeds(now - i64::from(orphan_days) * 86_400)
+        .await?;
+    Ok(RetentionReport {
+        items_deleted,
+        feeds_deleted,
+    })
+}
+
+/// Starts fetching a claimed feed once a slot is free; the slot is held until it is done.
+async fn spawn_fetch(
+    tasks: &mut JoinSet<FeedReport>,
+    slots: &Arc<Semaphore>,
+    fetcher: &Fetcher,
+    due: DueFeed,
+) {
+    // The semaphore is never closed, so this always yields a permit.
+    let slot = Arc::clone(slots).acquire_owned().await.ok();
+    let fetcher = fetcher.clone();
+    tasks.spawn(async move {
+        let report = fetcher.fetch_claimed(due).await;
+        drop(slot);
+        report
+    });
+}
+
+/// A worker: one loop claiming and fetching due feeds. Run several in one process or in
+/// several processes on one database; leases keep them from fetching a feed twice.
+#[derive(Debug, Clone)]
+pub struct Worker {
+    fetcher: Fetcher,
+}
+
+impl Worker {
+    /// A worker fetching with `fetcher` (whose config gives the owner, parallelism and tick).
+    pub fn new(fetcher: Fetcher) -> Worker {
+        Worker { fetcher }
+    }
+
+    /// The fetcher, for manual refreshes beside the loop and for the metrics.
+    pub fn fetcher(&self) -> &Fetcher {
+        &self.fetcher
+    }
+
+    /// Runs until `shutdown` completes: claims due feeds as slots free up, sleeps a tick when
+    /// nothing is due, runs the daily jobs when their time has come. On shutdown, feeds
+    /// claimed but not started are given back, and fetches in flight get [`SHUTDOWN_GRACE`]
+    /// to finish; the leases of any cut short expire.
+    pub async fn run(&self, shutdown: impl Future<Output = ()>) {
+        let config = self.fetcher.config().clone();
+        let slots = Arc::new(Semaphore::new(config.concurrency.max(1)));
+        let mut tasks: JoinSet<FeedReport> = JoinSet::new();
+        let mut jobs: JoinSet<()> = JoinSet::new();
+        let mut next_job_check = tokio::time::Instant::now();
+        let batch = config.concurrency.max(1) as i64;
+        let mut queue: VecDeque<DueFeed> = VecDeque::new();
+        let mut more_due = false;
+        tokio::pin!(shutdown);
+        tracing::info!(
+            owner = %config.owner,
+            concurrency = config.concurrency,
+            poll_seconds = config.poll_interval.as_secs_f64(),
+            "worker started"
+        );
+        loop {
+            if tokio::time::Instant::now() >= next_job_check {
+                next_job_check = tokio::time::Instant::now() + config.poll_interval;
+                if jobs.is_empty() {
+                    self.maybe_start_daily_jobs(&mut jobs).await;
+                }
+            }
+            let mut pause = config.poll_interval;
+            // Claims go in batches of `concurrency` into a local queue, started as slots free:
+            // one claim per batch rather than one per finished fetch keeps the claim query
+            // (a sort over the due feeds) off the hot path on large installations.
+            if queue.is_empty() && slots.available_permits() > 0 {
+                let now = Utc::now().timestamp();
+                match self
+                    .fetcher
+                    .store()
+                    .claim_due_feeds(&config.owner, now, batch, config.lease.as_secs() as i64)
+                    .await
+                {
+                    Ok(claimed) => {
+                        more_due = claimed.len() as i64 == batch;
+                        queue.extend(claimed);
+                    }
+                    Err(error) => {
+                        tracing::warn!(%error, "claiming due feeds failed");
+                        more_due = false;
+                        pause = ERROR_PAUSE.min(config.poll_interval);
+                    }
+                }
+            }
+            while slots.available_permits() > 0
+                && let Some(due) = queue.pop_front()
+            {
+                spawn_fetch(&mut tasks, &slots, &self.fetcher, due).await;
+            }
+            // More is waiting (queued or likely due): come back as soon as a slot frees.
+            if !queue.is_empty() || more_due {
+                pause = Duration::MAX;
+            }
+            // `Duration::MAX` means "until a fetch finishes"; with none running, at once.
+            let wait_for_tasks = pause == Duration::MAX && !tasks.is_empty();
+            let sleep = tokio::time::sleep(if pause == Duration::MAX {
+                Duration::ZERO
+            } else {
+                pause
+            });
+            tokio::select! {
+                () = &mut shutdown => break,
+                Some(_) = tasks.join_next(), if !tasks.is_empty() => {
+                    // Collect whatever else finished too, then claim for the freed slots.
+                    while tasks.try_join_next().is_some() {}
+                }
+                Some(_) = jobs.join_next(), if !jobs.is_empty() => {}
+                () = sleep, if !wait_for_tasks => {}
+            }
+        }
+        tracing::info!(
+            owner = %config.owner,
+            in_flight = tasks.len(),
+            queued = queue.len(),
+            "worker stopping"
+        );
+        // Feeds claimed but not started go back at once rather than after their lease.
+        let unstarted: Vec<i64> = queue.iter().map(|due| due.feed_id).collect();
+        if let Err(error) = self
+            .fetcher
+            .store()
+            .release_feeds(&config.owner, &unstarted)
+            .await
+        {
+            tracing::warn!(%error, "giving back unstarted feeds failed; their leases will expire");
+        }
+        let drain = async { while tasks.join_next().await.is_some() {} };
+        if tokio::time::timeout(SHUTDOWN_GRACE, drain).await.is_err() {
+            tasks.abort_all();
+        }
+        jobs.abort_all();
+        tracing::info!(owner = %config.owner, "worker stopped");
+    }
+
+    /// Claims and fetches every feed due now, `concurrency` at a time, until none is due;
+    /// returns the reports. For benchmarks, tests and one-shot runs.
+    pub async fn run_once(&self) -> Result<Vec<FeedReport>, StoreError> {
+        let config = self.fetcher.config().clone();
+        let slots = Arc::new(Semaphore::new(config.concurrency.max(1)));
+        let mut tasks: JoinSet<FeedReport> = JoinSet::new();
+        let mut reports = Vec::new();
+        let batch = config.concurrency.max(1) as i64;
+        let mut queue: VecDeque<DueFeed> = VecDeque::new();
+        loop {
+            if queue.is_empty() {
+                queue.extend(
+                    self.fetcher
+                        .store()
+                        .claim_due_feeds(
+                            &config.owner,
+                            Utc::now().timestamp(),
+                            batch,
+                            config.lease.as_secs() as i64,
+                        )
+                        .await?,
+                );
+            }
+            if queue.is_empty() {
+                // Nothing more is due: wait for the fetches in flight, then claim again (a
+                // feed may have become due meanwhile) or finish.
+                match tasks.join_next().await {
+                    Some(done) => {
+                        reports.extend(done.ok());
+                        continue;
+                    }
+                    None => return Ok(reports),
+                }
+            }
+            // Start what the free slots allow; otherwise wait for one fetch to finish.
+            if slots.available_permits() == 0
+                && let Some(done) = tasks.join_next().await
+            {
+                reports.extend(done.ok());
+            }
+            while slots.available_permits() > 0
+                && let Some(due) = queue.pop_front()
+            {
+                spawn_fetch(&mut tasks, &slots, &self.fetcher, due).await;
+            }
+            while let Some(done) = tasks.try_join_next() {
+                reports.extend(done.ok());
+            }
+        }
+    }
+
+    /// Starts the retention job when this worker wins today's run.
+    async fn maybe_start_daily_jobs(&self, jobs: &mut JoinSet<()>) {
+        let config = self.fetcher.config();
+        let store = self.fetcher.store().clone();
+        let now = Utc::now().timestamp();
+        let claimed = store
+            .claim_job(
+                RETENTION_JOB,
+                &config.owner,
+                now,
+                config.retention_every.as_secs() as i64,
+            )
+            .await;
+        match claimed {
+            Ok(true) => {}
+            Ok(false) => return,
+            Err(error) => {
+                tracing::warn!(%error, "the retention job could not be claimed");
+                return;
+            }
+        }
+        let owner = config.owner.clone();
+        let (retention_days, orphan_days) = (config.retention_days, config.orphan_days);
+        let metrics = Arc::clone(self.fetcher.metrics());
+        jobs.spawn(async move {
+            let outcome = match run_retention(&store, now, retention_days, orphan_days).await {
+                Ok(report) => {
+                    metrics.record_retention(report.items_deleted, report.feeds_deleted);
+                    tracing::info!(
+                        items = report.items_deleted,
+                        feeds = report.feeds_deleted,
+                        "retention done"
+                    );
+                    format!(
+                        "deleted {} items and {} orphan feeds",
+                        report.items_deleted, report.feeds_deleted
+                    )
+                }
+                Err(error) => {
+                    tracing::warn!(%error, "retention failed");
+                    format!("failed: {error}")
+                }
+            };
+            let finished = Utc::now().timestamp();
+            if let Err(error) = store
+                .finish_job(RETENTION_JOB, &owner, finished, &outcome)
+                .await
+            {
+                tracing::warn!(%error, "the retention run could not be recorded");
+            }
+        });
+    }
+}
