@@ -1,0 +1,582 @@
+//! Signing in and out, the one-time setup, the current user, their sessions and API keys
+//! (F20, F21, F23, F28).
+
+use axum::Extension;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::{Deserialize, Serialize};
+use tidings_store::{ApiKeyScope, User, unix_now};
+use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use crate::api::auth::{
+    API_KEY_PREFIX, Auth, expired_session_cookie, new_secret, secret_hash, session_cookie,
+};
+use crate::api::error::{ApiError, ApiResult, ErrorBody, ErrorCategory};
+use crate::api::extract::{Json, Path};
+use crate::api::time;
+use crate::middleware::ClientContext;
+use crate::ratelimit::RateLimiter;
+use crate::{AppState, password, setup};
+
+pub(crate) fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(sign_in, sign_out))
+        .routes(routes!(setup_status, complete_setup))
+        .routes(routes!(me, delete_me))
+        .routes(routes!(change_password))
+        .routes(routes!(list_sessions))
+        .routes(routes!(end_session))
+        .routes(routes!(list_api_keys, create_api_key))
+        .routes(routes!(revoke_api_key))
+}
+
+/// A user as the API shows it.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct UserView {
+    /// The user's id.
+    pub id: i64,
+    /// The login name.
+    pub username: String,
+    /// Whether the user manages other users.
+    pub is_admin: bool,
+    /// Whether the account is disabled.
+    pub is_disabled: bool,
+    /// When the account was created.
+    pub created_at: String,
+    /// The last sign-in.
+    pub last_login_at: Option<String>,
+}
+
+impl From<User> for UserView {
+    fn from(user: User) -> UserView {
+        UserView {
+            id: user.id,
+            username: user.username,
+            is_admin: user.is_admin,
+            is_disabled: user.is_disabled,
+            created_at: time(user.created_at),
+            last_login_at: user.last_login_at.map(time),
+        }
+    }
+}
+
+/// A user, wrapped.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct UserEnvelope {
+    /// The user.
+    pub user: UserView,
+}
+
+/// Credentials for signing in.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SignIn {
+    /// The login name.
+    pub username: String,
+    /// The password.
+    pub password: String,
+}
+
+fn invalid_credentials() -> ApiError {
+    ApiError::new(
+        StatusCode::UNAUTHORIZED,
+        "invalid_credentials",
+        ErrorCategory::Auth,
+        "The user name or password is wrong.",
+        "Check both and try again.",
+    )
+}
+
+/// Counts one request against `limiter`, refusing it with 429 when the limit is reached.
+pub(crate) fn within_limit(limiter: &RateLimiter, key: &str) -> ApiResult<()> {
+    let decision = limiter.check(key);
+    if decision.allowed {
+        Ok(())
+    } else {
+        Err(ApiError::rate_limited(decision.reset_seconds))
+    }
+}
+
+/// Verifies a password off the async executor (argon2 takes tens of milliseconds).
+async fn verify(password: String, hash: String) -> ApiResult<bool> {
+    tokio::task::spawn_blocking(move || password::verify_password(&password, &hash))
+        .await
+        .map_err(ApiError::internal)
+}
+
+/// Hashes a password off the async executor.
+pub(crate) async fn hash(password: String) -> ApiResult<String> {
+    tokio::task::spawn_blocking(move || password::hash_password(&password))
+        .await
+        .map_err(ApiError::internal)?
+        .map_err(ApiError::internal)
+}
+
+/// Checks a new password against the policy (F20), as a validation error.
+pub(crate) fn check_policy(password: &str, username: &str) -> ApiResult<()> {
+    password::check_password_policy(password, username).map_err(|reason| {
+        ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "weak_password",
+            ErrorCategory::Validation,
+            crate::api::error::capitalize(&reason.to_string()),
+            "Choose a longer password that is not built from common words or patterns.",
+        )
+    })
+}
+
+/// Starts a session for `user` and answers with the cookie.
+async fn start_session(
+    state: &AppState,
+    user: User,
+    client: &ClientContext,
+    headers: &HeaderMap,
+    status: StatusCode,
+) -> ApiResult<Response> {
+    let token = new_secret();
+    let lifetime = state.config.session_lifetime.as_secs();
+    let user_agent = headers
+        .get(header::USER_AGENT)
+        .and_then(|v| v.to_str().ok());
+    state
+        .store
+        .create_session(
+            user.id,
+            &secret_hash(&token),
+            unix_now().saturating_add(lifetime as i64),
+            user_agent,
+            client.ip.map(|ip| ip.to_string()).as_deref(),
+        )
+        .await?;
+    state.store.touch_login(user.id).await?;
+    let user = state.store.user(user.id).await?;
+    let mut response = (status, Json(UserEnvelope { user: user.into() })).into_response();
+    response.headers_mut().insert(
+        header::SET_COOKIE,
+        session_cookie(&token, lifetime, client.https),
+    );
+    Ok(response)
+}
+
+/// Sign in with a user name and password; sets the session cookie (HttpOnly, SameSite=Lax,
+/// Secure over HTTPS). Limited to 5 attempts a minute per address and 10 per account.
+#[utoipa::path(post, path = "/session", tag = "accounts", request_body = SignIn,
+    responses(
+        (status = 200, description = "Signed in; the cookie is set", body = UserEnvelope),
+        (status = 401, description = "Wrong user name or password", body = ErrorBody),
+        (status = 403, description = "The account is disabled", body = ErrorBody),
+        (status = 429, description = "Too many attempts", body = ErrorBody),
+    ))]
+async fn sign_in(
+    State(state): State<AppState>,
+    Extension(client): Extension<ClientContext>,
+    headers: HeaderMap,
+    Json(body): Json<SignIn>,
+) -> ApiResult<Response> {
+    within_limit(&state.limits.login_per_ip, &client.key())?;
+    within_limit(
+        &state.limits.login_per_account,
+        &body.username.trim().to_lowercase(),
+    )?;
+    let found = state.store.user_credentials(&body.username).await?;
+    // An unknown user costs the same hash verification as a known one, so timing does not
+    // tell which names exist.
+    let (user, stored) = match found {
+        Some((user, Some(hash))) => (Some(user), hash),
+        _ => (None, state.decoy_hash.as_ref().clone()),
+    };
+    let matches = verify(body.password, stored).await?;
+    let Some(user) = user.filter(|_| matches) else {
+        return Err(invalid_credentials());
+    };
+    if user.is_disabled {
+        return Err(ApiError::forbidden(
+            "This account is disabled.",
+            "Ask an administrator to enable it.",
+        ));
+    }
+    start_session(&state, user, &client, &headers, StatusCode::OK).await
+}
+
+/// Sign out: ends the current session and removes the cookie.
+#[utoipa::path(delete, path = "/session", tag = "accounts",
+    responses((status = 204, description = "Signed out"), (status = 401, body = ErrorBody)))]
+async fn sign_out(
+    State(state): State<AppState>,
+    Extension(client): Extension<ClientContext>,
+    auth: Auth,
+) -> ApiResult<Response> {
+    if let Some(session_id) = auth.session_id {
+        state.store.delete_session(session_id).await?;
+    }
+    let mut response = StatusCode::NO_CONTENT.into_response();
+    response
+        .headers_mut()
+        .insert(header::SET_COOKIE, expired_session_cookie(client.https));
+    Ok(response)
+}
+
+/// Whether the first administrator still has to be created.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SetupStatus {
+    /// True until a user exists.
+    pub required: bool,
+}
+
+/// Whether the one-time setup is still pending.
+#[utoipa::path(get, path = "/setup", tag = "accounts",
+    responses((status = 200, body = SetupStatus)))]
+async fn setup_status(State(state): State<AppState>) -> ApiResult<Json<SetupStatus>> {
+    let (users, _) = state.store.count_users().await?;
+    Ok(Json(SetupStatus {
+        required: users == 0,
+    }))
+}
+
+/// The first administrator, created with the token from the link `tidings serve` prints.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CompleteSetup {
+    /// The token from the setup link.
+    pub token: String,
+    /// The administrator's login name.
+    pub username: String,
+    /// The administrator's password.
+    pub password: String,
+}
+
+/// Create the first administrator with the one-time setup token, and sign in as them.
+#[utoipa::path(post, path = "/setup", tag = "accounts", request_body = CompleteSetup,
+    responses(
+        (status = 201, description = "Created and signed in", body = UserEnvelope),
+        (status = 403, description = "Wrong or used token", body = ErrorBody),
+        (status = 409, description = "Setup is already complete", body = ErrorBody),
+        (status = 422, description = "Bad user name or weak password", body = ErrorBody),
+    ))]
+async fn complete_setup(
+    State(state): State<AppState>,
+    Extension(client): Extension<ClientContext>,
+    headers: HeaderMap,
+    Json(body): Json<CompleteSetup>,
+) -> ApiResult<Response> {
+    within_limit(&state.limits.login_per_ip, &client.key())?;
+    let (users, _) = state.store.count_users().await?;
+    if users > 0 {
+        return Err(ApiError::conflict(
+            "Setup is already complete.",
+            "Sign in with an existing account.",
+        ));
+    }
+    if !setup::check_setup_token(&state.store, body.token.trim()).await? {
+        return Err(ApiError::forbidden(
+            "The setup link is wrong or has been used.",
+            "Use the newest link printed by `tidings serve`, or run `tidings user add NAME --admin`.",
+        ));
+    }
+    let username = tidings_store::normalize_username(&body.username)?;
+    check_policy(&body.password, &username)?;
+    let password_hash = hash(body.password).await?;
+    let user = state
+        .store
+        .create_first_admin(
+            &setup::token_hash(body.token.trim()),
+            &username,
+            &password_hash,
+        )
+        .await
+        .map_err(|e| match e {
+            tidings_store::StoreError::NotFound(_) => ApiError::forbidden(
+                "The setup link is wrong or has been used.",
+                "Use the newest link printed by `tidings serve`.",
+            ),
+            other => other.into(),
+        })?;
+    start_session(&state, user, &client, &headers, StatusCode::CREATED).await
+}
+
+/// The signed-in user.
+#[utoipa::path(get, path = "/me", tag = "accounts",
+    responses((status = 200, body = UserEnvelope), (status = 401, body = ErrorBody)))]
+async fn me(auth: Auth) -> Json<UserEnvelope> {
+    Json(UserEnvelope {
+        user: auth.user.into(),
+    })
+}
+
+/// Delete the signed-in user's account and everything that is only theirs (subscriptions,
+/// states, bookmarks, keys, sessions). Shared feeds and items stay (F28). The last
+/// administrator cannot delete their account.
+#[utoipa::path(delete, path = "/me", tag = "accounts",
+    responses(
+        (status = 204, description = "Deleted"),
+        (status = 409, description = "The last administrator", body = ErrorBody),
+    ))]
+async fn delete_me(
+    State(state): State<AppState>,
+    Extension(client): Extension<ClientContext>,
+    auth: Auth,
+) -> ApiResult<Response> {
+    if auth.user.is_admin {
+        let (_, admins) = state.store.count_users().await?;
+        if admins <= 1 {
+            return Err(ApiError::conflict(
+                "You are the last administrator, so your account cannot be deleted.",
+                "Make another user an administrator first.",
+            ));
+        }
+    }
+    state.store.delete_user(auth.user.id).await?;
+    let mut response = StatusCode::NO_CONTENT.into_response();
+    response
+        .headers_mut()
+        .insert(header::SET_COOKIE, expired_session_cookie(client.https));
+    Ok(response)
+}
+
+/// A password change.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ChangePassword {
+    /// The password in use now.
+    pub current_password: String,
+    /// The new password.
+    pub new_password: String,
+}
+
+/// Change the signed-in user's password. Every other session of the user ends.
+#[utoipa::path(put, path = "/me/password", tag = "accounts", request_body = ChangePassword,
+    responses(
+        (status = 204, description = "Changed"),
+        (status = 403, description = "The current password is wrong", body = ErrorBody),
+        (status = 422, description = "The new password is too weak", body = ErrorBody),
+    ))]
+async fn change_password(
+    State(state): State<AppState>,
+    auth: Auth,
+    Json(body): Json<ChangePassword>,
+) -> ApiResult<StatusCode> {
+    within_limit(&state.limits.login_per_account, &auth.user.username)?;
+    let stored = state
+        .store
+        .user_credentials(&auth.user.username)
+        .await?
+        .and_then(|(_, hash)| hash)
+        .unwrap_or_else(|| state.decoy_hash.as_ref().clone());
+    if !verify(body.current_password, stored).await? {
+        return Err(ApiError::forbidden(
+            "The current password is wrong.",
+            "Type the password you sign in with now.",
+        ));
+    }
+    check_policy(&body.new_password, &auth.user.username)?;
+    let new_hash = hash(body.new_password).await?;
+    state
+        .store
+        .set_password_hash(auth.user.id, &new_hash)
+        .await?;
+    state
+        .store
+        .delete_user_sessions(auth.user.id, auth.session_id)
+        .await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// A session as listed.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SessionView {
+    /// The session's id.
+    pub id: i64,
+    /// Whether it is the session making this request.
+    pub current: bool,
+    /// When it started.
+    pub created_at: String,
+    /// When it was last used (to the minute).
+    pub last_seen_at: String,
+    /// When it ends at the latest.
+    pub expires_at: String,
+    /// The browser.
+    pub user_agent: Option<String>,
+    /// The address it signed in from.
+    pub ip: Option<String>,
+}
+
+/// The sessions.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SessionList {
+    /// Newest use first.
+    pub sessions: Vec<SessionView>,
+}
+
+/// The signed-in user's sessions.
+#[utoipa::path(get, path = "/me/sessions", tag = "accounts",
+    responses((status = 200, body = SessionList)))]
+async fn list_sessions(State(state): State<AppState>, auth: Auth) -> ApiResult<Json<SessionList>> {
+    let sessions = state.store.list_sessions(auth.user.id).await?;
+    Ok(Json(SessionList {
+        sessions: sessions
+            .into_iter()
+            .map(|s| SessionView {
+                current: Some(s.id) == auth.session_id,
+                id: s.id,
+                created_at: time(s.created_at),
+                last_seen_at: time(s.last_seen_at),
+                expires_at: time(s.expires_at),
+                user_agent: s.user_agent,
+                ip: s.ip,
+            })
+            .collect(),
+    }))
+}
+
+/// End one of the signed-in user's sessions (sign a device out).
+#[utoipa::path(delete, path = "/me/sessions/{id}", tag = "accounts",
+    params(("id" = i64, Path, description = "The session's id")),
+    responses((status = 204, description = "Ended"), (status = 404, body = ErrorBody)))]
+async fn end_session(
+    State(state): State<AppState>,
+    auth: Auth,
+    Path(id): Path<i64>,
+) -> ApiResult<StatusCode> {
+    state.store.delete_user_session(auth.user.id, id).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// An API key as listed.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ApiKeyView {
+    /// The key's id.
+    pub id: i64,
+    /// Its name.
+    pub name: String,
+    /// Its first characters.
+    pub prefix: String,
+    /// `read` or `read_write`.
+    #[schema(value_type = String, example = "read_write")]
+    pub scope: ApiKeyScope,
+    /// When it was created.
+    pub created_at: String,
+    /// When it stops working, if ever.
+    pub expires_at: Option<String>,
+    /// When it was last used (to the minute).
+    pub last_used_at: Option<String>,
+}
+
+impl From<tidings_store::ApiKey> for ApiKeyView {
+    fn from(key: tidings_store::ApiKey) -> ApiKeyView {
+        ApiKeyView {
+            id: key.id,
+            name: key.name,
+            prefix: key.prefix,
+            scope: key.scope,
+            created_at: time(key.created_at),
+            expires_at: key.expires_at.map(time),
+            last_used_at: key.last_used_at.map(time),
+        }
+    }
+}
+
+/// The keys.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ApiKeyList {
+    /// Newest first; revoked keys are not listed.
+    pub api_keys: Vec<ApiKeyView>,
+}
+
+/// A new key.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateApiKey {
+    /// A name to recognise it by.
+    pub name: String,
+    /// `read` or `read_write` (default `read`).
+    #[schema(value_type = Option<String>, example = "read_write")]
+    pub scope: Option<ApiKeyScope>,
+    /// When it stops working (RFC 3339); never when absent.
+    pub expires_at: Option<String>,
+}
+
+/// A new key with its secret, shown this once.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CreatedApiKey {
+    /// The key as listed.
+    pub api_key: ApiKeyView,
+    /// The secret to send as `Authorization: Bearer …`. It is not stored and cannot be shown
+    /// again.
+    pub key: String,
+}
+
+/// The signed-in user's API keys.
+#[utoipa::path(get, path = "/api-keys", tag = "accounts",
+    responses((status = 200, body = ApiKeyList)))]
+async fn list_api_keys(State(state): State<AppState>, auth: Auth) -> ApiResult<Json<ApiKeyList>> {
+    let keys = state.store.list_api_keys(auth.user.id).await?;
+    Ok(Json(ApiKeyList {
+        api_keys: keys.into_iter().map(Into::into).collect(),
+    }))
+}
+
+/// Create an API key (F23). The secret is in the answer only.
+#[utoipa::path(post, path = "/api-keys", tag = "accounts", request_body = CreateApiKey,
+    responses((status = 201, body = CreatedApiKey), (status = 422, body = ErrorBody)))]
+async fn create_api_key(
+    State(state): State<AppState>,
+    auth: Auth,
+    Json(body): Json<CreateApiKey>,
+) -> ApiResult<(StatusCode, Json<CreatedApiKey>)> {
+    let expires_at = match body.expires_at.as_deref() {
+        None => None,
+        Some(text) => {
+            let at = chrono::DateTime::parse_from_rfc3339(text.trim())
+                .map_err(|_| {
+                    ApiError::validation(
+                        format!("expires_at {text:?} is not an RFC 3339 time"),
+                        "Use a time such as 2027-01-31T00:00:00Z, or leave it out.",
+                    )
+                })?
+                .timestamp();
+            if at <= unix_now() {
+                return Err(ApiError::validation(
+                    "expires_at is in the past",
+                    "Give a time in the future, or leave it out.",
+                ));
+            }
+            Some(at)
+        }
+    };
+    let secret = format!("{API_KEY_PREFIX}{}", new_secret());
+    let prefix: String = secret.chars().take(API_KEY_PREFIX.len() + 6).collect();
+    let key = state
+        .store
+        .create_api_key(
+            auth.user.id,
+            &body.name,
+            &prefix,
+            &secret_hash(&secret),
+            body.scope.unwrap_or(ApiKeyScope::Read),
+            expires_at,
+        )
+        .await?;
+    Ok((
+        StatusCode::CREATED,
+        Json(CreatedApiKey {
+            api_key: key.into(),
+            key: secret,
+        }),
+    ))
+}
+
+/// Revoke one of the signed-in user's API keys.
+#[utoipa::path(delete, path = "/api-keys/{id}", tag = "accounts",
+    params(("id" = i64, Path, description = "The key's id")),
+    responses((status = 204, description = "Revoked"), (status = 404, body = ErrorBody)))]
+async fn revoke_api_key(
+    State(state): State<AppState>,
+    auth: Auth,
+    Path(id): Path<i64>,
+) -> ApiResult<StatusCode> {
+    state.store.revoke_api_key(auth.user.id, id).await?;
+    Ok(StatusCode::NO_CONTENT)
+}

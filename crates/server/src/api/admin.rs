@@ -1,0 +1,169 @@
+//! User management for administrators (F24).
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use serde::{Deserialize, Serialize};
+use tidings_store::NewUser;
+use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use crate::AppState;
+use crate::api::accounts::{UserEnvelope, UserView, check_policy, hash};
+use crate::api::auth::AdminAuth;
+use crate::api::error::{ApiError, ApiResult, ErrorBody};
+use crate::api::extract::{Json, Path};
+
+pub(crate) fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list_users, create_user))
+        .routes(routes!(update_user, delete_user))
+}
+
+/// The users.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct UserList {
+    /// By name.
+    pub users: Vec<UserView>,
+}
+
+/// A new user.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateUser {
+    /// The login name.
+    pub username: String,
+    /// The password (checked against the policy).
+    pub password: String,
+    /// Whether the user is an administrator (default false).
+    #[serde(default)]
+    pub is_admin: bool,
+}
+
+/// Changes to a user; absent fields stay as they are.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateUser {
+    /// Make or unmake an administrator.
+    pub is_admin: Option<bool>,
+    /// Disable (ends the user's sessions) or enable.
+    pub is_disabled: Option<bool>,
+    /// Set a new password (ends the user's sessions).
+    pub password: Option<String>,
+}
+
+/// Every user (administrators only).
+#[utoipa::path(get, path = "/users", tag = "admin",
+    responses((status = 200, body = UserList), (status = 403, body = ErrorBody)))]
+async fn list_users(State(state): State<AppState>, _admin: AdminAuth) -> ApiResult<Json<UserList>> {
+    let users = state.store.list_users().await?;
+    Ok(Json(UserList {
+        users: users.into_iter().map(Into::into).collect(),
+    }))
+}
+
+/// Create a user (administrators only).
+#[utoipa::path(post, path = "/users", tag = "admin", request_body = CreateUser,
+    responses(
+        (status = 201, body = UserEnvelope),
+        (status = 409, description = "The name is taken", body = ErrorBody),
+        (status = 422, description = "Bad name or weak password", body = ErrorBody),
+    ))]
+async fn create_user(
+    State(state): State<AppState>,
+    _admin: AdminAuth,
+    Json(body): Json<CreateUser>,
+) -> ApiResult<(StatusCode, Json<UserEnvelope>)> {
+    let username = tidings_store::normalize_username(&body.username)?;
+    check_policy(&body.password, &username)?;
+    let password_hash = hash(body.password).await?;
+    let user = state
+        .store
+        .create_user(&NewUser {
+            username,
+            password_hash: Some(password_hash),
+            is_admin: body.is_admin,
+        })
+        .await?;
+    Ok((
+        StatusCode::CREATED,
+        Json(UserEnvelope { user: user.into() }),
+    ))
+}
+
+/// Change a user's role, status or password (administrators only). The last active
+/// administrator cannot be demoted or disabled.
+#[utoipa::path(patch, path = "/users/{id}", tag = "admin", request_body = UpdateUser,
+    params(("id" = i64, Path, description = "The user's id")),
+    responses(
+        (status = 200, body = UserEnvelope),
+        (status = 404, body = ErrorBody),
+        (status = 409, description = "Would leave no administrator", body = ErrorBody),
+    ))]
+async fn update_user(
+    State(state): State<AppState>,
+    _admin: AdminAuth,
+    Path(id): Path<i64>,
+    Json(body): Json<UpdateUser>,
+) -> ApiResult<Json<UserEnvelope>> {
+    let user = state.store.user(id).await?;
+    let loses_admin = user.is_admin
+        && !user.is_disabled
+        && (body.is_admin == Some(false) || body.is_disabled == Some(true));
+    if loses_admin && active_admins(&state).await? <= 1 {
+        return Err(ApiError::conflict(
+            "This is the last active administrator.",
+            "Make another user an administrator first.",
+        ));
+    }
+    if let Some(password) = body.password {
+        check_policy(&password, &user.username)?;
+        let password_hash = hash(password).await?;
+        state.store.set_password_hash(id, &password_hash).await?;
+        state.store.delete_user_sessions(id, None).await?;
+    }
+    let updated = state
+        .store
+        .set_user_flags(id, body.is_admin, body.is_disabled)
+        .await?;
+    if body.is_disabled == Some(true) {
+        state.store.delete_user_sessions(id, None).await?;
+    }
+    Ok(Json(UserEnvelope {
+        user: updated.into(),
+    }))
+}
+
+/// Delete a user and what is only theirs (administrators only); shared feeds stay.
+#[utoipa::path(delete, path = "/users/{id}", tag = "admin",
+    params(("id" = i64, Path, description = "The user's id")),
+    responses(
+        (status = 204, description = "Deleted"),
+        (status = 404, body = ErrorBody),
+        (status = 409, description = "The last administrator", body = ErrorBody),
+    ))]
+async fn delete_user(
+    State(state): State<AppState>,
+    _admin: AdminAuth,
+    Path(id): Path<i64>,
+) -> ApiResult<StatusCode> {
+    let user = state.store.user(id).await?;
+    if user.is_admin && !user.is_disabled && active_admins(&state).await? <= 1 {
+        return Err(ApiError::conflict(
+            "This is the last active administrator.",
+            "Make another user an administrator first.",
+        ));
+    }
+    state.store.delete_user(id).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+async fn active_admins(state: &AppState) -> ApiResult<usize> {
+    Ok(state
+        .store
+        .list_users()
+        .await?
+        .iter()
+        .filter(|u| u.is_admin && !u.is_disabled)
+        .count())
+}

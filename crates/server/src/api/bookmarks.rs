@@ -1,0 +1,155 @@
+//! Bookmarks (F34): a snapshot of an item (title, link, content, feed name, date) that stays
+//! when the item or its feed is deleted.
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use serde::{Deserialize, Serialize};
+use tidings_store::Bookmark;
+use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use crate::AppState;
+use crate::api::auth::Auth;
+use crate::api::error::{ApiResult, ErrorBody};
+use crate::api::extract::{Json, Path};
+use crate::api::time;
+
+pub(crate) fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list_bookmarks, create_bookmark))
+        .routes(routes!(get_bookmark, delete_bookmark))
+}
+
+/// A bookmark's snapshot.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct BookmarkView {
+    /// The bookmark's id.
+    pub id: i64,
+    /// The item it was taken from; null once that item is deleted.
+    pub item_id: Option<i64>,
+    /// The item's title.
+    pub title: Option<String>,
+    /// The item's link.
+    pub url: Option<String>,
+    /// The feed's name as the user saw it.
+    pub feed_title: Option<String>,
+    /// When the item was published.
+    pub published_at: Option<String>,
+    /// When it was bookmarked.
+    pub created_at: String,
+    /// The sanitized content; only in the single-bookmark answers, not in the list.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub content: Option<String>,
+}
+
+impl BookmarkView {
+    fn new(bookmark: Bookmark, with_content: bool) -> BookmarkView {
+        BookmarkView {
+            id: bookmark.id,
+            item_id: bookmark.item_id,
+            title: bookmark.title,
+            url: bookmark.url,
+            feed_title: bookmark.feed_title,
+            published_at: bookmark.published_at.map(time),
+            created_at: time(bookmark.created_at),
+            content: if with_content { bookmark.content } else { None },
+        }
+    }
+}
+
+/// The bookmarks.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct BookmarkList {
+    /// Newest first, without content.
+    pub bookmarks: Vec<BookmarkView>,
+}
+
+/// A bookmark, wrapped.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct BookmarkEnvelope {
+    /// The bookmark, with its content.
+    pub bookmark: BookmarkView,
+}
+
+/// The item to bookmark.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateBookmark {
+    /// An item of one of the user's subscriptions.
+    pub item_id: i64,
+}
+
+/// The signed-in user's bookmarks.
+#[utoipa::path(get, path = "/bookmarks", tag = "bookmarks",
+    responses((status = 200, body = BookmarkList), (status = 401, body = ErrorBody)))]
+async fn list_bookmarks(
+    State(state): State<AppState>,
+    auth: Auth,
+) -> ApiResult<Json<BookmarkList>> {
+    let bookmarks = state.store.list_bookmarks(auth.user.id).await?;
+    Ok(Json(BookmarkList {
+        bookmarks: bookmarks
+            .into_iter()
+            .map(|b| BookmarkView::new(b, false))
+            .collect(),
+    }))
+}
+
+/// Bookmark an item: 201 with the snapshot, or 200 with the existing bookmark when the item
+/// is bookmarked already.
+#[utoipa::path(post, path = "/bookmarks", tag = "bookmarks", request_body = CreateBookmark,
+    responses(
+        (status = 201, description = "Bookmarked", body = BookmarkEnvelope),
+        (status = 200, description = "Already bookmarked", body = BookmarkEnvelope),
+        (status = 404, description = "No such item of the user's", body = ErrorBody),
+    ))]
+async fn create_bookmark(
+    State(state): State<AppState>,
+    auth: Auth,
+    Json(body): Json<CreateBookmark>,
+) -> ApiResult<(StatusCode, Json<BookmarkEnvelope>)> {
+    let (bookmark, created) = state
+        .store
+        .create_bookmark(auth.user.id, body.item_id)
+        .await?;
+    let status = if created {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
+    Ok((
+        status,
+        Json(BookmarkEnvelope {
+            bookmark: BookmarkView::new(bookmark, true),
+        }),
+    ))
+}
+
+/// One bookmark with its content.
+#[utoipa::path(get, path = "/bookmarks/{id}", tag = "bookmarks",
+    params(("id" = i64, Path, description = "The bookmark's id")),
+    responses((status = 200, body = BookmarkEnvelope), (status = 404, body = ErrorBody)))]
+async fn get_bookmark(
+    State(state): State<AppState>,
+    auth: Auth,
+    Path(id): Path<i64>,
+) -> ApiResult<Json<BookmarkEnvelope>> {
+    let bookmark = state.store.bookmark(auth.user.id, id).await?;
+    Ok(Json(BookmarkEnvelope {
+        bookmark: BookmarkView::new(bookmark, true),
+    }))
+}
+
+/// Delete a bookmark.
+#[utoipa::path(delete, path = "/bookmarks/{id}", tag = "bookmarks",
+    params(("id" = i64, Path, description = "The bookmark's id")),
+    responses((status = 204, description = "Deleted"), (status = 404, body = ErrorBody)))]
+async fn delete_bookmark(
+    State(state): State<AppState>,
+    auth: Auth,
+    Path(id): Path<i64>,
+) -> ApiResult<StatusCode> {
+    state.store.delete_bookmark(auth.user.id, id).await?;
+    Ok(StatusCode::NO_CONTENT)
+}

@@ -1,0 +1,200 @@
+//! The API's error body: `{"error": {"code", "message", "category", "action"}}` with the right
+//! status, so that every client (the web UI first) can show what went wrong and what to do.
+
+use axum::Json;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+use tidings_store::StoreError;
+use utoipa::ToSchema;
+
+/// What kind of problem an error is, for the UI to group messages (F55).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ErrorCategory {
+    /// Not signed in, wrong credentials, or not allowed.
+    Auth,
+    /// The request's content is wrong.
+    Validation,
+    /// A feed could not be found, fetched or read.
+    Feed,
+    /// A limit was reached.
+    Limit,
+    /// The server failed.
+    System,
+}
+
+/// The error object inside the body.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ErrorDetail {
+    /// A stable machine-readable code, e.g. `invalid_credentials`.
+    pub code: &'static str,
+    /// What went wrong, for people.
+    pub message: String,
+    /// The kind of problem.
+    pub category: ErrorCategory,
+    /// What the user can do about it.
+    pub action: String,
+}
+
+/// The body of every error response.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ErrorBody {
+    /// The error.
+    pub error: ErrorDetail,
+}
+
+/// An error answered by the API.
+#[derive(Debug)]
+pub struct ApiError {
+    /// The HTTP status.
+    pub status: StatusCode,
+    /// The body's content.
+    pub detail: ErrorDetail,
+    /// Seconds to wait, for 429 answers.
+    pub retry_after: Option<u64>,
+}
+
+impl ApiError {
+    /// An error with every part given.
+    pub fn new(
+        status: StatusCode,
+        code: &'static str,
+        category: ErrorCategory,
+        message: impl Into<String>,
+        action: impl Into<String>,
+    ) -> ApiError {
+        ApiError {
+            status,
+            detail: ErrorDetail {
+                code,
+                message: message.into(),
+                category,
+                action: action.into(),
+            },
+            retry_after: None,
+        }
+    }
+
+    /// 400: the request's content is wrong.
+    pub fn validation(message: impl Into<String>, action: impl Into<String>) -> ApiError {
+        ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_request",
+            ErrorCategory::Validation,
+            message,
+            action,
+        )
+    }
+
+    /// 404 for an object that does not exist or is not the caller's (the two are not told
+    /// apart, so ids of other users' objects leak nothing).
+    pub fn not_found(what: &str) -> ApiError {
+        ApiError::new(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            ErrorCategory::Validation,
+            format!("{what} not found"),
+            "Check the id; it may have been deleted.",
+        )
+    }
+
+    /// 401: no valid credentials.
+    pub fn unauthenticated() -> ApiError {
+        ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "unauthenticated",
+            ErrorCategory::Auth,
+            "You are not signed in, or your session or API key has expired.",
+            "Sign in again, or use a valid API key (Authorization: Bearer tdg_…).",
+        )
+    }
+
+    /// 403: signed in but not allowed.
+    pub fn forbidden(message: impl Into<String>, action: impl Into<String>) -> ApiError {
+        ApiError::new(
+            StatusCode::FORBIDDEN,
+            "forbidden",
+            ErrorCategory::Auth,
+            message,
+            action,
+        )
+    }
+
+    /// 409: the request conflicts with what exists.
+    pub fn conflict(message: impl Into<String>, action: impl Into<String>) -> ApiError {
+        ApiError::new(
+            StatusCode::CONFLICT,
+            "conflict",
+            ErrorCategory::Validation,
+            message,
+            action,
+        )
+    }
+
+    /// 429 with the time to wait.
+    pub fn rate_limited(retry_after: u64) -> ApiError {
+        let mut error = ApiError::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            "rate_limited",
+            ErrorCategory::Limit,
+            format!("Too many requests: try again in {retry_after} s."),
+            format!("Wait {retry_after} seconds, then try again."),
+        );
+        error.retry_after = Some(retry_after);
+        error
+    }
+
+    /// 500, logged with a reference the user can quote; no internals in the body.
+    pub fn internal(error: impl std::fmt::Display) -> ApiError {
+        let reference = hex::encode(rand::random::<[u8; 4]>());
+        tracing::error!(%reference, %error, "internal error");
+        ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal_error",
+            ErrorCategory::System,
+            format!("Something went wrong on the server (reference {reference})."),
+            "Try again later; if it keeps happening, tell the administrator the reference.",
+        )
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let mut response = (self.status, Json(ErrorBody { error: self.detail })).into_response();
+        if let Some(seconds) = self.retry_after
+            && let Ok(value) = HeaderValue::from_str(&seconds.to_string())
+        {
+            response.headers_mut().insert(header::RETRY_AFTER, value);
+        }
+        response
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(error: StoreError) -> ApiError {
+        match error {
+            StoreError::NotFound(what) => ApiError::not_found(&capitalize(what)),
+            StoreError::Conflict(message) => {
+                ApiError::conflict(capitalize(&message), "Nothing was changed.")
+            }
+            StoreError::Invalid(message) => ApiError::validation(
+                capitalize(&message),
+                "Correct the value and send the request again.",
+            ),
+            other => ApiError::internal(other),
+        }
+    }
+}
+
+/// Upper-cases the first letter, for messages built from lower-case store errors.
+pub fn capitalize(text: &str) -> String {
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
+
+/// The result type of handlers.
+pub type ApiResult<T> = Result<T, ApiError>;

@@ -1,0 +1,81 @@
+//! Extractors whose rejections are the API's JSON errors instead of plain text.
+
+use axum::extract::FromRequest;
+use axum::extract::FromRequestParts;
+use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
+
+use crate::api::error::ApiError;
+
+/// A JSON body; a malformed one is a 422 (400 for broken JSON) with the parser's reason.
+#[derive(Debug, FromRequest)]
+#[from_request(via(axum::Json), rejection(ApiError))]
+pub struct Json<T>(pub T);
+
+impl<T: serde::Serialize> axum::response::IntoResponse for Json<T> {
+    fn into_response(self) -> axum::response::Response {
+        axum::Json(self.0).into_response()
+    }
+}
+
+/// Path parameters; an id that is not a number is a 404 like any unknown id.
+#[derive(Debug, FromRequestParts)]
+#[from_request(via(axum::extract::Path), rejection(ApiError))]
+pub struct Path<T>(pub T);
+
+/// Query parameters, with the parser's reason on error.
+#[derive(Debug, FromRequestParts)]
+#[from_request(via(axum::extract::Query), rejection(ApiError))]
+pub struct Query<T>(pub T);
+
+impl From<JsonRejection> for ApiError {
+    fn from(rejection: JsonRejection) -> ApiError {
+        match rejection {
+            JsonRejection::MissingJsonContentType(_) => ApiError::new(
+                axum::http::StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "unsupported_media_type",
+                crate::api::error::ErrorCategory::Validation,
+                "The body must be JSON, sent with Content-Type: application/json.",
+                "Set the Content-Type header.",
+            ),
+            JsonRejection::JsonSyntaxError(e) => {
+                let mut error = ApiError::validation(
+                    format!("The body is not valid JSON: {}", e.body_text()),
+                    "Send a well-formed JSON object.",
+                );
+                error.status = axum::http::StatusCode::BAD_REQUEST;
+                error.detail.code = "malformed_json";
+                error
+            }
+            JsonRejection::JsonDataError(e) => ApiError::validation(
+                format!(
+                    "The body does not have the expected fields: {}",
+                    e.body_text()
+                ),
+                "Check the field names and types against /api/v1/openapi.json.",
+            ),
+            JsonRejection::BytesRejection(_) => ApiError::new(
+                axum::http::StatusCode::PAYLOAD_TOO_LARGE,
+                "body_too_large",
+                crate::api::error::ErrorCategory::Limit,
+                "The request body is too large (1 MB at most; 5 MB for OPML imports).",
+                "Send a smaller body.",
+            ),
+            other => ApiError::validation(other.body_text(), "Check the request body."),
+        }
+    }
+}
+
+impl From<PathRejection> for ApiError {
+    fn from(_: PathRejection) -> ApiError {
+        ApiError::not_found("Object")
+    }
+}
+
+impl From<QueryRejection> for ApiError {
+    fn from(rejection: QueryRejection) -> ApiError {
+        ApiError::validation(
+            format!("The query parameters are wrong: {}", rejection.body_text()),
+            "Check the parameters against /api/v1/openapi.json.",
+        )
+    }
+}

@@ -1,0 +1,559 @@
+//! Reading (F31, F32, F36): item listings with cursor pagination, an item with its content,
+//! read and starred state, mark-read in bulk, unread counts and "updated since".
+
+use std::collections::BTreeMap;
+
+use axum::extract::State;
+use serde::{Deserialize, Serialize};
+use tidings_store::{
+    DEFAULT_PAGE_SIZE, Enclosure, ItemCursor, ItemFilter, ItemOrder, ItemQuery, ItemSummary,
+    MAX_MARK_IDS, MAX_PAGE_SIZE, MarkReadScope,
+};
+use utoipa::{IntoParams, ToSchema};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use crate::AppState;
+use crate::api::auth::Auth;
+use crate::api::error::{ApiError, ApiResult, ErrorBody};
+use crate::api::extract::{Json, Path, Query};
+use crate::api::time;
+
+pub(crate) fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list_items))
+        .routes(routes!(get_item))
+        .routes(routes!(set_item_state))
+        .routes(routes!(mark_read))
+        .routes(routes!(counts))
+        .routes(routes!(updated_feeds))
+}
+
+/// Parses an RFC 3339 query or body time into Unix seconds, as a validation error.
+pub(crate) fn parse_time(name: &str, text: &str) -> ApiResult<i64> {
+    chrono::DateTime::parse_from_rfc3339(text.trim())
+        .map(|t| t.timestamp())
+        .map_err(|_| {
+            ApiError::validation(
+                format!("{name} {text:?} is not an RFC 3339 time"),
+                "Use a time such as 2026-01-31T08:00:00Z.",
+            )
+        })
+}
+
+/// The parameters of an item listing.
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
+pub struct ItemListParams {
+    /// Only this feed's items (a `feed_id` from the subscriptions list).
+    pub feed_id: Option<i64>,
+    /// Only items of this group's subscriptions.
+    pub group_id: Option<i64>,
+    /// `all`, `unread` (default) or `starred`.
+    pub filter: Option<String>,
+    /// `newest` (default) or `oldest` first.
+    pub order: Option<String>,
+    /// Only items published at or after this time (RFC 3339).
+    pub since: Option<String>,
+    /// Only items published before this time (RFC 3339).
+    pub until: Option<String>,
+    /// The `next_cursor` of the previous page.
+    pub cursor: Option<String>,
+    /// Items per page, 1 to 200 (default 50).
+    pub limit: Option<i64>,
+}
+
+/// An item in a listing: no content.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ItemSummaryView {
+    /// The item's id.
+    pub id: i64,
+    /// The shared feed's id.
+    pub feed_id: i64,
+    /// The user's subscription to the feed.
+    pub subscription_id: i64,
+    /// The feed's title as the user named it (else the feed's own, else its URL).
+    pub feed_title: String,
+    /// The item's title.
+    pub title: Option<String>,
+    /// Its link.
+    pub url: Option<String>,
+    /// Its author.
+    pub author: Option<String>,
+    /// Its sanitized summary (HTML).
+    pub summary: Option<String>,
+    /// When it was published.
+    pub published_at: String,
+    /// Whether `published_at` is when tidings first saw it, because the feed gave no date.
+    pub is_date_estimated: bool,
+    /// Whether the user has read it.
+    pub is_read: bool,
+    /// Whether the user starred it.
+    pub is_starred: bool,
+}
+
+impl From<ItemSummary> for ItemSummaryView {
+    fn from(item: ItemSummary) -> ItemSummaryView {
+        ItemSummaryView {
+            id: item.id,
+            feed_id: item.feed_id,
+            subscription_id: item.subscription_id,
+            feed_title: item.feed_title,
+            title: item.title,
+            url: item.url,
+            author: item.author,
+            summary: item.summary,
+            published_at: time(item.published_at),
+            is_date_estimated: item.is_date_estimated,
+            is_read: item.is_read,
+            is_starred: item.is_starred,
+        }
+    }
+}
+
+/// One page of items.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ItemList {
+    /// The items, in the requested order.
+    pub items: Vec<ItemSummaryView>,
+    /// Pass as `cursor` for the next page; null on the last page.
+    pub next_cursor: Option<String>,
+    /// Whether another page follows.
+    pub has_more: bool,
+}
+
+/// A media enclosure.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct EnclosureView {
+    /// Where the media is.
+    pub url: String,
+    /// Its MIME type.
+    pub mime_type: Option<String>,
+    /// Its length in bytes.
+    pub length: Option<i64>,
+}
+
+impl From<Enclosure> for EnclosureView {
+    fn from(enclosure: Enclosure) -> EnclosureView {
+        EnclosureView {
+            url: enclosure.url,
+            mime_type: enclosure.mime_type,
+            length: enclosure.length,
+        }
+    }
+}
+
+/// An item with its content.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ItemView {
+    /// The listing's fields.
+    #[serde(flatten)]
+    pub summary: ItemSummaryView,
+    /// The sanitized content (HTML, allowlisted when it was stored).
+    pub content: Option<String>,
+    /// The feed's own id for the item.
+    pub guid: Option<String>,
+    /// The item's own last-update time.
+    pub updated_at: Option<String>,
+    /// When tidings first saw it.
+    pub fetched_at: String,
+    /// Media enclosures.
+    pub enclosures: Vec<EnclosureView>,
+    /// Categories.
+    pub categories: Vec<String>,
+}
+
+/// An item, wrapped.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ItemEnvelope {
+    /// The item.
+    pub item: ItemView,
+}
+
+/// A change of an item's state; absent fields stay as they are.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ItemStateChange {
+    /// Read or unread.
+    pub is_read: Option<bool>,
+    /// Starred or not.
+    pub is_starred: Option<bool>,
+}
+
+/// An item's state for the user.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ItemStateView {
+    /// The item.
+    pub item_id: i64,
+    /// Read.
+    pub is_read: bool,
+    /// Starred.
+    pub is_starred: bool,
+}
+
+/// What to mark read: exactly one of `ids`, `feed_id`, `group_id` or `all: true`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MarkRead {
+    /// These items (at most 1,000; ids that are not the user's are ignored).
+    pub ids: Option<Vec<i64>>,
+    /// Every item of this feed.
+    pub feed_id: Option<i64>,
+    /// Every item of this group's subscriptions.
+    pub group_id: Option<i64>,
+    /// Every item of every subscription.
+    pub all: Option<bool>,
+    /// Only items published before this time (RFC 3339): send the time the user's view was
+    /// loaded, so that items arriving meanwhile stay unread.
+    pub before: Option<String>,
+}
+
+/// How many items became read.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct MarkReadResult {
+    /// Items that were unread and are read now.
+    pub marked: u64,
+}
+
+/// Unread items of one subscription.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SubscriptionCountView {
+    /// The subscription.
+    pub subscription_id: i64,
+    /// Its feed.
+    pub feed_id: i64,
+    /// Its group.
+    pub group_id: i64,
+    /// Unread items.
+    pub unread: i64,
+}
+
+/// Unread items of one group.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct GroupCountView {
+    /// The group.
+    pub group_id: i64,
+    /// Unread items of its subscriptions.
+    pub unread: i64,
+}
+
+/// Unread counts of the user, in one call.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Counts {
+    /// Unread items of all subscriptions.
+    pub unread: i64,
+    /// Starred items.
+    pub starred: i64,
+    /// Per subscription.
+    pub subscriptions: Vec<SubscriptionCountView>,
+    /// Per group (every group of the user, also empty ones).
+    pub groups: Vec<GroupCountView>,
+}
+
+/// The parameter of "updated since".
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
+pub struct UpdatedParams {
+    /// Subscriptions with items that arrived after this time (RFC 3339).
+    pub since: String,
+}
+
+/// A subscription with items that arrived after the given time.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct UpdatedFeedView {
+    /// The subscription.
+    pub subscription_id: i64,
+    /// Its feed.
+    pub feed_id: i64,
+    /// The feed's title as the user named it.
+    pub feed_title: String,
+    /// Items that arrived after `since`.
+    pub new_items: i64,
+    /// When the newest of them arrived.
+    pub last_arrived_at: String,
+    /// Unread items of the subscription now.
+    pub unread: i64,
+}
+
+/// Subscriptions updated since a time.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct UpdatedFeeds {
+    /// The time asked about.
+    pub since: String,
+    /// Newest arrival first; subscriptions without new items are left out.
+    pub subscriptions: Vec<UpdatedFeedView>,
+}
+
+fn item_query(params: ItemListParams) -> ApiResult<ItemQuery> {
+    let filter = match params.filter.as_deref().map(str::trim) {
+        None | Some("unread") => ItemFilter::Unread,
+        Some("all") => ItemFilter::All,
+        Some("starred") => ItemFilter::Starred,
+        Some(other) => {
+            return Err(ApiError::validation(
+                format!("filter must be all, unread or starred, not {other:?}"),
+                "Use filter=all, filter=unread or filter=starred.",
+            ));
+        }
+    };
+    let order = match params.order.as_deref().map(str::trim) {
+        None | Some("newest") => ItemOrder::NewestFirst,
+        Some("oldest") => ItemOrder::OldestFirst,
+        Some(other) => {
+            return Err(ApiError::validation(
+                format!("order must be newest or oldest, not {other:?}"),
+                "Use order=newest or order=oldest.",
+            ));
+        }
+    };
+    let limit = params.limit.unwrap_or(DEFAULT_PAGE_SIZE);
+    if !(1..=MAX_PAGE_SIZE).contains(&limit) {
+        return Err(ApiError::validation(
+            format!("limit must be 1 to {MAX_PAGE_SIZE}, not {limit}"),
+            "Ask for at most 200 items a page and follow next_cursor for more.",
+        ));
+    }
+    let cursor = match params.cursor.as_deref() {
+        None => None,
+        Some(text) => Some(ItemCursor::decode(text).ok_or_else(|| {
+            ApiError::validation(
+                "The cursor is not one this server gave out.",
+                "Pass next_cursor from the previous page unchanged, or leave it out.",
+            )
+        })?),
+    };
+    Ok(ItemQuery {
+        feed_id: params.feed_id,
+        group_id: params.group_id,
+        filter,
+        order,
+        since: params
+            .since
+            .as_deref()
+            .map(|t| parse_time("since", t))
+            .transpose()?,
+        until: params
+            .until
+            .as_deref()
+            .map(|t| parse_time("until", t))
+            .transpose()?,
+        cursor,
+        limit,
+    })
+}
+
+/// The user's items: of every subscription, one feed (`feed_id`) or one group (`group_id`);
+/// `filter` all / unread / starred; newest or oldest first; `since` / `until` on the
+/// publication time. Pages are keyed on (published, id): follow `next_cursor` while
+/// `has_more`; items that arrive meanwhile are neither skipped nor repeated.
+#[utoipa::path(get, path = "/items", tag = "items", params(ItemListParams),
+    responses(
+        (status = 200, body = ItemList),
+        (status = 404, description = "The feed or group is not the user's", body = ErrorBody),
+        (status = 422, description = "A malformed parameter", body = ErrorBody),
+    ))]
+async fn list_items(
+    State(state): State<AppState>,
+    auth: Auth,
+    Query(params): Query<ItemListParams>,
+) -> ApiResult<Json<ItemList>> {
+    let query = item_query(params)?;
+    let page = state.store.list_items(auth.user.id, &query).await?;
+    Ok(Json(ItemList {
+        has_more: page.next_cursor.is_some(),
+        next_cursor: page.next_cursor.map(|c| c.encode()),
+        items: page.items.into_iter().map(Into::into).collect(),
+    }))
+}
+
+/// One item of the user's subscriptions, with its sanitized content.
+#[utoipa::path(get, path = "/items/{id}", tag = "items",
+    params(("id" = i64, Path, description = "The item's id")),
+    responses((status = 200, body = ItemEnvelope), (status = 404, body = ErrorBody)))]
+async fn get_item(
+    State(state): State<AppState>,
+    auth: Auth,
+    Path(id): Path<i64>,
+) -> ApiResult<Json<ItemEnvelope>> {
+    let detail = state.store.item_detail(auth.user.id, id).await?;
+    let item = detail.item;
+    // The listing's fields, through the same conversion as the listing.
+    let summary = ItemSummary {
+        id: item.id,
+        feed_id: item.feed_id,
+        subscription_id: detail.subscription_id,
+        feed_title: detail.feed_title,
+        url: item.url,
+        title: item.title,
+        author: item.author,
+        summary: item.summary,
+        published_at: item.published_at,
+        is_date_estimated: item.is_date_estimated,
+        is_read: item.is_read,
+        is_starred: item.is_starred,
+    };
+    Ok(Json(ItemEnvelope {
+        item: ItemView {
+            summary: summary.into(),
+            content: item.content,
+            guid: item.guid,
+            updated_at: item.updated_at.map(time),
+            fetched_at: time(item.fetched_at),
+            enclosures: item.enclosures.into_iter().map(Into::into).collect(),
+            categories: item.categories,
+        },
+    }))
+}
+
+/// Set an item's read and/or starred state; idempotent.
+#[utoipa::path(put, path = "/items/{id}/state", tag = "items", request_body = ItemStateChange,
+    params(("id" = i64, Path, description = "The item's id")),
+    responses(
+        (status = 200, body = ItemStateView),
+        (status = 404, body = ErrorBody),
+        (status = 422, description = "Neither field given", body = ErrorBody),
+    ))]
+async fn set_item_state(
+    State(state): State<AppState>,
+    auth: Auth,
+    Path(id): Path<i64>,
+    Json(body): Json<ItemStateChange>,
+) -> ApiResult<Json<ItemStateView>> {
+    if body.is_read.is_none() && body.is_starred.is_none() {
+        return Err(ApiError::validation(
+            "Nothing to change: give is_read and/or is_starred.",
+            "Send {\"is_read\": true} or {\"is_starred\": true}.",
+        ));
+    }
+    let new_state = state
+        .store
+        .set_item_state(auth.user.id, id, body.is_read, body.is_starred)
+        .await?;
+    Ok(Json(ItemStateView {
+        item_id: id,
+        is_read: new_state.is_read,
+        is_starred: new_state.is_starred,
+    }))
+}
+
+/// Mark items read: `{"ids": […]}`, or `{"feed_id": …}`, `{"group_id": …}` or
+/// `{"all": true}`, each optionally with `"before"` (RFC 3339): then only items published
+/// before that time are marked, so items that arrive while the user reads are not lost.
+#[utoipa::path(post, path = "/items/mark-read", tag = "items", request_body = MarkRead,
+    responses(
+        (status = 200, body = MarkReadResult),
+        (status = 404, description = "The feed or group is not the user's", body = ErrorBody),
+        (status = 422, description = "Not exactly one scope, or a bad time", body = ErrorBody),
+    ))]
+async fn mark_read(
+    State(state): State<AppState>,
+    auth: Auth,
+    Json(body): Json<MarkRead>,
+) -> ApiResult<Json<MarkReadResult>> {
+    let mut scopes = Vec::new();
+    if let Some(ids) = body.ids {
+        if ids.len() > MAX_MARK_IDS {
+            return Err(ApiError::validation(
+                format!("At most {MAX_MARK_IDS} ids can be marked at once."),
+                "Split the ids over several requests, or mark the feed read.",
+            ));
+        }
+        scopes.push(MarkReadScope::Ids(ids));
+    }
+    if let Some(feed_id) = body.feed_id {
+        scopes.push(MarkReadScope::Feed(feed_id));
+    }
+    if let Some(group_id) = body.group_id {
+        scopes.push(MarkReadScope::Group(group_id));
+    }
+    match body.all {
+        Some(true) => scopes.push(MarkReadScope::All),
+        Some(false) => {
+            return Err(ApiError::validation(
+                "all must be true when given.",
+                "Send {\"all\": true}, or name ids, a feed_id or a group_id.",
+            ));
+        }
+        None => {}
+    }
+    if scopes.len() != 1 {
+        return Err(ApiError::validation(
+            "Give exactly one of ids, feed_id, group_id or all.",
+            "Send e.g. {\"feed_id\": 3, \"before\": \"2026-01-31T08:00:00Z\"}.",
+        ));
+    }
+    let before = body
+        .before
+        .as_deref()
+        .map(|t| parse_time("before", t))
+        .transpose()?;
+    let scope = scopes.remove(0);
+    let marked = state.store.mark_read(auth.user.id, &scope, before).await?;
+    Ok(Json(MarkReadResult { marked }))
+}
+
+/// Unread counts per subscription and per group, the total, and the number of starred items:
+/// one cheap call (the counts are maintained as items and states change).
+#[utoipa::path(get, path = "/counts", tag = "items",
+    responses((status = 200, body = Counts), (status = 401, body = ErrorBody)))]
+async fn counts(State(state): State<AppState>, auth: Auth) -> ApiResult<Json<Counts>> {
+    let counts = state.store.unread_counts(auth.user.id).await?;
+    let groups = state.store.list_groups(auth.user.id).await?;
+    let mut per_group: BTreeMap<i64, i64> = groups.iter().map(|g| (g.id, 0)).collect();
+    for count in &counts.subscriptions {
+        *per_group.entry(count.group_id).or_default() += count.unread;
+    }
+    Ok(Json(Counts {
+        unread: counts.subscriptions.iter().map(|c| c.unread).sum(),
+        starred: counts.starred,
+        subscriptions: counts
+            .subscriptions
+            .into_iter()
+            .map(|c| SubscriptionCountView {
+                subscription_id: c.subscription_id,
+                feed_id: c.feed_id,
+                group_id: c.group_id,
+                unread: c.unread,
+            })
+            .collect(),
+        groups: groups
+            .iter()
+            .map(|g| GroupCountView {
+                group_id: g.id,
+                unread: per_group.get(&g.id).copied().unwrap_or(0),
+            })
+            .collect(),
+    }))
+}
+
+/// "Updated since" (F36): the subscriptions with items that arrived after `since`, with how
+/// many, so a client can refresh only those.
+#[utoipa::path(get, path = "/items/updated-feeds", tag = "items", params(UpdatedParams),
+    responses(
+        (status = 200, body = UpdatedFeeds),
+        (status = 422, description = "since is missing or not RFC 3339", body = ErrorBody),
+    ))]
+async fn updated_feeds(
+    State(state): State<AppState>,
+    auth: Auth,
+    Query(params): Query<UpdatedParams>,
+) -> ApiResult<Json<UpdatedFeeds>> {
+    let since = parse_time("since", &params.since)?;
+    let feeds = state.store.updated_feeds(auth.user.id, since).await?;
+    Ok(Json(UpdatedFeeds {
+        since: time(since),
+        subscriptions: feeds
+            .into_iter()
+            .map(|f| UpdatedFeedView {
+                subscription_id: f.subscription_id,
+                feed_id: f.feed_id,
+                feed_title: f.feed_title,
+                new_items: f.new_items,
+                last_arrived_at: time(f.last_arrived_at),
+                unread: f.unread,
+            })
+            .collect(),
+    }))
+}

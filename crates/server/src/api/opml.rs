@@ -1,0 +1,197 @@
+//! OPML import and export (F37), reusing the worker's OPML code that `tidings opml` uses.
+
+use axum::body::Bytes;
+use axum::extract::{DefaultBodyLimit, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+use tidings_worker::{ImportError, ImportOptions, ImportReport, import_opml};
+use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use crate::AppState;
+use crate::api::auth::Auth;
+use crate::api::error::{ApiError, ApiResult, ErrorBody, ErrorCategory};
+use crate::api::extract::Json;
+use crate::api::{MAX_OPML_BYTES, time};
+
+pub(crate) fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(export, import))
+        .routes(routes!(history))
+        // Imports may be larger than other bodies.
+        .layer(DefaultBodyLimit::max(MAX_OPML_BYTES))
+}
+
+/// Export the user's subscriptions as OPML 2.0, with groups as folders.
+#[utoipa::path(get, path = "/opml", tag = "opml",
+    responses((status = 200, description = "The OPML file", content_type = "text/x-opml")))]
+async fn export(State(state): State<AppState>, auth: Auth) -> ApiResult<Response> {
+    let title = format!("tidings subscriptions of {}", auth.user.username);
+    let document = tidings_worker::export_opml(&state.store, auth.user.id, &title).await?;
+    let mut response = document.into_response();
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/x-opml; charset=utf-8"),
+    );
+    headers.insert(
+        header::CONTENT_DISPOSITION,
+        HeaderValue::from_static("attachment; filename=\"tidings.opml\""),
+    );
+    Ok(response)
+}
+
+/// One line of an import report.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ImportEntryView {
+    /// The feed URL as written in the file.
+    pub url: String,
+    /// Its title in the file.
+    pub title: Option<String>,
+    /// The group it went into.
+    pub group: Option<String>,
+    /// `added`, `skipped` or `refused`.
+    pub status: String,
+    /// Why it was skipped or refused.
+    pub reason: Option<String>,
+    /// The new subscription, when added.
+    pub subscription_id: Option<i64>,
+}
+
+/// The report of an import.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ImportReportView {
+    /// The history entry's id.
+    pub import_id: i64,
+    /// Feed outlines in the file.
+    pub outlines: usize,
+    /// Subscriptions added.
+    pub added: usize,
+    /// Feeds skipped (already subscribed, listed twice).
+    pub skipped: usize,
+    /// Feeds refused, with the reason in their entry.
+    pub refused: usize,
+    /// One entry per feed, in file order.
+    pub entries: Vec<ImportEntryView>,
+}
+
+fn report_view(report: ImportReport) -> ImportReportView {
+    ImportReportView {
+        import_id: report.import_id,
+        outlines: report.outlines,
+        added: report.added,
+        skipped: report.skipped,
+        refused: report.refused,
+        entries: report
+            .entries
+            .into_iter()
+            .map(|entry| ImportEntryView {
+                status: serde_json::to_value(entry.status)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default(),
+                url: entry.url,
+                title: entry.title,
+                group: entry.group,
+                reason: entry.reason,
+                subscription_id: entry.subscription_id,
+            })
+            .collect(),
+    }
+}
+
+/// Import an OPML file (the request body, up to 5 MB and 1,000 feeds): every feed is
+/// subscribed in the group named by its folder; duplicates and refusals are reported per URL,
+/// and the import is kept in the user's history. New feeds are fetched by the worker.
+#[utoipa::path(post, path = "/opml", tag = "opml",
+    request_body(content = String, content_type = "text/x-opml", description = "The OPML file"),
+    responses(
+        (status = 200, body = ImportReportView),
+        (status = 413, description = "Larger than 5 MB", body = ErrorBody),
+        (status = 422, description = "Not OPML", body = ErrorBody),
+    ))]
+async fn import(
+    State(state): State<AppState>,
+    auth: Auth,
+    headers: HeaderMap,
+    body: Bytes,
+) -> ApiResult<Json<ImportReportView>> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Err(ApiError::validation(
+            "The request body is empty: send the OPML file as the body.",
+            "For example: curl --data-binary @subscriptions.opml -H 'Content-Type: text/x-opml' …",
+        ));
+    }
+    let file_name = headers
+        .get("x-file-name")
+        .and_then(|v| v.to_str().ok())
+        .map(|name| name.chars().take(200).collect::<String>());
+    let options = ImportOptions {
+        file_name,
+        max_subscriptions: Some(state.config.max_subscriptions),
+        address_policy: state.fetcher.client().config().address_policy.clone(),
+        ..ImportOptions::default()
+    };
+    let report = import_opml(&state.store, auth.user.id, &body, &options)
+        .await
+        .map_err(|error| match error {
+            ImportError::Opml(reason) => ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "invalid_opml",
+                ErrorCategory::Validation,
+                format!("The file is not usable OPML: {reason}"),
+                "Export the subscriptions again from your old reader and upload that file.",
+            ),
+            ImportError::Store(store) => store.into(),
+        })?;
+    Ok(Json(report_view(report)))
+}
+
+/// One past import.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ImportHistoryEntry {
+    /// The import's id.
+    pub id: i64,
+    /// When it ran.
+    pub created_at: String,
+    /// The uploaded file's name, when given (`X-File-Name`).
+    pub file_name: Option<String>,
+    /// Feed outlines in the file.
+    pub outlines: i64,
+    /// Added.
+    pub added: i64,
+    /// Skipped.
+    pub skipped: i64,
+    /// Refused.
+    pub failed: i64,
+}
+
+/// The imports.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ImportHistory {
+    /// Newest first.
+    pub imports: Vec<ImportHistoryEntry>,
+}
+
+/// The user's OPML import history.
+#[utoipa::path(get, path = "/opml/imports", tag = "opml",
+    responses((status = 200, body = ImportHistory)))]
+async fn history(State(state): State<AppState>, auth: Auth) -> ApiResult<Json<ImportHistory>> {
+    let records = state.store.list_opml_imports(auth.user.id).await?;
+    Ok(Json(ImportHistory {
+        imports: records
+            .into_iter()
+            .map(|r| ImportHistoryEntry {
+                id: r.id,
+                created_at: time(r.created_at),
+                file_name: r.file_name,
+                outlines: r.outlines,
+                added: r.added,
+                skipped: r.skipped,
+                failed: r.failed,
+            })
+            .collect(),
+    }))
+}

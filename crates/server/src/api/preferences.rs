@@ -1,0 +1,111 @@
+//! User preferences (F38), read and written by the web UI.
+
+use axum::extract::State;
+use serde::{Deserialize, Serialize};
+use tidings_store::{PreferenceChanges, Preferences};
+use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use crate::AppState;
+use crate::api::auth::Auth;
+use crate::api::error::{ApiResult, ErrorBody};
+use crate::api::extract::Json;
+use crate::api::time;
+
+pub(crate) fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(get_preferences, update_preferences))
+}
+
+/// The user's preferences.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PreferencesView {
+    /// `light`, `dark` or `auto` (follow the system).
+    pub theme: String,
+    /// Items per page, 10 to 200.
+    pub page_size: i64,
+    /// Whether item content shows images.
+    pub show_images: bool,
+    /// Whether opening an item marks it read.
+    pub mark_read_on_open: bool,
+    /// The listing shown first: `all`, `unread` or `starred`.
+    pub default_view: String,
+    /// When they were last changed; null while they are the defaults.
+    pub updated_at: Option<String>,
+}
+
+impl From<Preferences> for PreferencesView {
+    fn from(p: Preferences) -> PreferencesView {
+        PreferencesView {
+            theme: p.theme,
+            page_size: p.page_size,
+            show_images: p.show_images,
+            mark_read_on_open: p.mark_read_on_open,
+            default_view: p.default_view,
+            updated_at: (p.updated_at > 0).then(|| time(p.updated_at)),
+        }
+    }
+}
+
+/// Preferences, wrapped.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PreferencesEnvelope {
+    /// The preferences.
+    pub preferences: PreferencesView,
+}
+
+/// New values; absent fields stay as they are.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpdatePreferences {
+    /// `light`, `dark` or `auto`.
+    pub theme: Option<String>,
+    /// 10 to 200.
+    pub page_size: Option<i64>,
+    /// Show images in content.
+    pub show_images: Option<bool>,
+    /// Mark items read when opened.
+    pub mark_read_on_open: Option<bool>,
+    /// `all`, `unread` or `starred`.
+    pub default_view: Option<String>,
+}
+
+/// The signed-in user's preferences.
+#[utoipa::path(get, path = "/preferences", tag = "preferences",
+    responses((status = 200, body = PreferencesEnvelope), (status = 401, body = ErrorBody)))]
+async fn get_preferences(
+    State(state): State<AppState>,
+    auth: Auth,
+) -> ApiResult<Json<PreferencesEnvelope>> {
+    let preferences = state.store.preferences(auth.user.id).await?;
+    Ok(Json(PreferencesEnvelope {
+        preferences: preferences.into(),
+    }))
+}
+
+/// Change the signed-in user's preferences. Every value is checked before any is stored.
+#[utoipa::path(put, path = "/preferences", tag = "preferences", request_body = UpdatePreferences,
+    responses(
+        (status = 200, body = PreferencesEnvelope),
+        (status = 422, description = "A value out of range", body = ErrorBody),
+    ))]
+async fn update_preferences(
+    State(state): State<AppState>,
+    auth: Auth,
+    Json(body): Json<UpdatePreferences>,
+) -> ApiResult<Json<PreferencesEnvelope>> {
+    let changes = PreferenceChanges {
+        theme: body.theme.map(|t| t.trim().to_lowercase()),
+        page_size: body.page_size,
+        show_images: body.show_images,
+        mark_read_on_open: body.mark_read_on_open,
+        default_view: body.default_view.map(|v| v.trim().to_lowercase()),
+    };
+    let preferences = state
+        .store
+        .update_preferences(auth.user.id, &changes)
+        .await?;
+    Ok(Json(PreferencesEnvelope {
+        preferences: preferences.into(),
+    }))
+}

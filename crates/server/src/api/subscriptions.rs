@@ -1,0 +1,488 @@
+//! Subscriptions (F29, F30, F15): subscribe by a page or feed URL (discovery, the SSRF guard
+//! and a first fetch), list with what the reader shows, change, unsubscribe, resume, refresh.
+
+use axum::extract::State;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::{Deserialize, Serialize};
+use tidings_store::{FetchStatus, Subscription, SubscriptionChanges, unix_now};
+use tidings_worker::{DiscoverError, RefreshError, SubscribeError, SubscribeRequest};
+use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use crate::AppState;
+use crate::api::accounts::within_limit;
+use crate::api::auth::Auth;
+use crate::api::error::{ApiError, ApiResult, ErrorBody, ErrorCategory};
+use crate::api::extract::{Json, Path};
+use crate::api::time;
+
+/// How often one feed may be refreshed by hand, whoever asks (F15).
+const MANUAL_REFRESH_SECONDS: i64 = 60;
+
+pub(crate) fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list_subscriptions, subscribe))
+        .routes(routes!(get_subscription, update_subscription, unsubscribe))
+        .routes(routes!(resume))
+        .routes(routes!(refresh))
+        .routes(routes!(favicon))
+}
+
+/// A subscription with what the reader shows about its feed.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SubscriptionView {
+    /// The subscription's id.
+    pub id: i64,
+    /// The shared feed's id (items carry it).
+    pub feed_id: i64,
+    /// The group it is in.
+    pub group_id: i64,
+    /// The title to show: the custom title, else the feed's, else its URL.
+    pub title: String,
+    /// The user's own title, if set.
+    pub custom_title: Option<String>,
+    /// The title the feed gives itself.
+    pub feed_title: Option<String>,
+    /// The feed's URL.
+    pub feed_url: String,
+    /// The site the feed belongs to.
+    pub site_url: Option<String>,
+    /// Where to load the feed's icon from; absent when it has none.
+    pub favicon_url: Option<String>,
+    /// Unread items.
+    pub unread_count: i64,
+    /// `active`, `backoff` (failing, retried later and later) or `stopped` (until resumed).
+    #[schema(value_type = String, example = "active")]
+    pub status: FetchStatus,
+    /// Why it is in backoff or stopped.
+    pub status_reason: Option<String>,
+    /// The last fetch error.
+    pub last_error: Option<String>,
+    /// The last HTTP status.
+    pub last_http_status: Option<i64>,
+    /// When the feed is next fetched.
+    pub next_check_at: String,
+    /// When it was last fetched successfully.
+    pub last_success_at: Option<String>,
+    /// The fetch interval in minutes (30–720, step 30).
+    pub interval_minutes: i64,
+    /// When the user subscribed.
+    pub created_at: String,
+}
+
+fn view(subscription: Subscription) -> SubscriptionView {
+    let title = subscription
+        .custom_title
+        .clone()
+        .or_else(|| subscription.feed_title.clone())
+        .unwrap_or_else(|| subscription.feed_url.clone());
+    SubscriptionView {
+        favicon_url: subscription
+            .has_favicon
+            .then(|| format!("/api/v1/subscriptions/{}/favicon", subscription.id)),
+        id: subscription.id,
+        feed_id: subscription.feed_id,
+        group_id: subscription.group_id,
+        title,
+        custom_title: subscription.custom_title,
+        feed_title: subscription.feed_title,
+        feed_url: subscription.feed_url,
+        site_url: subscription.site_url,
+        unread_count: subscription.unread_count,
+        status: subscription.status,
+        status_reason: subscription.status_reason,
+        last_error: subscription.last_error,
+        last_http_status: subscription.last_http_status,
+        next_check_at: time(subscription.next_check_at),
+        last_success_at: subscription.last_success_at.map(time),
+        interval_minutes: subscription.interval_minutes,
+        created_at: time(subscription.created_at),
+    }
+}
+
+/// The subscriptions.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SubscriptionList {
+    /// By title.
+    pub subscriptions: Vec<SubscriptionView>,
+}
+
+/// One subscription.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SubscriptionEnvelope {
+    /// The subscription.
+    pub subscription: SubscriptionView,
+}
+
+/// A new subscription.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Subscribe {
+    /// A feed URL, or a page URL whose feed is discovered; `example.com` means
+    /// `https://example.com`.
+    pub url: String,
+    /// The group; the default group when absent.
+    pub group_id: Option<i64>,
+    /// A custom title.
+    pub title: Option<String>,
+    /// The fetch interval in minutes (30–720, step 30; default 60).
+    pub interval_minutes: Option<i64>,
+}
+
+/// Changes to a subscription; absent fields stay as they are.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateSubscription {
+    /// A custom title; `null` or `""` goes back to the feed's own.
+    #[serde(default, deserialize_with = "double_option")]
+    #[schema(value_type = Option<String>)]
+    pub title: Option<Option<String>>,
+    /// Another of the user's groups.
+    pub group_id: Option<i64>,
+    /// The fetch interval in minutes (30–720, step 30).
+    pub interval_minutes: Option<i64>,
+    /// Another URL for this feed (e.g. after the site moved it).
+    pub feed_url: Option<String>,
+}
+
+/// Tells an absent field (`None`) from an explicit `null` (`Some(None)`).
+fn double_option<'de, D>(deserializer: D) -> Result<Option<Option<String>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    Ok(Some(Option::<String>::deserialize(deserializer)?))
+}
+
+/// The user's subscriptions, with unread counts, status and last error (F30).
+#[utoipa::path(get, path = "/subscriptions", tag = "subscriptions",
+    responses((status = 200, body = SubscriptionList), (status = 401, body = ErrorBody)))]
+async fn list_subscriptions(
+    State(state): State<AppState>,
+    auth: Auth,
+) -> ApiResult<Json<SubscriptionList>> {
+    let subscriptions = state.store.list_subscriptions(auth.user.id).await?;
+    Ok(Json(SubscriptionList {
+        subscriptions: subscriptions.into_iter().map(view).collect(),
+    }))
+}
+
+fn feed_error(code: &'static str, message: String, action: &str) -> ApiError {
+    ApiError::new(
+        StatusCode::UNPROCESSABLE_ENTITY,
+        code,
+        ErrorCategory::Feed,
+        message,
+        action,
+    )
+}
+
+/// Subscribe by a feed or page URL: the page's feeds are discovered, the address is checked
+/// against the outbound policy, and the feed is fetched once so that it has items at once.
+/// Limited to 10 a minute per user and to `TIDINGS_MAX_SUBSCRIPTIONS` per user (F29).
+#[utoipa::path(post, path = "/subscriptions", tag = "subscriptions", request_body = Subscribe,
+    responses(
+        (status = 201, description = "Subscribed and fetched once", body = SubscriptionEnvelope),
+        (status = 409, description = "Already subscribed, or the subscription limit is reached", body = ErrorBody),
+        (status = 422, description = "No feed found, or the address is refused", body = ErrorBody),
+        (status = 429, description = "Too many subscribe requests", body = ErrorBody),
+    ))]
+async fn subscribe(
+    State(state): State<AppState>,
+    auth: Auth,
+    Json(body): Json<Subscribe>,
+) -> ApiResult<(StatusCode, Json<SubscriptionEnvelope>)> {
+    within_limit(&state.limits.subscribe, &format!("user:{}", auth.user.id))?;
+    if body.url.trim().is_empty() {
+        return Err(ApiError::validation(
+            "The URL is empty.",
+            "Type the address of a site or of its feed.",
+        ));
+    }
+    // Check what can be checked before any request leaves the server.
+    if let Some(group_id) = body.group_id
+        && !state
+            .store
+            .list_groups(auth.user.id)
+            .await?
+            .iter()
+            .any(|g| g.id == group_id)
+    {
+        return Err(ApiError::not_found("Group"));
+    }
+    if let Some(minutes) = body.interval_minutes {
+        tidings_store::check_interval(minutes)?;
+    }
+    let count = state.store.count_subscriptions(auth.user.id).await?;
+    if count >= state.config.max_subscriptions {
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "subscription_limit",
+            ErrorCategory::Limit,
+            format!(
+                "You have reached the limit of {} subscriptions.",
+                state.config.max_subscriptions
+            ),
+            "Unsubscribe from feeds you no longer read, or ask the administrator to raise the limit.",
+        ));
+    }
+    let request = SubscribeRequest {
+        url: body.url.clone(),
+        group_id: body.group_id,
+        title: body.title,
+        interval_minutes: body.interval_minutes,
+    };
+    let subscribed = tidings_worker::subscribe_with_discovery(&state.fetcher, auth.user.id, &request)
+        .await
+        .map_err(|error| match error {
+            SubscribeError::Store(store) => ApiError::from(store),
+            SubscribeError::NoFeed(url) => feed_error(
+                "no_feed_found",
+                format!(
+                    "No feed found at {url}: the page is not a feed, links to none, and none of \
+                     /feed, /rss, /atom.xml, /feed.xml, /index.xml, /rss.xml answered with one."
+                ),
+                "Check the address, or look on the site for an RSS or Atom link and paste that.",
+            ),
+            SubscribeError::Discover(DiscoverError::InvalidUrl(reason)) => ApiError::validation(
+                format!("That is not a web address: {reason}"),
+                "Type an address such as https://example.com/blog.",
+            ),
+            SubscribeError::Discover(DiscoverError::Status { url, status }) => feed_error(
+                "feed_unreachable",
+                format!("{url} answered HTTP {status}."),
+                "Check the address; the site may be down or the page may have moved.",
+            ),
+            SubscribeError::Discover(DiscoverError::Fetch { url, source }) => feed_error(
+                "feed_unreachable",
+                format!("{url} could not be fetched: {source}"),
+                "Check the address; addresses on private networks are refused unless the administrator allows them.",
+            ),
+        })?;
+    let subscription = state
+        .store
+        .subscription(auth.user.id, subscribed.subscription.id)
+        .await?;
+    Ok((
+        StatusCode::CREATED,
+        Json(SubscriptionEnvelope {
+            subscription: view(subscription),
+        }),
+    ))
+}
+
+/// One of the user's subscriptions.
+#[utoipa::path(get, path = "/subscriptions/{id}", tag = "subscriptions",
+    params(("id" = i64, Path, description = "The subscription's id")),
+    responses((status = 200, body = SubscriptionEnvelope), (status = 404, body = ErrorBody)))]
+async fn get_subscription(
+    State(state): State<AppState>,
+    auth: Auth,
+    Path(id): Path<i64>,
+) -> ApiResult<Json<SubscriptionEnvelope>> {
+    let subscription = state.store.subscription(auth.user.id, id).await?;
+    Ok(Json(SubscriptionEnvelope {
+        subscription: view(subscription),
+    }))
+}
+
+/// Change a subscription's title, group, interval or feed URL.
+#[utoipa::path(patch, path = "/subscriptions/{id}", tag = "subscriptions",
+    request_body = UpdateSubscription,
+    params(("id" = i64, Path, description = "The subscription's id")),
+    responses(
+        (status = 200, body = SubscriptionEnvelope),
+        (status = 404, body = ErrorBody),
+        (status = 409, description = "Already subscribed to the new URL", body = ErrorBody),
+        (status = 422, description = "Bad interval, group or URL", body = ErrorBody),
+    ))]
+async fn update_subscription(
+    State(state): State<AppState>,
+    auth: Auth,
+    Path(id): Path<i64>,
+    Json(body): Json<UpdateSubscription>,
+) -> ApiResult<Json<SubscriptionEnvelope>> {
+    // Check everything before changing anything.
+    state.store.subscription(auth.user.id, id).await?;
+    let new_url = match body.feed_url.as_deref() {
+        None => None,
+        Some(text) => Some(checked_feed_url(&state, text)?),
+    };
+    let changes = SubscriptionChanges {
+        title: body
+            .title
+            .map(|title| title.filter(|t| !t.trim().is_empty())),
+        group_id: body.group_id,
+        interval_minutes: body.interval_minutes,
+    };
+    state
+        .store
+        .update_subscription(auth.user.id, id, &changes)
+        .await?;
+    if let Some(url) = new_url {
+        let old_feed = state.store.subscription(auth.user.id, id).await?.feed_id;
+        let new_feed = state
+            .store
+            .change_subscription_feed(auth.user.id, id, url.as_str())
+            .await?;
+        if new_feed != old_feed {
+            // Fetch the new feed now so the user sees its items; failures show as status.
+            if let Err(error) = state.fetcher.refresh_feed(new_feed).await {
+                tracing::info!(%error, feed = new_feed, "first fetch after a URL change");
+            }
+        }
+    }
+    let subscription = state.store.subscription(auth.user.id, id).await?;
+    Ok(Json(SubscriptionEnvelope {
+        subscription: view(subscription),
+    }))
+}
+
+/// Parses a feed URL given directly by the user and applies the outbound policy to it.
+fn checked_feed_url(state: &AppState, text: &str) -> ApiResult<url::Url> {
+    let url = tidings_worker::parse_user_url(text).map_err(|e| {
+        ApiError::validation(
+            format!("The feed URL is not a web address: {e}"),
+            "Give the feed's full address, e.g. https://example.com/feed.xml.",
+        )
+    })?;
+    state
+        .fetcher
+        .client()
+        .config()
+        .address_policy
+        .check_url(&url)
+        .map_err(|refusal| {
+            feed_error(
+                "url_refused",
+                format!("The feed URL is not allowed: {refusal}"),
+                "Use a public http(s) address.",
+            )
+        })?;
+    Ok(url)
+}
+
+/// Unsubscribe. The user's read and starred states of the feed's items go with it; the
+/// shared feed stays for its other subscribers.
+#[utoipa::path(delete, path = "/subscriptions/{id}", tag = "subscriptions",
+    params(("id" = i64, Path, description = "The subscription's id")),
+    responses((status = 204, description = "Unsubscribed"), (status = 404, body = ErrorBody)))]
+async fn unsubscribe(
+    State(state): State<AppState>,
+    auth: Auth,
+    Path(id): Path<i64>,
+) -> ApiResult<StatusCode> {
+    state.store.unsubscribe(auth.user.id, id).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// Resume a stopped or failing feed: it is fetched at the next tick (F15).
+#[utoipa::path(post, path = "/subscriptions/{id}/resume", tag = "subscriptions",
+    params(("id" = i64, Path, description = "The subscription's id")),
+    responses((status = 200, body = SubscriptionEnvelope), (status = 404, body = ErrorBody)))]
+async fn resume(
+    State(state): State<AppState>,
+    auth: Auth,
+    Path(id): Path<i64>,
+) -> ApiResult<Json<SubscriptionEnvelope>> {
+    let subscription = state.store.subscription(auth.user.id, id).await?;
+    state.store.resume_feed(subscription.feed_id).await?;
+    let subscription = state.store.subscription(auth.user.id, id).await?;
+    Ok(Json(SubscriptionEnvelope {
+        subscription: view(subscription),
+    }))
+}
+
+/// How a manual refresh went.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RefreshOutcome {
+    /// The subscription after the fetch.
+    pub subscription: SubscriptionView,
+    /// `fetched`, or `busy` when a worker was fetching it at that moment.
+    pub result: String,
+    /// New items stored.
+    pub items_inserted: u64,
+    /// Known items that changed.
+    pub items_updated: u64,
+}
+
+/// Fetch the feed now, whatever its schedule (F15); at most once a minute per feed.
+#[utoipa::path(post, path = "/subscriptions/{id}/refresh", tag = "subscriptions",
+    params(("id" = i64, Path, description = "The subscription's id")),
+    responses(
+        (status = 200, body = RefreshOutcome),
+        (status = 404, body = ErrorBody),
+        (status = 429, description = "Refreshed less than a minute ago", body = ErrorBody),
+    ))]
+async fn refresh(
+    State(state): State<AppState>,
+    auth: Auth,
+    Path(id): Path<i64>,
+) -> ApiResult<Json<RefreshOutcome>> {
+    let subscription = state.store.subscription(auth.user.id, id).await?;
+    if let Err(wait) = state
+        .store
+        .request_refresh(subscription.feed_id, unix_now(), MANUAL_REFRESH_SECONDS)
+        .await?
+    {
+        let mut error = ApiError::rate_limited(wait as u64);
+        error.detail.message =
+            format!("This feed was refreshed less than a minute ago: try again in {wait} s.");
+        return Err(error);
+    }
+    let (result, inserted, updated) = match state.fetcher.refresh_feed(subscription.feed_id).await {
+        Ok(report) => ("fetched", report.items_inserted, report.items_updated),
+        Err(RefreshError::Busy(_)) => ("busy", 0, 0),
+        Err(RefreshError::NotFound(_)) => return Err(ApiError::not_found("Subscription")),
+        Err(RefreshError::Store(error)) => return Err(error.into()),
+    };
+    let subscription = state.store.subscription(auth.user.id, id).await?;
+    Ok(Json(RefreshOutcome {
+        subscription: view(subscription),
+        result: result.to_string(),
+        items_inserted: inserted,
+        items_updated: updated,
+    }))
+}
+
+/// The feed's icon (F3), when it has one.
+#[utoipa::path(get, path = "/subscriptions/{id}/favicon", tag = "subscriptions",
+    params(("id" = i64, Path, description = "The subscription's id")),
+    responses(
+        (status = 200, description = "The icon's bytes, with its image MIME type"),
+        (status = 404, description = "No icon", body = ErrorBody),
+    ))]
+async fn favicon(
+    State(state): State<AppState>,
+    auth: Auth,
+    Path(id): Path<i64>,
+) -> ApiResult<Response> {
+    let subscription = state.store.subscription(auth.user.id, id).await?;
+    let icon = state
+        .store
+        .favicon(subscription.feed_id)
+        .await?
+        .and_then(|icon| Some((icon.data?, icon.mime_type?)))
+        .filter(|(_, mime)| mime.starts_with("image/"));
+    let Some((data, mime)) = icon else {
+        return Err(ApiError::not_found("Icon"));
+    };
+    let mut response = data.into_response();
+    let headers = response.headers_mut();
+    // Only image types are stored; an SVG could carry script, so it is sandboxed.
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_str(&mime)
+            .unwrap_or(HeaderValue::from_static("application/octet-stream")),
+    );
+    headers.insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("private, max-age=86400"),
+    );
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static("default-src 'none'; style-src 'unsafe-inline'; sandbox"),
+    );
+    Ok(response)
+}

@@ -1,0 +1,405 @@
+//! Request protection (F25, F27): client address behind trusted proxies, CSRF checks for
+//! cookie-authenticated writes, rate limits for requests without credentials, JSON bodies for
+//! every API error (including the framework's own 404/405/413), CORS and security headers.
+
+use std::net::{IpAddr, SocketAddr};
+use std::sync::{Arc, Mutex};
+
+use axum::body::Body;
+use axum::extract::{ConnectInfo, Request, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use tower_http::cors::{AllowOrigin, CorsLayer};
+
+use crate::api::auth::SESSION_COOKIE;
+use crate::api::error::{ApiError, ErrorCategory};
+use crate::ratelimit::RateDecision;
+use crate::{AppState, ServerConfig};
+
+/// Where a request comes from, as far as the server can tell.
+#[derive(Debug, Clone)]
+pub struct ClientContext {
+    /// The client's address: the peer, or the first untrusted address in
+    /// `X-Forwarded-For` when the peer is a trusted proxy.
+    pub ip: Option<IpAddr>,
+    /// Whether the client reached us over HTTPS (directly or through a trusted proxy).
+    pub https: bool,
+}
+
+impl ClientContext {
+    /// The address as a rate-limit key.
+    pub fn key(&self) -> String {
+        self.ip
+            .map_or_else(|| "unknown".to_string(), |ip| ip.to_string())
+    }
+}
+
+/// Where the authenticated handler leaves its rate-limit decision, so the headers can be set
+/// on whatever response follows.
+#[derive(Debug, Clone, Default)]
+pub struct RateSlot(pub Arc<Mutex<Option<RateDecision>>>);
+
+impl RateSlot {
+    /// Records a decision.
+    pub fn set(&self, decision: RateDecision) {
+        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(decision);
+    }
+
+    fn get(&self) -> Option<RateDecision> {
+        *self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// Works out the client's address and scheme, guards `/api/` requests (CSRF, anonymous rate
+/// limit) and makes every API error JSON.
+pub async fn protect(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
+    let peer = request
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|ConnectInfo(addr)| addr.ip());
+    let client = client_context(&state.config, peer, request.headers());
+    request.extensions_mut().insert(client.clone());
+    let is_api = request.uri().path().starts_with("/api/");
+    if !is_api {
+        return next.run(request).await;
+    }
+
+    let headers = request.headers();
+    let has_bearer = headers.contains_key(header::AUTHORIZATION);
+    let has_session = cookie(headers, SESSION_COOKIE).is_some();
+    if has_session
+        && !has_bearer
+        && !request.method().is_safe()
+        && let Err(error) = check_same_origin(&state.config, headers)
+    {
+        return error.into_response();
+    }
+
+    let slot = RateSlot::default();
+    request.extensions_mut().insert(slot.clone());
+    if !has_bearer && !has_session && request.method() != Method::OPTIONS {
+        let decision = state.limits.anonymous.check(&client.key());
+        slot.set(decision);
+        if !decision.allowed {
+            let mut response = ApiError::rate_limited(decision.reset_seconds).into_response();
+            rate_headers(response.headers_mut(), decision);
+            return response;
+        }
+    }
+
+    let mut response = next.run(request).await;
+    if let Some(decision) = slot.get() {
+        rate_headers(response.headers_mut(), decision);
+    }
+    json_errors(response).await
+}
+
+fn rate_headers(headers: &mut HeaderMap, decision: RateDecision) {
+    for (name, value) in [
+        ("x-ratelimit-limit", decision.limit.to_string()),
+        ("x-ratelimit-remaining", decision.remaining.to_string()),
+        ("x-ratelimit-reset", decision.reset_seconds.to_string()),
+    ] {
+        if let Ok(value) = HeaderValue::from_str(&value) {
+            headers.insert(name, value);
+        }
+    }
+}
+
+/// Replaces the framework's plain-text error answers (unknown path, wrong method, body too
+/// large, unsupported media type) with the API's JSON error body.
+async fn json_errors(response: Response) -> Response {
+    let status = response.status();
+    let is_json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
+    if !(status.is_client_error() || status.is_server_error()) || is_json {
+        return response;
+    }
+    let headers = response.headers().clone();
+    let error = match status {
+        StatusCode::NOT_FOUND => ApiError::new(
+            status,
+            "not_found",
+            ErrorCategory::Validation,
+            "There is no such API endpoint.",
+            "Check the path against /api/v1/openapi.json.",
+        ),
+        StatusCode::METHOD_NOT_ALLOWED => ApiError::new(
+            status,
+            "method_not_allowed",
+            ErrorCategory::Validation,
+            "This endpoint does not accept that method.",
+            "Check the method against /api/v1/openapi.json.",
+        ),
+        StatusCode::PAYLOAD_TOO_LARGE => ApiError::new(
+            status,
+            "body_too_large",
+            ErrorCategory::Limit,
+            "The request body is too large (1 MB at most; 5 MB for OPML imports).",
+            "Send a smaller body.",
+        ),
+        StatusCode::UNSUPPORTED_MEDIA_TYPE => ApiError::new(
+            status,
+            "unsupported_media_type",
+            ErrorCategory::Validation,
+            "The body must be JSON, sent with Content-Type: application/json.",
+            "Set the Content-Type header.",
+        ),
+        _ if status.is_server_error() => ApiError::internal(format!("plain {status} answer")),
+        _ => ApiError::new(
+            status,
+            "bad_request",
+            ErrorCategory::Validation,
+            format!(
+                "The request was refused ({}).",
+                status.canonical_reason().unwrap_or("error")
+            ),
+            "Check the request against /api/v1/openapi.json.",
+        ),
+    };
+    let mut json = error.into_response();
+    for name in [header::RETRY_AFTER, header::ALLOW] {
+        if let Some(value) = headers.get(&name) {
+            json.headers_mut().insert(name, value.clone());
+        }
+    }
+    for (name, value) in headers.iter() {
+        if name.as_str().starts_with("x-ratelimit-") {
+            json.headers_mut().insert(name.clone(), value.clone());
+        }
+    }
+    json
+}
+
+/// A state-changing request carrying the session cookie must come from our own pages: its
+/// `Origin` (or, without one, `Sec-Fetch-Site`) must say so. Requests with neither header are
+/// not from a browser (browsers send at least one on every unsafe request) and pass; the
+/// `SameSite=Lax` cookie is the second line of defence.
+fn check_same_origin(config: &ServerConfig, headers: &HeaderMap) -> Result<(), ApiError> {
+    let refused = || {
+        ApiError::forbidden(
+            "This request came from another site and was refused (cross-site request forgery protection).",
+            "Use tidings from its own address, or use an API key for scripts and other sites.",
+        )
+    };
+    if let Some(origin) = headers.get(header::ORIGIN) {
+        let origin = origin.to_str().map_err(|_| refused())?;
+        if origin == "null" {
+            return Err(refused());
+        }
+        let ours = config.base_url.origin().ascii_serialization();
+        let host = headers.get(header::HOST).and_then(|h| h.to_str().ok());
+        let same_host = host.is_some_and(|host| {
+            origin == format!("http://{host}") || origin == format!("https://{host}")
+        });
+        return if origin == ours || same_host {
+            Ok(())
+        } else {
+            Err(refused())
+        };
+    }
+    match headers.get("sec-fetch-site").and_then(|v| v.to_str().ok()) {
+        Some("same-origin") | Some("none") | None => Ok(()),
+        Some(_) => Err(refused()),
+    }
+}
+
+fn client_context(
+    config: &ServerConfig,
+    peer: Option<IpAddr>,
+    headers: &HeaderMap,
+) -> ClientContext {
+    let trusted = |ip: &IpAddr| config.trusted_proxies.iter().any(|net| net.contains(*ip));
+    let base_https = config.base_url.scheme() == "https";
+    let Some(peer) = peer else {
+        return ClientContext {
+            ip: None,
+            https: base_https,
+        };
+    };
+    if !trusted(&peer) {
+        return ClientContext {
+            ip: Some(peer),
+            https: base_https,
+        };
+    }
+    // Through trusted proxies: the client is the right-most address that is not a proxy.
+    let forwarded: Vec<IpAddr> = headers
+        .get_all("x-forwarded-for")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .filter_map(|part| part.trim().parse().ok())
+        .collect();
+    let ip = forwarded
+        .iter()
+        .rev()
+        .find(|ip| !trusted(ip))
+        .copied()
+        .or_else(|| forwarded.first().copied())
+        .unwrap_or(peer);
+    let proto_https = headers
+        .get("x-forwarded-proto")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("https"));
+    ClientContext {
+        ip: Some(ip),
+        https: base_https || proto_https,
+    }
+}
+
+/// The value of a cookie in the request's `Cookie` headers.
+pub fn cookie<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(key, _)| *key == name)
+        .map(|(_, value)| value.trim())
+        .filter(|value| !value.is_empty())
+}
+
+/// CORS for the origins in `TIDINGS_CORS_ORIGINS` only; with none configured, no CORS
+/// headers are sent and browsers keep other sites out.
+pub fn cors(config: &ServerConfig) -> CorsLayer {
+    let origins: Vec<HeaderValue> = config
+        .cors_origins
+        .iter()
+        .filter_map(|o| HeaderValue::from_str(o).ok())
+        .collect();
+    CorsLayer::new()
+        .allow_origin(AllowOrigin::list(origins))
+        .allow_methods([
+            Method::GET,
+            Method::POST,
+            Method::PUT,
+            Method::PATCH,
+            Method::DELETE,
+        ])
+        .allow_headers([header::AUTHORIZATION, header::CONTENT_TYPE])
+        .expose_headers([
+            header::RETRY_AFTER,
+            header::HeaderName::from_static("x-ratelimit-limit"),
+            header::HeaderName::from_static("x-ratelimit-remaining"),
+            header::HeaderName::from_static("x-ratelimit-reset"),
+        ])
+        .max_age(std::time::Duration::from_secs(3600))
+}
+
+/// The Content-Security-Policy of every response: scripts and styles only from this origin
+/// (no inline scripts), images from anywhere over https (feeds embed them), no frames of us.
+pub const CONTENT_SECURITY_POLICY: &str = "default-src 'self'; script-src 'self'; \
+    style-src 'self'; img-src 'self' https: data:; media-src 'self' https:; \
+    connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; \
+    form-action 'self'; frame-ancestors 'none'";
+
+/// Adds the security headers to every response (F27). A handler that set a stricter
+/// Content-Security-Policy of its own (the favicon endpoint sandboxes images) keeps it.
+pub async fn security_headers(request: Request<Body>, next: Next) -> Response {
+    let mut response = next.run(request).await;
+    let headers = response.headers_mut();
+    if !headers.contains_key(header::CONTENT_SECURITY_POLICY) {
+        headers.insert(
+            header::CONTENT_SECURITY_POLICY,
+            HeaderValue::from_static(CONTENT_SECURITY_POLICY),
+        );
+    }
+    for (name, value) in [
+        ("x-content-type-options", "nosniff"),
+        ("referrer-policy", "no-referrer"),
+        ("x-frame-options", "DENY"),
+        ("cross-origin-opener-policy", "same-origin"),
+    ] {
+        headers.insert(name, HeaderValue::from_static(value));
+    }
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config() -> ServerConfig {
+        let mut config = ServerConfig::new("https://reader.example".parse().unwrap());
+        config.trusted_proxies = vec!["10.0.0.0/8".parse().unwrap()];
+        config
+    }
+
+    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (name, value) in pairs {
+            map.append(*name, value.parse().unwrap());
+        }
+        map
+    }
+
+    #[test]
+    fn forwarded_for_is_believed_only_from_trusted_proxies() {
+        let config = config();
+        let h = headers(&[
+            ("x-forwarded-for", "203.0.113.9, 10.1.1.1"),
+            ("x-forwarded-proto", "https"),
+        ]);
+        let direct = client_context(&config, Some("198.51.100.7".parse().unwrap()), &h);
+        assert_eq!(direct.ip, Some("198.51.100.7".parse().unwrap()));
+        let proxied = client_context(&config, Some("10.0.0.2".parse().unwrap()), &h);
+        assert_eq!(proxied.ip, Some("203.0.113.9".parse().unwrap()));
+        assert!(proxied.https);
+        let spoofed = headers(&[("x-forwarded-for", "1.2.3.4, 203.0.113.9")]);
+        let proxied = client_context(&config, Some("10.0.0.2".parse().unwrap()), &spoofed);
+        assert_eq!(
+            proxied.ip,
+            Some("203.0.113.9".parse().unwrap()),
+            "right-most untrusted"
+        );
+    }
+
+    #[test]
+    fn same_origin_rules() {
+        let config = config();
+        assert!(
+            check_same_origin(&config, &headers(&[("origin", "https://reader.example")])).is_ok()
+        );
+        assert!(
+            check_same_origin(
+                &config,
+                &headers(&[
+                    ("origin", "http://localhost:8080"),
+                    ("host", "localhost:8080")
+                ])
+            )
+            .is_ok()
+        );
+        assert!(
+            check_same_origin(&config, &headers(&[("origin", "https://evil.example")])).is_err()
+        );
+        assert!(check_same_origin(&config, &headers(&[("origin", "null")])).is_err());
+        assert!(check_same_origin(&config, &headers(&[("sec-fetch-site", "cross-site")])).is_err());
+        assert!(check_same_origin(&config, &headers(&[("sec-fetch-site", "same-site")])).is_err());
+        assert!(check_same_origin(&config, &headers(&[("sec-fetch-site", "same-origin")])).is_ok());
+        assert!(
+            check_same_origin(&config, &headers(&[])).is_ok(),
+            "not a browser"
+        );
+    }
+
+    #[test]
+    fn cookies_are_found_among_others() {
+        let h = headers(&[("cookie", "a=1; tidings_session=abc ; b=2")]);
+        assert_eq!(cookie(&h, "tidings_session"), Some("abc"));
+        assert_eq!(cookie(&h, "missing"), None);
+        assert_eq!(
+            cookie(
+                &headers(&[("cookie", "tidings_session=")]),
+                "tidings_session"
+            ),
+            None
+        );
+    }
+}

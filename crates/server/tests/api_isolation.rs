@@ -1,0 +1,210 @@
+//! Isolation over the whole API surface (F24): for every documented endpoint that takes an
+//! object id, a second user gets 404 for the first user's objects, and the objects are left
+//! as they were. The endpoints come from the OpenAPI document, so a new `{id}` endpoint fails
+//! this test until it is added to the table below.
+
+#[path = "../../store/tests/common/mod.rs"]
+mod common;
+mod support;
+
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+use support::{TestApp, call};
+use tidings_store::{NewItem, NewSubscription, unix_now};
+
+on_both_engines!(a_second_user_gets_404_for_every_object_of_the_first, |db| {
+    let app = TestApp::start(db).await;
+    let owner_id = app.user("owner", false).await;
+    app.user("intruder", false).await;
+    let owner = app.signed_in("owner").await;
+    let _second_session = app.signed_in("owner").await;
+    let intruder = app.signed_in("intruder").await;
+
+    // The owner's objects: a subscription with items, a group, a bookmark, an API key, a
+    // session.
+    let subscription = app
+        .store
+        .subscribe(
+            owner_id,
+            &NewSubscription {
+                feed_url: "https://isolation.example/feed".into(),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    let now = unix_now();
+    let items: Vec<NewItem> = (0..3)
+        .map(|i| NewItem {
+            guid: Some(format!("g{i}")),
+            title: Some(format!("Private item {i}")),
+            published: Some(now - i),
+            ..Default::default()
+        })
+        .collect();
+    app.store
+        .upsert_items(subscription.feed_id, &items, now)
+        .await
+        .unwrap();
+    let item_id = app.store.feed_item_ids(subscription.feed_id).await.unwrap()[0];
+    let (_, _, group) = call(
+        &owner,
+        Method::POST,
+        &app.url("/groups"),
+        Some(json!({"name": "Mine"})),
+    )
+    .await;
+    let group_id = group["group"]["id"].as_i64().unwrap();
+    let (status, _, bookmark) = call(
+        &owner,
+        Method::POST,
+        &app.url("/bookmarks"),
+        Some(json!({"item_id": item_id})),
+    )
+    .await;
+    assert!(status.is_success(), "{bookmark}");
+    let bookmark_id = bookmark["bookmark"]["id"].as_i64().unwrap();
+    let (_, _, key) = call(
+        &owner,
+        Method::POST,
+        &app.url("/api-keys"),
+        Some(json!({"name": "k"})),
+    )
+    .await;
+    let key_id = key["api_key"]["id"].as_i64().unwrap();
+    let (_, _, sessions) = call(&owner, Method::GET, &app.url("/me/sessions"), None).await;
+    let session_id = sessions["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["current"] == false)
+        .unwrap()["id"]
+        .as_i64()
+        .unwrap();
+
+    // Which id each `{id}` path takes, and what the intruder must get.
+    let table: Vec<(&str, i64, StatusCode)> = vec![
+        (
+            "/api/v1/subscriptions/",
+            subscription.id,
+            StatusCode::NOT_FOUND,
+        ),
+        ("/api/v1/items/", item_id, StatusCode::NOT_FOUND),
+        ("/api/v1/groups/", group_id, StatusCode::NOT_FOUND),
+        ("/api/v1/bookmarks/", bookmark_id, StatusCode::NOT_FOUND),
+        ("/api/v1/api-keys/", key_id, StatusCode::NOT_FOUND),
+        ("/api/v1/me/sessions/", session_id, StatusCode::NOT_FOUND),
+        // Users are administrators' objects: an ordinary user is refused outright.
+        ("/api/v1/users/", owner_id, StatusCode::FORBIDDEN),
+    ];
+    let (_, _, document) = call(&owner, Method::GET, &app.url("/openapi.json"), None).await;
+    let mut checked = 0;
+    for (path, operations) in document["paths"].as_object().unwrap() {
+        if !path.contains("{id}") {
+            continue;
+        }
+        let (_, id, expected) = table
+            .iter()
+            .find(|(prefix, _, _)| path.starts_with(prefix))
+            .unwrap_or_else(|| panic!("{path} takes an id: add it to the isolation table"));
+        let url = format!("{}{}", app.base, path.replace("{id}", &id.to_string()));
+        for method in operations.as_object().unwrap().keys() {
+            let method: Method = method.to_uppercase().parse().unwrap();
+            let (status, _, answer) =
+                call(&intruder, method.clone(), &url, valid_body(path, &method)).await;
+            assert_eq!(status, *expected, "{method} {path}: {answer}");
+            checked += 1;
+        }
+    }
+    assert!(checked >= 15, "only {checked} operations checked");
+
+    // Ids inside queries and bodies are checked too.
+    for (method, path, body) in [
+        (
+            Method::GET,
+            format!("/items?feed_id={}", subscription.feed_id),
+            None,
+        ),
+        (Method::GET, format!("/items?group_id={group_id}"), None),
+        (
+            Method::POST,
+            "/items/mark-read".to_string(),
+            Some(json!({"feed_id": subscription.feed_id})),
+        ),
+        (
+            Method::POST,
+            "/items/mark-read".to_string(),
+            Some(json!({"group_id": group_id})),
+        ),
+        (
+            Method::POST,
+            "/bookmarks".to_string(),
+            Some(json!({"item_id": item_id})),
+        ),
+        (
+            Method::POST,
+            "/subscriptions".to_string(),
+            Some(json!({"url": "https://isolation.example/feed", "group_id": group_id})),
+        ),
+    ] {
+        let (status, _, answer) = call(&intruder, method.clone(), &app.url(&path), body).await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{method} {path}: {answer}");
+    }
+    let (status, _, answer) = call(
+        &intruder,
+        Method::POST,
+        &app.url("/items/mark-read"),
+        Some(json!({"ids": [item_id]})),
+    )
+    .await;
+    assert!(status.is_success(), "{answer}");
+    assert_eq!(answer["marked"], 0, "another user's ids are ignored");
+
+    // Nothing of the owner's changed.
+    let (_, _, item) = call(
+        &owner,
+        Method::GET,
+        &app.url(&format!("/items/{item_id}")),
+        None,
+    )
+    .await;
+    assert_eq!(
+        item["item"]["is_read"]
+            .as_bool()
+            .or(item["is_read"].as_bool()),
+        Some(false),
+        "{item}"
+    );
+    for path in [
+        format!("/subscriptions/{}", subscription.id),
+        format!("/bookmarks/{bookmark_id}"),
+    ] {
+        let (status, _, _) = call(&owner, Method::GET, &app.url(&path), None).await;
+        assert_eq!(status, StatusCode::OK, "{path}");
+    }
+    let (_, _, groups) = call(&owner, Method::GET, &app.url("/groups"), None).await;
+    assert!(
+        groups["groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|g| g["name"] == "Mine")
+    );
+    let (_, _, keys) = call(&owner, Method::GET, &app.url("/api-keys"), None).await;
+    assert_eq!(keys["api_keys"].as_array().unwrap().len(), 1);
+    let (_, _, sessions) = call(&owner, Method::GET, &app.url("/me/sessions"), None).await;
+    assert_eq!(sessions["sessions"].as_array().unwrap().len(), 2);
+});
+
+/// A well-formed body for the operation, so that the answer is about the id, not the body.
+fn valid_body(path: &str, method: &Method) -> Option<Value> {
+    match (method.as_str(), path) {
+        ("PATCH", p) if p.starts_with("/api/v1/groups/") => Some(json!({"name": "Renamed"})),
+        ("PATCH", p) if p.starts_with("/api/v1/subscriptions/") => {
+            Some(json!({"title": "Mine now"}))
+        }
+        ("PATCH", p) if p.starts_with("/api/v1/users/") => Some(json!({"is_admin": true})),
+        ("PUT", p) if p.ends_with("/state") => Some(json!({"is_read": true, "is_starred": true})),
+        _ => None,
+    }
+}

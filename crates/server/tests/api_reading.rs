@@ -1,0 +1,936 @@
+//! Reading over HTTP against a real server, on both engines: groups, items and their
+//! pagination while items arrive, state, mark-read and its "before" rule, counts, updated
+//! since, bookmarks that outlive their items, preferences; every error code, isolation
+//! between users, read-only keys. Items are put into the store directly.
+
+#[path = "../../store/tests/common/mod.rs"]
+mod common;
+mod support;
+
+use common::follow as subscribe;
+
+use std::collections::HashSet;
+
+use reqwest::{Client, Method, StatusCode};
+use serde_json::{Value, json};
+use support::{TestApp, assert_error, call};
+use tidings_store::{NewItem, Store, SubscriptionChanges};
+
+/// Publication times of the test items: item n at `BASE + n minutes`.
+const BASE: i64 = 1_760_000_000;
+
+fn item(guid: &str, published: i64) -> NewItem {
+    NewItem {
+        guid: Some(guid.into()),
+        url: Some(format!("https://example.com/{guid}")),
+        title: Some(format!("Item {guid}")),
+        author: Some("Ann Author".into()),
+        content: Some(format!("<p>Full text of {guid}</p>")),
+        summary: Some(format!("<p>Summary of {guid}</p>")),
+        published: Some(published),
+        ..NewItem::default()
+    }
+}
+
+async fn add_items(store: &Store, feed_id: i64, prefix: &str, range: std::ops::Range<i64>) {
+    let items: Vec<NewItem> = range
+        .map(|n| item(&format!("{prefix}-{n}"), BASE + n * 60))
+        .collect();
+    store.upsert_items(feed_id, &items, BASE).await.unwrap();
+}
+
+fn rfc3339(secs: i64) -> String {
+    tidings_server::api::time(secs)
+}
+
+fn ids(body: &Value) -> Vec<i64> {
+    body["items"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no items: {body}"))
+        .iter()
+        .map(|i| i["id"].as_i64().unwrap())
+        .collect()
+}
+
+/// An API key of the user signed in with `browser`.
+async fn api_key(app: &TestApp, browser: &Client, scope: &str) -> Client {
+    let (status, _, body) = call(
+        browser,
+        Method::POST,
+        &app.url("/api-keys"),
+        Some(json!({"name": scope, "scope": scope})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let key = body["key"].as_str().unwrap().to_string();
+    let mut headers = reqwest::header::HeaderMap::new();
+    headers.insert(
+        reqwest::header::AUTHORIZATION,
+        format!("Bearer {key}").parse().unwrap(),
+    );
+    Client::builder().default_headers(headers).build().unwrap()
+}
+
+on_both_engines!(
+    groups_are_listed_created_renamed_ordered_and_deleted,
+    |db| {
+        let app = TestApp::start(db).await;
+        let ann_id = app.user("ann", false).await;
+        let ann = app.signed_in("ann").await;
+        let (status, _, body) = call(&ann, Method::GET, &app.url("/groups"), None).await;
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(body["groups"].as_array().unwrap().len(), 1);
+        assert_eq!(body["groups"][0]["is_default"], true);
+        let default_id = body["groups"][0]["id"].as_i64().unwrap();
+
+        let (status, _, body) = call(
+            &ann,
+            Method::POST,
+            &app.url("/groups"),
+            Some(json!({"name": "  Tech   news "})),
+        )
+        .await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        assert_eq!(body["group"]["name"], "Tech news");
+        let tech = body["group"]["id"].as_i64().unwrap();
+        let (status, _, body) = call(
+            &ann,
+            Method::POST,
+            &app.url("/groups"),
+            Some(json!({"name": "Tech news"})),
+        )
+        .await;
+        assert_eq!(status, StatusCode::CONFLICT);
+        assert_error(&body, "conflict", "validation");
+        for bad in [json!({"name": "   "}), json!({"name": "x".repeat(101)})] {
+            let (status, _, body) = call(&ann, Method::POST, &app.url("/groups"), Some(bad)).await;
+            assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+            assert_error(&body, "invalid_request", "validation");
+        }
+        let (status, _, body) = call(
+            &ann,
+            Method::POST,
+            &app.url("/groups"),
+            Some(json!({"title": "wrong field"})),
+        )
+        .await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+        assert_error(&body, "invalid_request", "validation");
+
+        let group_url = app.url(&format!("/groups/{tech}"));
+        let (status, _, body) = call(
+            &ann,
+            Method::PATCH,
+            &group_url,
+            Some(json!({"name": "Technology", "position": 7})),
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert_eq!(body["group"]["name"], "Technology");
+        assert_eq!(body["group"]["position"], 7);
+        for bad in [json!({}), json!({"position": -1})] {
+            let (status, _, body) = call(&ann, Method::PATCH, &group_url, Some(bad)).await;
+            assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+            assert_error(&body, "invalid_request", "validation");
+        }
+
+        // Deleting moves the group's subscriptions to the default group.
+        let (sub, _) = subscribe(&app.store, ann_id, "https://a.example/feed").await;
+        app.store
+            .update_subscription(
+                ann_id,
+                sub,
+                &SubscriptionChanges {
+                    group_id: Some(tech),
+                    ..Default::default()
+                },
+            )
+            .await
+            .unwrap();
+        let (status, _, _) = call(&ann, Method::DELETE, &group_url, None).await;
+        assert_eq!(status, StatusCode::NO_CONTENT);
+        assert_eq!(
+            app.store.subscription(ann_id, sub).await.unwrap().group_id,
+            default_id
+        );
+        let (status, _, body) = call(&ann, Method::DELETE, &group_url, None).await;
+        assert_eq!(status, StatusCode::NOT_FOUND);
+        assert_error(&body, "not_found", "validation");
+        let (status, _, body) = call(
+            &ann,
+            Method::DELETE,
+            &app.url(&format!("/groups/{default_id}")),
+            None,
+        )
+        .await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+        assert_error(&body, "invalid_request", "validation");
+        let (status, _, _) =
+            call(&ann, Method::DELETE, &app.url("/groups/not-a-number"), None).await;
+        assert_eq!(status, StatusCode::NOT_FOUND);
+    }
+);
+
+on_both_engines!(items_are_listed_shown_and_their_state_set, |db| {
+    let app = TestApp::start(db).await;
+    let ann_id = app.user("ann", false).await;
+    let ann = app.signed_in("ann").await;
+    let (sub_a, feed_a) = subscribe(&app.store, ann_id, "https://a.example/feed").await;
+    let (_, feed_b) = subscribe(&app.store, ann_id, "https://b.example/feed").await;
+    app.store
+        .update_subscription(
+            ann_id,
+            sub_a,
+            &SubscriptionChanges {
+                title: Some(Some("My A".into())),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    add_items(&app.store, feed_a, "a", 0..30).await;
+    add_items(&app.store, feed_b, "b", 0..30).await;
+    let undated = NewItem {
+        published: None,
+        ..item("undated", 0)
+    };
+    app.store
+        .upsert_items(feed_b, &[undated], BASE + 3600 * 24)
+        .await
+        .unwrap();
+
+    // The default: unread, newest first, 50 a page.
+    let (status, _, body) = call(&ann, Method::GET, &app.url("/items"), None).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["items"].as_array().unwrap().len(), 50);
+    assert_eq!(body["has_more"], true);
+    let first = &body["items"][0];
+    assert_eq!(first["title"], "Item undated");
+    assert_eq!(first["is_date_estimated"], true);
+    assert_eq!(first["is_read"], false);
+    assert_eq!(first["feed_id"], feed_b);
+    assert!(first.get("content").is_none(), "listings carry no content");
+    // a-29 and b-29 share a time; the larger id (b-29) comes first.
+    assert_eq!(body["items"][1]["url"], "https://example.com/b-29");
+    let second = &body["items"][2];
+    assert_eq!(second["feed_title"], "My A", "the user's own title");
+    assert_eq!(second["published_at"], rfc3339(BASE + 29 * 60));
+    assert_eq!(second["url"], "https://example.com/a-29");
+    assert_eq!(second["author"], "Ann Author");
+    assert_eq!(second["summary"], "<p>Summary of a-29</p>");
+    assert_eq!(second["is_date_estimated"], false);
+    let cursor = body["next_cursor"].as_str().unwrap().to_string();
+    let (_, _, page2) = call(
+        &ann,
+        Method::GET,
+        &app.url(&format!("/items?cursor={cursor}")),
+        None,
+    )
+    .await;
+    assert_eq!(page2["items"].as_array().unwrap().len(), 11);
+    assert_eq!(page2["has_more"], false);
+    assert_eq!(page2["next_cursor"], Value::Null);
+
+    // One feed, oldest first, a time window.
+    let (_, _, body) = call(
+        &ann,
+        Method::GET,
+        &app.url(&format!(
+            "/items?feed_id={feed_a}&order=oldest&filter=all&since={}&until={}",
+            rfc3339(BASE + 5 * 60),
+            rfc3339(BASE + 8 * 60)
+        )),
+        None,
+    )
+    .await;
+    let titles: Vec<&str> = body["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["title"].as_str().unwrap())
+        .collect();
+    assert_eq!(titles, ["Item a-5", "Item a-6", "Item a-7"]);
+
+    // The detail, with content; state changes, idempotent.
+    let item_id = ids(&body)[0];
+    let (status, _, body) = call(
+        &ann,
+        Method::GET,
+        &app.url(&format!("/items/{item_id}")),
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body["item"]["content"], "<p>Full text of a-5</p>");
+    assert_eq!(body["item"]["guid"], "a-5");
+    assert_eq!(body["item"]["subscription_id"], sub_a);
+    let state_url = app.url(&format!("/items/{item_id}/state"));
+    for _ in 0..2 {
+        let (status, _, body) = call(
+            &ann,
+            Method::PUT,
+            &state_url,
+            Some(json!({"is_read": true, "is_starred": true})),
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert_eq!(
+            body,
+            json!({"item_id": item_id, "is_read": true, "is_starred": true})
+        );
+    }
+    let (_, _, body) = call(
+        &ann,
+        Method::PUT,
+        &state_url,
+        Some(json!({"is_read": false})),
+    )
+    .await;
+    assert_eq!(
+        body,
+        json!({"item_id": item_id, "is_read": false, "is_starred": true})
+    );
+    let (_, _, body) = call(&ann, Method::GET, &app.url("/items?filter=starred"), None).await;
+    assert_eq!(ids(&body), vec![item_id]);
+    let (status, _, body) = call(&ann, Method::PUT, &state_url, Some(json!({}))).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_error(&body, "invalid_request", "validation");
+    let (status, _, body) = call(
+        &ann,
+        Method::PUT,
+        &state_url,
+        Some(json!({"is_read": "yes"})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_error(&body, "invalid_request", "validation");
+    let (status, _, body) = call(
+        &ann,
+        Method::PUT,
+        &app.url("/items/999999/state"),
+        Some(json!({"is_read": true})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert_error(&body, "not_found", "validation");
+    let response = ann
+        .put(&state_url)
+        .header("content-type", "application/json")
+        .body("{\"is_read\": tru")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+    assert_error(
+        &response.json().await.unwrap(),
+        "malformed_json",
+        "validation",
+    );
+
+    // Malformed query parameters are 422 with the JSON error body.
+    for query in [
+        "limit=abc",
+        "limit=0",
+        "limit=201",
+        "filter=bogus",
+        "order=sideways",
+        "since=yesterday",
+        "until=2026-13-01T00:00:00Z",
+        "cursor=not-a-cursor",
+        "feed_id=x",
+        "colour=blue",
+    ] {
+        let (status, _, body) = call(
+            &ann,
+            Method::GET,
+            &app.url(&format!("/items?{query}")),
+            None,
+        )
+        .await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{query}: {body}");
+        assert_error(&body, "invalid_request", "validation");
+    }
+    let (status, _, body) = call(&ann, Method::GET, &app.url("/items?feed_id=999999"), None).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+});
+
+on_both_engines!(pages_neither_skip_nor_repeat_while_items_arrive, |db| {
+    let app = TestApp::start(db).await;
+    let ann_id = app.user("ann", false).await;
+    let ann = app.signed_in("ann").await;
+    let (_, feed_a) = subscribe(&app.store, ann_id, "https://a.example/feed").await;
+    let (_, feed_b) = subscribe(&app.store, ann_id, "https://b.example/feed").await;
+    add_items(&app.store, feed_a, "a", 0..45).await;
+    add_items(&app.store, feed_b, "b", 0..45).await; // the same times: ties broken by id
+    let mut originals = HashSet::new();
+    for feed in [feed_a, feed_b] {
+        originals.extend(app.store.feed_item_ids(feed).await.unwrap());
+    }
+
+    for (filter, order) in [
+        ("all", "newest"),
+        ("unread", "newest"),
+        ("all", "oldest"),
+        ("unread", "oldest"),
+    ] {
+        let mut seen = Vec::new();
+        let mut cursor: Option<String> = None;
+        let mut round = 0;
+        loop {
+            let mut path = format!("/items?filter={filter}&order={order}&limit=20");
+            if let Some(cursor) = &cursor {
+                path.push_str(&format!("&cursor={cursor}"));
+            }
+            let (status, _, body) = call(&ann, Method::GET, &app.url(&path), None).await;
+            assert_eq!(status, StatusCode::OK, "{body}");
+            seen.extend(ids(&body));
+            // Between pages, items arrive: newer than all, and dated amid the pages.
+            round += 1;
+            let prefix = format!("{filter}-{order}-{round}");
+            add_items(&app.store, feed_a, &format!("new-{prefix}"), 1000..1002).await;
+            app.store
+                .upsert_items(
+                    feed_b,
+                    &[item(&format!("mid-{prefix}"), BASE + 20 * 60 + 30)],
+                    BASE,
+                )
+                .await
+                .unwrap();
+            if body["has_more"] == false {
+                break;
+            }
+            cursor = Some(body["next_cursor"].as_str().unwrap().to_string());
+        }
+        let unique: HashSet<i64> = seen.iter().copied().collect();
+        assert_eq!(
+            unique.len(),
+            seen.len(),
+            "{filter} {order}: an item came twice"
+        );
+        assert!(
+            originals.is_subset(&unique),
+            "{filter} {order}: an item was skipped"
+        );
+    }
+});
+
+on_both_engines!(mark_read_counts_and_the_before_rule, |db| {
+    let app = TestApp::start(db).await;
+    let ann_id = app.user("ann", false).await;
+    let ann = app.signed_in("ann").await;
+    let (sub_a, feed_a) = subscribe(&app.store, ann_id, "https://a.example/feed").await;
+    let (sub_b, feed_b) = subscribe(&app.store, ann_id, "https://b.example/feed").await;
+    let group = app.store.create_group(ann_id, "Later").await.unwrap();
+    app.store
+        .update_subscription(
+            ann_id,
+            sub_b,
+            &SubscriptionChanges {
+                group_id: Some(group.id),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    add_items(&app.store, feed_a, "a", 0..10).await;
+    add_items(&app.store, feed_b, "b", 0..4).await;
+
+    let (status, _, counts) = call(&ann, Method::GET, &app.url("/counts"), None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(counts["unread"], 14);
+    assert_eq!(counts["starred"], 0);
+    let per_group: Vec<(i64, i64)> = counts["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| {
+            (
+                g["group_id"].as_i64().unwrap(),
+                g["unread"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    assert!(per_group.contains(&(group.id, 4)), "{counts}");
+    let sub_count = |counts: &Value, sub: i64| -> i64 {
+        counts["subscriptions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["subscription_id"] == sub)
+            .unwrap()["unread"]
+            .as_i64()
+            .unwrap()
+    };
+    assert_eq!(sub_count(&counts, sub_a), 10);
+
+    // The user loaded the list at "T" = just after item a-5; then items arrive: a new one,
+    // and a late one dated before T. Marking the feed read before T keeps both unread.
+    let loaded_at = BASE + 5 * 60 + 30;
+    app.store
+        .upsert_items(
+            feed_a,
+            &[item("arrived", BASE + 3600), item("late", BASE + 60 + 1)],
+            BASE + 7200,
+        )
+        .await
+        .unwrap();
+    let (status, _, body) = call(
+        &ann,
+        Method::POST,
+        &app.url("/items/mark-read"),
+        Some(json!({"feed_id": feed_a, "before": rfc3339(loaded_at)})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    // a-0..a-5 and the late item dated before T: 7.
+    assert_eq!(body["marked"], 7);
+    let (_, _, unread) = call(
+        &ann,
+        Method::GET,
+        &app.url(&format!("/items?feed_id={feed_a}")),
+        None,
+    )
+    .await;
+    let titles: Vec<&str> = unread["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["title"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        titles,
+        [
+            "Item arrived",
+            "Item a-9",
+            "Item a-8",
+            "Item a-7",
+            "Item a-6"
+        ]
+    );
+    // An item that arrives after the mark, dated before T, is not hidden under it.
+    app.store
+        .upsert_items(
+            feed_a,
+            &[item("later-still", BASE + 2 * 60 + 1)],
+            BASE + 9000,
+        )
+        .await
+        .unwrap();
+    let (_, _, counts) = call(&ann, Method::GET, &app.url("/counts"), None).await;
+    assert_eq!(sub_count(&counts, sub_a), 6);
+
+    // By ids, by group, everything.
+    let some = ids(&unread)[..2].to_vec();
+    let (_, _, body) = call(
+        &ann,
+        Method::POST,
+        &app.url("/items/mark-read"),
+        Some(json!({"ids": some})),
+    )
+    .await;
+    assert_eq!(body["marked"], 2);
+    let (_, _, body) = call(
+        &ann,
+        Method::POST,
+        &app.url("/items/mark-read"),
+        Some(json!({"group_id": group.id})),
+    )
+    .await;
+    assert_eq!(body["marked"], 4);
+    let (_, _, body) = call(
+        &ann,
+        Method::POST,
+        &app.url("/items/mark-read"),
+        Some(json!({"all": true})),
+    )
+    .await;
+    assert_eq!(body["marked"], 4);
+    let (_, _, counts) = call(&ann, Method::GET, &app.url("/counts"), None).await;
+    assert_eq!(counts["unread"], 0);
+    let (_, _, body) = call(&ann, Method::GET, &app.url("/items"), None).await;
+    assert!(ids(&body).is_empty());
+    let (_, _, subs) = call(&ann, Method::GET, &app.url("/subscriptions"), None).await;
+    if let Some(list) = subs["subscriptions"].as_array() {
+        assert!(list.iter().all(|s| s["unread_count"] == 0), "{subs}");
+    }
+
+    // Wrong requests.
+    for bad in [
+        json!({}),
+        json!({"feed_id": feed_a, "all": true}),
+        json!({"all": false}),
+        json!({"feed_id": feed_a, "before": "last tuesday"}),
+        json!({"ids": "1,2"}),
+        json!({"ids": (0..1001).collect::<Vec<i64>>()}),
+    ] {
+        let (status, _, body) = call(
+            &ann,
+            Method::POST,
+            &app.url("/items/mark-read"),
+            Some(bad.clone()),
+        )
+        .await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{bad}: {body}");
+        assert_error(&body, "invalid_request", "validation");
+    }
+    let (status, _, _) = call(
+        &ann,
+        Method::POST,
+        &app.url("/items/mark-read"),
+        Some(json!({"feed_id": 999999})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+
+    // Updated since: only the feed with items that arrived after the time.
+    let (status, _, body) = call(
+        &ann,
+        Method::GET,
+        &app.url(&format!(
+            "/items/updated-feeds?since={}",
+            rfc3339(BASE + 8000)
+        )),
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let updated = body["subscriptions"].as_array().unwrap();
+    assert_eq!(updated.len(), 1, "{body}");
+    assert_eq!(updated[0]["subscription_id"], sub_a);
+    assert_eq!(updated[0]["new_items"], 1);
+    assert_eq!(updated[0]["last_arrived_at"], rfc3339(BASE + 9000));
+    for query in ["", "?since=soon", "?since=2026-01-01T00:00:00Z&x=1"] {
+        let (status, _, body) = call(
+            &ann,
+            Method::GET,
+            &app.url(&format!("/items/updated-feeds{query}")),
+            None,
+        )
+        .await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{query}: {body}");
+        assert_error(&body, "invalid_request", "validation");
+    }
+});
+
+on_both_engines!(
+    bookmarks_keep_their_snapshot_after_item_and_feed_deletion,
+    |db| {
+        let app = TestApp::start(db).await;
+        let ann_id = app.user("ann", false).await;
+        let ann = app.signed_in("ann").await;
+        let (sub, feed) = subscribe(&app.store, ann_id, "https://a.example/feed").await;
+        add_items(&app.store, feed, "a", 0..2).await;
+        let item_ids = app.store.feed_item_ids(feed).await.unwrap();
+
+        let (status, _, created) = call(
+            &ann,
+            Method::POST,
+            &app.url("/bookmarks"),
+            Some(json!({"item_id": item_ids[0]})),
+        )
+        .await;
+        assert_eq!(status, StatusCode::CREATED, "{created}");
+        let bookmark = &created["bookmark"];
+        assert_eq!(bookmark["title"], "Item a-1");
+        assert_eq!(bookmark["url"], "https://example.com/a-1");
+        assert_eq!(bookmark["content"], "<p>Full text of a-1</p>");
+        assert_eq!(bookmark["feed_title"], "https://a.example/feed");
+        assert_eq!(bookmark["published_at"], rfc3339(BASE + 60));
+        let id = bookmark["id"].as_i64().unwrap();
+        let (status, _, again) = call(
+            &ann,
+            Method::POST,
+            &app.url("/bookmarks"),
+            Some(json!({"item_id": item_ids[0]})),
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(again["bookmark"]["id"], id);
+        for (bad, expected) in [
+            (json!({"item_id": 999999}), StatusCode::NOT_FOUND),
+            (json!({}), StatusCode::UNPROCESSABLE_ENTITY),
+            (json!({"item_id": "one"}), StatusCode::UNPROCESSABLE_ENTITY),
+        ] {
+            let (status, _, body) =
+                call(&ann, Method::POST, &app.url("/bookmarks"), Some(bad)).await;
+            assert_eq!(status, expected, "{body}");
+        }
+
+        // The item, then the feed, are deleted: the snapshot stays.
+        app.store.unsubscribe(ann_id, sub).await.unwrap();
+        app.store
+            .execute_raw(&format!("DELETE FROM feeds WHERE id = {feed}"))
+            .await
+            .unwrap();
+        let (status, _, list) = call(&ann, Method::GET, &app.url("/bookmarks"), None).await;
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(list["bookmarks"].as_array().unwrap().len(), 1);
+        assert_eq!(list["bookmarks"][0]["item_id"], Value::Null);
+        assert!(list["bookmarks"][0].get("content").is_none());
+        let url = app.url(&format!("/bookmarks/{id}"));
+        let (status, _, one) = call(&ann, Method::GET, &url, None).await;
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(one["bookmark"]["title"], "Item a-1");
+        assert_eq!(one["bookmark"]["content"], "<p>Full text of a-1</p>");
+        let (status, _, _) = call(&ann, Method::DELETE, &url, None).await;
+        assert_eq!(status, StatusCode::NO_CONTENT);
+        let (status, _, body) = call(&ann, Method::GET, &url, None).await;
+        assert_eq!(status, StatusCode::NOT_FOUND);
+        assert_error(&body, "not_found", "validation");
+    }
+);
+
+on_both_engines!(preferences_are_read_and_validated, |db| {
+    let app = TestApp::start(db).await;
+    app.user("ann", false).await;
+    let ann = app.signed_in("ann").await;
+    let url = app.url("/preferences");
+    let (status, _, body) = call(&ann, Method::GET, &url, None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body["preferences"]["theme"], "auto");
+    assert_eq!(body["preferences"]["page_size"], 50);
+    assert_eq!(body["preferences"]["default_view"], "unread");
+    let (status, _, body) = call(
+        &ann,
+        Method::PUT,
+        &url,
+        Some(
+            json!({"theme": "Dark", "page_size": 100, "show_images": false,
+                    "mark_read_on_open": false, "default_view": "all"}),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["preferences"]["theme"], "dark");
+    assert_eq!(body["preferences"]["page_size"], 100);
+    assert_eq!(body["preferences"]["show_images"], false);
+    assert_eq!(body["preferences"]["mark_read_on_open"], false);
+    assert_eq!(body["preferences"]["default_view"], "all");
+    assert!(body["preferences"]["updated_at"].is_string());
+    for bad in [
+        json!({"theme": "neon"}),
+        json!({"page_size": 9}),
+        json!({"page_size": 201}),
+        json!({"default_view": "magazine"}),
+        json!({"show_images": "no"}),
+        json!({"font": "serif"}),
+    ] {
+        let (status, _, body) = call(&ann, Method::PUT, &url, Some(bad.clone())).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{bad}: {body}");
+        assert_error(&body, "invalid_request", "validation");
+    }
+    let (_, _, body) = call(&ann, Method::GET, &url, None).await;
+    assert_eq!(
+        body["preferences"]["theme"], "dark",
+        "a refused change changes nothing"
+    );
+});
+
+on_both_engines!(
+    other_users_objects_are_404_and_read_only_keys_cannot_write,
+    |db| {
+        let app = TestApp::start(db).await;
+        let ann_id = app.user("ann", false).await;
+        app.user("eve", false).await;
+        let ann = app.signed_in("ann").await;
+        let eve = app.signed_in("eve").await;
+        let (_, feed) = subscribe(&app.store, ann_id, "https://a.example/feed").await;
+        add_items(&app.store, feed, "a", 0..3).await;
+        let item_id = app.store.feed_item_ids(feed).await.unwrap()[0];
+        let group = app.store.create_group(ann_id, "Mine").await.unwrap().id;
+        let (_, _, body) = call(
+            &ann,
+            Method::POST,
+            &app.url("/bookmarks"),
+            Some(json!({"item_id": item_id})),
+        )
+        .await;
+        let bookmark = body["bookmark"]["id"].as_i64().unwrap();
+
+        // Every endpoint that takes an id of Ann's answers 404 to Eve, as for no such object.
+        let cases: Vec<(Method, String, Option<Value>)> = vec![
+            (Method::GET, format!("/items/{item_id}"), None),
+            (
+                Method::PUT,
+                format!("/items/{item_id}/state"),
+                Some(json!({"is_read": true})),
+            ),
+            (Method::GET, format!("/items?feed_id={feed}"), None),
+            (Method::GET, format!("/items?group_id={group}"), None),
+            (
+                Method::POST,
+                "/items/mark-read".into(),
+                Some(json!({"feed_id": feed})),
+            ),
+            (
+                Method::POST,
+                "/items/mark-read".into(),
+                Some(json!({"group_id": group})),
+            ),
+            (
+                Method::PATCH,
+                format!("/groups/{group}"),
+                Some(json!({"name": "Eve's now"})),
+            ),
+            (Method::DELETE, format!("/groups/{group}"), None),
+            (
+                Method::POST,
+                "/bookmarks".into(),
+                Some(json!({"item_id": item_id})),
+            ),
+            (Method::GET, format!("/bookmarks/{bookmark}"), None),
+            (Method::DELETE, format!("/bookmarks/{bookmark}"), None),
+        ];
+        for (method, path, body) in &cases {
+            let (status, _, answer) =
+                call(&eve, method.clone(), &app.url(path), body.clone()).await;
+            assert_eq!(status, StatusCode::NOT_FOUND, "{method} {path}: {answer}");
+            assert_error(&answer, "not_found", "validation");
+        }
+        // Eve's ids marking: Ann's item ids are ignored, not marked.
+        let (_, _, body) = call(
+            &eve,
+            Method::POST,
+            &app.url("/items/mark-read"),
+            Some(json!({"ids": [item_id]})),
+        )
+        .await;
+        assert_eq!(body["marked"], 0);
+        // Nothing of Ann's changed.
+        let (_, _, body) = call(
+            &ann,
+            Method::GET,
+            &app.url(&format!("/items/{item_id}")),
+            None,
+        )
+        .await;
+        assert_eq!(body["item"]["is_read"], false);
+        assert_eq!(app.store.list_groups(ann_id).await.unwrap().len(), 2);
+        let (_, _, body) = call(&eve, Method::GET, &app.url("/counts"), None).await;
+        assert_eq!(body["unread"], 0);
+        assert_eq!(body["subscriptions"], json!([]));
+
+        // A read-only key reads but cannot write.
+        let reader = api_key(&app, &ann, "read").await;
+        for path in ["/items", "/counts", "/groups", "/bookmarks", "/preferences"] {
+            let (status, _, body) = call(&reader, Method::GET, &app.url(path), None).await;
+            assert_eq!(status, StatusCode::OK, "{path}: {body}");
+        }
+        let writes: Vec<(Method, String, Value)> = vec![
+            (
+                Method::PUT,
+                format!("/items/{item_id}/state"),
+                json!({"is_read": true}),
+            ),
+            (
+                Method::POST,
+                "/items/mark-read".into(),
+                json!({"all": true}),
+            ),
+            (Method::POST, "/groups".into(), json!({"name": "New"})),
+            (
+                Method::PATCH,
+                format!("/groups/{group}"),
+                json!({"name": "Renamed"}),
+            ),
+            (Method::DELETE, format!("/groups/{group}"), Value::Null),
+            (
+                Method::POST,
+                "/bookmarks".into(),
+                json!({"item_id": item_id}),
+            ),
+            (
+                Method::DELETE,
+                format!("/bookmarks/{bookmark}"),
+                Value::Null,
+            ),
+            (Method::PUT, "/preferences".into(), json!({"theme": "dark"})),
+        ];
+        for (method, path, body) in &writes {
+            let body = (!body.is_null()).then(|| body.clone());
+            let (status, _, answer) = call(&reader, method.clone(), &app.url(path), body).await;
+            assert_eq!(status, StatusCode::FORBIDDEN, "{method} {path}: {answer}");
+            assert_error(&answer, "forbidden", "auth");
+        }
+        let (_, _, body) = call(
+            &ann,
+            Method::GET,
+            &app.url(&format!("/items/{item_id}")),
+            None,
+        )
+        .await;
+        assert_eq!(body["item"]["is_read"], false);
+        // The same writes with a read-write key work.
+        let writer = api_key(&app, &ann, "read_write").await;
+        let (status, _, _) = call(
+            &writer,
+            Method::PUT,
+            &app.url(&format!("/items/{item_id}/state")),
+            Some(json!({"is_read": true})),
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK);
+
+        // Without credentials: 401 everywhere.
+        let anonymous = app.browser();
+        for (method, path, body) in cases.iter().chain(
+            [
+                (Method::GET, "/counts".to_string(), None),
+                (Method::GET, "/groups".to_string(), None),
+                (Method::GET, "/preferences".to_string(), None),
+                (
+                    Method::GET,
+                    "/items/updated-feeds?since=2026-01-01T00:00:00Z".to_string(),
+                    None,
+                ),
+            ]
+            .iter(),
+        ) {
+            let (status, _, answer) =
+                call(&anonymous, method.clone(), &app.url(path), body.clone()).await;
+            assert_eq!(
+                status,
+                StatusCode::UNAUTHORIZED,
+                "{method} {path}: {answer}"
+            );
+            assert_error(&answer, "unauthenticated", "auth");
+        }
+    }
+);
+
+on_both_engines!(the_openapi_document_describes_the_reading_endpoints, |db| {
+    let app = TestApp::start(db).await;
+    let (status, _, doc) = call(&app.browser(), Method::GET, &app.url("/openapi.json"), None).await;
+    assert_eq!(status, StatusCode::OK);
+    for (path, methods) in [
+        ("/api/v1/groups", &["get", "post"][..]),
+        ("/api/v1/groups/{id}", &["patch", "delete"][..]),
+        ("/api/v1/items", &["get"][..]),
+        ("/api/v1/items/{id}", &["get"][..]),
+        ("/api/v1/items/{id}/state", &["put"][..]),
+        ("/api/v1/items/mark-read", &["post"][..]),
+        ("/api/v1/items/updated-feeds", &["get"][..]),
+        ("/api/v1/counts", &["get"][..]),
+        ("/api/v1/bookmarks", &["get", "post"][..]),
+        ("/api/v1/bookmarks/{id}", &["get", "delete"][..]),
+        ("/api/v1/preferences", &["get", "put"][..]),
+    ] {
+        for method in methods {
+            assert!(
+                doc["paths"][path][method].is_object(),
+                "{method} {path} is not documented"
+            );
+        }
+    }
+    let params: Vec<&str> = doc["paths"]["/api/v1/items"]["get"]["parameters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    for name in [
+        "feed_id", "group_id", "filter", "order", "since", "until", "cursor", "limit",
+    ] {
+        assert!(params.contains(&name), "{name} missing from {params:?}");
+    }
+});

@@ -1,0 +1,495 @@
+//! Subscriptions and OPML over HTTP against a real server and a local feed server, on both
+//! engines.
+
+#[path = "../../store/tests/common/mod.rs"]
+mod common;
+mod support;
+
+use reqwest::{Client, Method, StatusCode};
+use serde_json::{Value, json};
+use support::{FeedServer, TestApp, assert_error, call, rss};
+
+/// 16x16 PNG header bytes are enough for the icon sniffing.
+const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x10\0\0\0\x10\x08\x06\0\0\0\x1f\xf3\xffa";
+
+async fn feed_site() -> FeedServer {
+    let site = FeedServer::start().await;
+    site.serve(
+        "/feed.xml",
+        200,
+        "application/rss+xml",
+        rss(&site.base, "news", 3),
+    );
+    site.serve(
+        "/other.xml",
+        200,
+        "application/rss+xml",
+        rss(&site.base, "other", 2),
+    );
+    site.serve(
+        "/",
+        200,
+        "text/html",
+        format!(
+            "<html><head><title>News</title>\
+             <link rel=\"alternate\" type=\"application/rss+xml\" href=\"{}\">\
+             </head><body>hi</body></html>",
+            site.url("/feed.xml")
+        ),
+    );
+    site.serve(
+        "/plain.html",
+        200,
+        "text/html",
+        "<html><body>no feeds here</body></html>",
+    );
+    site.serve("/favicon.ico", 200, "image/png", PNG);
+    site
+}
+
+async fn subscribe(client: &Client, app: &TestApp, body: Value) -> (StatusCode, Value) {
+    let (status, _, body) =
+        call(client, Method::POST, &app.url("/subscriptions"), Some(body)).await;
+    (status, body)
+}
+
+on_both_engines!(subscribe_by_page_list_change_and_unsubscribe, |db| {
+    let app = TestApp::start(db).await;
+    let site = feed_site().await;
+    app.user("ann", false).await;
+    let ann = app.signed_in("ann").await;
+
+    let (status, body) = subscribe(&ann, &app, json!({"url": site.url("/")})).await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let sub = body["subscription"].clone();
+    assert_eq!(
+        sub["feed_url"],
+        site.url("/feed.xml"),
+        "discovered from the page"
+    );
+    assert_eq!(sub["title"], "news");
+    assert_eq!(sub["unread_count"], 3, "fetched once at once");
+    assert_eq!(sub["status"], "active");
+    assert_eq!(sub["interval_minutes"], 60);
+    assert!(sub["last_success_at"].is_string());
+    let id = sub["id"].as_i64().unwrap();
+
+    let (status, body) = subscribe(&ann, &app, json!({"url": site.url("/feed.xml")})).await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    assert_error(&body, "conflict", "validation");
+
+    let (status, _, listed) = call(&ann, Method::GET, &app.url("/subscriptions"), None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(listed["subscriptions"].as_array().unwrap().len(), 1);
+
+    // Change title, group and interval; bad values are refused with the reason.
+    let (_, _, group) = call(
+        &ann,
+        Method::POST,
+        &app.url("/groups"),
+        Some(json!({"name": "Tech"})),
+    )
+    .await;
+    let group_id = group["group"]["id"]
+        .as_i64()
+        .or_else(|| group["id"].as_i64());
+    let (status, _, body) = call(
+        &ann,
+        Method::PATCH,
+        &app.url(&format!("/subscriptions/{id}")),
+        Some(json!({"interval_minutes": 45})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("30 to 720")
+    );
+    let mut patch = json!({"title": "My news", "interval_minutes": 120});
+    if let Some(group_id) = group_id {
+        patch["group_id"] = json!(group_id);
+    }
+    let (status, _, body) = call(
+        &ann,
+        Method::PATCH,
+        &app.url(&format!("/subscriptions/{id}")),
+        Some(patch),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["subscription"]["title"], "My news");
+    assert_eq!(body["subscription"]["custom_title"], "My news");
+    assert_eq!(body["subscription"]["interval_minutes"], 120);
+    if let Some(group_id) = group_id {
+        assert_eq!(body["subscription"]["group_id"], group_id);
+    }
+    let (_, _, body) = call(
+        &ann,
+        Method::PATCH,
+        &app.url(&format!("/subscriptions/{id}")),
+        Some(json!({"title": null})),
+    )
+    .await;
+    assert_eq!(
+        body["subscription"]["title"], "news",
+        "null goes back to the feed's title"
+    );
+    let (status, _, body) = call(
+        &ann,
+        Method::PATCH,
+        &app.url(&format!("/subscriptions/{id}")),
+        Some(json!({"group_id": 999_999})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+
+    // A new feed URL moves the subscription and fetches the new feed.
+    let (status, _, body) = call(
+        &ann,
+        Method::PATCH,
+        &app.url(&format!("/subscriptions/{id}")),
+        Some(json!({"feed_url": site.url("/other.xml")})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["subscription"]["feed_url"], site.url("/other.xml"));
+    assert_eq!(body["subscription"]["unread_count"], 2);
+    let (status, _, body) = call(
+        &ann,
+        Method::PATCH,
+        &app.url(&format!("/subscriptions/{id}")),
+        Some(json!({"feed_url": "javascript:alert(1)"})),
+    )
+    .await;
+    assert_eq!(status.as_u16() / 100, 4, "{body}");
+
+    // The favicon was found and is served as an image.
+    let (_, _, body) = call(
+        &ann,
+        Method::GET,
+        &app.url(&format!("/subscriptions/{id}")),
+        None,
+    )
+    .await;
+    let path = body["subscription"]["favicon_url"]
+        .as_str()
+        .expect("the site's /favicon.ico was found and is linked")
+        .to_string();
+    let response = ann.get(format!("{}{path}", app.base)).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(response.headers()["content-type"], "image/png");
+    assert!(
+        response.headers()["content-security-policy"]
+            .to_str()
+            .unwrap()
+            .contains("sandbox")
+    );
+    assert_eq!(response.bytes().await.unwrap().as_ref(), PNG);
+
+    // Someone else sees none of it.
+    app.user("bob", false).await;
+    let bob = app.signed_in("bob").await;
+    for (method, path) in [
+        (Method::GET, format!("/subscriptions/{id}")),
+        (Method::PATCH, format!("/subscriptions/{id}")),
+        (Method::DELETE, format!("/subscriptions/{id}")),
+        (Method::POST, format!("/subscriptions/{id}/resume")),
+        (Method::POST, format!("/subscriptions/{id}/refresh")),
+        (Method::GET, format!("/subscriptions/{id}/favicon")),
+    ] {
+        let (status, _, body) = call(&bob, method.clone(), &app.url(&path), Some(json!({}))).await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{method} {path}: {body}");
+    }
+
+    let (status, _, _) = call(
+        &ann,
+        Method::DELETE,
+        &app.url(&format!("/subscriptions/{id}")),
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+    let (status, _, _) = call(
+        &ann,
+        Method::GET,
+        &app.url(&format!("/subscriptions/{id}")),
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+});
+
+on_both_engines!(subscribing_explains_failures, |db| {
+    let app = TestApp::start_with(db, true, |config| config.max_subscriptions = 2).await;
+    let site = feed_site().await;
+    app.user("cid", false).await;
+    let cid = app.signed_in("cid").await;
+
+    // A site with a page that links no feed and none at the conventional paths.
+    let bare = FeedServer::start().await;
+    bare.serve(
+        "/plain.html",
+        200,
+        "text/html",
+        "<html><body>no feeds here</body></html>",
+    );
+    let (status, body) = subscribe(&cid, &app, json!({"url": bare.url("/plain.html")})).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert!(
+        bare.hits("/rss") == 1 && bare.hits("/feed") == 1,
+        "the fallbacks were tried"
+    );
+    assert_error(&body, "no_feed_found", "feed");
+    assert!(
+        body["error"]["message"].as_str().unwrap().contains("/rss"),
+        "says what was tried"
+    );
+
+    let (status, body) = subscribe(&cid, &app, json!({"url": site.url("/missing")})).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert_error(&body, "feed_unreachable", "feed");
+    assert!(body["error"]["message"].as_str().unwrap().contains("404"));
+
+    let (status, body) = subscribe(&cid, &app, json!({"url": "   "})).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_error(&body, "invalid_request", "validation");
+
+    let (status, body) = subscribe(
+        &cid,
+        &app,
+        json!({"url": site.url("/feed.xml"), "interval_minutes": 10}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+
+    // The subscription limit (F29).
+    assert_eq!(
+        subscribe(&cid, &app, json!({"url": site.url("/feed.xml")}))
+            .await
+            .0,
+        StatusCode::CREATED
+    );
+    assert_eq!(
+        subscribe(&cid, &app, json!({"url": site.url("/other.xml")}))
+            .await
+            .0,
+        StatusCode::CREATED
+    );
+    site.serve(
+        "/third.xml",
+        200,
+        "application/rss+xml",
+        rss(&site.base, "third", 1),
+    );
+    let (status, body) = subscribe(&cid, &app, json!({"url": site.url("/third.xml")})).await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    assert_error(&body, "subscription_limit", "limit");
+
+    // Ten subscribe requests a minute (F25), whatever their outcome.
+    app.user("dee", false).await;
+    let dee = app.signed_in("dee").await;
+    for _ in 0..10 {
+        assert_ne!(
+            subscribe(&dee, &app, json!({"url": ""})).await.0,
+            StatusCode::TOO_MANY_REQUESTS
+        );
+    }
+    let response = dee
+        .post(app.url("/subscriptions"))
+        .json(&json!({"url": site.url("/feed.xml")}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert!(response.headers().contains_key("retry-after"));
+});
+
+on_both_engines!(private_addresses_are_refused_when_not_allowed, |db| {
+    let app = TestApp::start_with(db, false, |_| {}).await;
+    let site = feed_site().await;
+    app.user("eve", false).await;
+    let eve = app.signed_in("eve").await;
+    let (status, body) = subscribe(&eve, &app, json!({"url": site.url("/feed.xml")})).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert_error(&body, "feed_unreachable", "feed");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("refused"),
+        "{body}"
+    );
+    assert_eq!(site.total_hits(), 0, "the local server saw no request");
+});
+
+on_both_engines!(refresh_resume_and_a_stopped_feed, |db| {
+    let app = TestApp::start(db).await;
+    let site = feed_site().await;
+    app.user("fay", false).await;
+    let fay = app.signed_in("fay").await;
+    let (_, body) = subscribe(&fay, &app, json!({"url": site.url("/feed.xml")})).await;
+    let id = body["subscription"]["id"].as_i64().unwrap();
+    let refresh = app.url(&format!("/subscriptions/{id}/refresh"));
+
+    // The feed disappears: a refresh stops it and shows why.
+    site.serve("/feed.xml", 410, "text/plain", "gone");
+    let (status, _, body) = call(&fay, Method::POST, &refresh, None).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["subscription"]["status"], "stopped");
+    assert_eq!(body["subscription"]["last_http_status"], 410);
+    assert!(body["subscription"]["status_reason"].is_string());
+
+    // At most one manual refresh a minute per feed.
+    let (status, headers, body) = call(&fay, Method::POST, &refresh, None).await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("try again in")
+    );
+    assert!(headers.contains_key("retry-after"));
+
+    // Resume: active again, due now.
+    site.serve(
+        "/feed.xml",
+        200,
+        "application/rss+xml",
+        rss(&site.base, "news", 4),
+    );
+    let (status, _, body) = call(
+        &fay,
+        Method::POST,
+        &app.url(&format!("/subscriptions/{id}/resume")),
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["subscription"]["status"], "active");
+});
+
+on_both_engines!(opml_import_export_and_history, |db| {
+    let app = TestApp::start(db).await;
+    let site = feed_site().await;
+    app.user("gus", false).await;
+    let gus = app.signed_in("gus").await;
+    let opml = format!(
+        r#"<?xml version="1.0"?>
+<opml version="2.0"><head><title>mine</title></head><body>
+  <outline text="Tech">
+    <outline type="rss" text="News" xmlUrl="{}"/>
+    <outline type="rss" text="News again" xmlUrl="{}"/>
+  </outline>
+  <outline type="rss" text="Other" xmlUrl="{}"/>
+  <outline type="rss" text="Bad" xmlUrl="javascript:alert(1)"/>
+</body></opml>"#,
+        site.url("/feed.xml"),
+        site.url("/feed.xml"),
+        site.url("/other.xml")
+    );
+    let response = gus
+        .post(app.url("/opml"))
+        .header("content-type", "text/x-opml")
+        .header("x-file-name", "mine.opml")
+        .body(opml)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let report: Value = response.json().await.unwrap();
+    assert_eq!(report["outlines"], 4, "{report}");
+    assert_eq!(report["added"], 2, "{report}");
+    assert_eq!(report["skipped"], 1, "{report}");
+    assert_eq!(report["refused"], 1, "{report}");
+    let entries = report["entries"].as_array().unwrap();
+    assert!(
+        entries
+            .iter()
+            .all(|e| e["status"] == "added" || e["reason"].is_string())
+    );
+    assert_eq!(entries[0]["group"], "Tech");
+
+    let (_, _, listed) = call(&gus, Method::GET, &app.url("/subscriptions"), None).await;
+    assert_eq!(listed["subscriptions"].as_array().unwrap().len(), 2);
+
+    let response = gus.get(app.url("/opml")).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    assert!(
+        response.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/x-opml")
+    );
+    let exported = response.text().await.unwrap();
+    assert!(exported.contains("<opml version=\"2.0\""), "{exported}");
+    assert!(
+        exported.contains("Tech") && exported.contains(&site.url("/other.xml")),
+        "{exported}"
+    );
+
+    let (_, _, history) = call(&gus, Method::GET, &app.url("/opml/imports"), None).await;
+    let imports = history["imports"].as_array().unwrap();
+    assert_eq!(imports.len(), 1);
+    assert_eq!(imports[0]["file_name"], "mine.opml");
+    assert_eq!(imports[0]["added"], 2);
+
+    for bad in ["", "not xml at all", "<html><body>a page</body></html>"] {
+        let response = gus
+            .post(app.url("/opml"))
+            .header("content-type", "text/x-opml")
+            .body(bad)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            response.status(),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "{bad:?}"
+        );
+    }
+    let huge = format!(
+        "<opml version=\"2.0\"><body>{}</body></opml>",
+        " ".repeat(6 * 1024 * 1024)
+    );
+    let response = app
+        .signed_in("gus")
+        .await
+        .post(app.url("/opml"))
+        .header("content-type", "text/x-opml")
+        .body(huge)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::PAYLOAD_TOO_LARGE);
+
+    // A 1,000-outline file is taken whole; more are refused past 1,000.
+    let outlines: String = (0..1001)
+        .map(|i| {
+            format!(
+                "<outline type=\"rss\" xmlUrl=\"{}\"/>",
+                site.url(&format!("/many/{i}.xml"))
+            )
+        })
+        .collect();
+    app.user("hal", false).await;
+    let hal = app.signed_in("hal").await;
+    let response = hal
+        .post(app.url("/opml"))
+        .header("content-type", "text/x-opml")
+        .body(format!(
+            "<opml version=\"2.0\"><body>{outlines}</body></opml>"
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let report: Value = response.json().await.unwrap();
+    assert_eq!(report["outlines"], 1001);
+    assert_eq!(
+        report["added"], 100,
+        "the per-user limit of 100 applies: {}",
+        report["refused"]
+    );
+});

@@ -1,0 +1,259 @@
+//! What the server's end-to-end tests share: a real server on 127.0.0.1 over a test database,
+//! clients, and a local feed server.
+
+#![allow(dead_code)]
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use axum::http::{StatusCode as AxumStatus, header};
+use axum::response::IntoResponse;
+use reqwest::{Client, Method, StatusCode};
+use serde_json::{Value, json};
+use tidings_server::{AppState, ServerConfig};
+use tidings_store::{NewUser, Store};
+
+use crate::common::TestDb;
+
+/// The password of every test user.
+pub const PASSWORD: &str = "correct horse battery staple";
+
+/// A fetcher for tests: private networks allowed, since test feeds are served on 127.0.0.1.
+pub fn test_fetcher(store: Store, allow_private: bool) -> tidings_worker::Fetcher {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let mut client = tidings_fetch::ClientConfig::default();
+    client.address_policy.allow_private_networks = allow_private;
+    client.timeout = std::time::Duration::from_secs(5);
+    tidings_worker::Fetcher::new(
+        store,
+        tidings_fetch::GuardedClient::new(client).expect("HTTP client"),
+        tidings_worker::WorkerConfig::default(),
+    )
+}
+
+/// A running server.
+pub struct TestApp {
+    /// `http://127.0.0.1:PORT`.
+    pub base: String,
+    /// The server's database.
+    pub store: Store,
+}
+
+impl TestApp {
+    /// A server with the default configuration, private networks allowed for fetching.
+    pub async fn start(db: &TestDb) -> TestApp {
+        TestApp::start_with(db, true, |_| {}).await
+    }
+
+    /// A server with an adjusted configuration.
+    pub async fn start_with(
+        db: &TestDb,
+        allow_private: bool,
+        adjust: impl FnOnce(&mut ServerConfig),
+    ) -> TestApp {
+        let store = db.migrated().await;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        let base = format!("http://{address}");
+        let mut config = ServerConfig::new(base.parse().unwrap());
+        adjust(&mut config);
+        let fetcher = test_fetcher(store.clone(), allow_private);
+        let state = AppState::new(store.clone(), config, fetcher);
+        tokio::spawn(tidings_server::serve(
+            listener,
+            state,
+            std::future::pending(),
+        ));
+        TestApp { base, store }
+    }
+
+    /// The URL of an API path.
+    pub fn url(&self, path: &str) -> String {
+        format!("{}/api/v1{path}", self.base)
+    }
+
+    /// A client with its own cookie jar, like one browser.
+    pub fn browser(&self) -> Client {
+        Client::builder().cookie_store(true).build().unwrap()
+    }
+
+    /// Creates a user with [`PASSWORD`] directly in the store; returns the id.
+    pub async fn user(&self, name: &str, admin: bool) -> i64 {
+        let hash = tidings_server::password::hash_password(PASSWORD).unwrap();
+        self.store
+            .create_user(&NewUser {
+                username: name.into(),
+                password_hash: Some(hash),
+                is_admin: admin,
+            })
+            .await
+            .unwrap()
+            .id
+    }
+
+    /// A browser signed in as `name`.
+    pub async fn signed_in(&self, name: &str) -> Client {
+        let client = self.browser();
+        let response = client
+            .post(self.url("/session"))
+            .json(&json!({"username": name, "password": PASSWORD}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::OK, "sign in {name}");
+        client
+    }
+}
+
+/// Sends a request, returning the status, headers and JSON body (`Null` when empty).
+pub async fn call(
+    client: &Client,
+    method: Method,
+    url: &str,
+    body: Option<Value>,
+) -> (StatusCode, reqwest::header::HeaderMap, Value) {
+    let mut request = client.request(method, url);
+    if let Some(body) = body {
+        request = request.json(&body);
+    }
+    let response = request.send().await.unwrap();
+    let status = response.status();
+    let headers = response.headers().clone();
+    let text = response.text().await.unwrap();
+    let value = if text.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_str(&text).unwrap_or_else(|_| panic!("not JSON: {text}"))
+    };
+    (status, headers, value)
+}
+
+/// Checks the shape of an API error body.
+pub fn assert_error(body: &Value, code: &str, category: &str) {
+    assert_eq!(body["error"]["code"], code, "{body}");
+    assert_eq!(body["error"]["category"], category, "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .is_some_and(|m| !m.is_empty()),
+        "{body}"
+    );
+    assert!(
+        body["error"]["action"]
+            .as_str()
+            .is_some_and(|m| !m.is_empty()),
+        "{body}"
+    );
+}
+
+/// One document the feed server serves.
+#[derive(Clone)]
+pub struct Served {
+    /// The HTTP status.
+    pub status: u16,
+    /// The Content-Type.
+    pub content_type: &'static str,
+    /// The body.
+    pub body: Vec<u8>,
+}
+
+/// A local HTTP server of feeds and pages, counting requests per path.
+pub struct FeedServer {
+    /// `http://127.0.0.1:PORT`.
+    pub base: String,
+    routes: Arc<std::sync::Mutex<std::collections::HashMap<String, Served>>>,
+    hits: Arc<std::sync::Mutex<std::collections::HashMap<String, usize>>>,
+    total: Arc<AtomicUsize>,
+}
+
+impl FeedServer {
+    /// Starts an empty server.
+    pub async fn start() -> FeedServer {
+        let routes: Arc<std::sync::Mutex<std::collections::HashMap<String, Served>>> =
+            Arc::default();
+        let hits: Arc<std::sync::Mutex<std::collections::HashMap<String, usize>>> = Arc::default();
+        let total = Arc::new(AtomicUsize::new(0));
+        let (r, h, t) = (routes.clone(), hits.clone(), total.clone());
+        let app = axum::Router::new().fallback(move |uri: axum::http::Uri| {
+            let (r, h, t) = (r.clone(), h.clone(), t.clone());
+            async move {
+                t.fetch_add(1, Ordering::SeqCst);
+                let path = uri.path().to_string();
+                *h.lock().unwrap().entry(path.clone()).or_default() += 1;
+                match r.lock().unwrap().get(&path).cloned() {
+                    Some(served) => (
+                        AxumStatus::from_u16(served.status).unwrap(),
+                        [(header::CONTENT_TYPE, served.content_type)],
+                        served.body,
+                    )
+                        .into_response(),
+                    None => AxumStatus::NOT_FOUND.into_response(),
+                }
+            }
+        });
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        FeedServer {
+            base,
+            routes,
+            hits,
+            total,
+        }
+    }
+
+    /// Serves `body` at `path`.
+    pub fn serve(
+        &self,
+        path: &str,
+        status: u16,
+        content_type: &'static str,
+        body: impl Into<Vec<u8>>,
+    ) {
+        self.routes.lock().unwrap().insert(
+            path.to_string(),
+            Served {
+                status,
+                content_type,
+                body: body.into(),
+            },
+        );
+    }
+
+    /// The URL of a path.
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    /// Requests seen for a path.
+    pub fn hits(&self, path: &str) -> usize {
+        self.hits.lock().unwrap().get(path).copied().unwrap_or(0)
+    }
+
+    /// Requests seen in all.
+    pub fn total_hits(&self) -> usize {
+        self.total.load(Ordering::SeqCst)
+    }
+}
+
+/// An RSS 2.0 feed with `n` items, published an hour apart up to now (recent, so that
+/// retention keeps them). Its site and item links point at `site` (the local feed server), so
+/// that nothing the worker follows from it (the site page, its favicon) leaves the machine.
+pub fn rss(site: &str, title: &str, n: usize) -> String {
+    let now = chrono::Utc::now();
+    let items: String = (0..n)
+        .map(|i| {
+            let published = now - chrono::Duration::hours(i as i64 + 1);
+            format!(
+                "<item><title>{title} item {i}</title><link>{site}/{title}/{i}</link>\
+                 <guid>{title}-{i}</guid><pubDate>{}</pubDate>\
+                 <description>&lt;p&gt;Body {i}&lt;/p&gt;</description></item>",
+                published.to_rfc2822()
+            )
+        })
+        .collect();
+    format!(
+        "<?xml version=\"1.0\"?><rss version=\"2.0\"><channel><title>{title}</title>\
+         <link>{site}/</link><description>d</description>{items}</channel></rss>"
+    )
+}

@@ -1,0 +1,337 @@
+// The app: who is signed in, their preferences, subscriptions and groups, the layout of the
+// two panes, and the router that maps every URL to a view (so reload and back work).
+
+import { api, whenSignedOut } from './api.js';
+import { h, icon, replace } from './dom.js';
+import { renderSignIn, renderSetup } from './auth.js';
+import { Sidebar, ItemList, BookmarkList } from './reader.js';
+import { openSubscribe, showError, showShortcuts, toast } from './dialogs.js';
+import { renderSettings, renderAccount, renderAdmin, renderFeedSettings } from './settings.js';
+import { installKeys } from './keys.js';
+
+const DEFAULT_PREFS = {
+  theme: 'auto',
+  page_size: 50,
+  show_images: true,
+  mark_read_on_open: true,
+  default_view: 'unread',
+};
+
+/** Views without the signed-in layout. */
+const PUBLIC_VIEWS = new Set(['login', 'setup']);
+
+/** Everything the views share. */
+export const app = {
+  me: null,
+  prefs: { ...DEFAULT_PREFS },
+  subscriptions: [],
+  groups: [],
+  starredCount: null,
+  route: null,
+  sidebar: null,
+  list: null,
+  main: null,
+  layoutReady: false,
+
+  /** Goes to `url` inside the app, adding a history entry unless `replace`. */
+  navigate(url, options = {}) {
+    if (options.replace) history.replaceState(null, '', url);
+    else history.pushState(null, '', url);
+    render();
+  },
+
+  /** The subscription with this feed id. */
+  subscriptionByFeed(feedId) {
+    return this.subscriptions.find((s) => s.feed_id === feedId) || null;
+  },
+
+  /** Reloads subscriptions and groups, then redraws the left pane. */
+  async reloadFeeds(options = {}) {
+    const [subs, groups] = await Promise.all([
+      api('GET', '/subscriptions', null, options),
+      api('GET', '/groups', null, options).catch(() => null),
+    ]);
+    this.subscriptions = (subs && subs.subscriptions) || [];
+    this.groups = (groups && groups.groups) || [];
+    if (this.sidebar) this.sidebar.render();
+  },
+
+  /** Reloads the unread counts in one cheap call and redraws the left pane. */
+  async reloadCounts() {
+    let counts;
+    try {
+      counts = await api('GET', '/counts');
+    } catch (e) {
+      return this.reloadFeeds();
+    }
+    const bySubscription = new Map();
+    for (const c of (counts && counts.subscriptions) || []) {
+      bySubscription.set(c.subscription_id, c.unread !== undefined ? c.unread : c.unread_count);
+    }
+    for (const s of this.subscriptions) {
+      if (bySubscription.has(s.id)) s.unread_count = bySubscription.get(s.id);
+    }
+    if (counts && typeof counts.starred === 'number') this.starredCount = counts.starred;
+    if (this.sidebar) this.sidebar.render();
+  },
+
+  /** Changes a subscription's unread count by `delta` (optimistic updates). */
+  adjustUnread(feedId, delta) {
+    const sub = this.subscriptionByFeed(feedId);
+    if (sub) {
+      sub.unread_count = Math.max(0, (sub.unread_count || 0) + delta);
+      if (this.sidebar) this.sidebar.updateCounts();
+    }
+  },
+
+  adjustStarred(delta) {
+    if (typeof this.starredCount === 'number') {
+      this.starredCount = Math.max(0, this.starredCount + delta);
+      if (this.sidebar) this.sidebar.updateCounts();
+    }
+  },
+
+  /** Applies a theme at once and remembers it for the next first paint. */
+  applyTheme(theme) {
+    // theme.js (loaded before the first paint) owns the resolution of "auto" to light or
+    // dark and remembers the choice for the next visit.
+    window.tidingsTheme.set(theme);
+  },
+
+  /** Saves preference changes, applying them first and undoing them if the server refuses. */
+  async savePrefs(changes) {
+    const before = { ...this.prefs };
+    Object.assign(this.prefs, changes);
+    this.applyPrefs();
+    try {
+      const saved = await api('PUT', '/preferences', changes);
+      if (saved) Object.assign(this.prefs, saved.preferences || saved);
+      this.applyPrefs();
+      return true;
+    } catch (e) {
+      this.prefs = before;
+      this.applyPrefs();
+      showError(e, 'Your preference was not saved');
+      return false;
+    }
+  },
+
+  applyPrefs() {
+    this.applyTheme(this.prefs.theme);
+    document.body.classList.toggle('no-images', this.prefs.show_images === false);
+    const button = document.getElementById('theme-button');
+    if (button) updateThemeButton(button);
+  },
+
+  /** Shows the left pane (feeds) or the right pane (items) on a phone-sized screen. */
+  showPane(pane) {
+    document.body.dataset.pane = pane;
+  },
+};
+
+function parseRoute() {
+  const path = location.pathname.replace(/\/+$/, '') || '/';
+  const params = new URLSearchParams(location.search);
+  const item = Number(params.get('item')) || null;
+  let m;
+  if (path === '/login') return { name: 'login' };
+  if (path === '/setup') return { name: 'setup', token: params.get('token') || '' };
+  if (path === '/settings') return { name: 'settings' };
+  if (path === '/account') return { name: 'account' };
+  if (path === '/admin') return { name: 'admin' };
+  if (path === '/bookmarks') return { name: 'bookmarks', item };
+  if ((m = path.match(/^\/feeds\/(\d+)\/settings$/))) return { name: 'feed-settings', feedId: Number(m[1]) };
+  const filter = ['all', 'unread', 'starred'].includes(params.get('filter')) ? params.get('filter') : null;
+  const route = { name: 'items', filter, item, feedId: null, groupId: null };
+  if ((m = path.match(/^\/feeds\/(\d+)$/))) route.feedId = Number(m[1]);
+  else if ((m = path.match(/^\/groups\/(\d+)$/))) route.groupId = Number(m[1]);
+  return route;
+}
+
+const THEME_LABELS = { auto: 'Theme: follows the system', light: 'Theme: light', dark: 'Theme: dark' };
+
+function updateThemeButton(button) {
+  const theme = app.prefs.theme || 'auto';
+  button.setAttribute('aria-label', THEME_LABELS[theme] + ' (change)');
+  button.title = THEME_LABELS[theme];
+  replace(button, icon(theme === 'dark' ? 'moon' : theme === 'light' ? 'sun' : 'contrast'));
+}
+
+/** Cycles the theme: system → light → dark → system. */
+export function cycleTheme() {
+  const order = ['auto', 'light', 'dark'];
+  const next = order[(order.indexOf(app.prefs.theme) + 1) % order.length];
+  return app.savePrefs({ theme: next });
+}
+
+function buildLayout(root) {
+  const themeButton = h('button', { type: 'button', class: 'icon-button', id: 'theme-button', onclick: () => cycleTheme() });
+  updateThemeButton(themeButton);
+  const nav = h('nav', { id: 'feeds', class: 'pane pane-feeds', 'aria-label': 'Feeds' });
+  const main = h('main', { id: 'main', class: 'pane pane-main', tabindex: '-1' });
+  replace(
+    root,
+    h('a', { class: 'skip-link', href: '#main' }, 'Skip to the items'),
+    h(
+      'header',
+      { class: 'topbar' },
+      h('a', { class: 'brand', href: '/', 'data-link': '' }, icon('feed', 'brand-mark'), h('span', null, 'tidings')),
+      h('span', { class: 'topbar-spacer' }),
+      h('button', { type: 'button', class: 'button primary', id: 'subscribe-button', onclick: () => openSubscribe() },
+        icon('plus'), h('span', { class: 'label-wide' }, 'Subscribe')),
+      themeButton,
+      h('button', { type: 'button', class: 'icon-button', 'aria-label': 'Keyboard shortcuts', title: 'Keyboard shortcuts (?)', onclick: () => showShortcuts() }, icon('keyboard')),
+      h('a', { class: 'icon-button', href: '/settings', 'data-link': '', 'aria-label': 'Settings', title: 'Settings' }, icon('gear')),
+    ),
+    h('div', { class: 'panes' }, nav, main),
+  );
+  app.main = main;
+  app.sidebar = new Sidebar(nav);
+  app.layoutReady = true;
+}
+
+async function loadSession() {
+  // Everything the first screen needs is asked for at once: one round trip, not three.
+  const quiet = { quiet401: true };
+  const me = api('GET', '/me', null, quiet);
+  const prefs = api('GET', '/preferences', null, quiet).catch(() => null);
+  const feeds = app.reloadFeeds(quiet).catch((e) => e);
+  try {
+    app.me = (await me).user;
+  } catch (e) {
+    if (e.status === 401) return false;
+    throw e;
+  }
+  const [loaded, feedsError] = await Promise.all([prefs, feeds]);
+  if (feedsError) throw feedsError;
+  if (loaded) Object.assign(app.prefs, loaded.preferences || loaded);
+  app.applyPrefs();
+  app.reloadCounts();
+  return true;
+}
+
+/** The settings pages: their title and how to draw them. */
+const PAGES = {
+  settings: ['Settings', renderSettings],
+  account: ['Account', renderAccount],
+  admin: ['Users', renderAdmin],
+};
+
+let renderToken = 0;
+
+/** Draws the view of the current URL. */
+export async function render() {
+  const token = ++renderToken;
+  const route = parseRoute();
+  app.route = route;
+  const root = document.getElementById('app');
+  root.classList.remove('booting');
+  root.removeAttribute('aria-busy');
+
+  if (PUBLIC_VIEWS.has(route.name)) {
+    app.layoutReady = false;
+    app.sidebar = null;
+    if (app.list) app.list.destroy();
+    app.list = null;
+    if (route.name === 'login') renderSignIn(root, onSignedIn);
+    else renderSetup(root, route.token, onSignedIn);
+    return;
+  }
+  if (!app.me) {
+    let signedIn = false;
+    try {
+      signedIn = await loadSession();
+    } catch (e) {
+      replace(root, h('div', { class: 'boot-note' }, h('p', null, e.message), h('p', null, e.action || '')));
+      return;
+    }
+    if (token !== renderToken) return;
+    if (!signedIn) {
+      const next = location.pathname + location.search;
+      history.replaceState(null, '', '/login' + (next !== '/' ? '?next=' + encodeURIComponent(next) : ''));
+      return render();
+    }
+  }
+  if (!app.layoutReady) buildLayout(root);
+  app.sidebar.setSelection(route);
+  if (app.list && (route.name !== 'items' || !app.list.sameView(route))) {
+    app.list.destroy();
+    app.list = null;
+  }
+  const main = app.main;
+  switch (route.name) {
+    case 'items':
+      if (app.list) {
+        app.list.applyRoute(route);
+      } else {
+        if (!route.filter) route.filter = app.prefs.default_view || 'unread';
+        app.list = new ItemList(main, route);
+      }
+      document.title = app.list.title() + ' · tidings';
+      break;
+    case 'bookmarks':
+      app.list = new BookmarkList(main, route);
+      document.title = 'Bookmarks · tidings';
+      break;
+    case 'feed-settings':
+      document.title = 'Feed settings · tidings';
+      renderFeedSettings(main, route.feedId);
+      break;
+    default: {
+      const [title, draw] = PAGES[route.name];
+      document.title = title + ' · tidings';
+      draw(main);
+    }
+  }
+}
+
+function onSignedIn(user) {
+  app.me = null;
+  app.layoutReady = false;
+  const params = new URLSearchParams(location.search);
+  const next = params.get('next');
+  const target = next && next.startsWith('/') && !next.startsWith('//') ? next : '/';
+  if (user) app.me = null;
+  app.navigate(target, { replace: true });
+}
+
+/** Signs out and goes to the sign-in page. */
+export async function signOut() {
+  try {
+    await api('DELETE', '/session');
+  } catch (e) {
+    // The session may already be gone; the sign-in page is right either way.
+  }
+  app.me = null;
+  app.layoutReady = false;
+  app.navigate('/login', { replace: true });
+}
+
+whenSignedOut(() => {
+  if (PUBLIC_VIEWS.has(app.route && app.route.name)) return;
+  app.me = null;
+  app.layoutReady = false;
+  toast({ title: 'Signed out', message: 'Your session has ended.', action: 'Sign in again to go on reading.' });
+  const next = location.pathname + location.search;
+  app.navigate('/login?next=' + encodeURIComponent(next), { replace: true });
+});
+
+// Links marked data-link stay inside the app; others (open original, OPML export) do not.
+document.addEventListener('click', (event) => {
+  if (event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
+  const link = event.target.closest && event.target.closest('a[data-link]');
+  if (!link) return;
+  event.preventDefault();
+  const url = link.getAttribute('href');
+  if (link.dataset.pane) app.showPane(link.dataset.pane);
+  if (url !== location.pathname + location.search) app.navigate(url);
+  else render();
+});
+
+window.addEventListener('popstate', () => render());
+window.addEventListener('offline', () => toast({ title: 'Offline', message: 'You are offline.', action: 'Changes you make will fail until you are back online.', kind: 'error' }));
+window.addEventListener('online', () => toast({ title: 'Back online', message: 'The connection is back.' }));
+
+document.body.dataset.pane = location.pathname === '/' && !location.search ? 'feeds' : 'main';
+installKeys(app);
+render();

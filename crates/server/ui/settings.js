@@ -1,0 +1,459 @@
+// Settings pages (F53): preferences and theme, groups, OPML import/export; the account
+// (password, API keys, sessions, deletion); users for administrators; one feed's settings.
+
+import { app, signOut } from './app.js';
+import { api } from './api.js';
+import { fullDate, h, icon, replace } from './dom.js';
+import { confirmDialog, errorBlock, showError, toast } from './dialogs.js';
+
+function pageHeader(title, ...extra) {
+  return h('div', { class: 'list-header' },
+    h('div', { class: 'list-title-row' },
+      h('a', { class: 'icon-button only-phone', href: '#feeds', 'aria-label': 'Back to the feeds', onclick: (e) => { e.preventDefault(); app.showPane('feeds'); } }, icon('back')),
+      h('h1', { class: 'list-title', id: 'page-title' }, title)),
+    h('nav', { class: 'tabs', 'aria-label': 'Settings pages' },
+      [['/settings', 'Reading'], ['/account', 'Account'], app.me && app.me.is_admin ? ['/admin', 'Users'] : null]
+        .filter(Boolean)
+        .map(([href, label]) => h('a', { class: 'tab', href, 'data-link': '', 'aria-current': location.pathname === href ? 'page' : false }, label))),
+    ...extra);
+}
+
+function section(title, ...content) {
+  const id = 'section-' + title.toLowerCase().replace(/[^a-z]+/g, '-');
+  return h('section', { class: 'settings-section', 'aria-labelledby': id }, h('h2', { id }, title), ...content);
+}
+
+/** Runs `action` for a form's submit, with its button disabled and errors shown inline. */
+function onSubmit(form, status, action) {
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    const button = form.querySelector('button[type=submit]');
+    if (button) button.disabled = true;
+    replace(status);
+    try {
+      await action();
+    } catch (e) {
+      if (e && e.category) replace(status, errorBlock(e));
+      else throw e;
+    } finally {
+      if (button) button.disabled = false;
+    }
+  });
+}
+
+function page(root, title, ...sections) {
+  root.removeAttribute('aria-labelledby');
+  replace(root, pageHeader(title), h('div', { class: 'settings' }, ...sections));
+  root.setAttribute('aria-labelledby', 'page-title');
+}
+
+/** Reading preferences, theme, groups and OPML. */
+export function renderSettings(root) {
+  const prefs = app.prefs;
+  const themeChoices = h('fieldset', { class: 'choices' },
+    h('legend', null, 'Theme'),
+    [['auto', 'Follow the system'], ['light', 'Light'], ['dark', 'Dark']].map(([value, label]) =>
+      h('label', { class: 'choice' },
+        h('input', { type: 'radio', name: 'theme', value, checked: prefs.theme === value, onchange: () => app.savePrefs({ theme: value }) }),
+        label)));
+  const markRead = h('input', { type: 'checkbox', id: 'pref-mark-read', checked: prefs.mark_read_on_open !== false, onchange: (e) => app.savePrefs({ mark_read_on_open: e.target.checked }) });
+  const images = h('input', { type: 'checkbox', id: 'pref-images', checked: prefs.show_images !== false, onchange: (e) => app.savePrefs({ show_images: e.target.checked }) });
+  const view = h('select', { id: 'pref-view', onchange: (e) => app.savePrefs({ default_view: e.target.value }) },
+    [['unread', 'Unread'], ['all', 'All'], ['starred', 'Starred']].map(([value, label]) => h('option', { value, selected: prefs.default_view === value }, label)));
+  const pageSize = h('select', { id: 'pref-page-size', onchange: (e) => app.savePrefs({ page_size: Number(e.target.value) }) },
+    [25, 50, 100, 200].map((n) => h('option', { value: n, selected: Number(prefs.page_size) === n }, String(n))));
+
+  page(root, 'Settings',
+    section('Appearance', themeChoices),
+    section('Reading',
+      h('div', { class: 'check-row' }, markRead, h('label', { for: 'pref-mark-read' }, 'Opening an item marks it read')),
+      h('div', { class: 'check-row' }, images, h('label', { for: 'pref-images' }, 'Show images in items')),
+      h('div', { class: 'field-row' }, h('label', { for: 'pref-view' }, 'Filter shown first'), view),
+      h('div', { class: 'field-row' }, h('label', { for: 'pref-page-size' }, 'Items loaded at a time'), pageSize)),
+    groupsSection(),
+    opmlSection());
+}
+
+function groupsSection() {
+  const list = h('ul', { class: 'plain-list' });
+  const draw = () => replace(list, [...app.groups].sort((a, b) => (a.position || 0) - (b.position || 0)).map((g) => {
+    const name = h('input', { type: 'text', value: g.name, 'aria-label': 'Name of group ' + g.name });
+    const status = h('div', { 'aria-live': 'polite' });
+    const form = h('form', { class: 'inline-form' }, name,
+      h('button', { type: 'submit', class: 'button' }, 'Rename'),
+      g.is_default ? h('span', { class: 'hint' }, 'default group') : h('button', {
+        type: 'button', class: 'button danger', onclick: async () => {
+          if (!(await confirmDialog('Delete the group “' + g.name + '”?', 'Its feeds move to the default group; nothing is unsubscribed.', 'Delete group'))) return;
+          try {
+            await api('DELETE', '/groups/' + g.id);
+            await app.reloadFeeds();
+            draw();
+          } catch (e) {
+            showError(e, 'The group was not deleted');
+          }
+        },
+      }, 'Delete'), status);
+    onSubmit(form, status, async () => {
+      await api('PATCH', '/groups/' + g.id, { name: name.value.trim() });
+      await app.reloadFeeds();
+      toast({ title: 'Group renamed', message: name.value.trim() });
+    });
+    return h('li', null, form);
+  }));
+  draw();
+  const newName = h('input', { type: 'text', id: 'new-group', required: true });
+  const status = h('div', { 'aria-live': 'polite' });
+  const form = h('form', { class: 'inline-form' }, h('label', { for: 'new-group' }, 'New group'), newName, h('button', { type: 'submit', class: 'button' }, 'Create'), status);
+  onSubmit(form, status, async () => {
+    await api('POST', '/groups', { name: newName.value.trim() });
+    newName.value = '';
+    await app.reloadFeeds();
+    draw();
+  });
+  return section('Groups', list, form);
+}
+
+function opmlSection() {
+  const file = h('input', { type: 'file', id: 'opml-file', accept: '.opml,.xml,text/x-opml,text/xml,application/xml' });
+  const status = h('div', { class: 'opml-report', 'aria-live': 'polite' });
+  const history = h('div');
+  const form = h('form', { class: 'inline-form' }, h('label', { for: 'opml-file' }, 'OPML file'), file, h('button', { type: 'submit', class: 'button primary' }, 'Import'));
+  onSubmit(form, status, async () => {
+    const chosen = file.files && file.files[0];
+    if (!chosen) {
+      replace(status, errorBlock({ category: 'validation', message: 'No file chosen.', action: 'Choose the OPML file your old reader exported.' }));
+      return;
+    }
+    replace(status, h('p', null, h('span', { class: 'spinner', 'aria-hidden': 'true' }), 'Importing ' + chosen.name + '…'));
+    const report = await api('POST', '/opml', chosen, { contentType: 'text/x-opml', headers: { 'X-File-Name': encodeURIComponent(chosen.name) } });
+    replace(status,
+      h('p', null, h('strong', null, report.added + ' added'), ', ' + report.skipped + ' skipped, ' + report.refused + ' refused, of ' + report.outlines + ' feeds.'),
+      h('table', { class: 'report' },
+        h('caption', { class: 'visually-hidden' }, 'Import report'),
+        h('thead', null, h('tr', null, h('th', { scope: 'col' }, 'Feed'), h('th', { scope: 'col' }, 'Result'), h('th', { scope: 'col' }, 'Reason'))),
+        h('tbody', null, report.entries.map((e) => h('tr', { class: 'report-' + e.status },
+          h('td', null, h('span', { class: 'report-title' }, e.title || ''), h('span', { class: 'report-url' }, e.url)),
+          h('td', null, e.status), h('td', null, e.reason || ''))))));
+    await app.reloadFeeds();
+    drawHistory();
+  });
+  const drawHistory = async () => {
+    try {
+      const data = await api('GET', '/opml/imports');
+      if (!data.imports.length) return replace(history);
+      replace(history, h('h3', null, 'Earlier imports'), h('ul', { class: 'plain-list' }, data.imports.map((i) =>
+        h('li', null, fullDate(i.created_at) + ' — ' + (i.file_name ? decodeURIComponent(i.file_name) + ': ' : '') + i.added + ' added, ' + i.skipped + ' skipped, ' + i.failed + ' refused'))));
+    } catch (e) {
+      replace(history);
+    }
+  };
+  drawHistory();
+  return section('Import and export (OPML)',
+    h('p', null, 'Bring your subscriptions from another reader, or take them elsewhere.'),
+    form, status,
+    h('p', null, h('a', { class: 'button', href: '/api/v1/opml', download: 'tidings.opml' }, 'Export subscriptions as OPML')),
+    history);
+}
+
+/** The account: password, API keys, sessions, sign out, deletion. */
+export function renderAccount(root) {
+  const me = app.me;
+  page(root, 'Account',
+    section('You',
+      h('p', null, 'Signed in as ', h('strong', null, me.username), me.is_admin ? ' (administrator)' : '', '.'),
+      h('button', { type: 'button', class: 'button', id: 'sign-out', onclick: () => signOut() }, 'Sign out')),
+    passwordSection(),
+    keysSection(),
+    sessionsSection(),
+    deleteSection());
+}
+
+function passwordSection() {
+  const status = h('div', { 'aria-live': 'polite' });
+  const current = h('input', { type: 'password', id: 'current-password', autocomplete: 'current-password', required: true });
+  const next = h('input', { type: 'password', id: 'new-password', autocomplete: 'new-password', required: true, minlength: 12, 'aria-describedby': 'new-password-hint' });
+  const form = h('form', { class: 'form narrow' },
+    h('label', { for: 'current-password' }, 'Current password'), current,
+    h('label', { for: 'new-password' }, 'New password'), next,
+    h('p', { class: 'hint', id: 'new-password-hint' }, 'At least 12 characters. Your other sessions are signed out.'),
+    status,
+    h('button', { type: 'submit', class: 'button primary' }, 'Change password'));
+  onSubmit(form, status, async () => {
+    await api('PUT', '/me/password', { current_password: current.value, new_password: next.value });
+    current.value = '';
+    next.value = '';
+    replace(status, h('p', { class: 'success' }, 'Password changed. Other sessions were signed out.'));
+  });
+  return section('Password', form);
+}
+
+function keysSection() {
+  const list = h('ul', { class: 'plain-list' });
+  const shown = h('div', { 'aria-live': 'polite' });
+  const draw = async () => {
+    try {
+      const data = await api('GET', '/api-keys');
+      replace(list, data.api_keys.length ? data.api_keys.map((k) => h('li', { class: 'row' },
+        h('span', null, h('strong', null, k.name), ' ', h('code', null, k.prefix + '…'), ' · ', k.scope === 'read_write' ? 'read and write' : 'read only',
+          h('span', { class: 'hint' }, ' · created ' + fullDate(k.created_at) + (k.last_used_at ? ' · last used ' + fullDate(k.last_used_at) : ' · never used') + (k.expires_at ? ' · expires ' + fullDate(k.expires_at) : ''))),
+        h('button', { type: 'button', class: 'button danger', onclick: async () => {
+          if (!(await confirmDialog('Revoke the key “' + k.name + '”?', 'Scripts and apps using it stop working at once.', 'Revoke key'))) return;
+          try {
+            await api('DELETE', '/api-keys/' + k.id);
+            draw();
+          } catch (e) {
+            showError(e, 'The key was not revoked');
+          }
+        } }, 'Revoke'))) : h('li', { class: 'hint' }, 'No API keys.'));
+    } catch (e) {
+      replace(list, h('li', null, errorBlock(e)));
+    }
+  };
+  draw();
+  const name = h('input', { type: 'text', id: 'key-name', required: true, placeholder: 'e.g. phone app' });
+  const scope = h('select', { id: 'key-scope' }, h('option', { value: 'read' }, 'Read only'), h('option', { value: 'read_write' }, 'Read and write'));
+  const expiry = h('input', { type: 'date', id: 'key-expiry' });
+  const status = h('div', { 'aria-live': 'polite' });
+  const form = h('form', { class: 'inline-form wrap' },
+    h('label', { for: 'key-name' }, 'Name'), name,
+    h('label', { for: 'key-scope' }, 'Access'), scope,
+    h('label', { for: 'key-expiry' }, 'Expires (optional)'), expiry,
+    h('button', { type: 'submit', class: 'button primary' }, 'Create key'), status);
+  onSubmit(form, status, async () => {
+    const body = { name: name.value.trim(), scope: scope.value };
+    if (expiry.value) body.expires_at = expiry.value + 'T00:00:00Z';
+    const created = await api('POST', '/api-keys', body);
+    name.value = '';
+    const keyText = h('code', { class: 'secret', id: 'new-api-key' }, created.key);
+    replace(shown, h('div', { class: 'banner banner-active', role: 'note' },
+      h('div', null,
+        h('strong', null, 'Copy this key now: it is shown only once. '),
+        keyText, ' ',
+        h('button', { type: 'button', class: 'button', onclick: async () => {
+          try {
+            await navigator.clipboard.writeText(created.key);
+            toast({ title: 'Copied', message: 'The key is on the clipboard.' });
+          } catch (e) {
+            const range = document.createRange();
+            range.selectNodeContents(keyText);
+            getSelection().removeAllRanges();
+            getSelection().addRange(range);
+          }
+        } }, 'Copy'),
+        h('p', { class: 'hint' }, 'Send it as Authorization: Bearer … to /api/v1.'))));
+    draw();
+  });
+  return section('API keys', h('p', null, 'Keys let scripts and apps use your account through the API.'), form, shown, list);
+}
+
+function sessionsSection() {
+  const list = h('ul', { class: 'plain-list' });
+  const draw = async () => {
+    try {
+      const data = await api('GET', '/me/sessions');
+      replace(list, data.sessions.map((s) => h('li', { class: 'row' },
+        h('span', null, h('strong', null, browserName(s.user_agent)), s.current ? ' (this browser)' : '',
+          h('span', { class: 'hint' }, ' · ' + (s.ip || 'unknown address') + ' · last used ' + fullDate(s.last_seen_at))),
+        s.current ? null : h('button', { type: 'button', class: 'button', onclick: async () => {
+          try {
+            await api('DELETE', '/me/sessions/' + s.id);
+            draw();
+          } catch (e) {
+            showError(e, 'The session was not ended');
+          }
+        } }, 'Sign out'))));
+    } catch (e) {
+      replace(list, h('li', null, errorBlock(e)));
+    }
+  };
+  draw();
+  return section('Sessions', h('p', null, 'Where you are signed in.'), list);
+}
+
+function browserName(agent) {
+  if (!agent) return 'Unknown browser';
+  for (const name of ['Firefox', 'Edg', 'Chrome', 'Safari']) {
+    if (agent.includes(name)) return (name === 'Edg' ? 'Edge' : name) + (/Mobile|Android|iPhone/.test(agent) ? ' on a phone' : '');
+  }
+  return agent.slice(0, 40);
+}
+
+function deleteSection() {
+  const confirmName = h('input', { type: 'text', id: 'delete-confirm', autocomplete: 'off', 'aria-describedby': 'delete-hint' });
+  const status = h('div', { 'aria-live': 'polite' });
+  const form = h('form', { class: 'form narrow' },
+    h('p', { id: 'delete-hint' }, 'Deletes your subscriptions, read states, stars, bookmarks, keys and sessions. Type your user name to confirm.'),
+    h('label', { for: 'delete-confirm' }, 'User name'), confirmName, status,
+    h('button', { type: 'submit', class: 'button danger' }, 'Delete my account'));
+  onSubmit(form, status, async () => {
+    if (confirmName.value.trim() !== app.me.username) {
+      replace(status, errorBlock({ category: 'validation', message: 'The name does not match.', action: 'Type your user name exactly: ' + app.me.username }));
+      return;
+    }
+    await api('DELETE', '/me');
+    app.me = null;
+    app.layoutReady = false;
+    app.navigate('/login', { replace: true });
+  });
+  return section('Delete account', form);
+}
+
+/** User management for administrators. */
+export function renderAdmin(root) {
+  const list = h('ul', { class: 'plain-list' });
+  const draw = async () => {
+    try {
+      const data = await api('GET', '/users');
+      replace(list, data.users.map((u) => {
+        const patch = async (changes, what) => {
+          try {
+            await api('PATCH', '/users/' + u.id, changes);
+            draw();
+          } catch (e) {
+            showError(e, what);
+          }
+        };
+        return h('li', { class: 'row' },
+          h('span', null, h('strong', null, u.username), u.is_admin ? ' · administrator' : '', u.is_disabled ? ' · disabled' : '',
+            h('span', { class: 'hint' }, ' · last sign-in ' + (u.last_login_at ? fullDate(u.last_login_at) : 'never'))),
+          h('span', { class: 'row-buttons' },
+            h('button', { type: 'button', class: 'button', onclick: () => patch({ is_admin: !u.is_admin }, 'The role was not changed') }, u.is_admin ? 'Make user' : 'Make admin'),
+            h('button', { type: 'button', class: 'button', onclick: () => patch({ is_disabled: !u.is_disabled }, 'The account was not changed') }, u.is_disabled ? 'Enable' : 'Disable'),
+            u.id === app.me.id ? null : h('button', { type: 'button', class: 'button danger', onclick: async () => {
+              if (!(await confirmDialog('Delete ' + u.username + '?', 'Their subscriptions, states and bookmarks are deleted. Shared feeds stay.', 'Delete user'))) return;
+              try {
+                await api('DELETE', '/users/' + u.id);
+                draw();
+              } catch (e) {
+                showError(e, 'The user was not deleted');
+              }
+            } }, 'Delete')));
+      }));
+    } catch (e) {
+      replace(list, h('li', null, errorBlock(e)));
+    }
+  };
+  draw();
+  const name = h('input', { type: 'text', id: 'user-name', required: true, autocomplete: 'off' });
+  const password = h('input', { type: 'password', id: 'user-password', required: true, autocomplete: 'new-password', minlength: 12 });
+  const admin = h('input', { type: 'checkbox', id: 'user-admin' });
+  const status = h('div', { 'aria-live': 'polite' });
+  const form = h('form', { class: 'form narrow' },
+    h('label', { for: 'user-name' }, 'User name'), name,
+    h('label', { for: 'user-password' }, 'Password (at least 12 characters)'), password,
+    h('div', { class: 'check-row' }, admin, h('label', { for: 'user-admin' }, 'Administrator')),
+    status, h('button', { type: 'submit', class: 'button primary' }, 'Create user'));
+  onSubmit(form, status, async () => {
+    await api('POST', '/users', { username: name.value.trim(), password: password.value, is_admin: admin.checked });
+    name.value = '';
+    password.value = '';
+    admin.checked = false;
+    replace(status, h('p', { class: 'success' }, 'User created.'));
+    draw();
+  });
+  page(root, 'Users', section('Users', list), section('Add a user', form));
+}
+
+const INTERVALS = Array.from({ length: 24 }, (_, i) => (i + 1) * 30);
+
+function intervalLabel(minutes) {
+  if (minutes < 60) return minutes + ' minutes';
+  const hours = minutes / 60;
+  return (Number.isInteger(hours) ? hours : hours.toFixed(1)) + (hours === 1 ? ' hour' : ' hours');
+}
+
+/** One feed's settings: title, group, interval, status with resume, refresh, unsubscribe. */
+export async function renderFeedSettings(root, feedId) {
+  let sub = app.subscriptionByFeed(feedId);
+  if (!sub) {
+    await app.reloadFeeds();
+    sub = app.subscriptionByFeed(feedId);
+  }
+  if (!sub) {
+    page(root, 'Feed not found', h('p', null, 'You do not follow this feed (any more).'));
+    return;
+  }
+  const title = h('input', { type: 'text', id: 'feed-title', value: sub.custom_title || '', placeholder: sub.feed_title || sub.feed_url });
+  const group = h('select', { id: 'feed-group' }, app.groups.map((g) => h('option', { value: g.id, selected: g.id === sub.group_id }, g.name)));
+  const interval = h('select', { id: 'feed-interval' }, INTERVALS.map((m) => h('option', { value: m, selected: m === sub.interval_minutes }, 'Every ' + intervalLabel(m))));
+  const status = h('div', { 'aria-live': 'polite' });
+  const form = h('form', { class: 'form narrow' },
+    h('label', { for: 'feed-title' }, 'Title'), title,
+    h('p', { class: 'hint' }, 'Leave empty to use the feed’s own title.'),
+    app.groups.length ? [h('label', { for: 'feed-group' }, 'Group'), group] : null,
+    h('label', { for: 'feed-interval' }, 'Check for new items'), interval,
+    status,
+    h('button', { type: 'submit', class: 'button primary' }, 'Save'));
+  onSubmit(form, status, async () => {
+    const changes = { title: title.value.trim() || null, interval_minutes: Number(interval.value) };
+    if (app.groups.length) changes.group_id = Number(group.value);
+    await api('PATCH', '/subscriptions/' + sub.id, changes);
+    await app.reloadFeeds();
+    replace(status, h('p', { class: 'success' }, 'Saved.'));
+  });
+
+  const stateStatus = h('div', { 'aria-live': 'polite' });
+  const resume = h('button', { type: 'button', class: 'button primary', id: 'resume-feed' }, 'Resume');
+  const refresh = h('button', { type: 'button', class: 'button', id: 'refresh-feed' }, icon('refresh'), 'Refresh now');
+  resume.addEventListener('click', async () => {
+    resume.disabled = true;
+    try {
+      await api('POST', '/subscriptions/' + sub.id + '/resume');
+      await app.reloadFeeds();
+      renderFeedSettings(root, feedId);
+      toast({ title: 'Resumed', message: 'The feed is fetched again at the next round.' });
+    } catch (e) {
+      resume.disabled = false;
+      replace(stateStatus, errorBlock(e));
+    }
+  });
+  refresh.addEventListener('click', async () => {
+    refresh.disabled = true;
+    replace(stateStatus, h('p', null, h('span', { class: 'spinner', 'aria-hidden': 'true' }), 'Fetching…'));
+    try {
+      const outcome = await api('POST', '/subscriptions/' + sub.id + '/refresh');
+      replace(stateStatus, h('p', { class: 'success' }, outcome.result === 'busy'
+        ? 'The feed is being fetched already.'
+        : 'Fetched: ' + outcome.items_inserted + ' new, ' + outcome.items_updated + ' updated.'));
+      await app.reloadFeeds();
+    } catch (e) {
+      replace(stateStatus, errorBlock(e));
+    } finally {
+      refresh.disabled = false;
+    }
+  });
+  const unsubscribe = h('button', { type: 'button', class: 'button danger', id: 'unsubscribe' }, 'Unsubscribe');
+  unsubscribe.addEventListener('click', async () => {
+    if (!(await confirmDialog('Unsubscribe from “' + sub.title + '”?', 'Its items leave your lists, with your read and starred marks. Bookmarks stay.', 'Unsubscribe'))) return;
+    try {
+      await api('DELETE', '/subscriptions/' + sub.id);
+      await app.reloadFeeds();
+      toast({ title: 'Unsubscribed', message: sub.title });
+      app.navigate('/all');
+    } catch (e) {
+      showError(e, 'You are still subscribed');
+    }
+  });
+  const statusWords = { active: 'Working', backoff: 'Failing — retried later and later', stopped: 'Stopped until you resume it' };
+  root.removeAttribute('aria-labelledby');
+  replace(root,
+    h('div', { class: 'list-header' },
+      h('div', { class: 'list-title-row' },
+        h('a', { class: 'icon-button', href: '/feeds/' + feedId, 'data-link': '', 'aria-label': 'Back to the feed' }, icon('back')),
+        h('h1', { class: 'list-title', id: 'page-title' }, sub.title))),
+    h('div', { class: 'settings' },
+      section('Feed', form),
+      section('Status',
+        h('dl', { class: 'facts' },
+          h('dt', null, 'State'), h('dd', { class: 'feed-state state-' + sub.status }, statusWords[sub.status] || sub.status),
+          sub.last_error ? [h('dt', null, 'Last error'), h('dd', { class: 'feed-error' }, sub.last_error)] : null,
+          sub.status_reason && sub.status_reason !== sub.last_error ? [h('dt', null, 'Reason'), h('dd', null, sub.status_reason)] : null,
+          h('dt', null, 'Feed address'), h('dd', null, h('code', null, sub.feed_url)),
+          sub.site_url ? [h('dt', null, 'Site'), h('dd', null, h('a', { href: sub.site_url, target: '_blank', rel: 'noopener noreferrer' }, sub.site_url))] : null,
+          sub.last_success_at ? [h('dt', null, 'Last fetched'), h('dd', null, fullDate(sub.last_success_at))] : null,
+          h('dt', null, 'Next check'), h('dd', null, fullDate(sub.next_check_at))),
+        h('div', { class: 'button-row' }, sub.status !== 'active' ? resume : null, refresh),
+        stateStatus),
+      section('Unsubscribe', unsubscribe)));
+  root.setAttribute('aria-labelledby', 'page-title');
+}
