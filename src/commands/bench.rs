@@ -1,0 +1,380 @@
+//! `tidings bench fetch`: the fetch worker against a local feed server, end to end through
+//! the guarded client, the parser, the sanitizer and the store.
+//!
+//! The server serves N feeds (RSS 2.0, Atom and JSON Feed in turn, 20 items each) under 100
+//! host names that the client resolves to 127.0.0.1, so the per-host limit of 2 bounds each
+//! host as it would on the internet without throttling the run as a whole. One user follows
+//! every feed; one full refresh runs, then a second one in which every feed answers 304.
+
+use std::collections::HashMap;
+use std::net::{IpAddr, Ipv4Addr};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::Context;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use clap::{Args, Subcommand};
+use tidings_fetch::{AddressPolicy, ClientConfig, GuardedClient};
+use tidings_store::{NewSubscription, NewUser, Store, StoreOptions};
+use tidings_worker::{FetchResult, Fetcher, Worker, WorkerConfig, WorkerMetrics};
+
+use crate::config::GlobalConfig;
+
+/// Host names the bench's feeds are spread over.
+const BENCH_HOSTS: usize = 100;
+/// Items per feed.
+const ITEMS_PER_FEED: usize = 20;
+/// The database URL used when none is given: a temporary SQLite file.
+const DEFAULT_DATABASE_URL: &str = "sqlite://tidings.db";
+
+/// `tidings bench …`.
+#[derive(Debug, Subcommand)]
+pub enum BenchCommand {
+    /// Fetch N local feeds twice (full, then all 304) and report throughput, memory and size.
+    /// Without --database-url the run uses a temporary SQLite file; with a PostgreSQL URL it
+    /// works in a schema of its own, dropped at the end.
+    Fetch(FetchBenchArgs),
+    /// Build the reading API's data set in the configured database: feeds, items, users who
+    /// follow every feed, and their API keys in a file.
+    Generate(super::bench_api::GenerateArgs),
+    /// Measure the reading API of a running server: first unread page, counts and
+    /// mark-feed-read from concurrent clients, with median / p95 / p99 per endpoint.
+    Api(super::bench_api::ApiBenchArgs),
+}
+
+/// Arguments of `tidings bench fetch`.
+#[derive(Debug, Args)]
+pub struct FetchBenchArgs {
+    /// How many feeds the local server serves (and the user follows).
+    #[arg(long, default_value_t = 10_000)]
+    pub feeds: usize,
+    /// Feeds fetched at once.
+    #[arg(long, default_value_t = 10)]
+    pub concurrency: usize,
+}
+
+/// Runs `tidings bench`.
+pub async fn run(config: &GlobalConfig, command: BenchCommand) -> anyhow::Result<ExitCode> {
+    match command {
+        BenchCommand::Fetch(args) => fetch(config, args).await,
+        BenchCommand::Generate(args) => super::bench_api::generate(config, args).await,
+        BenchCommand::Api(args) => super::bench_api::api(args).await,
+    }
+}
+
+async fn fetch(config: &GlobalConfig, args: FetchBenchArgs) -> anyhow::Result<ExitCode> {
+    let feeds = args.feeds.max(1);
+    let server = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
+        .await
+        .context("the bench feed server could not listen")?;
+    let port = server.local_addr()?.port();
+    let router = axum::Router::new()
+        .route("/f/{id}", axum::routing::get(serve_feed))
+        .route("/favicon.ico", axum::routing::get(serve_icon))
+        .with_state(port);
+    tokio::spawn(async move {
+        let _ = axum::serve(server, router).await;
+    });
+
+    let temp = tempfile::tempdir().context("no temporary directory")?;
+    let (store, schema) = open_bench_store(config, &temp).await?;
+    println!(
+        "tidings bench fetch: {feeds} feeds x {ITEMS_PER_FEED} items on {} ({}), concurrency {}",
+        store.engine(),
+        if config.database_url == DEFAULT_DATABASE_URL {
+            "temporary file".to_string()
+        } else {
+            tidings_store::redact_url(&config.database_url)
+        },
+        args.concurrency
+    );
+
+    let setup = Instant::now();
+    let user = store
+        .create_user(&NewUser {
+            username: "bench".into(),
+            password_hash: None,
+            is_admin: false,
+        })
+        .await?;
+    for id in 0..feeds {
+        store
+            .subscribe(
+                user.id,
+                &NewSubscription {
+                    feed_url: feed_url(id, port),
+                    ..NewSubscription::default()
+                },
+            )
+            .await?;
+    }
+    println!(
+        "subscribed:     {feeds} feeds in {:.1} s",
+        setup.elapsed().as_secs_f64()
+    );
+
+    let overrides: HashMap<String, Vec<IpAddr>> = (0..BENCH_HOSTS)
+        .map(|h| (host(h), vec![IpAddr::V4(Ipv4Addr::LOCALHOST)]))
+        .collect();
+    let client = GuardedClient::new(ClientConfig {
+        address_policy: AddressPolicy {
+            allow_private_networks: true,
+            ..AddressPolicy::default()
+        },
+        dns_overrides: overrides,
+        ..ClientConfig::default()
+    })?;
+    let metrics = Arc::new(WorkerMetrics::default());
+    let fetcher = Fetcher::with_metrics(
+        store.clone(),
+        client,
+        WorkerConfig {
+            concurrency: args.concurrency.max(1),
+            ..WorkerConfig::default()
+        },
+        Arc::clone(&metrics),
+    );
+    let worker = Worker::new(fetcher);
+
+    let first = timed_round(&worker, &metrics, "first refresh").await?;
+    store
+        .execute_raw("UPDATE feed_fetch_state SET next_check_at = 0")
+        .await?;
+    let second = timed_round(&worker, &metrics, "all-304 refresh").await?;
+
+    let size = store.database_size_bytes().await?;
+    let peak = peak_rss_kib();
+    println!(
+        "peak memory:    {}",
+        peak.map_or("unknown (no /proc/self/status)".into(), |kib| format!(
+            "{:.1} MB (VmHWM)",
+            kib as f64 / 1024.0
+        ))
+    );
+    println!("database size:  {:.1} MB", size as f64 / 1_048_576.0);
+    let snapshot = metrics.snapshot();
+    println!(
+        "outcomes:       {}",
+        serde_json::to_string(&snapshot.results).unwrap_or_default()
+    );
+    if let Some(schema) = schema {
+        store
+            .execute_raw(&format!("DROP SCHEMA {schema} CASCADE"))
+            .await?;
+    }
+    store.close().await;
+    let complete = first == feeds && second == feeds;
+    if !complete {
+        eprintln!(
+            "tidings: not every feed was fetched in each round ({first}, {second} of {feeds})"
+        );
+    }
+    Ok(if complete {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+/// One full round; prints its figures and returns how many feeds were fetched.
+async fn timed_round(
+    worker: &Worker,
+    metrics: &WorkerMetrics,
+    label: &str,
+) -> anyhow::Result<usize> {
+    let before = metrics.snapshot();
+    let started = Instant::now();
+    let reports = worker.run_once().await?;
+    let elapsed = started.elapsed().as_secs_f64();
+    let after = metrics.snapshot();
+    let items =
+        after.items_inserted - before.items_inserted + after.items_updated - before.items_updated;
+    let count = |result| after.result(result) - before.result(result);
+    println!(
+        "{label:15} {} feeds in {elapsed:.1} s: {:.0} feeds/s, {items} items stored, {:.0} items/s \
+         ({} parsed, {} not modified, {} failed)",
+        reports.len(),
+        reports.len() as f64 / elapsed,
+        items as f64 / elapsed,
+        count(FetchResult::Parsed),
+        count(FetchResult::NotModified),
+        reports.len() as u64 - count(FetchResult::Parsed) - count(FetchResult::NotModified),
+    );
+    Ok(reports.len())
+}
+
+/// The bench's store: a temporary SQLite file by default; on PostgreSQL a fresh schema
+/// (returned, to drop at the end) so that the bench never touches existing tables.
+async fn open_bench_store(
+    config: &GlobalConfig,
+    temp: &tempfile::TempDir,
+) -> anyhow::Result<(Store, Option<String>)> {
+    let url = &config.database_url;
+    if url == DEFAULT_DATABASE_URL {
+        let path = temp.path().join("bench.db");
+        let store =
+            Store::connect(&StoreOptions::new(format!("sqlite://{}", path.display()))).await?;
+        store.migrate().await?;
+        return Ok((store, None));
+    }
+    if url.starts_with("postgres") {
+        let schema = format!("bench_{}", std::process::id());
+        let admin = Store::connect(&StoreOptions::new(url)).await?;
+        admin
+            .execute_raw(&format!("CREATE SCHEMA {schema}"))
+            .await?;
+        admin.close().await;
+        let separator = if url.contains('?') { '&' } else { '?' };
+        let mut options = StoreOptions::new(format!(
+            "{url}{separator}options=-c%20search_path%3D{schema}"
+        ));
+        options.max_connections = config.database_max_connections;
+        let store = Store::connect(&options).await?;
+        store.migrate().await?;
+        return Ok((store, Some(schema)));
+    }
+    let store = super::open_store(config).await?;
+    Ok((store, None))
+}
+
+fn host(index: usize) -> String {
+    format!("h{index}.bench.test")
+}
+
+fn feed_url(id: usize, port: u16) -> String {
+    format!("http://{}:{port}/f/{id}", host(id % BENCH_HOSTS))
+}
+
+/// VmHWM (peak resident set) of this process in KiB, from /proc/self/status.
+fn peak_rss_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+}
+
+async fn serve_icon() -> Response {
+    // The smallest valid PNG header is enough for the type check.
+    (
+        [(header::CONTENT_TYPE, "image/png")],
+        b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x06\0\0\0\x1f\x15\xc4\x89".to_vec(),
+    )
+        .into_response()
+}
+
+/// A feed, generated on each request (nothing is kept, so the server adds no memory): the
+/// format by id, a stable ETag, 304 when the client sends it back.
+async fn serve_feed(
+    State(port): State<u16>,
+    Path(id): Path<usize>,
+    headers: HeaderMap,
+) -> Response {
+    let etag = format!("\"bench-{id}-v1\"");
+    if headers
+        .get(header::IF_NONE_MATCH)
+        .is_some_and(|value| value.as_bytes() == etag.as_bytes())
+    {
+        return (StatusCode::NOT_MODIFIED, [(header::ETAG, etag)]).into_response();
+    }
+    let site = format!("http://{}:{port}/", host(id % BENCH_HOSTS));
+    let (content_type, body) = match id % 3 {
+        0 => ("application/rss+xml", rss(id, &site)),
+        1 => ("application/atom+xml", atom(id, &site)),
+        _ => ("application/feed+json", json(id, &site)),
+    };
+    (
+        [
+            (header::CONTENT_TYPE, content_type.to_string()),
+            (header::ETAG, etag),
+        ],
+        body,
+    )
+        .into_response()
+}
+
+fn paragraph(id: usize, item: usize) -> String {
+    format!(
+        "<p>Item {item} of feed {id}: <b>tidings</b> fetches feeds once however many users \
+         follow them, as rarely as their servers allow. <a href=\"/post/{item}\">More</a> and an \
+         <img src=\"https://img.example/{id}/{item}.png\" alt=\"picture\"> with some text to make \
+         the body a realistic length for a blog post summary.</p>"
+    )
+}
+
+fn rss(id: usize, site: &str) -> String {
+    let mut out = format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?><rss version=\"2.0\"><channel>\
+         <title>Bench feed {id}</title><link>{site}</link><description>RSS {id}</description>"
+    );
+    for item in 0..ITEMS_PER_FEED {
+        out.push_str(&format!(
+            "<item><title>Post {item} of {id}</title><link>{site}post/{id}/{item}</link>\
+             <guid>{site}post/{id}/{item}</guid><pubDate>{}</pubDate>\
+             <description><![CDATA[{}]]></description></item>",
+            published(item).to_rfc2822(),
+            paragraph(id, item)
+        ));
+    }
+    out.push_str("</channel></rss>");
+    out
+}
+
+fn atom(id: usize, site: &str) -> String {
+    let mut out = format!(
+        "<?xml version=\"1.0\" encoding=\"utf-8\"?><feed xmlns=\"http://www.w3.org/2005/Atom\">\
+         <title>Bench feed {id}</title><link href=\"{site}\"/><id>urn:bench:{id}</id>\
+         <updated>2025-06-01T10:00:00Z</updated>"
+    );
+    for item in 0..ITEMS_PER_FEED {
+        out.push_str(&format!(
+            "<entry><title>Entry {item} of {id}</title><link href=\"{site}entry/{id}/{item}\"/>\
+             <id>urn:bench:{id}:{item}</id><updated>{}</updated>\
+             <content type=\"html\">{}</content></entry>",
+            published(item).to_rfc3339(),
+            quick_escape(&paragraph(id, item))
+        ));
+    }
+    out.push_str("</feed>");
+    out
+}
+
+fn json(id: usize, site: &str) -> String {
+    let items: Vec<serde_json::Value> = (0..ITEMS_PER_FEED)
+        .map(|item| {
+            serde_json::json!({
+                "id": format!("{site}note/{id}/{item}"),
+                "url": format!("{site}note/{id}/{item}"),
+                "title": format!("Note {item} of {id}"),
+                "content_html": paragraph(id, item),
+                "date_published": published(item).to_rfc3339(),
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "version": "https://jsonfeed.org/version/1.1",
+        "title": format!("Bench feed {id}"),
+        "home_page_url": site,
+        "items": items,
+    })
+    .to_string()
+}
+
+/// An item's date: recent (older items would fall to retention), whole days so that every
+/// request of a run serves the same document.
+fn published(item: usize) -> chrono::DateTime<chrono::Utc> {
+    let today = chrono::Utc::now().date_naive();
+    (today - chrono::Days::new(item as u64 + 1))
+        .and_hms_opt(10, 0, 0)
+        .unwrap_or_default()
+        .and_utc()
+}
+
+fn quick_escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}

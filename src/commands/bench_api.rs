@@ -1,0 +1,443 @@
+//! `tidings bench generate` and `tidings bench api`: the reading API under load.
+//!
+//! `generate` builds the data set of the benchmark straight into the database (multi-row
+//! inserts in large transactions): F feeds with I items between them, and U users who each
+//! follow every feed, each with a read-write API key written to a file. The feeds are
+//! suspended so that a running worker leaves them alone.
+//!
+//! `api` drives a running server with C concurrent clients (each one request after another,
+//! closed loop) through three calls in turn: the first page of unread items, the unread
+//! counts, and mark-feed-read with `before`. Requests rotate over the users' keys so that no
+//! user goes past the per-user rate limit of 120 a minute; answers 429 are counted, not timed.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use clap::Args;
+use tidings_store::{ApiKeyScope, NewUser, unix_now};
+
+use crate::config::GlobalConfig;
+
+/// Rows per INSERT statement of the generator.
+const ROWS_PER_INSERT: usize = 500;
+/// INSERT statements per transaction of the generator.
+const INSERTS_PER_TRANSACTION: usize = 20;
+/// The seconds between two consecutive items' publication times (over all feeds): a million
+/// items span about 160 days, inside the 180-day retention.
+const ITEM_SPACING_SECONDS: i64 = 14;
+
+/// Arguments of `tidings bench generate`.
+#[derive(Debug, Args)]
+pub struct GenerateArgs {
+    /// Items in all, spread evenly over the feeds.
+    #[arg(long, default_value_t = 1_000_000)]
+    pub items: usize,
+    /// Feeds, each followed by every bench user (their subscriptions).
+    #[arg(long, default_value_t = 100)]
+    pub subscriptions: usize,
+    /// Users, each with every feed and an API key. Enough that the load stays under the
+    /// per-user limit of 120 requests a minute: users ≥ requests per second / 2.
+    #[arg(long, default_value_t = 500)]
+    pub users: usize,
+    /// Where to write the users' API keys, one a line.
+    #[arg(long, default_value = "bench-keys.txt")]
+    pub keys_file: std::path::PathBuf,
+}
+
+/// Arguments of `tidings bench api`.
+#[derive(Debug, Args)]
+pub struct ApiBenchArgs {
+    /// The running server's base URL.
+    #[arg(long, default_value = "http://127.0.0.1:8080")]
+    pub url: String,
+    /// Concurrent clients, each sending its next request when the last one is answered.
+    #[arg(long, default_value_t = 50)]
+    pub clients: usize,
+    /// Requests in all, split evenly over the three endpoints.
+    #[arg(long, default_value_t = 30_000)]
+    pub requests: usize,
+    /// The API keys file written by `tidings bench generate`.
+    #[arg(long, default_value = "bench-keys.txt")]
+    pub keys_file: std::path::PathBuf,
+    /// Requests per endpoint sent first and not measured (connections, caches).
+    #[arg(long, default_value_t = 300)]
+    pub warmup: usize,
+    /// Offered load in requests per second over all clients (open loop: each request is sent
+    /// at its scheduled time and timed from it, so a slow server cannot slow the load down).
+    /// Without it every client sends its next request as soon as the last one is answered.
+    #[arg(long)]
+    pub rate: Option<f64>,
+}
+
+/// Runs `tidings bench generate`.
+pub async fn generate(config: &GlobalConfig, args: GenerateArgs) -> anyhow::Result<ExitCode> {
+    let feeds = args.subscriptions.max(1);
+    let users = args.users.max(1);
+    let store = super::open_store(config).await?;
+    let started = Instant::now();
+    let now = unix_now();
+    println!(
+        "tidings bench generate: {} items over {feeds} feeds, {users} users on {} ({})",
+        args.items,
+        store.engine(),
+        tidings_store::redact_url(&config.database_url)
+    );
+
+    // Feeds first, then items, then subscriptions: a subscription counts its feed's unread
+    // items once when created, which is far cheaper than items updating many counters.
+    let run = format!("{:x}", now);
+    let mut feed_ids = Vec::with_capacity(feeds);
+    for n in 0..feeds {
+        let url = format!("https://bench-{run}.invalid/feed/{n}");
+        store
+            .execute_raw(&format!(
+                "INSERT INTO feeds (url, title, site_url, suspended, created_at, updated_at)
+                 VALUES ('{url}', 'Bench feed {n}', 'https://bench-{run}.invalid/', TRUE, {now}, {now});
+                 INSERT INTO feed_fetch_state (feed_id, next_check_at)
+                 SELECT id, {now} FROM feeds WHERE url = '{url}';"
+            ))
+            .await?;
+        let id = store
+            .feed_id_by_url(&url)
+            .await?
+            .context("a bench feed was not stored")?;
+        feed_ids.push(id);
+    }
+
+    let mut statements = Vec::with_capacity(INSERTS_PER_TRANSACTION);
+    let mut rows = Vec::with_capacity(ROWS_PER_INSERT);
+    for k in 0..args.items {
+        let feed_id = feed_ids[k % feeds];
+        // Item 0 is the newest; every item has its own second, so no two tie.
+        let published = now - 60 - k as i64 * ITEM_SPACING_SECONDS;
+        rows.push(format!(
+            "({feed_id}, 'bench:{k}', 'bench-{k}', 'https://bench-{run}.invalid/items/{k}', \
+             'Bench item {k}: a title of ordinary length for a news item', 'Bench Author', \
+             '<p>The content of bench item {k}. {filler}</p>', \
+             '<p>The summary of bench item {k}, two sentences long. Enough to show.</p>', \
+             {published}, FALSE, {published}, {published}, 'h{k}')",
+            filler = "Lorem ipsum dolor sit amet, consectetur adipiscing elit. ".repeat(4)
+        ));
+        if rows.len() == ROWS_PER_INSERT || k + 1 == args.items {
+            statements.push(format!(
+                "INSERT INTO items (feed_id, identity_key, guid, url, title, author, content,
+                    summary, published_at, is_date_estimated, fetched_at, changed_at,
+                    content_hash) VALUES {};",
+                rows.join(",")
+            ));
+            rows.clear();
+        }
+        if statements.len() == INSERTS_PER_TRANSACTION
+            || (k + 1 == args.items && !statements.is_empty())
+        {
+            store
+                .execute_raw(&format!("BEGIN; {} COMMIT;", statements.join("\n")))
+                .await?;
+            statements.clear();
+            if (k + 1) % 100_000 < ROWS_PER_INSERT * INSERTS_PER_TRANSACTION {
+                println!(
+                    "items:          {} in {:.1} s",
+                    k + 1,
+                    started.elapsed().as_secs_f64()
+                );
+            }
+        }
+    }
+
+    let mut keys = String::new();
+    for u in 0..users {
+        let user = store
+            .create_user(&NewUser {
+                username: format!("bench-{run}-{u}"),
+                password_hash: None,
+                is_admin: false,
+            })
+            .await?;
+        let group_id = store.default_group_id(user.id).await?;
+        let values: Vec<String> = feed_ids
+            .iter()
+            .map(|feed_id| format!("({}, {feed_id}, {group_id}, 60, {now})", user.id))
+            .collect();
+        store
+            .execute_raw(&format!(
+                "INSERT INTO subscriptions (user_id, feed_id, group_id, fetch_interval_minutes,
+                    created_at) VALUES {};",
+                values.join(",")
+            ))
+            .await?;
+        let secret = format!(
+            "{}{}",
+            tidings_server::api::auth::API_KEY_PREFIX,
+            tidings_server::api::auth::new_secret()
+        );
+        store
+            .create_api_key(
+                user.id,
+                "bench",
+                &secret[..10],
+                &tidings_server::api::auth::secret_hash(&secret),
+                ApiKeyScope::ReadWrite,
+                None,
+            )
+            .await?;
+        keys.push_str(&secret);
+        keys.push('\n');
+        if (u + 1) % 50 == 0 || u + 1 == users {
+            println!(
+                "users:          {} with {feeds} subscriptions each in {:.1} s",
+                u + 1,
+                started.elapsed().as_secs_f64()
+            );
+        }
+    }
+    std::fs::write(&args.keys_file, keys)
+        .with_context(|| format!("cannot write {}", args.keys_file.display()))?;
+    println!(
+        "done in {:.1} s; database {:.1} MB; keys in {}",
+        started.elapsed().as_secs_f64(),
+        store.database_size_bytes().await? as f64 / 1_048_576.0,
+        args.keys_file.display()
+    );
+    store.close().await;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The three measured calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Call {
+    UnreadPage,
+    Counts,
+    MarkFeedRead,
+}
+
+const CALLS: [Call; 3] = [Call::UnreadPage, Call::Counts, Call::MarkFeedRead];
+
+impl Call {
+    fn label(self) -> &'static str {
+        match self {
+            Call::UnreadPage => "GET /items?filter=unread (first page)",
+            Call::Counts => "GET /counts",
+            Call::MarkFeedRead => "POST /items/mark-read {feed_id, before}",
+        }
+    }
+}
+
+/// What one call measured.
+#[derive(Debug, Default)]
+struct Samples {
+    latencies: Vec<Duration>,
+    limited: usize,
+    failed: usize,
+}
+
+/// Runs `tidings bench api`.
+pub async fn api(args: ApiBenchArgs) -> anyhow::Result<ExitCode> {
+    let keys: Vec<String> = std::fs::read_to_string(&args.keys_file)
+        .with_context(|| format!("cannot read {}", args.keys_file.display()))?
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(String::from)
+        .collect();
+    if keys.is_empty() {
+        bail!("{} holds no API keys", args.keys_file.display());
+    }
+    let base = args.url.trim_end_matches('/').to_string();
+    let client = reqwest::Client::builder()
+        .pool_max_idle_per_host(args.clients.max(1))
+        .timeout(Duration::from_secs(30))
+        .build()?;
+
+    // The feeds to mark read, from the first user's counts (every bench user follows them).
+    let counts = client
+        .get(format!("{base}/api/v1/counts"))
+        .bearer_auth(&keys[0])
+        .send()
+        .await
+        .context("the server did not answer")?
+        .error_for_status()?
+        .bytes()
+        .await?;
+    let counts: serde_json::Value = serde_json::from_slice(&counts)?;
+    let feed_ids: Vec<i64> = counts["subscriptions"]
+        .as_array()
+        .map(|subs| subs.iter().filter_map(|s| s["feed_id"].as_i64()).collect())
+        .unwrap_or_default();
+    if feed_ids.is_empty() {
+        bail!("the first bench user has no subscriptions; run `tidings bench generate` first");
+    }
+    println!(
+        "tidings bench api: {} clients, {} requests (+{} warm-up) against {base}, {} users, {} feeds",
+        args.clients,
+        args.requests,
+        args.warmup * CALLS.len(),
+        keys.len(),
+        feed_ids.len()
+    );
+
+    if let Some(rate) = args.rate {
+        println!("open loop at {rate} requests/s");
+    }
+    let shared = Arc::new((client, base, keys, feed_ids));
+    let warmup = Load {
+        clients: args.clients,
+        requests: args.warmup * CALLS.len(),
+        offset: 0,
+        rate: args.rate,
+    };
+    run_load(&shared, &warmup).await;
+    let started = Instant::now();
+    let measured = Load {
+        requests: args.requests,
+        offset: warmup.requests,
+        ..warmup
+    };
+    let results = run_load(&shared, &measured).await;
+    let elapsed = started.elapsed().as_secs_f64();
+
+    println!(
+        "{} requests in {elapsed:.1} s: {:.0} requests/s",
+        args.requests,
+        args.requests as f64 / elapsed
+    );
+    println!(
+        "{:42} {:>7} {:>9} {:>9} {:>9} {:>9} {:>6} {:>6}",
+        "endpoint", "count", "median", "p95", "p99", "max", "429", "errors"
+    );
+    let mut healthy = true;
+    for (call, mut samples) in CALLS.into_iter().zip(results) {
+        samples.latencies.sort();
+        let at = |q: f64| -> String {
+            if samples.latencies.is_empty() {
+                return "-".into();
+            }
+            let index = ((samples.latencies.len() as f64 * q).ceil() as usize)
+                .clamp(1, samples.latencies.len())
+                - 1;
+            format!("{:.2} ms", samples.latencies[index].as_secs_f64() * 1000.0)
+        };
+        println!(
+            "{:42} {:>7} {:>9} {:>9} {:>9} {:>9} {:>6} {:>6}",
+            call.label(),
+            samples.latencies.len(),
+            at(0.5),
+            at(0.95),
+            at(0.99),
+            at(1.0),
+            samples.limited,
+            samples.failed
+        );
+        healthy &= samples.failed == 0;
+    }
+    Ok(if healthy {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+type Shared = Arc<(reqwest::Client, String, Vec<String>, Vec<i64>)>;
+
+/// One run of requests.
+#[derive(Debug, Clone, Copy)]
+struct Load {
+    /// Concurrent clients.
+    clients: usize,
+    /// Requests in all.
+    requests: usize,
+    /// The number of the first request, so that runs continue the rotation over users.
+    offset: usize,
+    /// Requests per second in all, or `None` for closed loop.
+    rate: Option<f64>,
+}
+
+/// Sends the load's requests from its clients; request n calls `CALLS[n % 3]` as user
+/// `(offset + n) / 3 % users`. Returns the samples per call.
+async fn run_load(shared: &Shared, load: &Load) -> Vec<Samples> {
+    let next = Arc::new(AtomicUsize::new(0));
+    let started = tokio::time::Instant::now();
+    let Load {
+        clients,
+        requests,
+        offset,
+        rate,
+    } = *load;
+    let mut tasks = Vec::new();
+    for _ in 0..clients.max(1) {
+        let shared = Arc::clone(shared);
+        let next = Arc::clone(&next);
+        tasks.push(tokio::spawn(async move {
+            let mut samples: Vec<Samples> = CALLS.iter().map(|_| Samples::default()).collect();
+            loop {
+                let n = next.fetch_add(1, Ordering::Relaxed);
+                if n >= requests {
+                    return samples;
+                }
+                // Open loop: wait for the request's slot; its time counts from the slot.
+                let scheduled = match rate {
+                    Some(rate) if rate > 0.0 => {
+                        let at = started + Duration::from_secs_f64(n as f64 / rate);
+                        tokio::time::sleep_until(at).await;
+                        Some(at.into_std())
+                    }
+                    _ => None,
+                };
+                let (client, base, keys, feed_ids) = &*shared;
+                let global = offset + n;
+                let call = CALLS[global % CALLS.len()];
+                let key = &keys[(global / CALLS.len()) % keys.len()];
+                let request = match call {
+                    Call::UnreadPage => {
+                        client.get(format!("{base}/api/v1/items?filter=unread&limit=50"))
+                    }
+                    Call::Counts => client.get(format!("{base}/api/v1/counts")),
+                    Call::MarkFeedRead => {
+                        let feed_id = feed_ids[(global / 7) % feed_ids.len()];
+                        let before =
+                            chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+                        client
+                            .post(format!("{base}/api/v1/items/mark-read"))
+                            .header("content-type", "application/json")
+                            .body(
+                                serde_json::json!({"feed_id": feed_id, "before": before})
+                                    .to_string(),
+                            )
+                    }
+                };
+                let sent = scheduled.unwrap_or_else(Instant::now);
+                let outcome = request.bearer_auth(key).send().await;
+                let slot = &mut samples[global % CALLS.len()];
+                match outcome {
+                    Ok(response) => {
+                        let status = response.status();
+                        // The body is part of the answer's time.
+                        let body = response.bytes().await;
+                        let took = sent.elapsed();
+                        if status == reqwest::StatusCode::TOO_MANY_REQUESTS {
+                            slot.limited += 1;
+                        } else if status.is_success() && body.is_ok() {
+                            slot.latencies.push(took);
+                        } else {
+                            slot.failed += 1;
+                        }
+                    }
+                    Err(_) => slot.failed += 1,
+                }
+            }
+        }));
+    }
+    let mut merged: Vec<Samples> = CALLS.iter().map(|_| Samples::default()).collect();
+    for task in tasks {
+        if let Ok(samples) = task.await {
+            for (into, from) in merged.iter_mut().zip(samples) {
+                into.latencies.extend(from.latencies);
+                into.limited += from.limited;
+                into.failed += from.failed;
+            }
+        }
+    }
+    merged
+}

@@ -1,0 +1,141 @@
+//! `tidings opml import FILE --user NAME` and `tidings opml export --user NAME` (F37).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::{Args, Subcommand};
+use tidings_fetch::AddressPolicy;
+use tidings_store::Store;
+use tidings_worker::{ImportOptions, ImportStatus};
+
+use crate::config::GlobalConfig;
+
+/// `tidings opml …`.
+#[derive(Debug, Subcommand)]
+pub enum OpmlCommand {
+    /// Subscribe a user to every feed of an OPML file (folders become groups) and print what
+    /// became of each URL. The worker fetches the new feeds on its next tick.
+    Import(ImportArgs),
+    /// Write a user's subscriptions as OPML 2.0 (groups as folders).
+    Export(ExportArgs),
+}
+
+/// Arguments of `tidings opml import`.
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// The OPML file; `-` reads standard input.
+    pub file: PathBuf,
+    /// The user to subscribe.
+    #[arg(long, value_name = "NAME")]
+    pub user: String,
+    #[command(flatten)]
+    pub fetch: super::worker::FetchArgs,
+}
+
+/// Arguments of `tidings opml export`.
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// The user whose subscriptions to export.
+    #[arg(long, value_name = "NAME")]
+    pub user: String,
+    /// Write to this file instead of standard output.
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+/// Runs `tidings opml`.
+pub async fn run(config: &GlobalConfig, command: OpmlCommand) -> anyhow::Result<ExitCode> {
+    match command {
+        OpmlCommand::Import(args) => import(config, args).await,
+        OpmlCommand::Export(args) => export(config, args).await,
+    }
+}
+
+async fn user_id(store: &Store, name: &str) -> anyhow::Result<Option<i64>> {
+    Ok(store.user_credentials(name).await?.map(|(user, _)| user.id))
+}
+
+async fn import(config: &GlobalConfig, args: ImportArgs) -> anyhow::Result<ExitCode> {
+    let settings = args.fetch.check()?;
+    let bytes = if args.file.as_os_str() == "-" {
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::stdin(), &mut bytes)
+            .context("standard input could not be read")?;
+        bytes
+    } else {
+        std::fs::read(&args.file)
+            .with_context(|| format!("{} could not be read", args.file.display()))?
+    };
+    let store = super::open_store(config).await?;
+    let Some(user_id) = user_id(&store, &args.user).await? else {
+        eprintln!("tidings: no user named {:?}", args.user);
+        store.close().await;
+        return Ok(ExitCode::FAILURE);
+    };
+    let options = ImportOptions {
+        file_name: args
+            .file
+            .file_name()
+            .map(|name| name.to_string_lossy().into_owned()),
+        address_policy: AddressPolicy {
+            allow_private_networks: settings.allow_private_networks,
+            ..AddressPolicy::default()
+        },
+        ..ImportOptions::default()
+    };
+    let report = tidings_worker::import_opml(&store, user_id, &bytes, &options).await;
+    store.close().await;
+    let report = match report {
+        Ok(report) => report,
+        Err(tidings_worker::ImportError::Opml(error)) => {
+            eprintln!("tidings: {}: {error}", args.file.display());
+            return Ok(ExitCode::FAILURE);
+        }
+        Err(error) => return Err(error.into()),
+    };
+    for entry in &report.entries {
+        let status = match entry.status {
+            ImportStatus::Added => "added",
+            ImportStatus::Skipped => "skipped",
+            ImportStatus::Refused => "refused",
+        };
+        let group = entry
+            .group
+            .as_deref()
+            .map(|g| format!(" [{g}]"))
+            .unwrap_or_default();
+        match &entry.reason {
+            Some(reason) => println!("{status:8} {}{group}: {reason}", entry.url),
+            None => println!("{status:8} {}{group}", entry.url),
+        }
+    }
+    println!(
+        "{} feeds: {} added, {} skipped, {} refused (import #{})",
+        report.outlines, report.added, report.skipped, report.refused, report.import_id
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn export(config: &GlobalConfig, args: ExportArgs) -> anyhow::Result<ExitCode> {
+    let store = super::open_store(config).await?;
+    let Some(user_id) = user_id(&store, &args.user).await? else {
+        eprintln!("tidings: no user named {:?}", args.user);
+        store.close().await;
+        return Ok(ExitCode::FAILURE);
+    };
+    let document = tidings_worker::export_opml(
+        &store,
+        user_id,
+        &format!("{}'s subscriptions in tidings", args.user),
+    )
+    .await;
+    store.close().await;
+    let document = document?;
+    match &args.output {
+        Some(path) => std::fs::write(path, document)
+            .with_context(|| format!("{} could not be written", path.display()))?,
+        None => print!("{document}"),
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,76 @@
+//! `tidings refresh [--feed ID | --all]`: fetch now, bypassing the schedule (F15), and print
+//! what happened to each feed.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::Args;
+use tidings_worker::{FeedReport, RefreshError, WorkerMetrics};
+use tokio::sync::Semaphore;
+use tokio::task::JoinSet;
+
+use crate::config::GlobalConfig;
+
+/// Arguments of `tidings refresh`.
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("which").required(true).args(["feed", "all"])))]
+pub struct RefreshArgs {
+    /// The feed to fetch (its id, as `tidings refresh --all` and the API show it).
+    #[arg(long, value_name = "ID")]
+    pub feed: Option<i64>,
+    /// Fetch every feed that has subscribers, stopped ones included.
+    #[arg(long)]
+    pub all: bool,
+    #[command(flatten)]
+    pub worker: super::worker::WorkerArgs,
+}
+
+/// Runs `tidings refresh`. Exits 1 when a feed could not be fetched successfully.
+pub async fn run(config: &GlobalConfig, args: RefreshArgs) -> anyhow::Result<ExitCode> {
+    let settings = args.worker.check()?;
+    let store = super::open_store(config).await?;
+    let fetcher = settings.fetcher(store.clone(), Arc::new(WorkerMetrics::default()))?;
+    let ids: Vec<i64> = match args.feed {
+        Some(id) => vec![id],
+        None => store
+            .list_feeds()
+            .await?
+            .into_iter()
+            .filter(|feed| feed.subscribers > 0)
+            .map(|feed| feed.id)
+            .collect(),
+    };
+    let slots = Arc::new(Semaphore::new(settings.worker.concurrency));
+    let mut tasks: JoinSet<(i64, Result<FeedReport, RefreshError>)> = JoinSet::new();
+    for id in ids {
+        let fetcher = fetcher.clone();
+        let slots = Arc::clone(&slots);
+        tasks.spawn(async move {
+            let _slot = slots.acquire_owned().await;
+            (id, fetcher.refresh_feed(id).await)
+        });
+    }
+    let mut all_ok = true;
+    while let Some(done) = tasks.join_next().await {
+        match done {
+            Ok((_, Ok(report))) => {
+                all_ok &= report.result.is_success() && report.recorded;
+                println!("{report}");
+            }
+            Ok((id, Err(error))) => {
+                all_ok = false;
+                println!("feed {id}: {error}");
+            }
+            Err(error) => {
+                all_ok = false;
+                println!("a refresh task failed: {error}");
+            }
+        }
+    }
+    store.close().await;
+    Ok(if all_ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}

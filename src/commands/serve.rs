@@ -1,0 +1,296 @@
+//! `tidings serve`: migrate, make sure someone can sign in, then serve HTTP until stopped.
+
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::Args;
+use tidings_server::{AppState, ServerConfig, password, setup};
+use tidings_store::{NewUser, Store, StoreError};
+
+use crate::config::{self, ConfigError, GlobalConfig};
+
+/// Arguments of `tidings serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address and port to listen on.
+    #[arg(long, env = "TIDINGS_LISTEN", default_value = "127.0.0.1:8080")]
+    pub listen: String,
+
+    /// The URL people reach the server at, used in the links it prints (default:
+    /// http://LISTEN).
+    #[arg(long, env = "TIDINGS_BASE_URL")]
+    pub base_url: Option<String>,
+
+    /// Run the fetch worker inside the server; false for API-only replicas beside
+    /// `tidings worker` processes.
+    #[arg(long, env = "TIDINGS_WORKER", default_value = "true")]
+    pub worker: String,
+
+    #[command(flatten)]
+    pub worker_settings: super::worker::WorkerArgs,
+
+    #[command(flatten)]
+    pub api: ApiArgs,
+}
+
+/// Settings of the API (F21, F25, F27, F29).
+#[derive(Debug, Args)]
+pub struct ApiArgs {
+    /// Other sites' origins allowed to call the API from browsers (CORS), comma-separated,
+    /// e.g. https://app.example.com. None by default.
+    #[arg(long, env = "TIDINGS_CORS_ORIGINS", default_value = "")]
+    pub cors_origins: String,
+
+    /// Reverse proxies whose X-Forwarded-For and X-Forwarded-Proto are believed,
+    /// comma-separated addresses or CIDR ranges, e.g. 127.0.0.1,10.0.0.0/8. None by default.
+    #[arg(long, env = "TIDINGS_TRUSTED_PROXIES", default_value = "")]
+    pub trusted_proxies: String,
+
+    /// Subscriptions one user may have.
+    #[arg(long, env = "TIDINGS_MAX_SUBSCRIPTIONS", default_value = "100")]
+    pub max_subscriptions: String,
+
+    /// Days after which an unused session ends.
+    #[arg(long, env = "TIDINGS_SESSION_IDLE_DAYS", default_value = "14")]
+    pub session_idle_days: String,
+
+    /// Days after which any session ends.
+    #[arg(long, env = "TIDINGS_SESSION_LIFETIME_DAYS", default_value = "60")]
+    pub session_lifetime_days: String,
+}
+
+impl ApiArgs {
+    /// Checks the settings and builds the server's configuration.
+    pub fn check(&self, base_url: url::Url) -> Result<ServerConfig, ConfigError> {
+        let mut server = ServerConfig::new(base_url);
+        for origin in self
+            .cors_origins
+            .split(',')
+            .map(str::trim)
+            .filter(|o| !o.is_empty())
+        {
+            let parsed = url::Url::parse(origin).ok().filter(|u| {
+                matches!(u.scheme(), "http" | "https")
+                    && u.host().is_some()
+                    && u.path() == "/"
+                    && u.query().is_none()
+            });
+            match parsed {
+                Some(url) => server.cors_origins.push(url.origin().ascii_serialization()),
+                None => {
+                    return Err(ConfigError {
+                        variable: "TIDINGS_CORS_ORIGINS",
+                        flag: "--cors-origins",
+                        value: origin.to_string(),
+                        expected: "comma-separated origins such as https://app.example.com \
+                                   (scheme, host and optional port, no path)"
+                            .into(),
+                    });
+                }
+            }
+        }
+        for proxy in self
+            .trusted_proxies
+            .split(',')
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+        {
+            match proxy.parse::<tidings_fetch::IpNetwork>() {
+                Ok(network) => server.trusted_proxies.push(network),
+                Err(_) => {
+                    return Err(ConfigError {
+                        variable: "TIDINGS_TRUSTED_PROXIES",
+                        flag: "--trusted-proxies",
+                        value: proxy.to_string(),
+                        expected: "comma-separated IP addresses or CIDR ranges such as \
+                                   127.0.0.1,10.0.0.0/8"
+                            .into(),
+                    });
+                }
+            }
+        }
+        server.max_subscriptions = config::check_number(
+            &self.max_subscriptions,
+            1..=100_000,
+            "TIDINGS_MAX_SUBSCRIPTIONS",
+            "--max-subscriptions",
+        )?;
+        let idle: u64 = config::check_number(
+            &self.session_idle_days,
+            1..=365,
+            "TIDINGS_SESSION_IDLE_DAYS",
+            "--session-idle-days",
+        )?;
+        let lifetime: u64 = config::check_number(
+            &self.session_lifetime_days,
+            1..=3650,
+            "TIDINGS_SESSION_LIFETIME_DAYS",
+            "--session-lifetime-days",
+        )?;
+        server.session_idle = std::time::Duration::from_secs(idle * 86_400);
+        server.session_lifetime = std::time::Duration::from_secs(lifetime * 86_400);
+        Ok(server)
+    }
+}
+
+/// Runs `tidings serve`.
+pub async fn run(config: &GlobalConfig, args: ServeArgs) -> anyhow::Result<ExitCode> {
+    let listen = config::check_listen(&args.listen)?;
+    let base_url = match &args.base_url {
+        Some(url) => config::check_base_url(url)?,
+        None => config::check_base_url(&format!("http://{listen}"))?,
+    };
+    let server_config = args.api.check(base_url.clone())?;
+    let admin = admin_from_env()?;
+    let run_worker = config::check_bool(&args.worker, "TIDINGS_WORKER", "--worker")?;
+    let worker_settings = args.worker_settings.check()?;
+
+    let store = super::open_store(config).await?;
+    if let Some((username, password)) = admin {
+        ensure_admin(&store, &username, &password).await?;
+    }
+    if let Some(token) = setup::issue_setup_token(&store).await? {
+        let mut link = base_url.clone();
+        link.set_path(&format!(
+            "{}setup",
+            base_url.path().trim_end_matches('/').to_owned() + "/"
+        ));
+        link.set_query(Some(&format!("token={token}")));
+        tracing::warn!(
+            "no account exists yet: open {link} to create the first administrator \
+             (the link works until an administrator exists), or run `tidings user add NAME --admin`"
+        );
+    }
+
+    let shutdown = shutdown_signal()?;
+    let listener = tokio::net::TcpListener::bind(listen)
+        .await
+        .with_context(|| format!("cannot listen on {listen}"))?;
+    let bound = listener.local_addr()?;
+    tracing::info!(
+        address = %bound,
+        database = %store.engine(),
+        version = env!("CARGO_PKG_VERSION"),
+        "listening on http://{bound}"
+    );
+    let worker = if run_worker {
+        Some(super::worker::BackgroundWorker::spawn(
+            &worker_settings,
+            store.clone(),
+        )?)
+    } else {
+        None
+    };
+    // Subscribing and manual refreshes fetch through the same settings and counters as the
+    // background worker.
+    let metrics = worker
+        .as_ref()
+        .map(|w| std::sync::Arc::clone(&w.metrics))
+        .unwrap_or_default();
+    let api_fetcher = worker_settings.fetcher(store.clone(), metrics)?;
+    let served = tidings_server::serve(
+        listener,
+        AppState::new(store.clone(), server_config, api_fetcher),
+        shutdown,
+    )
+    .await;
+    if let Some(worker) = worker {
+        worker.stop().await;
+    }
+    served.context("the HTTP server stopped")?;
+    store.close().await;
+    tracing::info!("stopped");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `TIDINGS_ADMIN_USERNAME` and `TIDINGS_ADMIN_PASSWORD`, which come as a pair.
+fn admin_from_env() -> Result<Option<(String, String)>, ConfigError> {
+    let read = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+    match (
+        read("TIDINGS_ADMIN_USERNAME"),
+        read("TIDINGS_ADMIN_PASSWORD"),
+    ) {
+        (Some(user), Some(password)) => Ok(Some((user, password))),
+        (None, None) => Ok(None),
+        (Some(_), None) => Err(ConfigError {
+            variable: "TIDINGS_ADMIN_PASSWORD",
+            flag: "(environment only)",
+            value: String::new(),
+            expected: "a password, because TIDINGS_ADMIN_USERNAME is set".into(),
+        }),
+        (None, Some(_)) => Err(ConfigError {
+            variable: "TIDINGS_ADMIN_USERNAME",
+            flag: "(environment only)",
+            value: String::new(),
+            expected: "a user name, because TIDINGS_ADMIN_PASSWORD is set".into(),
+        }),
+    }
+}
+
+/// Creates the administrator named in the environment unless that user exists already (an
+/// existing user is left as it is: the environment does not reset passwords).
+async fn ensure_admin(store: &Store, username: &str, password: &str) -> anyhow::Result<()> {
+    if store.user_credentials(username).await?.is_some() {
+        return Ok(());
+    }
+    if let Err(reason) = password::check_password_policy(password, username) {
+        return Err(ConfigError {
+            variable: "TIDINGS_ADMIN_PASSWORD",
+            flag: "(environment only)",
+            value: "(hidden)".into(),
+            expected: format!("a password that meets the policy: {reason}"),
+        }
+        .into());
+    }
+    let hash = super::user::hash_off_thread(password.to_string()).await?;
+    let created = store
+        .create_user(&NewUser {
+            username: username.to_string(),
+            password_hash: Some(hash),
+            is_admin: true,
+        })
+        .await;
+    match created {
+        Ok(user) => {
+            tracing::info!(user = %user.username, "created the administrator from TIDINGS_ADMIN_USERNAME");
+            Ok(())
+        }
+        // Another replica starting at the same moment created it first.
+        Err(StoreError::Conflict(_)) => Ok(()),
+        Err(StoreError::Invalid(reason)) => Err(ConfigError {
+            variable: "TIDINGS_ADMIN_USERNAME",
+            flag: "(environment only)",
+            value: username.to_string(),
+            expected: reason,
+        }
+        .into()),
+        Err(error) => Err(error.into()),
+    }
+}
+
+/// A future that completes on Ctrl-C or SIGTERM, so that requests in flight can finish. The
+/// handlers are registered before it returns, so a signal that arrives as soon as the server
+/// says it is listening is not lost.
+pub(crate) fn shutdown_signal()
+-> anyhow::Result<impl std::future::Future<Output = ()> + Send + 'static> {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut interrupt = signal(SignalKind::interrupt()).context("cannot handle SIGINT")?;
+        let mut terminate = signal(SignalKind::terminate()).context("cannot handle SIGTERM")?;
+        Ok(async move {
+            tokio::select! {
+                _ = interrupt.recv() => {},
+                _ = terminate.recv() => {},
+            }
+            tracing::info!("shutting down");
+        })
+    }
+    #[cfg(not(unix))]
+    {
+        Ok(async {
+            let _ = tokio::signal::ctrl_c().await;
+            tracing::info!("shutting down");
+        })
+    }
+}

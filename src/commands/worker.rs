@@ -1,0 +1,203 @@
+//! `tidings worker`: the fetch worker alone, so that a large installation runs several beside
+//! its API replicas on one PostgreSQL. Also the fetch and worker settings that `serve`,
+//! `refresh`, `discover` and `opml` share.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::Args;
+use tidings_fetch::{AddressPolicy, ClientConfig, GuardedClient};
+use tidings_store::Store;
+use tidings_worker::{Fetcher, Worker, WorkerConfig, WorkerMetrics};
+
+use crate::config::{self, ConfigError, GlobalConfig};
+
+/// Outbound HTTP settings (F13, F26).
+#[derive(Debug, Clone, Args)]
+pub struct FetchArgs {
+    /// Allow fetching from loopback, private (RFC 1918), CGNAT and unique-local addresses and
+    /// local names: for feeds on a LAN, and for tests. Cloud metadata addresses stay refused.
+    #[arg(long, env = "TIDINGS_ALLOW_PRIVATE_NETWORKS", default_value = "false")]
+    pub allow_private_networks: String,
+
+    /// Total time one fetch may take, redirects and body included, in seconds (1-300).
+    #[arg(long, env = "TIDINGS_FETCH_TIMEOUT_SECONDS", default_value = "10")]
+    pub fetch_timeout_seconds: String,
+}
+
+/// The checked outbound settings.
+#[derive(Debug, Clone)]
+pub struct FetchSettings {
+    /// Whether private networks may be reached.
+    pub allow_private_networks: bool,
+    /// The fetch timeout.
+    pub timeout: Duration,
+}
+
+impl FetchArgs {
+    /// Checks the settings (exit 2 naming the variable on a bad value).
+    pub fn check(&self) -> Result<FetchSettings, ConfigError> {
+        Ok(FetchSettings {
+            allow_private_networks: config::check_bool(
+                &self.allow_private_networks,
+                "TIDINGS_ALLOW_PRIVATE_NETWORKS",
+                "--allow-private-networks",
+            )?,
+            timeout: Duration::from_secs(config::check_number(
+                &self.fetch_timeout_seconds,
+                1..=300u64,
+                "TIDINGS_FETCH_TIMEOUT_SECONDS",
+                "--fetch-timeout-seconds",
+            )?),
+        })
+    }
+}
+
+impl FetchSettings {
+    /// The guarded client these settings describe.
+    pub fn client(&self) -> anyhow::Result<GuardedClient> {
+        Ok(GuardedClient::new(ClientConfig {
+            timeout: self.timeout,
+            address_policy: AddressPolicy {
+                allow_private_networks: self.allow_private_networks,
+                ..AddressPolicy::default()
+            },
+            ..ClientConfig::default()
+        })?)
+    }
+}
+
+/// Settings of the fetch worker (F11, F17).
+#[derive(Debug, Clone, Args)]
+pub struct WorkerArgs {
+    #[command(flatten)]
+    pub fetch: FetchArgs,
+
+    /// Feeds fetched at once by this process (1-1000).
+    #[arg(long, env = "TIDINGS_WORKER_CONCURRENCY", default_value = "10")]
+    pub worker_concurrency: String,
+
+    /// How often the worker looks for due feeds, in seconds (1-3600): the scheduler's tick.
+    #[arg(long, env = "TIDINGS_WORKER_POLL_SECONDS", default_value = "30")]
+    pub worker_poll_seconds: String,
+
+    /// Items older than this many days are deleted daily, except starred and bookmarked ones
+    /// (0 keeps items forever; at most 36500).
+    #[arg(long, env = "TIDINGS_RETENTION_DAYS", default_value = "180")]
+    pub retention_days: String,
+}
+
+/// The checked worker settings.
+#[derive(Debug, Clone)]
+pub struct WorkerSettings {
+    /// Outbound HTTP.
+    pub fetch: FetchSettings,
+    /// The worker's own.
+    pub worker: WorkerConfig,
+}
+
+impl WorkerArgs {
+    /// Checks the settings (exit 2 naming the variable on a bad value).
+    pub fn check(&self) -> Result<WorkerSettings, ConfigError> {
+        let fetch = self.fetch.check()?;
+        let worker = WorkerConfig {
+            concurrency: config::check_number(
+                &self.worker_concurrency,
+                1..=1000usize,
+                "TIDINGS_WORKER_CONCURRENCY",
+                "--worker-concurrency",
+            )?,
+            poll_interval: Duration::from_secs(config::check_number(
+                &self.worker_poll_seconds,
+                1..=3600u64,
+                "TIDINGS_WORKER_POLL_SECONDS",
+                "--worker-poll-seconds",
+            )?),
+            retention_days: config::check_number(
+                &self.retention_days,
+                0..=36500u32,
+                "TIDINGS_RETENTION_DAYS",
+                "--retention-days",
+            )?,
+            ..WorkerConfig::default()
+        };
+        Ok(WorkerSettings { fetch, worker })
+    }
+}
+
+impl WorkerSettings {
+    /// A fetcher on `store` with these settings, counting into `metrics`.
+    pub fn fetcher(&self, store: Store, metrics: Arc<WorkerMetrics>) -> anyhow::Result<Fetcher> {
+        Ok(Fetcher::with_metrics(
+            store,
+            self.fetch.client()?,
+            self.worker.clone(),
+            metrics,
+        ))
+    }
+}
+
+/// Arguments of `tidings worker`.
+#[derive(Debug, Args)]
+pub struct WorkerCommandArgs {
+    #[command(flatten)]
+    pub worker: WorkerArgs,
+}
+
+/// Runs `tidings worker` until SIGINT or SIGTERM.
+pub async fn run(config: &GlobalConfig, args: WorkerCommandArgs) -> anyhow::Result<ExitCode> {
+    let settings = args.worker.check()?;
+    let store = super::open_store(config).await?;
+    let fetcher = settings.fetcher(store.clone(), Arc::new(WorkerMetrics::default()))?;
+    let shutdown = super::serve::shutdown_signal()?;
+    tracing::info!(database = %store.engine(), "worker running; stop it with Ctrl-C or SIGTERM");
+    Worker::new(fetcher).run(shutdown).await;
+    store.close().await;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A worker running inside another command (`serve`), stopped with [`BackgroundWorker::stop`].
+pub struct BackgroundWorker {
+    stop: tokio::sync::watch::Sender<bool>,
+    task: tokio::task::JoinHandle<()>,
+    /// The worker's counters, for the server's `/metrics`.
+    pub metrics: Arc<WorkerMetrics>,
+}
+
+impl BackgroundWorker {
+    /// Starts the worker on `store` as a task of the current runtime.
+    pub fn spawn(settings: &WorkerSettings, store: Store) -> anyhow::Result<BackgroundWorker> {
+        let metrics = Arc::new(WorkerMetrics::default());
+        let fetcher = settings.fetcher(store, Arc::clone(&metrics))?;
+        let (stop, mut stopped) = tokio::sync::watch::channel(false);
+        let task = tokio::spawn(async move {
+            Worker::new(fetcher)
+                .run(async move {
+                    // An error means the sender is gone, which also means stop.
+                    let _ = stopped.wait_for(|stop| *stop).await;
+                })
+                .await;
+        });
+        Ok(BackgroundWorker {
+            stop,
+            task,
+            metrics,
+        })
+    }
+
+    /// Asks the worker to stop and waits until it has (fetches in flight get a grace period).
+    pub async fn stop(self) {
+        let _ = self.stop.send(true);
+        if let Err(error) = self.task.await {
+            tracing::warn!(%error, "the worker task ended abnormally");
+        }
+        let totals = self.metrics.snapshot();
+        tracing::info!(
+            fetches = totals.fetches(),
+            items_inserted = totals.items_inserted,
+            items_updated = totals.items_updated,
+            "worker totals"
+        );
+    }
+}

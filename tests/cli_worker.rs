@@ -1,0 +1,365 @@
+//! The fetch worker through the real binary: `serve` fetches a subscribed feed within one
+//! scheduler tick, two `tidings worker` processes share 1,000 feeds on PostgreSQL, and the
+//! `refresh`, `discover` and `opml` commands, all against servers on 127.0.0.1.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::Request;
+use axum::middleware::Next;
+use axum::routing::get;
+use tidings_store::{NewSubscription, NewUser, Store, StoreOptions};
+
+const BIN: &str = env!("CARGO_BIN_EXE_tidings");
+
+/// A `tidings` command in `dir` with none of the caller's TIDINGS_* settings.
+fn tidings(dir: &Path, database_url: &str) -> Command {
+    let mut command = Command::new(BIN);
+    command.current_dir(dir);
+    for (key, _) in std::env::vars() {
+        if key.starts_with("TIDINGS_") {
+            command.env_remove(key);
+        }
+    }
+    command
+        .env("TIDINGS_DATABASE_URL", database_url)
+        .env("TIDINGS_LOG_LEVEL", "warn");
+    command
+}
+
+/// A local server counting requests per path.
+struct FeedServer {
+    base: String,
+    hits: Arc<Mutex<HashMap<String, usize>>>,
+}
+
+impl FeedServer {
+    async fn start(router: Router) -> FeedServer {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let hits: Arc<Mutex<HashMap<String, usize>>> = Arc::default();
+        let count = Arc::clone(&hits);
+        let router = router.layer(axum::middleware::from_fn(
+            move |request: Request, next: Next| {
+                let count = Arc::clone(&count);
+                async move {
+                    *count
+                        .lock()
+                        .unwrap()
+                        .entry(request.uri().path().to_owned())
+                        .or_insert(0) += 1;
+                    next.run(request).await
+                }
+            },
+        ));
+        tokio::spawn(async move {
+            axum::serve(listener, router).await.unwrap();
+        });
+        FeedServer { base, hits }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    fn hits(&self) -> HashMap<String, usize> {
+        self.hits.lock().unwrap().clone()
+    }
+}
+
+fn rss(tag: &str) -> String {
+    let published = chrono::Utc::now().to_rfc2822();
+    format!(
+        "<?xml version=\"1.0\"?><rss version=\"2.0\"><channel><title>Feed {tag}</title>\
+         <item><title>Hello {tag}</title><guid>{tag}-1</guid><pubDate>{published}</pubDate></item>\
+         </channel></rss>"
+    )
+}
+
+fn feed_router() -> Router {
+    Router::new().route(
+        "/feed/{tag}",
+        get(|axum::extract::Path(tag): axum::extract::Path<String>| async move { rss(&tag) }),
+    )
+}
+
+async fn store_at(url: &str) -> Store {
+    let store = Store::connect(&StoreOptions::new(url)).await.unwrap();
+    store.migrate().await.unwrap();
+    store
+}
+
+async fn add_user(store: &Store, name: &str) -> i64 {
+    store
+        .create_user(&NewUser {
+            username: name.into(),
+            password_hash: None,
+            is_admin: false,
+        })
+        .await
+        .unwrap()
+        .id
+}
+
+async fn subscribe(store: &Store, user: i64, url: &str) -> i64 {
+    store
+        .subscribe(
+            user,
+            &NewSubscription {
+                feed_url: url.into(),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap()
+        .feed_id
+}
+
+/// Polls `condition` every 50 ms, panicking after `limit`.
+async fn wait_until<F, Fut>(limit: Duration, what: &str, mut condition: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = tokio::time::Instant::now() + limit;
+    while !condition().await {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Stops a child with SIGTERM and waits for it.
+fn stop(mut child: Child) -> bool {
+    let _ = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status();
+    child.wait().map(|s| s.success()).unwrap_or(false)
+}
+
+async fn run(command: &mut Command) -> Output {
+    let mut command = std::mem::replace(command, Command::new(BIN));
+    tokio::task::spawn_blocking(move || command.output().expect("tidings runs"))
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_fetches_a_subscribed_local_feed_within_one_tick() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("t.db").display());
+    let server = FeedServer::start(feed_router()).await;
+    let store = store_at(&url).await;
+    let alice = add_user(&store, "alice").await;
+    let feed = subscribe(&store, alice, &server.url("/feed/serve")).await;
+    // A tick far longer than the test may wait: the first tick runs at start.
+    let child = tidings(dir.path(), &url)
+        .arg("serve")
+        .env("TIDINGS_LISTEN", "127.0.0.1:0")
+        .env("TIDINGS_ALLOW_PRIVATE_NETWORKS", "true")
+        .env("TIDINGS_WORKER_POLL_SECONDS", "3600")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_until(Duration::from_secs(60), "the first fetch", || async {
+        store.count_items(feed).await.unwrap() == 1
+    })
+    .await;
+    assert!(stop(child), "serve stops cleanly with its worker");
+    assert_eq!(server.hits().get("/feed/serve"), Some(&1));
+    store.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_worker_settings_exit_2_naming_the_variable() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("t.db").display());
+    let mut bad = tidings(dir.path(), &url);
+    bad.args(["serve"]).env("TIDINGS_WORKER", "perhaps");
+    let output = run(&mut bad).await;
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("TIDINGS_WORKER"));
+    for (variable, value) in [
+        ("TIDINGS_ALLOW_PRIVATE_NETWORKS", "maybe"),
+        ("TIDINGS_WORKER_CONCURRENCY", "0"),
+        ("TIDINGS_WORKER_POLL_SECONDS", "soon"),
+        ("TIDINGS_RETENTION_DAYS", "-1"),
+        ("TIDINGS_FETCH_TIMEOUT_SECONDS", "0"),
+    ] {
+        let mut command = tidings(dir.path(), &url);
+        command.arg("worker").env(variable, value);
+        let output = run(&mut command).await;
+        assert_eq!(output.status.code(), Some(2), "{variable}");
+        assert!(
+            String::from_utf8_lossy(&output.stderr).contains(variable),
+            "{variable}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refresh_discover_and_opml_on_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("t.db").display());
+    let router = feed_router().route(
+        "/page",
+        get(|| async {
+            "<html><head><link rel=\"alternate\" type=\"application/rss+xml\" href=\"/feed/linked\">\
+             </head></html>"
+        }),
+    );
+    let server = FeedServer::start(router).await;
+    let store = store_at(&url).await;
+    let alice = add_user(&store, "alice").await;
+    let feed = subscribe(&store, alice, &server.url("/feed/cli")).await;
+
+    let mut refresh = tidings(dir.path(), &url);
+    refresh
+        .args(["refresh", "--feed", &feed.to_string()])
+        .env("TIDINGS_ALLOW_PRIVATE_NETWORKS", "true");
+    let output = run(&mut refresh).await;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}");
+    assert!(stdout.contains("parsed, 1 new"), "{stdout}");
+
+    // Without private networks the same refresh is refused, and says so.
+    let mut refused = tidings(dir.path(), &url);
+    refused.args(["refresh", "--all"]);
+    let output = run(&mut refused).await;
+    assert_eq!(output.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&output.stdout).contains("refused"));
+
+    let mut discover = tidings(dir.path(), &url);
+    discover
+        .args(["discover", &server.url("/page")])
+        .env("TIDINGS_ALLOW_PRIVATE_NETWORKS", "true");
+    let output = run(&mut discover).await;
+    assert!(output.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout).lines().next(),
+        Some(server.url("/feed/linked").as_str())
+    );
+
+    let opml = dir.path().join("in.opml");
+    std::fs::write(
+        &opml,
+        "<opml version=\"2.0\"><head><title>t</title></head><body>\
+             <outline text=\"News\"><outline text=\"A\" xmlUrl=\"https://a.example/feed\"/></outline>\
+             <outline text=\"again\" xmlUrl=\"https://a.example/feed\"/>\
+             <outline text=\"private\" xmlUrl=\"http://10.1.2.3/feed\"/>\
+             <outline text=\"bad\" xmlUrl=\"ftp://b.example/feed\"/>\
+             </body></opml>",
+    )
+    .unwrap();
+    let mut import = tidings(dir.path(), &url);
+    import.args(["opml", "import", opml.to_str().unwrap(), "--user", "alice"]);
+    let output = run(&mut import).await;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}");
+    assert!(
+        stdout.contains("added    https://a.example/feed [News]"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("listed more than once"), "{stdout}");
+    assert!(stdout.contains("refused  http://10.1.2.3/feed"), "{stdout}");
+    assert!(
+        stdout.contains("4 feeds: 1 added, 1 skipped, 2 refused"),
+        "{stdout}"
+    );
+    assert_eq!(store.list_opml_imports(alice).await.unwrap().len(), 1);
+
+    let mut export = tidings(dir.path(), &url);
+    export.args(["opml", "export", "--user", "alice"]);
+    let output = run(&mut export).await;
+    let document = String::from_utf8_lossy(&output.stdout);
+    assert!(document.contains("<opml version=\"2.0\">"), "{document}");
+    assert!(
+        document.contains("<outline text=\"News\" title=\"News\">"),
+        "{document}"
+    );
+    assert!(
+        document.contains("xmlUrl=\"https://a.example/feed\""),
+        "{document}"
+    );
+    store.close().await;
+}
+
+/// Two `tidings worker` processes on one PostgreSQL database over 1,000 due feeds: each feed
+/// is fetched exactly once. Skipped (with a note) when no test server is configured.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_worker_processes_on_postgres_fetch_each_feed_once() {
+    let Ok(admin_url) = std::env::var("TIDINGS_TEST_POSTGRES_URL") else {
+        eprintln!("SKIPPED: TIDINGS_TEST_POSTGRES_URL is not set");
+        return;
+    };
+    let schema = format!("cli_{}", std::process::id());
+    let admin = Store::connect(&StoreOptions::new(&admin_url))
+        .await
+        .unwrap();
+    admin
+        .execute_raw(&format!("CREATE SCHEMA {schema}"))
+        .await
+        .unwrap();
+    let separator = if admin_url.contains('?') { '&' } else { '?' };
+    let url = format!("{admin_url}{separator}options=-c%20search_path%3D{schema}");
+    let server = FeedServer::start(feed_router()).await;
+    let store = store_at(&url).await;
+    let alice = add_user(&store, "alice").await;
+    for id in 0..1000 {
+        subscribe(&store, alice, &server.url(&format!("/feed/{id}"))).await;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let workers: Vec<Child> = (0..2)
+        .map(|_| {
+            tidings(dir.path(), &url)
+                .arg("worker")
+                .env("TIDINGS_ALLOW_PRIVATE_NETWORKS", "true")
+                .env("TIDINGS_WORKER_POLL_SECONDS", "1")
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let result = tokio::time::timeout(Duration::from_secs(240), async {
+        loop {
+            let feeds = store.list_feeds().await.unwrap();
+            let mut done = 0;
+            for feed in &feeds {
+                let state = store.feed_fetch_state(feed.id).await.unwrap();
+                done += usize::from(state.last_checked_at.is_some() && state.lease_until.is_none());
+            }
+            if done == 1000 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    })
+    .await;
+    for worker in workers {
+        stop(worker);
+    }
+    store.close().await;
+    admin
+        .execute_raw(&format!("DROP SCHEMA {schema} CASCADE"))
+        .await
+        .unwrap();
+    admin.close().await;
+    assert!(result.is_ok(), "not every feed was fetched in time");
+    // The workers also look for favicons ("/", "/favicon.ico"); only feeds are counted.
+    let hits: HashMap<String, usize> = server
+        .hits()
+        .into_iter()
+        .filter(|(path, _)| path.starts_with("/feed/"))
+        .collect();
+    assert_eq!(hits.len(), 1000);
+    let twice: Vec<_> = hits.iter().filter(|(_, n)| **n != 1).collect();
+    assert!(twice.is_empty(), "fetched more than once: {twice:?}");
+}
