@@ -90,6 +90,12 @@ pub const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("../migrations/sqlite/0004_read_model.sql"),
         postgres: include_str!("../migrations/postgres/0004_read_model.sql"),
     },
+    Migration {
+        version: 5,
+        name: "item_insert_waits_for_mark_read",
+        sqlite: include_str!("../migrations/sqlite/0005_item_insert_waits_for_mark_read.sql"),
+        postgres: include_str!("../migrations/postgres/0005_item_insert_waits_for_mark_read.sql"),
+    },
 ];
 
 /// An arbitrary constant naming tidings' migration lock among PostgreSQL advisory locks.

@@ -593,9 +593,16 @@ impl Store {
         before: Option<i64>,
         now: i64,
     ) -> Result<Option<u64>> {
+        // On PostgreSQL the rows are locked first, so that an item insert in flight on one of
+        // these feeds either commits before the counts and dates below are read, or waits and
+        // then sees the new watermark (migration 5). SQLite's single writer serializes both.
+        let lock = match self.engine() {
+            Engine::Sqlite => "",
+            Engine::Postgres => " FOR NO KEY UPDATE",
+        };
         let select = format!(
             "SELECT id, feed_id, read_before, unread_count FROM subscriptions
-             WHERE user_id = $1 AND {condition} ORDER BY id"
+             WHERE user_id = $1 AND {condition} ORDER BY id{lock}"
         );
         let marked: Option<u64> = in_tx!(self, |tx| {
             let subscriptions: Vec<(i64, i64, Option<i64>, i64)> =

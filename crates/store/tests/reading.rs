@@ -536,3 +536,112 @@ on_both_engines!(updated_feeds_since_a_time, |db| {
     assert_eq!(store.updated_feeds(ann, 500).await.unwrap().len(), 2);
     assert!(store.updated_feeds(ann, 2_000).await.unwrap().is_empty());
 });
+
+/// A transaction open on a second connection to the test database, held while the store works.
+/// On SQLite it is `BEGIN IMMEDIATE`, taking the write lock as a mark-read or a fetch would.
+enum RawTx {
+    Sqlite(sqlx::SqliteConnection),
+    Postgres(sqlx::PgConnection),
+}
+
+impl RawTx {
+    async fn begin(db: &common::TestDb) -> RawTx {
+        use sqlx::Connection;
+        let url = db.url();
+        let mut tx = if url.starts_with("sqlite:") {
+            RawTx::Sqlite(sqlx::SqliteConnection::connect(&url).await.unwrap())
+        } else {
+            RawTx::Postgres(sqlx::PgConnection::connect(&url).await.unwrap())
+        };
+        let begin = match tx {
+            RawTx::Sqlite(_) => "BEGIN IMMEDIATE",
+            RawTx::Postgres(_) => "BEGIN",
+        };
+        tx.run(begin).await;
+        tx
+    }
+
+    async fn run(&mut self, sql: &str) {
+        let sql = sqlx::raw_sql(sqlx::AssertSqlSafe(sql.to_string()));
+        match self {
+            RawTx::Sqlite(conn) => sql.execute(conn).await.map(drop),
+            RawTx::Postgres(conn) => sql.execute(conn).await.map(drop),
+        }
+        .expect("raw statement");
+    }
+}
+
+/// How long the store gets to reach the lock the open transaction holds.
+const LET_IT_BLOCK: std::time::Duration = std::time::Duration::from_millis(400);
+
+on_both_engines!(an_item_arriving_during_a_mark_read_is_not_hidden, |db| {
+    let store = db.migrated().await;
+    let ann = user(&store, "ann").await;
+    let (subscription, feed) = subscribe(&store, ann, "https://a.example/feed").await;
+    let base = 1_700_000_000;
+    add_items(&store, feed, "a", 0..2).await;
+
+    // A mark-read is moving the watermark far ahead and has not committed yet...
+    let mut marking = RawTx::begin(db).await;
+    marking
+        .run(&format!(
+            "UPDATE subscriptions SET read_before = {} WHERE id = {subscription}",
+            base + 10_000
+        ))
+        .await;
+    // ...when a fetch brings a late item dated under that watermark.
+    let fetch = tokio::spawn({
+        let store = store.clone();
+        async move {
+            store
+                .upsert_items(feed, &[item("late", base + 5_000)], base + 20_000)
+                .await
+        }
+    });
+    tokio::time::sleep(LET_IT_BLOCK).await;
+    marking.run("COMMIT").await;
+    fetch.await.unwrap().unwrap();
+
+    // The user never saw the late item: it stays unread, and the counter says so.
+    let unread = all_pages(&store, ann, query(ItemFilter::Unread)).await;
+    assert_eq!(unread.len(), 1, "the late item is unread: {unread:?}");
+    assert_eq!(unread_of(&store.unread_counts(ann).await.unwrap(), feed), 1);
+    assert_counts_consistent(&store, ann).await;
+});
+
+on_both_engines!(a_mark_read_waits_for_an_item_being_stored, |db| {
+    let store = db.migrated().await;
+    let ann = user(&store, "ann").await;
+    let (_, feed) = subscribe(&store, ann, "https://a.example/feed").await;
+    let base = 1_700_000_000;
+    add_items(&store, feed, "a", 0..2).await;
+
+    // A fetch is storing a new item and has not committed yet...
+    let mut fetching = RawTx::begin(db).await;
+    fetching
+        .run(&format!(
+            "INSERT INTO items (feed_id, identity_key, title, published_at, fetched_at,
+                                changed_at, content_hash)
+             VALUES ({feed}, 'g:in-flight', 'In flight', {p}, {p}, {p}, 'x')",
+            p = base + 5_000
+        ))
+        .await;
+    // ...when the user marks the feed read.
+    let marking = tokio::spawn({
+        let store = store.clone();
+        async move { store.mark_read(ann, &MarkReadScope::Feed(feed), None).await }
+    });
+    tokio::time::sleep(LET_IT_BLOCK).await;
+    fetching.run("COMMIT").await;
+    marking.await.unwrap().unwrap();
+
+    // The mark-read waited for the item and then took in everything the feed had, the item
+    // included; and the counter matches the items' states.
+    assert!(
+        all_pages(&store, ann, query(ItemFilter::Unread))
+            .await
+            .is_empty()
+    );
+    assert_eq!(unread_of(&store.unread_counts(ann).await.unwrap(), feed), 0);
+    assert_counts_consistent(&store, ann).await;
+});
