@@ -26,8 +26,12 @@ pub struct FeedReport {
 /// An item as `tidings parse` prints it.
 #[derive(Debug, Serialize)]
 pub struct ItemReport {
-    /// The identity key of the item (F4), as the store keys it.
-    pub id: String,
+    /// The feed's own id for the item (RSS `guid`, RSS 1.0 `rdf:about`, Atom `id`, JSON
+    /// `id`), or `None` when the feed gives none.
+    pub id: Option<String>,
+    /// The key the store recognizes the item by (F4): `g:`, `l:` or `h:` for an id, a link or
+    /// a content hash, then a SHA-256.
+    pub identity: String,
     /// The item's web page.
     pub url: Option<String>,
     /// The title as plain text.
@@ -66,7 +70,8 @@ impl FeedReport {
                 .items
                 .iter()
                 .map(|item| ItemReport {
-                    id: item.identity().key.clone(),
+                    id: item.guid.clone(),
+                    identity: item.identity().key.clone(),
                     url: item.url.clone(),
                     title: item.title.clone(),
                     author: item.author(),
