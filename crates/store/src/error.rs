@@ -42,4 +42,15 @@ impl StoreError {
     pub(crate) fn is_unique_violation(error: &sqlx::Error) -> bool {
         matches!(error, sqlx::Error::Database(db) if db.is_unique_violation())
     }
+
+    /// Whether the error is SQLite's "database is locked" or "table is locked" (any extended
+    /// code), which a retry may get past.
+    pub(crate) fn is_sqlite_busy(error: &sqlx::Error) -> bool {
+        let sqlx::Error::Database(db) = error else {
+            return false;
+        };
+        let code = db.code().and_then(|c| c.parse::<i32>().ok()).unwrap_or(0);
+        // The primary result code is the low byte: 5 is SQLITE_BUSY, 6 is SQLITE_LOCKED.
+        matches!(code & 0xff, 5 | 6)
+    }
 }

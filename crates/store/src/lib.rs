@@ -129,23 +129,15 @@ async fn connect_sqlite_pool(
     let mut pause = Duration::from_millis(5);
     loop {
         match pool.clone().connect_with(connect.clone()).await {
-            Err(error) if is_sqlite_busy(&error) && std::time::Instant::now() < deadline => {
+            Err(error)
+                if StoreError::is_sqlite_busy(&error) && std::time::Instant::now() < deadline =>
+            {
                 tokio::time::sleep(pause).await;
                 pause = (pause * 2).min(Duration::from_millis(200));
             }
             outcome => return outcome,
         }
     }
-}
-
-/// Whether `error` is SQLite's "database is locked" or "table is locked" (any extended code).
-fn is_sqlite_busy(error: &sqlx::Error) -> bool {
-    let sqlx::Error::Database(db) = error else {
-        return false;
-    };
-    let code = db.code().and_then(|c| c.parse::<i32>().ok()).unwrap_or(0);
-    // The primary result code is the low byte: 5 is SQLITE_BUSY, 6 is SQLITE_LOCKED.
-    matches!(code & 0xff, 5 | 6)
 }
 
 /// A handle on the database. Cheap to clone; all clones share the connection pools.
