@@ -3,6 +3,7 @@
 use sha2::{Digest, Sha256};
 use tidings_feed::identity::item_identity;
 
+use crate::search::{item_index_write, write_index_row};
 use crate::{Result, Store, StoreError, in_tx, row_decoder, with_db};
 
 /// A media enclosure of an item.
@@ -213,40 +214,59 @@ impl Store {
         prepared.sort_by(|a, b| a.identity_key.cmp(&b.identity_key));
         prepared.dedup_by(|a, b| a.identity_key == b.identity_key);
         let mut counts = UpsertCounts::default();
+        let engine = self.engine();
         in_tx!(self, |tx| {
             for p in &prepared {
-                let inserted = sqlx::query(
+                let inserted: Option<i64> = sqlx::query(
                     "INSERT INTO items (feed_id, identity_key, guid, url, title, author, content,
                         summary, published_at, is_date_estimated, updated_at, fetched_at,
                         changed_at, content_hash, enclosures, categories)
                      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12, $13, $14, $15)
-                     ON CONFLICT (feed_id, identity_key) DO NOTHING",
+                     ON CONFLICT (feed_id, identity_key) DO NOTHING
+                     RETURNING id",
                 )
                 .bind_item(feed_id, p, now)
-                .execute(&mut *tx)
+                .fetch_optional(&mut *tx)
                 .await?
-                .rows_affected();
-                if inserted > 0 {
-                    counts.inserted += 1;
-                    continue;
+                .map(|row| sqlx::Row::try_get(&row, 0))
+                .transpose()?;
+                let updated: Option<i64> = match inserted {
+                    Some(_) => None,
+                    None => sqlx::query(
+                        "UPDATE items SET guid = $3, url = $4, title = $5, author = $6,
+                                content = $7, summary = $8,
+                                published_at = CASE WHEN $10 THEN published_at ELSE $9 END,
+                                is_date_estimated =
+                                    CASE WHEN $10 THEN is_date_estimated ELSE FALSE END,
+                                updated_at = $11, changed_at = $12, content_hash = $13,
+                                enclosures = $14, categories = $15
+                             WHERE feed_id = $1 AND identity_key = $2 AND content_hash <> $13
+                             RETURNING id",
+                    )
+                    .bind_item(feed_id, p, now)
+                    .fetch_optional(&mut *tx)
+                    .await?
+                    .map(|row| sqlx::Row::try_get(&row, 0))
+                    .transpose()?,
+                };
+                match (inserted, updated) {
+                    (Some(_), _) => counts.inserted += 1,
+                    (None, Some(_)) => counts.updated += 1,
+                    (None, None) => counts.unchanged += 1,
                 }
-                let updated = sqlx::query(
-                    "UPDATE items SET guid = $3, url = $4, title = $5, author = $6, content = $7,
-                        summary = $8,
-                        published_at = CASE WHEN $10 THEN published_at ELSE $9 END,
-                        is_date_estimated = CASE WHEN $10 THEN is_date_estimated ELSE FALSE END,
-                        updated_at = $11, changed_at = $12, content_hash = $13,
-                        enclosures = $14, categories = $15
-                     WHERE feed_id = $1 AND identity_key = $2 AND content_hash <> $13",
-                )
-                .bind_item(feed_id, p, now)
-                .execute(&mut *tx)
-                .await?
-                .rows_affected();
-                if updated > 0 {
-                    counts.updated += 1;
-                } else {
-                    counts.unchanged += 1;
+                // A new or changed item's search index row, in the same transaction.
+                if let Some(id) = inserted.or(updated) {
+                    let item = p.item;
+                    write_index_row!(
+                        tx,
+                        id,
+                        item_index_write(
+                            engine,
+                            item.title.as_deref(),
+                            item.content.as_deref(),
+                            item.summary.as_deref()
+                        )
+                    );
                 }
             }
         });

@@ -22,6 +22,7 @@ mod items;
 mod migrate;
 mod preferences;
 mod reading;
+mod search;
 mod sessions;
 mod subscription_changes;
 mod users;
@@ -55,6 +56,7 @@ pub use reading::{
     ItemSummary, MAX_MARK_IDS, MAX_PAGE_SIZE, MarkReadScope, SubscriptionCount, UnreadCounts,
     UpdatedFeed,
 };
+pub use search::{BackfillStep, DEFAULT_BACKFILL_BATCH, ItemSearch, SearchHit, SearchPage};
 pub use sessions::{ApiKey, ApiKeyScope, Authenticated, Session};
 pub use users::{DEFAULT_GROUP_NAME, Group, MAX_USERNAME_LEN, NewUser, User, normalize_username};
 
@@ -211,9 +213,9 @@ macro_rules! in_tx {
 /// tuples of at most 16 columns, so wider rows are read as groups). The function is generic
 /// over the engine's row type, with the bounds every store column type meets on both engines.
 macro_rules! row_decoder {
-    ($(#[$doc:meta])* $name:ident -> $row:ty { $( ( $($column:literal),+ ) ),+ }) => {
+    ($(#[$doc:meta])* $vis:vis $name:ident -> $row:ty { $( ( $($column:literal),+ ) ),+ }) => {
         $(#[$doc])*
-        fn $name<R>(row: &R) -> std::result::Result<$row, sqlx::Error>
+        $vis fn $name<R>(row: &R) -> std::result::Result<$row, sqlx::Error>
         where
             R: sqlx::Row,
             usize: sqlx::ColumnIndex<R>,

@@ -96,6 +96,12 @@ pub const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("../migrations/sqlite/0005_item_insert_waits_for_mark_read.sql"),
         postgres: include_str!("../migrations/postgres/0005_item_insert_waits_for_mark_read.sql"),
     },
+    Migration {
+        version: 6,
+        name: "search",
+        sqlite: include_str!("../migrations/sqlite/0006_search.sql"),
+        postgres: include_str!("../migrations/postgres/0006_search.sql"),
+    },
 ];
 
 /// An arbitrary constant naming tidings' migration lock among PostgreSQL advisory locks.

@@ -17,7 +17,7 @@ pub const MAX_PAGE_SIZE: i64 = 200;
 pub const MAX_MARK_IDS: usize = 1000;
 
 /// The SQL deciding whether item `i` is read for subscription `s` with state row `st`.
-const IS_READ: &str =
+pub(crate) const IS_READ: &str =
     "COALESCE(st.is_read, s.read_before IS NOT NULL AND i.published_at <= s.read_before)";
 
 /// Which items a listing shows.
@@ -192,41 +192,63 @@ pub struct UpdatedFeed {
     pub unread: i64,
 }
 
-type SummaryRow = (
+pub(crate) type SummaryRow = (
     (i64, i64, i64, String, Option<String>, Option<String>),
     (Option<String>, Option<String>, i64, bool, bool, bool),
 );
 
 /// The columns every listing selects, in [`SummaryRow`]'s order.
-const SUMMARY_COLUMNS: &str = "i.id, i.feed_id, s.id, COALESCE(s.title, f.title, f.url),
+pub(crate) const SUMMARY_COLUMNS: &str = "i.id, i.feed_id, s.id, COALESCE(s.title, f.title, f.url),
     i.url, i.title, i.author, i.summary, i.published_at, i.is_date_estimated";
 
+/// A value bound to a listing's placeholder.
+#[derive(Debug, Clone)]
+pub(crate) enum SqlValue {
+    Int(i64),
+    Text(String),
+}
+
 /// A listing's SQL under construction: conditions with `$n` placeholders and their values.
-struct Listing {
+pub(crate) struct Listing {
     conditions: Vec<String>,
-    binds: Vec<i64>,
+    pub(crate) binds: Vec<SqlValue>,
 }
 
 impl Listing {
-    fn new(user_id: i64) -> Listing {
+    pub(crate) fn new(user_id: i64) -> Listing {
         Listing {
             conditions: Vec::new(),
-            binds: vec![user_id],
+            binds: vec![SqlValue::Int(user_id)],
         }
     }
 
     /// The next placeholder for `value`.
-    fn bind(&mut self, value: i64) -> String {
-        self.binds.push(value);
+    pub(crate) fn bind(&mut self, value: i64) -> String {
+        self.binds.push(SqlValue::Int(value));
         format!("${}", self.binds.len())
     }
 
-    fn push(&mut self, condition: String) {
+    /// The next placeholder for a text `value`.
+    pub(crate) fn bind_text(&mut self, value: String) -> String {
+        self.binds.push(SqlValue::Text(value));
+        format!("${}", self.binds.len())
+    }
+
+    pub(crate) fn push(&mut self, condition: String) {
         self.conditions.push(condition);
     }
 
+    /// The conditions joined with AND.
+    pub(crate) fn conditions(&self) -> String {
+        if self.conditions.is_empty() {
+            "TRUE".to_string()
+        } else {
+            self.conditions.join(" AND ")
+        }
+    }
+
     /// The scope, date and cursor conditions shared by every listing of `query`.
-    fn common(&mut self, query: &ItemQuery) {
+    pub(crate) fn common(&mut self, query: &ItemQuery) {
         if let Some(feed_id) = query.feed_id {
             let p = self.bind(feed_id);
             self.push(format!("i.feed_id = {p}"));
@@ -259,7 +281,7 @@ impl Listing {
         }
     }
 
-    fn sql(&mut self, from: &str, order: ItemOrder, limit: i64) -> String {
+    pub(crate) fn sql(&mut self, from: &str, order: ItemOrder, limit: i64) -> String {
         let direction = match order {
             ItemOrder::NewestFirst => "DESC",
             ItemOrder::OldestFirst => "ASC",
@@ -271,18 +293,14 @@ impl Listing {
              WHERE {}
              ORDER BY i.published_at {direction}, i.id {direction}
              LIMIT {limit}",
-            if self.conditions.is_empty() {
-                "TRUE".to_string()
-            } else {
-                self.conditions.join(" AND ")
-            }
+            self.conditions()
         )
     }
 }
 
 /// Items first, subscriptions looked up per item: the engines walk the items' date index in
 /// the listing's order and stop at the page's end. (SQLite keeps a CROSS JOIN's order.)
-const FROM_ITEMS: &str = "FROM items i
+pub(crate) const FROM_ITEMS: &str = "FROM items i
      CROSS JOIN subscriptions s
      JOIN feeds f ON f.id = s.feed_id
      LEFT JOIN item_states st ON st.user_id = s.user_id AND st.item_id = i.id";
@@ -299,7 +317,7 @@ const FROM_STATES: &str = "FROM item_states st
 const STATES_JOINED: &str =
     "i.id = st.item_id AND s.user_id = st.user_id AND s.feed_id = i.feed_id";
 
-fn summary_from_row(row: SummaryRow) -> ItemSummary {
+pub(crate) fn summary_from_row(row: SummaryRow) -> ItemSummary {
     let ((id, feed_id, subscription_id, feed_title, url, title), rest) = row;
     let (author, summary, published_at, is_date_estimated, is_read, is_starred) = rest;
     ItemSummary {
@@ -318,17 +336,20 @@ fn summary_from_row(row: SummaryRow) -> ItemSummary {
     }
 }
 
-row_decoder!(decode_summary -> SummaryRow {
+row_decoder!(pub(crate) decode_summary -> SummaryRow {
     (0, 1, 2, 3, 4, 5), (6, 7, 8, 9, 10, 11)
 });
 
 impl Store {
     /// Runs one listing query.
-    async fn run_listing(&self, sql: String, binds: &[i64]) -> Result<Vec<ItemSummary>> {
+    async fn run_listing(&self, sql: String, binds: &[SqlValue]) -> Result<Vec<ItemSummary>> {
         let rows = with_db!(self, read, |db| {
             let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
             for value in binds {
-                query = query.bind(*value);
+                query = match value {
+                    SqlValue::Int(value) => query.bind(*value),
+                    SqlValue::Text(value) => query.bind(value.as_str()),
+                };
             }
             query
                 .fetch_all(db)
@@ -341,7 +362,7 @@ impl Store {
     }
 
     /// Checks that the feed and group a query names are the user's.
-    async fn check_scope(&self, user_id: i64, query: &ItemQuery) -> Result<()> {
+    pub(crate) async fn check_scope(&self, user_id: i64, query: &ItemQuery) -> Result<()> {
         if let Some(feed_id) = query.feed_id {
             let found: Option<i64> = with_db!(self, read, |db| {
                 sqlx::query_scalar(

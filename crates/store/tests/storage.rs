@@ -53,10 +53,10 @@ on_both_engines!(migrations_bring_a_new_database_to_current, |db| {
         SchemaStatus::Behind { version: 0, .. }
     ));
     let applied = store.migrate().await.unwrap();
-    assert_eq!(applied, vec![1, 2, 3, 4, 5]);
+    assert_eq!(applied, vec![1, 2, 3, 4, 5, 6]);
     assert!(matches!(
         store.schema_status().await.unwrap(),
-        SchemaStatus::Current { version: 5 }
+        SchemaStatus::Current { version: 6 }
     ));
     assert!(
         store.migrate().await.unwrap().is_empty(),
@@ -84,7 +84,7 @@ on_both_engines!(upgrade_from_an_older_schema_keeps_data, |db| {
         store.schema_status().await.unwrap(),
         SchemaStatus::Behind {
             version: 1,
-            latest: 5
+            latest: 6
         }
     ));
     // Data written at schema version 1, by SQL of that version (no preferences table yet).
@@ -107,7 +107,7 @@ on_both_engines!(upgrade_from_an_older_schema_keeps_data, |db| {
     store.close().await;
 
     let store = db.open().await;
-    assert_eq!(store.migrate().await.unwrap(), vec![2, 3, 4, 5]);
+    assert_eq!(store.migrate().await.unwrap(), vec![2, 3, 4, 5, 6]);
     let old = store.user(7).await.unwrap();
     assert_eq!(old.username, "olduser");
     assert!(old.is_admin);
@@ -118,6 +118,12 @@ on_both_engines!(upgrade_from_an_older_schema_keeps_data, |db| {
     assert!(sub > 0);
     // The read model's counter starts from the items already stored.
     assert_eq!(store.subscription(7, sub).await.unwrap().unread_count, 1);
+    // The search index (migration 6) starts empty; the backfill indexes the old item.
+    assert_eq!(store.search_index_rows().await.unwrap(), 0);
+    let step = store.backfill_search_index(100).await.unwrap();
+    assert_eq!(step.indexed, 1);
+    assert!(step.is_done());
+    assert_eq!(store.search_index_rows().await.unwrap(), 1);
     if let Some(dir) = db.dir() {
         let backups: Vec<_> = std::fs::read_dir(dir)
             .unwrap()
@@ -174,7 +180,7 @@ on_both_engines!(concurrent_starters_migrate_once, |db| {
     applied.sort();
     assert_eq!(
         applied,
-        vec![1, 2, 3, 4, 5],
+        vec![1, 2, 3, 4, 5, 6],
         "each migration applied exactly once"
     );
 });
@@ -204,7 +210,7 @@ async fn sqlite_starters_racing_on_a_new_file_all_open() {
             .into_iter()
             .map(|r| r.expect("every starter migrates or finds it done").len())
             .sum();
-        assert_eq!(applied, 5, "round {round}: each migration applied once");
+        assert_eq!(applied, 6, "round {round}: each migration applied once");
         for store in stores {
             store.close().await;
         }

@@ -36,6 +36,7 @@ pub mod favicon;
 pub mod fetcher;
 pub mod metrics;
 pub mod opml;
+pub mod search_index;
 pub mod worker;
 
 pub use config::WorkerConfig;
@@ -49,4 +50,5 @@ pub use opml::{
     ImportEntry, ImportError, ImportOptions, ImportReport, ImportStatus, OpmlDocument, OpmlError,
     OpmlFeed, build_opml, export_opml, import_opml, parse_opml,
 };
+pub use search_index::backfill_search_index;
 pub use worker::{RETENTION_JOB, RetentionReport, Worker, run_retention};

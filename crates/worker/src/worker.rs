@@ -107,6 +107,14 @@ impl Worker {
             poll_seconds = config.poll_interval.as_secs_f64(),
             "worker started"
         );
+        // Items that predate the search index are indexed beside the fetching.
+        let backfill_store = self.fetcher.store().clone();
+        let backfill = tokio::spawn(async move {
+            let pause = crate::search_index::BACKFILL_PAUSE;
+            if let Err(error) = crate::backfill_search_index(&backfill_store, pause).await {
+                tracing::warn!(%error, "search index backfill stopped; it resumes at the next start");
+            }
+        });
         loop {
             if tokio::time::Instant::now() >= next_job_check {
                 next_job_check = tokio::time::Instant::now() + config.poll_interval;
@@ -184,6 +192,7 @@ impl Worker {
             tasks.abort_all();
         }
         jobs.abort_all();
+        backfill.abort();
         tracing::info!(owner = %config.owner, "worker stopped");
     }
 

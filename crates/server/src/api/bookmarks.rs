@@ -5,14 +5,15 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
 use tidings_store::Bookmark;
-use utoipa::ToSchema;
+use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::AppState;
 use crate::api::auth::Auth;
 use crate::api::error::{ApiResult, ErrorBody};
-use crate::api::extract::{Json, Path};
+use crate::api::extract::{Json, Path, Query};
+use crate::api::search;
 use crate::api::time;
 
 pub(crate) fn router() -> OpenApiRouter<AppState> {
@@ -80,14 +81,32 @@ pub struct CreateBookmark {
     pub item_id: i64,
 }
 
-/// The signed-in user's bookmarks.
-#[utoipa::path(get, path = "/bookmarks", tag = "bookmarks",
-    responses((status = 200, body = BookmarkList), (status = 401, body = ErrorBody)))]
+/// The parameters of the bookmark list.
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
+pub struct BookmarkListParams {
+    /// Only bookmarks whose snapshot (title and text) matches this search, in the language of
+    /// `GET /items?q=` (words, `"phrases"`, `-excluded`).
+    pub q: Option<String>,
+}
+
+/// The signed-in user's bookmarks, or with `q` those whose snapshot matches the search.
+#[utoipa::path(get, path = "/bookmarks", tag = "bookmarks", params(BookmarkListParams),
+    responses(
+        (status = 200, body = BookmarkList),
+        (status = 401, body = ErrorBody),
+        (status = 422, description = "A malformed search", body = ErrorBody),
+    ))]
 async fn list_bookmarks(
     State(state): State<AppState>,
     auth: Auth,
+    Query(params): Query<BookmarkListParams>,
 ) -> ApiResult<Json<BookmarkList>> {
-    let bookmarks = state.store.list_bookmarks(auth.user.id).await?;
+    let bookmarks = match search::parse_q(params.q.as_deref())? {
+        Some(query) => state.store.search_bookmarks(auth.user.id, &query).await?,
+        None => state.store.list_bookmarks(auth.user.id).await?,
+    };
     Ok(Json(BookmarkList {
         bookmarks: bookmarks
             .into_iter()

@@ -17,7 +17,10 @@ use crate::AppState;
 use crate::api::auth::Auth;
 use crate::api::error::{ApiError, ApiResult, ErrorBody};
 use crate::api::extract::{Json, Path, Query};
+use crate::api::search;
 use crate::api::time;
+use tidings_store::ItemSearch;
+use tidings_text::SearchQuery;
 
 pub(crate) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -52,8 +55,14 @@ pub struct ItemListParams {
     pub group_id: Option<i64>,
     /// `all`, `unread` (default) or `starred`.
     pub filter: Option<String>,
-    /// `newest` (default) or `oldest` first.
+    /// `newest` (default) or `oldest` first; with `q` also `relevance` (best match first).
     pub order: Option<String>,
+    /// Search the items' titles and text (F35): words that must all occur, `"quoted
+    /// phrases"`, and `-word` to exclude; up to 10 words or phrases of at most 100 characters
+    /// (400 in all). Every script works, including Japanese, Chinese and Korean without spaces;
+    /// case, full-width forms and accents are ignored. Combines with the other parameters;
+    /// each item then has a `snippet`.
+    pub q: Option<String>,
     /// Only items published at or after this time (RFC 3339).
     pub since: Option<String>,
     /// Only items published before this time (RFC 3339).
@@ -91,6 +100,10 @@ pub struct ItemSummaryView {
     pub is_read: bool,
     /// Whether the user starred it.
     pub is_starred: bool,
+    /// In search results: a short excerpt of the text around the match, as HTML (the text
+    /// escaped, the matched words in `<mark>`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub snippet: Option<String>,
 }
 
 impl From<ItemSummary> for ItemSummaryView {
@@ -108,6 +121,7 @@ impl From<ItemSummary> for ItemSummaryView {
             is_date_estimated: item.is_date_estimated,
             is_read: item.is_read,
             is_starred: item.is_starred,
+            snippet: None,
         }
     }
 }
@@ -286,6 +300,21 @@ pub struct UpdatedFeeds {
     pub subscriptions: Vec<UpdatedFeedView>,
 }
 
+/// The cursor of a page of search results by relevance: how many hits came before.
+fn relevance_cursor(offset: i64) -> String {
+    hex::encode(format!("r:{offset}"))
+}
+
+fn decode_relevance_cursor(text: &str) -> Option<i64> {
+    let bytes = hex::decode(text.trim()).ok()?;
+    let offset: i64 = std::str::from_utf8(&bytes)
+        .ok()?
+        .strip_prefix("r:")?
+        .parse()
+        .ok()?;
+    (offset >= 0).then_some(offset)
+}
+
 fn item_query(params: ItemListParams) -> ApiResult<ItemQuery> {
     let filter = match params.filter.as_deref().map(str::trim) {
         None | Some("unread") => ItemFilter::Unread,
@@ -303,8 +332,8 @@ fn item_query(params: ItemListParams) -> ApiResult<ItemQuery> {
         Some("oldest") => ItemOrder::OldestFirst,
         Some(other) => {
             return Err(ApiError::validation(
-                format!("order must be newest or oldest, not {other:?}"),
-                "Use order=newest or order=oldest.",
+                format!("order must be newest or oldest (or relevance with q), not {other:?}"),
+                "Use order=newest or order=oldest, or order=relevance together with q.",
             ));
         }
     };
@@ -347,7 +376,9 @@ fn item_query(params: ItemListParams) -> ApiResult<ItemQuery> {
 /// The user's items: of every subscription, one feed (`feed_id`) or one group (`group_id`);
 /// `filter` all / unread / starred; newest or oldest first; `since` / `until` on the
 /// publication time. Pages are keyed on (published, id): follow `next_cursor` while
-/// `has_more`; items that arrive meanwhile are neither skipped nor repeated.
+/// `has_more`; items that arrive meanwhile are neither skipped nor repeated. With `q`, only
+/// the items matching the search, each with a highlighted `snippet`, and `order=relevance`
+/// is available.
 #[utoipa::path(get, path = "/items", tag = "items", params(ItemListParams),
     responses(
         (status = 200, body = ItemList),
@@ -359,12 +390,67 @@ async fn list_items(
     auth: Auth,
     Query(params): Query<ItemListParams>,
 ) -> ApiResult<Json<ItemList>> {
+    let search = search::parse_q(params.q.as_deref())?;
+    if let Some(query) = search {
+        return search_items(&state, &auth, query, params).await;
+    }
     let query = item_query(params)?;
     let page = state.store.list_items(auth.user.id, &query).await?;
     Ok(Json(ItemList {
         has_more: page.next_cursor.is_some(),
         next_cursor: page.next_cursor.map(|c| c.encode()),
         items: page.items.into_iter().map(Into::into).collect(),
+    }))
+}
+
+/// `GET /items?q=…`: the listing's parameters over the items matching the search, each with a
+/// snippet.
+async fn search_items(
+    state: &AppState,
+    auth: &Auth,
+    query: SearchQuery,
+    mut params: ItemListParams,
+) -> ApiResult<Json<ItemList>> {
+    let by_relevance = params.order.as_deref().map(str::trim) == Some("relevance");
+    let mut offset = 0;
+    if by_relevance {
+        params.order = None;
+        if let Some(cursor) = params.cursor.take() {
+            offset = decode_relevance_cursor(&cursor).ok_or_else(|| {
+                ApiError::validation(
+                    "The cursor is not one this server gave out for order=relevance.",
+                    "Pass next_cursor from the previous page unchanged, or leave it out.",
+                )
+            })?;
+        }
+    }
+    let listing = item_query(params)?;
+    let search = ItemSearch {
+        query,
+        listing,
+        by_relevance,
+        offset,
+    };
+    let page = state.store.search_items(auth.user.id, &search).await?;
+    let next_cursor = match (page.next_cursor, page.next_offset) {
+        (Some(cursor), _) => Some(cursor.encode()),
+        (None, Some(offset)) => Some(relevance_cursor(offset)),
+        (None, None) => None,
+    };
+    Ok(Json(ItemList {
+        has_more: next_cursor.is_some(),
+        next_cursor,
+        items: page
+            .hits
+            .into_iter()
+            .map(|hit| {
+                let snippet = search::snippet_html(&hit.text, &search.query);
+                ItemSummaryView {
+                    snippet: Some(snippet),
+                    ..hit.item.into()
+                }
+            })
+            .collect(),
     }))
 }
 

@@ -11,6 +11,7 @@ pub mod groups;
 pub mod items;
 pub mod opml;
 pub mod preferences;
+pub(crate) mod search;
 pub mod subscriptions;
 
 use std::sync::OnceLock;

@@ -1,0 +1,483 @@
+//! Full-text search (F35) on both engines: a table of queries over a fixed multilingual corpus
+//! with the same hits on SQLite and PostgreSQL, filters and pagination, the index following
+//! updates and deletions, and the backfill of items that predate the index.
+
+mod common;
+
+use common::{add_user, follow};
+
+use std::collections::BTreeSet;
+
+use tidings_store::{Engine, ItemFilter, ItemOrder, ItemQuery, ItemSearch, NewItem, Store};
+use tidings_text::{SearchQuery, index_tokens};
+
+const BASE: i64 = 1_700_000_000;
+
+/// (guid, title, content HTML): Japanese, Chinese, Korean, English, German, French, mixed.
+const CORPUS: &[(&str, &str, &str)] = &[
+    (
+        "ja-tokyo",
+        "東京タワーの夜景",
+        "<p>東京都の観光スポットを紹介します。</p>",
+    ),
+    ("ja-kyoto", "京都の紅葉", "<p>京都は秋が美しい。</p>"),
+    (
+        "ja-mixed",
+        "Rustで書くWebサーバー",
+        "<p>RustとTokioで高速なサーバーを作る。</p>",
+    ),
+    ("ja-halfwidth", "ｶﾀｶﾅのﾃﾞｰﾀﾍﾞｰｽ", "<p>半角カナの記事</p>"),
+    (
+        "ja-fullwidth",
+        "ＲＵＳＴ　入門",
+        "<p>全角の英字で書かれた記事</p>",
+    ),
+    ("zh", "北京的天气", "<p>我爱北京天安门。</p>"),
+    ("ko", "서울 날씨", "<p>서울에서 비가 옵니다.</p>"),
+    (
+        "en-rust",
+        "Rust 1.94 released",
+        "<p>The Rust team announces async closures.</p>",
+    ),
+    (
+        "en-python",
+        "Python news",
+        "<p>Big data tooling in Python and Java.</p>",
+    ),
+    (
+        "de",
+        "Grüße aus München",
+        "<p>Die Straße ist schön. Müller sagt: Café!</p>",
+    ),
+    (
+        "de-plain",
+        "Strasse und Mueller",
+        "<p>Ohne Umlaute geschrieben: Gruesse</p>",
+    ),
+    ("fr", "Le café crème", "<p>Une façade naïve.</p>"),
+    (
+        "markup",
+        "Markup only",
+        "<p><a href=\"https://example.com/tokyo\">link</a> text</p>",
+    ),
+];
+
+/// (query, the guids it finds).
+const TABLE: &[(&str, &[&str])] = &[
+    ("東京", &["ja-tokyo"]),
+    ("東京タワー", &["ja-tokyo"]),
+    ("スポット", &["ja-tokyo"]),
+    // Bigrams find substrings: 東京都 contains 京都.
+    ("京都", &["ja-kyoto", "ja-tokyo"]),
+    ("\"京都の紅葉\"", &["ja-kyoto"]),
+    ("東", &["ja-tokyo"]),
+    ("都", &["ja-tokyo", "ja-kyoto"]),
+    ("カタカナ", &["ja-halfwidth"]),
+    ("ｶﾀｶﾅ", &["ja-halfwidth"]),
+    ("データベース", &["ja-halfwidth"]),
+    ("rust", &["ja-mixed", "ja-fullwidth", "en-rust"]),
+    ("ＲＵＳＴ", &["ja-mixed", "ja-fullwidth", "en-rust"]),
+    ("RUST", &["ja-mixed", "ja-fullwidth", "en-rust"]),
+    ("rust サーバー", &["ja-mixed"]),
+    ("Rustで書く", &["ja-mixed"]),
+    ("tokio", &["ja-mixed"]),
+    ("\"rust team\"", &["en-rust"]),
+    ("\"team rust\"", &[]),
+    ("rust -tokio", &["ja-fullwidth", "en-rust"]),
+    ("rust -入門 -\"rust team\"", &["ja-mixed"]),
+    ("1.94", &["en-rust"]),
+    ("北京", &["zh"]),
+    ("天安门", &["zh"]),
+    ("门", &["zh"]),
+    ("서울", &["ko"]),
+    ("날씨", &["ko"]),
+    ("grusse", &["de"]),
+    ("GRÜSSE", &["de"]),
+    ("strasse", &["de", "de-plain"]),
+    ("Straße", &["de", "de-plain"]),
+    ("muller", &["de"]),
+    ("münchen", &["de"]),
+    ("munchen schon", &["de"]),
+    ("cafe", &["de", "fr"]),
+    ("café", &["de", "fr"]),
+    ("naive facade", &["fr"]),
+    ("python", &["en-python"]),
+    ("python -\"big data\"", &[]),
+    ("java", &["en-python"]),
+    // Markup is not indexed: the link's address is not text.
+    ("example", &[]),
+    ("link text", &["markup"]),
+    ("absent", &[]),
+];
+
+fn item(n: usize, (guid, title, content): (&str, &str, &str)) -> NewItem {
+    NewItem {
+        guid: Some(guid.into()),
+        title: Some(title.into()),
+        content: Some(content.into()),
+        published: Some(BASE + n as i64 * 60),
+        ..NewItem::default()
+    }
+}
+
+fn search_of(query: &str, listing: ItemQuery) -> ItemSearch {
+    ItemSearch {
+        query: SearchQuery::parse(query).unwrap(),
+        listing,
+        by_relevance: false,
+        offset: 0,
+    }
+}
+
+fn all(limit: i64) -> ItemQuery {
+    ItemQuery {
+        filter: ItemFilter::All,
+        limit,
+        ..ItemQuery::default()
+    }
+}
+
+/// The titles of every hit, over every page, in order.
+async fn hit_titles(store: &Store, user: i64, mut search: ItemSearch) -> Vec<String> {
+    let mut titles = Vec::new();
+    loop {
+        let page = store.search_items(user, &search).await.unwrap();
+        titles.extend(
+            page.hits
+                .iter()
+                .map(|h| h.item.title.clone().unwrap_or_default()),
+        );
+        match (page.next_cursor, page.next_offset) {
+            (Some(cursor), _) => search.listing.cursor = Some(cursor),
+            (None, Some(offset)) => search.offset = offset,
+            (None, None) => return titles,
+        }
+    }
+}
+
+/// The guid of each corpus title, to name hits.
+fn guid_of(title: &str) -> &'static str {
+    CORPUS
+        .iter()
+        .find(|c| c.1 == title)
+        .map(|c| c.0)
+        .unwrap_or("?")
+}
+
+async fn corpus(store: &Store) -> (i64, i64) {
+    let user = add_user(store, "ann").await;
+    let (_, feed) = follow(store, user, "https://example.com/feed").await;
+    let items: Vec<NewItem> = CORPUS
+        .iter()
+        .enumerate()
+        .map(|(n, c)| item(n, *c))
+        .collect();
+    store.upsert_items(feed, &items, BASE).await.unwrap();
+    (user, feed)
+}
+
+on_both_engines!(query_table, |db| {
+    let store = db.migrated().await;
+    let (user, _) = corpus(&store).await;
+    for (query, expected) in TABLE {
+        let titles = hit_titles(&store, user, search_of(query, all(50))).await;
+        let found: BTreeSet<&str> = titles.iter().map(|t| guid_of(t)).collect();
+        let expected: BTreeSet<&str> = expected.iter().copied().collect();
+        assert_eq!(found, expected, "query {query:?} on {}", store.engine());
+        // The reference matcher of tidings-text agrees with the index.
+        let parsed = SearchQuery::parse(query).unwrap();
+        let reference: BTreeSet<&str> = CORPUS
+            .iter()
+            .filter(|(_, title, content)| {
+                let text = format!(
+                    "{title}\n{}",
+                    tidings_feed::text::plain_text(content).unwrap()
+                );
+                parsed.matches(&index_tokens(&text))
+            })
+            .map(|c| c.0)
+            .collect();
+        assert_eq!(found, reference, "reference matcher for {query:?}");
+    }
+});
+
+on_both_engines!(filters_order_and_pages, |db| {
+    let store = db.migrated().await;
+    let user = add_user(&store, "ann").await;
+    let (_, feed_a) = follow(&store, user, "https://a.example/feed").await;
+    let (_, feed_b) = follow(&store, user, "https://b.example/feed").await;
+    let other = add_user(&store, "bob").await;
+    let (_, feed_c) = follow(&store, other, "https://c.example/feed").await;
+    let mk = |guid: &str, n: i64, text: &str| NewItem {
+        guid: Some(guid.into()),
+        title: Some(format!("{guid} 東京")),
+        content: Some(format!("<p>{text}</p>")),
+        published: Some(BASE + n * 60),
+        ..NewItem::default()
+    };
+    store
+        .upsert_items(
+            feed_a,
+            &[
+                mk("a1", 1, "rust"),
+                mk("a2", 2, "rust rust rust rust"),
+                mk("a3", 3, "go"),
+            ],
+            BASE,
+        )
+        .await
+        .unwrap();
+    store
+        .upsert_items(feed_b, &[mk("b1", 4, "rust"), mk("b2", 5, "rust")], BASE)
+        .await
+        .unwrap();
+    store
+        .upsert_items(feed_c, &[mk("c1", 6, "rust")], BASE)
+        .await
+        .unwrap();
+    let ids = |titles: Vec<String>| -> Vec<String> {
+        titles
+            .into_iter()
+            .map(|t| t.split(' ').next().unwrap().to_string())
+            .collect()
+    };
+
+    // Newest first across pages of 2, only the user's own feeds.
+    let titles = hit_titles(&store, user, search_of("rust 東京", all(2))).await;
+    assert_eq!(ids(titles), ["b2", "b1", "a2", "a1"]);
+    // Oldest first.
+    let mut listing = all(2);
+    listing.order = ItemOrder::OldestFirst;
+    assert_eq!(
+        ids(hit_titles(&store, user, search_of("rust", listing)).await),
+        ["a1", "a2", "b1", "b2"]
+    );
+    // One feed.
+    let mut listing = all(50);
+    listing.feed_id = Some(feed_a);
+    assert_eq!(
+        ids(hit_titles(&store, user, search_of("rust", listing)).await),
+        ["a2", "a1"]
+    );
+    // Dates.
+    let mut listing = all(50);
+    listing.since = Some(BASE + 2 * 60);
+    listing.until = Some(BASE + 5 * 60);
+    assert_eq!(
+        ids(hit_titles(&store, user, search_of("rust", listing)).await),
+        ["b1", "a2"]
+    );
+    // Unread and starred.
+    let page = store
+        .search_items(user, &search_of("rust", all(50)))
+        .await
+        .unwrap();
+    let b1 = page
+        .hits
+        .iter()
+        .find(|h| h.item.title.as_deref() == Some("b1 東京"))
+        .unwrap()
+        .item
+        .id;
+    let a1 = page
+        .hits
+        .iter()
+        .find(|h| h.item.title.as_deref() == Some("a1 東京"))
+        .unwrap()
+        .item
+        .id;
+    store
+        .set_item_state(user, b1, Some(true), None)
+        .await
+        .unwrap();
+    store
+        .set_item_state(user, a1, None, Some(true))
+        .await
+        .unwrap();
+    let mut listing = all(50);
+    listing.filter = ItemFilter::Unread;
+    assert_eq!(
+        ids(hit_titles(&store, user, search_of("rust", listing)).await),
+        ["b2", "a2", "a1"]
+    );
+    let mut listing = all(50);
+    listing.filter = ItemFilter::Starred;
+    assert_eq!(
+        ids(hit_titles(&store, user, search_of("rust", listing)).await),
+        ["a1"]
+    );
+    // Relevance: the item saying "rust" four times comes first; pages by offset.
+    let mut search = search_of("rust", all(2));
+    search.by_relevance = true;
+    let titles = ids(hit_titles(&store, user, search).await);
+    assert_eq!(titles.len(), 4);
+    assert_eq!(titles[0], "a2", "{titles:?}");
+    // The other user's feed is not searched; a feed of someone else is refused.
+    let mut listing = all(50);
+    listing.feed_id = Some(feed_c);
+    assert!(
+        store
+            .search_items(user, &search_of("rust", listing))
+            .await
+            .is_err()
+    );
+    // Hits carry their content as text for snippets.
+    let page = store
+        .search_items(user, &search_of("go", all(50)))
+        .await
+        .unwrap();
+    assert_eq!(page.hits.len(), 1);
+    assert_eq!(page.hits[0].text, "go");
+});
+
+async fn found(store: &Store, user: i64, query: &str) -> Vec<String> {
+    hit_titles(store, user, search_of(query, all(50))).await
+}
+
+on_both_engines!(index_follows_updates_and_deletions, |db| {
+    let store = db.migrated().await;
+    let (user, feed) = corpus(&store).await;
+    // An update replaces the item's tokens.
+    let changed = NewItem {
+        content: Some("<p>Zürich instead</p>".into()),
+        ..item(7, CORPUS[7])
+    };
+    let counts = store.upsert_items(feed, &[changed], BASE).await.unwrap();
+    assert_eq!(counts.updated, 1);
+    assert!(found(&store, user, "closures").await.is_empty());
+    assert_eq!(found(&store, user, "zurich").await, ["Rust 1.94 released"]);
+    // Changed back, then stored again unchanged: the index keeps its row.
+    store
+        .upsert_items(feed, &[item(7, CORPUS[7])], BASE)
+        .await
+        .unwrap();
+    let counts = store
+        .upsert_items(feed, &[item(7, CORPUS[7])], BASE)
+        .await
+        .unwrap();
+    assert_eq!(counts.unchanged, 1);
+    assert_eq!(
+        found(&store, user, "closures").await,
+        ["Rust 1.94 released"]
+    );
+    assert!(found(&store, user, "zurich").await.is_empty());
+
+    // Retention deletes old items; their index rows go with them.
+    let deleted = store.delete_items_older_than(BASE + 3 * 60).await.unwrap();
+    assert_eq!(deleted, 3);
+    assert!(found(&store, user, "東京").await.is_empty());
+    assert!(found(&store, user, "京都").await.is_empty());
+    assert_eq!(found(&store, user, "rust").await.len(), 2);
+    // Re-adding a deleted item indexes it again under its new id.
+    store
+        .upsert_items(feed, &[item(0, CORPUS[0])], BASE + 86_400)
+        .await
+        .unwrap();
+    assert_eq!(found(&store, user, "東京").await, ["東京タワーの夜景"]);
+
+    // A feed's removal cascades to its items and their index rows.
+    let other = add_user(&store, "bob").await;
+    let (_, feed_b) = follow(&store, other, "https://b.example/feed").await;
+    store
+        .upsert_items(feed_b, &[item(1, ("b", "Zürich", "<p>only b</p>"))], BASE)
+        .await
+        .unwrap();
+    assert_eq!(found(&store, other, "zurich").await, ["Zürich"]);
+    store
+        .execute_raw(&format!("DELETE FROM feeds WHERE id = {feed_b}"))
+        .await
+        .unwrap();
+    follow(&store, other, "https://b.example/feed").await;
+    assert!(found(&store, other, "zurich").await.is_empty());
+    // The index holds exactly the remaining items.
+    assert_eq!(
+        index_rows(&store).await,
+        store.count_items(feed).await.unwrap()
+    );
+});
+
+/// How many rows the search index has.
+async fn index_rows(store: &Store) -> i64 {
+    store.search_index_rows().await.unwrap()
+}
+
+on_both_engines!(backfill_indexes_existing_items_in_batches, |db| {
+    let store = db.migrated().await;
+    let (user, _) = corpus(&store).await;
+    // As after migration 6 on a database with items: an empty index and the whole id range
+    // still to do.
+    match store.engine() {
+        Engine::Sqlite => store
+            .execute_raw("INSERT INTO item_search (item_search) VALUES ('delete-all')")
+            .await
+            .unwrap(),
+        Engine::Postgres => store.execute_raw("DELETE FROM item_search").await.unwrap(),
+    }
+    store
+        .execute_raw(
+            "UPDATE search_backfill SET next_item_id = (SELECT MIN(id) FROM items),
+                                       last_item_id = (SELECT MAX(id) FROM items)",
+        )
+        .await
+        .unwrap();
+    assert!(found(&store, user, "rust").await.is_empty());
+    let mut steps = 0;
+    let mut indexed = 0;
+    loop {
+        let step = store.backfill_search_index(5).await.unwrap();
+        indexed += step.indexed;
+        assert!(step.indexed <= 5);
+        if step.is_done() {
+            break;
+        }
+        steps += 1;
+        // Search works on what is indexed so far.
+        if steps == 1 {
+            assert_eq!(found(&store, user, "東京").await, ["東京タワーの夜景"]);
+            assert!(found(&store, user, "rust").await.len() < 3);
+        }
+    }
+    assert_eq!(indexed, CORPUS.len() as u64);
+    assert_eq!(found(&store, user, "rust").await.len(), 3);
+    // Done stays done.
+    let step = store.backfill_search_index(5).await.unwrap();
+    assert!(step.is_done() && step.indexed == 0);
+    assert_eq!(index_rows(&store).await, CORPUS.len() as i64);
+});
+
+on_both_engines!(bookmarks_are_searched_by_their_snapshots, |db| {
+    let store = db.migrated().await;
+    let (user, _) = corpus(&store).await;
+    let page = store
+        .search_items(user, &search_of("京都", all(50)))
+        .await
+        .unwrap();
+    for hit in &page.hits {
+        store.create_bookmark(user, hit.item.id).await.unwrap();
+    }
+    let rust = store
+        .search_items(user, &search_of("rust", all(50)))
+        .await
+        .unwrap();
+    store
+        .create_bookmark(user, rust.hits[0].item.id)
+        .await
+        .unwrap();
+    let titles = |bookmarks: Vec<tidings_store::Bookmark>| -> BTreeSet<String> {
+        bookmarks.into_iter().filter_map(|b| b.title).collect()
+    };
+    let q = SearchQuery::parse("紅葉").unwrap();
+    assert_eq!(
+        titles(store.search_bookmarks(user, &q).await.unwrap()),
+        ["京都の紅葉".to_string()].into()
+    );
+    let q = SearchQuery::parse("京都 -紅葉").unwrap();
+    assert_eq!(
+        titles(store.search_bookmarks(user, &q).await.unwrap()),
+        ["東京タワーの夜景".to_string()].into()
+    );
+    // The snapshot survives the item.
+    store.execute_raw("DELETE FROM items").await.unwrap();
+    let q = SearchQuery::parse("ＲＵＳＴ").unwrap();
+    assert_eq!(store.search_bookmarks(user, &q).await.unwrap().len(), 1);
+});
