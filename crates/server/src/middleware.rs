@@ -60,6 +60,9 @@ pub async fn protect(State(state): State<AppState>, mut request: Request, next: 
         .map(|ConnectInfo(addr)| addr.ip());
     let client = client_context(&state.config, peer, request.headers());
     request.extensions_mut().insert(client.clone());
+    if let Err(error) = check_request_head(&request) {
+        return error.into_response();
+    }
     let is_api = request.uri().path().starts_with("/api/");
     if !is_api {
         return next.run(request).await;
@@ -82,20 +85,22 @@ pub async fn protect(State(state): State<AppState>, mut request: Request, next: 
         let decision = state.limits.anonymous.check(&client.key());
         slot.set(decision);
         if !decision.allowed {
-            let mut response = ApiError::rate_limited(decision.reset_seconds).into_response();
-            rate_headers(response.headers_mut(), decision);
-            return response;
+            return ApiError::limited(decision).into_response();
         }
     }
 
     let mut response = next.run(request).await;
-    if let Some(decision) = slot.get() {
+    // A 429 from another limiter (sign-in, subscribing) carries that limiter's figures.
+    if let Some(decision) = slot.get()
+        && !response.headers().contains_key("x-ratelimit-limit")
+    {
         rate_headers(response.headers_mut(), decision);
     }
     json_errors(response).await
 }
 
-fn rate_headers(headers: &mut HeaderMap, decision: RateDecision) {
+/// Sets the `X-RateLimit-Limit / -Remaining / -Reset` headers of one limiter's decision.
+pub fn rate_headers(headers: &mut HeaderMap, decision: RateDecision) {
     for (name, value) in [
         ("x-ratelimit-limit", decision.limit.to_string()),
         ("x-ratelimit-remaining", decision.remaining.to_string()),
@@ -175,10 +180,52 @@ async fn json_errors(response: Response) -> Response {
     json
 }
 
+/// The longest request target (path and query) answered; longer ones get a JSON 414. Hyper
+/// itself cuts the connection with a bare 414 only at 64 KiB.
+pub const MAX_URI_BYTES: usize = 8 * 1024;
+/// The most bytes of request header names and values together; more gets a JSON 431.
+pub const MAX_HEADER_BYTES: usize = 32 * 1024;
+
+/// Refuses request heads larger than this server answers: a URL over [`MAX_URI_BYTES`] (414)
+/// or headers over [`MAX_HEADER_BYTES`] (431), with the API's JSON error body.
+fn check_request_head(request: &Request) -> Result<(), ApiError> {
+    let uri_bytes = request
+        .uri()
+        .path_and_query()
+        .map_or(0, |pq| pq.as_str().len());
+    if uri_bytes > MAX_URI_BYTES {
+        return Err(ApiError::new(
+            StatusCode::URI_TOO_LONG,
+            "uri_too_long",
+            ErrorCategory::Limit,
+            format!("The URL is {uri_bytes} bytes long; at most {MAX_URI_BYTES} are accepted."),
+            "Send long values in a request body instead of the URL.",
+        ));
+    }
+    let header_bytes: usize = request
+        .headers()
+        .iter()
+        .map(|(name, value)| name.as_str().len() + value.len())
+        .sum();
+    if header_bytes > MAX_HEADER_BYTES {
+        return Err(ApiError::new(
+            StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+            "headers_too_large",
+            ErrorCategory::Limit,
+            format!(
+                "The request headers are {header_bytes} bytes; at most {MAX_HEADER_BYTES} are accepted."
+            ),
+            "Send fewer or shorter headers (cookies included).",
+        ));
+    }
+    Ok(())
+}
+
 /// A state-changing request carrying the session cookie must come from our own pages: its
-/// `Origin` (or, without one, `Sec-Fetch-Site`) must say so. Requests with neither header are
-/// not from a browser (browsers send at least one on every unsafe request) and pass; the
-/// `SameSite=Lax` cookie is the second line of defence.
+/// `Origin` (or, without one, `Sec-Fetch-Site`) must say so. Browsers send at least one of
+/// the two on every unsafe request, so a cookie-authenticated write with neither is refused
+/// too: it is either not a browser (which should use an API key) or a browser whose headers
+/// were stripped, which cannot be told from a forgery.
 fn check_same_origin(config: &ServerConfig, headers: &HeaderMap) -> Result<(), ApiError> {
     let refused = || {
         ApiError::forbidden(
@@ -203,8 +250,14 @@ fn check_same_origin(config: &ServerConfig, headers: &HeaderMap) -> Result<(), A
         };
     }
     match headers.get("sec-fetch-site").and_then(|v| v.to_str().ok()) {
-        Some("same-origin") | Some("none") | None => Ok(()),
+        Some("same-origin") | Some("none") => Ok(()),
         Some(_) => Err(refused()),
+        None => Err(ApiError::forbidden(
+            "This request carries the session cookie but neither an Origin nor a \
+             Sec-Fetch-Site header, so it cannot be told from a cross-site request forgery.",
+            "Send the Origin header of this server's address, or use an API key \
+             (Authorization: Bearer tdg_…) for scripts.",
+        )),
     }
 }
 
@@ -299,11 +352,31 @@ pub const CONTENT_SECURITY_POLICY: &str = "default-src 'self'; script-src 'self'
     connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; \
     form-action 'self'; frame-ancestors 'none'";
 
+/// How long browsers keep to HTTPS once told (`Strict-Transport-Security`): a year.
+pub const HSTS: &str = "max-age=31536000";
+
 /// Adds the security headers to every response (F27). A handler that set a stricter
 /// Content-Security-Policy of its own (the favicon endpoint sandboxes images) keeps it.
-pub async fn security_headers(request: Request<Body>, next: Next) -> Response {
+/// API answers are never stored by caches (`Cache-Control: no-store`: they hold the user's
+/// data, and one of them a new key's secret), except those that set their own caching (the
+/// favicon images). A server reached over HTTPS (an `https` base URL) sends HSTS.
+pub async fn security_headers(
+    State(state): State<AppState>,
+    request: Request<Body>,
+    next: Next,
+) -> Response {
+    let is_api = request.uri().path().starts_with("/api/");
     let mut response = next.run(request).await;
     let headers = response.headers_mut();
+    if is_api && !headers.contains_key(header::CACHE_CONTROL) {
+        headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    }
+    if state.config.base_url.scheme() == "https" {
+        headers.insert(
+            header::STRICT_TRANSPORT_SECURITY,
+            HeaderValue::from_static(HSTS),
+        );
+    }
     if !headers.contains_key(header::CONTENT_SECURITY_POLICY) {
         headers.insert(
             header::CONTENT_SECURITY_POLICY,
@@ -384,8 +457,8 @@ mod tests {
         assert!(check_same_origin(&config, &headers(&[("sec-fetch-site", "same-site")])).is_err());
         assert!(check_same_origin(&config, &headers(&[("sec-fetch-site", "same-origin")])).is_ok());
         assert!(
-            check_same_origin(&config, &headers(&[])).is_ok(),
-            "not a browser"
+            check_same_origin(&config, &headers(&[])).is_err(),
+            "neither header: refused"
         );
     }
 

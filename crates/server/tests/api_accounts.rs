@@ -336,7 +336,16 @@ on_both_engines!(csrf_cors_headers_and_body_rules, |db| {
             .unwrap()
             .contains("forgery")
     );
-    let response = browser
+    // A client that sends no Origin of its own, only Sec-Fetch-Site.
+    let bare = Client::builder().cookie_store(true).build().unwrap();
+    let response = bare
+        .post(app.url("/session"))
+        .json(&json!({"username": "carol", "password": PASSWORD}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let response = bare
         .post(app.url("/api-keys"))
         .header("sec-fetch-site", "cross-site")
         .json(&json!({"name": "k"}))

@@ -102,10 +102,21 @@ on_both_engines!(
         .await;
         assert_eq!(status, StatusCode::CONFLICT);
         assert_error(&body, "conflict", "validation");
-        for bad in [json!({"name": "   "}), json!({"name": "x".repeat(101)})] {
+        for (bad, expected, code) in [
+            (
+                json!({"name": "   "}),
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "invalid_request",
+            ),
+            (
+                json!({"name": "x".repeat(101)}),
+                StatusCode::BAD_REQUEST,
+                "too_long",
+            ),
+        ] {
             let (status, _, body) = call(&ann, Method::POST, &app.url("/groups"), Some(bad)).await;
-            assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
-            assert_error(&body, "invalid_request", "validation");
+            assert_eq!(status, expected);
+            assert_error(&body, code, "validation");
         }
         let (status, _, body) = call(
             &ann,

@@ -471,6 +471,9 @@ impl Store {
         description: Option<&str>,
         format: Option<&str>,
     ) -> Result<()> {
+        let clean =
+            |text: Option<&str>| text.map(|t| crate::text::strip_control_chars(t).into_owned());
+        let (title, site_url, description) = (clean(title), clean(site_url), clean(description));
         with_db!(self, write, |db| {
             sqlx::query(
                 "UPDATE feeds SET title = COALESCE($1, title), site_url = COALESCE($2, site_url),
@@ -478,9 +481,9 @@ impl Store {
                         updated_at = $5
                  WHERE id = $6",
             )
-            .bind(title)
-            .bind(site_url)
-            .bind(description)
+            .bind(&title)
+            .bind(&site_url)
+            .bind(&description)
             .bind(format)
             .bind(unix_now())
             .bind(feed_id)
@@ -725,6 +728,11 @@ const DUE_SELECT: &str = "SELECT st.feed_id FROM feed_fetch_state st
 
 fn clean_title(title: Option<&str>) -> Option<String> {
     title
-        .map(|t| t.split_whitespace().collect::<Vec<_>>().join(" "))
+        .map(|t| {
+            crate::text::strip_control_chars(t)
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
         .filter(|t| !t.is_empty())
 }

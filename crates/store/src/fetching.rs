@@ -332,6 +332,8 @@ impl Store {
 
     /// Records the icon or logo URL the feed names (`None` clears it).
     pub async fn set_feed_icon_url(&self, feed_id: i64, icon_url: Option<&str>) -> Result<()> {
+        let icon_url = icon_url.map(crate::text::strip_control_chars);
+        let icon_url = icon_url.as_deref();
         with_db!(self, write, |db| {
             sqlx::query("UPDATE feeds SET icon_url = $1 WHERE id = $2")
                 .bind(icon_url)

@@ -208,7 +208,11 @@ impl Store {
         items: &[NewItem],
         now: i64,
     ) -> Result<UpsertCounts> {
-        let mut prepared: Vec<PreparedItem<'_>> = items.iter().map(prepare).collect();
+        // Control characters are removed before the identity is computed, so that a NUL in
+        // a feed neither fails the write (PostgreSQL) nor makes an item differ by engine.
+        let cleaned: Vec<std::borrow::Cow<'_, NewItem>> =
+            items.iter().map(crate::text::clean_item).collect();
+        let mut prepared: Vec<PreparedItem<'_>> = cleaned.iter().map(|c| prepare(c)).collect();
         // A sorted, de-duplicated batch takes row locks in the same order as any concurrent
         // batch of the same feed (no deadlocks) and never touches one row twice.
         prepared.sort_by(|a, b| a.identity_key.cmp(&b.identity_key));

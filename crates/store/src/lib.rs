@@ -25,6 +25,7 @@ mod reading;
 mod search;
 mod sessions;
 mod subscription_changes;
+mod text;
 mod users;
 
 use std::path::PathBuf;
@@ -58,6 +59,7 @@ pub use reading::{
 };
 pub use search::{BackfillStep, DEFAULT_BACKFILL_BATCH, ItemSearch, SearchHit, SearchPage};
 pub use sessions::{ApiKey, ApiKeyScope, Authenticated, Session};
+pub use text::{is_stripped_char, strip_control_chars};
 pub use users::{DEFAULT_GROUP_NAME, Group, MAX_USERNAME_LEN, NewUser, User, normalize_username};
 
 /// Result type of every store operation.

@@ -502,7 +502,11 @@ impl Store {
 }
 
 fn group_name(name: &str) -> Result<String> {
-    let name = name.split_whitespace().collect::<Vec<_>>().join(" ");
+    // Names from OPML files reach here unchecked by the API: control characters go.
+    let name = crate::text::strip_control_chars(name)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
     if name.is_empty() {
         return Err(StoreError::Invalid("the group name is empty".into()));
     }

@@ -191,7 +191,7 @@ pub fn build_opml(
     feeds: &[OpmlFeed],
     created: chrono::DateTime<chrono::Utc>,
 ) -> String {
-    let escape = |text: &str| quick_xml::escape::escape(text).into_owned();
+    let escape = xml_attribute;
     let outline = |feed: &OpmlFeed, indent: &str| {
         let title = feed.title.as_deref().unwrap_or(&feed.xml_url);
         let mut line = format!(
@@ -234,6 +234,21 @@ pub fn build_opml(
     }
     out.push_str("  </body>\n</opml>\n");
     out
+}
+
+/// `text` escaped for an XML 1.0 attribute or element: markup characters as entities, tab
+/// and line breaks as character references (so attribute normalization keeps them), and the
+/// characters XML 1.0 cannot hold at all (the other C0 controls, U+FFFE, U+FFFF) left out, so
+/// that the document is well-formed whatever was stored.
+fn xml_attribute(text: &str) -> String {
+    let kept: String = text
+        .chars()
+        .filter(|c| !matches!(c, '\u{0}'..='\u{8}' | '\u{b}' | '\u{c}' | '\u{e}'..='\u{1f}' | '\u{fffe}' | '\u{ffff}'))
+        .collect();
+    tidings_feed::text::escape_html(&kept)
+        .replace('\t', "&#9;")
+        .replace('\n', "&#10;")
+        .replace('\r', "&#13;")
 }
 
 /// What became of one feed of an imported file.
@@ -579,6 +594,33 @@ mod tests {
         // The export writes top-level feeds first, then each group.
         expected.sort_by_key(|f| f.group.is_some());
         assert_eq!(again.feeds, expected);
+    }
+
+    #[test]
+    fn exports_are_well_formed_whatever_the_stored_text_holds() {
+        let feeds = vec![OpmlFeed {
+            xml_url: "https://x.example/feed?a=1&b=\u{0}2".into(),
+            title: Some("NUL\u{0} bell\u{7} esc\u{1b} \u{ffff}<tab>\there\nnext".into()),
+            html_url: None,
+            group: Some("Group\u{0}\u{1f}\"'".into()),
+        }];
+        let built = build_opml("Title\u{0}", &feeds, chrono::Utc::now());
+        // XML 1.0's Char production, with the layout's own line breaks allowed.
+        let is_xml_char = |c: char| {
+            matches!(c, '\t' | '\n' | '\r' | '\u{20}'..='\u{d7ff}' | '\u{e000}'..='\u{fffd}')
+                || c >= '\u{10000}'
+        };
+        assert!(built.chars().all(is_xml_char), "{built:?}");
+        assert!(!built.contains('\t'), "tabs in attributes are references");
+        let again = parse_opml(built.as_bytes()).unwrap();
+        assert_eq!(again.title.as_deref(), Some("Title"));
+        assert_eq!(again.feeds.len(), 1);
+        assert_eq!(again.feeds[0].xml_url, "https://x.example/feed?a=1&b=2");
+        assert_eq!(
+            again.feeds[0].title.as_deref(),
+            Some("NUL bell esc <tab> here next")
+        );
+        assert_eq!(again.feeds[0].group.as_deref(), Some("Group\"'"));
     }
 
     #[test]

@@ -642,3 +642,55 @@ on_both_engines!(retention_runs_once_a_day_across_workers, |db| {
         .unwrap();
     assert!(run.outcome.unwrap().contains("deleted 1 items"));
 });
+
+on_both_engines!(control_characters_in_a_feed_are_removed_not_fatal, |db| {
+    let store = db.migrated().await;
+    let alice = user(&store, "alice").await;
+    // A NUL as a character reference and raw, with other C0 controls, in every kind of text:
+    // PostgreSQL refuses a NUL in a text column, so before they were removed the whole batch
+    // failed there while the feed still showed as working.
+    let body = "<?xml version=\"1.0\"?><rss version=\"2.0\"><channel>\
+        <title>Feed&#0; with\u{1}NUL</title><link>https://example.com/</link>\
+        <description>d&#0;</description>\
+        <item><title>First&#0;one</title><guid>one&#0;</guid>\
+        <link>https://example.com/1</link><author>me\u{0}@example.com</author>\
+        <description>&lt;p&gt;body&#0;\u{0}\u{1b}[31m\ntext&lt;/p&gt;</description>\
+        <category>c\u{0}at</category></item>\
+        <item><title>Second\u{0}</title><guid>two</guid></item>\
+        </channel></rss>";
+    let router = Router::new().route(
+        "/feed",
+        get(move || async move { ([(header::CONTENT_TYPE, "application/rss+xml")], body) }),
+    );
+    let server = TestServer::start(router).await;
+    let feed = follow(&store, alice, &server.url("/feed")).await;
+    let report = refresh(&fetcher(&store), feed).await;
+    assert_eq!(report.result, FetchResult::Parsed, "{report}");
+    assert_eq!(report.items_inserted, 2, "{report}");
+    let state = store.feed_fetch_state(feed).await.unwrap();
+    assert_eq!(state.status, FetchStatus::Active);
+    let mut titles = Vec::new();
+    for id in store.feed_item_ids(feed).await.unwrap() {
+        let item = store.item(alice, id).await.unwrap();
+        for text in [&item.title, &item.guid, &item.author, &item.content]
+            .into_iter()
+            .flatten()
+            .chain(item.categories.iter())
+        {
+            assert!(
+                !text.chars().any(tidings_store::is_stripped_char),
+                "{text:?}"
+            );
+        }
+        titles.push(item.title.unwrap_or_default());
+    }
+    titles.sort();
+    // The parser reads `&#0;` as U+FFFD, as HTML does; a raw NUL is removed.
+    assert_eq!(titles, ["First\u{fffd}one", "Second"]);
+    let subscriptions = store.list_subscriptions(alice).await.unwrap();
+    let title = subscriptions[0].feed_title.clone().unwrap_or_default();
+    assert!(
+        !title.contains('\u{0}') && title.starts_with("Feed"),
+        "{title:?}"
+    );
+});

@@ -96,7 +96,7 @@ pub(crate) fn within_limit(limiter: &RateLimiter, key: &str) -> ApiResult<()> {
     if decision.allowed {
         Ok(())
     } else {
-        Err(ApiError::rate_limited(decision.reset_seconds))
+        Err(ApiError::limited(decision))
     }
 }
 

@@ -79,7 +79,7 @@ impl FromRequestParts<AppState> for Auth {
                     slot.set(decision);
                 }
                 if !decision.allowed {
-                    return Err(ApiError::rate_limited(decision.reset_seconds));
+                    return Err(ApiError::limited(decision));
                 }
             }
             return Err(ApiError::unauthenticated());
@@ -97,7 +97,7 @@ impl FromRequestParts<AppState> for Auth {
             slot.set(decision);
         }
         if !decision.allowed {
-            return Err(ApiError::rate_limited(decision.reset_seconds));
+            return Err(ApiError::limited(decision));
         }
         if matches!(auth.api_key, Some((_, ApiKeyScope::Read))) && !parts.method.is_safe() {
             return Err(ApiError::forbidden(

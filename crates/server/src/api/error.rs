@@ -53,6 +53,8 @@ pub struct ApiError {
     pub detail: ErrorDetail,
     /// Seconds to wait, for 429 answers.
     pub retry_after: Option<u64>,
+    /// The decision of the limiter that refused the request, for its `X-RateLimit-*` headers.
+    pub rate: Option<crate::ratelimit::RateDecision>,
 }
 
 impl ApiError {
@@ -73,6 +75,7 @@ impl ApiError {
                 action: action.into(),
             },
             retry_after: None,
+            rate: None,
         }
     }
 
@@ -145,6 +148,14 @@ impl ApiError {
         error
     }
 
+    /// 429 from one limiter, whose own limit, remaining count and reset the answer's
+    /// `X-RateLimit-*` headers carry.
+    pub fn limited(decision: crate::ratelimit::RateDecision) -> ApiError {
+        let mut error = ApiError::rate_limited(decision.reset_seconds);
+        error.rate = Some(decision);
+        error
+    }
+
     /// 500, logged with a reference the user can quote; no internals in the body.
     pub fn internal(error: impl std::fmt::Display) -> ApiError {
         let reference = hex::encode(rand::random::<[u8; 4]>());
@@ -166,6 +177,9 @@ impl IntoResponse for ApiError {
             && let Ok(value) = HeaderValue::from_str(&seconds.to_string())
         {
             response.headers_mut().insert(header::RETRY_AFTER, value);
+        }
+        if let Some(decision) = self.rate {
+            crate::middleware::rate_headers(response.headers_mut(), decision);
         }
         response
     }

@@ -5,11 +5,33 @@ use axum::extract::FromRequestParts;
 use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
 
 use crate::api::error::ApiError;
+use crate::api::limits;
 
 /// A JSON body; a malformed one is a 422 (400 for broken JSON) with the parser's reason.
-#[derive(Debug, FromRequest)]
-#[from_request(via(axum::Json), rejection(ApiError))]
+/// Every string in it is checked against [`limits`](crate::api::limits) first: a control
+/// character or an over-long value is a 400 naming the field, whatever the handler.
+#[derive(Debug)]
 pub struct Json<T>(pub T);
+
+impl<T, S> FromRequest<S> for Json<T>
+where
+    T: serde::de::DeserializeOwned,
+    S: Send + Sync,
+{
+    type Rejection = ApiError;
+
+    async fn from_request(request: axum::extract::Request, state: &S) -> Result<Self, ApiError> {
+        let axum::Json(value) =
+            <axum::Json<serde_json::Value> as FromRequest<S>>::from_request(request, state).await?;
+        limits::check_body(&value)?;
+        serde_json::from_value(value).map(Json).map_err(|e| {
+            ApiError::validation(
+                format!("The body does not have the expected fields: {e}"),
+                "Check the field names and types against /api/v1/openapi.json.",
+            )
+        })
+    }
+}
 
 impl<T: serde::Serialize> axum::response::IntoResponse for Json<T> {
     fn into_response(self) -> axum::response::Response {

@@ -9,6 +9,7 @@ pub mod error;
 pub mod extract;
 pub mod groups;
 pub mod items;
+pub mod limits;
 pub mod opml;
 pub mod preferences;
 pub(crate) mod search;
@@ -89,9 +90,11 @@ pub fn router() -> OpenApiRouter<AppState> {
 pub fn openapi() -> &'static utoipa::openapi::OpenApi {
     static DOCUMENT: OnceLock<utoipa::openapi::OpenApi> = OnceLock::new();
     DOCUMENT.get_or_init(|| {
-        OpenApiRouter::<AppState>::new()
+        let mut document = OpenApiRouter::<AppState>::new()
             .nest("/api/v1", router())
-            .into_openapi()
+            .into_openapi();
+        limits::document_limits(&mut document);
+        document
     })
 }
 

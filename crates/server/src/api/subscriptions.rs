@@ -426,7 +426,12 @@ async fn refresh(
         .request_refresh(subscription.feed_id, unix_now(), MANUAL_REFRESH_SECONDS)
         .await?
     {
-        let mut error = ApiError::rate_limited(wait as u64);
+        let mut error = ApiError::limited(crate::ratelimit::RateDecision {
+            allowed: false,
+            limit: 1,
+            remaining: 0,
+            reset_seconds: wait.max(1) as u64,
+        });
         error.detail.message =
             format!("This feed was refreshed less than a minute ago: try again in {wait} s.");
         return Err(error);

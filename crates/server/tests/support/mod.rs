@@ -72,9 +72,16 @@ impl TestApp {
         format!("{}/api/v1{path}", self.base)
     }
 
-    /// A client with its own cookie jar, like one browser.
+    /// A client with its own cookie jar, like one browser: it sends this server's `Origin`
+    /// on every request, as browsers do on the writes the CSRF check looks at.
     pub fn browser(&self) -> Client {
-        Client::builder().cookie_store(true).build().unwrap()
+        let mut headers = reqwest::header::HeaderMap::new();
+        headers.insert(reqwest::header::ORIGIN, self.base.parse().unwrap());
+        Client::builder()
+            .cookie_store(true)
+            .default_headers(headers)
+            .build()
+            .unwrap()
     }
 
     /// Creates a user with [`PASSWORD`] directly in the store; returns the id.

@@ -1,0 +1,425 @@
+//! The API's protections against bad input and hostile clients, end to end on a real server
+//! over SQLite and PostgreSQL: control characters and lengths, CSRF without browser headers,
+//! caching and HSTS headers, oversized request heads, and each limiter's own 429 figures.
+
+#[path = "../../store/tests/common/mod.rs"]
+mod common;
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use reqwest::{Client, Method, StatusCode};
+use serde_json::{Value, json};
+use support::{FeedServer, PASSWORD, TestApp, assert_error, call, rss};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+async fn group_names(client: &Client, app: &TestApp) -> Vec<String> {
+    let (_, _, body) = call(client, Method::GET, &app.url("/groups"), None).await;
+    body["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+on_both_engines!(
+    text_fields_refuse_control_characters_and_overlong_values,
+    |db| {
+        let app = TestApp::start(db).await;
+        app.user("alice", false).await;
+        let browser = app.signed_in("alice").await;
+        let feeds = FeedServer::start().await;
+        feeds.serve(
+            "/feed",
+            200,
+            "application/rss+xml",
+            rss(&feeds.base, "F", 2),
+        );
+        let (status, _, subscribed) = call(
+            &browser,
+            Method::POST,
+            &app.url("/subscriptions"),
+            Some(json!({"url": feeds.url("/feed")})),
+        )
+        .await;
+        assert_eq!(status, StatusCode::CREATED, "{subscribed}");
+        let subscription = subscribed["subscription"]["id"].as_i64().unwrap();
+        let groups_before = group_names(&browser, &app).await;
+
+        // Before, on PostgreSQL each NUL was a 500; on SQLite it was stored.
+        let cases: Vec<(Method, String, Value, &str)> = vec![
+            (
+                Method::POST,
+                app.url("/groups"),
+                json!({"name": "a\u{0}b"}),
+                "name",
+            ),
+            (
+                Method::POST,
+                app.url("/groups"),
+                json!({"name": "tab\tname"}),
+                "name",
+            ),
+            (
+                Method::POST,
+                app.url("/api-keys"),
+                json!({"name": "key\u{0}"}),
+                "name",
+            ),
+            (
+                Method::PATCH,
+                app.url(&format!("/subscriptions/{subscription}")),
+                json!({"title": "title\u{0}"}),
+                "title",
+            ),
+            (
+                Method::PATCH,
+                app.url(&format!("/subscriptions/{subscription}")),
+                json!({"title": "escape\u{1b}[31m"}),
+                "title",
+            ),
+            (
+                Method::POST,
+                app.url("/subscriptions"),
+                json!({"url": "http://example.com/\u{0}"}),
+                "url",
+            ),
+            (
+                Method::PUT,
+                app.url("/preferences"),
+                json!({"theme": "dark\u{0}"}),
+                "theme",
+            ),
+        ];
+        for (method, url, body, field) in cases {
+            let (status, _, answer) =
+                call(&browser, method.clone(), &url, Some(body.clone())).await;
+            assert_eq!(
+                status,
+                StatusCode::BAD_REQUEST,
+                "{method} {url} {body}: {answer}"
+            );
+            assert_error(&answer, "invalid_characters", "validation");
+            let message = answer["error"]["message"].as_str().unwrap();
+            assert!(message.contains(field), "{message}");
+        }
+        // Sign-in and user names too, without echoing the password.
+        let (status, _, answer) = call(
+            &app.browser(),
+            Method::POST,
+            &app.url("/session"),
+            Some(json!({"username": "alice", "password": "secret\u{0}value"})),
+        )
+        .await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{answer}");
+        assert!(!answer.to_string().contains("secret"), "{answer}");
+
+        // Lengths: a 900,000-character title was accepted before.
+        let (status, _, answer) = call(
+            &browser,
+            Method::PATCH,
+            &app.url(&format!("/subscriptions/{subscription}")),
+            Some(json!({"title": "x".repeat(900_000)})),
+        )
+        .await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{answer}");
+        assert_error(&answer, "too_long", "validation");
+        assert!(
+            answer["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("title")
+        );
+        for (method, url, body) in [
+            (
+                Method::POST,
+                app.url("/groups"),
+                json!({"name": "g".repeat(101)}),
+            ),
+            (
+                Method::POST,
+                app.url("/api-keys"),
+                json!({"name": "k".repeat(101)}),
+            ),
+            (
+                Method::POST,
+                app.url("/subscriptions"),
+                json!({"url": format!("http://example.com/{}", "p".repeat(2048))}),
+            ),
+        ] {
+            let (status, _, answer) = call(&browser, method, &url, Some(body)).await;
+            assert_eq!(status, StatusCode::BAD_REQUEST, "{url}: {answer}");
+            assert_error(&answer, "too_long", "validation");
+        }
+        // At the limit, and with letters of any script, the value is accepted and kept.
+        let title = "é".repeat(tidings_server::api::limits::MAX_TITLE_CHARS);
+        let (status, _, answer) = call(
+            &browser,
+            Method::PATCH,
+            &app.url(&format!("/subscriptions/{subscription}")),
+            Some(json!({"title": title})),
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK, "{answer}");
+        assert_eq!(answer["subscription"]["title"], title.as_str());
+        let (status, _, answer) = call(
+            &browser,
+            Method::POST,
+            &app.url("/groups"),
+            Some(json!({"name": "Nachrichten 東京 ✓"})),
+        )
+        .await;
+        assert_eq!(status, StatusCode::CREATED, "{answer}");
+        // Nothing refused was stored.
+        let mut expected = groups_before.clone();
+        expected.push("Nachrichten 東京 ✓".into());
+        assert_eq!(group_names(&browser, &app).await, expected);
+        let (_, _, keys) = call(&browser, Method::GET, &app.url("/api-keys"), None).await;
+        assert_eq!(keys["api_keys"].as_array().unwrap().len(), 0);
+
+        // The document states the limits.
+        let (_, _, document) = call(&browser, Method::GET, &app.url("/openapi.json"), None).await;
+        let schemas = &document["components"]["schemas"];
+        assert_eq!(
+            schemas["UpdateSubscription"]["properties"]["title"]["maxLength"],
+            300
+        );
+        assert_eq!(
+            schemas["CreateGroup"]["properties"]["name"]["maxLength"],
+            100
+        );
+        assert_eq!(schemas["Subscribe"]["properties"]["url"]["maxLength"], 2048);
+    }
+);
+
+on_both_engines!(
+    cookie_writes_without_origin_or_fetch_site_are_refused,
+    |db| {
+        let app = TestApp::start(db).await;
+        app.user("alice", false).await;
+        // A client that keeps the cookie but sends neither header (not a browser).
+        let bare = Client::builder().cookie_store(true).build().unwrap();
+        let response = bare
+            .post(app.url("/session"))
+            .json(&json!({"username": "alice", "password": PASSWORD}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            response.status(),
+            StatusCode::OK,
+            "signing in has no cookie yet"
+        );
+        let (status, _, body) = call(
+            &bare,
+            Method::POST,
+            &app.url("/groups"),
+            Some(json!({"name": "forged"})),
+        )
+        .await;
+        assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+        assert_error(&body, "forbidden", "auth");
+        assert!(
+            body["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("Origin")
+        );
+        // Reading stays possible, and Sec-Fetch-Site alone is enough for a write.
+        let (status, _, _) = call(&bare, Method::GET, &app.url("/groups"), None).await;
+        assert_eq!(status, StatusCode::OK);
+        let response = bare
+            .post(app.url("/groups"))
+            .header("sec-fetch-site", "same-origin")
+            .json(&json!({"name": "mine"}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::CREATED);
+        // API keys are not affected.
+        let browser = app.signed_in("alice").await;
+        let (_, _, created) = call(
+            &browser,
+            Method::POST,
+            &app.url("/api-keys"),
+            Some(json!({"name": "script", "scope": "read_write"})),
+        )
+        .await;
+        let key = created["key"].as_str().unwrap();
+        let response = Client::new()
+            .post(app.url("/groups"))
+            .bearer_auth(key)
+            .json(&json!({"name": "scripted"}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::CREATED);
+    }
+);
+
+on_both_engines!(api_answers_are_never_cached_and_https_sends_hsts, |db| {
+    let app = TestApp::start(db).await;
+    app.user("alice", false).await;
+    let browser = app.signed_in("alice").await;
+    let response = browser
+        .post(app.url("/api-keys"))
+        .json(&json!({"name": "k"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::CREATED);
+    assert_eq!(
+        response.headers()["cache-control"],
+        "no-store",
+        "the new secret"
+    );
+    for (client, path) in [
+        (&browser, "/me"),
+        (&browser, "/groups"),
+        (&browser, "/nowhere"),
+        (&Client::new(), "/me"),
+    ] {
+        let response = client.get(app.url(path)).send().await.unwrap();
+        assert_eq!(response.headers()["cache-control"], "no-store", "{path}");
+        assert!(!response.headers().contains_key("strict-transport-security"));
+    }
+    let secure = TestApp::start_with(db, true, |config| {
+        config.base_url = "https://reader.example".parse().unwrap();
+    })
+    .await;
+    let response = Client::new()
+        .get(secure.url("/setup"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        response.headers()["strict-transport-security"],
+        tidings_server::middleware::HSTS
+    );
+    let response = Client::new()
+        .get(format!("{}/healthz", secure.base))
+        .send()
+        .await
+        .unwrap();
+    assert!(response.headers().contains_key("strict-transport-security"));
+});
+
+/// Sends raw bytes and returns what came back before the server closed or `wait` passed.
+async fn raw_exchange(base: &str, request: &[u8], wait: Duration) -> (String, Duration) {
+    let address = base.trim_start_matches("http://");
+    let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
+    let started = Instant::now();
+    stream.write_all(request).await.unwrap();
+    let mut answer = Vec::new();
+    let _ = tokio::time::timeout(wait, async {
+        let mut buffer = [0u8; 8192];
+        loop {
+            match stream.read(&mut buffer).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    answer.extend_from_slice(&buffer[..n]);
+                    if answer.windows(4).any(|w| w == b"\r\n\r\n") {
+                        break;
+                    }
+                }
+            }
+        }
+    })
+    .await;
+    (
+        String::from_utf8_lossy(&answer).into_owned(),
+        started.elapsed(),
+    )
+}
+
+on_both_engines!(oversized_request_heads_get_prompt_json_answers, |db| {
+    let app = TestApp::start(db).await;
+    let long_path = format!("/api/v1/items?cursor={}", "a".repeat(20_000));
+    let started = Instant::now();
+    let response = Client::new()
+        .get(format!("{}{long_path}", app.base))
+        .send()
+        .await
+        .unwrap();
+    assert!(started.elapsed() < Duration::from_secs(2));
+    assert_eq!(response.status(), StatusCode::URI_TOO_LONG);
+    assert_eq!(response.headers()["x-content-type-options"], "nosniff");
+    assert!(response.headers().contains_key("content-security-policy"));
+    assert_error(&response.json().await.unwrap(), "uri_too_long", "limit");
+
+    let response = Client::new()
+        .get(app.url("/me"))
+        .header("x-padding", "p".repeat(40_000))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        response.status(),
+        StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE
+    );
+    assert_eq!(response.headers()["cache-control"], "no-store");
+    assert_error(
+        &response.json().await.unwrap(),
+        "headers_too_large",
+        "limit",
+    );
+
+    // A request head that never ends (what curl sends when it drops an over-long cookie for
+    // a 20,000-character URL) used to hold the connection for ever; now it is closed.
+    let unfinished = format!(
+        "GET /{} HTTP/1.1\r\nHost: x\r\nCookie: \r\n",
+        "a".repeat(20_000)
+    );
+    let limit = tidings_server::HEADER_READ_TIMEOUT + Duration::from_secs(3);
+    let (_, elapsed) = raw_exchange(&app.base, unfinished.as_bytes(), limit).await;
+    assert!(elapsed < limit, "closed after {elapsed:?}");
+    // The same request, finished, is answered at once.
+    let finished = format!("{unfinished}\r\n");
+    let (answer, elapsed) = raw_exchange(&app.base, finished.as_bytes(), limit).await;
+    assert!(answer.starts_with("HTTP/1.1 414"), "{answer}");
+    assert!(elapsed < Duration::from_secs(2));
+});
+
+on_both_engines!(each_limiters_429_carries_its_own_figures, |db| {
+    let app = TestApp::start(db).await;
+    app.user("alice", false).await;
+    // Sign-in: 5 attempts a minute per address (the anonymous limit is 100).
+    let client = app.browser();
+    let mut last = None;
+    for _ in 0..6 {
+        let response = client
+            .post(app.url("/session"))
+            .json(&json!({"username": "alice", "password": "wrong password here"}))
+            .send()
+            .await
+            .unwrap();
+        last = Some(response);
+    }
+    let last = last.unwrap();
+    assert_eq!(last.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(last.headers()["x-ratelimit-limit"], "5");
+    assert_eq!(last.headers()["x-ratelimit-remaining"], "0");
+    assert!(last.headers().contains_key("retry-after"));
+
+    // Subscribing: 10 a minute per user (the per-user limit is 120).
+    let other = TestApp::start(db).await;
+    let browser = other.signed_in("alice").await;
+    let mut statuses = Vec::new();
+    let mut last_headers = None;
+    for i in 0..11 {
+        let response = browser
+            .post(other.url("/subscriptions"))
+            .json(&json!({"url": format!("http://127.0.0.1:9/feed{i}")}))
+            .send()
+            .await
+            .unwrap();
+        statuses.push(response.status());
+        last_headers = Some(response.headers().clone());
+    }
+    assert_eq!(statuses[10], StatusCode::TOO_MANY_REQUESTS, "{statuses:?}");
+    let headers = last_headers.unwrap();
+    assert_eq!(headers["x-ratelimit-limit"], "10");
+    assert_eq!(headers["x-ratelimit-remaining"], "0");
+});
