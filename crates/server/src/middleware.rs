@@ -346,9 +346,11 @@ pub fn cors(config: &ServerConfig) -> CorsLayer {
 }
 
 /// The Content-Security-Policy of every response: scripts and styles only from this origin
-/// (no inline scripts), images from anywhere over https (feeds embed them), no frames of us.
+/// (no inline scripts), images from anywhere over https (feeds embed them), no frames of us,
+/// and frames only from YouTube's privacy-enhanced host, for the click-to-load video player.
 pub const CONTENT_SECURITY_POLICY: &str = "default-src 'self'; script-src 'self'; \
     style-src 'self'; img-src 'self' https: data:; media-src 'self' https:; \
+    frame-src https://www.youtube-nocookie.com; \
     connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; \
     form-action 'self'; frame-ancestors 'none'";
 

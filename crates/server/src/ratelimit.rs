@@ -54,11 +54,9 @@ impl RateLimiter {
         if now.duration_since(entry.0) >= self.window {
             *entry = (now, 0);
         }
-        let reset = self
-            .window
-            .saturating_sub(now.duration_since(entry.0))
-            .as_secs()
-            .max(1);
+        // Rounded up: a client that waits this long finds the window reset.
+        let left = self.window.saturating_sub(now.duration_since(entry.0));
+        let reset = (left.as_secs() + u64::from(left.subsec_nanos() > 0)).max(1);
         if entry.1 >= self.limit {
             return RateDecision {
                 allowed: false,

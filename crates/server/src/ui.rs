@@ -48,10 +48,12 @@ pub const ASSETS: &[Asset] = &[
     asset!("app.css", "text/css; charset=utf-8"),
     asset!("theme.js", JS),
     asset!("app.js", JS),
+    asset!("state.js", JS),
     asset!("api.js", JS),
     asset!("dom.js", JS),
     asset!("auth.js", JS),
     asset!("reader.js", JS),
+    asset!("media.js", JS),
     asset!("dialogs.js", JS),
     asset!("settings.js", JS),
     asset!("keys.js", JS),
@@ -186,6 +188,20 @@ mod tests {
             assert!(
                 ASSETS.iter().any(|a| a.name == name),
                 "{name} is not embedded"
+            );
+        }
+    }
+
+    #[test]
+    fn no_module_imports_the_app_back() {
+        // app.js is the root: the others share state through state.js, so imports form a
+        // tree and no module depends on the router.
+        for asset in ASSETS.iter().filter(|a| a.name.ends_with(".js")) {
+            let text = std::str::from_utf8(asset.bytes).unwrap();
+            assert!(
+                !text.contains("from './app.js'"),
+                "{} imports app.js",
+                asset.name
             );
         }
     }

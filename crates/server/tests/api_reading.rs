@@ -945,3 +945,248 @@ on_both_engines!(the_openapi_document_describes_the_reading_endpoints, |db| {
         assert!(params.contains(&name), "{name} missing from {params:?}");
     }
 });
+
+/// The unread item ids of the user's feed, all pages.
+async fn unread_of(app: &TestApp, client: &Client, feed: i64) -> Vec<i64> {
+    let (status, _, body) = call(
+        client,
+        Method::GET,
+        &app.url(&format!("/items?feed_id={feed}&limit=200")),
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    ids(&body)
+}
+
+on_both_engines!(
+    listings_carry_content_and_mark_read_is_scoped_and_undone,
+    |db| {
+        let app = TestApp::start(db).await;
+        let ann_id = app.user("ann", false).await;
+        let ann = app.signed_in("ann").await;
+        app.user("eve", false).await;
+        let eve = app.signed_in("eve").await;
+        let (_, feed_a) = subscribe(&app.store, ann_id, "https://a.example/feed").await;
+        let (_, feed_b) = subscribe(&app.store, ann_id, "https://b.example/feed").await;
+        add_items(&app.store, feed_a, "a", 0..10).await;
+        let mut episode = item("b-0", BASE);
+        episode.enclosures = vec![tidings_store::Enclosure {
+            url: "https://b.example/ep0.mp3".into(),
+            mime_type: Some("audio/mpeg".into()),
+            length: Some(48_213_000),
+        }];
+        app.store
+            .upsert_items(feed_b, &[episode], BASE)
+            .await
+            .unwrap();
+        add_items(&app.store, feed_b, "b", 1..5).await;
+
+        // include=content: what an opened item shows comes with the listing.
+        let (status, _, body) = call(
+            &ann,
+            Method::GET,
+            &app.url(&format!("/items?feed_id={feed_b}&include=content")),
+            None,
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        let listed = body["items"].as_array().unwrap();
+        assert_eq!(listed.len(), 5);
+        let b0 = listed.iter().find(|i| i["title"] == "Item b-0").unwrap();
+        assert_eq!(b0["content"], "<p>Full text of b-0</p>");
+        assert_eq!(
+            b0["enclosures"],
+            json!([{"url": "https://b.example/ep0.mp3", "mime_type": "audio/mpeg", "length": 48_213_000}])
+        );
+        assert!(listed.iter().all(|i| i["enclosures"].is_array()), "{body}");
+        let (_, _, plain) = call(
+            &ann,
+            Method::GET,
+            &app.url(&format!("/items?feed_id={feed_b}")),
+            None,
+        )
+        .await;
+        assert!(plain["items"][0].get("content").is_none(), "{plain}");
+        assert!(plain["items"][0].get("enclosures").is_none(), "{plain}");
+        let (status, _, body) = call(
+            &ann,
+            Method::GET,
+            &app.url("/items?include=everything"),
+            None,
+        )
+        .await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+        assert_error(&body, "invalid_request", "validation");
+
+        // Star a-1, a-2 and b-0; a-2 is read already.
+        let a_ids = unread_of(&app, &ann, feed_a).await; // newest first: a-9 … a-0
+        let b_ids = unread_of(&app, &ann, feed_b).await;
+        let (a1, a2, b0) = (a_ids[8], a_ids[7], b_ids[4]);
+        for (id, change) in [
+            (a1, json!({"is_starred": true})),
+            (a2, json!({"is_starred": true, "is_read": true})),
+            (b0, json!({"is_starred": true})),
+        ] {
+            let (status, _, body) = call(
+                &ann,
+                Method::PUT,
+                &app.url(&format!("/items/{id}/state")),
+                Some(change),
+            )
+            .await;
+            assert_eq!(status, StatusCode::OK, "{body}");
+        }
+        let a_before = unread_of(&app, &ann, feed_a).await;
+        let b_before = unread_of(&app, &ann, feed_b).await;
+        assert_eq!((a_before.len(), b_before.len()), (9, 5));
+
+        // In Starred, "mark all read" marks the starred items only.
+        let (status, _, marked) = call(
+            &ann,
+            Method::POST,
+            &app.url("/items/mark-read"),
+            Some(json!({"starred": true, "before": rfc3339(BASE + 86_400)})),
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK, "{marked}");
+        assert_eq!(marked["marked"], 2);
+        assert_eq!(unread_of(&app, &ann, feed_a).await.len(), 8);
+        assert_eq!(unread_of(&app, &ann, feed_b).await.len(), 4);
+        // Eve cannot undo Ann's marks with Ann's answer.
+        let (status, _, body) = call(
+            &eve,
+            Method::POST,
+            &app.url("/items/mark-read/undo"),
+            Some(marked["undo"].clone()),
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert_eq!(body["restored"], 0);
+        assert_eq!(unread_of(&app, &ann, feed_a).await.len(), 8);
+        // Undo restores exactly the state before.
+        let (status, _, body) = call(
+            &ann,
+            Method::POST,
+            &app.url("/items/mark-read/undo"),
+            Some(marked["undo"].clone()),
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert_eq!(body["restored"], 2);
+        assert_eq!(unread_of(&app, &ann, feed_a).await, a_before);
+        assert_eq!(unread_of(&app, &ann, feed_b).await, b_before);
+
+        // Starred within one feed.
+        let (_, _, marked) = call(
+            &ann,
+            Method::POST,
+            &app.url("/items/mark-read"),
+            Some(json!({"starred": true, "feed_id": feed_b})),
+        )
+        .await;
+        assert_eq!(marked["marked"], 1);
+        assert_eq!(unread_of(&app, &ann, feed_a).await, a_before);
+        call(
+            &ann,
+            Method::POST,
+            &app.url("/items/mark-read/undo"),
+            Some(marked["undo"].clone()),
+        )
+        .await;
+
+        // A feed, a watermark and an explicit unread row under it, then everything: each
+        // undone exactly, and a-2 (read by hand before) stays read.
+        for scope in [json!({"feed_id": feed_a}), json!({"all": true})] {
+            let (status, _, marked) = call(
+                &ann,
+                Method::POST,
+                &app.url("/items/mark-read"),
+                Some(scope.clone()),
+            )
+            .await;
+            assert_eq!(status, StatusCode::OK, "{marked}");
+            assert!(marked["marked"].as_u64().unwrap() >= 9, "{scope}: {marked}");
+            assert!(unread_of(&app, &ann, feed_a).await.is_empty());
+            let (_, _, body) = call(
+                &ann,
+                Method::POST,
+                &app.url("/items/mark-read/undo"),
+                Some(marked["undo"].clone()),
+            )
+            .await;
+            assert_eq!(body["restored"], marked["marked"], "{scope}");
+            assert_eq!(unread_of(&app, &ann, feed_a).await, a_before, "{scope}");
+            assert_eq!(unread_of(&app, &ann, feed_b).await, b_before, "{scope}");
+        }
+        call(
+            &ann,
+            Method::POST,
+            &app.url("/items/mark-read"),
+            Some(json!({"feed_id": feed_a})),
+        )
+        .await;
+        call(
+            &ann,
+            Method::PUT,
+            &app.url(&format!("/items/{a1}/state")),
+            Some(json!({"is_read": false})),
+        )
+        .await;
+        let (_, _, marked) = call(
+            &ann,
+            Method::POST,
+            &app.url("/items/mark-read"),
+            Some(json!({"feed_id": feed_a})),
+        )
+        .await;
+        assert_eq!(marked["marked"], 1);
+        assert_eq!(marked["undo"]["item_ids"], json!([a1]));
+        call(
+            &ann,
+            Method::POST,
+            &app.url("/items/mark-read/undo"),
+            Some(marked["undo"].clone()),
+        )
+        .await;
+        assert_eq!(unread_of(&app, &ann, feed_a).await, [a1]);
+
+        // Wrong requests.
+        for bad in [
+            json!({"starred": true, "ids": [a1]}),
+            json!({"starred": false, "all": true}),
+            json!({"starred": true, "feed_id": feed_a, "group_id": 1}),
+        ] {
+            let (status, _, body) = call(
+                &ann,
+                Method::POST,
+                &app.url("/items/mark-read"),
+                Some(bad.clone()),
+            )
+            .await;
+            assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{bad}: {body}");
+            assert_error(&body, "invalid_request", "validation");
+        }
+        let (status, _, _) = call(
+            &ann,
+            Method::POST,
+            &app.url("/items/mark-read"),
+            Some(json!({"starred": true, "feed_id": 999_999})),
+        )
+        .await;
+        assert_eq!(status, StatusCode::NOT_FOUND);
+        let (status, _, body) = call(
+            &ann,
+            Method::POST,
+            &app.url("/items/mark-read/undo"),
+            Some(json!({"watermarks": [], "item_ids": (0..10_001).collect::<Vec<i64>>()})),
+        )
+        .await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+        let (_, _, counts) = call(&ann, Method::GET, &app.url("/counts"), None).await;
+        assert!(
+            counts["as_of"].as_str().is_some_and(|t| t.ends_with('Z')),
+            "{counts}"
+        );
+    }
+);

@@ -34,16 +34,25 @@ async fn start_server(db: &TestDb) -> (String, Store) {
 
 /// [`start_server`] on a store opened by the caller; answers the base URL.
 async fn start_server_on(store: Store) -> String {
+    start_server_with(
+        store,
+        RateLimits {
+            per_user: RateLimiter::new(100_000, Duration::from_secs(60)),
+            subscribe: RateLimiter::new(1_000, Duration::from_secs(60)),
+            ..RateLimits::standard()
+        },
+    )
+    .await
+}
+
+/// A server on `store` with these rate limits; answers the base URL.
+async fn start_server_with(store: Store, limits: RateLimits) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let config = ServerConfig::new(base.parse().unwrap());
     let fetcher = support::test_fetcher(store.clone(), true);
     let mut state = AppState::new(store.clone(), config, fetcher);
-    state.limits = Arc::new(RateLimits {
-        per_user: RateLimiter::new(100_000, Duration::from_secs(60)),
-        subscribe: RateLimiter::new(1_000, Duration::from_secs(60)),
-        ..RateLimits::standard()
-    });
+    state.limits = Arc::new(limits);
     tokio::spawn(tidings_server::serve(
         listener,
         state,
@@ -647,23 +656,34 @@ async fn reader_flows_in_chromium() {
     .await;
     b.eval(
         "(() => { const real = window.fetch; window.__mode = '429'; \
+         window.__puts = 0; \
          window.fetch = (url, init) => { \
            if (!init || init.method !== 'PUT') return real(url, init); \
+           window.__puts += 1; \
            if (window.__mode === 'offline') return Promise.reject(new TypeError('Failed to fetch')); \
            return Promise.resolve(new Response(JSON.stringify({ error: { code: 'rate_limited', \
              category: 'limit', message: 'Too many requests.', action: 'Wait.' } }), \
-             { status: 429, headers: { 'Retry-After': '7', 'Content-Type': 'application/json' } })); }; \
+             { status: 429, headers: { 'Retry-After': '2', 'X-RateLimit-Remaining': '0', \
+               'Content-Type': 'application/json' } })); }; \
          return true; })()",
     )
     .await;
     let star = "document.querySelector('#main li.item .star').getAttribute('aria-pressed')";
     assert_eq!(b.eval(star).await, "false");
     b.click("#main li.item .star").await;
+    // The spent budget is waited out with one calm notice, the change sent once more, and only
+    // when that is refused too is it rolled back with the reason.
     b.wait_for(
-        "the 429 explained",
-        "document.querySelector('.toast-error')?.innerText.includes('try again in 7 s')",
+        "the calm notice",
+        "document.querySelectorAll('#toasts .toast[data-key=rate-limited]').length === 1",
     )
     .await;
+    b.wait_for(
+        "the 429 explained",
+        "document.querySelector('.toast-error')?.innerText.includes('try again in 2 s')",
+    )
+    .await;
+    assert_eq!(b.eval("window.__puts").await, 2, "retried once");
     assert_eq!(b.eval(star).await, "false", "rolled back");
     b.eval("(window.__mode = 'offline', document.querySelectorAll('.toast').forEach(t => t.remove()), true)")
         .await;
@@ -1160,5 +1180,242 @@ async fn performance() {
         ));
     }
     let _ = writeln!(std::io::stderr(), "{report}");
+    b.quit().await;
+}
+
+/// Creates the user `reader` in `store`, signs in through the page and subscribes to each
+/// of `feeds` from the page; answers the user's id and the feeds' ids.
+async fn reader_with_feeds(
+    store: &Store,
+    b: &Browser,
+    base: &str,
+    feeds: &[String],
+) -> (i64, Vec<i64>) {
+    let hash = tidings_server::password::hash_password(PASSWORD).unwrap();
+    let user = store
+        .create_user(&tidings_store::NewUser {
+            username: "reader".into(),
+            password_hash: Some(hash),
+            is_admin: true,
+        })
+        .await
+        .unwrap()
+        .id;
+    sign_in(b, base, "reader").await;
+    let mut ids = Vec::new();
+    for url in feeds {
+        let created = page_fetch(b, "POST", "/subscriptions", json!({ "url": url })).await;
+        let feed = created["subscription"]["feed_id"]
+            .as_i64()
+            .unwrap_or_else(|| panic!("subscribed to {url}: {created}"));
+        ids.push(feed);
+    }
+    (user, ids)
+}
+
+/// Records the status and path of every request the page's code makes from now on, and
+/// the most rate-limit notices and error toasts shown at once.
+async fn record_requests(b: &Browser) {
+    b.eval(
+        "(() => { window.__requests = []; window.__maxNotices = 0; window.__errors = 0; \
+         const real = window.fetch; \
+         window.fetch = (url, init) => real(url, init).then((r) => { \
+           window.__requests.push([(init && init.method) || 'GET', String(url), r.status]); return r; }); \
+         new MutationObserver(() => { \
+           const n = document.querySelectorAll('#toasts .toast[data-key=rate-limited]').length; \
+           window.__maxNotices = Math.max(window.__maxNotices, n); \
+           window.__errors += document.querySelectorAll('#toasts .toast-error').length; \
+         }).observe(document.getElementById('toasts'), { childList: true, subtree: true }); \
+         return true; })()",
+    )
+    .await;
+}
+
+/// The user's unread items of a feed, by asking the store (not the rate-limited API).
+async fn unread_ids(store: &Store, user: i64, feed: i64) -> Vec<i64> {
+    let mut ids = Vec::new();
+    let mut cursor = None;
+    loop {
+        let page = store
+            .list_items(
+                user,
+                &tidings_store::ItemQuery {
+                    feed_id: Some(feed),
+                    cursor,
+                    limit: 200,
+                    ..Default::default()
+                },
+            )
+            .await
+            .unwrap();
+        ids.extend(page.items.iter().map(|i| i.id));
+        match page.next_cursor {
+            Some(next) => cursor = Some(next),
+            None => return ids,
+        }
+    }
+}
+
+/// Waits until the store lists exactly `expected` unread items of the feed.
+async fn wait_for_unread(store: &Store, user: i64, feed: i64, expected: usize) -> Vec<i64> {
+    let started = std::time::Instant::now();
+    loop {
+        let ids = unread_ids(store, user, feed).await;
+        if ids.len() == expected {
+            return ids;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "{} unread items, expected {expected}",
+            ids.len()
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// Issue 10: reading at a person's fastest pace (200 j presses at about ten a second on a
+/// 400-item feed) under the real per-user limit meets no 429, asks for no item one by one,
+/// and every opened item is read on the server. Then, with a tiny limit, a 429 is waited
+/// out with one calm notice and the queued read marks are all sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fast_reading_never_meets_the_rate_limit() {
+    if skip_without_browser("ui_browser::fast_reading_never_meets_the_rate_limit") {
+        return;
+    }
+    let site = FeedServer::start().await;
+    site.serve(
+        "/long.xml",
+        200,
+        "application/rss+xml",
+        rss(&site.base, "Long", 400),
+    );
+    let db = TestDb::sqlite();
+    let store = db.migrated().await;
+    let base = start_server_with(store.clone(), RateLimits::standard()).await;
+    let b = Browser::start(1280, 860).await;
+    let (user, feeds) = reader_with_feeds(&store, &b, &base, &[site.url("/long.xml")]).await;
+    let feed = feeds[0];
+    b.goto(&format!("{base}/feeds/{feed}?filter=unread")).await;
+    b.wait_for(
+        "the first page",
+        "document.querySelectorAll('#main li.item').length >= 50",
+    )
+    .await;
+    record_requests(&b).await;
+    b.press(&["j", "o"]).await;
+    let started = std::time::Instant::now();
+    let mut pace = tokio::time::interval(Duration::from_millis(100));
+    pace.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    for _ in 0..200 {
+        pace.tick().await;
+        b.press(&["j"]).await;
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    b.wait_for(
+        "the 201st item open",
+        "document.querySelectorAll('#main li.item')[200]?.classList.contains('expanded')",
+    )
+    .await;
+    let opened: Vec<i64> = listed_ids(&b).await[..201].to_vec();
+    let unread = wait_for_unread(&store, user, feed, 199).await;
+    assert!(
+        opened.iter().all(|id| !unread.contains(id)),
+        "every opened item is read on the server"
+    );
+    let requests = b.eval("window.__requests").await;
+    let requests = requests.as_array().unwrap();
+    let refused: Vec<&Value> = requests.iter().filter(|r| r[2] == 429).collect();
+    assert!(refused.is_empty(), "429s: {refused:?}");
+    let per_item: Vec<&Value> = requests
+        .iter()
+        .filter(|r| {
+            r[1].as_str()
+                .unwrap()
+                .trim_start_matches("/api/v1/items/")
+                .chars()
+                .all(|c| c.is_ascii_digit())
+        })
+        .collect();
+    assert!(
+        per_item.is_empty(),
+        "items asked for one by one: {per_item:?}"
+    );
+    let _ = writeln!(
+        std::io::stderr(),
+        "200 j presses in {elapsed:.1} s ({:.1}/s): {} requests",
+        200.0 / elapsed,
+        requests.len()
+    );
+    assert!(
+        200.0 / elapsed > 6.0,
+        "the presses came at a brisk pace: {elapsed:.1} s"
+    );
+    assert!(
+        requests.len() < 60,
+        "reading 200 items stays far below the 120-a-minute budget: {requests:?}"
+    );
+    assert_eq!(b.eval("window.__errors").await, 0, "no error shown");
+
+    // A server with a tiny budget: the test spends it, then opens items. Their read marks
+    // meet a 429, wait for Retry-After under one notice, and all reach the server.
+    let tight_db = TestDb::sqlite();
+    let tight_store = tight_db.migrated().await;
+    let tight = start_server_with(
+        tight_store.clone(),
+        RateLimits {
+            per_user: RateLimiter::new(40, Duration::from_secs(5)),
+            ..RateLimits::standard()
+        },
+    )
+    .await;
+    // Spread over two windows, so that the budget is whole when the reading starts.
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let (user, feeds) = reader_with_feeds(&tight_store, &b, &tight, &[site.url("/long.xml")]).await;
+    let feed = feeds[0];
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    b.goto(&format!("{tight}/feeds/{feed}?filter=unread")).await;
+    b.wait_for(
+        "the first page",
+        "document.querySelectorAll('#main li.item').length >= 50",
+    )
+    .await;
+    record_requests(&b).await;
+    b.press(&["j", "o", "j"]).await;
+    let spent = b
+        .js_async(
+            "const done = arguments[arguments.length - 1]; \
+             (async () => { for (let i = 0; i < 100; i++) { \
+               const r = await fetch('/api/v1/counts'); if (r.status === 429) return i; } \
+               return -1; })().then(done);",
+        )
+        .await
+        .unwrap();
+    assert!(spent.as_i64().unwrap() >= 0, "the budget was spent");
+    b.press(&["j"]).await;
+    b.wait_for(
+        "the calm notice",
+        "document.querySelectorAll('#toasts .toast[data-key=rate-limited]').length === 1",
+    )
+    .await;
+    let opened: Vec<i64> = listed_ids(&b).await[..3].to_vec();
+    let unread = wait_for_unread(&tight_store, user, feed, 397).await;
+    assert!(
+        opened.iter().all(|id| !unread.contains(id)),
+        "no read mark lost"
+    );
+    assert_eq!(
+        b.eval("window.__maxNotices").await,
+        1,
+        "one notice, never a stack"
+    );
+    assert_eq!(b.eval("window.__errors").await, 0, "no error shown");
+    let marks = b
+        .eval("window.__requests.filter(r => r[1].endsWith('/items/mark-read')).map(r => r[2])")
+        .await;
+    assert!(
+        marks.as_array().unwrap().contains(&json!(429))
+            && marks.as_array().unwrap().last() == Some(&json!(200)),
+        "refused, then sent again: {marks}"
+    );
     b.quit().await;
 }

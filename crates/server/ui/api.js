@@ -36,6 +36,24 @@ export function whenSignedOut(handler) {
   onUnauthenticated = handler;
 }
 
+/** Called with the seconds to wait when the server says "too many requests". */
+let onRateLimited = null;
+
+/** Registers what to show while requests wait for the rate limit to reset. */
+export function whenRateLimited(handler) {
+  onRateLimited = handler;
+}
+
+// After a 429 every request waits until the server's Retry-After has passed, then the refused
+// request is sent once more: a reader who was too fast loses nothing, and the wait does not
+// spend more of the budget (F25).
+const MAX_RETRY_WAIT_S = 120;
+let pausedUntil = 0;
+
+function sleep(ms) {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
 function offlineFailure() {
   const offline = typeof navigator !== 'undefined' && navigator.onLine === false;
   return new ApiFailure(0, {
@@ -67,10 +85,22 @@ export async function api(method, path, body, options = {}) {
   }
   if (options.headers) Object.assign(init.headers, options.headers);
   let response;
-  try {
-    response = await fetch('/api/v1' + path, init);
-  } catch (e) {
-    throw offlineFailure();
+  for (let attempt = 0; ; attempt++) {
+    const wait = pausedUntil - Date.now();
+    if (wait > 0) await sleep(wait);
+    try {
+      response = await fetch('/api/v1' + path, init);
+    } catch (e) {
+      throw offlineFailure();
+    }
+    // Only the request budget's refusal (nothing remaining) is waited out; other 429s, such
+    // as a feed refreshed by hand a moment ago, are answers for the person.
+    const seconds = Number(response.headers.get('Retry-After')) || 0;
+    const budgetSpent = response.headers.get('X-RateLimit-Remaining') === '0';
+    if (response.status !== 429 || !budgetSpent || attempt > 0 || options.noRetry || seconds <= 0 || seconds > MAX_RETRY_WAIT_S) break;
+    // A little past the reset, so that the retry lands in the new window.
+    pausedUntil = Math.max(pausedUntil, Date.now() + seconds * 1000 + 250);
+    if (onRateLimited) onRateLimited(seconds);
   }
   if (options.raw && response.ok) return response;
   const text = await response.text();

@@ -1,133 +1,44 @@
 // The app: who is signed in, their preferences, subscriptions and groups, the layout of the
 // two panes, and the router that maps every URL to a view (so reload and back work).
 
-import { api, whenSignedOut } from './api.js';
+import { api, whenRateLimited, whenSignedOut } from './api.js';
+import { app, installBehaviours } from './state.js';
 import { h, icon, replace } from './dom.js';
 import { renderSignIn, renderSetup } from './auth.js';
-import { Sidebar, ItemList, BookmarkList } from './reader.js';
+import { Sidebar, ItemList, BookmarkList, startLiveUpdates } from './reader.js';
 import { openSubscribe, showError, showShortcuts, toast } from './dialogs.js';
 import { renderSettings, renderAccount, renderAdmin, renderFeedSettings } from './settings.js';
 import { installKeys } from './keys.js';
 
-const DEFAULT_PREFS = {
-  theme: 'auto',
-  page_size: 50,
-  show_images: true,
-  mark_read_on_open: true,
-  default_view: 'unread',
-};
-
 /** Views without the signed-in layout. */
 const PUBLIC_VIEWS = new Set(['login', 'setup']);
 
-/** Everything the views share. */
-export const app = {
-  me: null,
-  prefs: { ...DEFAULT_PREFS },
-  subscriptions: [],
-  groups: [],
-  starredCount: null,
-  route: null,
-  sidebar: null,
-  list: null,
-  main: null,
-  layoutReady: false,
+/** Saves preference changes, applying them first and undoing them if the server refuses. */
+async function savePrefs(changes) {
+  const before = { ...app.prefs };
+  Object.assign(app.prefs, changes);
+  applyPrefs();
+  try {
+    const saved = await api('PUT', '/preferences', changes);
+    if (saved) Object.assign(app.prefs, saved.preferences || saved);
+    applyPrefs();
+    return true;
+  } catch (e) {
+    app.prefs = before;
+    applyPrefs();
+    showError(e, 'Your preference was not saved');
+    return false;
+  }
+}
 
-  /** Goes to `url` inside the app, adding a history entry unless `replace`. */
-  navigate(url, options = {}) {
-    if (options.replace) history.replaceState(null, '', url);
-    else history.pushState(null, '', url);
-    render();
-  },
-
-  /** The subscription with this feed id. */
-  subscriptionByFeed(feedId) {
-    return this.subscriptions.find((s) => s.feed_id === feedId) || null;
-  },
-
-  /** Reloads subscriptions and groups, then redraws the left pane. */
-  async reloadFeeds(options = {}) {
-    const [subs, groups] = await Promise.all([
-      api('GET', '/subscriptions', null, options),
-      api('GET', '/groups', null, options).catch(() => null),
-    ]);
-    this.subscriptions = (subs && subs.subscriptions) || [];
-    this.groups = (groups && groups.groups) || [];
-    if (this.sidebar) this.sidebar.render();
-  },
-
-  /** Reloads the unread counts in one cheap call and redraws the left pane. */
-  async reloadCounts() {
-    let counts;
-    try {
-      counts = await api('GET', '/counts');
-    } catch (e) {
-      return this.reloadFeeds();
-    }
-    const bySubscription = new Map();
-    for (const c of (counts && counts.subscriptions) || []) {
-      bySubscription.set(c.subscription_id, c.unread !== undefined ? c.unread : c.unread_count);
-    }
-    for (const s of this.subscriptions) {
-      if (bySubscription.has(s.id)) s.unread_count = bySubscription.get(s.id);
-    }
-    if (counts && typeof counts.starred === 'number') this.starredCount = counts.starred;
-    if (this.sidebar) this.sidebar.render();
-  },
-
-  /** Changes a subscription's unread count by `delta` (optimistic updates). */
-  adjustUnread(feedId, delta) {
-    const sub = this.subscriptionByFeed(feedId);
-    if (sub) {
-      sub.unread_count = Math.max(0, (sub.unread_count || 0) + delta);
-      if (this.sidebar) this.sidebar.updateCounts();
-    }
-  },
-
-  adjustStarred(delta) {
-    if (typeof this.starredCount === 'number') {
-      this.starredCount = Math.max(0, this.starredCount + delta);
-      if (this.sidebar) this.sidebar.updateCounts();
-    }
-  },
-
-  /** Applies a theme at once and remembers it for the next first paint. */
-  applyTheme(theme) {
-    // theme.js (loaded before the first paint) owns the resolution of "auto" to light or
-    // dark and remembers the choice for the next visit.
-    window.tidingsTheme.set(theme);
-  },
-
-  /** Saves preference changes, applying them first and undoing them if the server refuses. */
-  async savePrefs(changes) {
-    const before = { ...this.prefs };
-    Object.assign(this.prefs, changes);
-    this.applyPrefs();
-    try {
-      const saved = await api('PUT', '/preferences', changes);
-      if (saved) Object.assign(this.prefs, saved.preferences || saved);
-      this.applyPrefs();
-      return true;
-    } catch (e) {
-      this.prefs = before;
-      this.applyPrefs();
-      showError(e, 'Your preference was not saved');
-      return false;
-    }
-  },
-
-  applyPrefs() {
-    this.applyTheme(this.prefs.theme);
-    document.body.classList.toggle('no-images', this.prefs.show_images === false);
-    const button = document.getElementById('theme-button');
-    if (button) updateThemeButton(button);
-  },
-
-  /** Shows the left pane (feeds) or the right pane (items) on a phone-sized screen. */
-  showPane(pane) {
-    document.body.dataset.pane = pane;
-  },
-};
+function applyPrefs() {
+  // theme.js (loaded before the first paint) owns the resolution of "auto" to light or
+  // dark and remembers the choice for the next visit.
+  window.tidingsTheme.set(app.prefs.theme);
+  document.body.classList.toggle('no-images', app.prefs.show_images === false);
+  const button = document.getElementById('theme-button');
+  if (button) updateThemeButton(button);
+}
 
 function parseRoute() {
   const path = location.pathname.replace(/\/+$/, '') || '/';
@@ -296,7 +207,7 @@ function onSignedIn(user) {
 }
 
 /** Signs out and goes to the sign-in page. */
-export async function signOut() {
+async function signOut() {
   try {
     await api('DELETE', '/session');
   } catch (e) {
@@ -328,10 +239,21 @@ document.addEventListener('click', (event) => {
   else render();
 });
 
+// One calm notice however many requests wait: they are sent again by themselves (api.js).
+whenRateLimited((seconds) => toast({
+  key: 'rate-limited',
+  title: 'Catching up',
+  message: 'The server asked tidings to slow down for ' + seconds + ' s.',
+  action: 'Nothing is lost: your changes are sent by themselves then.',
+  duration: seconds * 1000 + 3000,
+}));
+
 window.addEventListener('popstate', () => render());
 window.addEventListener('offline', () => toast({ title: 'Offline', message: 'You are offline.', action: 'Changes you make will fail until you are back online.', kind: 'error' }));
 window.addEventListener('online', () => toast({ title: 'Back online', message: 'The connection is back.' }));
 
+installBehaviours({ render, savePrefs, applyPrefs, signOut });
+startLiveUpdates();
 document.body.dataset.pane = location.pathname === '/' && !location.search ? 'feeds' : 'main';
 installKeys(app);
 render();

@@ -2,28 +2,33 @@
 // subscribe dialog (F53) and the list of keyboard shortcuts (F54). Native <dialog> elements
 // give focus trapping and Escape for free.
 
-import { app } from './app.js';
+import { app } from './state.js';
 import { api, categoryName } from './api.js';
 import { h, icon, replace } from './dom.js';
 
 /**
  * Shows a short message. `kind` 'error' makes it an alert that stays until dismissed;
- * others disappear after a few seconds.
+ * others disappear after a few seconds (`duration` ms). A toast with a `key` replaces the
+ * one with the same key, so a repeated notice never stacks. `button` ({text, onclick}) adds
+ * an action, such as Undo.
  */
-export function toast({ title, message, action, kind, link }) {
+export function toast({ title, message, action, kind, link, key, duration, button }) {
   const box = document.getElementById('toasts');
   const close = h('button', { type: 'button', class: 'icon-button toast-close', 'aria-label': 'Dismiss' }, icon('close'));
-  const el = h('div', { class: 'toast' + (kind === 'error' ? ' toast-error' : ''), role: kind === 'error' ? 'alert' : null },
+  const el = h('div', { class: 'toast' + (kind === 'error' ? ' toast-error' : ''), role: kind === 'error' ? 'alert' : null, dataset: key ? { key } : {} },
     h('div', { class: 'toast-text' },
       title ? h('strong', { class: 'toast-title' }, title) : null,
       message ? h('span', { class: 'toast-message' }, message) : null,
       action ? h('span', { class: 'toast-action' }, action) : null,
       link ? h('a', { href: link.href, 'data-link': '' }, link.text) : null),
+    button ? h('button', { type: 'button', class: 'button toast-button', onclick: () => { el.remove(); button.onclick(); } }, button.text) : null,
     close);
   close.addEventListener('click', () => el.remove());
-  box.appendChild(el);
+  const same = key ? box.querySelector('.toast[data-key="' + key + '"]') : null;
+  if (same) same.replaceWith(el);
+  else box.appendChild(el);
   while (box.children.length > 4) box.firstChild.remove();
-  setTimeout(() => el.remove(), kind === 'error' ? 12000 : 4000);
+  setTimeout(() => el.remove(), duration || (kind === 'error' ? 12000 : 4000));
   return el;
 }
 

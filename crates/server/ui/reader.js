@@ -1,10 +1,11 @@
 // The reader: the left pane of groups and feeds (F50) and the right pane's item list with
 // infinite scroll, exclusive expand, read and star state (F51, F52), and the bookmarks.
 
-import { app } from './app.js';
+import { app } from './state.js';
 import { api, query } from './api.js';
 import { fullDate, h, icon, replace, shortDate, toMillis } from './dom.js';
 import { confirmDialog, showError, toast } from './dialogs.js';
+import { mediaBlock } from './media.js';
 
 const COLLAPSED_KEY = 'tidings.collapsedGroups';
 
@@ -211,6 +212,12 @@ function popularityOf(item) {
 // per-user rate limit (F25). The queue is flushed within a moment, before any listing loads,
 // and when the page goes away.
 const READ_BATCH_DELAY_MS = 1500;
+/** "Mark all read" asks first above this many items. */
+const MARK_ALL_CONFIRM_ABOVE = 20;
+/** How long the Undo of "Mark all read" is offered. */
+const UNDO_MS = 10000;
+/** How often counts and the current list look for news while the page is visible. */
+const LIVE_POLL_MS = 30000;
 const READ_BATCH_MAX = 100;
 const pendingReads = new Map(); // item id -> { item, list }
 let pendingReadsTimer = null;
@@ -251,6 +258,41 @@ window.addEventListener('pagehide', () => {
     body: JSON.stringify({ ids }),
   }).catch(() => {});
 });
+
+let livePoll = null;
+let lastLook = 0;
+
+/** Looks once for news: fresh counts, and new items in the current list. */
+async function lookForNews() {
+  if (!app.me || !app.sidebar) return;
+  lastLook = Date.now();
+  const since = app.countsAsOf;
+  try {
+    await app.reloadCounts();
+    if (!since || !app.list || !app.list.checkArrivals) return;
+    const updated = await api('GET', '/items/updated-feeds' + query({ since }));
+    if (updated && updated.subscriptions.length) await app.list.checkArrivals(updated.subscriptions);
+  } catch (e) {
+    // A missed look is made up by the next one.
+  }
+}
+
+/**
+ * Keeps counts and the current list up to date by themselves (F51): a light look every
+ * LIVE_POLL_MS while the page is visible, and at once when the reader comes back to it.
+ */
+export function startLiveUpdates() {
+  clearInterval(livePoll);
+  livePoll = setInterval(() => {
+    if (document.visibilityState === 'visible') lookForNews();
+  }, LIVE_POLL_MS);
+  const comeBack = () => {
+    // Coming back twice within a few seconds (focus and visibility together) looks once.
+    if (document.visibilityState === 'visible' && Date.now() - lastLook > 2000) lookForNews();
+  };
+  document.addEventListener('visibilitychange', comeBack);
+  window.addEventListener('focus', comeBack);
+}
 
 /** The right pane for a feed, a group or everything, with the all/unread/starred filter. */
 export class ItemList {
@@ -333,6 +375,7 @@ export class ItemList {
           h('a', { href: '/feeds/' + sub.feed_id + '/settings', 'data-link': '' }, sub.status === 'stopped' ? 'Resume it in the feed settings' : 'Feed settings')))
       : null;
     this.listEl = h('ul', { class: 'items', 'aria-label': 'Items' });
+    this.newBar = h('div', { class: 'new-items', 'aria-live': 'polite', hidden: true });
     this.endEl = h('div', { class: 'list-end', 'aria-live': 'polite' });
     this.sentinel = h('div', { class: 'sentinel', 'aria-hidden': 'true' });
     this.headingEl = h('h1', { class: 'list-title', id: 'list-title' }, this.title());
@@ -346,7 +389,8 @@ export class ItemList {
             h('button', { type: 'button', class: 'button', id: 'mark-all-read', title: 'Mark all read (shift+a)', onclick: () => this.markAllRead() }, icon('check'), h('span', null, 'Mark all read')),
             sub ? h('a', { class: 'icon-button', href: '/feeds/' + sub.feed_id + '/settings', 'data-link': '', 'aria-label': 'Feed settings', title: 'Feed settings' }, icon('gear')) : null)),
         h('nav', { class: 'tabs', 'aria-label': 'Filter' }, filters),
-        banner),
+        banner,
+        this.newBar),
       this.listEl,
       this.sentinel,
       this.endEl);
@@ -364,6 +408,7 @@ export class ItemList {
   }
 
   async reload() {
+    this.newBar.hidden = true;
     this.items = [];
     this.byId.clear();
     this.nextCursor = null;
@@ -389,6 +434,8 @@ export class ItemList {
       group_id: this.route.groupId,
       cursor: this.nextCursor,
       limit: app.prefs.page_size || 50,
+      // Each item comes with what opening it shows, so reading costs no request per item.
+      include: 'content',
     };
     let page;
     try {
@@ -530,8 +577,9 @@ export class ItemList {
     li.classList.add('expanded');
     li.querySelector('.item-toggle').setAttribute('aria-expanded', 'true');
     const body = li.querySelector('.item-body');
-    const cached = this.detailCache.get(id);
-    this.fillBody(body, item, cached ? cached.content || cached.summary : item.summary, !cached);
+    // Listed with include=content, an item has its enclosures (maybe none) and content.
+    const full = item.enclosures !== undefined ? item : this.detailCache.get(id);
+    this.fillBody(body, item, full ? full.content || full.summary : item.summary, !full, full ? full.enclosures : []);
     body.hidden = false;
     const index = this.items.indexOf(item);
     if (index >= 0) this.selectedIndex = index;
@@ -548,7 +596,7 @@ export class ItemList {
       this.showRead(item, true);
       queueRead(this, item);
     }
-    if (!cached) this.loadDetail(id, body);
+    if (!full) this.loadDetail(id, body);
     if (this.items.length - index < 10) this.load();
   }
 
@@ -557,7 +605,7 @@ export class ItemList {
       const detail = await api('GET', '/items/' + id);
       const full = detail.item || detail;
       this.detailCache.set(id, full);
-      if (this.expandedId === id) this.fillBody(body, this.byId.get(id), full.content || full.summary, false);
+      if (this.expandedId === id) this.fillBody(body, this.byId.get(id), full.content || full.summary, false, full.enclosures);
     } catch (e) {
       if (this.expandedId === id) {
         body.querySelector('.item-content').appendChild(h('p', { class: 'inline-error', role: 'alert' }, e.message + ' ' + (e.action || '')));
@@ -565,7 +613,8 @@ export class ItemList {
     }
   }
 
-  fillBody(body, item, html, pending) {
+  fillBody(body, item, html, pending, enclosures) {
+    const media = mediaBlock(item, enclosures, html, app.prefs.show_images !== false);
     const content = h('div', { class: 'item-content' + (pending ? ' pending' : '') });
     // The server sanitized this HTML (F5); the CSP forbids scripts and inline handlers anyway.
     content.innerHTML = html || '';
@@ -578,7 +627,7 @@ export class ItemList {
       h('button', { type: 'button', class: 'button', 'data-action': 'read' }, item.is_read ? 'Mark unread' : 'Mark read'),
       h('button', { type: 'button', class: 'button', 'data-action': 'bookmark' }, icon('bookmark'), 'Bookmark'),
       item.author ? h('span', { class: 'item-author' }, 'by ' + item.author) : null);
-    replace(body, content, actions);
+    replace(body, media, content, actions);
   }
 
   /** Shows an item as read or unread, with the unread counts, without asking the server. */
@@ -646,36 +695,121 @@ export class ItemList {
     }
   }
 
+  /** How many unread items "Mark all read" would mark here, as far as the UI knows. */
+  unreadInView() {
+    if (this.route.filter === 'starred') {
+      // Only starred items are listed; when more pages follow, the starred count bounds them.
+      const listed = this.items.filter((item) => !item.is_read).length;
+      return this.hasMore ? Math.max(listed, app.starredCount || 0) : listed;
+    }
+    if (this.route.feedId) {
+      const sub = this.subscription();
+      return sub ? sub.unread_count || 0 : 0;
+    }
+    if (this.route.groupId) return app.sidebar ? app.sidebar.groupUnread(this.route.groupId) : 0;
+    return app.sidebar ? app.sidebar.totalUnread() : 0;
+  }
+
   /**
-   * Marks the view read with the API's before-time rule: only items published before the
-   * list was loaded (or the newest loaded one), so items that arrived since stay unread.
+   * Marks what this view lists read — a feed, a group, everything, or in Starred only the
+   * starred items — with the API's before-time rule: only items published before the list
+   * was loaded (or the newest loaded one), so items that arrived since stay unread. Above
+   * MARK_ALL_CONFIRM_ABOVE items it asks first; an Undo restores exactly the state before.
    */
   async markAllRead() {
+    const count = this.unreadInView();
+    if (count > MARK_ALL_CONFIRM_ABOVE
+      && !(await confirmDialog('Mark ' + count + ' items read?', this.title() + ': every unread item listed here becomes read. You can undo it for a few seconds.', 'Mark all read', false))) return;
     const newest = this.items.reduce((max, item) => Math.max(max, toMillis(item.published_at)), 0);
     const before = new Date(Math.max(this.loadedAt, newest + 1000)).toISOString().replace(/\.\d{3}Z$/, 'Z');
     const body = { before };
     if (this.route.feedId) body.feed_id = this.route.feedId;
     else if (this.route.groupId) body.group_id = this.route.groupId;
-    else body.all = true;
-    const changed = this.items.filter((item) => !item.is_read);
-    for (const item of changed) {
-      item.is_read = true;
-      const li = this.liOf(item.id);
-      if (li) li.classList.add('is-read');
-    }
+    else if (this.route.filter !== 'starred') body.all = true;
+    if (this.route.filter === 'starred') body.starred = true;
+    const changed = this.items.filter((item) => !item.is_read && toMillis(item.published_at) < Date.parse(before));
+    const show = (value) => {
+      for (const item of changed) {
+        item.is_read = value;
+        const li = this.liOf(item.id);
+        if (li) {
+          li.classList.toggle('is-read', value);
+          const state = li.querySelector('.state-text');
+          if (state) state.textContent = value ? ', read' : ', unread';
+        }
+      }
+    };
+    show(true);
+    let result;
     try {
       await flushPendingReads();
-      await api('POST', '/items/mark-read', body);
-      toast({ title: 'Marked read', message: this.title() + ': everything up to now is read.' });
+      result = await api('POST', '/items/mark-read', body);
     } catch (e) {
-      for (const item of changed) {
-        item.is_read = false;
-        const li = this.liOf(item.id);
-        if (li) li.classList.remove('is-read');
-      }
+      show(false);
       showError(e, 'Nothing was marked read');
+      app.reloadCounts();
+      return;
     }
     app.reloadCounts();
+    const marked = result ? result.marked : changed.length;
+    toast({
+      key: 'marked-read',
+      title: 'Marked read',
+      message: this.title() + ': ' + marked + (marked === 1 ? ' item is' : ' items are') + ' read.',
+      duration: UNDO_MS,
+      button: result && result.undo ? { text: 'Undo', onclick: () => this.undoMarkAll(result.undo, show) } : null,
+    });
+  }
+
+  /** Restores the state before a "Mark all read". */
+  async undoMarkAll(undo, show) {
+    try {
+      await api('POST', '/items/mark-read/undo', undo);
+      if (!this.destroyed) show(false);
+      toast({ key: 'marked-read', title: 'Undone', message: 'The items are unread again.' });
+    } catch (e) {
+      showError(e, 'The items could not be made unread again');
+    }
+    app.reloadCounts();
+  }
+
+  /**
+   * Live updates: told which subscriptions received items since the last look, checks
+   * whether this view lists new ones, and offers them behind a bar instead of moving the
+   * list under the reader.
+   */
+  async checkArrivals(updated) {
+    if (this.destroyed || this.route.filter === 'starred' || this.loading) return;
+    const inView = updated.filter((u) => {
+      if (this.route.feedId) return u.feed_id === this.route.feedId;
+      if (this.route.groupId) {
+        const sub = app.subscriptions.find((s) => s.id === u.subscription_id);
+        return sub && sub.group_id === this.route.groupId;
+      }
+      return true;
+    });
+    if (!inView.length) return;
+    const page = await api('GET', '/items' + query({
+      filter: this.route.filter,
+      feed_id: this.route.feedId,
+      group_id: this.route.groupId,
+      limit: app.prefs.page_size || 50,
+    }));
+    if (this.destroyed) return;
+    const fresh = ((page && page.items) || []).filter((item) => !this.byId.has(item.id)).length;
+    if (!fresh) return;
+    const label = fresh + (page.has_more && fresh === page.items.length ? '+' : '') + (fresh === 1 ? ' new item' : ' new items');
+    replace(this.newBar, h('button', { type: 'button', class: 'button primary', onclick: () => this.showNew() }, icon('refresh'), label));
+    this.newBar.hidden = false;
+  }
+
+  /** Shows the new items: the list reloads from the top, where they are. */
+  async showNew() {
+    this.newBar.hidden = true;
+    replace(this.newBar);
+    const root = this.scrollRoot() || document.scrollingElement;
+    root.scrollTop = 0;
+    await this.reload();
   }
 
   markSelected() {

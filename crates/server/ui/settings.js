@@ -1,7 +1,7 @@
 // Settings pages (F53): preferences and theme, groups, OPML import/export; the account
 // (password, API keys, sessions, deletion); users for administrators; one feed's settings.
 
-import { app, signOut } from './app.js';
+import { app } from './state.js';
 import { api } from './api.js';
 import { fullDate, h, icon, replace } from './dom.js';
 import { confirmDialog, errorBlock, showError, toast } from './dialogs.js';
@@ -161,7 +161,7 @@ export function renderAccount(root) {
   page(root, 'Account',
     section('You',
       h('p', null, 'Signed in as ', h('strong', null, me.username), me.is_admin ? ' (administrator)' : '', '.'),
-      h('button', { type: 'button', class: 'button', id: 'sign-out', onclick: () => signOut() }, 'Sign out')),
+      h('button', { type: 'button', class: 'button', id: 'sign-out', onclick: () => app.signOut() }, 'Sign out')),
     passwordSection(),
     keysSection(),
     sessionsSection(),

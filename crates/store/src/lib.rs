@@ -53,9 +53,9 @@ pub use preferences::{
     Preferences, THEMES,
 };
 pub use reading::{
-    DEFAULT_PAGE_SIZE, ItemCursor, ItemDetail, ItemFilter, ItemOrder, ItemPage, ItemQuery,
-    ItemSummary, MAX_MARK_IDS, MAX_PAGE_SIZE, MarkReadScope, SubscriptionCount, UnreadCounts,
-    UpdatedFeed,
+    DEFAULT_PAGE_SIZE, ItemBody, ItemCursor, ItemDetail, ItemFilter, ItemOrder, ItemPage,
+    ItemQuery, ItemSummary, MAX_MARK_IDS, MAX_PAGE_SIZE, MAX_UNDO_IDS, MarkReadOutcome,
+    MarkReadScope, ReadUndo, SubscriptionCount, UnreadCounts, UpdatedFeed, WatermarkBefore,
 };
 pub use search::{BackfillStep, DEFAULT_BACKFILL_BATCH, ItemSearch, SearchHit, SearchPage};
 pub use sessions::{ApiKey, ApiKeyScope, Authenticated, Session};

@@ -120,6 +120,15 @@ pub struct ItemSummary {
     pub is_starred: bool,
 }
 
+/// What a listing leaves out of an item and a reader needs to show it opened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ItemBody {
+    /// Sanitized content.
+    pub content: Option<String>,
+    /// Media enclosures.
+    pub enclosures: Vec<crate::Enclosure>,
+}
+
 /// One page of a listing.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ItemPage {
@@ -151,7 +160,47 @@ pub enum MarkReadScope {
     Group(i64),
     /// Every subscription.
     All,
+    /// Only the starred items, of one feed, of one group's subscriptions, or of everything
+    /// (the Starred view): what that view lists, and nothing else.
+    Starred {
+        /// Only this feed's starred items.
+        feed_id: Option<i64>,
+        /// Only the starred items of this group's subscriptions.
+        group_id: Option<i64>,
+    },
 }
+
+/// A subscription's read watermark before a mark-read moved it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct WatermarkBefore {
+    /// The subscription.
+    pub subscription_id: i64,
+    /// Its `read_before` before the mark-read (`None`: it had none).
+    pub read_before: Option<i64>,
+}
+
+/// What a mark-read changed, so that it can be undone exactly: the watermarks it moved and
+/// the items whose own state it turned from unread to read.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ReadUndo {
+    /// The watermarks as they were.
+    pub watermarks: Vec<WatermarkBefore>,
+    /// Items that were unread by their own state (or by having none) and are read now.
+    pub item_ids: Vec<i64>,
+}
+
+/// The result of a mark-read.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MarkReadOutcome {
+    /// Items that were unread and are read now.
+    pub marked: u64,
+    /// How to restore the state before it.
+    pub undo: ReadUndo,
+}
+
+/// The item ids a restore may name at once (an undo of a mark-read of ids or of starred
+/// items names at most this many; a feed's undo names only the few explicit unread rows).
+pub const MAX_UNDO_IDS: usize = 10_000;
 
 /// One subscription's unread count.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -488,6 +537,53 @@ impl Store {
         Ok(items)
     }
 
+    /// The content and enclosures of these items (at most [`MAX_PAGE_SIZE`]), for a listing
+    /// that shows items opened without a request per item. Items not in the user's
+    /// subscriptions are left out.
+    pub async fn item_bodies(
+        &self,
+        user_id: i64,
+        ids: &[i64],
+    ) -> Result<std::collections::HashMap<i64, ItemBody>> {
+        if ids.is_empty() {
+            return Ok(std::collections::HashMap::new());
+        }
+        if ids.len() > MAX_PAGE_SIZE as usize {
+            return Err(StoreError::Invalid(format!(
+                "at most {MAX_PAGE_SIZE} items' content can be read at once"
+            )));
+        }
+        let placeholders: Vec<String> = (0..ids.len()).map(|n| format!("${}", n + 2)).collect();
+        let sql = format!(
+            "SELECT i.id, i.content, i.enclosures FROM items i
+             JOIN subscriptions s ON s.feed_id = i.feed_id AND s.user_id = $1
+             WHERE i.id IN ({})",
+            placeholders.join(", ")
+        );
+        let rows: Vec<(i64, Option<String>, String)> = with_db!(self, read, |db| {
+            let mut query = sqlx::query_as(sqlx::AssertSqlSafe(sql));
+            query = query.bind(user_id);
+            for id in ids {
+                query = query.bind(*id);
+            }
+            query.fetch_all(db).await?
+        });
+        Ok(rows
+            .into_iter()
+            .map(|(id, content, enclosures)| {
+                // Written by this store as JSON; a damaged value shows as none.
+                let enclosures = serde_json::from_str(&enclosures).unwrap_or_default();
+                (
+                    id,
+                    ItemBody {
+                        content,
+                        enclosures,
+                    },
+                )
+            })
+            .collect())
+    }
+
     /// One item of the user's subscriptions with the user's state and the feed's title.
     pub async fn item_detail(&self, user_id: i64, item_id: i64) -> Result<ItemDetail> {
         let item = self.item(user_id, item_id).await?;
@@ -523,6 +619,19 @@ impl Store {
         scope: &MarkReadScope,
         before: Option<i64>,
     ) -> Result<u64> {
+        Ok(self
+            .mark_read_undoable(user_id, scope, before)
+            .await?
+            .marked)
+    }
+
+    /// [`Store::mark_read`], answering also what changed, for [`Store::restore_read`].
+    pub async fn mark_read_undoable(
+        &self,
+        user_id: i64,
+        scope: &MarkReadScope,
+        before: Option<i64>,
+    ) -> Result<MarkReadOutcome> {
         let now = unix_now();
         match scope {
             MarkReadScope::Ids(ids) => {
@@ -538,24 +647,126 @@ impl Store {
                 .await?
                 .ok_or(StoreError::NotFound("feed")),
             MarkReadScope::Group(group_id) => {
-                let owned: Option<i64> = with_db!(self, read, |db| {
-                    sqlx::query_scalar("SELECT id FROM feed_groups WHERE user_id = $1 AND id = $2")
-                        .bind(user_id)
-                        .bind(group_id)
-                        .fetch_optional(db)
-                        .await?
-                });
-                owned.ok_or(StoreError::NotFound("group"))?;
+                self.check_group(user_id, *group_id).await?;
                 Ok(self
                     .mark_subscriptions_read(user_id, "group_id = $2", Some(*group_id), before, now)
                     .await?
-                    .unwrap_or(0))
+                    .unwrap_or_default())
             }
             MarkReadScope::All => Ok(self
                 .mark_subscriptions_read(user_id, "$2 IS NULL", None, before, now)
                 .await?
-                .unwrap_or(0)),
+                .unwrap_or_default()),
+            MarkReadScope::Starred { feed_id, group_id } => {
+                let query = ItemQuery {
+                    feed_id: *feed_id,
+                    group_id: *group_id,
+                    ..ItemQuery::default()
+                };
+                self.check_scope(user_id, &query).await?;
+                // The user's starred items are few (a state row each): list the unread ones
+                // in scope and mark them one by one, like ids.
+                let mut listing = Listing::new(user_id);
+                listing.push(format!(
+                    "{STATES_JOINED} AND st.user_id = $1 AND st.is_starred AND NOT {IS_READ}"
+                ));
+                listing.common(&query);
+                let mut sql = format!(
+                    "SELECT i.id {FROM_STATES} WHERE {}",
+                    listing.conditions.join(" AND ")
+                );
+                if let Some(before) = before {
+                    let p = listing.bind(before);
+                    sql.push_str(&format!(" AND i.published_at < {p}"));
+                }
+                let ids: Vec<i64> = with_db!(self, read, |db| {
+                    let mut q = sqlx::query_scalar(sqlx::AssertSqlSafe(sql));
+                    for value in &listing.binds {
+                        q = match value {
+                            SqlValue::Int(value) => q.bind(*value),
+                            SqlValue::Text(value) => q.bind(value.as_str()),
+                        };
+                    }
+                    q.fetch_all(db).await?
+                });
+                let mut outcome = MarkReadOutcome::default();
+                for chunk in ids.chunks(MAX_MARK_IDS) {
+                    let part = self.mark_ids_read(user_id, chunk, before, now).await?;
+                    outcome.marked += part.marked;
+                    outcome.undo.item_ids.extend(part.undo.item_ids);
+                }
+                Ok(outcome)
+            }
         }
+    }
+
+    async fn check_group(&self, user_id: i64, group_id: i64) -> Result<()> {
+        let owned: Option<i64> = with_db!(self, read, |db| {
+            sqlx::query_scalar("SELECT id FROM feed_groups WHERE user_id = $1 AND id = $2")
+                .bind(user_id)
+                .bind(group_id)
+                .fetch_optional(db)
+                .await?
+        });
+        owned.map(|_| ()).ok_or(StoreError::NotFound("group"))
+    }
+
+    /// Undoes a mark-read with what it answered: lowers the watermarks it moved back to where
+    /// they were (never raises one) and turns the items it marked unread again. Names only
+    /// the user's own subscriptions and items; others are ignored. Answers how many items
+    /// are unread again.
+    pub async fn restore_read(&self, user_id: i64, undo: &ReadUndo) -> Result<u64> {
+        if undo.item_ids.len() > MAX_UNDO_IDS {
+            return Err(StoreError::Invalid(format!(
+                "at most {MAX_UNDO_IDS} items can be restored at once"
+            )));
+        }
+        let mut ids = undo.item_ids.clone();
+        ids.sort_unstable();
+        ids.dedup();
+        let lock = match self.engine() {
+            Engine::Sqlite => "",
+            Engine::Postgres => " FOR NO KEY UPDATE",
+        };
+        let total_sql = format!(
+            "SELECT CAST(COALESCE(SUM(unread_count), 0) AS BIGINT) FROM (SELECT unread_count FROM subscriptions
+             WHERE user_id = $1 ORDER BY id{lock}) t"
+        );
+        let restored: i64 = in_tx!(self, |tx| {
+            let unread_before: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(total_sql.clone()))
+                .bind(user_id)
+                .fetch_one(&mut *tx)
+                .await?;
+            for mark in &undo.watermarks {
+                sqlx::query(
+                    "UPDATE subscriptions SET read_before = $3
+                     WHERE id = $1 AND user_id = $2 AND read_before IS NOT NULL
+                       AND ($3 IS NULL OR read_before > $3)",
+                )
+                .bind(mark.subscription_id)
+                .bind(user_id)
+                .bind(mark.read_before)
+                .execute(&mut *tx)
+                .await?;
+            }
+            for id in &ids {
+                sqlx::query(
+                    "UPDATE item_states SET is_read = FALSE, updated_at = $3
+                     WHERE user_id = $1 AND item_id = $2 AND is_read",
+                )
+                .bind(user_id)
+                .bind(id)
+                .bind(unix_now())
+                .execute(&mut *tx)
+                .await?;
+            }
+            let unread_after: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(total_sql))
+                .bind(user_id)
+                .fetch_one(&mut *tx)
+                .await?;
+            unread_after - unread_before
+        });
+        Ok(restored.max(0) as u64)
     }
 
     async fn mark_ids_read(
@@ -564,11 +775,11 @@ impl Store {
         ids: &[i64],
         before: Option<i64>,
         now: i64,
-    ) -> Result<u64> {
+    ) -> Result<MarkReadOutcome> {
         let mut ids = ids.to_vec();
         ids.sort_unstable();
         ids.dedup();
-        let mut marked = 0;
+        let mut marked = Vec::new();
         in_tx!(self, |tx| {
             for id in &ids {
                 // The state the item has now, and whether it is the user's at all.
@@ -598,10 +809,16 @@ impl Store {
                 .bind(now)
                 .execute(&mut *tx)
                 .await?;
-                marked += 1;
+                marked.push(*id);
             }
         });
-        Ok(marked)
+        Ok(MarkReadOutcome {
+            marked: marked.len() as u64,
+            undo: ReadUndo {
+                watermarks: Vec::new(),
+                item_ids: marked,
+            },
+        })
     }
 
     /// Moves the watermarks of the user's subscriptions matching `condition` (on `$2`).
@@ -613,7 +830,7 @@ impl Store {
         value: Option<i64>,
         before: Option<i64>,
         now: i64,
-    ) -> Result<Option<u64>> {
+    ) -> Result<Option<MarkReadOutcome>> {
         // On PostgreSQL the rows are locked first, so that an item insert in flight on one of
         // these feeds either commits before the counts and dates below are read, or waits and
         // then sees the new watermark (migration 5). SQLite's single writer serializes both.
@@ -625,7 +842,7 @@ impl Store {
             "SELECT id, feed_id, read_before, unread_count FROM subscriptions
              WHERE user_id = $1 AND {condition} ORDER BY id{lock}"
         );
-        let marked: Option<u64> = in_tx!(self, |tx| {
+        let marked: Option<MarkReadOutcome> = in_tx!(self, |tx| {
             let subscriptions: Vec<(i64, i64, Option<i64>, i64)> =
                 sqlx::query_as(sqlx::AssertSqlSafe(select))
                     .bind(user_id)
@@ -635,7 +852,7 @@ impl Store {
             if subscriptions.is_empty() {
                 None
             } else {
-                let mut marked: u64 = 0;
+                let mut outcome = MarkReadOutcome::default();
                 for (id, feed_id, read_before, unread_before) in subscriptions {
                     // "Before T" covers items published up to T - 1 s (times are whole
                     // seconds); without it, every item the feed has now.
@@ -653,20 +870,28 @@ impl Store {
                     let Some(target) = target else {
                         continue;
                     };
-                    sqlx::query(
+                    let flipped: Vec<i64> = sqlx::query_scalar(
                         "UPDATE item_states SET is_read = TRUE, updated_at = $3
                          WHERE user_id = $1 AND NOT is_read
                            AND EXISTS (SELECT 1 FROM items i
                                        WHERE i.id = item_states.item_id AND i.feed_id = $2
-                                         AND i.published_at <= $4)",
+                                         AND i.published_at <= $4)
+                         RETURNING item_id",
                     )
                     .bind(user_id)
                     .bind(feed_id)
                     .bind(now)
                     .bind(target)
-                    .execute(&mut *tx)
+                    .fetch_all(&mut *tx)
                     .await?;
+                    outcome.undo.item_ids.extend(flipped);
                     let watermark = read_before.map_or(target, |w| w.max(target));
+                    if read_before != Some(watermark) {
+                        outcome.undo.watermarks.push(WatermarkBefore {
+                            subscription_id: id,
+                            read_before,
+                        });
+                    }
                     // Setting read_before makes the triggers recount the subscription. (Read
                     // back separately: SQLite's RETURNING shows the row before its triggers.)
                     sqlx::query("UPDATE subscriptions SET read_before = $2 WHERE id = $1")
@@ -679,9 +904,9 @@ impl Store {
                             .bind(id)
                             .fetch_one(&mut *tx)
                             .await?;
-                    marked += unread_before.saturating_sub(unread_after).max(0) as u64;
+                    outcome.marked += unread_before.saturating_sub(unread_after).max(0) as u64;
                 }
-                Some(marked)
+                Some(outcome)
             }
         });
         Ok(marked)

@@ -7,7 +7,7 @@ use axum::extract::State;
 use serde::{Deserialize, Serialize};
 use tidings_store::{
     DEFAULT_PAGE_SIZE, Enclosure, ItemCursor, ItemFilter, ItemOrder, ItemQuery, ItemSummary,
-    MAX_MARK_IDS, MAX_PAGE_SIZE, MarkReadScope,
+    MAX_MARK_IDS, MAX_PAGE_SIZE, MAX_UNDO_IDS, MarkReadScope, ReadUndo, WatermarkBefore,
 };
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
@@ -28,6 +28,7 @@ pub(crate) fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(get_item))
         .routes(routes!(set_item_state))
         .routes(routes!(mark_read))
+        .routes(routes!(undo_mark_read))
         .routes(routes!(counts))
         .routes(routes!(updated_feeds))
 }
@@ -71,6 +72,9 @@ pub struct ItemListParams {
     pub cursor: Option<String>,
     /// Items per page, 1 to 200 (default 50).
     pub limit: Option<i64>,
+    /// `content`: each item also carries its `content` and `enclosures`, so that a reader
+    /// shows an item opened without asking for it again.
+    pub include: Option<String>,
 }
 
 /// An item in a listing: no content.
@@ -104,6 +108,13 @@ pub struct ItemSummaryView {
     /// escaped, the matched words in `<mark>`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub snippet: Option<String>,
+    /// The sanitized content, with `include=content` (absent otherwise, and when the item
+    /// has none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub content: Option<String>,
+    /// Media enclosures, with `include=content` (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub enclosures: Option<Vec<EnclosureView>>,
 }
 
 impl From<ItemSummary> for ItemSummaryView {
@@ -122,6 +133,8 @@ impl From<ItemSummary> for ItemSummaryView {
             is_read: item.is_read,
             is_starred: item.is_starred,
             snippet: None,
+            content: None,
+            enclosures: None,
         }
     }
 }
@@ -206,7 +219,8 @@ pub struct ItemStateView {
     pub is_starred: bool,
 }
 
-/// What to mark read: exactly one of `ids`, `feed_id`, `group_id` or `all: true`.
+/// What to mark read: exactly one of `ids`, `feed_id`, `group_id` or `all: true`; with
+/// `starred: true` (and optionally `feed_id` or `group_id`), only the starred items.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MarkRead {
@@ -218,16 +232,49 @@ pub struct MarkRead {
     pub group_id: Option<i64>,
     /// Every item of every subscription.
     pub all: Option<bool>,
+    /// Only the starred items: of the feed, of the group, or of everything (the Starred
+    /// view, where nothing else is listed).
+    pub starred: Option<bool>,
     /// Only items published before this time (RFC 3339): send the time the user's view was
     /// loaded, so that items arriving meanwhile stay unread.
     pub before: Option<String>,
 }
 
-/// How many items became read.
+/// How many items became read, and how to undo it.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct MarkReadResult {
     /// Items that were unread and are read now.
     pub marked: u64,
+    /// Send this unchanged to `POST /items/mark-read/undo` to restore exactly the state
+    /// before.
+    pub undo: ReadUndoView,
+}
+
+/// A subscription's read watermark before a mark-read.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WatermarkView {
+    /// The subscription.
+    pub subscription_id: i64,
+    /// Its watermark before (Unix seconds; null: none).
+    pub read_before: Option<i64>,
+}
+
+/// What a mark-read changed: the watermarks it moved and the items it marked one by one.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReadUndoView {
+    /// The watermarks as they were.
+    pub watermarks: Vec<WatermarkView>,
+    /// The items that became read by their own state.
+    pub item_ids: Vec<i64>,
+}
+
+/// How many items are unread again after an undo.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct UndoResult {
+    /// Items unread again.
+    pub restored: u64,
 }
 
 /// Unread items of one subscription.
@@ -263,6 +310,9 @@ pub struct Counts {
     pub subscriptions: Vec<SubscriptionCountView>,
     /// Per group (every group of the user, also empty ones).
     pub groups: Vec<GroupCountView>,
+    /// The server's time of these counts, a second early: pass it as `since` to
+    /// `/items/updated-feeds` to learn what arrived after them.
+    pub as_of: String,
 }
 
 /// The parameter of "updated since".
@@ -378,7 +428,7 @@ fn item_query(params: ItemListParams) -> ApiResult<ItemQuery> {
 /// publication time. Pages are keyed on (published, id): follow `next_cursor` while
 /// `has_more`; items that arrive meanwhile are neither skipped nor repeated. With `q`, only
 /// the items matching the search, each with a highlighted `snippet`, and `order=relevance`
-/// is available.
+/// is available. With `include=content` every item also carries its content and enclosures.
 #[utoipa::path(get, path = "/items", tag = "items", params(ItemListParams),
     responses(
         (status = 200, body = ItemList),
@@ -388,28 +438,59 @@ fn item_query(params: ItemListParams) -> ApiResult<ItemQuery> {
 async fn list_items(
     State(state): State<AppState>,
     auth: Auth,
-    Query(params): Query<ItemListParams>,
+    Query(mut params): Query<ItemListParams>,
 ) -> ApiResult<Json<ItemList>> {
+    let with_content = match params.include.take().as_deref().map(str::trim) {
+        None | Some("") => false,
+        Some("content") => true,
+        Some(other) => {
+            return Err(ApiError::validation(
+                format!("include must be content, not {other:?}"),
+                "Use include=content, or leave it out for summaries only.",
+            ));
+        }
+    };
     let search = search::parse_q(params.q.as_deref())?;
     if let Some(query) = search {
-        return search_items(&state, &auth, query, params).await;
+        return search_items(&state, &auth, query, params, with_content).await;
     }
     let query = item_query(params)?;
     let page = state.store.list_items(auth.user.id, &query).await?;
+    let mut items: Vec<ItemSummaryView> = page.items.into_iter().map(Into::into).collect();
+    if with_content {
+        add_bodies(&state, &auth, &mut items).await?;
+    }
     Ok(Json(ItemList {
         has_more: page.next_cursor.is_some(),
         next_cursor: page.next_cursor.map(|c| c.encode()),
-        items: page.items.into_iter().map(Into::into).collect(),
+        items,
     }))
 }
 
 /// `GET /items?q=…`: the listing's parameters over the items matching the search, each with a
 /// snippet.
+/// Adds each listed item's content and enclosures (`include=content`).
+async fn add_bodies(state: &AppState, auth: &Auth, items: &mut [ItemSummaryView]) -> ApiResult<()> {
+    let ids: Vec<i64> = items.iter().map(|item| item.id).collect();
+    let mut bodies = state.store.item_bodies(auth.user.id, &ids).await?;
+    for item in items {
+        let body = bodies.remove(&item.id);
+        item.enclosures = Some(
+            body.as_ref()
+                .map(|b| b.enclosures.iter().cloned().map(Into::into).collect())
+                .unwrap_or_default(),
+        );
+        item.content = body.and_then(|b| b.content);
+    }
+    Ok(())
+}
+
 async fn search_items(
     state: &AppState,
     auth: &Auth,
     query: SearchQuery,
     mut params: ItemListParams,
+    with_content: bool,
 ) -> ApiResult<Json<ItemList>> {
     let by_relevance = params.order.as_deref().map(str::trim) == Some("relevance");
     let mut offset = 0;
@@ -437,20 +518,24 @@ async fn search_items(
         (None, Some(offset)) => Some(relevance_cursor(offset)),
         (None, None) => None,
     };
+    let mut items: Vec<ItemSummaryView> = page
+        .hits
+        .into_iter()
+        .map(|hit| {
+            let snippet = search::snippet_html(&hit.text, &search.query);
+            ItemSummaryView {
+                snippet: Some(snippet),
+                ..hit.item.into()
+            }
+        })
+        .collect();
+    if with_content {
+        add_bodies(state, auth, &mut items).await?;
+    }
     Ok(Json(ItemList {
         has_more: next_cursor.is_some(),
         next_cursor,
-        items: page
-            .hits
-            .into_iter()
-            .map(|hit| {
-                let snippet = search::snippet_html(&hit.text, &search.query);
-                ItemSummaryView {
-                    snippet: Some(snippet),
-                    ..hit.item.into()
-                }
-            })
-            .collect(),
+        items,
     }))
 }
 
@@ -538,6 +623,39 @@ async fn mark_read(
     auth: Auth,
     Json(body): Json<MarkRead>,
 ) -> ApiResult<Json<MarkReadResult>> {
+    let before = body
+        .before
+        .as_deref()
+        .map(|t| parse_time("before", t))
+        .transpose()?;
+    match body.starred {
+        Some(true) => {
+            if body.ids.is_some() || body.all == Some(false) {
+                return Err(ApiError::validation(
+                    "starred goes with feed_id, group_id or all, not with ids.",
+                    "Send {\"starred\": true} with a feed_id, a group_id or nothing else.",
+                ));
+            }
+            if body.feed_id.is_some() && body.group_id.is_some() {
+                return Err(ApiError::validation(
+                    "Give at most one of feed_id or group_id with starred.",
+                    "Send {\"starred\": true, \"feed_id\": 3} or {\"starred\": true}.",
+                ));
+            }
+            let scope = MarkReadScope::Starred {
+                feed_id: body.feed_id,
+                group_id: body.group_id,
+            };
+            return marked_result(&state, &auth, &scope, before).await;
+        }
+        Some(false) => {
+            return Err(ApiError::validation(
+                "starred must be true when given.",
+                "Leave starred out to mark every item of the scope.",
+            ));
+        }
+        None => {}
+    }
     let mut scopes = Vec::new();
     if let Some(ids) = body.ids {
         if ids.len() > MAX_MARK_IDS {
@@ -570,14 +688,69 @@ async fn mark_read(
             "Send e.g. {\"feed_id\": 3, \"before\": \"2026-01-31T08:00:00Z\"}.",
         ));
     }
-    let before = body
-        .before
-        .as_deref()
-        .map(|t| parse_time("before", t))
-        .transpose()?;
     let scope = scopes.remove(0);
-    let marked = state.store.mark_read(auth.user.id, &scope, before).await?;
-    Ok(Json(MarkReadResult { marked }))
+    marked_result(&state, &auth, &scope, before).await
+}
+
+async fn marked_result(
+    state: &AppState,
+    auth: &Auth,
+    scope: &MarkReadScope,
+    before: Option<i64>,
+) -> ApiResult<Json<MarkReadResult>> {
+    let outcome = state
+        .store
+        .mark_read_undoable(auth.user.id, scope, before)
+        .await?;
+    Ok(Json(MarkReadResult {
+        marked: outcome.marked,
+        undo: ReadUndoView {
+            watermarks: outcome
+                .undo
+                .watermarks
+                .into_iter()
+                .map(|w| WatermarkView {
+                    subscription_id: w.subscription_id,
+                    read_before: w.read_before,
+                })
+                .collect(),
+            item_ids: outcome.undo.item_ids,
+        },
+    }))
+}
+
+/// Undo a mark-read: send its `undo` unchanged. Watermarks go back to where they were
+/// (never forward) and the items it marked are unread again; subscriptions and items that
+/// are not the user's are ignored.
+#[utoipa::path(post, path = "/items/mark-read/undo", tag = "items", request_body = ReadUndoView,
+    responses(
+        (status = 200, body = UndoResult),
+        (status = 422, description = "Too many ids", body = ErrorBody),
+    ))]
+async fn undo_mark_read(
+    State(state): State<AppState>,
+    auth: Auth,
+    Json(body): Json<ReadUndoView>,
+) -> ApiResult<Json<UndoResult>> {
+    if body.item_ids.len() > MAX_UNDO_IDS {
+        return Err(ApiError::validation(
+            format!("At most {MAX_UNDO_IDS} item ids can be restored at once."),
+            "Send the undo of one mark-read, unchanged.",
+        ));
+    }
+    let undo = ReadUndo {
+        watermarks: body
+            .watermarks
+            .into_iter()
+            .map(|w| WatermarkBefore {
+                subscription_id: w.subscription_id,
+                read_before: w.read_before,
+            })
+            .collect(),
+        item_ids: body.item_ids,
+    };
+    let restored = state.store.restore_read(auth.user.id, &undo).await?;
+    Ok(Json(UndoResult { restored }))
 }
 
 /// Unread counts per subscription and per group, the total, and the number of starred items:
@@ -592,6 +765,7 @@ async fn counts(State(state): State<AppState>, auth: Auth) -> ApiResult<Json<Cou
         *per_group.entry(count.group_id).or_default() += count.unread;
     }
     Ok(Json(Counts {
+        as_of: time(chrono::Utc::now().timestamp() - 1),
         unread: counts.subscriptions.iter().map(|c| c.unread).sum(),
         starred: counts.starred,
         subscriptions: counts

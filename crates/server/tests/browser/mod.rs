@@ -29,6 +29,9 @@ pub const CHROMIUM_FLAGS: &[&str] = &[
     "--hide-scrollbars",
     "--force-color-profile=srgb",
     "--lang=en-US",
+    // Every name but the loopback fails to resolve: a page that tries to load something from
+    // the internet (a video thumbnail, an embed) cannot reach it from a test.
+    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
 ];
 
 fn find_binary(names: &[&str]) -> Option<PathBuf> {
