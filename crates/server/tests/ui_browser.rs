@@ -1419,3 +1419,269 @@ async fn fast_reading_never_meets_the_rate_limit() {
     );
     b.quit().await;
 }
+
+/// A podcast feed of one episode with an MP3 enclosure, and a video feed whose item links to
+/// YouTube with its thumbnail as an image enclosure; both enclosures live on `site`.
+fn media_feeds(site: &FeedServer) {
+    let now = chrono::Utc::now().to_rfc2822();
+    site.serve(
+        "/podcast.xml",
+        200,
+        "application/rss+xml",
+        format!(
+            "<?xml version=\"1.0\"?><rss version=\"2.0\"><channel><title>Pod</title>\
+             <link>{base}/</link><description>d</description><item><title>Episode 1</title>\
+             <link>{base}/ep1</link><guid>ep1</guid><pubDate>{now}</pubDate>\
+             <description>Show notes</description>\
+             <enclosure url=\"{base}/ep1.mp3\" length=\"48213000\" type=\"audio/mpeg\"/>\
+             </item></channel></rss>",
+            base = site.base
+        ),
+    );
+    site.serve(
+        "/videos.xml",
+        200,
+        "application/rss+xml",
+        format!(
+            "<?xml version=\"1.0\"?><rss version=\"2.0\"><channel><title>Videos</title>\
+             <link>{base}/</link><description>d</description><item><title>A video</title>\
+             <link>https://www.youtube.com/watch?v=dQw4w9WgXcQ</link><guid>v1</guid>\
+             <pubDate>{now}</pubDate><description>About it</description>\
+             <enclosure url=\"{base}/thumb.jpg\" length=\"1200\" type=\"image/jpeg\"/>\
+             </item></channel></rss>",
+            base = site.base
+        ),
+    );
+    site.serve("/thumb.jpg", 200, "image/jpeg", vec![0xff, 0xd8, 0xff]);
+}
+
+/// Issue 10: the reading view. The page never scrolls in the two-pane layout; "Mark all
+/// read" in Starred marks only starred items, asks above 20 items and is undone exactly;
+/// counts and the list update by themselves behind an "N new items" bar; a podcast gets a
+/// player and a YouTube item its thumbnail and a click-to-load player.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reading_view_in_chromium() {
+    if skip_without_browser("ui_browser::reading_view_in_chromium") {
+        return;
+    }
+    let site = feed_site().await;
+    media_feeds(&site);
+    let db = TestDb::sqlite();
+    let (base, store) = start_server(&db).await;
+    let b = Browser::start(1280, 860).await;
+    let feeds = [
+        site.url("/big.xml"),
+        site.url("/news.xml"),
+        site.url("/podcast.xml"),
+        site.url("/videos.xml"),
+    ];
+    let (user, ids) = reader_with_feeds(&store, &b, &base, &feeds).await;
+    let (big, news, podcast, videos) = (ids[0], ids[1], ids[2], ids[3]);
+
+    // The two panes scroll; the page itself never does.
+    b.goto(&format!("{base}/feeds/{big}?filter=unread")).await;
+    b.wait_for(
+        "the unread list",
+        "document.querySelectorAll('#main li.item').length >= 50",
+    )
+    .await;
+    assert_eq!(
+        b.eval("document.scrollingElement.scrollHeight === innerHeight")
+            .await,
+        true,
+        "page height {} for a window of {}",
+        b.eval("document.scrollingElement.scrollHeight").await,
+        b.eval("innerHeight").await
+    );
+
+    // Star two unread items of Big and one of News, then mark all read in Starred: only
+    // those three become read.
+    let listed = listed_ids(&b).await;
+    for id in &listed[..2] {
+        b.click(&format!("li.item[data-id='{id}'] .star")).await;
+    }
+    b.goto(&format!("{base}/feeds/{news}?filter=unread")).await;
+    b.wait_for(
+        "the news items",
+        "document.querySelectorAll('#main li.item').length === 5",
+    )
+    .await;
+    let news_first = listed_ids(&b).await[0];
+    b.click(&format!("li.item[data-id='{news_first}'] .star"))
+        .await;
+    b.wait_for(
+        "three starred",
+        "document.querySelector('[data-count=starred]').textContent === '3'",
+    )
+    .await;
+    b.click("a.feed-link[data-key='/all?filter=starred']").await;
+    b.wait_for(
+        "the starred view",
+        "location.search === '?filter=starred' && document.querySelectorAll('#main li.item').length === 3",
+    )
+    .await;
+    b.click("#mark-all-read").await;
+    b.wait_for(
+        "the starred items read",
+        "document.querySelectorAll('#main li.item.is-read').length === 3",
+    )
+    .await;
+    assert_eq!(
+        b.eval("document.querySelector('dialog[open]')").await,
+        Value::Null,
+        "three items need no question"
+    );
+    let big_unread = wait_for_unread(&store, user, big, 158).await;
+    assert!(!big_unread.contains(&listed[0]) && !big_unread.contains(&listed[1]));
+    wait_for_unread(&store, user, news, 4).await;
+
+    // 158 items: asked first, then undone exactly.
+    b.goto(&format!("{base}/feeds/{big}?filter=unread")).await;
+    b.wait_for(
+        "the unread list",
+        "document.querySelectorAll('#main li.item').length >= 50",
+    )
+    .await;
+    b.wait_for(
+        "the count",
+        &format!("document.querySelector('a.feed-link[data-key=\"/feeds/{big}\"] .count').textContent === '158'"),
+    )
+    .await;
+    b.click("#mark-all-read").await;
+    let question = b
+        .wait_for(
+            "the question",
+            "document.querySelector('dialog[open]')?.innerText",
+        )
+        .await;
+    assert!(
+        question.as_str().unwrap().contains("Mark 158 items read?"),
+        "{question}"
+    );
+    b.click("dialog[open] .button.primary").await;
+    wait_for_unread(&store, user, big, 0).await;
+    b.wait_for(
+        "the count gone",
+        &format!("document.querySelector('a.feed-link[data-key=\"/feeds/{big}\"] .count').hidden"),
+    )
+    .await;
+    b.click("#toasts .toast[data-key=marked-read] .toast-button")
+        .await;
+    assert_eq!(wait_for_unread(&store, user, big, 158).await, big_unread);
+    b.wait_for(
+        "the count back",
+        &format!("document.querySelector('a.feed-link[data-key=\"/feeds/{big}\"] .count').textContent === '158'"),
+    )
+    .await;
+    b.wait_for(
+        "the items unread again",
+        "document.querySelectorAll('#main li.item.is-read').length === 0",
+    )
+    .await;
+
+    // New items arrive: the count follows and the list offers them without moving.
+    b.goto(&format!("{base}/feeds/{news}?filter=all")).await;
+    b.wait_for(
+        "the news items",
+        "document.querySelectorAll('#main li.item').length === 5",
+    )
+    .await;
+    let before = listed_ids(&b).await;
+    site.serve(
+        "/news.xml",
+        200,
+        "application/rss+xml",
+        rss(&site.base, "news", 7),
+    );
+    let fetcher = support::test_fetcher(store.clone(), true);
+    fetcher.refresh_feed(news).await.expect("refresh");
+    b.eval("(window.dispatchEvent(new Event('focus')), true)")
+        .await;
+    b.wait_for(
+        "the new items bar",
+        "document.querySelector('.new-items:not([hidden])')?.innerText.includes('2 new items')",
+    )
+    .await;
+    assert_eq!(sidebar_count(&b, news).await, "6");
+    assert_eq!(listed_ids(&b).await, before, "the list did not move");
+    b.click(".new-items button").await;
+    b.wait_for(
+        "the new items listed",
+        "document.querySelectorAll('#main li.item').length === 7",
+    )
+    .await;
+
+    // A podcast: a player that loads nothing before a click, type, size and download.
+    b.goto(&format!("{base}/feeds/{podcast}?filter=all")).await;
+    b.click("#main li.item .item-toggle").await;
+    let audio = b
+        .wait_for(
+            "the player",
+            "(() => { const a = document.querySelector('#main li.expanded audio'); \
+             return a && [a.getAttribute('src'), a.getAttribute('preload'), a.hasAttribute('controls')]; })()",
+        )
+        .await;
+    assert_eq!(audio, json!([site.url("/ep1.mp3"), "none", true]));
+    let caption = b
+        .eval("document.querySelector('#main li.expanded .enclosure figcaption').innerText")
+        .await;
+    let caption = caption.as_str().unwrap();
+    assert!(
+        caption.contains("audio/mpeg") && caption.contains("48.2 MB"),
+        "{caption}"
+    );
+    assert_eq!(
+        b.eval(
+            "document.querySelector('#main li.expanded a.enclosure-download').getAttribute('href')"
+        )
+        .await,
+        site.url("/ep1.mp3")
+    );
+    assert_eq!(site.hits("/ep1.mp3"), 0, "nothing loaded before a click");
+
+    // A YouTube item: its thumbnail, a link to the video, and a player only on request.
+    b.goto(&format!("{base}/feeds/{videos}?filter=all")).await;
+    b.eval(
+        "(window.__csp = [], document.addEventListener('securitypolicyviolation', \
+         (e) => window.__csp.push(e.violatedDirective + ' ' + e.blockedURI)), true)",
+    )
+    .await;
+    b.click("#main li.item .item-toggle").await;
+    b.wait_for(
+        "the thumbnail",
+        &format!(
+            "document.querySelector('#main li.expanded .video-thumb img')?.getAttribute('src') === '{}'",
+            site.url("/thumb.jpg")
+        ),
+    )
+    .await;
+    assert_eq!(
+        b.eval("document.querySelector('#main li.expanded .video-link').getAttribute('href')")
+            .await,
+        "https://www.youtube.com/watch?v=dQw4w9WgXcQ"
+    );
+    assert_eq!(
+        b.eval("document.querySelectorAll('iframe').length").await,
+        0
+    );
+    b.click("#main li.expanded [data-role=embed]").await;
+    let frame = b
+        .wait_for(
+            "the player",
+            "document.querySelector('#main li.expanded iframe')?.getAttribute('src')",
+        )
+        .await;
+    assert_eq!(
+        frame,
+        "https://www.youtube-nocookie.com/embed/dQw4w9WgXcQ?autoplay=1"
+    );
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // (The test site's thumbnail is http:, which img-src refuses; YouTube's are https:.)
+    assert_eq!(
+        b.eval("window.__csp.filter(v => v.startsWith('frame-src'))")
+            .await,
+        json!([]),
+        "the CSP allows the embed"
+    );
+    b.quit().await;
+}

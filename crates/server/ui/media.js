@@ -18,7 +18,7 @@ export function formatSize(bytes) {
     value /= 1000;
     unit++;
   }
-  return (unit === 0 ? String(value) : value.toFixed(value < 10 ? 1 : 0)) + ' ' + units[unit];
+  return (unit === 0 ? String(value) : value.toFixed(value < 100 ? 1 : 0)) + ' ' + units[unit];
 }
 
 /** The video id of a YouTube watch, short, embed or youtu.be address; null otherwise. */
