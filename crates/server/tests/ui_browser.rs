@@ -463,6 +463,13 @@ async fn reader_flows_in_chromium() {
     )
     .await;
     b.click("#main li.item .item-toggle").await;
+    // The expanded body is drawn again when the full text arrives; a click in between would
+    // land on the button being replaced.
+    b.wait_for(
+        "the full text",
+        "document.querySelector('#main li.item.expanded .item-content:not(.pending)') !== null",
+    )
+    .await;
     b.click("#main li.item.expanded [data-action=bookmark]")
         .await;
     b.wait_for(
