@@ -363,7 +363,7 @@ fn json(id: usize, site: &str) -> String {
     .to_string()
 }
 
-/// An item's date: recent (older items would fall to retention), whole days so that every
+/// An item's date: recent, in whole days so that every
 /// request of a run serves the same document.
 fn published(item: usize) -> chrono::DateTime<chrono::Utc> {
     let today = chrono::Utc::now().date_naive();

@@ -82,10 +82,15 @@ pub struct WorkerArgs {
     #[arg(long, env = "TIDINGS_WORKER_POLL_SECONDS", default_value = "30")]
     pub worker_poll_seconds: String,
 
-    /// Items older than this many days are deleted daily, except starred and bookmarked ones
-    /// (0 keeps items forever; at most 36500).
+    /// Items tidings first stored more than this many days ago are deleted daily, except each
+    /// feed's newest items and starred and bookmarked ones (0 keeps items forever; at most
+    /// 36500).
     #[arg(long, env = "TIDINGS_RETENTION_DAYS", default_value = "180")]
     pub retention_days: String,
+
+    /// Retention keeps this many of every feed's newest items whatever their age (0-100000).
+    #[arg(long, env = "TIDINGS_RETENTION_KEEP_PER_FEED", default_value = "50")]
+    pub retention_keep_per_feed: String,
 }
 
 /// The checked worker settings.
@@ -119,6 +124,12 @@ impl WorkerArgs {
                 0..=36500u32,
                 "TIDINGS_RETENTION_DAYS",
                 "--retention-days",
+            )?,
+            retention_keep_per_feed: config::check_number(
+                &self.retention_keep_per_feed,
+                0..=100_000u32,
+                "TIDINGS_RETENTION_KEEP_PER_FEED",
+                "--retention-keep-per-feed",
             )?,
             ..WorkerConfig::default()
         };

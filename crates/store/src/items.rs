@@ -1,10 +1,12 @@
 //! Items of shared feeds, upserted by the identity rule (F4), and users' item states (F32).
 
+use std::collections::HashSet;
+
 use sha2::{Digest, Sha256};
 use tidings_feed::identity::item_identity;
 
 use crate::search::{item_index_write, write_index_row};
-use crate::{Result, Store, StoreError, in_tx, row_decoder, with_db};
+use crate::{Engine, Result, Store, StoreError, in_tx, row_decoder, with_db};
 
 /// A media enclosure of an item.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -51,7 +53,24 @@ pub struct UpsertCounts {
     pub updated: u64,
     /// Items seen before, unchanged.
     pub unchanged: u64,
+    /// Items retention deleted that the feed still lists: not stored again (see
+    /// [`Store::delete_expired_items`]).
+    pub suppressed: u64,
 }
+
+/// How long an item's tombstone outlives the last parse of its feed that listed the item. A
+/// feed read only partly once (a damaged document) does not bring its deleted items back, and
+/// a feed never keeps more tombstones than the identities it listed within this time.
+pub const TOMBSTONE_GRACE_SECONDS: i64 = 7 * 86_400;
+
+/// On PostgreSQL, serializes a feed's item upserts (shared) with retention's deletions
+/// (exclusive), so that an upsert sees the tombstones of items deleted meanwhile. Bind: `$1` =
+/// feed id. (SQLite has one writer; a lock on the feed row would deadlock with unsubscribing.)
+pub(crate) const PG_FEED_ITEMS_LOCK_SHARED: &str =
+    "SELECT pg_advisory_xact_lock_shared(7467, ($1 % 2147483647)::integer)";
+/// The exclusive form of [`PG_FEED_ITEMS_LOCK_SHARED`], taken by retention.
+pub(crate) const PG_FEED_ITEMS_LOCK: &str =
+    "SELECT pg_advisory_xact_lock(7467, ($1 % 2147483647)::integer)";
 
 /// A stored item with one user's state of it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -199,6 +218,10 @@ impl Store {
     /// starred state), and an unchanged one is left alone. Items without a date get `now`,
     /// marked estimated, and keep their first estimate on later fetches.
     ///
+    /// An identity retention deleted (it has a tombstone) is not stored again; its tombstone
+    /// is kept alive while the feed lists it, and tombstones the feed has not listed for
+    /// [`TOMBSTONE_GRACE_SECONDS`] are removed. Items are never refused for their date.
+    ///
     /// Race-safe without reading first: the insert relies on the `(feed_id, identity_key)`
     /// unique constraint (`ON CONFLICT DO NOTHING`), and only then is the existing row
     /// updated, so concurrent upserts of the same items never duplicate them.
@@ -219,8 +242,35 @@ impl Store {
         prepared.dedup_by(|a, b| a.identity_key == b.identity_key);
         let mut counts = UpsertCounts::default();
         let engine = self.engine();
+        let is_postgres = engine == Engine::Postgres;
         in_tx!(self, |tx| {
+            if is_postgres {
+                sqlx::query(PG_FEED_ITEMS_LOCK_SHARED)
+                    .bind(feed_id)
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            let tombstones: HashSet<String> =
+                sqlx::query_scalar("SELECT identity_key FROM item_tombstones WHERE feed_id = $1")
+                    .bind(feed_id)
+                    .fetch_all(&mut *tx)
+                    .await?
+                    .into_iter()
+                    .collect();
             for p in &prepared {
+                if tombstones.contains(&p.identity_key) {
+                    counts.suppressed += 1;
+                    sqlx::query(
+                        "UPDATE item_tombstones SET last_seen_at = $3
+                         WHERE feed_id = $1 AND identity_key = $2",
+                    )
+                    .bind(feed_id)
+                    .bind(&p.identity_key)
+                    .bind(now)
+                    .execute(&mut *tx)
+                    .await?;
+                    continue;
+                }
                 let inserted: Option<i64> = sqlx::query(
                     "INSERT INTO items (feed_id, identity_key, guid, url, title, author, content,
                         summary, published_at, is_date_estimated, updated_at, fetched_at,
@@ -273,8 +323,26 @@ impl Store {
                     );
                 }
             }
+            if !tombstones.is_empty() {
+                sqlx::query("DELETE FROM item_tombstones WHERE feed_id = $1 AND last_seen_at < $2")
+                    .bind(feed_id)
+                    .bind(now.saturating_sub(TOMBSTONE_GRACE_SECONDS))
+                    .execute(&mut *tx)
+                    .await?;
+            }
         });
         Ok(counts)
+    }
+
+    /// How many tombstones a feed has: identities retention deleted that a fetch does not
+    /// store again.
+    pub async fn count_tombstones(&self, feed_id: i64) -> Result<i64> {
+        Ok(with_db!(self, read, |db| {
+            sqlx::query_scalar::<_, i64>("SELECT COUNT(*) FROM item_tombstones WHERE feed_id = $1")
+                .bind(feed_id)
+                .fetch_one(db)
+                .await?
+        }))
     }
 
     /// How many items a feed has.

@@ -102,6 +102,12 @@ pub const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("../migrations/sqlite/0006_search.sql"),
         postgres: include_str!("../migrations/postgres/0006_search.sql"),
     },
+    Migration {
+        version: 7,
+        name: "item_tombstones",
+        sqlite: include_str!("../migrations/sqlite/0007_item_tombstones.sql"),
+        postgres: include_str!("../migrations/postgres/0007_item_tombstones.sql"),
+    },
 ];
 
 /// An arbitrary constant naming tidings' migration lock among PostgreSQL advisory locks.

@@ -215,68 +215,224 @@ on_both_engines!(a_moved_feed_merges_into_the_feed_that_has_its_url, |db| {
         .execute_raw("UPDATE item_states SET is_starred = FALSE")
         .await
         .unwrap();
-    store.delete_items_older_than(i64::MAX).await.unwrap();
+    store
+        .delete_expired_items(i64::MAX, 0, unix_now())
+        .await
+        .unwrap();
     assert_eq!(store.feed_item_ids(new).await.unwrap(), vec![shared_new]);
 });
 
-on_both_engines!(retention_keeps_starred_and_bookmarked_items, |db| {
-    let store = db.migrated().await;
-    let alice = user(&store, "alice").await;
-    let (_, feed) = follow(&store, alice, "https://a.example/feed").await;
-    let now = unix_now();
-    let day = 86_400;
-    let old = now - 200 * day;
-    store
-        .upsert_items(
-            feed,
-            &[
-                item("old-plain", old),
-                item("old-starred", old),
-                item("old-bookmarked", old),
-                item("recent", now - day),
-            ],
-            old,
-        )
-        .await
-        .unwrap();
-    let ids = store.feed_item_ids(feed).await.unwrap();
-    assert_eq!(ids.len(), 4);
-    // Identify items by guid through the user's view.
+/// `count` items of a feed, the newest dated `newest` and each a day older than the last.
+fn dated_items(tag: &str, count: i64, newest: i64) -> Vec<NewItem> {
+    (0..count)
+        .map(|n| item(&format!("{tag}-{n}"), newest - n * 86_400))
+        .collect()
+}
+
+/// The item ids of a feed by guid, through a subscriber's view.
+async fn ids_by_guid(
+    store: &tidings_store::Store,
+    user: i64,
+    feed: i64,
+) -> std::collections::HashMap<String, i64> {
     let mut by_guid = std::collections::HashMap::new();
-    for id in &ids {
-        let seen = store.item(alice, *id).await.unwrap();
-        by_guid.insert(seen.guid.clone().unwrap(), *id);
+    for id in store.feed_item_ids(feed).await.unwrap() {
+        let seen = store.item(user, id).await.unwrap();
+        by_guid.insert(seen.guid.clone().unwrap(), id);
     }
-    store
-        .set_item_state(alice, by_guid["old-starred"], None, Some(true))
-        .await
-        .unwrap();
-    store
-        .execute_raw(&format!(
-            "INSERT INTO bookmarks (user_id, item_id, title, created_at)
-             VALUES ({alice}, {}, 'kept', {now})",
-            by_guid["old-bookmarked"]
-        ))
-        .await
-        .unwrap();
-    let deleted = store
-        .delete_items_older_than(now - 180 * day)
-        .await
-        .unwrap();
-    assert_eq!(deleted, 1);
-    let left = store.feed_item_ids(feed).await.unwrap();
-    assert!(!left.contains(&by_guid["old-plain"]));
-    for kept in ["old-starred", "old-bookmarked", "recent"] {
-        assert!(left.contains(&by_guid[kept]), "{kept}");
-    }
-    assert_eq!(
+    by_guid
+}
+
+on_both_engines!(
+    retention_counts_age_from_first_storage_and_keeps_the_newest,
+    |db| {
+        let store = db.migrated().await;
+        let alice = user(&store, "alice").await;
+        let (_, feed) = follow(&store, alice, "https://a.example/feed").await;
+        let (_, other) = follow(&store, alice, "https://b.example/feed").await;
+        let now = unix_now();
+        let day = 86_400;
+        let two_years_ago = now - 730 * day;
+        // A quiet blog: 60 items, the newest two years old, first stored 200 days ago.
         store
-            .delete_items_older_than(now - 180 * day)
+            .upsert_items(feed, &dated_items("q", 60, two_years_ago), now - 200 * day)
             .await
-            .unwrap(),
-        0
-    );
-});
+            .unwrap();
+        // Two of its oldest items, dated five years back, that tidings stored only yesterday.
+        let late = [
+            item("late-0", now - 1825 * day),
+            item("late-1", now - 1826 * day),
+        ];
+        store.upsert_items(feed, &late, now - day).await.unwrap();
+        // A feed with three items stored long ago: all among its newest, so all kept.
+        store
+            .upsert_items(
+                other,
+                &dated_items("o", 3, now - 300 * day),
+                now - 300 * day,
+            )
+            .await
+            .unwrap();
+        let by_guid = ids_by_guid(&store, alice, feed).await;
+        // One old item starred, one bookmarked, both beyond the newest 50.
+        store
+            .set_item_state(alice, by_guid["q-55"], None, Some(true))
+            .await
+            .unwrap();
+        store
+            .execute_raw(&format!(
+                "INSERT INTO bookmarks (user_id, item_id, title, created_at)
+             VALUES ({alice}, {}, 'kept', {now})",
+                by_guid["q-56"]
+            ))
+            .await
+            .unwrap();
+
+        let deleted = store
+            .delete_expired_items(now - 180 * day, 50, now)
+            .await
+            .unwrap();
+        // q-50..q-59 are beyond the newest 50; q-55 is starred and q-56 bookmarked.
+        assert_eq!(deleted, 8);
+        let left = store.feed_item_ids(feed).await.unwrap();
+        assert_eq!(left.len(), 54);
+        for n in 0..50 {
+            assert!(left.contains(&by_guid[&format!("q-{n}")]), "q-{n} kept");
+        }
+        for kept in ["q-55", "q-56", "late-0", "late-1"] {
+            assert!(left.contains(&by_guid[kept]), "{kept} kept");
+        }
+        for gone in [
+            "q-50", "q-51", "q-52", "q-53", "q-54", "q-57", "q-58", "q-59",
+        ] {
+            assert!(!left.contains(&by_guid[gone]), "{gone} deleted");
+        }
+        assert_eq!(store.count_items(other).await.unwrap(), 3);
+        assert_eq!(store.count_tombstones(feed).await.unwrap(), 8);
+        // The reader still lists the quiet feed's items, and its count is exact.
+        let counts = store.unread_counts(alice).await.unwrap();
+        let unread = counts
+            .subscriptions
+            .iter()
+            .find(|s| s.feed_id == feed)
+            .unwrap()
+            .unread;
+        assert_eq!(unread, 54);
+        // Nothing more to do on a second run.
+        assert_eq!(
+            store
+                .delete_expired_items(now - 180 * day, 50, now)
+                .await
+                .unwrap(),
+            0
+        );
+        // Keeping none: everything stored before the cutoff goes but starred and bookmarked items.
+        store
+            .delete_expired_items(now - 180 * day, 0, now)
+            .await
+            .unwrap();
+        let left = store.feed_item_ids(feed).await.unwrap();
+        let mut expected = vec![
+            by_guid["q-55"],
+            by_guid["q-56"],
+            by_guid["late-0"],
+            by_guid["late-1"],
+        ];
+        expected.sort();
+        let mut left_sorted = left.clone();
+        left_sorted.sort();
+        assert_eq!(left_sorted, expected);
+        assert_eq!(store.count_items(other).await.unwrap(), 0);
+    }
+);
+
+on_both_engines!(
+    deleted_items_are_not_stored_again_and_tombstones_stay_bounded,
+    |db| {
+        let store = db.migrated().await;
+        let alice = user(&store, "alice").await;
+        let (sub, feed) = follow(&store, alice, "https://a.example/feed").await;
+        let now = unix_now();
+        let day = 86_400;
+        let listed = dated_items("t", 20, now - 400 * day);
+        store
+            .upsert_items(feed, &listed, now - 200 * day)
+            .await
+            .unwrap();
+        assert_eq!(
+            store
+                .delete_expired_items(now - 180 * day, 5, now)
+                .await
+                .unwrap(),
+            15
+        );
+        assert_eq!(store.count_tombstones(feed).await.unwrap(), 15);
+        let unread_before = store.unread_counts(alice).await.unwrap().subscriptions[0].unread;
+        assert_eq!(unread_before, 5);
+
+        // The feed still lists all 20: the deleted ones are recognised, not new unread items.
+        let counts = store.upsert_items(feed, &listed, now).await.unwrap();
+        assert_eq!((counts.inserted, counts.suppressed), (0, 15));
+        assert_eq!(store.count_items(feed).await.unwrap(), 5);
+        let counts = store.unread_counts(alice).await.unwrap();
+        assert_eq!(counts.subscriptions[0].unread, 5);
+
+        // A new item among them is stored as usual.
+        let mut with_new = listed.clone();
+        with_new.insert(0, item("t-new", now));
+        let counts = store
+            .upsert_items(feed, &with_new, now + day)
+            .await
+            .unwrap();
+        assert_eq!((counts.inserted, counts.suppressed), (1, 15));
+
+        // The feed drops its old items. Within the grace period the tombstones stay (a feed read
+        // partly once does not bring them back)...
+        let newest: Vec<NewItem> = with_new[..6].to_vec();
+        store
+            .upsert_items(feed, &newest, now + 3 * day)
+            .await
+            .unwrap();
+        assert_eq!(store.count_tombstones(feed).await.unwrap(), 15);
+        // ...and once the feed has not listed them for longer, they go.
+        store
+            .upsert_items(feed, &newest, now + 9 * day)
+            .await
+            .unwrap();
+        assert_eq!(store.count_tombstones(feed).await.unwrap(), 0);
+
+        // Tombstones follow a merged feed, and go with a deleted feed.
+        store
+            .delete_expired_items(now + 400 * day, 0, now + 9 * day)
+            .await
+            .unwrap();
+        assert_eq!(store.count_tombstones(feed).await.unwrap(), 6);
+        let (_, target) = follow(&store, alice, "https://target.example/feed").await;
+        let moved = store
+            .move_feed(feed, "https://target.example/feed", now + 9 * day)
+            .await
+            .unwrap();
+        assert!(matches!(moved, FeedMove::Merged { into, .. } if into == target));
+        assert_eq!(store.count_tombstones(target).await.unwrap(), 6);
+        let counts = store
+            .upsert_items(target, &newest, now + 10 * day)
+            .await
+            .unwrap();
+        assert_eq!((counts.inserted, counts.suppressed), (0, 6));
+        let _ = sub;
+        let target_sub = store.list_subscriptions(alice).await.unwrap()[0].id;
+        store.unsubscribe(alice, target_sub).await.unwrap();
+        store
+            .execute_raw(&format!(
+                "UPDATE feeds SET orphaned_at = {} WHERE id = {target}",
+                now - 8 * day
+            ))
+            .await
+            .unwrap();
+        assert_eq!(store.delete_orphan_feeds(now - 7 * day).await.unwrap(), 1);
+        assert_eq!(store.count_tombstones(target).await.unwrap(), 0);
+    }
+);
 
 on_both_engines!(orphan_feeds_are_deleted_after_their_grace_period, |db| {
     let store = db.migrated().await;
@@ -382,3 +538,86 @@ on_both_engines!(opml_imports_are_recorded_newest_first, |db| {
     assert!(store.list_opml_imports(alice + 1).await.unwrap().is_empty());
     assert!(store.database_size_bytes().await.unwrap() > 0);
 });
+
+/// Retention at scale: `TIDINGS_RETENTION_BENCH_ITEMS` items (default 1,000,000) in 100
+/// feeds with one subscriber each, stored over the last 360 days; the run deletes those stored
+/// more than 180 days ago beyond each feed's newest 50, with their tombstones. Run with
+/// `cargo test --release -p tidings-store --test fetching -- --ignored retention_at_scale
+/// --nocapture`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a benchmark: builds a million items"]
+async fn retention_at_scale() {
+    let total: i64 = std::env::var("TIDINGS_RETENTION_BENCH_ITEMS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(1_000_000);
+    let mut dbs = vec![common::TestDb::sqlite()];
+    if let Some(db) = common::TestDb::postgres("retention_at_scale").await {
+        dbs.push(db);
+    }
+    for db in dbs {
+        common::run_on(db, async |db: &common::TestDb| {
+            let store = db.migrated().await;
+            let alice = user(&store, "alice").await;
+            let feeds = 100;
+            let per_feed = total / feeds;
+            let now = unix_now();
+            let day = 86_400;
+            let started = std::time::Instant::now();
+            for n in 0..feeds {
+                let (_, feed) = follow(&store, alice, &format!("https://f{n}.example/feed")).await;
+                // Item k of the feed: stored (k / per_feed) of 360 days ago, dated as stored.
+                let sql = match store.engine() {
+                    tidings_store::Engine::Sqlite => format!(
+                        "WITH RECURSIVE k(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM k
+                                                 WHERE n + 1 < {per_feed})
+                         INSERT INTO items (feed_id, identity_key, published_at, fetched_at,
+                                            changed_at, content_hash, title, content)
+                         SELECT {feed}, 'g:' || n, {now} - n * 360 * {day} / {per_feed},
+                                {now} - n * 360 * {day} / {per_feed}, {now}, 'h',
+                                'Item ' || n, '<p>' || hex(randomblob(300)) || '</p>' FROM k"
+                    ),
+                    tidings_store::Engine::Postgres => format!(
+                        "INSERT INTO items (feed_id, identity_key, published_at, fetched_at,
+                                            changed_at, content_hash, title, content)
+                         SELECT {feed}, 'g:' || n, {now} - n * 360 * {day} / {per_feed},
+                                {now} - n * 360 * {day} / {per_feed}, {now}, 'h',
+                                'Item ' || n, '<p>' || md5(n::text) || repeat('x', 550) || '</p>'
+                         FROM generate_series(0::bigint, {per_feed} - 1) AS n"
+                    ),
+                };
+                store.execute_raw(&sql).await.unwrap();
+            }
+            let built = started.elapsed();
+            let started = std::time::Instant::now();
+            let deleted = store
+                .delete_expired_items(now - 180 * day, 50, now)
+                .await
+                .unwrap();
+            let took = started.elapsed();
+            println!(
+                "{}: {total} items built in {:.1} s; retention deleted {deleted} in {:.1} s \
+                 ({:.0} items/s)",
+                store.engine(),
+                built.as_secs_f64(),
+                took.as_secs_f64(),
+                deleted as f64 / took.as_secs_f64()
+            );
+            assert!(deleted as i64 >= total / 2 - feeds * 60);
+            let started = std::time::Instant::now();
+            assert_eq!(
+                store
+                    .delete_expired_items(now - 180 * day, 50, now)
+                    .await
+                    .unwrap(),
+                0
+            );
+            println!(
+                "{}: a run with nothing to delete took {:.2} s",
+                store.engine(),
+                started.elapsed().as_secs_f64()
+            );
+        })
+        .await;
+    }
+}

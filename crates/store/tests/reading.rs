@@ -196,7 +196,10 @@ on_both_engines!(counters_follow_states_watermarks_and_deletions, |db| {
     // Deleting items (retention keeps starred ones) keeps every counter exact.
     add_items(&store, feed, "b", 20..25).await;
     assert_eq!(unread_of(&store.unread_counts(ann).await.unwrap(), feed), 5);
-    let deleted = store.delete_items_older_than(1_900_000_000).await.unwrap();
+    let deleted = store
+        .delete_expired_items(1_900_000_000, 0, 1_900_000_000)
+        .await
+        .unwrap();
     assert!(deleted > 0);
     assert_eq!(unread_of(&store.unread_counts(ann).await.unwrap(), feed), 0);
     // Bob read nothing: the two items kept because Ann starred them are unread for him.

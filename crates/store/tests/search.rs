@@ -362,15 +362,25 @@ on_both_engines!(index_follows_updates_and_deletions, |db| {
     );
     assert!(found(&store, user, "zurich").await.is_empty());
 
-    // Retention deletes old items; their index rows go with them.
-    let deleted = store.delete_items_older_than(BASE + 3 * 60).await.unwrap();
+    // Retention deletes old items (here all but the newest, so the three oldest); their index
+    // rows go with them.
+    let keep = CORPUS.len() as i64 - 3;
+    let deleted = store
+        .delete_expired_items(BASE + 1, keep, BASE + 180)
+        .await
+        .unwrap();
     assert_eq!(deleted, 3);
     assert!(found(&store, user, "東京").await.is_empty());
     assert!(found(&store, user, "京都").await.is_empty());
     assert_eq!(found(&store, user, "rust").await.len(), 2);
-    // Re-adding a deleted item indexes it again under its new id.
+    // Re-adding a deleted item, once its tombstone is gone (the feed stopped listing it for
+    // more than a week), indexes it again under its new id.
     store
-        .upsert_items(feed, &[item(0, CORPUS[0])], BASE + 86_400)
+        .upsert_items(feed, &[], BASE + 8 * 86_400)
+        .await
+        .unwrap();
+    store
+        .upsert_items(feed, &[item(0, CORPUS[0])], BASE + 9 * 86_400)
         .await
         .unwrap();
     assert_eq!(found(&store, user, "東京").await, ["東京タワーの夜景"]);

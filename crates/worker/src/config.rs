@@ -14,8 +14,12 @@ pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_secs(30);
 /// How long a claimed feed stays leased to its worker: long past the 10 s fetch timeout plus
 /// parsing and storing, short enough that a crashed worker's feeds come back soon.
 pub const DEFAULT_LEASE: Duration = Duration::from_secs(300);
-/// Items older than this many days are deleted by retention (F17), by default.
+/// Items tidings first stored more than this many days ago are deleted by retention (F17), by
+/// default.
 pub const DEFAULT_RETENTION_DAYS: u32 = 180;
+/// Retention keeps this many of every feed's newest items whatever their age, by default, so
+/// that a quiet feed always shows its latest items.
+pub const DEFAULT_RETENTION_KEEP_PER_FEED: u32 = 50;
 /// Feeds nobody has followed for this many days are deleted (F17).
 pub const DEFAULT_ORPHAN_DAYS: u32 = 7;
 /// Favicons are fetched again after this long (F3: monthly).
@@ -38,8 +42,11 @@ pub struct WorkerConfig {
     pub lease: Duration,
     /// The scheduling policy (F12, F14).
     pub policy: PolicyConfig,
-    /// Items older than this many days are deleted; 0 disables item retention.
+    /// Items tidings first stored more than this many days ago are deleted; 0 disables item
+    /// retention.
     pub retention_days: u32,
+    /// The newest items of every feed that retention keeps whatever their age.
+    pub retention_keep_per_feed: u32,
     /// Feeds without subscribers for this many days are deleted.
     pub orphan_days: u32,
     /// How often the retention job runs (daily).
@@ -62,6 +69,7 @@ impl Default for WorkerConfig {
             lease: DEFAULT_LEASE,
             policy: PolicyConfig::default(),
             retention_days: DEFAULT_RETENTION_DAYS,
+            retention_keep_per_feed: DEFAULT_RETENTION_KEEP_PER_FEED,
             orphan_days: DEFAULT_ORPHAN_DAYS,
             retention_every: DAILY,
             favicons: true,

@@ -41,6 +41,8 @@ pub struct FeedReport {
     pub items_updated: u64,
     /// Items seen again unchanged.
     pub items_unchanged: u64,
+    /// Items the feed still lists that retention deleted: not stored again.
+    pub items_suppressed: u64,
     /// The feed's status after the fetch.
     pub status: FetchStatus,
     /// Why the feed is in backoff or stopped.
@@ -62,6 +64,14 @@ impl fmt::Display for FeedReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "feed {} {}: ", self.feed_id, self.url)?;
         match self.result {
+            FetchResult::Parsed if self.items_suppressed > 0 => write!(
+                f,
+                "parsed, {} new, {} updated, {} unchanged, {} deleted earlier by retention",
+                self.items_inserted,
+                self.items_updated,
+                self.items_unchanged,
+                self.items_suppressed
+            )?,
             FetchResult::Parsed => write!(
                 f,
                 "parsed, {} new, {} updated, {} unchanged",
@@ -232,6 +242,7 @@ impl Fetcher {
             items_inserted: 0,
             items_updated: 0,
             items_unchanged: 0,
+            items_suppressed: 0,
             status: FetchStatus::Active,
             status_reason: None,
             next_check_at: None,
@@ -292,7 +303,7 @@ impl Fetcher {
                         report.result = FetchResult::Unchanged;
                         (response.outcome(ParseResult::Skipped), Some(response))
                     } else {
-                        match self.parse(&response, now).await {
+                        match self.parse(&response).await {
                             Ok(parsed) => {
                                 let counts = self.store_parsed(due.feed_id, &parsed, now).await?;
                                 self.save_body(due.feed_id, &response, digest, now).await?;
@@ -300,6 +311,7 @@ impl Fetcher {
                                 report.items_inserted = counts.inserted;
                                 report.items_updated = counts.updated;
                                 report.items_unchanged = counts.unchanged;
+                                report.items_suppressed = counts.suppressed;
                                 parsed_feed = Some((parsed, response.url.clone()));
                                 (response.outcome(ParseResult::Parsed), Some(response))
                             }
@@ -396,11 +408,7 @@ impl Fetcher {
 
     /// Parses and sanitizes on the blocking pool: both are CPU work that would stall the
     /// runtime's threads for a large feed.
-    async fn parse(
-        &self,
-        response: &FetchResponse,
-        now: DateTime<Utc>,
-    ) -> Result<ParsedFeed, String> {
+    async fn parse(&self, response: &FetchResponse) -> Result<ParsedFeed, String> {
         // A cheap clone: the body is reference-counted.
         let body = response.body.clone();
         let options = ParseOptions {
@@ -409,10 +417,8 @@ impl Fetcher {
             ..ParseOptions::default()
         };
         let sanitizer = Arc::clone(&self.inner.sanitizer);
-        let retention_days = self.inner.config.retention_days;
-        let task = tokio::task::spawn_blocking(move || {
-            parse_and_sanitize(&body, &options, &sanitizer, retention_days, now)
-        });
+        let task =
+            tokio::task::spawn_blocking(move || parse_and_sanitize(&body, &options, &sanitizer));
         match task.await {
             Ok(result) => result,
             Err(error) => Err(format!("the parser failed: {error}")),
@@ -575,28 +581,22 @@ fn fetch_record(
     }
 }
 
-/// Parses, sanitizes and maps to the store's items. Items dated before the retention cutoff
-/// are dropped, so that retention's deletions are not undone by the next fetch.
+/// Parses, sanitizes and maps to the store's items. Every item is kept whatever its date: a
+/// quiet feed's old items are its newest (retention's deletions are kept deleted by the
+/// store's tombstones, not by dates).
 fn parse_and_sanitize(
     body: &[u8],
     options: &ParseOptions,
     sanitizer: &Sanitizer,
-    retention_days: u32,
-    now: DateTime<Utc>,
 ) -> Result<ParsedFeed, String> {
     let mut feed = tidings_feed::parse(body, options).map_err(|e| e.to_string())?;
     if let Some(warning) = &feed.warning {
         tracing::debug!(url = ?options.feed_url.as_ref().map(Url::as_str), warning, "damaged feed read partly");
     }
     feed.sanitize_html(sanitizer);
-    let cutoff = (retention_days > 0).then(|| now.timestamp() - i64::from(retention_days) * 86_400);
     let items = feed
         .items
         .iter()
-        .filter(|item| match (cutoff, item.published) {
-            (Some(cutoff), Some(published)) => published.timestamp() >= cutoff,
-            _ => true,
-        })
         .map(|item| NewItem {
             guid: item.guid.clone(),
             url: item.url.clone(),

@@ -10,6 +10,7 @@ use chrono::Utc;
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
+use crate::config::WorkerConfig;
 use crate::fetcher::{FeedReport, Fetcher, SHUTDOWN_GRACE};
 use tidings_store::{DueFeed, Store, StoreError};
 
@@ -27,24 +28,29 @@ pub struct RetentionReport {
     pub feeds_deleted: u64,
 }
 
-/// Retention (F17) at `now`: items older than `retention_days` (not starred, not bookmarked)
-/// and feeds orphaned for more than `orphan_days` are deleted. `retention_days = 0` keeps
+/// Retention (F17) at `now`: items tidings first stored more than `config.retention_days`
+/// ago are deleted, except each feed's `config.retention_keep_per_feed` newest items and
+/// starred and bookmarked ones, leaving tombstones so that fetches do not bring them back; and
+/// feeds orphaned for more than `config.orphan_days` are deleted. `retention_days = 0` keeps
 /// items forever.
 pub async fn run_retention(
     store: &Store,
     now: i64,
-    retention_days: u32,
-    orphan_days: u32,
+    config: &WorkerConfig,
 ) -> Result<RetentionReport, StoreError> {
-    let items_deleted = if retention_days > 0 {
+    let items_deleted = if config.retention_days > 0 {
         store
-            .delete_items_older_than(now - i64::from(retention_days) * 86_400)
+            .delete_expired_items(
+                now - i64::from(config.retention_days) * 86_400,
+                i64::from(config.retention_keep_per_feed),
+                now,
+            )
             .await?
     } else {
         0
     };
     let feeds_deleted = store
-        .delete_orphan_feeds(now - i64::from(orphan_days) * 86_400)
+        .delete_orphan_feeds(now - i64::from(config.orphan_days) * 86_400)
         .await?;
     Ok(RetentionReport {
         items_deleted,
@@ -269,10 +275,10 @@ impl Worker {
             }
         }
         let owner = config.owner.clone();
-        let (retention_days, orphan_days) = (config.retention_days, config.orphan_days);
+        let config = config.clone();
         let metrics = Arc::clone(self.fetcher.metrics());
         jobs.spawn(async move {
-            let outcome = match run_retention(&store, now, retention_days, orphan_days).await {
+            let outcome = match run_retention(&store, now, &config).await {
                 Ok(report) => {
                     metrics.record_retention(report.items_deleted, report.feeds_deleted);
                     tracing::info!(

@@ -602,9 +602,16 @@ on_both_engines!(retention_runs_once_a_day_across_workers, |db| {
         ))
         .await
         .unwrap();
-    // Two workers start together; exactly one runs the job.
+    // Two workers start together; exactly one runs the job. (They keep no minimum of items
+    // per feed, so the lone ancient item is due.)
     let workers: Vec<tidings_worker::Worker> = (0..2)
-        .map(|_| tidings_worker::Worker::new(fetcher(&store)))
+        .map(|_| {
+            tidings_worker::Worker::new(fetcher_with(
+                &store,
+                local_client(Duration::from_secs(5)),
+                |config| config.retention_keep_per_feed = 0,
+            ))
+        })
         .collect();
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let mut running = Vec::new();
@@ -694,3 +701,98 @@ on_both_engines!(control_characters_in_a_feed_are_removed_not_fatal, |db| {
         "{title:?}"
     );
 });
+
+/// An RSS document of `items` items, the newest dated `newest` and each a week older than
+/// the one before, plus the extra items given first.
+fn dated_rss(extra: &[&str], items: i64, newest: chrono::DateTime<chrono::Utc>) -> String {
+    let mut out = String::from(
+        "<?xml version=\"1.0\"?><rss version=\"2.0\"><channel><title>Quiet</title>\
+         <link>https://quiet.example/</link>",
+    );
+    for guid in extra {
+        out.push_str(&format!(
+            "<item><title>{guid}</title><guid>{guid}</guid><pubDate>{}</pubDate></item>",
+            chrono::Utc::now().to_rfc2822()
+        ));
+    }
+    for n in 0..items {
+        let date = (newest - chrono::Duration::weeks(n)).to_rfc2822();
+        out.push_str(&format!(
+            "<item><title>Post {n}</title><guid>post-{n}</guid><pubDate>{date}</pubDate></item>"
+        ));
+    }
+    out.push_str("</channel></rss>");
+    out
+}
+
+on_both_engines!(
+    a_quiet_feeds_old_items_are_shown_and_stay_deleted_after_retention,
+    |db| {
+        let store = db.migrated().await;
+        let alice = user(&store, "alice").await;
+        // A quiet blog: 60 posts, the newest two years old. The body changes when `extra` does.
+        let two_years_ago = chrono::Utc::now() - chrono::Duration::days(730);
+        let extra: Arc<std::sync::Mutex<Vec<&'static str>>> = Arc::default();
+        let served = Arc::clone(&extra);
+        let router = Router::new().route(
+            "/feed",
+            get(move || {
+                let served = Arc::clone(&served);
+                async move {
+                    let extra = served.lock().unwrap().clone();
+                    (
+                        [(header::CONTENT_TYPE, "application/rss+xml")],
+                        dated_rss(&extra, 60, two_years_ago),
+                    )
+                }
+            }),
+        );
+        let server = TestServer::start(router).await;
+        let feed = follow(&store, alice, &server.url("/feed")).await;
+        let fetcher = fetcher(&store);
+        let first = refresh(&fetcher, feed).await;
+        assert_eq!(first.result, FetchResult::Parsed, "{first}");
+        assert_eq!(first.items_inserted, 60, "{first}");
+        let page = store
+            .list_items(
+                alice,
+                &tidings_store::ItemQuery {
+                    feed_id: Some(feed),
+                    limit: 100,
+                    ..Default::default()
+                },
+            )
+            .await
+            .unwrap();
+        assert_eq!(page.items.len(), 60, "the quiet feed shows its items");
+
+        // Half a year later (as far as tidings knows), retention keeps the newest 50.
+        let now = chrono::Utc::now().timestamp();
+        store
+            .execute_raw(&format!(
+                "UPDATE items SET fetched_at = {} WHERE feed_id = {feed}",
+                now - 200 * 86_400
+            ))
+            .await
+            .unwrap();
+        let report = tidings_worker::run_retention(&store, now, fetcher.config())
+            .await
+            .unwrap();
+        assert_eq!(report.items_deleted, 10);
+        assert_eq!(store.count_items(feed).await.unwrap(), 50);
+
+        // The feed changes and still lists the deleted posts: they do not come back.
+        extra.lock().unwrap().push("fresh");
+        let again = refresh(&fetcher, feed).await;
+        assert_eq!(again.result, FetchResult::Parsed, "{again}");
+        assert_eq!(
+            (again.items_inserted, again.items_suppressed),
+            (1, 10),
+            "{again}"
+        );
+        assert_eq!(store.count_items(feed).await.unwrap(), 51);
+        let counts = store.unread_counts(alice).await.unwrap();
+        assert_eq!(counts.subscriptions[0].unread, 51);
+        assert_eq!(store.count_tombstones(feed).await.unwrap(), 10);
+    }
+);

@@ -156,7 +156,7 @@ pub fn rss(tag: &str, items: usize) -> String {
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?><rss version=\"2.0\"><channel>\
          <title>Feed {tag}</title><link>https://site.example/</link>"
     );
-    // Recent dates: items older than the retention period are not stored.
+    // Recent dates, an hour apart, newest first.
     let now = chrono::Utc::now();
     for i in 0..items {
         let published = (now - chrono::Duration::hours(i as i64 + 1)).to_rfc2822();
