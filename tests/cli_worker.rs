@@ -192,6 +192,11 @@ async fn bad_worker_settings_exit_2_naming_the_variable() {
         ("TIDINGS_WORKER_POLL_SECONDS", "soon"),
         ("TIDINGS_RETENTION_DAYS", "-1"),
         ("TIDINGS_FETCH_TIMEOUT_SECONDS", "0"),
+        ("TIDINGS_FETCH_FIRST_BYTE_TIMEOUT_SECONDS", "0"),
+        ("TIDINGS_FETCH_PER_HOST_RATE", "0"),
+        ("TIDINGS_FETCH_PER_HOST_CONCURRENCY", "0"),
+        ("TIDINGS_FETCH_PER_HOST_SLOW", "lots"),
+        ("TIDINGS_FETCH_PER_HOST_SLOW_AFTER_SECONDS", "0"),
     ] {
         let mut command = tidings(dir.path(), &url);
         command.arg("worker").env(variable, value);

@@ -5,9 +5,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::Args;
-use tidings_worker::{FeedReport, RefreshError, WorkerMetrics};
-use tokio::sync::Semaphore;
-use tokio::task::JoinSet;
+use tidings_worker::WorkerMetrics;
 
 use crate::config::GlobalConfig;
 
@@ -40,33 +38,22 @@ pub async fn run(config: &GlobalConfig, args: RefreshArgs) -> anyhow::Result<Exi
             .map(|feed| feed.id)
             .collect(),
     };
-    let slots = Arc::new(Semaphore::new(settings.worker.concurrency));
-    let mut tasks: JoinSet<(i64, Result<FeedReport, RefreshError>)> = JoinSet::new();
-    for id in ids {
-        let fetcher = fetcher.clone();
-        let slots = Arc::clone(&slots);
-        tasks.spawn(async move {
-            let _slot = slots.acquire_owned().await;
-            (id, fetcher.refresh_feed(id).await)
-        });
-    }
+    // Bounded: a few feeds per fetch slot in progress, whatever the number of feeds.
     let mut all_ok = true;
-    while let Some(done) = tasks.join_next().await {
-        match done {
-            Ok((_, Ok(report))) => {
+    fetcher
+        .refresh_feeds(ids, |id, result| match result {
+            Ok(report) => {
                 all_ok &= report.result.is_success() && report.recorded;
                 println!("{report}");
             }
-            Ok((id, Err(error))) => {
+            Err(error) => {
                 all_ok = false;
                 println!("feed {id}: {error}");
             }
-            Err(error) => {
-                all_ok = false;
-                println!("a refresh task failed: {error}");
-            }
-        }
-    }
+        })
+        .await;
+    // Favicons are looked up once per site after the feeds; finish them before leaving.
+    fetcher.wait_for_favicons().await;
     store.close().await;
     Ok(if all_ok {
         ExitCode::SUCCESS

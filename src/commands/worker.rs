@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Args;
-use tidings_fetch::{AddressPolicy, ClientConfig, GuardedClient};
+use tidings_fetch::{AddressPolicy, ClientConfig, GuardedClient, HostLimits};
 use tidings_store::Store;
 use tidings_worker::{Fetcher, Worker, WorkerConfig, WorkerMetrics};
 
@@ -24,6 +24,35 @@ pub struct FetchArgs {
     /// Total time one fetch may take, redirects and body included, in seconds (1-300).
     #[arg(long, env = "TIDINGS_FETCH_TIMEOUT_SECONDS", default_value = "10")]
     pub fetch_timeout_seconds: String,
+
+    /// Time for a server's response headers to arrive, in seconds (1-300; at most the fetch
+    /// timeout): a server that does not answer gives up its slot early.
+    #[arg(
+        long,
+        env = "TIDINGS_FETCH_FIRST_BYTE_TIMEOUT_SECONDS",
+        default_value = "5"
+    )]
+    pub fetch_first_byte_timeout_seconds: String,
+
+    /// Requests started per second to one host, in bursts of as many (1-1000).
+    #[arg(long, env = "TIDINGS_FETCH_PER_HOST_RATE", default_value = "20")]
+    pub fetch_per_host_rate: String,
+
+    /// Requests at once to one host, slow ones moved to the slow budget not counted (1-100).
+    #[arg(long, env = "TIDINGS_FETCH_PER_HOST_CONCURRENCY", default_value = "6")]
+    pub fetch_per_host_concurrency: String,
+
+    /// Slow requests one host may have beside those (0-100; 0 keeps slow ones in their slot).
+    #[arg(long, env = "TIDINGS_FETCH_PER_HOST_SLOW", default_value = "6")]
+    pub fetch_per_host_slow: String,
+
+    /// Seconds after which a request counts as slow and moves to the slow budget (1-300).
+    #[arg(
+        long,
+        env = "TIDINGS_FETCH_PER_HOST_SLOW_AFTER_SECONDS",
+        default_value = "2"
+    )]
+    pub fetch_per_host_slow_after_seconds: String,
 }
 
 /// The checked outbound settings.
@@ -33,12 +62,51 @@ pub struct FetchSettings {
     pub allow_private_networks: bool,
     /// The fetch timeout.
     pub timeout: Duration,
+    /// The time-out for the response headers.
+    pub first_byte_timeout: Duration,
+    /// Politeness per host.
+    pub per_host: HostLimits,
 }
 
 impl FetchArgs {
     /// Checks the settings (exit 2 naming the variable on a bad value).
     pub fn check(&self) -> Result<FetchSettings, ConfigError> {
+        let rate = config::check_number(
+            &self.fetch_per_host_rate,
+            1..=1000u32,
+            "TIDINGS_FETCH_PER_HOST_RATE",
+            "--fetch-per-host-rate",
+        )?;
+        let per_host = HostLimits {
+            concurrency: config::check_number(
+                &self.fetch_per_host_concurrency,
+                1..=100usize,
+                "TIDINGS_FETCH_PER_HOST_CONCURRENCY",
+                "--fetch-per-host-concurrency",
+            )?,
+            slow: config::check_number(
+                &self.fetch_per_host_slow,
+                0..=100usize,
+                "TIDINGS_FETCH_PER_HOST_SLOW",
+                "--fetch-per-host-slow",
+            )?,
+            slow_after: Duration::from_secs(config::check_number(
+                &self.fetch_per_host_slow_after_seconds,
+                1..=300u64,
+                "TIDINGS_FETCH_PER_HOST_SLOW_AFTER_SECONDS",
+                "--fetch-per-host-slow-after-seconds",
+            )?),
+            rate_per_second: rate,
+            burst: rate,
+        };
         Ok(FetchSettings {
+            first_byte_timeout: Duration::from_secs(config::check_number(
+                &self.fetch_first_byte_timeout_seconds,
+                1..=300u64,
+                "TIDINGS_FETCH_FIRST_BYTE_TIMEOUT_SECONDS",
+                "--fetch-first-byte-timeout-seconds",
+            )?),
+            per_host,
             allow_private_networks: config::check_bool(
                 &self.allow_private_networks,
                 "TIDINGS_ALLOW_PRIVATE_NETWORKS",
@@ -59,6 +127,7 @@ impl FetchSettings {
     pub fn client(&self) -> anyhow::Result<GuardedClient> {
         Ok(GuardedClient::new(ClientConfig {
             timeout: self.timeout,
+            first_byte_timeout: self.first_byte_timeout,
             address_policy: AddressPolicy {
                 allow_private_networks: self.allow_private_networks,
                 ..AddressPolicy::default()
@@ -107,6 +176,7 @@ impl WorkerArgs {
     pub fn check(&self) -> Result<WorkerSettings, ConfigError> {
         let fetch = self.fetch.check()?;
         let worker = WorkerConfig {
+            per_host: fetch.per_host,
             concurrency: config::check_number(
                 &self.worker_concurrency,
                 1..=1000usize,

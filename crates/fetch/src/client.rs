@@ -23,6 +23,10 @@ use crate::resolve::GuardedResolver;
 
 /// Total time one fetch may take, redirects and body included.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+/// Time for each hop's response headers to arrive: shorter than [`DEFAULT_TIMEOUT`], so a
+/// server that does not answer gives up its slot early while a body that is arriving has the
+/// whole time.
+pub const DEFAULT_FIRST_BYTE_TIMEOUT: Duration = Duration::from_secs(5);
 /// Largest decoded body accepted: 5 MB.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 5 * 1024 * 1024;
 /// Redirects followed before giving up.
@@ -51,6 +55,8 @@ pub struct ClientConfig {
     pub user_agent: String,
     /// Total time for one fetch, all redirect hops and the body included.
     pub timeout: Duration,
+    /// Time for each hop's status line and headers to arrive (capped by `timeout`).
+    pub first_byte_timeout: Duration,
     /// Largest body accepted, counted in decoded bytes so a compressed bomb is cut off too.
     pub max_body_bytes: usize,
     /// Redirects followed before the fetch fails.
@@ -68,6 +74,7 @@ impl Default for ClientConfig {
         ClientConfig {
             user_agent: default_user_agent(),
             timeout: DEFAULT_TIMEOUT,
+            first_byte_timeout: DEFAULT_FIRST_BYTE_TIMEOUT,
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             max_redirects: DEFAULT_MAX_REDIRECTS,
             address_policy: AddressPolicy::default(),
@@ -214,6 +221,9 @@ pub enum FetchError {
     /// The whole fetch took longer than the configured timeout.
     #[error("timed out after {} s", .0.as_secs_f64())]
     Timeout(Duration),
+    /// The server sent no response headers within the first-byte timeout.
+    #[error("no response within {} s", .0.as_secs_f64())]
+    NoResponse(Duration),
     /// No connection could be made (DNS failure, connection refused, TLS failure…).
     #[error("could not connect: {0}")]
     Connect(String),
@@ -261,7 +271,7 @@ impl FetchError {
             FetchError::Refused(_) => FailureKind::Refused,
             FetchError::InvalidUrl(_) => FailureKind::InvalidUrl,
             FetchError::InvalidProxy(_) => FailureKind::InvalidProxy,
-            FetchError::Timeout(_) => FailureKind::Timeout,
+            FetchError::Timeout(_) | FetchError::NoResponse(_) => FailureKind::Timeout,
             FetchError::Connect(_) => FailureKind::Connect,
             FetchError::BodyTooLarge { .. } => FailureKind::BodyTooLarge,
             FetchError::TooManyRedirects { .. } | FetchError::BadRedirect { .. } => {
@@ -381,7 +391,15 @@ impl GuardedClient {
         let mut redirects = 0;
         loop {
             self.inner.policy.check_url(&url)?;
-            let response = self.send(&client, &url, request).await?;
+            let first_byte = config.first_byte_timeout.min(config.timeout);
+            let response =
+                match tokio::time::timeout(first_byte, self.send(&client, &url, request)).await {
+                    Ok(response) => response?,
+                    Err(_) if first_byte < config.timeout => {
+                        return Err(FetchError::NoResponse(first_byte));
+                    }
+                    Err(_) => return Err(FetchError::Timeout(config.timeout)),
+                };
             let status = response.status();
             if is_followed_redirect(status) {
                 if redirects >= config.max_redirects {

@@ -1,10 +1,10 @@
 //! Fetching for tidings: the SSRF-guarded HTTP client, the pure scheduling policy and the
-//! per-host concurrency limiter. Nothing here knows about the database; the worker ties
-//! these to the store.
+//! per-host limiter (rate, cap, slow budget). Nothing here knows about the database; the
+//! worker ties these to the store.
 //!
 //! A worker's round for one feed:
 //!
-//! 1. wait for a slot with [`HostLimiter::acquire`] (2 per host, 10 overall);
+//! 1. wait for a slot with [`HostLimiter::acquire`] (a rate, a cap and a slow budget per host);
 //! 2. [`GuardedClient::fetch`] a [`FetchRequest`] carrying the stored ETag / Last-Modified
 //!    and the feed's proxy;
 //! 3. parse the body of a 2xx response (a 304 has none);
@@ -24,8 +24,10 @@
 //! let limiter = HostLimiter::default();
 //! let request = FetchRequest::parse("https://example.com/feed.xml")?
 //!     .with_validators(Some("\"v1\"".into()), None);
-//! let _slot = limiter.acquire(request.url.host_str().unwrap_or_default()).await;
-//! let outcome = match client.fetch(&request).await {
+//! // Waits for the host's rate and cap; a request still running after 2 s moves to the
+//! // host's slow budget so that its other feeds go on.
+//! let host = request.url.host_str().unwrap_or_default();
+//! let outcome = match limiter.run(host, client.fetch(&request)).await {
 //!     Ok(response) if response.is_success() => {
 //!         // parse response.body (charset: response.charset) here
 //!         response.outcome(ParseResult::Parsed)
@@ -55,7 +57,7 @@ mod resolve;
 
 pub use address::{AddressClass, AddressPolicy, IpNetwork, Refusal, classify};
 pub use client::{ClientConfig, FetchError, FetchRequest, FetchResponse, GuardedClient};
-pub use limiter::{HostLimiter, HostPermit};
+pub use limiter::{HostLimiter, HostLimits, HostPermit};
 pub use policy::{
     CacheHints, Decision, FailureCounts, FailureKind, FeedStatus, NextCheck, Outcome, ParseResult,
     PolicyConfig, decide, effective_interval,

@@ -311,6 +311,61 @@ async fn a_stalling_server_times_out() {
     }
 }
 
+#[tokio::test]
+async fn the_first_byte_has_a_shorter_time_out_than_the_body() {
+    let router = Router::new()
+        // Headers only after 1.5 s.
+        .route(
+            "/late",
+            get(|| async {
+                tokio::time::sleep(Duration::from_millis(1500)).await;
+                FEED
+            }),
+        )
+        // Headers at once, then a body trickling in over about 1 s.
+        .route(
+            "/trickle",
+            get(|| async {
+                let parts = futures_util::stream::iter(0..5).then(|n| async move {
+                    if n > 0 {
+                        tokio::time::sleep(Duration::from_millis(250)).await;
+                    }
+                    Ok::<_, std::io::Error>(if n == 4 {
+                        b"</x>".to_vec()
+                    } else {
+                        b"<x>".to_vec()
+                    })
+                });
+                Body::from_stream(parts)
+            }),
+        );
+    let server = TestServer::start(router).await;
+    let client = GuardedClient::new(tidings_fetch::ClientConfig {
+        timeout: Duration::from_secs(5),
+        first_byte_timeout: Duration::from_millis(300),
+        ..lan_config()
+    })
+    .unwrap();
+    let started = Instant::now();
+    let error = client
+        .fetch(&request(&server.url("/late")))
+        .await
+        .unwrap_err();
+    assert_eq!(error, FetchError::NoResponse(Duration::from_millis(300)));
+    assert_eq!(error.to_string(), "no response within 0.3 s");
+    assert_eq!(error.kind(), tidings_fetch::FailureKind::Timeout);
+    assert!(
+        started.elapsed() < Duration::from_millis(1200),
+        "gave up early"
+    );
+    // The body may take longer than the first-byte time-out, within the total.
+    let trickled = client
+        .fetch(&request(&server.url("/trickle")))
+        .await
+        .unwrap();
+    assert_eq!(trickled.body.as_ref(), b"<x><x><x><x></x>");
+}
+
 fn redirect(status: StatusCode, to: &str) -> Response {
     (status, [(header::LOCATION, to.to_owned())]).into_response()
 }

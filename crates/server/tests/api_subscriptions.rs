@@ -165,14 +165,22 @@ on_both_engines!(subscribe_by_page_list_change_and_unsubscribe, |db| {
     .await;
     assert_eq!(status.as_u16() / 100, 4, "{body}");
 
-    // The favicon was found and is served as an image.
-    let (_, _, body) = call(
-        &ann,
-        Method::GET,
-        &app.url(&format!("/subscriptions/{id}")),
-        None,
-    )
-    .await;
+    // The favicon was found (in the background, after the first fetch) and is served as an
+    // image.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let body = loop {
+        let (_, _, body) = call(
+            &ann,
+            Method::GET,
+            &app.url(&format!("/subscriptions/{id}")),
+            None,
+        )
+        .await;
+        if !body["subscription"]["favicon_url"].is_null() || std::time::Instant::now() > deadline {
+            break body;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    };
     let path = body["subscription"]["favicon_url"]
         .as_str()
         .expect("the site's /favicon.ico was found and is linked")

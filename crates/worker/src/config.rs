@@ -3,12 +3,13 @@
 use std::time::Duration;
 
 use tidings_feed::SanitizeOptions;
-use tidings_fetch::PolicyConfig;
+use tidings_fetch::{HostLimits, PolicyConfig};
 
 /// Feeds fetched at once by one worker, by default (F11).
 pub const DEFAULT_CONCURRENCY: usize = 10;
-/// Requests at once to one host (F11).
-pub const DEFAULT_PER_HOST: usize = 2;
+/// Feeds claimed and waiting for their host per fetch slot: enough that feeds queued behind
+/// a busy host leave work for the other slots, few enough to keep memory and leases small.
+pub const IN_FLIGHT_PER_SLOT: usize = 4;
 /// How often an idle worker looks for due feeds, by default.
 pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_secs(30);
 /// How long a claimed feed stays leased to its worker: long past the 10 s fetch timeout plus
@@ -27,6 +28,14 @@ pub const DEFAULT_FAVICON_MAX_AGE: Duration = Duration::from_secs(30 * 24 * 3600
 /// How often the daily jobs run.
 pub const DAILY: Duration = Duration::from_secs(24 * 3600);
 
+impl WorkerConfig {
+    /// Feeds a worker keeps in progress at once, fetching or waiting for their host: the
+    /// bound on its memory whatever the number of feeds.
+    pub fn in_flight(&self) -> usize {
+        self.concurrency.max(1) * IN_FLIGHT_PER_SLOT
+    }
+}
+
 /// How a worker behaves. `Default` is the product's behaviour.
 #[derive(Debug, Clone)]
 pub struct WorkerConfig {
@@ -34,8 +43,8 @@ pub struct WorkerConfig {
     pub owner: String,
     /// Feeds fetched at once.
     pub concurrency: usize,
-    /// Requests at once per host.
-    pub per_host: usize,
+    /// Politeness per host: rate, concurrency cap and slow budget (F11).
+    pub per_host: HostLimits,
     /// How often an idle worker looks for due feeds (the scheduler's tick).
     pub poll_interval: Duration,
     /// How long a claim lasts.
@@ -64,7 +73,7 @@ impl Default for WorkerConfig {
         WorkerConfig {
             owner: default_owner(),
             concurrency: DEFAULT_CONCURRENCY,
-            per_host: DEFAULT_PER_HOST,
+            per_host: HostLimits::default(),
             poll_interval: DEFAULT_POLL_INTERVAL,
             lease: DEFAULT_LEASE,
             policy: PolicyConfig::default(),

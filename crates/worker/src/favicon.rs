@@ -1,5 +1,9 @@
 //! Favicons (F3): the feed's own icon or logo, else the icon its site's page links to, else
-//! `/favicon.ico`; images only, at most 256 KB, always through the guarded client.
+//! `/favicon.ico`; images only, at most 256 KB, always through the guarded client. Looked up
+//! in the background once per site ([`FaviconQueue`]), never in a feed's own round.
+
+use std::collections::{HashMap, VecDeque};
+use std::time::{Duration, Instant};
 
 use tidings_fetch::{FetchRequest, GuardedClient, HostLimiter};
 use url::Url;
@@ -68,8 +72,10 @@ async fn fetch_page(
     let request = FetchRequest::new(url.clone())
         .with_accept(PAGE_ACCEPT)
         .with_max_body_bytes(MAX_PAGE_BYTES);
-    let _slot = limiter.acquire(url.host_str().unwrap_or_default()).await;
-    let response = client.fetch(&request).await.ok()?;
+    let response = limiter
+        .run(url.host_str().unwrap_or_default(), client.fetch(&request))
+        .await
+        .ok()?;
     if !response.is_success() {
         return None;
     }
@@ -86,10 +92,9 @@ async fn fetch_image(
     let request = FetchRequest::new(url.clone())
         .with_accept(IMAGE_ACCEPT)
         .with_max_body_bytes(MAX_FAVICON_BYTES);
-    let response = {
-        let _slot = limiter.acquire(url.host_str().unwrap_or_default()).await;
-        client.fetch(&request).await
-    };
+    let response = limiter
+        .run(url.host_str().unwrap_or_default(), client.fetch(&request))
+        .await;
     let response = match response {
         Ok(response) if response.is_success() && !response.body.is_empty() => response,
         Ok(response) => {
@@ -330,5 +335,191 @@ mod tests {
             Some("image/gif")
         );
         assert_eq!(image_type(None, b"<html>"), None);
+    }
+}
+
+/// Sites looked up at once by one fetcher's favicon queue.
+const SITES_AT_ONCE: usize = 4;
+/// Most sites queued or being looked up; past this a feed's favicon waits for its next fetch.
+const MAX_QUEUED_SITES: usize = 4096;
+/// How long a site's lookup is reused for its other feeds without asking again.
+const REUSE_FOR: Duration = Duration::from_secs(3600);
+/// Most icon bytes kept for reuse; the table is emptied when it would grow past this.
+const MAX_REUSE_BYTES: usize = 2 * 1024 * 1024;
+
+/// What to look for: one lookup serves every feed with the same [`IconLookup::key`].
+#[derive(Debug, Clone)]
+pub struct IconLookup {
+    /// The icon the feed names, if any.
+    pub feed_icon: Option<String>,
+    /// The feed's site.
+    pub site_url: Option<String>,
+    /// The feed's URL (after redirects).
+    pub feed_url: Url,
+}
+
+impl IconLookup {
+    /// The icon the feed names when it names one, else its site's origin: feeds with the same
+    /// key get the same favicon.
+    pub fn key(&self) -> String {
+        if let Some(icon) = self
+            .feed_icon
+            .as_deref()
+            .and_then(|icon| self.feed_url.join(icon).ok())
+        {
+            return format!("icon {icon}");
+        }
+        let site = self
+            .site_url
+            .as_deref()
+            .and_then(|site| self.feed_url.join(site).ok())
+            .filter(|site| matches!(site.scheme(), "http" | "https"))
+            .unwrap_or_else(|| self.feed_url.clone());
+        format!("site {}", site.origin().ascii_serialization())
+    }
+}
+
+/// What [`FaviconQueue::add`] decided.
+#[derive(Debug)]
+pub enum Queued {
+    /// The site was looked up a moment ago: store this for the feed now, no request needed.
+    Known(Option<FoundIcon>),
+    /// The feed waits for its site's lookup (queued or running).
+    Waiting,
+    /// The queue is full; the feed's favicon stays stale until its next fetch.
+    Full,
+}
+
+/// Favicons looked up in the background, once per site: a first fetch costs the feed's own
+/// request only, and the feeds of one site share one lookup. Feeds found by a lookup that just
+/// finished reuse its result for [`REUSE_FOR`].
+#[derive(Debug)]
+pub struct FaviconQueue {
+    state: std::sync::Mutex<QueueState>,
+    idle: tokio::sync::watch::Sender<bool>,
+}
+
+#[derive(Debug, Default)]
+struct QueueState {
+    /// Lookups queued or running, with the feeds waiting for each.
+    sites: HashMap<String, (IconLookup, Vec<i64>)>,
+    /// Keys not started yet, oldest first.
+    waiting: VecDeque<String>,
+    /// Results of recent lookups, and when they were made.
+    recent: HashMap<String, (Option<FoundIcon>, Instant)>,
+    recent_bytes: usize,
+    running: bool,
+}
+
+impl Default for FaviconQueue {
+    fn default() -> FaviconQueue {
+        FaviconQueue {
+            state: std::sync::Mutex::default(),
+            idle: tokio::sync::watch::Sender::new(true),
+        }
+    }
+}
+
+impl FaviconQueue {
+    /// Queues `feed_id`'s favicon. Returns whether the caller should start the drain
+    /// ([`FaviconQueue::drain`]) beside what it decided for the feed.
+    pub fn add(&self, feed_id: i64, lookup: IconLookup) -> (Queued, bool) {
+        let key = lookup.key();
+        let mut state = self.lock();
+        if let Some((icon, at)) = state.recent.get(&key)
+            && at.elapsed() < REUSE_FOR
+        {
+            return (Queued::Known(icon.clone()), false);
+        }
+        if let Some((_, feeds)) = state.sites.get_mut(&key) {
+            if !feeds.contains(&feed_id) {
+                feeds.push(feed_id);
+            }
+            return (Queued::Waiting, false);
+        }
+        if state.sites.len() >= MAX_QUEUED_SITES {
+            return (Queued::Full, false);
+        }
+        state.sites.insert(key.clone(), (lookup, vec![feed_id]));
+        state.waiting.push_back(key);
+        let start = !state.running;
+        if start {
+            state.running = true;
+            self.idle.send_replace(false);
+        }
+        (Queued::Waiting, start)
+    }
+
+    /// Looks up the queued sites, [`SITES_AT_ONCE`] at a time, handing each result and its
+    /// feeds to `save`, until the queue is empty. Start it when [`FaviconQueue::add`] says so.
+    pub async fn drain<S, F>(&self, client: &GuardedClient, limiter: &HostLimiter, save: S)
+    where
+        S: Fn(Option<FoundIcon>, Vec<i64>) -> F,
+        F: std::future::Future<Output = ()>,
+    {
+        let mut running = tokio::task::JoinSet::new();
+        loop {
+            while running.len() < SITES_AT_ONCE {
+                let next = {
+                    let mut state = self.lock();
+                    let key = state.waiting.pop_front();
+                    key.and_then(|key| {
+                        let lookup = state.sites.get(&key)?.0.clone();
+                        Some((key, lookup))
+                    })
+                };
+                let Some((key, lookup)) = next else { break };
+                let (client, limiter) = (client.clone(), limiter.clone());
+                running.spawn(async move {
+                    let found = find_favicon(
+                        &client,
+                        &limiter,
+                        lookup.feed_icon.as_deref(),
+                        lookup.site_url.as_deref(),
+                        &lookup.feed_url,
+                    )
+                    .await;
+                    (key, found)
+                });
+            }
+            let Some(done) = running.join_next().await else {
+                let mut state = self.lock();
+                if state.waiting.is_empty() {
+                    state.running = false;
+                    self.idle.send_replace(true);
+                    return;
+                }
+                continue;
+            };
+            let Ok((key, found)) = done else { continue };
+            let feeds = {
+                let mut state = self.lock();
+                let feeds = state.sites.remove(&key).map(|(_, feeds)| feeds);
+                let size = found.as_ref().map_or(0, |icon| icon.data.len());
+                if state.recent_bytes + size > MAX_REUSE_BYTES
+                    || state.recent.len() >= MAX_QUEUED_SITES
+                {
+                    state.recent.clear();
+                    state.recent_bytes = 0;
+                }
+                state.recent_bytes += size;
+                state.recent.insert(key, (found.clone(), Instant::now()));
+                feeds.unwrap_or_default()
+            };
+            save(found, feeds).await;
+        }
+    }
+
+    /// Waits until no lookup is queued or running.
+    pub async fn wait_idle(&self) {
+        let mut idle = self.idle.subscribe();
+        // An error means the sender is gone, and with it the queue.
+        let _ = idle.wait_for(|idle| *idle).await;
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, QueueState> {
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }

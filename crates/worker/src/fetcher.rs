@@ -15,11 +15,12 @@ use tidings_fetch::{
 use tidings_store::{
     DueFeed, FeedBody, FeedMove, FetchRecord, FetchStatus, NewItem, Store, StoreError, UpsertCounts,
 };
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use url::Url;
 
 use crate::body;
 use crate::config::WorkerConfig;
-use crate::favicon;
+use crate::favicon::{self, FaviconQueue, IconLookup, Queued};
 use crate::metrics::{FetchResult, WorkerMetrics};
 
 /// What became of one feed's fetch, for logs, the command line and the API.
@@ -151,6 +152,10 @@ struct Inner {
     store: Store,
     client: GuardedClient,
     limiter: HostLimiter,
+    /// Feeds in their round (fetch, parse, store) at once: the worker's concurrency. Taken
+    /// after the host's permit, so feeds waiting for a busy host hold none.
+    slots: Arc<Semaphore>,
+    favicons: FaviconQueue,
     sanitizer: Arc<Sanitizer>,
     metrics: Arc<WorkerMetrics>,
     config: WorkerConfig,
@@ -180,6 +185,8 @@ impl Fetcher {
         Fetcher {
             inner: Arc::new(Inner {
                 limiter: HostLimiter::new(config.per_host, None),
+                slots: Arc::new(Semaphore::new(config.concurrency.max(1))),
+                favicons: FaviconQueue::default(),
                 sanitizer: Arc::new(Sanitizer::new(config.sanitize)),
                 store,
                 client,
@@ -227,6 +234,44 @@ impl Fetcher {
                 Err(error) => Err(error.into()),
             },
         }
+    }
+
+    /// Refreshes each feed of `ids` as [`Fetcher::refresh_feed`] does, several at once, and
+    /// hands each result to `each` as it comes. At most [`WorkerConfig::in_flight`] feeds are
+    /// in progress at once, so memory stays flat however many ids there are. Returns how many
+    /// feeds were tried.
+    pub async fn refresh_feeds(
+        &self,
+        ids: impl IntoIterator<Item = i64>,
+        mut each: impl FnMut(i64, Result<FeedReport, RefreshError>),
+    ) -> u64 {
+        let in_flight = self.inner.config.in_flight();
+        let mut tasks: tokio::task::JoinSet<(i64, Result<FeedReport, RefreshError>)> =
+            tokio::task::JoinSet::new();
+        let mut tried = 0u64;
+        let mut finished = |done: Result<(i64, _), tokio::task::JoinError>| {
+            tried += 1;
+            match done {
+                Ok((id, result)) => each(id, result),
+                // A panic is a bug; it goes on as if the refresh had run here. (Tasks are
+                // never aborted, so there is no other error.)
+                Err(error) if error.is_panic() => std::panic::resume_unwind(error.into_panic()),
+                Err(_) => {}
+            }
+        };
+        for id in ids {
+            if tasks.len() >= in_flight
+                && let Some(done) = tasks.join_next().await
+            {
+                finished(done);
+            }
+            let fetcher = self.clone();
+            tasks.spawn(async move { (id, fetcher.refresh_feed(id).await) });
+        }
+        while let Some(done) = tasks.join_next().await {
+            finished(done);
+        }
+        tried
     }
 
     /// Fetches a feed this fetcher's owner has claimed, stores everything, releases the lease.
@@ -281,7 +326,9 @@ impl Fetcher {
     ) -> Result<Option<String>, StoreError> {
         let store = &self.inner.store;
         let owner = &self.inner.config.owner;
-        let fetched = self.fetch(due).await;
+        // The slot is held until the outcome is stored, so `concurrency` bounds parsing and
+        // storing too.
+        let (fetched, _slot) = self.fetch(due).await;
         let now = Utc::now();
         let mut parsed_feed: Option<(ParsedFeed, Url)> = None;
         let mut failure_reason = None;
@@ -375,8 +422,7 @@ impl Fetcher {
                     report.merged_into = Some(into);
                     // The favicon below belongs to the remaining feed now.
                     if let Some((parsed, url)) = parsed_feed.take() {
-                        self.refresh_favicon_if_stale(into, &parsed, &url, now)
-                            .await;
+                        self.queue_favicon(into, &parsed, &url, now).await;
                     }
                     return Ok(failure_reason);
                 }
@@ -386,24 +432,34 @@ impl Fetcher {
             }
         }
         if let Some((parsed, url)) = parsed_feed {
-            self.refresh_favicon_if_stale(due.feed_id, &parsed, &url, now)
-                .await;
+            self.queue_favicon(due.feed_id, &parsed, &url, now).await;
         }
         Ok(failure_reason)
     }
 
-    /// The request itself, with the stored validators, through the per-host limiter.
-    async fn fetch(&self, due: &DueFeed) -> Result<FetchResponse, tidings_fetch::FetchError> {
-        let mut request = FetchRequest::parse(&due.url)?
-            .with_validators(due.etag.clone(), due.last_modified.clone());
-        if let Some(proxy) = due.proxy_url.as_deref().filter(|p| !p.trim().is_empty()) {
-            let proxy = Url::parse(proxy)
-                .map_err(|e| tidings_fetch::FetchError::InvalidProxy(format!("{proxy}: {e}")))?;
-            request = request.with_proxy(Some(proxy));
-        }
+    /// The request itself, with the stored validators: waits for the host's permit, then for
+    /// a fetch slot, which it returns to hold until the round is over.
+    async fn fetch(
+        &self,
+        due: &DueFeed,
+    ) -> (
+        Result<FetchResponse, tidings_fetch::FetchError>,
+        Option<OwnedSemaphorePermit>,
+    ) {
+        let request = match feed_request(due) {
+            Ok(request) => request,
+            Err(error) => return (Err(error), None),
+        };
         let host = request.url.host_str().unwrap_or_default().to_owned();
-        let _slot = self.inner.limiter.acquire(&host).await;
-        self.inner.client.fetch(&request).await
+        let permit = self.inner.limiter.acquire(&host).await;
+        // Never closed, so this always yields a permit.
+        let slot = Arc::clone(&self.inner.slots).acquire_owned().await.ok();
+        let fetched = self
+            .inner
+            .limiter
+            .watch(permit, self.inner.client.fetch(&request))
+            .await;
+        (fetched, slot)
     }
 
     /// Parses and sanitizes on the blocking pool: both are CPU work that would stall the
@@ -479,7 +535,10 @@ impl Fetcher {
             .await
     }
 
-    async fn refresh_favicon_if_stale(
+    /// Queues the feed's favicon when it is missing or older than `favicon_max_age`: looked
+    /// up in the background once per site (or taken from a lookup of its site that just
+    /// finished), so that the feed's round costs its own request only.
+    async fn queue_favicon(
         &self,
         feed_id: i64,
         parsed: &ParsedFeed,
@@ -490,8 +549,7 @@ impl Fetcher {
         if !config.favicons {
             return;
         }
-        let store = &self.inner.store;
-        let stale = match store.favicon_fetched_at(feed_id).await {
+        let stale = match self.inner.store.favicon_fetched_at(feed_id).await {
             Ok(None) => true,
             Ok(Some(at)) => now.timestamp() - at >= config.favicon_max_age.as_secs() as i64,
             Err(error) => {
@@ -502,33 +560,78 @@ impl Fetcher {
         if !stale {
             return;
         }
-        let found = favicon::find_favicon(
-            &self.inner.client,
-            &self.inner.limiter,
-            parsed.icon.as_deref(),
-            parsed.site_url.as_deref(),
-            feed_url,
-        )
-        .await;
-        self.inner.metrics.record_favicon(found.is_some());
+        let lookup = IconLookup {
+            feed_icon: parsed.icon.clone(),
+            site_url: parsed.site_url.clone(),
+            feed_url: feed_url.clone(),
+        };
+        let (queued, start) = self.inner.favicons.add(feed_id, lookup);
+        match queued {
+            Queued::Known(icon) => self.save_favicon(icon, vec![feed_id]).await,
+            Queued::Waiting => {}
+            Queued::Full => {
+                tracing::debug!(
+                    feed = feed_id,
+                    "favicon queue full; trying at the next fetch"
+                );
+            }
+        }
+        if start {
+            let fetcher = self.clone();
+            tokio::spawn(async move {
+                let inner = &fetcher.inner;
+                inner
+                    .favicons
+                    .drain(&inner.client, &inner.limiter, |found, feeds| {
+                        inner.metrics.record_favicon(found.is_some());
+                        fetcher.save_favicon(found, feeds)
+                    })
+                    .await;
+            });
+        }
+    }
+
+    /// Stores a lookup's result (an icon, or none found) for each of `feeds`.
+    async fn save_favicon(&self, found: Option<favicon::FoundIcon>, feeds: Vec<i64>) {
+        let fetched_at = Utc::now().timestamp();
         let record = match found {
             Some(icon) => tidings_store::Favicon {
                 mime_type: Some(icon.mime_type),
                 data: Some(icon.data),
                 source_url: Some(icon.source_url),
-                fetched_at: now.timestamp(),
+                fetched_at,
             },
             None => tidings_store::Favicon {
                 mime_type: None,
                 data: None,
                 source_url: None,
-                fetched_at: now.timestamp(),
+                fetched_at,
             },
         };
-        if let Err(error) = store.save_favicon(feed_id, &record).await {
-            tracing::debug!(feed = feed_id, %error, "the favicon could not be stored");
+        for feed_id in feeds {
+            if let Err(error) = self.inner.store.save_favicon(feed_id, &record).await {
+                tracing::debug!(feed = feed_id, %error, "the favicon could not be stored");
+            }
         }
     }
+
+    /// Waits until the favicons queued so far are looked up and stored (for one-shot runs
+    /// such as `tidings refresh`, and tests).
+    pub async fn wait_for_favicons(&self) {
+        self.inner.favicons.wait_idle().await;
+    }
+}
+
+/// The conditional GET of a claimed feed, through its own proxy when it has one.
+fn feed_request(due: &DueFeed) -> Result<FetchRequest, tidings_fetch::FetchError> {
+    let mut request =
+        FetchRequest::parse(&due.url)?.with_validators(due.etag.clone(), due.last_modified.clone());
+    if let Some(proxy) = due.proxy_url.as_deref().filter(|p| !p.trim().is_empty()) {
+        let proxy = Url::parse(proxy)
+            .map_err(|e| tidings_fetch::FetchError::InvalidProxy(format!("{proxy}: {e}")))?;
+        request = request.with_proxy(Some(proxy));
+    }
+    Ok(request)
 }
 
 /// Turns the policy's decision into what the store records.

@@ -1,8 +1,9 @@
 //! The tidings fetch worker (F3, F8, F10–F17, F37): the background half of the product.
 //!
 //! - [`Worker::run`] claims due feeds with a lease (several workers, in one process or many,
-//!   never fetch a feed twice at once), fetches them with bounded parallelism and at most two
-//!   requests per host, and runs the daily retention job once a day across all workers.
+//!   never fetch a feed twice at once), fetches them with bounded parallelism under a
+//!   per-host rate, concurrency cap and slow budget ([`tidings_fetch::HostLimiter`]), and
+//!   runs the daily retention job once a day across all workers.
 //! - [`Fetcher`] does one feed's round: conditional GET through the SSRF-guarded client of
 //!   `tidings-fetch`, a 304 or an identical body skips parsing, otherwise parse and sanitize
 //!   with `tidings-feed` and upsert the items; the outcome goes through the scheduling policy

@@ -7,7 +7,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::Utc;
-use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
 use crate::config::WorkerConfig;
@@ -58,21 +57,13 @@ pub async fn run_retention(
     })
 }
 
-/// Starts fetching a claimed feed once a slot is free; the slot is held until it is done.
-async fn spawn_fetch(
-    tasks: &mut JoinSet<FeedReport>,
-    slots: &Arc<Semaphore>,
-    fetcher: &Fetcher,
-    due: DueFeed,
-) {
-    // The semaphore is never closed, so this always yields a permit.
-    let slot = Arc::clone(slots).acquire_owned().await.ok();
+/// Starts a claimed feed's round. The fetcher waits for the feed's host and then for a fetch
+/// slot, so the worker only bounds how many feeds are in progress ([`WorkerConfig::in_flight`]).
+///
+/// [`WorkerConfig::in_flight`]: crate::WorkerConfig::in_flight
+fn spawn_fetch(tasks: &mut JoinSet<FeedReport>, fetcher: &Fetcher, due: DueFeed) {
     let fetcher = fetcher.clone();
-    tasks.spawn(async move {
-        let report = fetcher.fetch_claimed(due).await;
-        drop(slot);
-        report
-    });
+    tasks.spawn(async move { fetcher.fetch_claimed(due).await });
 }
 
 /// A worker: one loop claiming and fetching due feeds. Run several in one process or in
@@ -99,7 +90,7 @@ impl Worker {
     /// to finish; the leases of any cut short expire.
     pub async fn run(&self, shutdown: impl Future<Output = ()>) {
         let config = self.fetcher.config().clone();
-        let slots = Arc::new(Semaphore::new(config.concurrency.max(1)));
+        let in_flight = config.in_flight();
         let mut tasks: JoinSet<FeedReport> = JoinSet::new();
         let mut jobs: JoinSet<()> = JoinSet::new();
         let mut next_job_check = tokio::time::Instant::now();
@@ -129,10 +120,11 @@ impl Worker {
                 }
             }
             let mut pause = config.poll_interval;
-            // Claims go in batches of `concurrency` into a local queue, started as slots free:
-            // one claim per batch rather than one per finished fetch keeps the claim query
-            // (a sort over the due feeds) off the hot path on large installations.
-            if queue.is_empty() && slots.available_permits() > 0 {
+            // Claims go in batches of `concurrency` into a local queue, started while fewer
+            // than `in_flight` feeds are in progress: one claim per batch rather than one per
+            // finished fetch keeps the claim query (a sort over the due feeds) off the hot
+            // path on large installations, and the bound keeps memory flat.
+            if queue.is_empty() && tasks.len() < in_flight {
                 let now = Utc::now().timestamp();
                 match self
                     .fetcher
@@ -151,10 +143,10 @@ impl Worker {
                     }
                 }
             }
-            while slots.available_permits() > 0
+            while tasks.len() < in_flight
                 && let Some(due) = queue.pop_front()
             {
-                spawn_fetch(&mut tasks, &slots, &self.fetcher, due).await;
+                spawn_fetch(&mut tasks, &self.fetcher, due);
             }
             // More is waiting (queued or likely due): come back as soon as a slot frees.
             if !queue.is_empty() || more_due {
@@ -203,16 +195,32 @@ impl Worker {
     }
 
     /// Claims and fetches every feed due now, `concurrency` at a time, until none is due;
-    /// returns the reports. For benchmarks, tests and one-shot runs.
+    /// returns the reports. For tests and one-shot runs over a few feeds: the reports are kept
+    /// (use [`Worker::run_once_with`] for many).
     pub async fn run_once(&self) -> Result<Vec<FeedReport>, StoreError> {
-        let config = self.fetcher.config().clone();
-        let slots = Arc::new(Semaphore::new(config.concurrency.max(1)));
-        let mut tasks: JoinSet<FeedReport> = JoinSet::new();
         let mut reports = Vec::new();
+        self.run_once_with(|report| reports.push(report)).await?;
+        Ok(reports)
+    }
+
+    /// Like [`Worker::run_once`], handing each report to `each` as it comes instead of
+    /// keeping them: memory stays flat however many feeds are due. Returns how many feeds
+    /// were fetched, once the favicons they queued are stored too.
+    pub async fn run_once_with(&self, mut each: impl FnMut(FeedReport)) -> Result<u64, StoreError> {
+        let config = self.fetcher.config().clone();
+        let in_flight = config.in_flight();
+        let mut tasks: JoinSet<FeedReport> = JoinSet::new();
+        let mut fetched = 0u64;
+        let mut finished = |done: Result<FeedReport, tokio::task::JoinError>| {
+            if let Ok(report) = done {
+                fetched += 1;
+                each(report);
+            }
+        };
         let batch = config.concurrency.max(1) as i64;
         let mut queue: VecDeque<DueFeed> = VecDeque::new();
         loop {
-            if queue.is_empty() {
+            if queue.is_empty() && tasks.len() < in_flight {
                 queue.extend(
                     self.fetcher
                         .store()
@@ -224,31 +232,34 @@ impl Worker {
                         )
                         .await?,
                 );
-            }
-            if queue.is_empty() {
-                // Nothing more is due: wait for the fetches in flight, then claim again (a
-                // feed may have become due meanwhile) or finish.
-                match tasks.join_next().await {
-                    Some(done) => {
-                        reports.extend(done.ok());
-                        continue;
+                if queue.is_empty() {
+                    // Nothing more is due: wait for the fetches in flight, then claim again
+                    // (a feed may have become due meanwhile) or finish.
+                    match tasks.join_next().await {
+                        Some(done) => {
+                            finished(done);
+                            continue;
+                        }
+                        None => {
+                            self.fetcher.wait_for_favicons().await;
+                            return Ok(fetched);
+                        }
                     }
-                    None => return Ok(reports),
                 }
             }
-            // Start what the free slots allow; otherwise wait for one fetch to finish.
-            if slots.available_permits() == 0
-                && let Some(done) = tasks.join_next().await
-            {
-                reports.extend(done.ok());
-            }
-            while slots.available_permits() > 0
+            while tasks.len() < in_flight
                 && let Some(due) = queue.pop_front()
             {
-                spawn_fetch(&mut tasks, &slots, &self.fetcher, due).await;
+                spawn_fetch(&mut tasks, &self.fetcher, due);
+            }
+            // Full: wait for one feed to finish before claiming or starting more.
+            if tasks.len() >= in_flight
+                && let Some(done) = tasks.join_next().await
+            {
+                finished(done);
             }
             while let Some(done) = tasks.try_join_next() {
-                reports.extend(done.ok());
+                finished(done);
             }
         }
     }

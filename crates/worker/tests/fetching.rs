@@ -537,6 +537,7 @@ on_both_engines!(the_feeds_own_icon_comes_first, |db| {
     });
     let feed = follow(&store, alice, &server.url("/feed")).await;
     refresh(&fetcher, feed).await;
+    fetcher.wait_for_favicons().await;
     let favicon = store.favicon(feed).await.unwrap().expect("attempted");
     assert_eq!(favicon.mime_type.as_deref(), Some("image/png"));
     assert_eq!(favicon.data.as_deref(), Some(png));
@@ -575,6 +576,7 @@ on_both_engines!(an_icon_link_on_the_site_page_is_used, |db| {
     });
     let feed = follow(&store, alice, &server.url("/feed")).await;
     refresh(&fetcher, feed).await;
+    fetcher.wait_for_favicons().await;
     // The linked icon is served as text/html: refused; /favicon.ico is the fallback.
     let favicon = store.favicon(feed).await.unwrap().expect("attempted");
     assert_eq!(favicon.mime_type.as_deref(), Some("image/x-icon"));

@@ -1,0 +1,121 @@
+//! Favicons cost no request in a feed's first fetch: they are looked up in the background once
+//! per site, counted by a real server on 127.0.0.1, on SQLite and PostgreSQL.
+
+#[path = "../../store/tests/common/mod.rs"]
+mod common;
+mod support;
+
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::Path;
+use axum::http::header;
+use axum::routing::get;
+use support::{TestServer, fetcher_with, follow, local_client, user};
+use tidings_worker::FetchResult;
+
+const PNG: &[u8] = b"\x89PNG\r\n\x1a\nrest-of-image";
+
+/// A site whose feeds link to its home page, which links its icon.
+async fn site() -> TestServer {
+    let base: Arc<OnceLock<String>> = Arc::default();
+    let base_in_feed = Arc::clone(&base);
+    let router = Router::new()
+        .route(
+            "/feed/{n}",
+            get(move |Path(n): Path<usize>| {
+                let base = base_in_feed.get().cloned().unwrap_or_default();
+                async move {
+                    format!(
+                        "<rss version=\"2.0\"><channel><title>Feed {n}</title>\
+                         <link>{base}/</link><item><guid>{n}-1</guid><title>x</title></item>\
+                         </channel></rss>"
+                    )
+                }
+            }),
+        )
+        .route(
+            "/",
+            get(|| async { "<html><head><link rel=\"icon\" href=\"/icon.png\"></head></html>" }),
+        )
+        .route(
+            "/icon.png",
+            get(|| async { ([(header::CONTENT_TYPE, "image/png")], PNG) }),
+        );
+    let server = TestServer::start(router).await;
+    base.set(server.url("")).unwrap();
+    server
+}
+
+on_both_engines!(feeds_of_one_site_share_one_favicon_lookup, |db| {
+    let store = db.migrated().await;
+    let alice = user(&store, "alice").await;
+    let server = site().await;
+    let mut feeds = Vec::new();
+    for n in 0..10 {
+        feeds.push(follow(&store, alice, &server.url(&format!("/feed/{n}"))).await);
+    }
+    let fetcher = fetcher_with(&store, local_client(Duration::from_secs(5)), |config| {
+        config.favicons = true;
+    });
+    fetcher
+        .refresh_feeds(feeds.clone(), |_, report| {
+            assert_eq!(report.unwrap().result, FetchResult::Parsed);
+        })
+        .await;
+    fetcher.wait_for_favicons().await;
+    // One request per feed, and one lookup for the whole site (page and icon), not two
+    // extra requests per feed.
+    for n in 0..10 {
+        assert_eq!(server.hits(&format!("/feed/{n}")), 1);
+    }
+    assert_eq!(server.hits("/"), 1);
+    assert_eq!(server.hits("/icon.png"), 1);
+    assert_eq!(server.total_hits(), 12);
+    for feed in &feeds {
+        let favicon = store.favicon(*feed).await.unwrap().expect("stored");
+        assert_eq!(favicon.data.as_deref(), Some(PNG), "feed {feed}");
+        assert_eq!(favicon.source_url, Some(server.url("/icon.png")));
+    }
+    assert_eq!(fetcher.metrics().snapshot().favicons_found, 1);
+
+    // A new subscription on the same site a moment later reuses the lookup: one request.
+    let later = follow(&store, alice, &server.url("/feed/10")).await;
+    let report = fetcher.refresh_feed(later).await.unwrap();
+    assert_eq!(report.result, FetchResult::Parsed);
+    fetcher.wait_for_favicons().await;
+    assert_eq!(server.total_hits(), 13);
+    let favicon = store.favicon(later).await.unwrap().expect("stored");
+    assert_eq!(favicon.data.as_deref(), Some(PNG));
+
+    // Fresh favicons are not looked for again on the next fetch.
+    fetcher.refresh_feed(feeds[0]).await.unwrap();
+    fetcher.wait_for_favicons().await;
+    assert_eq!(server.total_hits(), 14);
+});
+
+on_both_engines!(each_site_gets_its_own_lookup, |db| {
+    let store = db.migrated().await;
+    let alice = user(&store, "alice").await;
+    let (first, second) = (site().await, site().await);
+    let mut feeds = Vec::new();
+    for n in 0..3 {
+        feeds.push(follow(&store, alice, &first.url(&format!("/feed/{n}"))).await);
+        feeds.push(follow(&store, alice, &second.url(&format!("/feed/{n}"))).await);
+    }
+    let fetcher = fetcher_with(&store, local_client(Duration::from_secs(5)), |config| {
+        config.favicons = true;
+    });
+    fetcher.refresh_feeds(feeds.clone(), |_, _| {}).await;
+    fetcher.wait_for_favicons().await;
+    for server in [&first, &second] {
+        assert_eq!(server.hits("/"), 1);
+        assert_eq!(server.hits("/icon.png"), 1);
+        assert_eq!(server.total_hits(), 5);
+    }
+    for feed in &feeds {
+        let favicon = store.favicon(*feed).await.unwrap().expect("stored");
+        assert_eq!(favicon.data.as_deref(), Some(PNG));
+    }
+});
