@@ -9,6 +9,7 @@ pub mod middleware;
 pub mod password;
 pub mod ratelimit;
 pub mod setup;
+pub mod sync;
 pub mod ui;
 
 use std::future::Future;
@@ -104,6 +105,7 @@ pub fn router(state: AppState) -> Router {
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
         .nest("/api/v1", api)
+        .merge(sync::router())
         .merge(ui::router())
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),

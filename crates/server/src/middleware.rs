@@ -63,7 +63,10 @@ pub async fn protect(State(state): State<AppState>, mut request: Request, next: 
     if let Err(error) = check_request_head(&request) {
         return error.into_response();
     }
-    let is_api = request.uri().path().starts_with("/api/");
+    // The sync APIs under /api/ (Fever, Google Reader) authenticate, limit and answer errors
+    // in their own protocols' ways.
+    let path = request.uri().path();
+    let is_api = path.starts_with("/api/") && !crate::sync::is_sync_path(path);
     if !is_api {
         return next.run(request).await;
     }

@@ -94,6 +94,9 @@ pub struct RateLimits {
     /// Sign-in attempts per account (10/min), so that many addresses cannot guess one
     /// account's password quickly.
     pub login_per_account: RateLimiter,
+    /// Requests per user to the sync APIs for apps (600/min): an app's first sync pages
+    /// through every item, 50 at a time for Fever.
+    pub sync_per_user: RateLimiter,
 }
 
 impl RateLimits {
@@ -106,6 +109,7 @@ impl RateLimits {
             anonymous: RateLimiter::new(100, minute),
             login_per_ip: RateLimiter::new(5, minute),
             login_per_account: RateLimiter::new(10, minute),
+            sync_per_user: RateLimiter::new(600, minute),
         }
     }
 }

@@ -206,7 +206,7 @@ fn prepare(item: &NewItem) -> PreparedItem<'_> {
     }
 }
 
-type ItemRow = (
+pub(crate) type ItemRow = (
     (i64, i64, Option<String>, Option<String>, Option<String>),
     (Option<String>, Option<String>, Option<String>, i64, bool),
     (Option<i64>, i64, String, String, bool, bool),
@@ -448,11 +448,13 @@ impl Store {
     }
 }
 
-row_decoder!(decode_item -> ItemRow {
+row_decoder!(
+    /// Decodes the 16 item columns `Store::item` selects, in its order.
+    pub(crate) decode_item -> ItemRow {
     (0, 1, 2, 3, 4), (5, 6, 7, 8, 9), (10, 11, 12, 13, 14, 15)
 });
 
-fn item_from_row(row: ItemRow) -> Item {
+pub(crate) fn item_from_row(row: ItemRow) -> Item {
     let ((id, feed_id, guid, url, title), middle, last) = row;
     let (author, content, summary, published_at, is_date_estimated) = middle;
     let (updated_at, fetched_at, enclosures, categories, is_read, is_starred) = last;

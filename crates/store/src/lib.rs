@@ -25,6 +25,7 @@ mod reading;
 mod search;
 mod sessions;
 mod subscription_changes;
+mod sync;
 mod text;
 mod users;
 
@@ -59,6 +60,10 @@ pub use reading::{
 };
 pub use search::{BackfillStep, DEFAULT_BACKFILL_BATCH, ItemSearch, SearchHit, SearchPage};
 pub use sessions::{ApiKey, ApiKeyScope, Authenticated, Session};
+pub use sync::{
+    MAX_LABEL_CHARS, MAX_SYNC_IDS, MAX_SYNC_ITEM_IDS, MAX_SYNC_ITEMS, SyncItem, SyncOrder,
+    SyncQuery,
+};
 pub use text::{is_stripped_char, strip_control_chars};
 pub use users::{DEFAULT_GROUP_NAME, Group, MAX_USERNAME_LEN, NewUser, User, normalize_username};
 

@@ -108,6 +108,12 @@ pub const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("../migrations/sqlite/0007_item_tombstones.sql"),
         postgres: include_str!("../migrations/postgres/0007_item_tombstones.sql"),
     },
+    Migration {
+        version: 8,
+        name: "sync_apis",
+        sqlite: include_str!("../migrations/sqlite/0008_sync_apis.sql"),
+        postgres: include_str!("../migrations/postgres/0008_sync_apis.sql"),
+    },
 ];
 
 /// An arbitrary constant naming tidings' migration lock among PostgreSQL advisory locks.

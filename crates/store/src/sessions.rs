@@ -368,6 +368,27 @@ impl Store {
     /// The user of a live API key: not revoked, not expired, its user not disabled. Records
     /// the use (at most once a minute).
     pub async fn authenticate_api_key(&self, key_sha256: &str) -> Result<Option<Authenticated>> {
+        self.authenticate_key_where("k.key_hash = $1", key_sha256)
+            .await
+    }
+
+    /// The user of a live API key, by the Fever API's digest of it, md5(username:key) (see
+    /// [`Store::set_api_key_fever_hash`]); the same checks as [`Store::authenticate_api_key`].
+    pub async fn authenticate_fever_key(&self, fever_md5: &str) -> Result<Option<Authenticated>> {
+        let fever_md5 = fever_md5.trim().to_ascii_lowercase();
+        if fever_md5.is_empty() {
+            return Ok(None);
+        }
+        self.authenticate_key_where("k.fever_hash = $1", &fever_md5)
+            .await
+    }
+
+    /// The user of the live API key matching `condition` on `$1 = value`.
+    async fn authenticate_key_where(
+        &self,
+        condition: &'static str,
+        value: &str,
+    ) -> Result<Option<Authenticated>> {
         let now = unix_now();
         let row = with_db!(self, read, |db| {
             sqlx::query_as::<
@@ -386,13 +407,13 @@ impl Store {
                     Option<i64>,
                     Option<i64>,
                 ),
-            >(
+            >(sqlx::AssertSqlSafe(format!(
                 "SELECT u.id, u.username, u.is_admin, u.is_disabled, u.password_hash, u.created_at,
                         u.last_login_at, k.id, k.scope, k.expires_at, k.revoked_at, k.last_used_at
                  FROM api_keys k JOIN users u ON u.id = k.user_id
-                 WHERE k.key_hash = $1",
-            )
-            .bind(key_sha256)
+                 WHERE {condition}"
+            )))
+            .bind(value)
             .fetch_optional(db)
             .await?
         });

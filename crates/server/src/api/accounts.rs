@@ -559,6 +559,14 @@ async fn create_api_key(
             expires_at,
         )
         .await?;
+    // Fever clients present md5(username:key), which cannot be derived from the stored hash.
+    state
+        .store
+        .set_api_key_fever_hash(
+            key.id,
+            &crate::sync::fever::key_digest(&auth.user.username, &secret),
+        )
+        .await?;
     Ok((
         StatusCode::CREATED,
         Json(CreatedApiKey {

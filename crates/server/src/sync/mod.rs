@@ -1,0 +1,129 @@
+//! The sync APIs that feed reader apps already speak (F70, F71): the Miniflux API v1 subset
+//! (`/v1/…`); the Fever API (`/fever/`, `/api/fever.php`) and the Google Reader API (at the
+//! root and under `/api/greader.php`) take the paths reserved here. Each protocol is an adapter of its own over the store
+//! queries the REST API uses; none of them calls into another. What they share is here: how a
+//! presented API key becomes a user, with the same checks and limits as the REST API.
+//!
+//! Every protocol signs in with the username and an API key (F23) rather than the account
+//! password, so the password never lives in an app; read-only keys cannot change anything.
+
+pub mod fever;
+pub mod miniflux;
+
+use axum::Router;
+use tidings_store::{ApiKeyScope, Authenticated};
+
+use crate::AppState;
+use crate::api::auth::{Auth, secret_hash};
+use crate::middleware::ClientContext;
+
+/// Every sync API's routes.
+pub fn router() -> Router<AppState> {
+    Router::new().merge(miniflux::router())
+}
+
+/// Whether a path under `/api/` belongs to a sync API rather than the REST API, so that the
+/// REST API's protections (CSRF checks, JSON errors) leave it to the protocol.
+pub fn is_sync_path(path: &str) -> bool {
+    path == "/api/fever.php"
+        || path == "/api/fever.php/"
+        || path == "/api/greader.php"
+        || path.starts_with("/api/greader.php/")
+}
+
+/// Why a sync request was not admitted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Refusal {
+    /// No credentials, or wrong ones.
+    BadCredentials,
+    /// Too many requests: retry after this many seconds.
+    RateLimited(u64),
+    /// A read-only key asked for a change.
+    ReadOnly,
+    /// The store failed while checking.
+    Unavailable,
+}
+
+/// The user of an API key presented in clear, if it is live.
+pub(crate) async fn user_of_key(
+    state: &AppState,
+    key: &str,
+) -> Result<Option<Authenticated>, Refusal> {
+    let key = key.trim();
+    if key.is_empty() {
+        return Ok(None);
+    }
+    state
+        .store
+        .authenticate_api_key(&secret_hash(key))
+        .await
+        .map_err(|_| Refusal::Unavailable)
+}
+
+/// The user of an API key presented with a username: both must match.
+pub(crate) async fn user_of_login(
+    state: &AppState,
+    username: &str,
+    key: &str,
+) -> Result<Option<Authenticated>, Refusal> {
+    let found = user_of_key(state, key).await?;
+    let wanted = tidings_store::normalize_username(username).unwrap_or_default();
+    Ok(found.filter(|found| found.user.username == wanted))
+}
+
+/// Turns what the credentials gave into an admitted caller: failed credentials count against
+/// the client's address like anonymous requests, admitted ones against the user's sync limit,
+/// and a read-only key is refused when `writes` is set.
+pub(crate) fn admit(
+    state: &AppState,
+    client: Option<&ClientContext>,
+    found: Option<Authenticated>,
+    writes: bool,
+) -> Result<Auth, Refusal> {
+    let Some(found) = found else {
+        if let Some(client) = client {
+            let decision = state.limits.anonymous.check(&client.key());
+            if !decision.allowed {
+                return Err(Refusal::RateLimited(decision.reset_seconds));
+            }
+        }
+        return Err(Refusal::BadCredentials);
+    };
+    let decision = state
+        .limits
+        .sync_per_user
+        .check(&format!("user:{}", found.user.id));
+    if !decision.allowed {
+        return Err(Refusal::RateLimited(decision.reset_seconds));
+    }
+    if writes && matches!(found.api_key, Some((_, ApiKeyScope::Read))) {
+        return Err(Refusal::ReadOnly);
+    }
+    Ok(Auth {
+        user: found.user,
+        session_id: found.session_id,
+        api_key: found.api_key,
+    })
+}
+
+/// Formats Unix seconds as RFC 3339 UTC (`2024-05-01T10:00:00Z`).
+pub(crate) fn rfc3339(secs: i64) -> String {
+    crate::api::time(secs)
+}
+
+/// An icon as a `data:` URL body, `MIME;base64,DATA`, when the feed has an image icon.
+pub(crate) async fn icon_data(state: &AppState, feed_id: i64) -> Option<(String, String)> {
+    use base64::Engine;
+    let icon = state.store.favicon(feed_id).await.ok()??;
+    let (data, mime) = (icon.data?, icon.mime_type?);
+    if !mime.starts_with("image/") {
+        return None;
+    }
+    Some((
+        mime.clone(),
+        format!(
+            "{mime};base64,{}",
+            base64::engine::general_purpose::STANDARD.encode(data)
+        ),
+    ))
+}

@@ -1,0 +1,509 @@
+//! Queries for the sync APIs that apps speak (Google Reader, Fever, Miniflux; F70, F71).
+//!
+//! Those protocols select items in ways the web UI's cursor listing does not: by id ranges
+//! (Fever's `since_id`/`max_id`), by offset with a total (Miniflux), by read state in both
+//! directions, by a list of ids, by label (Google Reader). [`SyncQuery`] covers them all with
+//! one SQL builder over the same read model as `reading` (state rows over the watermark).
+//! Items come back whole, content included, because these clients store them.
+
+use crate::items::{decode_item, item_from_row};
+use crate::reading::IS_READ;
+use crate::{Item, Result, Store, StoreError, in_tx, row_decoder, unix_now, with_db};
+
+/// The most ids one [`SyncQuery::ids`] may name.
+pub const MAX_SYNC_IDS: usize = 1000;
+/// The most items one [`Store::sync_items`] call returns.
+pub const MAX_SYNC_ITEMS: i64 = 1000;
+/// The most ids one [`Store::sync_item_ids`] call returns.
+pub const MAX_SYNC_ITEM_IDS: i64 = 100_000;
+/// The longest item label, in characters.
+pub const MAX_LABEL_CHARS: usize = 100;
+
+/// The order of a sync listing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SyncOrder {
+    /// Newest published first; ties by id, highest first.
+    #[default]
+    NewestFirst,
+    /// Oldest published first; ties by id, lowest first.
+    OldestFirst,
+    /// Lowest id (first stored) first.
+    IdAscending,
+    /// Highest id (last stored) first.
+    IdDescending,
+}
+
+/// Which of the user's items a sync listing covers. Every field narrows; the default is every
+/// item of every subscription, newest first.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SyncQuery {
+    /// Only this feed's items.
+    pub feed_id: Option<i64>,
+    /// Only items of this group's subscriptions.
+    pub group_id: Option<i64>,
+    /// Only items carrying this label (see [`Store::add_item_label`]).
+    pub label: Option<String>,
+    /// Only read (`Some(true)`) or unread (`Some(false)`) items.
+    pub read: Option<bool>,
+    /// Only starred (`Some(true)`) or not starred (`Some(false)`) items.
+    pub starred: Option<bool>,
+    /// Only these items (at most [`MAX_SYNC_IDS`]).
+    pub ids: Option<Vec<i64>>,
+    /// Only items published at or after this time.
+    pub published_from: Option<i64>,
+    /// Only items published before this time.
+    pub published_before: Option<i64>,
+    /// Only items with a larger id.
+    pub id_above: Option<i64>,
+    /// Only items with a smaller id.
+    pub id_below: Option<i64>,
+    /// Continue after this (published_at, id) in a published order: a keyset position, so
+    /// that pages neither skip nor repeat items when items arrive between them.
+    pub after: Option<(i64, i64)>,
+    /// The order.
+    pub order: SyncOrder,
+    /// Items to skip first (Miniflux's `offset`).
+    pub offset: i64,
+    /// The most items to return.
+    pub limit: i64,
+}
+
+/// An item as the sync APIs show it: whole, with the user's state and subscription.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SyncItem {
+    /// The item, with the user's read and starred state.
+    pub item: Item,
+    /// The user's subscription to its feed.
+    pub subscription_id: i64,
+    /// That subscription's group.
+    pub group_id: i64,
+    /// The user's title for the feed, else the feed's own title, else its URL.
+    pub feed_title: String,
+    /// The feed's URL.
+    pub feed_url: String,
+    /// The feed's site.
+    pub site_url: Option<String>,
+    /// When the stored item last changed.
+    pub changed_at: i64,
+}
+
+/// A value bound to a placeholder of a sync query.
+enum Bind {
+    Int(i64),
+    Text(String),
+}
+
+/// A sync query's conditions with `$n` placeholders and their values; `$1` is the user.
+struct Conditions {
+    sql: Vec<String>,
+    binds: Vec<Bind>,
+}
+
+impl Conditions {
+    fn bind(&mut self, value: Bind) -> String {
+        self.binds.push(value);
+        format!("${}", self.binds.len())
+    }
+
+    fn build(user_id: i64, query: &SyncQuery) -> Result<Conditions> {
+        let mut c = Conditions {
+            sql: Vec::new(),
+            binds: vec![Bind::Int(user_id)],
+        };
+        if let Some(feed_id) = query.feed_id {
+            let p = c.bind(Bind::Int(feed_id));
+            c.sql.push(format!("i.feed_id = {p}"));
+        }
+        if let Some(group_id) = query.group_id {
+            let p = c.bind(Bind::Int(group_id));
+            c.sql.push(format!("s.group_id = {p}"));
+        }
+        if let Some(label) = &query.label {
+            let p = c.bind(Bind::Text(label.clone()));
+            c.sql.push(format!(
+                "EXISTS (SELECT 1 FROM item_labels l
+                         WHERE l.user_id = $1 AND l.item_id = i.id AND l.label = {p})"
+            ));
+        }
+        match query.read {
+            Some(true) => c.sql.push(IS_READ.to_string()),
+            Some(false) => c.sql.push(format!("NOT {IS_READ}")),
+            None => {}
+        }
+        match query.starred {
+            Some(true) => c.sql.push("COALESCE(st.is_starred, FALSE)".into()),
+            Some(false) => c.sql.push("NOT COALESCE(st.is_starred, FALSE)".into()),
+            None => {}
+        }
+        if let Some(ids) = &query.ids {
+            if ids.len() > MAX_SYNC_IDS {
+                return Err(StoreError::Invalid(format!(
+                    "at most {MAX_SYNC_IDS} item ids can be asked for at once"
+                )));
+            }
+            if ids.is_empty() {
+                c.sql.push("FALSE".into());
+            } else {
+                let placeholders: Vec<String> =
+                    ids.iter().map(|id| c.bind(Bind::Int(*id))).collect();
+                c.sql.push(format!("i.id IN ({})", placeholders.join(", ")));
+            }
+        }
+        if let Some(from) = query.published_from {
+            let p = c.bind(Bind::Int(from));
+            c.sql.push(format!("i.published_at >= {p}"));
+        }
+        if let Some(before) = query.published_before {
+            let p = c.bind(Bind::Int(before));
+            c.sql.push(format!("i.published_at < {p}"));
+        }
+        if let Some(above) = query.id_above {
+            let p = c.bind(Bind::Int(above));
+            c.sql.push(format!("i.id > {p}"));
+        }
+        if let Some(below) = query.id_below {
+            let p = c.bind(Bind::Int(below));
+            c.sql.push(format!("i.id < {p}"));
+        }
+        if let Some((published, id)) = query.after {
+            let pp = c.bind(Bind::Int(published));
+            let pi = c.bind(Bind::Int(id));
+            c.sql.push(match query.order {
+                SyncOrder::NewestFirst => {
+                    format!("(i.published_at < {pp} OR (i.published_at = {pp} AND i.id < {pi}))")
+                }
+                SyncOrder::OldestFirst => {
+                    format!("(i.published_at > {pp} OR (i.published_at = {pp} AND i.id > {pi}))")
+                }
+                SyncOrder::IdAscending => format!("i.id > {pi}"),
+                SyncOrder::IdDescending => format!("i.id < {pi}"),
+            });
+        }
+        Ok(c)
+    }
+
+    fn where_clause(&self) -> String {
+        if self.sql.is_empty() {
+            "TRUE".into()
+        } else {
+            self.sql.join(" AND ")
+        }
+    }
+}
+
+/// The tables every sync query reads: the user's subscriptions' items with their state rows.
+const FROM_SYNC: &str = "FROM items i
+     JOIN subscriptions s ON s.feed_id = i.feed_id AND s.user_id = $1
+     JOIN feeds f ON f.id = i.feed_id
+     LEFT JOIN item_states st ON st.user_id = $1 AND st.item_id = i.id";
+
+fn order_by(order: SyncOrder) -> &'static str {
+    match order {
+        SyncOrder::NewestFirst => "i.published_at DESC, i.id DESC",
+        SyncOrder::OldestFirst => "i.published_at ASC, i.id ASC",
+        SyncOrder::IdAscending => "i.id ASC",
+        SyncOrder::IdDescending => "i.id DESC",
+    }
+}
+
+/// The columns after the 16 of an item (see `items::decode_item`): subscription, group,
+/// feed title, feed URL, site URL, time of the last change.
+type SyncExtraRow = ((i64, i64, String, String, Option<String>, i64),);
+
+row_decoder!(decode_sync_extra -> SyncExtraRow { (16, 17, 18, 19, 20, 21) });
+
+fn decode_sync_item<R>(row: &R) -> std::result::Result<SyncItem, sqlx::Error>
+where
+    R: sqlx::Row,
+    usize: sqlx::ColumnIndex<R>,
+    i64: for<'r> sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    bool: for<'r> sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    String: for<'r> sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    Option<i64>: for<'r> sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    Option<String>: for<'r> sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+{
+    let item = item_from_row(decode_item(row)?);
+    let ((subscription_id, group_id, feed_title, feed_url, site_url, changed_at),) =
+        decode_sync_extra(row)?;
+    Ok(SyncItem {
+        item,
+        subscription_id,
+        group_id,
+        feed_title,
+        feed_url,
+        site_url,
+        changed_at,
+    })
+}
+
+/// Binds a query's values in order and runs `$run` on the result bound to `$query`.
+macro_rules! bound {
+    ($sql:expr, $binds:expr, |$query:ident| $run:expr) => {{
+        let mut $query = sqlx::query(sqlx::AssertSqlSafe($sql));
+        for value in $binds {
+            $query = match value {
+                Bind::Int(v) => $query.bind(*v),
+                Bind::Text(v) => $query.bind(v.clone()),
+            };
+        }
+        $run
+    }};
+}
+
+impl Store {
+    /// The user's items matching `query`, whole, in its order, at most
+    /// [`MAX_SYNC_ITEMS`] (and `query.limit`).
+    pub async fn sync_items(&self, user_id: i64, query: &SyncQuery) -> Result<Vec<SyncItem>> {
+        let mut c = Conditions::build(user_id, query)?;
+        let limit = c.bind(Bind::Int(query.limit.clamp(0, MAX_SYNC_ITEMS)));
+        let offset = c.bind(Bind::Int(query.offset.max(0)));
+        let sql = format!(
+            "SELECT i.id, i.feed_id, i.guid, i.url, i.title,
+                    i.author, i.content, i.summary, i.published_at, i.is_date_estimated,
+                    i.updated_at,
+                    i.fetched_at, i.enclosures, i.categories, {IS_READ},
+                    COALESCE(st.is_starred, FALSE),
+                    s.id, s.group_id, COALESCE(s.title, f.title, f.url), f.url, f.site_url,
+                    i.changed_at
+             {FROM_SYNC}
+             WHERE {}
+             ORDER BY {}
+             LIMIT {limit} OFFSET {offset}",
+            c.where_clause(),
+            order_by(query.order)
+        );
+        let rows = with_db!(self, read, |db| {
+            bound!(sql, &c.binds, |q| q
+                .fetch_all(db)
+                .await?
+                .iter()
+                .map(decode_sync_item)
+                .collect::<std::result::Result<Vec<_>, _>>()?)
+        });
+        Ok(rows)
+    }
+
+    /// The ids and publication times of the user's items matching `query`, in its order, at
+    /// most [`MAX_SYNC_ITEM_IDS`] (and `query.limit`).
+    pub async fn sync_item_ids(&self, user_id: i64, query: &SyncQuery) -> Result<Vec<(i64, i64)>> {
+        let mut c = Conditions::build(user_id, query)?;
+        let limit = c.bind(Bind::Int(query.limit.clamp(0, MAX_SYNC_ITEM_IDS)));
+        let offset = c.bind(Bind::Int(query.offset.max(0)));
+        let sql = format!(
+            "SELECT i.id, i.published_at {FROM_SYNC}
+             WHERE {} ORDER BY {} LIMIT {limit} OFFSET {offset}",
+            c.where_clause(),
+            order_by(query.order)
+        );
+        Ok(with_db!(self, read, |db| {
+            bound!(sql, &c.binds, |q| {
+                use sqlx::Row;
+                q.fetch_all(db)
+                    .await?
+                    .iter()
+                    .map(|row| Ok((row.try_get(0)?, row.try_get(1)?)))
+                    .collect::<std::result::Result<Vec<(i64, i64)>, sqlx::Error>>()?
+            })
+        }))
+    }
+
+    /// How many of the user's items match `query` (its order, offset and limit aside).
+    pub async fn count_sync_items(&self, user_id: i64, query: &SyncQuery) -> Result<i64> {
+        let c = Conditions::build(user_id, query)?;
+        let sql = format!("SELECT COUNT(*) {FROM_SYNC} WHERE {}", c.where_clause());
+        Ok(with_db!(self, read, |db| {
+            bound!(sql, &c.binds, |q| {
+                use sqlx::Row;
+                q.fetch_one(db).await?.try_get::<i64, _>(0)?
+            })
+        }))
+    }
+
+    /// How many items each of the user's subscribed feeds holds, as (feed id, items), for
+    /// feeds with items.
+    pub async fn count_items_per_feed(&self, user_id: i64) -> Result<Vec<(i64, i64)>> {
+        Ok(with_db!(self, read, |db| {
+            sqlx::query_as(
+                "SELECT s.feed_id, COUNT(*) FROM subscriptions s
+                 JOIN items i ON i.feed_id = s.feed_id
+                 WHERE s.user_id = $1 GROUP BY s.feed_id ORDER BY s.feed_id",
+            )
+            .bind(user_id)
+            .fetch_all(db)
+            .await?
+        }))
+    }
+
+    /// Sets the read and/or starred state of several of the user's items at once; ids that
+    /// are not the user's are skipped. Returns how many items were found.
+    pub async fn set_items_state(
+        &self,
+        user_id: i64,
+        ids: &[i64],
+        is_read: Option<bool>,
+        is_starred: Option<bool>,
+    ) -> Result<u64> {
+        if ids.len() > MAX_SYNC_IDS {
+            return Err(StoreError::Invalid(format!(
+                "at most {MAX_SYNC_IDS} items can be changed at once"
+            )));
+        }
+        let mut found = 0;
+        for id in ids {
+            match self.set_item_state(user_id, *id, is_read, is_starred).await {
+                Ok(_) => found += 1,
+                Err(StoreError::NotFound(_)) => {}
+                Err(error) => return Err(error),
+            }
+        }
+        Ok(found)
+    }
+
+    /// Puts a label on one of the user's items (idempotent). Returns whether the item is the
+    /// user's.
+    pub async fn add_item_label(&self, user_id: i64, item_id: i64, label: &str) -> Result<bool> {
+        let label = check_label(label)?;
+        let now = unix_now();
+        let inserted = with_db!(self, write, |db| {
+            sqlx::query(
+                "INSERT INTO item_labels (user_id, item_id, label, created_at)
+                 SELECT $1, i.id, $3, $4 FROM items i
+                 JOIN subscriptions s ON s.feed_id = i.feed_id AND s.user_id = $1
+                 WHERE i.id = $2
+                 ON CONFLICT (user_id, item_id, label) DO NOTHING",
+            )
+            .bind(user_id)
+            .bind(item_id)
+            .bind(&label)
+            .bind(now)
+            .execute(db)
+            .await?
+            .rows_affected()
+        });
+        if inserted > 0 {
+            return Ok(true);
+        }
+        // Nothing inserted: already labelled, or not the user's item.
+        Ok(self.item(user_id, item_id).await.is_ok())
+    }
+
+    /// Takes a label off one of the user's items (idempotent).
+    pub async fn remove_item_label(&self, user_id: i64, item_id: i64, label: &str) -> Result<()> {
+        with_db!(self, write, |db| {
+            sqlx::query(
+                "DELETE FROM item_labels WHERE user_id = $1 AND item_id = $2 AND label = $3",
+            )
+            .bind(user_id)
+            .bind(item_id)
+            .bind(label.trim())
+            .execute(db)
+            .await?;
+        });
+        Ok(())
+    }
+
+    /// The labels on the given items of the user, as (item id, label), by item then label.
+    pub async fn item_labels(&self, user_id: i64, item_ids: &[i64]) -> Result<Vec<(i64, String)>> {
+        let mut labels = Vec::new();
+        for chunk in item_ids.chunks(500) {
+            let placeholders: Vec<String> =
+                (0..chunk.len()).map(|n| format!("${}", n + 2)).collect();
+            let sql = format!(
+                "SELECT item_id, label FROM item_labels
+                 WHERE user_id = $1 AND item_id IN ({}) ORDER BY item_id, label",
+                placeholders.join(", ")
+            );
+            let rows: Vec<(i64, String)> = with_db!(self, read, |db| {
+                let mut q = sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(user_id);
+                for id in chunk {
+                    q = q.bind(*id);
+                }
+                q.fetch_all(db).await?
+            });
+            labels.extend(rows);
+        }
+        Ok(labels)
+    }
+
+    /// Every label the user has put on items, sorted.
+    pub async fn list_item_labels(&self, user_id: i64) -> Result<Vec<String>> {
+        Ok(with_db!(self, read, |db| {
+            sqlx::query_scalar(
+                "SELECT DISTINCT label FROM item_labels WHERE user_id = $1 ORDER BY label",
+            )
+            .bind(user_id)
+            .fetch_all(db)
+            .await?
+        }))
+    }
+
+    /// Renames a label on all of the user's items; items with both labels keep one.
+    pub async fn rename_item_label(&self, user_id: i64, from: &str, to: &str) -> Result<u64> {
+        let to = check_label(to)?;
+        let from = from.trim().to_string();
+        Ok(in_tx!(self, |tx| {
+            sqlx::query(
+                "DELETE FROM item_labels WHERE user_id = $1 AND label = $2
+                   AND item_id IN (SELECT item_id FROM item_labels
+                                   WHERE user_id = $1 AND label = $3)",
+            )
+            .bind(user_id)
+            .bind(&from)
+            .bind(&to)
+            .execute(&mut *tx)
+            .await?;
+            sqlx::query("UPDATE item_labels SET label = $3 WHERE user_id = $1 AND label = $2")
+                .bind(user_id)
+                .bind(&from)
+                .bind(&to)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected()
+        }))
+    }
+
+    /// Removes a label from all of the user's items.
+    pub async fn delete_item_label(&self, user_id: i64, label: &str) -> Result<u64> {
+        Ok(with_db!(self, write, |db| {
+            sqlx::query("DELETE FROM item_labels WHERE user_id = $1 AND label = $2")
+                .bind(user_id)
+                .bind(label.trim())
+                .execute(db)
+                .await?
+                .rows_affected()
+        }))
+    }
+
+    /// Records the Fever API's digest of an API key, md5(username:key) as 32 lowercase hex
+    /// digits, so that Fever clients can sign in with that key.
+    pub async fn set_api_key_fever_hash(&self, key_id: i64, fever_md5: &str) -> Result<()> {
+        let fever_md5 = fever_md5.trim().to_ascii_lowercase();
+        if fever_md5.len() != 32 || !fever_md5.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(StoreError::Invalid(
+                "a Fever key digest is 32 hexadecimal digits".into(),
+            ));
+        }
+        let updated = with_db!(self, write, |db| {
+            sqlx::query("UPDATE api_keys SET fever_hash = $1 WHERE id = $2")
+                .bind(&fever_md5)
+                .bind(key_id)
+                .execute(db)
+                .await?
+                .rows_affected()
+        });
+        if updated == 0 {
+            return Err(StoreError::NotFound("API key"));
+        }
+        Ok(())
+    }
+}
+
+fn check_label(label: &str) -> Result<String> {
+    let label = label.trim();
+    if label.is_empty() || label.chars().count() > MAX_LABEL_CHARS {
+        return Err(StoreError::Invalid(format!(
+            "a label has 1 to {MAX_LABEL_CHARS} characters"
+        )));
+    }
+    Ok(label.to_string())
+}
