@@ -57,6 +57,7 @@ pub const ASSETS: &[Asset] = &[
     asset!("dialogs.js", JS),
     asset!("settings.js", JS),
     asset!("keys.js", JS),
+    asset!("search.js", JS),
     asset!("icon.svg", "image/svg+xml"),
 ];
 

@@ -1692,3 +1692,225 @@ async fn reading_view_in_chromium() {
     );
     b.quit().await;
 }
+
+/// Search (F35) in the browser: `/` focuses the box, results come as you type (Japanese and
+/// full-width included) with highlighted snippets, the list's feed and filter apply, Escape
+/// returns to the list, Back works, and bookmarks are searched on their page.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn search_in_chromium() {
+    if skip_without_browser("ui_browser::search_in_chromium") {
+        return;
+    }
+    let db = TestDb::sqlite();
+    let (base, store) = start_server(&db).await;
+    let hash = tidings_server::password::hash_password(PASSWORD).unwrap();
+    let user = store
+        .create_user(&tidings_store::NewUser {
+            username: "yui".into(),
+            password_hash: Some(hash),
+            is_admin: false,
+        })
+        .await
+        .unwrap()
+        .id;
+    let mut feeds = Vec::new();
+    for url in ["https://news.example/feed", "https://tech.example/feed"] {
+        let subscription = store
+            .subscribe(
+                user,
+                &tidings_store::NewSubscription {
+                    feed_url: url.into(),
+                    ..Default::default()
+                },
+            )
+            .await
+            .unwrap();
+        feeds.push(subscription.feed_id);
+    }
+    let now = tidings_store::unix_now();
+    let item = |guid: &str, age: i64, title: &str, content: &str| tidings_store::NewItem {
+        guid: Some(guid.into()),
+        title: Some(title.into()),
+        content: Some(content.into()),
+        published: Some(now - age * 60),
+        ..Default::default()
+    };
+    store
+        .upsert_items(
+            feeds[0],
+            &[
+                item("n1", 1, "東京の天気", "<p>明日の東京は晴れ。</p>"),
+                item(
+                    "n2",
+                    2,
+                    "Wetter in München",
+                    "<p>Grüße aus der Straße &lt;b&gt;</p>",
+                ),
+                item("n3", 3, "Rust の話", "<p>ＲＵＳＴで書く。</p>"),
+            ],
+            now,
+        )
+        .await
+        .unwrap();
+    store
+        .upsert_items(
+            feeds[1],
+            &[item(
+                "t1",
+                4,
+                "Rust 1.94",
+                "<p>Rust news from Tokyo (東京).</p>",
+            )],
+            now,
+        )
+        .await
+        .unwrap();
+
+    let b = Browser::start(1280, 860).await;
+    sign_in(&b, &base, "yui").await;
+    b.goto(&format!("{base}/all?filter=all")).await;
+    b.wait_for(
+        "four items",
+        "document.querySelectorAll('#main li.item').length === 4",
+    )
+    .await;
+
+    // `/` puts the keyboard in the search box; typing searches after a pause.
+    b.eval("document.activeElement && document.activeElement.blur()")
+        .await;
+    b.press(&["/"]).await;
+    assert_eq!(b.eval("document.activeElement.id").await, "search-box");
+    b.press(&["r", "u", "s", "t"]).await;
+    b.wait_for(
+        "the results for rust",
+        "location.search.includes('q=rust') && document.querySelectorAll('#main li.item').length === 2",
+    )
+    .await;
+    let titles = b
+        .eval("[...document.querySelectorAll('#main .item-title')].map(e => e.textContent)")
+        .await;
+    assert_eq!(titles, json!(["Rust の話", "Rust 1.94"]));
+    let snippet = b
+        .eval("document.querySelector('#main li.item .search-snippet').innerHTML")
+        .await;
+    assert_eq!(snippet, "<mark>ＲＵＳＴ</mark>で書く。");
+    assert_eq!(
+        b.eval("document.activeElement.id").await,
+        "search-box",
+        "typing keeps the focus"
+    );
+    assert!(
+        b.eval("document.title")
+            .await
+            .as_str()
+            .unwrap()
+            .contains("Search: rust"),
+        "the title names the search"
+    );
+
+    // Japanese without spaces, and the markup in the text stays text.
+    b.type_into("#search-box", "東京").await;
+    b.wait_for(
+        "the results for 東京",
+        "document.querySelectorAll('#main li.item').length === 2 && document.title.includes('東京')",
+    )
+    .await;
+    let marks = b
+        .eval(
+            "[...document.querySelectorAll('#main .search-snippet mark')].map(m => m.textContent)",
+        )
+        .await;
+    assert_eq!(marks, json!(["東京", "東京"]));
+    b.type_into("#search-box", "strasse grusse").await;
+    b.wait_for(
+        "the German item",
+        "document.querySelectorAll('#main li.item').length === 1 && document.title.includes('strasse')",
+    )
+    .await;
+    assert_eq!(
+        b.eval("document.querySelector('#main .search-snippet').textContent")
+            .await,
+        "Grüße aus der Straße <b>"
+    );
+    assert_eq!(
+        b.eval("document.querySelectorAll('#main .search-snippet b').length")
+            .await,
+        0
+    );
+
+    // Nothing found says so.
+    b.type_into("#search-box", "nichts").await;
+    let empty = b
+        .wait_for(
+            "the empty result",
+            "(document.querySelector('#main .list-end .empty')?.textContent || '').includes('nichts') \
+             && document.querySelector('#main .list-end .empty').textContent",
+        )
+        .await;
+    assert!(empty.as_str().unwrap().contains("nichts"), "{empty}");
+
+    // Escape clears the search: back to the whole list.
+    b.press(&["\u{E00C}"]).await;
+    b.wait_for(
+        "the list again",
+        "!location.search.includes('q=') && document.querySelectorAll('#main li.item').length === 4",
+    )
+    .await;
+
+    // The list's feed and filter apply to a search.
+    b.goto(&format!("{base}/feeds/{}?filter=all", feeds[1]))
+        .await;
+    b.wait_for(
+        "the tech feed",
+        "document.querySelectorAll('#main li.item').length === 1",
+    )
+    .await;
+    b.type_into("#search-box", "rust").await;
+    b.press(&["\u{E007}"]).await;
+    b.wait_for(
+        "the feed's result",
+        &format!(
+            "location.pathname === '/feeds/{}' && location.search.includes('q=rust') \
+             && document.querySelectorAll('#main li.item').length === 1",
+            feeds[1]
+        ),
+    )
+    .await;
+    assert_eq!(
+        b.eval("document.querySelector('#main .item-title').textContent")
+            .await,
+        "Rust 1.94"
+    );
+    // Back returns to the feed's list without the search, and the box follows.
+    b.eval("history.back()").await;
+    b.wait_for(
+        "the feed's list",
+        "!location.search.includes('q=') && document.querySelector('#search-box').value === ''",
+    )
+    .await;
+
+    // Bookmarks are searched on their own page.
+    for id in store.feed_item_ids(feeds[0]).await.unwrap() {
+        store.create_bookmark(user, id).await.unwrap();
+    }
+    b.goto(&format!("{base}/bookmarks")).await;
+    b.wait_for(
+        "three bookmarks",
+        "document.querySelectorAll('#main li.item').length === 3",
+    )
+    .await;
+    b.type_into("#search-box", "munchen").await;
+    b.press(&["\u{E007}"]).await;
+    b.wait_for(
+        "the matching bookmark",
+        "location.pathname === '/bookmarks' && document.querySelectorAll('#main li.item').length === 1",
+    )
+    .await;
+    assert_eq!(
+        b.eval("document.querySelector('#main .item-title').textContent")
+            .await,
+        "Wetter in München"
+    );
+    review(&b, "search").await;
+    b.quit().await;
+}

@@ -1,7 +1,7 @@
 // The app: who is signed in, their preferences, subscriptions and groups, the layout of the
 // two panes, and the router that maps every URL to a view (so reload and back work).
 
-import { api, whenRateLimited, whenSignedOut } from './api.js';
+import { api, query, whenRateLimited, whenSignedOut } from './api.js';
 import { app, installBehaviours } from './state.js';
 import { h, icon, replace } from './dom.js';
 import { renderSignIn, renderSetup } from './auth.js';
@@ -9,6 +9,7 @@ import { Sidebar, ItemList, BookmarkList, startLiveUpdates } from './reader.js';
 import { openSubscribe, showError, showShortcuts, toast } from './dialogs.js';
 import { renderSettings, renderAccount, renderAdmin, renderFeedSettings } from './settings.js';
 import { installKeys } from './keys.js';
+import { createSearchBox } from './search.js';
 
 /** Views without the signed-in layout. */
 const PUBLIC_VIEWS = new Set(['login', 'setup']);
@@ -50,10 +51,11 @@ function parseRoute() {
   if (path === '/settings') return { name: 'settings' };
   if (path === '/account') return { name: 'account' };
   if (path === '/admin') return { name: 'admin' };
-  if (path === '/bookmarks') return { name: 'bookmarks', item };
+  const q = (params.get('q') || '').trim();
+  if (path === '/bookmarks') return { name: 'bookmarks', item, q };
   if ((m = path.match(/^\/feeds\/(\d+)\/settings$/))) return { name: 'feed-settings', feedId: Number(m[1]) };
   const filter = ['all', 'unread', 'starred'].includes(params.get('filter')) ? params.get('filter') : null;
-  const route = { name: 'items', filter, item, feedId: null, groupId: null };
+  const route = { name: 'items', filter, item, feedId: null, groupId: null, q };
   if ((m = path.match(/^\/feeds\/(\d+)$/))) route.feedId = Number(m[1]);
   else if ((m = path.match(/^\/groups\/(\d+)$/))) route.groupId = Number(m[1]);
   return route;
@@ -75,7 +77,28 @@ export function cycleTheme() {
   return app.savePrefs({ theme: next });
 }
 
+/**
+ * Searches `text` in what is shown: the list's feed, group and filter, or the bookmarks; an
+ * empty text goes back to the plain list. The first search of a list adds a history entry
+ * (Back returns to the list); refining it replaces that entry.
+ */
+function runSearch(text) {
+  const route = app.route || {};
+  const options = { replace: Boolean(route.q) };
+  if (route.name === 'bookmarks') {
+    app.navigate('/bookmarks' + query({ q: text }), options);
+    return;
+  }
+  const list = route.name === 'items' && app.list && app.list.basePath ? app.list : null;
+  const base = list ? list.basePath() : '/all';
+  const filter = list ? list.route.filter : 'all';
+  app.showPane('main');
+  app.navigate(base + query({ filter, q: text }), options);
+}
+
 function buildLayout(root) {
+  // Kept on `app` so that the `/` shortcut can focus it.
+  app.search = createSearchBox({ onSearch: runSearch });
   const themeButton = h('button', { type: 'button', class: 'icon-button', id: 'theme-button', onclick: () => cycleTheme() });
   updateThemeButton(themeButton);
   const nav = h('nav', { id: 'feeds', class: 'pane pane-feeds', 'aria-label': 'Feeds' });
@@ -87,6 +110,7 @@ function buildLayout(root) {
       'header',
       { class: 'topbar' },
       h('a', { class: 'brand', href: '/', 'data-link': '' }, icon('feed', 'brand-mark'), h('span', null, 'tidings')),
+      app.search.element,
       h('span', { class: 'topbar-spacer' }),
       h('button', { type: 'button', class: 'button primary', id: 'subscribe-button', onclick: () => openSubscribe() },
         icon('plus'), h('span', { class: 'label-wide' }, 'Subscribe')),
@@ -164,6 +188,7 @@ export async function render() {
     }
   }
   if (!app.layoutReady) buildLayout(root);
+  app.search.show(route.q);
   app.sidebar.setSelection(route);
   if (app.list && (route.name !== 'items' || !app.list.sameView(route))) {
     app.list.destroy();

@@ -140,7 +140,7 @@ export const SHORTCUTS = [
   ['g then a', 'Go to all items'],
   ['g then s', 'Go to starred items'],
   ['g then u', 'Go to unread items'],
-  ['/', 'Search (when available)'],
+  ['/', 'Search'],
   ['?', 'Show these shortcuts'],
 ];
 

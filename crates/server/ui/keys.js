@@ -1,7 +1,7 @@
 // Keyboard shortcuts (F54). Ignored while typing in a field or with a modifier other than
 // Shift, and while a dialog is open (its own keys apply there).
 
-import { showShortcuts, toast } from './dialogs.js';
+import { showShortcuts } from './dialogs.js';
 
 export function installKeys(app) {
   let pendingG = 0;
@@ -68,7 +68,7 @@ export function installKeys(app) {
         break;
       case '/':
         event.preventDefault();
-        toast({ title: 'Search', message: 'Search is not available yet in this version.' });
+        if (app.search) app.search.focus();
         break;
       case '?':
         event.preventDefault();

@@ -5,6 +5,7 @@ import { app } from './state.js';
 import { api, query } from './api.js';
 import { fullDate, h, icon, replace, shortDate, toMillis } from './dom.js';
 import { confirmDialog, showError, toast } from './dialogs.js';
+import { snippetNodes } from './search.js';
 import { mediaBlock } from './media.js';
 
 const COLLAPSED_KEY = 'tidings.collapsedGroups';
@@ -316,7 +317,8 @@ export class ItemList {
   /** Whether `route` shows the same listing (only the expanded item may differ). */
   sameView(route) {
     return route.name === 'items' && route.feedId === this.route.feedId && route.groupId === this.route.groupId
-      && (route.filter || app.prefs.default_view || 'unread') === this.route.filter;
+      && (route.filter || app.prefs.default_view || 'unread') === this.route.filter
+      && (route.q || '') === (this.route.q || '');
   }
 
   /** Follows a URL change within the same listing (back/forward between items). */
@@ -335,6 +337,7 @@ export class ItemList {
   }
 
   title() {
+    if (this.route.q) return 'Search: ' + this.route.q;
     if (this.route.feedId) {
       const sub = this.subscription();
       return sub ? sub.title : 'Feed';
@@ -353,7 +356,7 @@ export class ItemList {
   }
 
   urlFor(filter, item) {
-    return this.basePath() + query({ filter, item });
+    return this.basePath() + query({ filter, q: this.route.q, item });
   }
 
   build() {
@@ -436,6 +439,7 @@ export class ItemList {
       limit: app.prefs.page_size || 50,
       // Each item comes with what opening it shows, so reading costs no request per item.
       include: 'content',
+      q: this.route.q,
     };
     let page;
     try {
@@ -467,7 +471,10 @@ export class ItemList {
       requestAnimationFrame(() => setTimeout(() => performance.mark('tidings:first-page-painted'), 0));
       if (this.route.item) this.openLinkedItem(this.route.item);
     }
-    if (!this.items.length) {
+    if (!this.items.length && this.route.q) {
+      replace(this.endEl, h('p', { class: 'empty' }, 'No ' + (this.route.filter === 'all' ? '' : this.route.filter + ' ') + 'items match “' + this.route.q + '”. ',
+        this.route.filter !== 'all' ? h('a', { href: this.urlFor('all'), 'data-link': '' }, 'Search all items') : null));
+    } else if (!this.items.length) {
       replace(this.endEl, h('p', { class: 'empty' }, this.route.filter === 'unread'
         ? 'Nothing unread here. '
         : this.route.filter === 'starred' ? 'No starred items here. ' : 'No items here yet. ',
@@ -519,7 +526,9 @@ export class ItemList {
               ' · ', date,
               item.is_date_estimated ? h('span', { class: 'estimated', title: 'The feed gave no date; this is when tidings first saw the item.' }, ' (estimated)') : null,
               h('span', { class: 'visually-hidden state-text' }, item.is_read ? ', read' : ', unread')),
-            h('span', { class: 'item-excerpt' }, excerpt(item.summary, 180)))),
+            item.snippet !== undefined
+              ? h('span', { class: 'item-excerpt search-snippet' }, snippetNodes(item.snippet))
+              : h('span', { class: 'item-excerpt' }, excerpt(item.summary, 180)))),
         popularity !== null ? h('span', { class: 'popularity', title: popularity + ' bookmarks', 'aria-label': popularity + ' bookmarks' }, icon('bookmark'), String(popularity)) : null,
         h('button', { type: 'button', class: 'icon-button star', 'data-action': 'star', 'aria-pressed': item.is_starred ? 'true' : 'false', 'aria-label': 'Star', title: 'Star (s)' }, icon('star'))),
       h('div', { class: 'item-body', id: 'item-body-' + item.id, hidden: true })));
@@ -779,7 +788,7 @@ export class ItemList {
    * list under the reader.
    */
   async checkArrivals(updated) {
-    if (this.destroyed || this.route.filter === 'starred' || this.loading) return;
+    if (this.destroyed || this.route.filter === 'starred' || this.route.q || this.loading) return;
     const inView = updated.filter((u) => {
       if (this.route.feedId) return u.feed_id === this.route.feedId;
       if (this.route.groupId) {
@@ -881,12 +890,16 @@ export class BookmarkList {
       this.listEl);
     let data;
     try {
-      data = await api('GET', '/bookmarks');
+      data = await api('GET', '/bookmarks' + query({ q: this.route.q }));
     } catch (e) {
       this.listEl.replaceWith(h('div', { class: 'inline-error', role: 'alert' }, e.message + ' ' + (e.action || '')));
       return;
     }
     this.items = (data && data.bookmarks) || [];
+    if (!this.items.length && this.route.q) {
+      this.listEl.replaceWith(h('p', { class: 'empty' }, 'No bookmarks match “' + this.route.q + '”.'));
+      return;
+    }
     if (!this.items.length) {
       this.listEl.replaceWith(h('p', { class: 'empty' }, 'No bookmarks yet. Open an item and choose Bookmark to keep a copy of it.'));
       return;
