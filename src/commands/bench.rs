@@ -43,6 +43,9 @@ pub enum BenchCommand {
     /// Measure the reading API of a running server: first unread page, counts and
     /// mark-feed-read from concurrent clients, with median / p95 / p99 per endpoint.
     Api(super::bench_api::ApiBenchArgs),
+    /// Time searches (single word, two words, CJK, phrase, filtered) on the data set of
+    /// `generate`, through the store, with p95 per kind and the index's size.
+    Search(super::bench_search::SearchBenchArgs),
 }
 
 /// Arguments of `tidings bench fetch`.
@@ -62,6 +65,7 @@ pub async fn run(config: &GlobalConfig, command: BenchCommand) -> anyhow::Result
         BenchCommand::Fetch(args) => fetch(config, args).await,
         BenchCommand::Generate(args) => super::bench_api::generate(config, args).await,
         BenchCommand::Api(args) => super::bench_api::api(args).await,
+        BenchCommand::Search(args) => super::bench_search::run(config, args).await,
     }
 }
 

@@ -2,6 +2,7 @@
 
 pub mod bench;
 pub mod bench_api;
+pub mod bench_search;
 pub mod discover;
 pub mod feed;
 pub mod migrate;

@@ -357,13 +357,13 @@ pub(crate) const FROM_ITEMS: &str = "FROM items i
 /// State rows first: starred items, and explicit unread rows under a watermark. The CROSS
 /// JOINs keep SQLite from walking the whole date index instead of the user's few state rows;
 /// the join conditions are [`STATES_JOINED`].
-const FROM_STATES: &str = "FROM item_states st
+pub(crate) const FROM_STATES: &str = "FROM item_states st
      CROSS JOIN items i
      CROSS JOIN subscriptions s
      JOIN feeds f ON f.id = s.feed_id";
 
 /// The join conditions of [`FROM_STATES`].
-const STATES_JOINED: &str =
+pub(crate) const STATES_JOINED: &str =
     "i.id = st.item_id AND s.user_id = st.user_id AND s.feed_id = i.feed_id";
 
 pub(crate) fn summary_from_row(row: SummaryRow) -> ItemSummary {

@@ -15,7 +15,8 @@ use tidings_feed::text::plain_text;
 use tidings_text::{SearchQuery, SearchTerm, index_tokens};
 
 use crate::reading::{
-    FROM_ITEMS, IS_READ, Listing, SUMMARY_COLUMNS, SqlValue, decode_summary, summary_from_row,
+    FROM_ITEMS, FROM_STATES, IS_READ, Listing, STATES_JOINED, SUMMARY_COLUMNS, SqlValue,
+    decode_summary, summary_from_row,
 };
 use crate::{
     Bookmark, Engine, ItemCursor, ItemFilter, ItemOrder, ItemQuery, ItemSummary, MAX_PAGE_SIZE,
@@ -24,6 +25,12 @@ use crate::{
 
 /// Existing items indexed per step of the backfill when the caller does not say.
 pub const DEFAULT_BACKFILL_BATCH: i64 = 500;
+
+/// Above this many matching items (in the whole index), SQLite finds a page of a search by
+/// date by walking the date index and checking each item against the index, instead of
+/// collecting and sorting every match: with this many matches among the items, a page is
+/// full after a few thousand checks at most.
+const PROBE_ABOVE: i64 = 20_000;
 
 /// PostgreSQL keeps at most this many positions of one lexeme in a tsvector.
 const MAX_POSITIONS_PER_LEXEME: usize = 256;
@@ -213,6 +220,17 @@ impl Store {
     /// filter (all, unread, starred) and dates apply, newest or oldest first with the
     /// listing's cursor, or best match first by offset.
     pub async fn search_items(&self, user_id: i64, search: &ItemSearch) -> Result<SearchPage> {
+        self.search_items_planned(user_id, search, PROBE_ABOVE)
+            .await
+    }
+
+    /// [`Store::search_items`] with the plan's threshold given (tests try both plans).
+    async fn search_items_planned(
+        &self,
+        user_id: i64,
+        search: &ItemSearch,
+        probe_above: i64,
+    ) -> Result<SearchPage> {
         self.check_scope(user_id, &search.listing).await?;
         let limit = search.listing.limit.clamp(1, MAX_PAGE_SIZE);
         let fetch = limit + 1;
@@ -270,19 +288,46 @@ impl Store {
                 ItemOrder::NewestFirst => "DESC",
                 ItemOrder::OldestFirst => "ASC",
             };
-            let matches = match engine {
-                Engine::Sqlite => {
+            // The plan depends on how many items match (see PROBE_ABOVE): few are listed
+            // from the index's matches; many are found by walking the date index (or the
+            // user's starred items) and checking each item against the index, which stops
+            // as soon as a page is full.
+            let probe = search.listing.filter == ItemFilter::Starred
+                || (engine == Engine::Sqlite
+                    && self.count_matches(&search.query, probe_above + 1).await? > probe_above);
+            let (from, matches) = match (engine, probe) {
+                (Engine::Sqlite, false) => (
+                    FROM_ITEMS,
                     format!(
                         "i.id IN (SELECT rowid FROM item_search WHERE item_search MATCH {matched})"
-                    )
-                }
-                Engine::Postgres => format!(
-                    "i.id IN (SELECT item_id FROM item_search WHERE document @@ {matched}::tsquery)"
+                    ),
                 ),
+                (Engine::Sqlite, true) => (
+                    FROM_ITEMS,
+                    format!(
+                        "EXISTS (SELECT 1 FROM item_search
+                                 WHERE item_search MATCH {matched} AND item_search.rowid = i.id)"
+                    ),
+                ),
+                (Engine::Postgres, _) => (
+                    FROM_ITEMS,
+                    format!(
+                        "i.id IN (SELECT item_id FROM item_search WHERE document @@ {matched}::tsquery)"
+                    ),
+                ),
+            };
+            let (from, matches) = if search.listing.filter == ItemFilter::Starred {
+                // Starred items are few: start from the user's state rows.
+                (
+                    FROM_STATES,
+                    format!("{STATES_JOINED} AND st.user_id = $1 AND {matches}"),
+                )
+            } else {
+                (from, matches)
             };
             format!(
                 "SELECT {columns}
-                 {FROM_ITEMS}
+                 {from}
                  WHERE {matches} AND {}
                  ORDER BY i.published_at {direction}, i.id {direction}
                  LIMIT {limit_p}",
@@ -350,6 +395,32 @@ impl Store {
             .collect())
     }
 
+    /// How many items match `query` in the whole index, counting up to `at_most`.
+    async fn count_matches(&self, query: &SearchQuery, at_most: i64) -> Result<i64> {
+        Ok(match self.engine() {
+            Engine::Sqlite => with_db!(self, read, |db| {
+                sqlx::query_scalar::<_, i64>(
+                    "SELECT COUNT(*) FROM (SELECT rowid FROM item_search
+                                           WHERE item_search MATCH $1 LIMIT $2)",
+                )
+                .bind(fts5_match(query))
+                .bind(at_most)
+                .fetch_one(db)
+                .await?
+            }),
+            Engine::Postgres => with_db!(self, read, |db| {
+                sqlx::query_scalar::<_, i64>(
+                    "SELECT COUNT(*) FROM (SELECT 1 FROM item_search
+                                           WHERE document @@ $1::tsquery LIMIT $2) AS m",
+                )
+                .bind(tsquery(query))
+                .bind(at_most)
+                .fetch_one(db)
+                .await?
+            }),
+        })
+    }
+
     /// How many items the search index holds.
     pub async fn search_index_rows(&self) -> Result<i64> {
         Ok(with_db!(self, read, |db| {
@@ -357,6 +428,25 @@ impl Store {
                 .fetch_one(db)
                 .await?
         }))
+    }
+
+    /// The search index's size on disk, in bytes (SQLite: the FTS5 table's pages; PostgreSQL:
+    /// the table with its GIN index and TOAST).
+    pub async fn search_index_size_bytes(&self) -> Result<i64> {
+        Ok(match self.engine() {
+            Engine::Sqlite => with_db!(self, read, |db| {
+                sqlx::query_scalar::<_, i64>(
+                    "SELECT COALESCE(SUM(pgsize), 0) FROM dbstat WHERE name LIKE 'item_search%'",
+                )
+                .fetch_one(db)
+                .await?
+            }),
+            Engine::Postgres => with_db!(self, read, |db| {
+                sqlx::query_scalar::<_, i64>("SELECT pg_total_relation_size('item_search')")
+                    .fetch_one(db)
+                    .await?
+            }),
+        })
     }
 
     /// Indexes up to `batch` of the items that existed before the search index (migration
@@ -438,6 +528,125 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{NewItem, NewSubscription, NewUser, StoreOptions};
+
+    /// Both plans of a search by date list the same items in the same order, also with the
+    /// listing's filters and across pages.
+    #[tokio::test]
+    async fn both_plans_agree() {
+        let store = Store::connect(&StoreOptions::new("sqlite::memory:"))
+            .await
+            .unwrap();
+        store.migrate().await.unwrap();
+        let user = store
+            .create_user(&NewUser {
+                username: "ann".into(),
+                password_hash: None,
+                is_admin: false,
+            })
+            .await
+            .unwrap()
+            .id;
+        let mut feeds = Vec::new();
+        for url in ["https://a.example/", "https://b.example/"] {
+            let subscription = store
+                .subscribe(
+                    user,
+                    &NewSubscription {
+                        feed_url: url.into(),
+                        ..Default::default()
+                    },
+                )
+                .await
+                .unwrap();
+            feeds.push(subscription.feed_id);
+        }
+        let words = ["rust", "東京", "café", "straße"];
+        for (f, feed) in feeds.iter().enumerate() {
+            let items: Vec<NewItem> = (0..60)
+                .map(|n| NewItem {
+                    guid: Some(format!("{f}-{n}")),
+                    title: Some(format!("{} {}", words[n % 4], words[(n / 4) % 4])),
+                    // Some items share a second, so the tie-break on id matters.
+                    published: Some(1_700_000_000 + (n as i64 / 3) * 60),
+                    ..NewItem::default()
+                })
+                .collect();
+            store
+                .upsert_items(*feed, &items, 1_700_000_000)
+                .await
+                .unwrap();
+        }
+        let first = store
+            .search_items(
+                user,
+                &ItemSearch {
+                    query: q("rust"),
+                    listing: ItemQuery {
+                        filter: ItemFilter::All,
+                        limit: 5,
+                        ..ItemQuery::default()
+                    },
+                    by_relevance: false,
+                    offset: 0,
+                },
+            )
+            .await
+            .unwrap();
+        store
+            .set_item_state(user, first.hits[0].item.id, Some(true), Some(true))
+            .await
+            .unwrap();
+        store
+            .set_item_state(user, first.hits[3].item.id, None, Some(true))
+            .await
+            .unwrap();
+        for text in ["rust", "東京 cafe", "\"rust 東京\"", "rust -strasse", "東"] {
+            for filter in [ItemFilter::All, ItemFilter::Unread, ItemFilter::Starred] {
+                for order in [ItemOrder::NewestFirst, ItemOrder::OldestFirst] {
+                    for feed_id in [None, Some(feeds[1])] {
+                        let mut pages = Vec::new();
+                        for probe_above in [i64::MAX - 1, 0] {
+                            let mut search = ItemSearch {
+                                query: q(text),
+                                listing: ItemQuery {
+                                    filter,
+                                    order,
+                                    feed_id,
+                                    since: Some(1_700_000_000 + 60),
+                                    limit: 7,
+                                    ..ItemQuery::default()
+                                },
+                                by_relevance: false,
+                                offset: 0,
+                            };
+                            let mut ids = Vec::new();
+                            loop {
+                                let page = store
+                                    .search_items_planned(user, &search, probe_above)
+                                    .await
+                                    .unwrap();
+                                ids.extend(page.hits.iter().map(|h| h.item.id));
+                                match page.next_cursor {
+                                    Some(cursor) => search.listing.cursor = Some(cursor),
+                                    None => break,
+                                }
+                            }
+                            pages.push(ids);
+                        }
+                        assert_eq!(
+                            pages[0], pages[1],
+                            "{text} {filter:?} {order:?} {feed_id:?}"
+                        );
+                        if filter == ItemFilter::All && feed_id.is_none() && text == "rust" {
+                            // Per feed: 27 titles with "rust", 3 of them before `since`.
+                            assert_eq!(pages[0].len(), 2 * 24);
+                        }
+                    }
+                }
+            }
+        }
+    }
 
     fn q(text: &str) -> SearchQuery {
         SearchQuery::parse(text).unwrap()
