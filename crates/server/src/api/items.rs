@@ -467,8 +467,6 @@ async fn list_items(
     }))
 }
 
-/// `GET /items?q=…`: the listing's parameters over the items matching the search, each with a
-/// snippet.
 /// Adds each listed item's content and enclosures (`include=content`).
 async fn add_bodies(state: &AppState, auth: &Auth, items: &mut [ItemSummaryView]) -> ApiResult<()> {
     let ids: Vec<i64> = items.iter().map(|item| item.id).collect();
@@ -485,6 +483,8 @@ async fn add_bodies(state: &AppState, auth: &Auth, items: &mut [ItemSummaryView]
     Ok(())
 }
 
+/// `GET /items?q=…`: the listing's parameters over the items matching the search, each with a
+/// snippet.
 async fn search_items(
     state: &AppState,
     auth: &Auth,
