@@ -78,6 +78,8 @@ fn parse_prints_one_json_object_with_the_documented_fields() {
         "content",
         "categories",
         "enclosures",
+        "authors",
+        "thumbnail",
     ] {
         assert!(item.get(key).is_some(), "item misses {key}");
     }
@@ -98,6 +100,46 @@ fn parse_prints_one_json_object_with_the_documented_fields() {
     assert_eq!(enclosure["url"], "https://cdn.example.com/ep6.mp3");
     assert_eq!(enclosure["mime_type"], "audio/mpeg");
     assert_eq!(enclosure["length"], 5_000_000);
+    // Media RSS: the item's image is its own field, not an enclosure.
+    assert_eq!(
+        json["items"][5]["thumbnail"],
+        "https://cdn.example.com/ep6-thumb.jpg"
+    );
+    assert_eq!(json["items"][5]["enclosures"].as_array().unwrap().len(), 3);
+}
+
+#[test]
+fn parse_prints_a_video_feeds_description_thumbnail_and_refuses_non_feed_json() {
+    let output = tidings()
+        .arg("parse")
+        .arg(corpus("feeds/youtube_channel.xml"))
+        .output()
+        .expect("tidings runs");
+    assert!(output.status.success());
+    let json: serde_json::Value = serde_json::from_slice(&output.stdout).expect("json");
+    let video = &json["items"][0];
+    assert_eq!(
+        video["thumbnail"],
+        "https://i2.ytimg.com/vi/dQw4w9WgXc1/hqdefault.jpg"
+    );
+    assert!(
+        video["summary"]
+            .as_str()
+            .is_some_and(|s| s.starts_with("<p>Today we build a workbench")),
+        "{video}"
+    );
+    let output = tidings()
+        .arg("parse")
+        .arg(corpus("not-feeds/json_items_without_version.json"))
+        .output()
+        .expect("tidings runs");
+    assert_eq!(output.status.code(), Some(1));
+    assert!(output.stdout.is_empty(), "never an empty feed");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("not a feed: the JSON document is not a JSON Feed"),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -23,6 +23,11 @@ fuzz_target!(|data: &[u8]| {
             }
         }
         feed.sanitize_html(&Sanitizer::default());
+        for item in &feed.items {
+            if let Some(thumbnail) = &item.thumbnail {
+                assert!(thumbnail.starts_with("https://"), "{thumbnail}");
+            }
+        }
     }
     if selector & 0x80 != 0 {
         let page = Url::parse("https://fuzz.example/page").expect("static URL");

@@ -1,7 +1,10 @@
 //! Parse + sanitize throughput on generated 5 MB feeds, against the floor of a bare quick-xml
 //! event pass over the same bytes (serde_json into a `Value` for JSON Feed).
 //!
-//! Run: `cargo bench -p tidings-feed --bench parse`. Figures are in BENCHMARKS.md.
+//! Also the sanitizer on 50,000 / 100,000 nested `<div>`s against the same side by side.
+//!
+//! Run: `cargo bench -p tidings-feed --bench parse` (`-- sanitize_nesting` for the nesting
+//! cases alone). Figures are in BENCHMARKS.md.
 
 use std::fmt::Write;
 use std::hint::black_box;
@@ -177,5 +180,27 @@ fn bench(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, bench);
+/// The sanitizer on hostile nesting: 50,000 and 100,000 nested `<div>`s against the same
+/// number side by side. Time must grow linearly (issue 10: 43 s for 100,000 before the depth
+/// bound).
+fn bench_deep_nesting(c: &mut Criterion) {
+    let sanitizer = Sanitizer::default();
+    let mut group = c.benchmark_group("sanitize_nesting");
+    group.sample_size(10);
+    group.warm_up_time(Duration::from_secs(1));
+    group.measurement_time(Duration::from_secs(5));
+    for n in [50_000usize, 100_000] {
+        let nested = format!("{}x{}", "<div>".repeat(n), "</div>".repeat(n));
+        let side_by_side = "<div>x</div>".repeat(n);
+        for (name, html) in [("nested", nested), ("side by side", side_by_side)] {
+            group.throughput(Throughput::Bytes(html.len() as u64));
+            group.bench_function(format!("{n} divs {name}"), |b| {
+                b.iter(|| black_box(sanitizer.clean(&html, None).len()))
+            });
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench, bench_deep_nesting);
 criterion_main!(benches);

@@ -10,7 +10,7 @@ use url::Url;
 use crate::date::parse_date;
 use crate::error::ParseError;
 use crate::model::{Enclosure, Feed, FeedVersion, ItemDraft};
-use crate::text::{escape_html, plain_text, unescape_double_escaped_html};
+use crate::text::{plain_text, text_to_html, unescape_double_escaped_html};
 use crate::urls::web_url;
 
 /// Reads a JSON document as a JSON Feed.
@@ -26,11 +26,20 @@ pub(crate) fn parse_json_feed(text: &str, feed_url: Option<&Url>) -> Result<Feed
         ));
     };
     let version_text = string(&object, "version").unwrap_or_default();
-    let is_json_feed = version_text.contains("jsonfeed.org/version/");
-    if !is_json_feed && !object.get("items").is_some_and(Value::is_array) {
-        return Err(ParseError::NotAFeed(
-            "the JSON document has neither a JSON Feed version nor an items array".to_owned(),
-        ));
+    // The version is what makes JSON a JSON Feed; an API answer with an "items" array is not
+    // one, and reading it as an empty feed would hide the mistake.
+    if !version_text.contains("jsonfeed.org/version/") {
+        let found = match object.get("version") {
+            None => "has no \"version\"".to_owned(),
+            Some(value) => format!(
+                "has \"version\": {}",
+                value.to_string().chars().take(60).collect::<String>()
+            ),
+        };
+        return Err(ParseError::NotAFeed(format!(
+            "the JSON document is not a JSON Feed: it {found}, where a JSON Feed names \
+             https://jsonfeed.org/version/1.1 (or /1)"
+        )));
     }
     let version = if version_text.trim_end_matches('/').ends_with("/1") {
         FeedVersion::Json10
@@ -94,17 +103,12 @@ fn json_item(
         .or_else(|| string(item, "external_url").and_then(|u| web_url(base, &u)))
         .map(String::from);
     draft.title = string(item, "title").and_then(|t| plain_text(&t));
-    draft.summary = string(item, "summary")
-        .map(|s| escape_html(s.trim()))
-        .filter(|s| !s.is_empty());
+    draft.summary = string(item, "summary").and_then(|s| text_to_html(&s));
     draft.content = string(item, "content_html")
         .map(|h| unescape_double_escaped_html(&h).into_owned())
         .filter(|h| !h.trim().is_empty())
-        .or_else(|| {
-            string(item, "content_text")
-                .map(|t| escape_html(t.trim()))
-                .filter(|t| !t.is_empty())
-        });
+        // Plain text keeps its paragraphs and line breaks.
+        .or_else(|| string(item, "content_text").and_then(|t| text_to_html(&t)));
     draft.content_base = draft
         .url
         .as_deref()
@@ -134,15 +138,10 @@ fn json_item(
             }
         }
     }
-    for key in ["image", "banner_image"] {
-        if let Some(url) = string(item, key).and_then(|u| web_url(base, &u)) {
-            draft.add_enclosure(Enclosure {
-                url: url.into(),
-                mime_type: None,
-                length: None,
-            });
-        }
-    }
+    draft.thumbnail = ["image", "banner_image"]
+        .iter()
+        .find_map(|key| string(item, key).and_then(|u| web_url(base, &u)))
+        .map(String::from);
     draft.finish()
 }
 

@@ -20,6 +20,7 @@ pub mod encoding;
 mod error;
 pub mod identity;
 mod json_feed;
+mod markup;
 mod model;
 pub mod report;
 pub mod sanitize;

@@ -4,7 +4,7 @@ use chrono::{DateTime, Utc};
 use url::Url;
 
 use crate::identity::{ItemIdentity, item_identity};
-use crate::text::plain_text;
+use crate::text::{html_to_text, plain_text};
 
 /// The family of format a feed was written in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -95,7 +95,8 @@ impl Feed {
     }
 
     /// Replaces every item's `summary` and `content` with its sanitized form, relative URLs
-    /// resolved against the item's [`Item::content_base`]. Item identities are unaffected.
+    /// resolved against the item's [`Item::content_base`], and keeps its `thumbnail` only when
+    /// it passes the sanitizer's image rule. Item identities are unaffected.
     pub fn sanitize_html(&mut self, sanitizer: &crate::sanitize::Sanitizer) {
         let clean = |html: &str, base: Option<&Url>| {
             let clean = sanitizer.clean(html, base);
@@ -111,6 +112,10 @@ impl Feed {
             } else {
                 item.summary.as_deref().and_then(|html| clean(html, base))
             };
+            item.thumbnail = item
+                .thumbnail
+                .as_deref()
+                .and_then(|url| sanitizer.image_url(url));
         }
     }
 }
@@ -141,9 +146,15 @@ pub struct Item {
     pub content_base: Option<Url>,
     /// Categories and tags, de-duplicated, in document order.
     pub categories: Vec<String>,
-    /// Enclosures: RSS `enclosure`, Atom `enclosure` links, `media:content`,
-    /// `media:thumbnail`, `itunes:image`, JSON `attachments`.
+    /// Enclosures: RSS `enclosure`, Atom `enclosure` links, `media:content`, JSON
+    /// `attachments`.
     pub enclosures: Vec<Enclosure>,
+    /// An image that stands for the item (a video's still, an episode's artwork), absolute:
+    /// the largest `media:thumbnail` (in the item, a `media:group` or a `media:content`), else
+    /// an image `media:content`, else `itunes:image`; JSON Feed `image`, else `banner_image`.
+    /// [`Feed::sanitize_html`] keeps it only when it passes the sanitizer's image rule (https,
+    /// or http rewritten to https when configured), so it can be shown as it is.
+    pub thumbnail: Option<String>,
     pub(crate) identity: ItemIdentity,
 }
 
@@ -174,6 +185,7 @@ pub(crate) struct ItemDraft {
     pub content_base: Option<Url>,
     pub categories: Vec<String>,
     pub enclosures: Vec<Enclosure>,
+    pub thumbnail: Option<String>,
 }
 
 impl ItemDraft {
@@ -190,7 +202,7 @@ impl ItemDraft {
             .summary
             .as_deref()
             .or(self.content.as_deref())
-            .and_then(plain_text);
+            .and_then(html_to_text);
         let identity = item_identity(
             self.guid.as_deref(),
             self.url.as_deref(),
@@ -210,6 +222,7 @@ impl ItemDraft {
             content_base: self.content_base,
             categories: self.categories,
             enclosures: self.enclosures,
+            thumbnail: self.thumbnail,
             identity,
         }
     }

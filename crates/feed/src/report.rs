@@ -36,8 +36,10 @@ pub struct ItemReport {
     pub url: Option<String>,
     /// The title as plain text.
     pub title: Option<String>,
-    /// The authors joined with ", ".
+    /// The authors joined with ", " (what the store keeps).
     pub author: Option<String>,
+    /// The authors, one name each.
+    pub authors: Vec<String>,
     /// RFC 3339 UTC.
     pub published: Option<String>,
     /// RFC 3339 UTC.
@@ -50,6 +52,8 @@ pub struct ItemReport {
     pub categories: Vec<String>,
     /// Enclosures.
     pub enclosures: Vec<Enclosure>,
+    /// The item's image (a video's still, an episode's artwork), https.
+    pub thumbnail: Option<String>,
 }
 
 /// Formats a time as RFC 3339 in UTC with a `Z`, whole seconds.
@@ -75,12 +79,14 @@ impl FeedReport {
                     url: item.url.clone(),
                     title: item.title.clone(),
                     author: item.author(),
+                    authors: item.authors.clone(),
                     published: item.published.map(rfc3339),
                     updated: item.updated.map(rfc3339),
                     summary: item.summary.clone(),
                     content: item.content.clone(),
                     categories: item.categories.clone(),
                     enclosures: item.enclosures.clone(),
+                    thumbnail: item.thumbnail.clone(),
                 })
                 .collect(),
         }

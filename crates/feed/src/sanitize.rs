@@ -6,6 +6,11 @@
 //! configured); relative URLs are made absolute against the item's base; links open in a new tab
 //! without an opener or referrer. The output is a fixed point: sanitizing it again changes
 //! nothing, which the tests and the fuzz target check.
+//!
+//! Nesting deeper than [`MAX_NESTING_DEPTH`] is flattened before the HTML reaches ammonia's
+//! tree builder (whose work per tag grows with the depth, so 100,000 nested `<div>`s took 43 s):
+//! the tags beyond that depth are dropped and their text kept, so the time is linear in the
+//! input.
 
 use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
@@ -13,7 +18,12 @@ use std::collections::{HashMap, HashSet};
 
 use url::Url;
 
+use crate::markup::{RAW_TEXT, TokenKind, VOID, name_in, tokens};
 use crate::urls::web_url;
+
+/// Elements nested deeper than this lose their tags (their text stays): no real article comes
+/// near it, and it bounds the sanitizer's work per tag.
+pub const MAX_NESTING_DEPTH: usize = 128;
 
 /// Elements that survive, with their content.
 const ALLOWED_TAGS: &[&str] = &[
@@ -132,6 +142,7 @@ pub struct SanitizeOptions {
 /// A configured sanitizer; build it once and reuse it (it is `Send + Sync`).
 pub struct Sanitizer {
     builder: ammonia::Builder<'static>,
+    options: SanitizeOptions,
 }
 
 impl std::fmt::Debug for Sanitizer {
@@ -172,7 +183,14 @@ impl Sanitizer {
             .attribute_filter(move |element, attribute, value| {
                 filter_attribute(options, element, attribute, value)
             });
-        Sanitizer { builder }
+        Sanitizer { builder, options }
+    }
+
+    /// An absolute image URL as an `<img src>` would be kept: https, or http rewritten to https
+    /// when configured; `None` otherwise.
+    pub fn image_url(&self, url: &str) -> Option<String> {
+        let url = web_url(None, url)?;
+        media_url_of(self.options, url).map(String::from)
     }
 
     /// Sanitizes an HTML fragment. Relative URLs are resolved against `base` (dropped when there
@@ -190,13 +208,169 @@ impl Sanitizer {
         CURRENT_BASE.with(|b| *b.borrow_mut() = base);
         let _reset = ResetBase;
         FILTER_DROPPED.with(|d| d.set(false));
-        let once = self.builder.clean(html).to_string();
-        if !FILTER_DROPPED.with(Cell::get) {
+        let flat = flatten_deep_nesting(html, MAX_NESTING_DEPTH);
+        let flattened = matches!(flat, Cow::Owned(_));
+        let once = self.builder.clean(&flat).to_string();
+        let needs_second_pass = FILTER_DROPPED.with(Cell::get)
+            || (flattened
+                && matches!(
+                    flatten_deep_nesting(&once, MAX_NESTING_DEPTH),
+                    Cow::Owned(_)
+                ));
+        if !needs_second_pass {
             return once;
         }
         // Every URL left is absolute and passed the policy, so this pass drops nothing and
-        // only puts the attributes in their canonical order.
-        self.builder.clean(&once).to_string()
+        // only puts the attributes in their canonical order (or, after flattening, removes
+        // the depth the tree builder's repairs may have added back).
+        let again = flatten_deep_nesting(&once, MAX_NESTING_DEPTH);
+        self.builder.clean(&again).to_string()
+    }
+}
+
+/// Drops the start and end tags of elements nested deeper than `max_depth` (and the content of
+/// raw-text elements such as `script` there), keeping everything else as written. Linear: the
+/// open elements tracked are at most `max_depth`. The depth is counted as a browser would build
+/// the tree, closing the elements HTML closes implicitly (`<p>` before a block, `<li>` before
+/// the next one, table cells and rows), so unclosed paragraphs do not count as nesting.
+pub fn flatten_deep_nesting(html: &str, max_depth: usize) -> Cow<'_, str> {
+    if html.bytes().filter(|&b| b == b'<').count() <= max_depth {
+        return Cow::Borrowed(html);
+    }
+    let mut out = String::new();
+    let mut copied = 0;
+    let mut position = 0;
+    let mut open: Vec<&str> = Vec::with_capacity(max_depth);
+    // Start tags dropped beyond the depth and not yet closed, by lower-case name.
+    let mut dropped: HashMap<String, usize> = HashMap::new();
+    let mut drop_raw_text = false;
+    for token in tokens(html) {
+        let start = position;
+        position += token.text.len();
+        let keep = match token.kind {
+            TokenKind::Text => !std::mem::take(&mut drop_raw_text),
+            TokenKind::Start { name, .. } => {
+                drop_raw_text = false;
+                if name_in(name, VOID) {
+                    true
+                } else {
+                    close_implied(&mut open, name);
+                    if open.len() < max_depth {
+                        open.push(name);
+                        true
+                    } else {
+                        *dropped.entry(name.to_ascii_lowercase()).or_default() += 1;
+                        drop_raw_text = is_raw_text(name);
+                        false
+                    }
+                }
+            }
+            TokenKind::End { name } => {
+                drop_raw_text = false;
+                let lower = name.to_ascii_lowercase();
+                match dropped.get_mut(&lower) {
+                    Some(count) if *count > 0 => {
+                        *count -= 1;
+                        false
+                    }
+                    _ => {
+                        if let Some(index) = open.iter().rposition(|o| o.eq_ignore_ascii_case(name))
+                        {
+                            open.truncate(index);
+                        }
+                        true
+                    }
+                }
+            }
+            TokenKind::Comment | TokenKind::Unclosed => {
+                drop_raw_text = false;
+                true
+            }
+        };
+        if !keep {
+            out.push_str(&html[copied..start]);
+            copied = position;
+        }
+    }
+    if copied == 0 {
+        return Cow::Borrowed(html);
+    }
+    out.push_str(&html[copied..]);
+    Cow::Owned(out)
+}
+
+fn is_raw_text(name: &str) -> bool {
+    name_in(name, RAW_TEXT)
+}
+
+/// Closes, in `open`, what a start tag `name` closes implicitly in HTML.
+fn close_implied(open: &mut Vec<&str>, name: &str) {
+    const SCOPE: &[&str] = &[
+        "table", "td", "th", "caption", "button", "marquee", "object", "applet", "template", "html",
+    ];
+    const CLOSES_P: &[&str] = &[
+        "address",
+        "article",
+        "aside",
+        "blockquote",
+        "center",
+        "details",
+        "dialog",
+        "dir",
+        "div",
+        "dl",
+        "fieldset",
+        "figcaption",
+        "figure",
+        "footer",
+        "form",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "header",
+        "hgroup",
+        "hr",
+        "li",
+        "dd",
+        "dt",
+        "main",
+        "menu",
+        "nav",
+        "ol",
+        "p",
+        "pre",
+        "section",
+        "summary",
+        "table",
+        "ul",
+    ];
+    let close = |open: &mut Vec<&str>, targets: &[&str], stops: &[&str]| {
+        for index in (0..open.len()).rev() {
+            if name_in(open[index], targets) {
+                open.truncate(index);
+                return;
+            }
+            if name_in(open[index], stops) {
+                return;
+            }
+        }
+    };
+    if name_in(name, CLOSES_P) {
+        close(open, &["p"], SCOPE);
+    }
+    if name.eq_ignore_ascii_case("li") {
+        close(open, &["li"], &["ul", "ol", "menu", "table", "td", "th"]);
+    } else if name_in(name, &["dt", "dd"]) {
+        close(open, &["dt", "dd"], &["dl", "table", "td", "th"]);
+    } else if name_in(name, &["td", "th"]) {
+        close(open, &["td", "th"], &["tr", "table"]);
+    } else if name.eq_ignore_ascii_case("tr") {
+        close(open, &["tr"], &["table"]);
+    } else if name.eq_ignore_ascii_case("option") {
+        close(open, &["option"], &["select"]);
     }
 }
 
@@ -246,7 +420,10 @@ fn resolve(value: &str) -> Option<Url> {
 
 /// Image and media URLs must be https; http is rewritten when configured, else dropped.
 fn media_url(options: SanitizeOptions, value: &str) -> Option<Url> {
-    let mut url = resolve(value)?;
+    media_url_of(options, resolve(value)?)
+}
+
+fn media_url_of(options: SanitizeOptions, mut url: Url) -> Option<Url> {
     match url.scheme() {
         "https" => Some(url),
         "http" if options.rewrite_http_media_to_https => {
@@ -379,6 +556,45 @@ mod tests {
         assert_eq!(
             out,
             "<video poster=\"https://x.example/p.png\" controls=\"controls\"><source src=\"https://x.example/v.webm\" type=\"video/webm\"></video>"
+        );
+    }
+
+    /// The nesting depth of well-formed HTML, counted like `flatten_deep_nesting` does.
+    fn depth(html: &str) -> usize {
+        let (mut depth, mut max) = (0usize, 0usize);
+        for token in tokens(html) {
+            match token.kind {
+                TokenKind::Start { name, .. } if !name_in(name, VOID) => {
+                    depth += 1;
+                    max = max.max(depth);
+                }
+                TokenKind::End { .. } => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+        }
+        max
+    }
+
+    #[test]
+    fn deep_nesting_is_flattened_and_text_kept() {
+        let html = format!(
+            "{}<p>deep <b>text</b></p>{}",
+            "<div><blockquote>".repeat(5_000),
+            "</blockquote></div>".repeat(5_000)
+        );
+        let out = sanitize_html(&html, None);
+        assert!(out.contains("deep text"), "{}", &out[out.len() - 200..]);
+        assert!(depth(&out) <= MAX_NESTING_DEPTH, "depth {}", depth(&out));
+        assert_eq!(sanitize_html(&out, None), out);
+        // Unclosed paragraphs, list items and cells are siblings, not nesting.
+        let siblings = "<ul>".to_owned() + &"<li><p>item".repeat(1_000) + "</ul>";
+        assert_eq!(flatten_deep_nesting(&siblings, 8), siblings);
+        let cells = "<table><tr><td>a<td>b".to_owned() + &"<tr><td>c".repeat(500);
+        assert!(matches!(flatten_deep_nesting(&cells, 8), Cow::Borrowed(_)));
+        // Beyond the depth: tags go, text stays, script content goes with its tags.
+        assert_eq!(
+            flatten_deep_nesting("<i><i><i><b>x<script>y</script></b></i></i></i>", 2),
+            "<i><i>x</i></i>"
         );
     }
 

@@ -9,6 +9,8 @@ use std::borrow::Cow;
 
 use html5ever::data::{C1_REPLACEMENTS, NAMED_ENTITIES};
 
+use crate::markup::{RAW_TEXT, TokenKind, VOID, is_known_element, name_in, tokens};
+
 /// The longest entity name we look up; HTML's longest is 31 characters plus the semicolon.
 const MAX_ENTITY_NAME: usize = 40;
 
@@ -112,51 +114,88 @@ fn memchr_iter(bytes: &[u8], needle: u8) -> impl Iterator<Item = usize> + '_ {
         .filter_map(move |(i, b)| (*b == needle).then_some(i))
 }
 
-/// Removes tags, comments and the content of `script` / `style` from `text`, leaving its
-/// characters (entities are not decoded here). Tags become a space so words do not merge.
+/// Elements inside a line of text: their tags separate no words.
+const INLINE: &[&str] = &[
+    "a", "abbr", "acronym", "b", "bdi", "bdo", "big", "cite", "code", "data", "del", "dfn", "em",
+    "font", "i", "ins", "kbd", "mark", "nobr", "q", "s", "samp", "small", "span", "strike",
+    "strong", "sub", "sup", "time", "tt", "u", "var",
+];
+
+/// Removes tags, comments and the content of raw-text elements (`script`, `style`,
+/// `textarea`…) from `text`, leaving its
+/// characters (entities are not decoded here). Tags of elements that break lines (blocks, `br`,
+/// unknown ones) become a space so words do not merge; inline ones (`<b>`, `<a>`…) vanish, so
+/// "<em>web</em>." stays "web.". A `>` inside a quoted attribute value does not end a tag.
 pub fn strip_markup(text: &str) -> Cow<'_, str> {
     if !looks_like_markup(text) {
         return Cow::Borrowed(text);
     }
-    let bytes = text.as_bytes();
     let mut out = String::with_capacity(text.len());
-    let mut copied_from = 0;
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] != b'<' || !starts_markup(&bytes[i + 1..]) {
-            i += 1;
-            continue;
-        }
-        out.push_str(&text[copied_from..i]);
-        let rest = &text[i..];
-        let end = if rest.starts_with("<!--") {
-            rest.find("-->").map(|e| e + 3)
-        } else {
-            let lower_name: String = rest[1..]
-                .bytes()
-                .take_while(u8::is_ascii_alphanumeric)
-                .take(8)
-                .map(|b| b.to_ascii_lowercase() as char)
-                .collect();
-            if lower_name == "script" || lower_name == "style" {
-                let closing = format!("</{lower_name}");
-                find_ascii_case_insensitive(rest, &closing).map(|start| {
-                    rest[start..]
-                        .find('>')
-                        .map_or(rest.len(), |e| start + e + 1)
-                })
-            } else {
-                rest.find('>').map(|e| e + 1)
+    let mut skip_raw_text = false;
+    for token in tokens(text) {
+        match token.kind {
+            TokenKind::Text if skip_raw_text => skip_raw_text = false,
+            TokenKind::Text => out.push_str(token.text),
+            TokenKind::Start { name, .. } => {
+                // The raw text of script, style, textarea… is no reading matter.
+                skip_raw_text = name_in(name, RAW_TEXT);
+                if !name_in(name, INLINE) {
+                    out.push(' ');
+                }
             }
-        };
-        // An unclosed tag runs to the end of the text, as in a browser.
-        let consumed = end.unwrap_or(rest.len());
-        out.push(' ');
-        i += consumed;
-        copied_from = i;
+            TokenKind::End { name } => {
+                skip_raw_text = false;
+                if !name_in(name, INLINE) {
+                    out.push(' ');
+                }
+            }
+            TokenKind::Comment | TokenKind::Unclosed => {
+                skip_raw_text = false;
+                out.push(' ');
+            }
+        }
     }
-    out.push_str(&text[copied_from.min(text.len())..]);
     Cow::Owned(out)
+}
+
+/// Whether a title-like value is clearly markup, as the reference parsers decide it: every tag
+/// in it names an HTML element, and at least one thing is unmistakable markup (an end tag
+/// matching an earlier start tag, `<br/>`, or a comment). `Why <dialog> beats modals` and
+/// `Styling <input type="range">` are text that mentions an element, not markup.
+pub(crate) fn is_clearly_markup(text: &str) -> bool {
+    if !looks_like_markup(text) {
+        return false;
+    }
+    /// Distinct start tag names remembered; a title has a handful.
+    const MAX_REMEMBERED: usize = 64;
+    let mut opened: Vec<&str> = Vec::new();
+    let mut evidence = false;
+    for token in tokens(text) {
+        match token.kind {
+            TokenKind::Start {
+                name, self_closing, ..
+            } => {
+                if !is_known_element(name) {
+                    return false;
+                }
+                evidence |= self_closing && name_in(name, VOID);
+                if opened.len() < MAX_REMEMBERED
+                    && !opened.iter().any(|o| o.eq_ignore_ascii_case(name))
+                {
+                    opened.push(name);
+                }
+            }
+            TokenKind::End { name } => {
+                if !is_known_element(name) {
+                    return false;
+                }
+                evidence |= opened.iter().any(|o| o.eq_ignore_ascii_case(name));
+            }
+            TokenKind::Comment => evidence |= token.text.starts_with("<!--"),
+            TokenKind::Text | TokenKind::Unclosed => {}
+        }
+    }
+    evidence
 }
 
 fn find_ascii_case_insensitive(haystack: &str, needle: &str) -> Option<usize> {
@@ -180,13 +219,64 @@ pub fn collapse_whitespace(text: &str) -> String {
     out
 }
 
-/// Turns a title-like value into plain text: markup stripped, entities decoded once, whitespace
-/// collapsed. Empty results become `None`.
+/// Turns a title-like value (a title, a name, a category) into plain text: markup stripped
+/// when it clearly is markup (see [`is_clearly_markup`]; otherwise `<` and `>` are the
+/// characters the author wrote), entities decoded once, whitespace collapsed. Empty results
+/// become `None`.
 pub fn plain_text(raw: &str) -> Option<String> {
-    let stripped = strip_markup(raw);
-    let decoded = decode_entities(&stripped);
+    if is_clearly_markup(raw) {
+        html_to_text(raw)
+    } else {
+        finish_text(raw)
+    }
+}
+
+/// Turns an HTML fragment into plain text: every tag stripped, entities decoded once,
+/// whitespace collapsed. Empty results become `None`.
+pub fn html_to_text(html: &str) -> Option<String> {
+    finish_text(&strip_markup(html))
+}
+
+fn finish_text(text: &str) -> Option<String> {
+    let decoded = decode_entities(text);
     let text = collapse_whitespace(&decoded);
     (!text.is_empty()).then_some(text)
+}
+
+/// Turns plain text into HTML that keeps its shape: blank lines separate paragraphs, single
+/// line breaks become `<br>`; one line stays one escaped line. Empty text becomes `None`.
+pub fn text_to_html(text: &str) -> Option<String> {
+    let trimmed = text.trim();
+    if !trimmed.contains(['\n', '\r']) {
+        return (!trimmed.is_empty()).then(|| escape_html(trimmed));
+    }
+    let text = trimmed.replace("\r\n", "\n").replace('\r', "\n");
+    let mut html = String::with_capacity(text.len() + 16);
+    let mut paragraph: Vec<&str> = Vec::new();
+    let flush = |paragraph: &mut Vec<&str>, html: &mut String| {
+        if paragraph.is_empty() {
+            return;
+        }
+        html.push_str("<p>");
+        for (index, line) in paragraph.iter().enumerate() {
+            if index > 0 {
+                html.push_str("<br>");
+            }
+            html.push_str(&escape_html(line));
+        }
+        html.push_str("</p>");
+        paragraph.clear();
+    };
+    for line in text.split('\n') {
+        let line = line.trim();
+        if line.is_empty() {
+            flush(&mut paragraph, &mut html);
+        } else {
+            paragraph.push(line);
+        }
+    }
+    flush(&mut paragraph, &mut html);
+    (!html.is_empty()).then_some(html)
 }
 
 /// Escapes text so that it can be placed in HTML as character data or a quoted attribute.
@@ -250,11 +340,59 @@ mod tests {
 
     #[test]
     fn strips_tags_but_not_less_than_signs() {
-        assert_eq!(strip_markup("a < b and <b>bold</b>"), "a < b and  bold ");
-        assert_eq!(strip_markup("x<script>alert(1)</script>y"), "x y");
+        assert_eq!(strip_markup("a < b and <b>bold</b>"), "a < b and bold");
+        assert_eq!(strip_markup("<p>a</p><p>b<br>c</p>"), " a  b c ");
+        assert_eq!(strip_markup("x<script>alert(1)</script>y"), "x  y");
         assert_eq!(strip_markup("x<!-- c -->y"), "x y");
         assert_eq!(strip_markup("x<b"), "x ");
-        assert_eq!(strip_markup("x<STYLE>p{}</style"), "x ");
+        assert_eq!(strip_markup("x<STYLE>p{}</style"), "x  ");
+        assert_eq!(strip_markup("<a title=\"1 > 0\">y</a>"), "y");
+    }
+
+    #[test]
+    fn text_that_mentions_a_tag_is_not_markup() {
+        assert_eq!(
+            plain_text("Why <dialog> beats modals").as_deref(),
+            Some("Why <dialog> beats modals")
+        );
+        assert_eq!(
+            plain_text("Styling <input type=\"range\"> & <select>").as_deref(),
+            Some("Styling <input type=\"range\"> & <select>")
+        );
+        assert_eq!(
+            plain_text("a <b and c> d <unknown>x</unknown>").as_deref(),
+            Some("a <b and c> d <unknown>x</unknown>")
+        );
+        assert_eq!(
+            plain_text("<em>Really</em> <dialog>").as_deref(),
+            Some("Really")
+        );
+        assert_eq!(
+            plain_text("<span title=\"a > b\">Hi</span> there").as_deref(),
+            Some("Hi there")
+        );
+        assert_eq!(plain_text("Line<br/>break").as_deref(), Some("Line break"));
+        assert_eq!(
+            plain_text("Jane Doe <jane@example.com>").as_deref(),
+            Some("Jane Doe <jane@example.com>")
+        );
+        assert_eq!(
+            html_to_text("<p>unclosed <b>bold").as_deref(),
+            Some("unclosed bold")
+        );
+    }
+
+    #[test]
+    fn plain_text_becomes_paragraphs() {
+        assert_eq!(
+            text_to_html("First line\r\nsecond <line>\n\n\nNext & last\n").as_deref(),
+            Some("<p>First line<br>second &lt;line&gt;</p><p>Next &amp; last</p>")
+        );
+        assert_eq!(text_to_html(" \n "), None);
+        assert_eq!(
+            text_to_html(" one <line> ").as_deref(),
+            Some("one &lt;line&gt;")
+        );
     }
 
     #[test]

@@ -3,11 +3,14 @@
 //! The feed extractors need random access (an item's `link` may come after its `content`, and
 //! Atom's `xhtml` content must be re-serialized), so the document becomes a tree first. The tree
 //! is bounded: nesting deeper than [`MAX_DEPTH`] is skipped and at most [`MAX_NODES`] nodes are
-//! kept, so neither the stack nor memory grows with hostile input. Entities come only from XML,
-//! HTML and character references: a DTD is never read, so external entities are never fetched
-//! and custom entities (billion laughs) are never expanded, only kept as their literal text.
+//! kept, so neither the stack nor memory grows with hostile input. Entities come from XML, HTML
+//! and character references, and from the internal DTD subset's general entities
+//! (`<!DOCTYPE rss [<!ENTITY name "…">]>`), expanded with bounds (see [`DtdEntities`]): an
+//! external DTD or entity is never fetched, and an entity that grows past the bounds (billion
+//! laughs) is refused and kept as its literal text.
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 
 use quick_xml::NsReader;
 use quick_xml::events::{BytesStart, Event};
@@ -291,6 +294,7 @@ pub(crate) fn parse_tree(text: &str) -> Result<Document, TreeError> {
     }
     let mut builder = TreeBuilder::default();
     let mut warning = None;
+    let mut entities = DtdEntities::default();
     loop {
         let event = match reader.read_resolved_event() {
             Ok((resolved, event)) => {
@@ -352,10 +356,11 @@ pub(crate) fn parse_tree(text: &str) -> Result<Document, TreeError> {
                 };
                 let ok = match predefined
                     .map(Cow::Borrowed)
+                    .or_else(|| entities.expand_in_document(name).map(Cow::Owned))
                     .or_else(|| resolve_entity(name))
                 {
                     Some(value) => builder.text(&value),
-                    // A custom entity (from a DTD we do not read) stays as written.
+                    // An undeclared or refused entity stays as written.
                     None => builder.text(&format!("&{name};")),
                 };
                 if !ok {
@@ -364,13 +369,175 @@ pub(crate) fn parse_tree(text: &str) -> Result<Document, TreeError> {
                 }
             }
             (_, Event::Eof) => break,
-            (_, Event::Comment(_) | Event::PI(_) | Event::Decl(_) | Event::DocType(_)) => {}
+            (_, Event::DocType(doctype)) => {
+                entities = DtdEntities::from_doctype(doctype.as_ref());
+            }
+            (_, Event::Comment(_) | Event::PI(_) | Event::Decl(_)) => {}
         }
         if builder.finished() {
             break;
         }
     }
+    if warning.is_none() {
+        warning = entities.refused_warning();
+    }
     builder.finish(warning)
+}
+
+/// The longest text one entity of the internal DTD subset may expand to.
+pub(crate) const MAX_ENTITY_EXPANSION: usize = 64 * 1024;
+/// The most text all entity references of a document may add together.
+pub(crate) const MAX_DOCUMENT_EXPANSION: usize = 1024 * 1024;
+/// How deeply entity values may refer to other entities.
+const MAX_ENTITY_NESTING: usize = 8;
+/// Declarations read from one internal subset; real feeds declare a handful.
+const MAX_ENTITY_DECLARATIONS: usize = 1024;
+
+/// The general entities declared in a document's internal DTD subset, expanded on use within
+/// bounds: one entity's text is at most [`MAX_ENTITY_EXPANSION`] characters and nests at most
+/// eight deep (billion laughs is refused at its fifth level), all references together add at
+/// most [`MAX_DOCUMENT_EXPANSION`]. The work is linear in the declarations plus the output:
+/// each entity is expanded once and remembered. External (`SYSTEM` / `PUBLIC`) and parameter
+/// entities are ignored.
+#[derive(Debug, Default)]
+pub(crate) struct DtdEntities {
+    declared: HashMap<String, String>,
+    /// Each entity's expansion once computed; `None` when it was refused.
+    expanded: HashMap<String, Option<String>>,
+    /// Text added to the document by references so far.
+    added: usize,
+    /// The first entity that was refused, for the warning.
+    refused: Option<String>,
+}
+
+impl DtdEntities {
+    /// Reads the `<!ENTITY name "value">` declarations of a DOCTYPE's internal subset.
+    pub(crate) fn from_doctype(doctype: &str) -> DtdEntities {
+        let mut entities = DtdEntities::default();
+        let Some(open) = doctype.find('[') else {
+            return entities;
+        };
+        let mut rest = &doctype[open + 1..];
+        while let Some(at) = rest.find("<!ENTITY") {
+            rest = &rest[at + "<!ENTITY".len()..];
+            let after_space = rest.trim_start();
+            if after_space.len() == rest.len() || after_space.starts_with('%') {
+                continue; // `<!ENTITYx` or a parameter entity
+            }
+            let name_len = after_space
+                .find(|c: char| c.is_whitespace() || c == '"' || c == '\'' || c == '>')
+                .unwrap_or(after_space.len());
+            let name = &after_space[..name_len];
+            let value_part = after_space[name_len..].trim_start();
+            let Some(quote) = value_part
+                .chars()
+                .next()
+                .filter(|c| *c == '"' || *c == '\'')
+            else {
+                continue; // external: SYSTEM or PUBLIC, never fetched
+            };
+            let Some(close) = value_part[1..].find(quote) else {
+                break;
+            };
+            if !name.is_empty()
+                && entities.declared.len() < MAX_ENTITY_DECLARATIONS
+                // The first declaration of a name is binding (XML 1.0 §4.2).
+                && !entities.declared.contains_key(name)
+            {
+                entities
+                    .declared
+                    .insert(name.to_owned(), value_part[1..=close].to_owned());
+            }
+            rest = &value_part[1 + close..];
+        }
+        entities
+    }
+
+    /// The text a reference to `name` in the document stands for, when the entity is declared
+    /// and within the bounds; `None` leaves the reference as written.
+    pub(crate) fn expand_in_document(&mut self, name: &str) -> Option<String> {
+        if !self.declared.contains_key(name) {
+            return None;
+        }
+        let value = self.expand(name, 0);
+        match value {
+            Some(value) if self.added + value.len() <= MAX_DOCUMENT_EXPANSION => {
+                self.added += value.len();
+                Some(value)
+            }
+            _ => {
+                self.refused.get_or_insert_with(|| name.to_owned());
+                None
+            }
+        }
+    }
+
+    /// Why the document was not read as written, when an entity was refused.
+    pub(crate) fn refused_warning(&self) -> Option<String> {
+        self.refused.as_ref().map(|name| {
+            format!(
+                "the DTD entity &{name}; expands beyond the limits ({MAX_ENTITY_EXPANSION} \
+                 characters, {MAX_ENTITY_NESTING} levels, {MAX_DOCUMENT_EXPANSION} per document) \
+                 and was left unexpanded"
+            )
+        })
+    }
+
+    fn expand(&mut self, name: &str, depth: usize) -> Option<String> {
+        if let Some(done) = self.expanded.get(name) {
+            return done.clone();
+        }
+        if depth > MAX_ENTITY_NESTING {
+            return None;
+        }
+        // Marked refused while in progress, so a cycle ends as a refusal.
+        self.expanded.insert(name.to_owned(), None);
+        let raw = self.declared.get(name)?.clone();
+        let value = self.expand_value(&raw, depth);
+        self.expanded.insert(name.to_owned(), value.clone());
+        value
+    }
+
+    fn expand_value(&mut self, raw: &str, depth: usize) -> Option<String> {
+        let mut out = String::with_capacity(raw.len());
+        let mut rest = raw;
+        while let Some(amp) = rest.find('&') {
+            out.push_str(&rest[..amp]);
+            let after = &rest[amp + 1..];
+            let Some(semicolon) = after.find(';').filter(|&end| end <= 64) else {
+                out.push('&');
+                rest = after;
+                continue;
+            };
+            let reference = &after[..semicolon];
+            let replacement = match reference {
+                "lt" => Some(Cow::Borrowed("<")),
+                "gt" => Some(Cow::Borrowed(">")),
+                "amp" => Some(Cow::Borrowed("&")),
+                "quot" => Some(Cow::Borrowed("\"")),
+                "apos" => Some(Cow::Borrowed("'")),
+                _ if self.declared.contains_key(reference) => {
+                    // A refused inner entity refuses the outer one.
+                    Some(Cow::Owned(self.expand(reference, depth + 1)?))
+                }
+                _ => resolve_entity(reference),
+            };
+            match replacement {
+                Some(text) => out.push_str(&text),
+                None => {
+                    out.push('&');
+                    out.push_str(reference);
+                    out.push(';');
+                }
+            }
+            if out.len() > MAX_ENTITY_EXPANSION {
+                return None;
+            }
+            rest = &after[semicolon + 1..];
+        }
+        out.push_str(rest);
+        (out.len() <= MAX_ENTITY_EXPANSION).then_some(out)
+    }
 }
 
 /// The element of a start tag, with its attributes resolved and unescaped.
@@ -546,6 +713,30 @@ mod tests {
             depth += 1;
         }
         assert!(depth < MAX_DEPTH);
+    }
+
+    #[test]
+    fn internal_dtd_entities_are_expanded_within_bounds() {
+        let doc = parse_tree(
+            r#"<!DOCTYPE rss [<!ENTITY me "Jane &amp; &who;"><!ENTITY who 'co&#233;'><!ENTITY me "later">
+            <!ENTITY ext SYSTEM "file:///etc/passwd"><!ENTITY % p "x"><!ENTITY loop "&loop;">]>
+            <rss><title>&me; &ext; &loop; &hellip;</title></rss>"#,
+        )
+        .expect("tree");
+        let title = doc.root.child(&[Ns::None], "title").expect("title").text();
+        assert_eq!(title, "Jane & coé &ext; &loop; …");
+        assert!(doc.warning.as_deref().is_some_and(|w| w.contains("&loop;")));
+        let mut laughs = String::from("<!DOCTYPE r [<!ENTITY a0 \"lol\">");
+        for level in 1..=9 {
+            laughs.push_str(&format!(
+                "<!ENTITY a{level} \"{}\">",
+                format!("&a{};", level - 1).repeat(10)
+            ));
+        }
+        laughs.push_str("]><r>&a3;|&a9;</r>");
+        let doc = parse_tree(&laughs).expect("tree");
+        assert_eq!(doc.root.text(), format!("{}|&a9;", "lol".repeat(1000)));
+        assert!(doc.warning.is_some());
     }
 
     #[test]

@@ -6,9 +6,12 @@ use url::Url;
 use crate::date::parse_date;
 use crate::error::ParseError;
 use crate::model::{Enclosure, Feed, FeedVersion, Item, ItemDraft};
-use crate::text::{collapse_whitespace, escape_html, plain_text, unescape_double_escaped_html};
+use crate::text::{
+    collapse_whitespace, html_to_text, is_clearly_markup, plain_text, text_to_html,
+    unescape_double_escaped_html,
+};
 use crate::urls::{apply_xml_base, web_url};
-use crate::xml::{Document, Element, Ns};
+use crate::xml::{Document, Element, Node, Ns};
 
 /// Namespaces RSS elements appear in: none (0.9x, 2.0), RSS 1.0 and RSS 0.90.
 const RSS: &[Ns] = &[Ns::None, Ns::Rss10, Ns::Rss090];
@@ -20,6 +23,7 @@ const DCTERMS: &[Ns] = &[Ns::DcTerms];
 const MEDIA: &[Ns] = &[Ns::Media];
 const ITUNES: &[Ns] = &[Ns::Itunes];
 const CONTENT: &[Ns] = &[Ns::Content];
+const XHTML: &[Ns] = &[Ns::Xhtml];
 
 /// The base URL in effect at an element, and whether an `xml:base` set it (as opposed to the
 /// feed's own URL).
@@ -46,8 +50,20 @@ impl Base {
 }
 
 /// Turns an XML document into a feed, or says why it is not one.
-pub(crate) fn extract(document: Document, feed_url: Option<&Url>) -> Result<Feed, ParseError> {
+pub(crate) fn extract(mut document: Document, feed_url: Option<&Url>) -> Result<Feed, ParseError> {
+    if document.root.name == "feed" && document.root.ns == Ns::None {
+        // An Atom feed that forgot its namespace: its unqualified elements are Atom's.
+        let ns = if document.root.attr("version").map(str::trim) == Some("0.3") {
+            Ns::Atom03
+        } else {
+            Ns::Atom
+        };
+        adopt_namespace(&mut document.root, ns);
+    }
     let root = &document.root;
+    if let Some(reason) = not_a_feed_reason(root) {
+        return Err(ParseError::NotAFeed(reason));
+    }
     let base = Base {
         url: feed_url.cloned(),
         explicit: false,
@@ -67,10 +83,6 @@ pub(crate) fn extract(document: Document, feed_url: Option<&Url>) -> Result<Feed
         ("channel", Ns::None) => rss(root, FeedVersion::Rss20, &base),
         ("feed", Ns::Atom) => atom(root, FeedVersion::Atom10, &base),
         ("feed", Ns::Atom03) => atom(root, FeedVersion::Atom03, &base),
-        ("feed", Ns::None) if root.attr("version") == Some("0.3") => {
-            atom(root, FeedVersion::Atom03, &base)
-        }
-        ("feed", Ns::None) => atom(root, FeedVersion::Atom10, &base),
         (name, _) if name.eq_ignore_ascii_case("html") => {
             return Err(ParseError::NotAFeed(
                 "this is an HTML page (look for its feeds with discovery)".to_owned(),
@@ -85,6 +97,44 @@ pub(crate) fn extract(document: Document, feed_url: Option<&Url>) -> Result<Feed
     };
     feed.warning = document.warning;
     Ok(feed)
+}
+
+/// Puts every element without a namespace into `ns` (iteratively: the tree is bounded, but this
+/// must not depend on it).
+fn adopt_namespace(root: &mut Element, ns: Ns) {
+    let mut stack: Vec<&mut Element> = vec![root];
+    while let Some(element) = stack.pop() {
+        if element.ns == Ns::None {
+            element.ns = ns;
+        }
+        for child in &mut element.children {
+            if let Node::Element(child) = child {
+                stack.push(child);
+            }
+        }
+    }
+}
+
+/// Why a document whose root looks like a feed is not one, or `None` when it is.
+fn not_a_feed_reason(root: &Element) -> Option<String> {
+    let has_rss_parts =
+        |e: &Element| e.child(RSS, "channel").is_some() || e.child(RSS, "item").is_some();
+    match (root.name.as_str(), root.ns) {
+        ("rss", _) if !has_rss_parts(root) => Some(
+            "the <rss> element holds neither a <channel> nor items, so there is nothing to read"
+                .to_owned(),
+        ),
+        ("RDF", _) if !has_rss_parts(root) => Some(
+            "this RDF document has no RSS 1.0 <channel> or <item>: it is RDF, but not an RSS feed"
+                .to_owned(),
+        ),
+        ("feed", Ns::Other) => Some(
+            "the root element is <feed> in a namespace that is neither Atom 1.0 \
+             (http://www.w3.org/2005/Atom) nor Atom 0.3 (http://purl.org/atom/ns#)"
+                .to_owned(),
+        ),
+        _ => None,
+    }
 }
 
 fn truncate(text: &str, max_chars: usize) -> String {
@@ -140,13 +190,16 @@ fn rss(root: &Element, version: FeedVersion, root_base: &Base) -> Feed {
     let mut feed = empty_feed(version);
     let channel = root.child(RSS, "channel").unwrap_or(root);
     let base = root_base.enter(channel);
-    feed.title = text_of(channel, RSS, "title").and_then(|t| plain_text(&t));
+    feed.title = text_of(channel, RSS, "title")
+        .or_else(|| text_of(channel, DC, "title"))
+        .and_then(|t| plain_text(&t));
     feed.site_url = text_of(channel, RSS, "link")
         .and_then(|l| base.resolve(&l))
         .or_else(|| atom_link(channel, &base, &["alternate"]));
     feed.feed_url = atom_link(channel, &base, &["self"]);
     feed.hubs = atom_links(channel, &base, "hub");
     feed.description = text_of(channel, RSS, "description")
+        .or_else(|| text_of(channel, DC, "description"))
         .or_else(|| text_of(channel, ITUNES, "summary"))
         .and_then(|d| plain_text(&d));
     feed.language = text_of(channel, RSS, "language").or_else(|| text_of(channel, DC, "language"));
@@ -222,16 +275,26 @@ fn rss_item(item: &Element, channel_base: &Base) -> Item {
             let guid = draft.guid.as_deref().filter(|_| is_permalink)?;
             web_url(None, guid).map(String::from)
         });
+    let media = media_of(item, &base);
     draft.title = text_of(item, RSS, "title")
         .or_else(|| text_of(item, DC, "title"))
-        .and_then(|t| plain_text(&t));
-    let description = item.child(RSS, "description");
+        .and_then(|t| plain_text(&t))
+        .or_else(|| media.title.clone());
+    let description = item
+        .child(RSS, "description")
+        .or_else(|| item.child(DC, "description"));
     let encoded = item.child(CONTENT, "encoded");
+    let xhtml_body = item.child(XHTML, "body");
     draft.summary = description
         .and_then(rss_body)
-        .or_else(|| item.child(ITUNES, "summary").and_then(rss_body));
-    draft.content = encoded.and_then(rss_body);
-    let explicit_base = [encoded, description]
+        .or_else(|| item.child(ITUNES, "summary").and_then(rss_body))
+        .or_else(|| media.description.clone());
+    draft.content = encoded.and_then(rss_body).or_else(|| {
+        xhtml_body
+            .map(Element::inner_html)
+            .filter(|h| !h.trim().is_empty())
+    });
+    let explicit_base = [encoded, xhtml_body, description]
         .into_iter()
         .flatten()
         .map(|e| base.enter(e))
@@ -269,7 +332,7 @@ fn rss_item(item: &Element, channel_base: &Base) -> Item {
         }
     }
     add_atom_enclosures(item, &base, &mut draft);
-    add_media(item, &base, &mut draft);
+    media.add_to(&mut draft);
     draft.finish()
 }
 
@@ -324,71 +387,103 @@ fn length(value: Option<&str>) -> Option<u64> {
         .filter(|&n| n > 0)
 }
 
-/// `media:content` (also inside `media:group`), `media:thumbnail` and `itunes:image`.
-fn add_media(item: &Element, base: &Base, draft: &mut ItemDraft) {
-    let groups = item.children_named(MEDIA, "group");
-    let containers = std::iter::once(item).chain(groups);
-    for container in containers {
-        for content in container.children_named(MEDIA, "content") {
-            if let Some(url) = content.attr("url").and_then(|u| base.resolve(u)) {
-                draft.add_enclosure(Enclosure {
-                    url,
-                    mime_type: mime(content.attr("type")),
-                    length: length(content.attr("fileSize")),
-                });
-            }
-            for thumbnail in content.children_named(MEDIA, "thumbnail") {
-                add_thumbnail(thumbnail, base, draft);
-            }
+/// What Media RSS (and `itunes:image`) say about an item: YouTube's channel feeds, for one,
+/// carry their title, description and still only in a `media:group`.
+#[derive(Debug, Default)]
+struct Media {
+    title: Option<String>,
+    /// The first `media:description` as HTML.
+    description: Option<String>,
+    enclosures: Vec<Enclosure>,
+    thumbnail: Option<String>,
+}
+
+impl Media {
+    fn add_to(self, draft: &mut ItemDraft) {
+        for enclosure in self.enclosures {
+            draft.add_enclosure(enclosure);
         }
-        for thumbnail in container.children_named(MEDIA, "thumbnail") {
-            add_thumbnail(thumbnail, base, draft);
+        if draft.thumbnail.is_none() {
+            draft.thumbnail = self.thumbnail;
         }
     }
-    for image in item.children_named(ITUNES, "image") {
+}
+
+/// Reads `media:content`, `media:thumbnail`, `media:title` and `media:description` of an item,
+/// of its `media:group`s and of the contents inside either, and `itunes:image`.
+fn media_of(item: &Element, base: &Base) -> Media {
+    let mut media = Media::default();
+    let groups = item.children_named(MEDIA, "group");
+    let containers: Vec<&Element> = std::iter::once(item).chain(groups).collect();
+    let contents: Vec<&Element> = containers
+        .iter()
+        .flat_map(|c| c.children_named(MEDIA, "content"))
+        .collect();
+    let described: Vec<&Element> = containers.iter().chain(contents.iter()).copied().collect();
+    media.title = described
+        .iter()
+        .filter_map(|e| e.child(MEDIA, "title"))
+        .find_map(|t| plain_text(&t.text()));
+    media.description = described
+        .iter()
+        .filter_map(|e| e.child(MEDIA, "description"))
+        .find_map(media_description);
+    // The largest thumbnail (by the stated size; the first when none is stated).
+    let mut best: Option<(u64, String)> = None;
+    for thumbnail in described
+        .iter()
+        .flat_map(|e| e.children_named(MEDIA, "thumbnail"))
+    {
+        let Some(url) = thumbnail.attr("url").and_then(|u| base.resolve(u)) else {
+            continue;
+        };
+        let size = length(thumbnail.attr("width")).unwrap_or(0)
+            * length(thumbnail.attr("height")).unwrap_or(1);
+        if best.as_ref().is_none_or(|(best_size, _)| size > *best_size) {
+            best = Some((size, url));
+        }
+    }
+    let mut image_content = None;
+    for content in &contents {
+        let Some(url) = content.attr("url").and_then(|u| base.resolve(u)) else {
+            continue;
+        };
+        let mime_type = mime(content.attr("type"));
+        let is_image = content.attr("medium").map(str::trim) == Some("image")
+            || mime_type
+                .as_deref()
+                .is_some_and(|m| m.starts_with("image/"));
+        if is_image && image_content.is_none() {
+            image_content = Some(url.clone());
+        }
+        media.enclosures.push(Enclosure {
+            url,
+            mime_type,
+            length: length(content.attr("fileSize")),
+        });
+    }
+    let itunes_image = item.children_named(ITUNES, "image").find_map(|image| {
         let href = image
             .attr("href")
             .map(str::to_owned)
             .unwrap_or_else(|| image.text());
-        if let Some(url) = base.resolve(&href) {
-            draft.add_enclosure(Enclosure {
-                url,
-                mime_type: guess_image_mime(&href),
-                length: None,
-            });
-        }
-    }
+        base.resolve(&href)
+    });
+    media.thumbnail = best.map(|(_, url)| url).or(image_content).or(itunes_image);
+    media
 }
 
-fn add_thumbnail(thumbnail: &Element, base: &Base, draft: &mut ItemDraft) {
-    if let Some(raw) = thumbnail.attr("url")
-        && let Some(url) = base.resolve(raw)
-    {
-        draft.add_enclosure(Enclosure {
-            url,
-            mime_type: guess_image_mime(raw),
-            length: None,
-        });
+/// A `media:description` as HTML: `type="html"` is HTML, anything else plain text whose line
+/// breaks are kept.
+fn media_description(element: &Element) -> Option<String> {
+    let is_html = element
+        .attr("type")
+        .is_some_and(|t| t.trim().eq_ignore_ascii_case("html"));
+    if is_html {
+        rss_body(element)
+    } else {
+        text_to_html(&element.text())
     }
-}
-
-/// Thumbnails carry no type; the common image extensions tell it.
-fn guess_image_mime(url: &str) -> Option<String> {
-    let path = url
-        .split(['?', '#'])
-        .next()
-        .unwrap_or(url)
-        .to_ascii_lowercase();
-    let mime = match path.rsplit('.').next()? {
-        "jpg" | "jpeg" => "image/jpeg",
-        "png" => "image/png",
-        "gif" => "image/gif",
-        "webp" => "image/webp",
-        "avif" => "image/avif",
-        "svg" => "image/svg+xml",
-        _ => return None,
-    };
-    Some(mime.to_owned())
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -491,19 +586,23 @@ fn add_atom_enclosures(parent: &Element, base: &Base, draft: &mut ItemDraft) {
 
 fn atom(root: &Element, version: FeedVersion, base: &Base) -> Feed {
     let mut feed = empty_feed(version);
-    feed.title = root.child(ATOM, "title").and_then(atom_plain_text);
+    feed.title = root
+        .child(ATOM, "title")
+        .and_then(atom_plain_text)
+        .or_else(|| text_of(root, DC, "title").and_then(|t| plain_text(&t)));
     feed.site_url = atom_link(root, base, &["alternate"]);
     feed.feed_url = atom_link(root, base, &["self"]);
     feed.hubs = atom_links(root, base, "hub");
     feed.description = root
         .child(ATOM, "subtitle")
         .or_else(|| root.child(ATOM, "tagline"))
-        .and_then(atom_plain_text);
+        .and_then(atom_plain_text)
+        .or_else(|| text_of(root, DC, "description").and_then(|d| plain_text(&d)));
     feed.language = root.attr_ns(Ns::Xml, "lang").map(str::to_owned);
     feed.icon = ["icon", "logo"]
         .iter()
         .find_map(|name| text_of(root, ATOM, name).and_then(|u| base.resolve(&u)));
-    feed.updated = date_of(root, &[(ATOM, "updated"), (ATOM, "modified")]);
+    feed.updated = date_of(root, &[(ATOM, "updated"), (ATOM, "modified"), (DC, "date")]);
     feed.authors = atom_people(root);
     feed.items = root
         .children_named(ATOM, "entry")
@@ -524,9 +623,17 @@ fn atom_entry(entry: &Element, feed_base: &Base, feed_authors: &[String]) -> Ite
     draft.url = atom_link(entry, &base, &["alternate"])
         .or_else(|| content.and_then(|c| c.attr("src").and_then(|src| base.enter(c).resolve(src))))
         .or_else(|| atom_other_link(entry, &base));
-    draft.title = entry.child(ATOM, "title").and_then(atom_plain_text);
+    let media = media_of(entry, &base);
+    draft.title = entry
+        .child(ATOM, "title")
+        .and_then(atom_plain_text)
+        .or_else(|| text_of(entry, DC, "title").and_then(|t| plain_text(&t)))
+        .or_else(|| media.title.clone());
     let summary = entry.child(ATOM, "summary");
-    draft.summary = summary.and_then(atom_html);
+    draft.summary = summary
+        .and_then(atom_html)
+        .or_else(|| entry.child(DC, "description").and_then(rss_body))
+        .or_else(|| media.description.clone());
     draft.content = content.and_then(atom_html);
     let explicit_base = [content, summary]
         .into_iter()
@@ -544,7 +651,10 @@ fn atom_entry(entry: &Element, feed_base: &Base, feed_authors: &[String]) -> Ite
             (DC, "date"),
         ],
     );
-    draft.updated = date_of(entry, &[(ATOM, "updated"), (ATOM, "modified")]);
+    draft.updated = date_of(
+        entry,
+        &[(ATOM, "updated"), (ATOM, "modified"), (DCTERMS, "modified")],
+    );
     let authors = atom_people(entry);
     draft.authors = if authors.is_empty() {
         // RFC 4287 §4.2.1: an entry without an author inherits the feed's.
@@ -570,7 +680,7 @@ fn atom_entry(entry: &Element, feed_base: &Base, feed_authors: &[String]) -> Ite
         draft.add_category(&subject.text());
     }
     add_atom_enclosures(entry, &base, &mut draft);
-    add_media(entry, &base, &mut draft);
+    media.add_to(&mut draft);
     draft.finish()
 }
 
@@ -595,19 +705,18 @@ enum AtomKind {
     Text,
     Html,
     Xhtml,
-    /// Anything else (images, base64 payloads): nothing to show as text.
+    /// Anything else (images, other payloads): nothing to show as text.
     Other,
 }
 
 fn atom_kind(element: &Element) -> AtomKind {
-    if element.attr("mode").map(str::trim) == Some("base64") {
-        return AtomKind::Other;
-    }
     let kind = element
         .attr("type")
         .map(|t| t.trim().to_ascii_lowercase())
         .unwrap_or_default();
     match kind.as_str() {
+        // Atom 0.3's mode="escaped" without a type is escaped HTML in practice.
+        "" if atom03_mode(element) == Some("escaped") => AtomKind::Html,
         "" | "text" | "text/plain" => AtomKind::Text,
         "html" | "text/html" => AtomKind::Html,
         "xhtml" | "application/xhtml+xml" => AtomKind::Xhtml,
@@ -616,18 +725,61 @@ fn atom_kind(element: &Element) -> AtomKind {
     }
 }
 
+/// Atom 0.3's `mode` (`xml`, `escaped` or `base64`), trimmed.
+fn atom03_mode(element: &Element) -> Option<&str> {
+    element.attr("mode").map(str::trim)
+}
+
+/// The text of an Atom 0.3 `mode="base64"` construct, decoded (as UTF-8, damaged bytes
+/// replaced), or the element's text for any other mode.
+fn atom_text(element: &Element) -> Option<String> {
+    let text = element.text();
+    if atom03_mode(element) != Some("base64") {
+        return Some(text);
+    }
+    use base64::Engine as _;
+    use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
+    // Feeds wrap the payload over lines and are careless with the padding.
+    const LENIENT: GeneralPurpose = GeneralPurpose::new(
+        &base64::alphabet::STANDARD,
+        GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::Indifferent),
+    );
+    let compact: String = text.split_whitespace().collect();
+    let bytes = LENIENT.decode(compact).ok()?;
+    Some(String::from_utf8_lossy(&bytes).into_owned())
+}
+
 /// An Atom text or content construct as HTML.
 fn atom_html(element: &Element) -> Option<String> {
+    let base64 = atom03_mode(element) == Some("base64");
     let html = match atom_kind(element) {
         AtomKind::Other => return None,
-        AtomKind::Xhtml => match element.child(&[Ns::Xhtml, Ns::None, Ns::Other], "div") {
-            Some(div) => div.inner_html(),
-            None => element.inner_html(),
-        },
+        AtomKind::Xhtml if !base64 => {
+            let div = element.child(&[Ns::Xhtml, Ns::None, Ns::Atom, Ns::Other], "div");
+            let holder = div.unwrap_or(element);
+            let text = holder.text();
+            if !holder.has_element_children() && is_clearly_markup(&text) {
+                // The div holds escaped HTML instead of XHTML elements: it was meant as HTML.
+                text
+            } else {
+                holder.inner_html()
+            }
+        }
         // Atom 0.3's mode="xml" (and broken 1.0 feeds) put markup unescaped into the element.
-        _ if element.has_element_children() => element.inner_html(),
-        AtomKind::Html => unescape_double_escaped_html(&element.text()).into_owned(),
-        AtomKind::Text => escape_html(element.text().trim()),
+        _ if !base64 && element.has_element_children() => element.inner_html(),
+        AtomKind::Html | AtomKind::Xhtml => {
+            unescape_double_escaped_html(&atom_text(element)?).into_owned()
+        }
+        AtomKind::Text => {
+            let text = atom_text(element)?;
+            // Text that is clearly HTML (a common mislabelling) is read as HTML, as the
+            // reference parsers do; real text keeps its line breaks.
+            if is_clearly_markup(&text) {
+                text
+            } else {
+                text_to_html(&text)?
+            }
+        }
     };
     (!html.trim().is_empty()).then_some(html)
 }
@@ -637,10 +789,14 @@ fn atom_html(element: &Element) -> Option<String> {
 fn atom_plain_text(element: &Element) -> Option<String> {
     match atom_kind(element) {
         AtomKind::Text if !element.has_element_children() => {
-            let text = collapse_whitespace(&element.text());
+            let text = atom_text(element)?;
+            if is_clearly_markup(&text) {
+                return html_to_text(&text);
+            }
+            let text = collapse_whitespace(&text);
             (!text.is_empty()).then_some(text)
         }
-        AtomKind::Xhtml | AtomKind::Text => plain_text(&element.inner_html()),
-        AtomKind::Html | AtomKind::Other => plain_text(&element.text()),
+        AtomKind::Xhtml | AtomKind::Text => html_to_text(&element.inner_html()),
+        AtomKind::Html | AtomKind::Other => plain_text(&atom_text(element)?),
     }
 }

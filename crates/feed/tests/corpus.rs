@@ -41,6 +41,16 @@ const FEEDS: &[(&str, Option<&str>)] = &[
     ("xxe.xml", None),
     ("junk_before_xml.xml", None),
     ("undeclared_prefixes.xml", None),
+    ("rss20_escaped_markup_titles.xml", None),
+    ("youtube_channel.xml", None),
+    ("mrss_rss20.xml", None),
+    ("dublin_core_rss20.xml", None),
+    ("atom_without_namespace.xml", None),
+    ("rss091_dtd_entities.xml", None),
+    ("atom03_base64_escaped.xml", None),
+    ("atom10_xhtml_escaped.xml", None),
+    ("rss20_xhtml_body.xml", None),
+    ("jsonfeed11_authors_text.json", None),
 ];
 
 const FEED_URL: &str = "https://blog.example.com/feed.xml";
@@ -331,7 +341,8 @@ fn atom_links_content_kinds_and_bases() {
     assert_eq!(third.content, None);
     assert_eq!(
         feed.items[3].content.as_deref(),
-        Some("Line one &lt;not a tag&gt;\nLine two &amp; three")
+        Some("<p>Line one &lt;not a tag&gt;<br>Line two &amp; three</p>"),
+        "text keeps its line breaks"
     );
     assert_eq!(
         feed.items[4].content.as_deref(),
@@ -368,7 +379,7 @@ fn json_feed_fields() {
     assert_eq!(feed.items[0].authors, ["Old Author"]);
     assert_eq!(
         feed.items[0].content.as_deref(),
-        Some("Numeric id, text content &lt;b&gt;not markup&lt;/b&gt;\nsecond line")
+        Some("<p>Numeric id, text content &lt;b&gt;not markup&lt;/b&gt;<br>second line</p>")
     );
     assert_eq!(
         feed.items[1].url.as_deref(),
@@ -384,7 +395,11 @@ fn json_feed_fields() {
         item.summary.as_deref(),
         Some("A &lt;summary&gt; in plain text")
     );
-    assert_eq!(item.enclosures.len(), 2);
+    assert_eq!(item.enclosures.len(), 1);
+    assert_eq!(
+        item.thumbnail.as_deref(),
+        Some("https://json.example.org/cover.png")
+    );
     assert_eq!(item.enclosures[0].length, Some(123_456));
     assert_eq!(feed.items[1].authors, ["Feed Author"]);
     assert_eq!(feed.items[1].published, None, "garbage date is null");
@@ -403,11 +418,14 @@ fn enclosures_from_every_source() {
         [
             "https://cdn.example.com/ep6.mp3",
             "https://cdn.example.com/ep6.mp4",
-            "https://cdn.example.com/ep6.png",
             "https://cdn.example.com/ep6-hd.mp4",
-            "https://cdn.example.com/ep6-thumb.jpg",
-            "https://cdn.example.com/ep6-cover.jpg",
         ]
+    );
+    // Thumbnails and artwork are the item's image, not files attached to it: the largest
+    // stated thumbnail wins over one of unknown size and over the iTunes artwork.
+    assert_eq!(
+        feed.items[5].thumbnail.as_deref(),
+        Some("https://cdn.example.com/ep6-thumb.jpg")
     );
     assert_eq!(feed.items[5].enclosures[0].length, Some(5_000_000));
     assert_eq!(
@@ -590,7 +608,27 @@ fn not_feeds_give_a_clear_error() {
         ("empty.xml", "not a feed: the document is empty"),
         (
             "json_not_feed.json",
-            "not a feed: the JSON document has neither",
+            "not a feed: the JSON document is not a JSON Feed: it has no \"version\"",
+        ),
+        (
+            "json_items_without_version.json",
+            "not a feed: the JSON document is not a JSON Feed: it has no \"version\"",
+        ),
+        (
+            "json_other_version.json",
+            "not a feed: the JSON document is not a JSON Feed: it has \"version\": \"2.3.1\"",
+        ),
+        (
+            "rss_without_channel.xml",
+            "not a feed: the <rss> element holds neither a <channel> nor items",
+        ),
+        (
+            "rdf_not_rss.rdf",
+            "not a feed: this RDF document has no RSS 1.0 <channel> or <item>",
+        ),
+        (
+            "feed_other_namespace.xml",
+            "not a feed: the root element is <feed> in a namespace that is neither Atom",
         ),
         (
             "broken_json.json",
@@ -624,4 +662,309 @@ fn size_limit_is_enforced() {
             limit: 10
         }
     ));
+}
+
+// --- Issue 10 point 3: real-world shapes the reference parsers read right ----------------------
+
+#[test]
+fn escaped_markup_in_titles_is_text_unless_clearly_markup() {
+    let feed = sanitized("rss20_escaped_markup_titles.xml");
+    assert_eq!(
+        feed.title.as_deref(),
+        Some("Front-End Notes: <canvas>, CSS & more")
+    );
+    assert_eq!(
+        feed.description.as_deref(),
+        Some("Articles about the web platform."),
+        "real markup is stripped, inline tags leave no gap"
+    );
+    let titles: Vec<&str> = feed
+        .items
+        .iter()
+        .map(|i| i.title.as_deref().unwrap_or_default())
+        .collect();
+    assert_eq!(
+        titles,
+        [
+            "Why <dialog> beats modals",
+            "Styling <input type=\"range\"> & <select> without tears",
+            ":has() is the parent selector you wanted",
+            // `>` inside the quoted attribute values does not end the tag.
+            "Comparisons in CSS math",
+            "If a < b and b > c, is <b> bold?",
+        ]
+    );
+    assert_eq!(feed.items[0].categories, ["<dialog>"], "categories too");
+    assert_eq!(feed.items[0].authors, ["Sam"], "Name <address> is a name");
+    assert_eq!(feed.items[2].authors, ["Sam Example"], "names too");
+    let body = feed.items[3].content.as_deref().unwrap_or_default();
+    assert!(
+        body.contains("<img src=\"https://frontend.example.com/img/math.png\" alt=\"1 &gt; 0\">"),
+        "{body}"
+    );
+}
+
+#[test]
+fn media_rss_gives_title_summary_and_thumbnail() {
+    let feed = sanitized("youtube_channel.xml");
+    let video = &feed.items[0];
+    assert_eq!(
+        video.title.as_deref(),
+        Some("Building a workbench & why <dovetails> matter")
+    );
+    assert_eq!(
+        video.summary.as_deref(),
+        Some(
+            "<p>Today we build a workbench from reclaimed oak.<br>Tools used: a saw, a chisel \
+             &amp; patience.</p><p>Chapters:<br>0:00 Intro<br>4:12 Dovetails &lt;- the hard \
+             part</p><p>Support the channel: https://patreon.example.com/workshop</p>"
+        ),
+        "media:description inside media:group, its lines kept"
+    );
+    assert_eq!(
+        video.thumbnail.as_deref(),
+        Some("https://i2.ytimg.com/vi/dQw4w9WgXc1/hqdefault.jpg")
+    );
+    assert_eq!(
+        video.enclosures[0].url,
+        "https://www.youtube.com/v/dQw4w9WgXc1?version=3"
+    );
+    assert_eq!(feed.items[1].summary, None, "an empty description is none");
+    assert_eq!(
+        feed.items[1].thumbnail, None,
+        "an http still fails the image rule"
+    );
+    let mut rewriting = parse_file("youtube_channel.xml");
+    rewriting.sanitize_html(&Sanitizer::new(tidings_feed::SanitizeOptions {
+        rewrite_http_media_to_https: true,
+    }));
+    assert_eq!(
+        rewriting.items[1].thumbnail.as_deref(),
+        Some("https://i3.ytimg.com/vi/aBcDeFgHiJ2/hqdefault.jpg")
+    );
+
+    let photos = sanitized("mrss_rss20.xml");
+    let harbour = &photos.items[0];
+    assert_eq!(
+        harbour.title.as_deref(),
+        Some("Harbour at dawn"),
+        "media:title"
+    );
+    assert_eq!(
+        harbour.summary.as_deref(),
+        Some("<p>Fishing boats leave the <b>old harbour</b>.</p>"),
+        "media:description type=html"
+    );
+    assert_eq!(
+        harbour.thumbnail.as_deref(),
+        Some("https://photos.example.org/thumb/harbour-600.jpg"),
+        "the largest thumbnail"
+    );
+    assert_eq!(harbour.enclosures[0].length, Some(812_345));
+    assert_eq!(
+        photos.items[1].thumbnail.as_deref(),
+        Some("https://blog.example.com/full/market.jpg"),
+        "an image media:content, resolved"
+    );
+    assert_eq!(
+        photos.items[2].thumbnail.as_deref(),
+        Some("https://cdn.example.org/ep12-cover.jpg"),
+        "itunes:image"
+    );
+}
+
+#[test]
+fn dublin_core_fallbacks() {
+    let feed = sanitized("dublin_core_rss20.xml");
+    assert_eq!(feed.title.as_deref(), Some("Gemeindeblatt Musterstadt"));
+    assert_eq!(
+        feed.description.as_deref(),
+        Some("Amtliche Mitteilungen der Gemeinde")
+    );
+    assert_eq!(feed.authors, ["Gemeindeverwaltung Musterstadt"]);
+    assert_eq!(feed.language.as_deref(), Some("de"));
+    assert_eq!(
+        feed.updated.map(|d| d.to_rfc3339()).as_deref(),
+        Some("2024-03-08T11:00:00+00:00")
+    );
+    let item = &feed.items[0];
+    assert_eq!(item.title.as_deref(), Some("Sperrung der Hauptstraße"));
+    assert_eq!(
+        item.summary.as_deref(),
+        Some("<p>Die Hauptstraße ist vom 11. bis 15. März gesperrt.</p>")
+    );
+    assert_eq!(item.authors, ["Bauamt"]);
+    assert_eq!(
+        item.published.map(|d| d.to_rfc3339()).as_deref(),
+        Some("2024-03-08T09:15:00+00:00")
+    );
+    assert_eq!(item.categories, ["Verkehr"]);
+    assert_eq!(
+        feed.items[1].title.as_deref(),
+        Some("Öffnungszeiten über Ostern")
+    );
+}
+
+#[test]
+fn atom_without_its_namespace_is_read_as_atom() {
+    let feed = sanitized("atom_without_namespace.xml");
+    assert_eq!(feed.version, FeedVersion::Atom10);
+    assert_eq!(feed.title.as_deref(), Some("Hand-written Atom"));
+    assert_eq!(feed.description.as_deref(), Some("No xmlns on the root"));
+    assert_eq!(
+        feed.feed_url.as_deref(),
+        Some("https://handmade.example.net/atom.xml")
+    );
+    assert_eq!(feed.items.len(), 1);
+    let entry = &feed.items[0];
+    assert_eq!(entry.authors, ["Robin"]);
+    assert_eq!(
+        entry.content.as_deref(),
+        Some("<p>I wrote this feed by hand.</p>")
+    );
+}
+
+#[test]
+fn internal_dtd_entities_are_expanded() {
+    let feed = sanitized("rss091_dtd_entities.xml");
+    assert_eq!(feed.title.as_deref(), Some("Example Weekly"));
+    assert_eq!(
+        feed.description.as_deref(),
+        Some("News from the village © 2024")
+    );
+    assert_eq!(
+        feed.items[0].title.as_deref(),
+        Some("Fair results — pumpkins win")
+    );
+    assert_eq!(
+        feed.items[0].content.as_deref(),
+        Some("<p>The biggest pumpkin weighed 212&nbsp;kg.</p><p>— the Example Weekly team</p>"),
+        "entities that use entities"
+    );
+    assert_eq!(
+        feed.items[1].title.as_deref(),
+        Some("Unknown &remote; stays as written"),
+        "an external entity is never fetched"
+    );
+    assert!(feed.warning.is_none());
+    // Billion laughs is still refused: its entities stay as written, with a warning.
+    let laughs = parse_file("billion_laughs.xml");
+    assert_eq!(laughs.title.as_deref(), Some("&lol9;"));
+    assert!(
+        laughs
+            .warning
+            .as_deref()
+            .is_some_and(|w| w.contains("&lol9;")),
+        "{:?}",
+        laughs.warning
+    );
+}
+
+#[test]
+fn atom_03_base64_escaped_and_dates() {
+    let feed = sanitized("atom03_base64_escaped.xml");
+    assert_eq!(feed.version, FeedVersion::Atom03);
+    assert_eq!(feed.title.as_deref(), Some("Old & Dusty Weblog"));
+    let first = &feed.items[0];
+    assert_eq!(
+        first.content.as_deref(),
+        Some(
+            "<p>Encoded <b>body</b> with a <a href=\"http://dusty.example.org/about\" \
+             target=\"_blank\" rel=\"noopener noreferrer\">link</a>, café.</p>"
+        ),
+        "mode=base64, wrapped over lines"
+    );
+    assert_eq!(
+        first.published.map(|d| d.to_rfc3339()).as_deref(),
+        Some("2004-06-01T13:00:00+00:00"),
+        "issued"
+    );
+    assert_eq!(
+        first.updated.map(|d| d.to_rfc3339()).as_deref(),
+        Some("2004-06-01T14:30:00+00:00"),
+        "modified"
+    );
+    let second = &feed.items[1];
+    assert_eq!(
+        second.content.as_deref(),
+        Some("<p>An <i>escaped</i> body.</p>")
+    );
+    assert_eq!(
+        second.summary.as_deref(),
+        Some("<p>An <i>escaped</i> summary.</p>")
+    );
+    assert_eq!(
+        second.published.map(|d| d.to_rfc3339()).as_deref(),
+        Some("2004-05-20T00:00:00+00:00"),
+        "a date-only issued"
+    );
+    assert_eq!(feed.items[2].content, None, "a base64 image is no text");
+}
+
+#[test]
+fn xhtml_holding_escaped_html_and_xhtml_body() {
+    let feed = sanitized("atom10_xhtml_escaped.xml");
+    assert_eq!(feed.title.as_deref(), Some("Notes on XHTML"));
+    assert_eq!(
+        feed.items[0].content.as_deref(),
+        Some(
+            "<p>A generator escaped its <strong>HTML</strong> and <a \
+             href=\"https://notes.example.com/related\" target=\"_blank\" rel=\"noopener \
+             noreferrer\">linked</a> it.</p>"
+        )
+    );
+    assert_eq!(
+        feed.items[1].content.as_deref(),
+        Some("<p>Says <code>a &lt;b&gt; tag</code> in <em>words</em>.</p>"),
+        "real XHTML keeps its escaped text escaped"
+    );
+    let feed = sanitized("rss20_xhtml_body.xml");
+    let item = &feed.items[0];
+    assert_eq!(item.summary.as_deref(), Some("A short teaser."));
+    let content = item.content.as_deref().unwrap_or_default();
+    assert!(
+        content.contains("<p>The full post, with <a href=\"https://scribbles.example.com/about\""),
+        "{content}"
+    );
+    assert!(
+        content.contains(
+            "<img src=\"https://scribbles.example.com/img/figure.png\" alt=\"A figure\">"
+        ),
+        "{content}"
+    );
+}
+
+#[test]
+fn json_feed_11_authors_and_text_paragraphs() {
+    let feed = sanitized("jsonfeed11_authors_text.json");
+    assert_eq!(feed.authors, ["Kim Lee", "Doe, Jane"]);
+    let item = &feed.items[0];
+    assert_eq!(
+        item.authors,
+        ["Kim Lee", "Doe, Jane", "https://guest.example.org/"],
+        "one author each, a comma in a name kept"
+    );
+    assert_eq!(
+        item.content.as_deref(),
+        Some(
+            "<p>Three things today:</p><p>1. Coffee &lt; tea, sometimes.<br>2. Fixed the \
+             &lt;br&gt; bug.<br>3. Walked 8 km.</p><p>That's all.<br>Bye!</p>"
+        )
+    );
+    assert_eq!(
+        item.thumbnail.as_deref(),
+        Some("https://micro.example.com/uploads/notes.jpg"),
+        "image over banner_image"
+    );
+    assert_eq!(
+        feed.items[1].content.as_deref(),
+        Some("Single line, no author of its own.")
+    );
+    assert_eq!(feed.items[1].authors, ["Kim Lee", "Doe, Jane"]);
+    let report = serde_json::to_value(FeedReport::new(&feed)).expect("json");
+    assert_eq!(
+        report["items"][0]["authors"],
+        serde_json::json!(["Kim Lee", "Doe, Jane", "https://guest.example.org/"]),
+        "tidings parse prints them apart"
+    );
 }

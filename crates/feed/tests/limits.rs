@@ -133,3 +133,103 @@ fn deep_nesting_and_many_elements_do_not_overflow() {
     let out = Sanitizer::default().clean(&html, None);
     assert!(out.contains('x'));
 }
+
+/// The fastest of three runs, so that a moment of load on a shared machine does not decide.
+fn fastest_of_three(work: impl Fn()) -> Duration {
+    (0..3)
+        .map(|_| {
+            let started = Instant::now();
+            work();
+            started.elapsed()
+        })
+        .min()
+        .unwrap_or_default()
+}
+
+#[test]
+fn deep_nesting_sanitizes_in_time_linear_in_its_size() {
+    let _guard = MEASURING.lock();
+    let sanitizer = Sanitizer::default();
+    let n = 20_000;
+    let nested = format!("{}x{}", "<div>".repeat(n), "</div>".repeat(n));
+    let side_by_side = "<div>x</div>".repeat(n);
+    // The same tags nested and side by side: before the depth bound the nested case took
+    // about 1,000 times as long (43 s for 100,000 levels); now it does the same work.
+    let nested_time = fastest_of_three(|| {
+        assert_eq!(sanitizer.clean(&nested, None), "x");
+    });
+    let side_time = fastest_of_three(|| {
+        assert_eq!(sanitizer.clean(&side_by_side, None).len(), n);
+    });
+    eprintln!("{n} divs: nested {nested_time:?}, side by side {side_time:?}");
+    assert!(
+        nested_time < side_time * 5 + Duration::from_millis(50),
+        "nested {nested_time:?} against side by side {side_time:?}"
+    );
+    // What reaches the tree builder is never deeper than the bound, whatever the input.
+    for depth in [1_000, 50_000, 100_000] {
+        let html = format!(
+            "{}<p>deep</p>{}",
+            "<section><b>".repeat(depth),
+            "</b></section>".repeat(depth)
+        );
+        let flat = tidings_feed::sanitize::flatten_deep_nesting(
+            &html,
+            tidings_feed::sanitize::MAX_NESTING_DEPTH,
+        );
+        let mut open = 0usize;
+        let mut deepest = 0usize;
+        for (i, _) in flat.match_indices('<') {
+            if flat[i + 1..].starts_with('/') {
+                open = open.saturating_sub(1);
+            } else {
+                open += 1;
+                deepest = deepest.max(open);
+            }
+        }
+        assert!(
+            deepest <= tidings_feed::sanitize::MAX_NESTING_DEPTH,
+            "{depth}: {deepest}"
+        );
+        assert!(flat.contains("<p>deep</p>") || flat.contains("deep"));
+    }
+}
+
+/// The hostile seeds kept for the fuzz targets (`fuzz/seeds/`) pass the targets' checks here
+/// too: quickly, and the sanitizer's output is a fixed point.
+#[test]
+fn fuzz_seeds_sanitize_quickly_to_a_fixed_point() {
+    let _guard = MEASURING.lock();
+    let seeds = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/seeds");
+    let mut seen = 0;
+    for target in ["sanitize", "parse"] {
+        for entry in std::fs::read_dir(seeds.join(target)).expect("fuzz/seeds") {
+            let path = entry.expect("seed").path();
+            let bytes = std::fs::read(&path).expect("seed bytes");
+            let Some((_, input)) = bytes.split_first() else {
+                continue;
+            };
+            let sanitizer = Sanitizer::default();
+            let started = Instant::now();
+            if target == "sanitize" {
+                let html = String::from_utf8_lossy(input);
+                let once = sanitizer.clean(&html, None);
+                assert_eq!(sanitizer.clean(&once, None), once, "{}", path.display());
+            } else {
+                let mut feed = parse(input, &ParseOptions::default()).expect("seed parses");
+                feed.sanitize_html(&sanitizer);
+                let content = feed.items[0].content.clone().unwrap_or_default();
+                assert!(content.contains("deep"), "{}", path.display());
+                assert_eq!(sanitizer.clean(&content, None), content);
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(10),
+                "{}: {:?}",
+                path.display(),
+                started.elapsed()
+            );
+            seen += 1;
+        }
+    }
+    assert!(seen >= 3, "the seeds are there");
+}
