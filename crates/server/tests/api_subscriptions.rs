@@ -501,3 +501,75 @@ on_both_engines!(opml_import_export_and_history, |db| {
         report["refused"]
     );
 });
+
+/// A YouTube channel feed as YouTube serves it: Atom whose entries carry their description and
+/// still only in a `media:group`. Dated recently, so that nothing is too old to keep.
+fn youtube_feed(site: &str) -> String {
+    let now = chrono::Utc::now();
+    let entry = |id: &str, hours: i64, thumbnail: &str| {
+        let published = (now - chrono::Duration::hours(hours)).to_rfc3339();
+        format!(
+            "<entry><id>yt:video:{id}</id><yt:videoId>{id}</yt:videoId>\
+             <title>Video {id}</title><link rel=\"alternate\" href=\"{site}/watch?v={id}\"/>\
+             <author><name>Workshop</name></author><published>{published}</published>\
+             <updated>{published}</updated><media:group><media:title>Video {id}</media:title>\
+             <media:content url=\"{site}/v/{id}\" type=\"application/x-shockwave-flash\" width=\"640\" height=\"390\"/>\
+             <media:thumbnail url=\"{thumbnail}\" width=\"480\" height=\"360\"/>\
+             <media:description>First line of {id}\nsecond line\n\nNext paragraph</media:description>\
+             </media:group></entry>"
+        )
+    };
+    format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\
+         <feed xmlns:yt=\"http://www.youtube.com/xml/schemas/2015\" xmlns:media=\"http://search.yahoo.com/mrss/\" xmlns=\"http://www.w3.org/2005/Atom\">\
+         <id>yt:channel:x</id><title>Workshop</title><link rel=\"alternate\" href=\"{site}/\"/>{}{}</feed>",
+        entry("aaa", 1, "https://i1.ytimg.example/vi/aaa/hqdefault.jpg"),
+        // An http still cannot be shown on an https page: it is not kept.
+        entry("bbb", 2, "http://i1.ytimg.example/vi/bbb/hqdefault.jpg"),
+    )
+}
+
+on_both_engines!(
+    a_video_feeds_thumbnail_and_description_reach_the_api,
+    |db| {
+        let app = TestApp::start(db).await;
+        let site = FeedServer::start().await;
+        site.serve(
+            "/videos.xml",
+            200,
+            "application/atom+xml",
+            youtube_feed(&site.base),
+        );
+        app.user("ann", false).await;
+        let ann = app.signed_in("ann").await;
+        let (status, body) = subscribe(&ann, &app, json!({"url": site.url("/videos.xml")})).await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        let (status, _, list) = call(&ann, Method::GET, &app.url("/items"), None).await;
+        assert_eq!(status, StatusCode::OK, "{list}");
+        let items = list["items"].as_array().expect("items");
+        assert_eq!(items.len(), 2, "{list}");
+        assert_eq!(items[0]["title"], "Video aaa");
+        assert_eq!(
+            items[0]["thumbnail_url"],
+            "https://i1.ytimg.example/vi/aaa/hqdefault.jpg"
+        );
+        assert_eq!(
+            items[0]["summary"],
+            "<p>First line of aaa<br>second line</p><p>Next paragraph</p>"
+        );
+        assert_eq!(items[1]["thumbnail_url"], Value::Null);
+        let id = items[0]["id"].as_i64().unwrap();
+        let (status, _, one) =
+            call(&ann, Method::GET, &app.url(&format!("/items/{id}")), None).await;
+        assert_eq!(status, StatusCode::OK, "{one}");
+        assert_eq!(
+            one["item"]["thumbnail_url"],
+            "https://i1.ytimg.example/vi/aaa/hqdefault.jpg"
+        );
+        assert_eq!(
+            one["item"]["enclosures"][0]["url"],
+            site.url("/v/aaa"),
+            "the video stays an enclosure"
+        );
+    }
+);

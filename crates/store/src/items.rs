@@ -42,6 +42,8 @@ pub struct NewItem {
     pub enclosures: Vec<Enclosure>,
     /// Categories.
     pub categories: Vec<String>,
+    /// The item's image (a video's still, an episode's artwork): an absolute https URL.
+    pub thumbnail_url: Option<String>,
 }
 
 /// How an upsert went.
@@ -103,6 +105,8 @@ pub struct Item {
     pub enclosures: Vec<Enclosure>,
     /// Categories.
     pub categories: Vec<String>,
+    /// The item's image (a video's still, an episode's artwork): an absolute https URL.
+    pub thumbnail_url: Option<String>,
     /// Whether the user has read it.
     pub is_read: bool,
     /// Whether the user starred it.
@@ -118,9 +122,9 @@ pub struct ItemState {
     pub is_starred: bool,
 }
 
-/// Binds an item's fields as `$1`–`$15` in the order both upsert statements use: feed,
+/// Binds an item's fields as `$1`–`$16` in the order both upsert statements use: feed,
 /// identity, guid, url, title, author, content, summary, published (or now), estimated,
-/// updated, now, content hash, enclosures, categories.
+/// updated, now, content hash, enclosures, categories, thumbnail.
 trait BindItem<'q>: Sized {
     fn bind_item(self, feed_id: i64, prepared: &'q PreparedItem<'q>, now: i64) -> Self;
 }
@@ -152,6 +156,7 @@ where
             .bind(&p.content_hash)
             .bind(&p.enclosures)
             .bind(&p.categories)
+            .bind(&item.thumbnail_url)
     }
 }
 
@@ -197,6 +202,11 @@ fn prepare(item: &NewItem) -> PreparedItem<'_> {
     hasher.update(&enclosures);
     hasher.update([0u8]);
     hasher.update(&categories);
+    // Hashed only when present, so items stored before thumbnails existed keep their hash.
+    if let Some(thumbnail) = &item.thumbnail_url {
+        hasher.update([0u8]);
+        hasher.update(thumbnail.as_bytes());
+    }
     PreparedItem {
         item,
         identity_key: identity.key,
@@ -210,6 +220,7 @@ pub(crate) type ItemRow = (
     (i64, i64, Option<String>, Option<String>, Option<String>),
     (Option<String>, Option<String>, Option<String>, i64, bool),
     (Option<i64>, i64, String, String, bool, bool),
+    (Option<String>,),
 );
 
 impl Store {
@@ -274,8 +285,9 @@ impl Store {
                 let inserted: Option<i64> = sqlx::query(
                     "INSERT INTO items (feed_id, identity_key, guid, url, title, author, content,
                         summary, published_at, is_date_estimated, updated_at, fetched_at,
-                        changed_at, content_hash, enclosures, categories)
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12, $13, $14, $15)
+                        changed_at, content_hash, enclosures, categories, thumbnail_url)
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12, $13, $14, $15,
+                        $16)
                      ON CONFLICT (feed_id, identity_key) DO NOTHING
                      RETURNING id",
                 )
@@ -293,7 +305,7 @@ impl Store {
                                 is_date_estimated =
                                     CASE WHEN $10 THEN is_date_estimated ELSE FALSE END,
                                 updated_at = $11, changed_at = $12, content_hash = $13,
-                                enclosures = $14, categories = $15
+                                enclosures = $14, categories = $15, thumbnail_url = $16
                              WHERE feed_id = $1 AND identity_key = $2 AND content_hash <> $13
                              RETURNING id",
                     )
@@ -376,7 +388,7 @@ impl Store {
                         i.updated_at, i.fetched_at, i.enclosures, i.categories,
                         COALESCE(r.is_read,
                                  s.read_before IS NOT NULL AND i.published_at <= s.read_before),
-                        COALESCE(r.is_starred, FALSE)
+                        COALESCE(r.is_starred, FALSE), i.thumbnail_url
                  FROM items i
                  JOIN subscriptions s ON s.feed_id = i.feed_id AND s.user_id = $1
                  LEFT JOIN item_states r ON r.item_id = i.id AND r.user_id = $1
@@ -449,13 +461,13 @@ impl Store {
 }
 
 row_decoder!(
-    /// Decodes the 16 item columns `Store::item` selects, in its order.
+    /// Decodes the 17 item columns `Store::item` selects, in its order.
     pub(crate) decode_item -> ItemRow {
-    (0, 1, 2, 3, 4), (5, 6, 7, 8, 9), (10, 11, 12, 13, 14, 15)
+    (0, 1, 2, 3, 4), (5, 6, 7, 8, 9), (10, 11, 12, 13, 14, 15), (16)
 });
 
 pub(crate) fn item_from_row(row: ItemRow) -> Item {
-    let ((id, feed_id, guid, url, title), middle, last) = row;
+    let ((id, feed_id, guid, url, title), middle, last, (thumbnail_url,)) = row;
     let (author, content, summary, published_at, is_date_estimated) = middle;
     let (updated_at, fetched_at, enclosures, categories, is_read, is_starred) = last;
     Item {
@@ -474,6 +486,7 @@ pub(crate) fn item_from_row(row: ItemRow) -> Item {
         // Written by this store as JSON; a damaged value shows as empty rather than failing.
         enclosures: serde_json::from_str(&enclosures).unwrap_or_default(),
         categories: serde_json::from_str(&categories).unwrap_or_default(),
+        thumbnail_url,
         is_read,
         is_starred,
     }

@@ -114,6 +114,12 @@ pub const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("../migrations/sqlite/0008_sync_apis.sql"),
         postgres: include_str!("../migrations/postgres/0008_sync_apis.sql"),
     },
+    Migration {
+        version: 9,
+        name: "item_thumbnail",
+        sqlite: include_str!("../migrations/sqlite/0009_item_thumbnail.sql"),
+        postgres: include_str!("../migrations/postgres/0009_item_thumbnail.sql"),
+    },
 ];
 
 /// An arbitrary constant naming tidings' migration lock among PostgreSQL advisory locks.

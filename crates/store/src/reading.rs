@@ -118,6 +118,8 @@ pub struct ItemSummary {
     pub is_read: bool,
     /// Whether the user starred it.
     pub is_starred: bool,
+    /// The item's image (a video's still, an episode's artwork): an absolute https URL.
+    pub thumbnail_url: Option<String>,
 }
 
 /// What a listing leaves out of an item and a reader needs to show it opened.
@@ -244,6 +246,7 @@ pub struct UpdatedFeed {
 pub(crate) type SummaryRow = (
     (i64, i64, i64, String, Option<String>, Option<String>),
     (Option<String>, Option<String>, i64, bool, bool, bool),
+    (Option<String>,),
 );
 
 /// The columns every listing selects, in [`SummaryRow`]'s order.
@@ -337,7 +340,7 @@ impl Listing {
         };
         let limit = self.bind(limit);
         format!(
-            "SELECT {SUMMARY_COLUMNS}, {IS_READ}, COALESCE(st.is_starred, FALSE)
+            "SELECT {SUMMARY_COLUMNS}, {IS_READ}, COALESCE(st.is_starred, FALSE), i.thumbnail_url
              {from}
              WHERE {}
              ORDER BY i.published_at {direction}, i.id {direction}
@@ -367,8 +370,9 @@ pub(crate) const STATES_JOINED: &str =
     "i.id = st.item_id AND s.user_id = st.user_id AND s.feed_id = i.feed_id";
 
 pub(crate) fn summary_from_row(row: SummaryRow) -> ItemSummary {
-    let ((id, feed_id, subscription_id, feed_title, url, title), rest) = row;
+    let ((id, feed_id, subscription_id, feed_title, url, title), rest, image) = row;
     let (author, summary, published_at, is_date_estimated, is_read, is_starred) = rest;
+    let (thumbnail_url,) = image;
     ItemSummary {
         id,
         feed_id,
@@ -382,11 +386,12 @@ pub(crate) fn summary_from_row(row: SummaryRow) -> ItemSummary {
         is_date_estimated,
         is_read,
         is_starred,
+        thumbnail_url,
     }
 }
 
 row_decoder!(pub(crate) decode_summary -> SummaryRow {
-    (0, 1, 2, 3, 4, 5), (6, 7, 8, 9, 10, 11)
+    (0, 1, 2, 3, 4, 5), (6, 7, 8, 9, 10, 11), (12)
 });
 
 impl Store {

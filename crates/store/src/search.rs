@@ -252,7 +252,8 @@ impl Store {
             Engine::Postgres => listing.bind_text(tsquery(&search.query)),
         };
         let columns = format!(
-            "{SUMMARY_COLUMNS}, {IS_READ}, COALESCE(st.is_starred, FALSE), COALESCE(i.content, i.summary)"
+            "{SUMMARY_COLUMNS}, {IS_READ}, COALESCE(st.is_starred, FALSE), i.thumbnail_url,
+             COALESCE(i.content, i.summary)"
         );
         let limit_p = listing.bind(fetch);
         let sql = if search.by_relevance {
@@ -345,7 +346,8 @@ impl Store {
             let mut rows = Vec::new();
             for row in query.fetch_all(db).await? {
                 let summary = decode_summary(&row)?;
-                let text: Option<String> = sqlx::Row::try_get(&row, 12)?;
+                // After the summary's columns (the thumbnail is its last, 12).
+                let text: Option<String> = sqlx::Row::try_get(&row, 13)?;
                 rows.push((summary, text));
             }
             rows

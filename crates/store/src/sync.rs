@@ -206,11 +206,11 @@ fn order_by(order: SyncOrder) -> &'static str {
     }
 }
 
-/// The columns after the 16 of an item (see `items::decode_item`): subscription, group,
+/// The columns after the 17 of an item (see `items::decode_item`): subscription, group,
 /// feed title, feed URL, site URL, time of the last change.
 type SyncExtraRow = ((i64, i64, String, String, Option<String>, i64),);
 
-row_decoder!(decode_sync_extra -> SyncExtraRow { (16, 17, 18, 19, 20, 21) });
+row_decoder!(decode_sync_extra -> SyncExtraRow { (17, 18, 19, 20, 21, 22) });
 
 fn decode_sync_item<R>(row: &R) -> std::result::Result<SyncItem, sqlx::Error>
 where
@@ -262,7 +262,7 @@ impl Store {
                     i.author, i.content, i.summary, i.published_at, i.is_date_estimated,
                     i.updated_at,
                     i.fetched_at, i.enclosures, i.categories, {IS_READ},
-                    COALESCE(st.is_starred, FALSE),
+                    COALESCE(st.is_starred, FALSE), i.thumbnail_url,
                     s.id, s.group_id, COALESCE(s.title, f.title, f.url), f.url, f.site_url,
                     i.changed_at
              {FROM_SYNC}

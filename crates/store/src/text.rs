@@ -40,6 +40,7 @@ pub(crate) fn clean_item(item: &NewItem) -> Cow<'_, NewItem> {
         &item.author,
         &item.content,
         &item.summary,
+        &item.thumbnail_url,
     ]
     .into_iter()
     .any(|field| needs_cleaning(field.as_deref()))
@@ -58,6 +59,7 @@ pub(crate) fn clean_item(item: &NewItem) -> Cow<'_, NewItem> {
         author: clean(&item.author),
         content: clean(&item.content),
         summary: clean(&item.summary),
+        thumbnail_url: clean(&item.thumbnail_url),
         published: item.published,
         updated: item.updated,
         enclosures: item

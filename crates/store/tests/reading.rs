@@ -648,3 +648,62 @@ on_both_engines!(a_mark_read_waits_for_an_item_being_stored, |db| {
     assert_eq!(unread_of(&store.unread_counts(ann).await.unwrap(), feed), 0);
     assert_counts_consistent(&store, ann).await;
 });
+
+on_both_engines!(an_items_thumbnail_is_stored_listed_and_updated, |db| {
+    let store = db.migrated().await;
+    let ann = user(&store, "ann").await;
+    let (_, feed_id) = subscribe(&store, ann, "https://videos.example/feed").await;
+    let still = "https://i.ytimg.example/vi/1/hqdefault.jpg";
+    let mut items = vec![
+        NewItem {
+            thumbnail_url: Some(still.into()),
+            ..item("video", 1_700_000_000)
+        },
+        item("plain", 1_700_000_060),
+    ];
+    store
+        .upsert_items(feed_id, &items, 1_700_000_100)
+        .await
+        .unwrap();
+    let page = store
+        .list_items(ann, &query(ItemFilter::All))
+        .await
+        .unwrap();
+    let thumbnails: Vec<Option<&str>> = page
+        .items
+        .iter()
+        .map(|i| i.thumbnail_url.as_deref())
+        .collect();
+    assert_eq!(thumbnails, [None, Some(still)], "newest first");
+    let video = page.items[1].id;
+    assert_eq!(
+        store
+            .item(ann, video)
+            .await
+            .unwrap()
+            .thumbnail_url
+            .as_deref(),
+        Some(still)
+    );
+    // A new still is a change of the item; the same one is not.
+    let counts = store
+        .upsert_items(feed_id, &items, 1_700_000_200)
+        .await
+        .unwrap();
+    assert_eq!((counts.updated, counts.unchanged), (0, 2));
+    items[0].thumbnail_url = Some("https://i.ytimg.example/vi/1/maxres.jpg".into());
+    let counts = store
+        .upsert_items(feed_id, &items, 1_700_000_300)
+        .await
+        .unwrap();
+    assert_eq!((counts.updated, counts.unchanged), (1, 1));
+    assert_eq!(
+        store
+            .item(ann, video)
+            .await
+            .unwrap()
+            .thumbnail_url
+            .as_deref(),
+        Some("https://i.ytimg.example/vi/1/maxres.jpg")
+    );
+});

@@ -719,6 +719,7 @@ fn parse_and_sanitize(
                 })
                 .collect(),
             categories: item.categories.clone(),
+            thumbnail_url: item.thumbnail.clone(),
         })
         .collect();
     Ok(ParsedFeed {

@@ -115,6 +115,9 @@ pub struct ItemSummaryView {
     /// Media enclosures, with `include=content` (absent otherwise).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub enclosures: Option<Vec<EnclosureView>>,
+    /// The item's image to show beside it (a video's still, an episode's artwork): an absolute
+    /// https URL, or null.
+    pub thumbnail_url: Option<String>,
 }
 
 impl From<ItemSummary> for ItemSummaryView {
@@ -135,6 +138,7 @@ impl From<ItemSummary> for ItemSummaryView {
             snippet: None,
             content: None,
             enclosures: None,
+            thumbnail_url: item.thumbnail_url,
         }
     }
 }
@@ -564,6 +568,7 @@ async fn get_item(
         is_date_estimated: item.is_date_estimated,
         is_read: item.is_read,
         is_starred: item.is_starred,
+        thumbnail_url: item.thumbnail_url,
     };
     Ok(Json(ItemEnvelope {
         item: ItemView {
