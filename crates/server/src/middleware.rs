@@ -108,6 +108,7 @@ pub fn rate_headers(headers: &mut HeaderMap, decision: RateDecision) {
         ("x-ratelimit-limit", decision.limit.to_string()),
         ("x-ratelimit-remaining", decision.remaining.to_string()),
         ("x-ratelimit-reset", decision.reset_seconds.to_string()),
+        ("x-ratelimit-scope", decision.scope.to_string()),
     ] {
         if let Ok(value) = HeaderValue::from_str(&value) {
             headers.insert(name, value);
@@ -344,6 +345,7 @@ pub fn cors(config: &ServerConfig) -> CorsLayer {
             header::HeaderName::from_static("x-ratelimit-limit"),
             header::HeaderName::from_static("x-ratelimit-remaining"),
             header::HeaderName::from_static("x-ratelimit-reset"),
+            header::HeaderName::from_static("x-ratelimit-scope"),
         ])
         .max_age(std::time::Duration::from_secs(3600))
 }

@@ -19,11 +19,15 @@ pub struct RateDecision {
     pub remaining: u32,
     /// Seconds until the window resets.
     pub reset_seconds: u64,
+    /// Which limit this is (`X-RateLimit-Scope`), so that a client can tell the request
+    /// budget (worth waiting out) from a limit on one action (sign-in, subscribing).
+    pub scope: &'static str,
 }
 
 /// Counts requests per key in fixed windows.
 #[derive(Debug)]
 pub struct RateLimiter {
+    scope: &'static str,
     limit: u32,
     window: Duration,
     windows: Mutex<HashMap<String, (Instant, u32)>>,
@@ -37,10 +41,17 @@ impl RateLimiter {
     /// A limiter of `limit` requests per `window`.
     pub fn new(limit: u32, window: Duration) -> RateLimiter {
         RateLimiter {
+            scope: "requests",
             limit,
             window,
             windows: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// The same limiter, named `scope` in its answers' `X-RateLimit-Scope`.
+    pub fn scoped(mut self, scope: &'static str) -> RateLimiter {
+        self.scope = scope;
+        self
     }
 
     /// Counts one request for `key` at `now`.
@@ -63,6 +74,7 @@ impl RateLimiter {
                 limit: self.limit,
                 remaining: 0,
                 reset_seconds: reset,
+                scope: self.scope,
             };
         }
         entry.1 += 1;
@@ -71,6 +83,7 @@ impl RateLimiter {
             limit: self.limit,
             remaining: self.limit - entry.1,
             reset_seconds: reset,
+            scope: self.scope,
         }
     }
 
@@ -104,12 +117,12 @@ impl RateLimits {
     pub fn standard() -> RateLimits {
         let minute = Duration::from_secs(60);
         RateLimits {
-            per_user: RateLimiter::new(120, minute),
-            subscribe: RateLimiter::new(10, minute),
-            anonymous: RateLimiter::new(100, minute),
-            login_per_ip: RateLimiter::new(5, minute),
-            login_per_account: RateLimiter::new(10, minute),
-            sync_per_user: RateLimiter::new(600, minute),
+            per_user: RateLimiter::new(120, minute).scoped("user"),
+            subscribe: RateLimiter::new(10, minute).scoped("subscribe"),
+            anonymous: RateLimiter::new(100, minute).scoped("address"),
+            login_per_ip: RateLimiter::new(5, minute).scoped("sign-in"),
+            login_per_account: RateLimiter::new(10, minute).scoped("sign-in-account"),
+            sync_per_user: RateLimiter::new(600, minute).scoped("sync"),
         }
     }
 }

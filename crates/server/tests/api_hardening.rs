@@ -423,3 +423,214 @@ on_both_engines!(each_limiters_429_carries_its_own_figures, |db| {
     assert_eq!(headers["x-ratelimit-limit"], "10");
     assert_eq!(headers["x-ratelimit-remaining"], "0");
 });
+
+on_both_engines!(api_keys_cannot_take_over_the_account, |db| {
+    let app = TestApp::start(db).await;
+    let alice = app.user("alice", false).await;
+    app.user("root", true).await;
+    let browser = app.signed_in("alice").await;
+    let new_key = |name: &'static str| {
+        let browser = browser.clone();
+        let url = app.url("/api-keys");
+        async move {
+            let (status, _, body) = call(
+                &browser,
+                Method::POST,
+                &url,
+                Some(json!({"name": name, "scope": "read_write"})),
+            )
+            .await;
+            assert_eq!(status, StatusCode::CREATED, "{body}");
+            (
+                body["key"].as_str().unwrap().to_string(),
+                body["api_key"]["id"].as_i64().unwrap(),
+            )
+        }
+    };
+    let (key, key_id) = new_key("script").await;
+    let keyed = |method: Method, path: &str, body: Option<Value>| {
+        let mut request = Client::new()
+            .request(method, app.url(path))
+            .bearer_auth(&key);
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        request.send()
+    };
+    let password_change =
+        json!({"current_password": PASSWORD, "new_password": "a much newer passphrase here"});
+    for (method, path, body) in [
+        (Method::GET, "/api-keys".to_string(), None),
+        (
+            Method::POST,
+            "/api-keys".to_string(),
+            Some(json!({"name": "more"})),
+        ),
+        (Method::DELETE, format!("/api-keys/{key_id}"), None),
+        (
+            Method::PUT,
+            "/me/password".to_string(),
+            Some(password_change.clone()),
+        ),
+        (
+            Method::DELETE,
+            "/me".to_string(),
+            Some(json!({"password": PASSWORD})),
+        ),
+    ] {
+        let response = keyed(method.clone(), &path, body).await.unwrap();
+        assert_eq!(response.status(), StatusCode::FORBIDDEN, "{method} {path}");
+        assert_error(&response.json().await.unwrap(), "forbidden", "auth");
+    }
+    // The key still reads: nothing above happened.
+    assert_eq!(
+        keyed(Method::GET, "/me", None).await.unwrap().status(),
+        StatusCode::OK
+    );
+
+    // Deleting the account needs the password.
+    let (status, _, body) = call(&browser, Method::DELETE, &app.url("/me"), None).await;
+    assert!(status.is_client_error(), "{status} {body}");
+    let (status, _, _) = call(&browser, Method::GET, &app.url("/me"), None).await;
+    assert_eq!(status, StatusCode::OK, "still there");
+
+    // A password change ends the other sessions and the keys...
+    let phone = app.signed_in("alice").await;
+    let (status, _, body) = call(
+        &browser,
+        Method::PUT,
+        &app.url("/me/password"),
+        Some(password_change),
+    )
+    .await;
+    assert_eq!(status, StatusCode::NO_CONTENT, "{body}");
+    assert_eq!(
+        keyed(Method::GET, "/me", None).await.unwrap().status(),
+        StatusCode::UNAUTHORIZED
+    );
+    let (status, _, _) = call(&phone, Method::GET, &app.url("/me"), None).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    let (status, _, _) = call(&browser, Method::GET, &app.url("/me"), None).await;
+    assert_eq!(status, StatusCode::OK, "this session stays");
+    // ...unless the user keeps them.
+    let (kept_key, _) = new_key("kept").await;
+    let (status, _, body) = call(
+        &browser,
+        Method::PUT,
+        &app.url("/me/password"),
+        Some(json!({
+            "current_password": "a much newer passphrase here",
+            "new_password": "yet another long passphrase",
+            "keep_other_sessions": true,
+            "keep_api_keys": true,
+        })),
+    )
+    .await;
+    assert_eq!(status, StatusCode::NO_CONTENT, "{body}");
+    let response = Client::new()
+        .get(app.url("/me"))
+        .bearer_auth(&kept_key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+
+    // An administrator's reset revokes the keys too.
+    let root = app.signed_in("root").await;
+    let (status, _, body) = call(
+        &root,
+        Method::PATCH,
+        &app.url(&format!("/users/{alice}")),
+        Some(json!({"password": "reset by the administrator"})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let response = Client::new()
+        .get(app.url("/me"))
+        .bearer_auth(&kept_key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
+});
+
+on_both_engines!(
+    the_last_admin_survives_concurrent_demotions_and_deletions,
+    |db| {
+        let app = TestApp::start(db).await;
+        let count = 8;
+        let mut ids = Vec::new();
+        let mut sessions = Vec::new();
+        // Read-write keys made in the store (sign-in is limited to 5 a minute per address).
+        for i in 0..count {
+            let id = app.user(&format!("admin{i}"), true).await;
+            let secret = format!("tdg_{:064x}", i + 1);
+            app.store
+                .create_api_key(
+                    id,
+                    "concurrency",
+                    &secret[..10],
+                    &tidings_server::api::auth::secret_hash(&secret),
+                    tidings_store::ApiKeyScope::ReadWrite,
+                    None,
+                )
+                .await
+                .unwrap();
+            let mut headers = reqwest::header::HeaderMap::new();
+            headers.insert(
+                reqwest::header::AUTHORIZATION,
+                format!("Bearer {secret}").parse().unwrap(),
+            );
+            ids.push(id);
+            sessions.push(Client::builder().default_headers(headers).build().unwrap());
+        }
+        // Every administrator demotes or deletes every one of them, all at once: 64 requests.
+        let mut requests = Vec::new();
+        for (n, session) in sessions.iter().enumerate() {
+            for (m, id) in ids.iter().enumerate() {
+                let (method, body) = if (n + m) % 2 == 0 {
+                    (Method::PATCH, Some(json!({"is_admin": false})))
+                } else {
+                    (Method::DELETE, None)
+                };
+                let url = app.url(&format!("/users/{id}"));
+                requests.push(async move { call(session, method, &url, body).await.0 });
+            }
+        }
+        let statuses = futures_util::future::join_all(requests).await;
+        assert!(
+            statuses
+                .iter()
+                .all(|s| [200, 204, 401, 403, 404, 409].contains(&s.as_u16())),
+            "{statuses:?}"
+        );
+        let active: Vec<String> = app
+            .store
+            .list_users()
+            .await
+            .unwrap()
+            .into_iter()
+            .filter(|u| u.is_admin && !u.is_disabled)
+            .map(|u| u.username)
+            .collect();
+        assert!(!active.is_empty(), "no administrator left: {statuses:?}");
+        // And the survivor cannot be removed afterwards either.
+        let survivor = app
+            .store
+            .user_credentials(&active[0])
+            .await
+            .unwrap()
+            .unwrap()
+            .0
+            .id;
+        if active.len() == 1 {
+            assert!(app.store.delete_user(survivor).await.is_err());
+            assert!(
+                app.store
+                    .set_user_flags(survivor, Some(false), None)
+                    .await
+                    .is_err()
+            );
+        }
+    }
+);

@@ -534,7 +534,8 @@ async fn reader_flows_in_chromium() {
         )
         .await;
     assert!(key.as_str().unwrap().starts_with("tdg_"), "{key}");
-    b.wait_for("the key listed", "[...document.querySelectorAll('.settings li.row')].some(li => li.innerText.includes('phone app'))")
+    // The form proposed an expiry (F23), and the key carries it.
+    b.wait_for("the key listed with its expiry", "[...document.querySelectorAll('.settings li.row')].some(li => li.innerText.includes('phone app') && li.innerText.includes('expires'))")
         .await;
     review(&b, "account").await;
     b.goto(&format!("{base}/account")).await;

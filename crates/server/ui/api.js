@@ -96,7 +96,9 @@ export async function api(method, path, body, options = {}) {
     // Only the request budget's refusal (nothing remaining) is waited out; other 429s, such
     // as a feed refreshed by hand a moment ago, are answers for the person.
     const seconds = Number(response.headers.get('Retry-After')) || 0;
-    const budgetSpent = response.headers.get('X-RateLimit-Remaining') === '0';
+    // A limit on one action (sign-in, subscribing, refreshing a feed) is not the budget.
+    const actionLimit = ['sign-in', 'sign-in-account', 'subscribe', 'feed-refresh'].includes(response.headers.get('X-RateLimit-Scope'));
+    const budgetSpent = response.headers.get('X-RateLimit-Remaining') === '0' && !actionLimit;
     if (response.status !== 429 || !budgetSpent || attempt > 0 || options.noRetry || seconds <= 0 || seconds > MAX_RETRY_WAIT_S) break;
     // A little past the reset, so that the retry lands in the new window.
     pausedUntil = Math.max(pausedUntil, Date.now() + seconds * 1000 + 250);

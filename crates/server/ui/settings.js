@@ -172,20 +172,25 @@ function passwordSection() {
   const status = h('div', { 'aria-live': 'polite' });
   const current = h('input', { type: 'password', id: 'current-password', autocomplete: 'current-password', required: true });
   const next = h('input', { type: 'password', id: 'new-password', autocomplete: 'new-password', required: true, minlength: 12, 'aria-describedby': 'new-password-hint' });
+  const keep = h('input', { type: 'checkbox', id: 'keep-access' });
   const form = h('form', { class: 'form narrow' },
     h('label', { for: 'current-password' }, 'Current password'), current,
     h('label', { for: 'new-password' }, 'New password'), next,
-    h('p', { class: 'hint', id: 'new-password-hint' }, 'At least 12 characters. Your other sessions are signed out.'),
+    h('p', { class: 'hint', id: 'new-password-hint' }, 'At least 12 characters. Your other sessions are signed out and your API keys stop working, unless you keep them.'),
+    h('div', { class: 'check-row' }, keep, h('label', { for: 'keep-access' }, 'Keep my other sessions and API keys')),
     status,
     h('button', { type: 'submit', class: 'button primary' }, 'Change password'));
   onSubmit(form, status, async () => {
-    await api('PUT', '/me/password', { current_password: current.value, new_password: next.value });
+    await api('PUT', '/me/password', { current_password: current.value, new_password: next.value, keep_other_sessions: keep.checked, keep_api_keys: keep.checked });
     current.value = '';
     next.value = '';
-    replace(status, h('p', { class: 'success' }, 'Password changed. Other sessions were signed out.'));
+    replace(status, h('p', { class: 'success' }, keep.checked ? 'Password changed.' : 'Password changed. Other sessions were signed out and API keys revoked.'));
   });
   return section('Password', form);
 }
+
+/** Days until a new API key expires, as the form proposes it. */
+const KEY_DAYS = 90;
 
 function keysSection() {
   const list = h('ul', { class: 'plain-list' });
@@ -212,13 +217,16 @@ function keysSection() {
   draw();
   const name = h('input', { type: 'text', id: 'key-name', required: true, placeholder: 'e.g. phone app' });
   const scope = h('select', { id: 'key-scope' }, h('option', { value: 'read' }, 'Read only'), h('option', { value: 'read_write' }, 'Read and write'));
-  const expiry = h('input', { type: 'date', id: 'key-expiry' });
+  // A key that is forgotten should not work for ever: 90 days are proposed, and clearing the
+  // date makes a key that never expires.
+  const expiry = h('input', { type: 'date', id: 'key-expiry', value: new Date(Date.now() + KEY_DAYS * 86400000).toISOString().slice(0, 10), 'aria-describedby': 'key-expiry-hint' });
   const status = h('div', { 'aria-live': 'polite' });
   const form = h('form', { class: 'inline-form wrap' },
     h('label', { for: 'key-name' }, 'Name'), name,
     h('label', { for: 'key-scope' }, 'Access'), scope,
-    h('label', { for: 'key-expiry' }, 'Expires (optional)'), expiry,
-    h('button', { type: 'submit', class: 'button primary' }, 'Create key'), status);
+    h('label', { for: 'key-expiry' }, 'Expires'), expiry,
+    h('button', { type: 'submit', class: 'button primary' }, 'Create key'), status,
+    h('p', { class: 'hint', id: 'key-expiry-hint' }, 'Proposed: in ' + KEY_DAYS + ' days. Clear the date for a key that never expires.'));
   onSubmit(form, status, async () => {
     const body = { name: name.value.trim(), scope: scope.value };
     if (expiry.value) body.expires_at = expiry.value + 'T00:00:00Z';
@@ -280,17 +288,19 @@ function browserName(agent) {
 
 function deleteSection() {
   const confirmName = h('input', { type: 'text', id: 'delete-confirm', autocomplete: 'off', 'aria-describedby': 'delete-hint' });
+  const password = h('input', { type: 'password', id: 'delete-password', autocomplete: 'current-password', required: true });
   const status = h('div', { 'aria-live': 'polite' });
   const form = h('form', { class: 'form narrow' },
-    h('p', { id: 'delete-hint' }, 'Deletes your subscriptions, read states, stars, bookmarks, keys and sessions. Type your user name to confirm.'),
-    h('label', { for: 'delete-confirm' }, 'User name'), confirmName, status,
+    h('p', { id: 'delete-hint' }, 'Deletes your subscriptions, read states, stars, bookmarks, keys and sessions. Type your user name and password to confirm.'),
+    h('label', { for: 'delete-confirm' }, 'User name'), confirmName,
+    h('label', { for: 'delete-password' }, 'Password'), password, status,
     h('button', { type: 'submit', class: 'button danger' }, 'Delete my account'));
   onSubmit(form, status, async () => {
     if (confirmName.value.trim() !== app.me.username) {
       replace(status, errorBlock({ category: 'validation', message: 'The name does not match.', action: 'Type your user name exactly: ' + app.me.username }));
       return;
     }
-    await api('DELETE', '/me');
+    await api('DELETE', '/me', { password: password.value });
     app.me = null;
     app.layoutReady = false;
     app.navigate('/login', { replace: true });

@@ -365,6 +365,20 @@ impl Store {
         Ok(())
     }
 
+    /// Revokes every live key of the user (a password change or reset); returns how many.
+    pub async fn revoke_user_api_keys(&self, user_id: i64) -> Result<u64> {
+        Ok(with_db!(self, write, |db| {
+            sqlx::query(
+                "UPDATE api_keys SET revoked_at = $1 WHERE user_id = $2 AND revoked_at IS NULL",
+            )
+            .bind(unix_now())
+            .bind(user_id)
+            .execute(db)
+            .await?
+            .rows_affected()
+        }))
+    }
+
     /// The user of a live API key: not revoked, not expired, its user not disabled. Records
     /// the use (at most once a minute).
     pub async fn authenticate_api_key(&self, key_sha256: &str) -> Result<Option<Authenticated>> {

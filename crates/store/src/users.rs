@@ -255,14 +255,27 @@ impl Store {
         Ok(())
     }
 
-    /// Sets the administrator and disabled flags of a user.
+    /// Sets the administrator and disabled flags of a user. Refused (`Conflict`) when it would
+    /// demote or disable the last active administrator, also when two such changes race: the
+    /// active administrators are read and changed in one write transaction (on PostgreSQL
+    /// their rows are locked, so the second change sees the first).
     pub async fn set_user_flags(
         &self,
         user_id: i64,
         is_admin: Option<bool>,
         is_disabled: Option<bool>,
     ) -> Result<User> {
-        let changed = with_db!(self, write, |db| {
+        let loses_admin = is_admin == Some(false) || is_disabled == Some(true);
+        let active_admins = self.active_admins_sql();
+        let changed = in_tx!(self, |tx| {
+            if loses_admin {
+                let admins: Vec<i64> = sqlx::query_scalar(active_admins)
+                    .fetch_all(&mut *tx)
+                    .await?;
+                if admins == [user_id] {
+                    return Err(last_admin());
+                }
+            }
             sqlx::query(
                 "UPDATE users SET is_admin = COALESCE($1, is_admin),
                         is_disabled = COALESCE($2, is_disabled), updated_at = $3
@@ -272,7 +285,7 @@ impl Store {
             .bind(is_disabled)
             .bind(unix_now())
             .bind(user_id)
-            .execute(db)
+            .execute(&mut *tx)
             .await?
             .rows_affected()
         });
@@ -280,6 +293,19 @@ impl Store {
             return Err(StoreError::NotFound("user"));
         }
         self.user(user_id).await
+    }
+
+    /// The query for the active administrators' ids, locking their rows on PostgreSQL.
+    fn active_admins_sql(&self) -> &'static str {
+        match self.engine() {
+            crate::Engine::Sqlite => {
+                "SELECT id FROM users WHERE is_admin = TRUE AND is_disabled = FALSE"
+            }
+            crate::Engine::Postgres => {
+                "SELECT id FROM users WHERE is_admin = TRUE AND is_disabled = FALSE
+                 ORDER BY id FOR UPDATE"
+            }
+        }
     }
 
     /// Records a successful sign-in.
@@ -296,10 +322,19 @@ impl Store {
 
     /// Deletes a user and everything that is only theirs (subscriptions, states, bookmarks,
     /// keys, sessions, groups). Shared feeds and items stay; a feed left without subscribers is
-    /// marked orphaned so retention can collect it (F17, F28).
+    /// marked orphaned so retention can collect it (F17, F28). The last active administrator
+    /// is never deleted (`Conflict`), also when two deletions race (see
+    /// [`Store::set_user_flags`]).
     pub async fn delete_user(&self, user_id: i64) -> Result<()> {
         let now = unix_now();
+        let active_admins = self.active_admins_sql();
         let deleted = in_tx!(self, |tx| {
+            let admins: Vec<i64> = sqlx::query_scalar(active_admins)
+                .fetch_all(&mut *tx)
+                .await?;
+            if admins == [user_id] {
+                return Err(last_admin());
+            }
             // Subscriptions reference groups without cascade, so they go first.
             sqlx::query("DELETE FROM subscriptions WHERE user_id = $1")
                 .bind(user_id)
@@ -499,6 +534,12 @@ impl Store {
         });
         id.ok_or(StoreError::NotFound("user"))
     }
+}
+
+fn last_admin() -> StoreError {
+    StoreError::Conflict(
+        "this is the last active administrator, who cannot be demoted, disabled or deleted".into(),
+    )
 }
 
 fn group_name(name: &str) -> Result<String> {

@@ -12,7 +12,8 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::api::auth::{
-    API_KEY_PREFIX, Auth, expired_session_cookie, new_secret, secret_hash, session_cookie,
+    API_KEY_PREFIX, Auth, SessionAuth, expired_session_cookie, new_secret, secret_hash,
+    session_cookie,
 };
 use crate::api::error::{ApiError, ApiResult, ErrorBody, ErrorCategory};
 use crate::api::extract::{Json, Path};
@@ -306,34 +307,59 @@ async fn me(auth: Auth) -> Json<UserEnvelope> {
     })
 }
 
+/// The confirmation of an account deletion.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DeleteAccount {
+    /// The password the user signs in with.
+    pub password: String,
+}
+
 /// Delete the signed-in user's account and everything that is only theirs (subscriptions,
-/// states, bookmarks, keys, sessions). Shared feeds and items stay (F28). The last
-/// administrator cannot delete their account.
-#[utoipa::path(delete, path = "/me", tag = "accounts",
+/// states, bookmarks, keys, sessions). Shared feeds and items stay (F28). Needs a signed-in
+/// session (not an API key) and the current password. The last active administrator cannot
+/// delete their account.
+#[utoipa::path(delete, path = "/me", tag = "accounts", request_body = DeleteAccount,
     responses(
         (status = 204, description = "Deleted"),
+        (status = 403, description = "Wrong password, or called with an API key", body = ErrorBody),
         (status = 409, description = "The last administrator", body = ErrorBody),
     ))]
 async fn delete_me(
     State(state): State<AppState>,
     Extension(client): Extension<ClientContext>,
-    auth: Auth,
+    SessionAuth(auth): SessionAuth,
+    Json(body): Json<DeleteAccount>,
 ) -> ApiResult<Response> {
-    if auth.user.is_admin {
-        let (_, admins) = state.store.count_users().await?;
-        if admins <= 1 {
-            return Err(ApiError::conflict(
-                "You are the last administrator, so your account cannot be deleted.",
-                "Make another user an administrator first.",
-            ));
-        }
-    }
-    state.store.delete_user(auth.user.id).await?;
+    check_current_password(&state, &auth, body.password).await?;
+    state
+        .store
+        .delete_user(auth.user.id)
+        .await
+        .map_err(crate::api::admin::last_admin_error)?;
     let mut response = StatusCode::NO_CONTENT.into_response();
     response
         .headers_mut()
         .insert(header::SET_COOKIE, expired_session_cookie(client.https));
     Ok(response)
+}
+
+/// Verifies the signed-in user's current password (rate-limited like sign-in attempts).
+async fn check_current_password(state: &AppState, auth: &Auth, password: String) -> ApiResult<()> {
+    within_limit(&state.limits.login_per_account, &auth.user.username)?;
+    let stored = state
+        .store
+        .user_credentials(&auth.user.username)
+        .await?
+        .and_then(|(_, hash)| hash)
+        .unwrap_or_else(|| state.decoy_hash.as_ref().clone());
+    if !verify(password, stored).await? {
+        return Err(ApiError::forbidden(
+            "The current password is wrong.",
+            "Type the password you sign in with now.",
+        ));
+    }
+    Ok(())
 }
 
 /// A password change.
@@ -344,43 +370,44 @@ pub struct ChangePassword {
     pub current_password: String,
     /// The new password.
     pub new_password: String,
+    /// Keep the user's other sessions signed in (default false: they end).
+    #[serde(default)]
+    pub keep_other_sessions: bool,
+    /// Keep the user's API keys working (default false: they are revoked).
+    #[serde(default)]
+    pub keep_api_keys: bool,
 }
 
-/// Change the signed-in user's password. Every other session of the user ends.
+/// Change the signed-in user's password. Needs a signed-in session (not an API key). Every
+/// other session of the user ends and every API key is revoked, unless the request asks to
+/// keep them.
 #[utoipa::path(put, path = "/me/password", tag = "accounts", request_body = ChangePassword,
     responses(
         (status = 204, description = "Changed"),
-        (status = 403, description = "The current password is wrong", body = ErrorBody),
+        (status = 403, description = "The current password is wrong, or called with an API key", body = ErrorBody),
         (status = 422, description = "The new password is too weak", body = ErrorBody),
     ))]
 async fn change_password(
     State(state): State<AppState>,
-    auth: Auth,
+    SessionAuth(auth): SessionAuth,
     Json(body): Json<ChangePassword>,
 ) -> ApiResult<StatusCode> {
-    within_limit(&state.limits.login_per_account, &auth.user.username)?;
-    let stored = state
-        .store
-        .user_credentials(&auth.user.username)
-        .await?
-        .and_then(|(_, hash)| hash)
-        .unwrap_or_else(|| state.decoy_hash.as_ref().clone());
-    if !verify(body.current_password, stored).await? {
-        return Err(ApiError::forbidden(
-            "The current password is wrong.",
-            "Type the password you sign in with now.",
-        ));
-    }
+    check_current_password(&state, &auth, body.current_password).await?;
     check_policy(&body.new_password, &auth.user.username)?;
     let new_hash = hash(body.new_password).await?;
     state
         .store
         .set_password_hash(auth.user.id, &new_hash)
         .await?;
-    state
-        .store
-        .delete_user_sessions(auth.user.id, auth.session_id)
-        .await?;
+    if !body.keep_other_sessions {
+        state
+            .store
+            .delete_user_sessions(auth.user.id, auth.session_id)
+            .await?;
+    }
+    if !body.keep_api_keys {
+        state.store.revoke_user_api_keys(auth.user.id).await?;
+    }
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -508,22 +535,26 @@ pub struct CreatedApiKey {
     pub key: String,
 }
 
-/// The signed-in user's API keys.
+/// The signed-in user's API keys. Needs a signed-in session (not an API key).
 #[utoipa::path(get, path = "/api-keys", tag = "accounts",
     responses((status = 200, body = ApiKeyList)))]
-async fn list_api_keys(State(state): State<AppState>, auth: Auth) -> ApiResult<Json<ApiKeyList>> {
+async fn list_api_keys(
+    State(state): State<AppState>,
+    SessionAuth(auth): SessionAuth,
+) -> ApiResult<Json<ApiKeyList>> {
     let keys = state.store.list_api_keys(auth.user.id).await?;
     Ok(Json(ApiKeyList {
         api_keys: keys.into_iter().map(Into::into).collect(),
     }))
 }
 
-/// Create an API key (F23). The secret is in the answer only.
+/// Create an API key (F23). The secret is in the answer only. Needs a signed-in session (not
+/// an API key).
 #[utoipa::path(post, path = "/api-keys", tag = "accounts", request_body = CreateApiKey,
     responses((status = 201, body = CreatedApiKey), (status = 422, body = ErrorBody)))]
 async fn create_api_key(
     State(state): State<AppState>,
-    auth: Auth,
+    SessionAuth(auth): SessionAuth,
     Json(body): Json<CreateApiKey>,
 ) -> ApiResult<(StatusCode, Json<CreatedApiKey>)> {
     let expires_at = match body.expires_at.as_deref() {
@@ -576,13 +607,13 @@ async fn create_api_key(
     ))
 }
 
-/// Revoke one of the signed-in user's API keys.
+/// Revoke one of the signed-in user's API keys. Needs a signed-in session (not an API key).
 #[utoipa::path(delete, path = "/api-keys/{id}", tag = "accounts",
     params(("id" = i64, Path, description = "The key's id")),
     responses((status = 204, description = "Revoked"), (status = 404, body = ErrorBody)))]
 async fn revoke_api_key(
     State(state): State<AppState>,
-    auth: Auth,
+    SessionAuth(auth): SessionAuth,
     Path(id): Path<i64>,
 ) -> ApiResult<StatusCode> {
     state.store.revoke_api_key(auth.user.id, id).await?;

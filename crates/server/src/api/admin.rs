@@ -48,8 +48,11 @@ pub struct UpdateUser {
     pub is_admin: Option<bool>,
     /// Disable (ends the user's sessions) or enable.
     pub is_disabled: Option<bool>,
-    /// Set a new password (ends the user's sessions).
+    /// Set a new password (ends the user's sessions and revokes their API keys).
     pub password: Option<String>,
+    /// With `password`: keep the user's API keys working (default false).
+    #[serde(default)]
+    pub keep_api_keys: bool,
 }
 
 /// Every user (administrators only).
@@ -107,25 +110,23 @@ async fn update_user(
     Json(body): Json<UpdateUser>,
 ) -> ApiResult<Json<UserEnvelope>> {
     let user = state.store.user(id).await?;
-    let loses_admin = user.is_admin
-        && !user.is_disabled
-        && (body.is_admin == Some(false) || body.is_disabled == Some(true));
-    if loses_admin && active_admins(&state).await? <= 1 {
-        return Err(ApiError::conflict(
-            "This is the last active administrator.",
-            "Make another user an administrator first.",
-        ));
+    if let Some(password) = &body.password {
+        check_policy(password, &user.username)?;
     }
-    if let Some(password) = body.password {
-        check_policy(&password, &user.username)?;
-        let password_hash = hash(password).await?;
-        state.store.set_password_hash(id, &password_hash).await?;
-        state.store.delete_user_sessions(id, None).await?;
-    }
+    // The flags first: refusing to demote the last administrator changes nothing else.
     let updated = state
         .store
         .set_user_flags(id, body.is_admin, body.is_disabled)
-        .await?;
+        .await
+        .map_err(last_admin_error)?;
+    if let Some(password) = body.password {
+        let password_hash = hash(password).await?;
+        state.store.set_password_hash(id, &password_hash).await?;
+        state.store.delete_user_sessions(id, None).await?;
+        if !body.keep_api_keys {
+            state.store.revoke_user_api_keys(id).await?;
+        }
+    }
     if body.is_disabled == Some(true) {
         state.store.delete_user_sessions(id, None).await?;
     }
@@ -147,23 +148,21 @@ async fn delete_user(
     _admin: AdminAuth,
     Path(id): Path<i64>,
 ) -> ApiResult<StatusCode> {
-    let user = state.store.user(id).await?;
-    if user.is_admin && !user.is_disabled && active_admins(&state).await? <= 1 {
-        return Err(ApiError::conflict(
-            "This is the last active administrator.",
-            "Make another user an administrator first.",
-        ));
-    }
-    state.store.delete_user(id).await?;
+    state
+        .store
+        .delete_user(id)
+        .await
+        .map_err(last_admin_error)?;
     Ok(StatusCode::NO_CONTENT)
 }
 
-async fn active_admins(state: &AppState) -> ApiResult<usize> {
-    Ok(state
-        .store
-        .list_users()
-        .await?
-        .iter()
-        .filter(|u| u.is_admin && !u.is_disabled)
-        .count())
+/// The store's refusal to remove the last administrator, with what to do about it.
+pub(crate) fn last_admin_error(error: tidings_store::StoreError) -> ApiError {
+    match error {
+        tidings_store::StoreError::Conflict(_) => ApiError::conflict(
+            "This is the last active administrator, who cannot be demoted, disabled or deleted.",
+            "Make another user an administrator first.",
+        ),
+        other => other.into(),
+    }
 }

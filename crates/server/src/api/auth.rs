@@ -110,6 +110,29 @@ impl FromRequestParts<AppState> for Auth {
     }
 }
 
+/// A caller signed in with a session (the cookie), not an API key: what can take over an
+/// account (its keys, its password, its deletion) needs a person at a browser (F23).
+#[derive(Debug, Clone)]
+pub struct SessionAuth(pub Auth);
+
+impl FromRequestParts<AppState> for SessionAuth {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &AppState,
+    ) -> Result<SessionAuth, ApiError> {
+        let auth = Auth::from_request_parts(parts, state).await?;
+        if auth.session_id.is_none() {
+            return Err(ApiError::forbidden(
+                "An API key cannot manage API keys, change the password or delete the account.",
+                "Sign in with your user name and password (the web UI) to do this.",
+            ));
+        }
+        Ok(SessionAuth(auth))
+    }
+}
+
 /// An authenticated administrator (F24).
 #[derive(Debug, Clone)]
 pub struct AdminAuth(pub Auth);

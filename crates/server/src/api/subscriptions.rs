@@ -431,6 +431,7 @@ async fn refresh(
             limit: 1,
             remaining: 0,
             reset_seconds: wait.max(1) as u64,
+            scope: "feed-refresh",
         });
         error.detail.message =
             format!("This feed was refreshed less than a minute ago: try again in {wait} s.");
