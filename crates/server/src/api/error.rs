@@ -54,7 +54,7 @@ pub struct ApiError {
     /// Seconds to wait, for 429 answers.
     pub retry_after: Option<u64>,
     /// The decision of the limiter that refused the request, for its `X-RateLimit-*` headers.
-    pub rate: Option<crate::ratelimit::RateDecision>,
+    pub rate: Option<Box<crate::ratelimit::RateDecision>>,
 }
 
 impl ApiError {
@@ -152,7 +152,7 @@ impl ApiError {
     /// `X-RateLimit-*` headers carry.
     pub fn limited(decision: crate::ratelimit::RateDecision) -> ApiError {
         let mut error = ApiError::rate_limited(decision.reset_seconds);
-        error.rate = Some(decision);
+        error.rate = Some(Box::new(decision));
         error
     }
 
@@ -179,7 +179,7 @@ impl IntoResponse for ApiError {
             response.headers_mut().insert(header::RETRY_AFTER, value);
         }
         if let Some(decision) = self.rate {
-            crate::middleware::rate_headers(response.headers_mut(), decision);
+            crate::middleware::rate_headers(response.headers_mut(), *decision);
         }
         response
     }
