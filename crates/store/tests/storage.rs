@@ -801,3 +801,22 @@ on_both_engines!(claims_are_exclusive_and_leases_expire, |db| {
             .is_none()
     );
 });
+
+/// The shared skip rule: outside CI a skip is reported and the test returns; under `CI=true`
+/// the same skip fails the test, so CI never passes a test that checked nothing.
+#[test]
+fn a_skip_fails_under_ci_and_is_reported_elsewhere() {
+    common::skip::report("storage::example", "nothing missing, a rehearsal", false);
+    let under_ci = std::panic::catch_unwind(|| {
+        common::skip::report("storage::example", "nothing missing, a rehearsal", true)
+    });
+    let message = under_ci.expect_err("a skip under CI=true fails");
+    let message = message
+        .downcast_ref::<String>()
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        message.contains("storage::example") && message.contains("CI=true"),
+        "{message}"
+    );
+}

@@ -4,7 +4,7 @@
 
 #![allow(dead_code)]
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -54,15 +54,20 @@ pub fn browser_binaries() -> Option<(PathBuf, PathBuf)> {
     Some((chromium, driver))
 }
 
-/// Prints the skip to the real stderr (the harness does not capture it) and answers true
-/// when the browser is missing.
+/// Answers true, with the skip reported by the shared rule (a failure under `CI=true`), when
+/// Chromium or its WebDriver is missing; the reason names which one.
 pub fn skip_without_browser(test: &str) -> bool {
-    if browser_binaries().is_some() {
-        return false;
-    }
-    let _ = writeln!(
-        std::io::stderr(),
-        "SKIPPED {test}: chromium not installed (apt-get install chromium chromium-driver)"
+    let chromium = find_binary(&["chromium", "chromium-browser", "google-chrome"]);
+    let driver = find_binary(&["chromedriver"]);
+    let missing = match (chromium, driver) {
+        (Some(_), Some(_)) => return false,
+        (None, None) => "chromium and chromedriver are not installed",
+        (None, Some(_)) => "chromium is not installed",
+        (Some(_), None) => "chromedriver is not installed",
+    };
+    crate::common::skip::skip(
+        test,
+        &format!("{missing} (apt-get install chromium chromium-driver)"),
     );
     true
 }
