@@ -21,6 +21,7 @@ use axum::routing::get;
 use tidings_fetch::IpNetwork;
 use tidings_store::Store;
 use tokio::net::TcpListener;
+use tower_http::compression::CompressionLayer;
 use tower_http::trace::TraceLayer;
 
 use crate::ratelimit::RateLimits;
@@ -116,6 +117,8 @@ pub fn router(state: AppState) -> Router {
             state.clone(),
             middleware::security_headers,
         ))
+        // gzip or brotli, as the client accepts; images and tiny bodies are left as they are.
+        .layer(CompressionLayer::new())
         .layer(TraceLayer::new_for_http())
         .with_state(state)
 }
