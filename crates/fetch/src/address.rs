@@ -305,7 +305,7 @@ pub enum Refusal {
     #[error("refused: the URL has no host")]
     NoHost,
     /// The host is an IP literal in a refused class.
-    #[error("refused: {address} is {}", class.describe())]
+    #[error("refused: {address} is {}{}", class.describe(), allow_hint(*class))]
     Address {
         /// The address as written (before IPv4-mapped forms are folded).
         address: IpAddr,
@@ -313,7 +313,7 @@ pub enum Refusal {
         class: AddressClass,
     },
     /// The host name resolved only to refused addresses; the first one is named.
-    #[error("refused: {name} resolves to {address}, {}", class.describe())]
+    #[error("refused: {name} resolves to {address}, {}{}", class.describe(), allow_hint(*class))]
     ResolvedAddress {
         /// The name that was looked up.
         name: String,
@@ -324,11 +324,24 @@ pub enum Refusal {
     },
     /// The host name is one that only ever means a local machine (`localhost`, `*.local`,
     /// a single label…). Checked besides the addresses, as defence in depth.
-    #[error("refused: {0} is a local network name")]
+    #[error("refused: {0} is a local network name{ALLOW_PRIVATE_HINT}")]
     LocalName(String),
     /// The per-feed proxy URL has a scheme other than http, https, socks5 or socks5h.
     #[error("refused: proxy scheme {0} is not http, https, socks5 or socks5h")]
     ProxyScheme(String),
+}
+
+/// What a refusal the operator can lift adds: the setting that lifts it.
+const ALLOW_PRIVATE_HINT: &str = " (to allow feeds on private networks, set \
+     TIDINGS_ALLOW_PRIVATE_NETWORKS=true or --allow-private-networks)";
+
+/// The hint for a refused address class: the setting when one lifts it, else nothing.
+fn allow_hint(class: AddressClass) -> &'static str {
+    if class.is_lifted_by_private_networks() {
+        ALLOW_PRIVATE_HINT
+    } else {
+        ""
+    }
 }
 
 /// The operator's outbound policy: which addresses, beyond public ones, may be reached.
@@ -579,18 +592,31 @@ mod tests {
         let policy = AddressPolicy::default();
         assert_eq!(
             policy.check_ip(ip("10.0.0.5")).unwrap_err().to_string(),
-            "refused: 10.0.0.5 is a private address"
+            "refused: 10.0.0.5 is a private address (to allow feeds on private networks, set TIDINGS_ALLOW_PRIVATE_NETWORKS=true or --allow-private-networks)"
         );
         assert_eq!(
             policy
                 .check_ip(ip("::ffff:127.0.0.1"))
                 .unwrap_err()
                 .to_string(),
-            "refused: ::ffff:127.0.0.1 is a loopback address"
+            "refused: ::ffff:127.0.0.1 is a loopback address (to allow feeds on private networks, set TIDINGS_ALLOW_PRIVATE_NETWORKS=true or --allow-private-networks)"
         );
         assert_eq!(
             Refusal::Scheme("ftp".into()).to_string(),
             "refused: scheme ftp is not http(s)"
+        );
+        // No setting lifts a metadata address, so no setting is named.
+        assert_eq!(
+            policy
+                .check_ip(ip("169.254.169.254"))
+                .unwrap_err()
+                .to_string(),
+            "refused: 169.254.169.254 is a cloud metadata address"
+        );
+        assert!(
+            Refusal::LocalName("nas.lan".into())
+                .to_string()
+                .contains("TIDINGS_ALLOW_PRIVATE_NETWORKS=true"),
         );
         let resolved = Refusal::ResolvedAddress {
             name: "public.test".into(),
@@ -599,7 +625,7 @@ mod tests {
         };
         assert_eq!(
             resolved.to_string(),
-            "refused: public.test resolves to 127.0.0.1, a loopback address"
+            "refused: public.test resolves to 127.0.0.1, a loopback address (to allow feeds on private networks, set TIDINGS_ALLOW_PRIVATE_NETWORKS=true or --allow-private-networks)"
         );
     }
 

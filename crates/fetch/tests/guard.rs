@@ -78,13 +78,13 @@ async fn loopback_in_every_spelling_is_refused_before_any_request() {
     }
     assert_eq!(
         refusal(&client, &server.url("/")).await.to_string(),
-        "refused: 127.0.0.1 is a loopback address"
+        "refused: 127.0.0.1 is a loopback address (to allow feeds on private networks, set TIDINGS_ALLOW_PRIVATE_NETWORKS=true or --allow-private-networks)"
     );
     assert_eq!(
         refusal(&client, &format!("http://[::ffff:127.0.0.1]:{port}/"))
             .await
             .to_string(),
-        "refused: ::ffff:127.0.0.1 is a loopback address"
+        "refused: ::ffff:127.0.0.1 is a loopback address (to allow feeds on private networks, set TIDINGS_ALLOW_PRIVATE_NETWORKS=true or --allow-private-networks)"
     );
     assert_eq!(server.hits(), 0, "the local server saw a request");
 }
@@ -119,7 +119,7 @@ async fn local_names_and_names_resolving_to_loopback_are_refused() {
     );
     assert_eq!(
         refused.to_string(),
-        "refused: public.test resolves to 127.0.0.1, a loopback address"
+        "refused: public.test resolves to 127.0.0.1, a loopback address (to allow feeds on private networks, set TIDINGS_ALLOW_PRIVATE_NETWORKS=true or --allow-private-networks)"
     );
     // The same through a trailing dot and upper case.
     refusal(&client, &server.url_as("PUBLIC.test.", "/")).await;
@@ -249,7 +249,7 @@ async fn a_proxy_on_a_private_address_needs_private_networks() {
     };
     assert_eq!(
         refused.to_string(),
-        "refused: 127.0.0.1 is a loopback address"
+        "refused: 127.0.0.1 is a loopback address (to allow feeds on private networks, set TIDINGS_ALLOW_PRIVATE_NETWORKS=true or --allow-private-networks)"
     );
     assert_eq!(proxy.hits(), 0);
 }
