@@ -20,6 +20,13 @@ pub enum StoreError {
         #[source]
         source: sqlx::Error,
     },
+    /// A SQLite database file that must exist does not (see
+    /// [`StoreOptions::create_if_missing`](crate::StoreOptions::create_if_missing)).
+    #[error("no database at {}", path.display())]
+    NoDatabase {
+        /// The file looked for, absolute.
+        path: std::path::PathBuf,
+    },
     /// The object asked for does not exist (or is not the caller's).
     #[error("{0} not found")]
     NotFound(&'static str),

@@ -683,6 +683,28 @@ impl Store {
         }
         Ok(())
     }
+
+    /// Puts every stopped feed back on schedule, due now: those `user_id` follows, or, with
+    /// `None`, every followed feed (an administrator's action, e.g. after a setting that
+    /// refused them was fixed). Returns how many feeds were resumed.
+    pub async fn resume_stopped_feeds(&self, user_id: Option<i64>) -> Result<u64> {
+        let resumed = with_db!(self, write, |db| {
+            sqlx::query(
+                "UPDATE feed_fetch_state SET status = 'active', status_reason = NULL,
+                        consecutive_failures = 0, parse_failures = 0, next_check_at = $1,
+                        retry_after_until = NULL
+                 WHERE status = 'stopped'
+                   AND feed_id IN (SELECT feed_id FROM subscriptions
+                                   WHERE $2 IS NULL OR user_id = $2)",
+            )
+            .bind(unix_now())
+            .bind(user_id)
+            .execute(db)
+            .await?
+            .rows_affected()
+        });
+        Ok(resumed)
+    }
 }
 
 type DueFeedRow = (

@@ -14,6 +14,7 @@
 // host), so long tuple types are this crate's normal shape rather than a smell.
 #![allow(clippy::type_complexity)]
 
+mod backup;
 mod bookmarks;
 mod error;
 mod feeds;
@@ -40,6 +41,7 @@ use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
 
+pub use backup::BackupReport;
 pub use bookmarks::Bookmark;
 pub use error::StoreError;
 pub use feeds::{
@@ -97,6 +99,10 @@ pub struct StoreOptions {
     pub max_connections: u32,
     /// How long SQLite waits for another process's write lock before giving up.
     pub busy_timeout: Duration,
+    /// Whether a missing SQLite file is created. Commands that only make sense on an existing
+    /// database turn this off, so a run in the wrong folder fails with
+    /// [`StoreError::NoDatabase`] instead of creating an empty one.
+    pub create_if_missing: bool,
 }
 
 impl StoreOptions {
@@ -106,6 +112,7 @@ impl StoreOptions {
             url: url.into(),
             max_connections: 10,
             busy_timeout: Duration::from_secs(10),
+            create_if_missing: true,
         }
     }
 }
@@ -262,8 +269,15 @@ impl Store {
             reason: e.to_string(),
         })?;
         let is_memory = url.contains(":memory:") || base.get_filename().as_os_str().is_empty();
+        if !is_memory && !options.create_if_missing && !base.get_filename().exists() {
+            let path = base.get_filename();
+            let path = std::env::current_dir()
+                .map(|dir| dir.join(path))
+                .unwrap_or_else(|_| path.to_path_buf());
+            return Err(StoreError::NoDatabase { path });
+        }
         let base = base
-            .create_if_missing(true)
+            .create_if_missing(options.create_if_missing)
             .foreign_keys(true)
             .busy_timeout(options.busy_timeout)
             .synchronous(SqliteSynchronous::Normal)

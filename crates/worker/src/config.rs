@@ -66,6 +66,10 @@ pub struct WorkerConfig {
     pub favicon_max_age: Duration,
     /// The HTML sanitizer's options (F5).
     pub sanitize: SanitizeOptions,
+    /// Whether a fetch the address guard refuses is recorded as the feed's failure (which stops
+    /// the feed). The worker records them; a command run with settings of its own (`tidings
+    /// refresh`) does not, so its settings never stop the feeds the server fetches fine.
+    pub record_refusals: bool,
 }
 
 impl Default for WorkerConfig {
@@ -84,6 +88,7 @@ impl Default for WorkerConfig {
             favicons: true,
             favicon_max_age: DEFAULT_FAVICON_MAX_AGE,
             sanitize: SanitizeOptions::default(),
+            record_refusals: true,
         }
     }
 }

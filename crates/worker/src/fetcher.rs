@@ -9,8 +9,8 @@ use chrono::{DateTime, Utc};
 use tidings_feed::{ParseOptions, Sanitizer};
 use tidings_fetch::policy::{freshness_seconds, retry_after_seconds};
 use tidings_fetch::{
-    Decision, FailureCounts, FeedStatus, FetchRequest, FetchResponse, GuardedClient, HostLimiter,
-    NextCheck, Outcome, ParseResult, decide, effective_interval,
+    Decision, FailureCounts, FailureKind, FeedStatus, FetchRequest, FetchResponse, GuardedClient,
+    HostLimiter, NextCheck, Outcome, ParseResult, decide, effective_interval,
 };
 use tidings_store::{
     DueFeed, FeedBody, FeedMove, FetchRecord, FetchStatus, NewItem, Store, StoreError, UpsertCounts,
@@ -329,6 +329,24 @@ impl Fetcher {
         // The slot is held until the outcome is stored, so `concurrency` bounds parsing and
         // storing too.
         let (fetched, _slot) = self.fetch(due).await;
+        if let Err(error) = &fetched
+            && error.kind() == FailureKind::Refused
+            && !self.inner.config.record_refusals
+        {
+            // Refused by this process's own settings: give the feed back untouched.
+            store.release_feeds(owner, &[due.feed_id]).await?;
+            report.result = FetchResult::Failed;
+            report.error = Some(format!(
+                "{error}; not recorded: the feed was left as it was"
+            ));
+            if let Ok(state) = store.feed_fetch_state(due.feed_id).await {
+                report.status = state.status;
+                report.status_reason = state.status_reason;
+                report.next_check_at =
+                    (state.status != FetchStatus::Stopped).then_some(state.next_check_at);
+            }
+            return Ok(Some(error.kind().as_str().to_owned()));
+        }
         let now = Utc::now();
         let mut parsed_feed: Option<(ParsedFeed, Url)> = None;
         let mut failure_reason = None;
