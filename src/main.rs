@@ -2,6 +2,7 @@
 
 mod commands;
 mod config;
+mod output;
 
 use std::process::ExitCode;
 
@@ -25,6 +26,8 @@ enum Command {
     Serve(commands::serve::ServeArgs),
     /// Apply pending database migrations and exit.
     Migrate(commands::migrate::MigrateArgs),
+    /// Write a consistent copy of the SQLite database while tidings runs (PostgreSQL: pg_dump).
+    Backup(commands::backup::BackupArgs),
     /// Manage user accounts.
     #[command(subcommand)]
     User(commands::user::UserCommand),
@@ -32,6 +35,8 @@ enum Command {
     Worker(commands::worker::WorkerCommandArgs),
     /// Fetch feeds now, bypassing the schedule, and print what happened to each.
     Refresh(commands::refresh::RefreshArgs),
+    /// Put stopped feeds back on schedule: every user's (--all) or one user's (--user NAME).
+    Resume(commands::resume::ResumeArgs),
     /// Import or export a user's subscriptions as OPML.
     #[command(subcommand)]
     Opml(commands::opml::OpmlCommand),
@@ -75,9 +80,11 @@ fn main() -> ExitCode {
         match cli.command {
             Command::Serve(args) => commands::serve::run(&config, args).await,
             Command::Migrate(args) => commands::migrate::run(&config, args).await,
+            Command::Backup(args) => commands::backup::run(&config, args).await,
             Command::User(command) => commands::user::run(&config, command).await,
             Command::Worker(args) => commands::worker::run(&config, args).await,
             Command::Refresh(args) => commands::refresh::run(&config, args).await,
+            Command::Resume(args) => commands::resume::run(&config, args).await,
             Command::Opml(command) => commands::opml::run(&config, command).await,
             Command::Discover(args) => commands::discover::run(&config, args).await,
             Command::Parse(args) => commands::feed::run_parse(&args),
@@ -87,6 +94,9 @@ fn main() -> ExitCode {
     });
     match result {
         Ok(code) => code,
+        // The reader of standard output went away (`tidings parse feed.xml | head`): what it
+        // wanted was written, so stop quietly as other command-line tools do.
+        Err(error) if output::is_closed_pipe(&error) => ExitCode::SUCCESS,
         Err(error) => match error.downcast_ref::<config::ConfigError>() {
             Some(config_error) => {
                 eprintln!("tidings: {config_error}");
@@ -111,5 +121,61 @@ fn init_logging(config: &GlobalConfig) {
     };
     if let Err(error) = result {
         eprintln!("tidings: logging could not be set up: {error}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::{Cli, Command};
+
+    fn parse(args: &[&str]) -> Cli {
+        Cli::try_parse_from(args).unwrap_or_else(|error| panic!("{args:?}: {error}"))
+    }
+
+    #[test]
+    fn yes_no_options_work_as_bare_flags_and_with_a_value() {
+        let worker = |args: &[&str]| match parse(args).command {
+            Command::Serve(serve) => serve.worker,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(worker(&["tidings", "serve", "--worker"]), "true");
+        assert_eq!(worker(&["tidings", "serve", "--worker=false"]), "false");
+        // A bare flag does not swallow the next argument.
+        assert_eq!(
+            worker(&["tidings", "serve", "--worker", "--listen", "127.0.0.1:0"]),
+            "true"
+        );
+        let allow = |args: &[&str]| match parse(args).command {
+            Command::Serve(serve) => serve.worker_settings.fetch.allow_private_networks,
+            Command::Discover(discover) => {
+                assert_eq!(discover.target.as_deref(), Some("http://10.0.0.5/"));
+                discover.fetch.allow_private_networks
+            }
+            Command::Refresh(refresh) => refresh.worker.fetch.allow_private_networks,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            allow(&["tidings", "serve", "--allow-private-networks"]),
+            "true"
+        );
+        assert_eq!(
+            allow(&["tidings", "serve", "--allow-private-networks=false"]),
+            "false"
+        );
+        assert_eq!(
+            allow(&[
+                "tidings",
+                "discover",
+                "--allow-private-networks",
+                "http://10.0.0.5/"
+            ]),
+            "true"
+        );
+        assert_eq!(
+            allow(&["tidings", "refresh", "--all", "--allow-private-networks"]),
+            "true"
+        );
     }
 }

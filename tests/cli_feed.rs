@@ -1,7 +1,4 @@
 //! `tidings parse`, `tidings sanitize` and `tidings discover --html` run as a user runs them.
-//!
-//! These tests need the subcommands wired into `main.rs`; until they are, each test says so and
-//! passes without checking anything (the library's own tests cover the logic).
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -223,4 +220,66 @@ fn discover_lists_candidates_best_first() {
             "https://site.example/rss.xml",
         ]
     );
+}
+
+/// Runs `args` with `stdin`, reads a few bytes of its output and closes the pipe, as
+/// `tidings … | head` does; returns the exit status and standard error.
+fn run_into_closed_pipe(args: &[&str], stdin: &[u8]) -> (std::process::ExitStatus, String) {
+    use std::io::Read;
+    let mut child = tidings()
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("tidings starts");
+    let mut input = child.stdin.take().expect("stdin");
+    let stdin = stdin.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = input.write_all(&stdin);
+    });
+    let mut stdout = child.stdout.take().expect("stdout");
+    let mut first = [0u8; 16];
+    stdout.read_exact(&mut first).expect("some output");
+    drop(stdout);
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .expect("stderr")
+        .read_to_string(&mut stderr)
+        .expect("stderr read");
+    let status = child.wait().expect("tidings ends");
+    writer.join().unwrap();
+    (status, stderr)
+}
+
+/// `tidings parse big.xml | head` and `tidings sanitize < big.html | head`: far more output
+/// than a pipe holds, and the reader goes away after the first bytes. The command stops
+/// quietly: no panic, no message, exit 0.
+#[test]
+fn a_closed_pipe_ends_commands_quietly() {
+    let items: String = (0..3000)
+        .map(|n| {
+            format!(
+                "<item><title>Item {n}</title><link>https://e.example/{n}</link>\
+                 <description>{}</description></item>",
+                "words ".repeat(40)
+            )
+        })
+        .collect();
+    let feed = format!(
+        "<rss version=\"2.0\"><channel><title>Big</title><link>https://e.example/</link>\
+         {items}</channel></rss>"
+    );
+    let html = "<p>paragraph</p>\n".repeat(20_000);
+    for (args, input) in [
+        (vec!["parse", "-"], feed.as_bytes()),
+        (vec!["sanitize"], html.as_bytes()),
+    ] {
+        let (status, stderr) = run_into_closed_pipe(&args, input);
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert_eq!(status.code(), Some(0), "{args:?}: {stderr}");
+        assert!(stderr.trim().is_empty(), "{args:?}: {stderr}");
+    }
 }

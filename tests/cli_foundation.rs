@@ -8,6 +8,9 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
+#[path = "../crates/store/tests/common/skip.rs"]
+mod skip;
+
 const BIN: &str = env!("CARGO_BIN_EXE_tidings");
 const GOOD_PASSWORD: &str = "correct horse battery staple";
 
@@ -144,9 +147,9 @@ struct PgSchema {
 impl PgSchema {
     fn create(test: &str) -> Option<PgSchema> {
         let Ok(base) = std::env::var("TIDINGS_TEST_POSTGRES_URL") else {
-            let _ = writeln!(
-                std::io::stderr(),
-                "SKIPPED {test} on postgres: TIDINGS_TEST_POSTGRES_URL is not set"
+            skip::skip(
+                &format!("cli_foundation::{test} on postgres"),
+                skip::NO_POSTGRES,
             );
             return None;
         };
@@ -295,6 +298,9 @@ fn user_commands_on(dir: &Path, database_url: Option<&str>) {
         }
         command
     };
+    // A new database comes from `migrate` (or `serve`), never from `user add` run by mistake.
+    let (code, _, err) = run(cmd().arg("migrate"), None);
+    assert_eq!(code, 0, "{err}");
     let (code, out, err) = run(
         cmd()
             .args(["user", "add", "alice", "--admin"])

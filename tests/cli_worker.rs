@@ -14,6 +14,9 @@ use axum::middleware::Next;
 use axum::routing::get;
 use tidings_store::{NewSubscription, NewUser, Store, StoreOptions};
 
+#[path = "../crates/store/tests/common/skip.rs"]
+mod skip;
+
 const BIN: &str = env!("CARGO_BIN_EXE_tidings");
 
 /// A `tidings` command in `dir` with none of the caller's TIDINGS_* settings.
@@ -234,12 +237,35 @@ async fn refresh_discover_and_opml_on_the_command_line() {
     assert!(output.status.success(), "{stdout}");
     assert!(stdout.contains("parsed, 1 new"), "{stdout}");
 
-    // Without private networks the same refresh is refused, and says so.
+    // Without private networks the same refresh is refused, says so and names the setting,
+    // but its own settings do not stop a feed the server fetches fine: nothing is recorded.
+    let before = store.feed_fetch_state(feed).await.unwrap();
     let mut refused = tidings(dir.path(), &url);
     refused.args(["refresh", "--all"]);
     let output = run(&mut refused).await;
     assert_eq!(output.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&output.stdout).contains("refused"));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("refused"), "{stdout}");
+    assert!(
+        stdout.contains("TIDINGS_ALLOW_PRIVATE_NETWORKS=true"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("not recorded"), "{stdout}");
+    let after = store.feed_fetch_state(feed).await.unwrap();
+    assert_eq!(after.status, tidings_store::FetchStatus::Active, "{stdout}");
+    assert_eq!(after.status_reason, before.status_reason);
+    assert_eq!(after.last_checked_at, before.last_checked_at);
+    // ...and the feed is not left leased: the server's worker may fetch it at once.
+    let mut again = tidings(dir.path(), &url);
+    again
+        .args(["refresh", "--feed", &feed.to_string()])
+        .env("TIDINGS_ALLOW_PRIVATE_NETWORKS", "true");
+    let output = run(&mut again).await;
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stdout)
+    );
 
     let mut discover = tidings(dir.path(), &url);
     discover
@@ -301,7 +327,10 @@ async fn refresh_discover_and_opml_on_the_command_line() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_worker_processes_on_postgres_fetch_each_feed_once() {
     let Ok(admin_url) = std::env::var("TIDINGS_TEST_POSTGRES_URL") else {
-        eprintln!("SKIPPED: TIDINGS_TEST_POSTGRES_URL is not set");
+        skip::skip(
+            "cli_worker::two_worker_processes_on_postgres_fetch_each_feed_once",
+            skip::NO_POSTGRES,
+        );
         return;
     };
     let schema = format!("cli_{}", std::process::id());

@@ -6,6 +6,7 @@
 //! host as it would on the internet without throttling the run as a whole. One user follows
 //! every feed; one full refresh runs, then a second one in which every feed answers 304.
 
+use crate::output::outln;
 use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr};
 use std::process::ExitCode;
@@ -85,7 +86,7 @@ async fn fetch(config: &GlobalConfig, args: FetchBenchArgs) -> anyhow::Result<Ex
 
     let temp = tempfile::tempdir().context("no temporary directory")?;
     let (store, schema) = open_bench_store(config, &temp).await?;
-    println!(
+    outln!(
         "tidings bench fetch: {feeds} feeds x {ITEMS_PER_FEED} items on {} ({}), concurrency {}",
         store.engine(),
         if config.database_url == DEFAULT_DATABASE_URL {
@@ -115,7 +116,7 @@ async fn fetch(config: &GlobalConfig, args: FetchBenchArgs) -> anyhow::Result<Ex
             )
             .await?;
     }
-    println!(
+    outln!(
         "subscribed:     {feeds} feeds in {:.1} s",
         setup.elapsed().as_secs_f64()
     );
@@ -151,16 +152,16 @@ async fn fetch(config: &GlobalConfig, args: FetchBenchArgs) -> anyhow::Result<Ex
 
     let size = store.database_size_bytes().await?;
     let peak = peak_rss_kib();
-    println!(
+    outln!(
         "peak memory:    {}",
         peak.map_or("unknown (no /proc/self/status)".into(), |kib| format!(
             "{:.1} MB (VmHWM)",
             kib as f64 / 1024.0
         ))
     );
-    println!("database size:  {:.1} MB", size as f64 / 1_048_576.0);
+    outln!("database size:  {:.1} MB", size as f64 / 1_048_576.0);
     let snapshot = metrics.snapshot();
-    println!(
+    outln!(
         "outcomes:       {}",
         serde_json::to_string(&snapshot.results).unwrap_or_default()
     );
@@ -197,7 +198,7 @@ async fn timed_round(
     let items =
         after.items_inserted - before.items_inserted + after.items_updated - before.items_updated;
     let count = |result| after.result(result) - before.result(result);
-    println!(
+    outln!(
         "{label:15} {} feeds in {elapsed:.1} s: {:.0} feeds/s, {items} items stored, {:.0} items/s \
          ({} parsed, {} not modified, {} failed)",
         reports.len(),

@@ -10,6 +10,7 @@
 //! counts, and mark-feed-read with `before`. Requests rotate over the users' keys so that no
 //! user goes past the per-user rate limit of 120 a minute; answers 429 are counted, not timed.
 
+use crate::output::outln;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -79,7 +80,7 @@ pub async fn generate(config: &GlobalConfig, args: GenerateArgs) -> anyhow::Resu
     let store = super::open_store(config).await?;
     let started = Instant::now();
     let now = unix_now();
-    println!(
+    outln!(
         "tidings bench generate: {} items over {feeds} feeds, {users} users on {} ({})",
         args.items,
         store.engine(),
@@ -142,7 +143,7 @@ pub async fn generate(config: &GlobalConfig, args: GenerateArgs) -> anyhow::Resu
                 .await?;
             statements.clear();
             if (k + 1) % 100_000 < ROWS_PER_INSERT * INSERTS_PER_TRANSACTION {
-                println!(
+                outln!(
                     "items:          {} in {:.1} s",
                     k + 1,
                     started.elapsed().as_secs_f64()
@@ -219,7 +220,7 @@ pub async fn generate(config: &GlobalConfig, args: GenerateArgs) -> anyhow::Resu
         keys.push_str(&secret);
         keys.push('\n');
         if (u + 1) % 50 == 0 || u + 1 == users {
-            println!(
+            outln!(
                 "users:          {} with {feeds} subscriptions each in {:.1} s",
                 u + 1,
                 started.elapsed().as_secs_f64()
@@ -228,7 +229,7 @@ pub async fn generate(config: &GlobalConfig, args: GenerateArgs) -> anyhow::Resu
     }
     std::fs::write(&args.keys_file, keys)
         .with_context(|| format!("cannot write {}", args.keys_file.display()))?;
-    println!(
+    outln!(
         "done in {:.1} s; database {:.1} MB; keys in {}",
         started.elapsed().as_secs_f64(),
         store.database_size_bytes().await? as f64 / 1_048_576.0,
@@ -302,7 +303,7 @@ pub async fn api(args: ApiBenchArgs) -> anyhow::Result<ExitCode> {
     if feed_ids.is_empty() {
         bail!("the first bench user has no subscriptions; run `tidings bench generate` first");
     }
-    println!(
+    outln!(
         "tidings bench api: {} clients, {} requests (+{} warm-up) against {base}, {} users, {} feeds",
         args.clients,
         args.requests,
@@ -312,7 +313,7 @@ pub async fn api(args: ApiBenchArgs) -> anyhow::Result<ExitCode> {
     );
 
     if let Some(rate) = args.rate {
-        println!("open loop at {rate} requests/s");
+        outln!("open loop at {rate} requests/s");
     }
     let shared = Arc::new((client, base, keys, feed_ids));
     let warmup = Load {
@@ -331,14 +332,21 @@ pub async fn api(args: ApiBenchArgs) -> anyhow::Result<ExitCode> {
     let results = run_load(&shared, &measured).await;
     let elapsed = started.elapsed().as_secs_f64();
 
-    println!(
+    outln!(
         "{} requests in {elapsed:.1} s: {:.0} requests/s",
         args.requests,
         args.requests as f64 / elapsed
     );
-    println!(
+    outln!(
         "{:42} {:>7} {:>9} {:>9} {:>9} {:>9} {:>6} {:>6}",
-        "endpoint", "count", "median", "p95", "p99", "max", "429", "errors"
+        "endpoint",
+        "count",
+        "median",
+        "p95",
+        "p99",
+        "max",
+        "429",
+        "errors"
     );
     let mut healthy = true;
     for (call, mut samples) in CALLS.into_iter().zip(results) {
@@ -352,7 +360,7 @@ pub async fn api(args: ApiBenchArgs) -> anyhow::Result<ExitCode> {
                 - 1;
             format!("{:.2} ms", samples.latencies[index].as_secs_f64() * 1000.0)
         };
-        println!(
+        outln!(
             "{:42} {:>7} {:>9} {:>9} {:>9} {:>9} {:>6} {:>6}",
             call.label(),
             samples.latencies.len(),

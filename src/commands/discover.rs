@@ -2,6 +2,7 @@
 //! (or feed) through the guarded client; `tidings discover --html FILE --url URL` reads a saved
 //! page without any network access.
 
+use crate::output::outln;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -56,7 +57,7 @@ pub async fn run(_config: &GlobalConfig, args: DiscoverArgs) -> anyhow::Result<E
         return Ok(ExitCode::FAILURE);
     }
     for candidate in candidates {
-        println!("{}", candidate.url);
+        outln!("{}", candidate.url);
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -1,6 +1,7 @@
 //! `tidings parse`, `tidings sanitize` and `tidings discover --html`: the feed library
 //! (`tidings-feed`) on the command line, for debugging feeds and for scripts.
 
+use crate::output::outln;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -74,7 +75,7 @@ pub fn run_parse(args: &ParseArgs) -> anyhow::Result<ExitCode> {
     feed.sanitize_html(&sanitizer);
     let json = serde_json::to_string_pretty(&FeedReport::new(&feed))
         .context("the feed could not be written as JSON")?;
-    println!("{json}");
+    outln!("{json}");
     Ok(ExitCode::SUCCESS)
 }
 

@@ -1,5 +1,6 @@
 //! `tidings migrate`: apply pending migrations, or report the schema's state.
 
+use crate::output::outln;
 use std::process::ExitCode;
 
 use anyhow::Context;
@@ -24,17 +25,15 @@ pub async fn run(config: &GlobalConfig, args: MigrateArgs) -> anyhow::Result<Exi
         store.close().await;
         return Ok(match status {
             SchemaStatus::Current { version } => {
-                println!("schema is current (version {version})");
+                outln!("schema is current (version {version})");
                 ExitCode::SUCCESS
             }
             SchemaStatus::Behind { version, latest } => {
-                println!("schema is at version {version}; version {latest} is pending");
+                outln!("schema is at version {version}; version {latest} is pending");
                 ExitCode::FAILURE
             }
             SchemaStatus::Ahead { version, latest } => {
-                println!(
-                    "schema is at version {version}, newer than this tidings knows ({latest})"
-                );
+                outln!("schema is at version {version}, newer than this tidings knows ({latest})");
                 ExitCode::FAILURE
             }
         });
@@ -50,10 +49,10 @@ pub async fn run(config: &GlobalConfig, args: MigrateArgs) -> anyhow::Result<Exi
         SchemaStatus::Behind { version, .. } | SchemaStatus::Ahead { version, .. } => version,
     };
     if applied.is_empty() {
-        println!("schema is current (version {version}); nothing to do");
+        outln!("schema is current (version {version}); nothing to do");
     } else {
         let list: Vec<String> = applied.iter().map(i64::to_string).collect();
-        println!(
+        outln!(
             "applied migration(s) {}; schema is at version {version}",
             list.join(", ")
         );

@@ -1,5 +1,6 @@
 //! The subcommands of the `tidings` binary.
 
+pub mod backup;
 pub mod bench;
 pub mod bench_api;
 pub mod bench_search;
@@ -8,19 +9,105 @@ pub mod feed;
 pub mod migrate;
 pub mod opml;
 pub mod refresh;
+pub mod resume;
 pub mod serve;
 pub mod user;
 pub mod worker;
 
 use anyhow::Context;
-use tidings_store::{Store, StoreOptions};
+use tidings_store::{SchemaStatus, Store, StoreError, StoreOptions};
 
 use crate::config::GlobalConfig;
 
-/// Opens the configured database and applies pending migrations, as every command that reads
-/// or writes data does first.
+/// Opens the configured database, creating it when it is a new SQLite file, and applies
+/// pending migrations: what `serve` and the benchmarks do first.
 pub async fn open_store(config: &GlobalConfig) -> anyhow::Result<Store> {
     let store = connect_store(config).await?;
+    migrate(store).await
+}
+
+/// Opens a database that must exist already (every command but `serve`, `migrate` and the
+/// benchmarks) and applies pending migrations. Run in the wrong folder, a command would
+/// otherwise create an empty `tidings.db` and report that nothing is there.
+pub async fn open_existing_store(config: &GlobalConfig) -> anyhow::Result<Store> {
+    let store = connect_existing_store(config).await?;
+    migrate(store).await
+}
+
+/// Opens a database that must exist already, without migrating: a missing SQLite file, or one
+/// that holds no tidings schema, is an error that says which file was looked for and how to
+/// point at the right one.
+pub async fn connect_existing_store(config: &GlobalConfig) -> anyhow::Result<Store> {
+    let mut options = StoreOptions::new(&config.database_url);
+    options.max_connections = config.database_max_connections;
+    options.create_if_missing = false;
+    let store = match Store::connect(&options).await {
+        Ok(store) => store,
+        Err(StoreError::NoDatabase { path }) => {
+            return Err(NoDatabase {
+                path,
+                url: config.database_url.clone(),
+                empty: false,
+            }
+            .into());
+        }
+        Err(error) => return Err(error.into()),
+    };
+    if let Some(path) = store.sqlite_path().map(std::path::Path::to_path_buf) {
+        let version = match store.schema_status().await? {
+            SchemaStatus::Current { version }
+            | SchemaStatus::Behind { version, .. }
+            | SchemaStatus::Ahead { version, .. } => version,
+        };
+        if version == 0 {
+            store.close().await;
+            let path = std::env::current_dir()
+                .map(|dir| dir.join(&path))
+                .unwrap_or(path);
+            return Err(NoDatabase {
+                path,
+                url: config.database_url.clone(),
+                empty: true,
+            }
+            .into());
+        }
+    }
+    Ok(store)
+}
+
+/// A command that needs an existing database found none where it looked.
+#[derive(Debug)]
+pub struct NoDatabase {
+    /// The file looked for, absolute.
+    pub path: std::path::PathBuf,
+    /// The database URL it came from.
+    pub url: String,
+    /// Whether the file exists but holds no tidings data.
+    pub empty: bool,
+}
+
+impl std::fmt::Display for NoDatabase {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let what = if self.empty {
+            "holds no tidings data"
+        } else {
+            "does not exist"
+        };
+        write!(
+            f,
+            "no tidings database: {} {what} (from TIDINGS_DATABASE_URL or --database-url: {}; a \
+             relative path is read from the current folder). Point at your database with \
+             --database-url sqlite:///full/path/to/tidings.db or TIDINGS_DATABASE_URL; \
+             `tidings serve` or `tidings migrate` creates a new one",
+            self.path.display(),
+            tidings_store::redact_url(&self.url),
+        )
+    }
+}
+
+impl std::error::Error for NoDatabase {}
+
+async fn migrate(store: Store) -> anyhow::Result<Store> {
     let applied = store
         .migrate()
         .await

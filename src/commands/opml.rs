@@ -1,5 +1,6 @@
 //! `tidings opml import FILE --user NAME` and `tidings opml export --user NAME` (F37).
 
+use crate::output::{out, outln};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -67,7 +68,7 @@ async fn import(config: &GlobalConfig, args: ImportArgs) -> anyhow::Result<ExitC
         std::fs::read(&args.file)
             .with_context(|| format!("{} could not be read", args.file.display()))?
     };
-    let store = super::open_store(config).await?;
+    let store = super::open_existing_store(config).await?;
     let Some(user_id) = user_id(&store, &args.user).await? else {
         eprintln!("tidings: no user named {:?}", args.user);
         store.close().await;
@@ -106,19 +107,23 @@ async fn import(config: &GlobalConfig, args: ImportArgs) -> anyhow::Result<ExitC
             .map(|g| format!(" [{g}]"))
             .unwrap_or_default();
         match &entry.reason {
-            Some(reason) => println!("{status:8} {}{group}: {reason}", entry.url),
-            None => println!("{status:8} {}{group}", entry.url),
+            Some(reason) => outln!("{status:8} {}{group}: {reason}", entry.url),
+            None => outln!("{status:8} {}{group}", entry.url),
         }
     }
-    println!(
+    outln!(
         "{} feeds: {} added, {} skipped, {} refused (import #{})",
-        report.outlines, report.added, report.skipped, report.refused, report.import_id
+        report.outlines,
+        report.added,
+        report.skipped,
+        report.refused,
+        report.import_id
     );
     Ok(ExitCode::SUCCESS)
 }
 
 async fn export(config: &GlobalConfig, args: ExportArgs) -> anyhow::Result<ExitCode> {
-    let store = super::open_store(config).await?;
+    let store = super::open_existing_store(config).await?;
     let Some(user_id) = user_id(&store, &args.user).await? else {
         eprintln!("tidings: no user named {:?}", args.user);
         store.close().await;
@@ -135,7 +140,7 @@ async fn export(config: &GlobalConfig, args: ExportArgs) -> anyhow::Result<ExitC
     match &args.output {
         Some(path) => std::fs::write(path, document)
             .with_context(|| format!("{} could not be written", path.display()))?,
-        None => print!("{document}"),
+        None => out!("{document}"),
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -1,6 +1,7 @@
 //! `tidings refresh [--feed ID | --all]`: fetch now, bypassing the schedule (F15), and print
 //! what happened to each feed.
 
+use crate::output::outln;
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -25,8 +26,12 @@ pub struct RefreshArgs {
 
 /// Runs `tidings refresh`. Exits 1 when a feed could not be fetched successfully.
 pub async fn run(config: &GlobalConfig, args: RefreshArgs) -> anyhow::Result<ExitCode> {
-    let settings = args.worker.check()?;
-    let store = super::open_store(config).await?;
+    let mut settings = args.worker.check()?;
+    // This command's settings may differ from the server's (run without
+    // TIDINGS_ALLOW_PRIVATE_NETWORKS, it would refuse every LAN feed): what its guard refuses
+    // is reported, not recorded, so it never stops a feed the server fetches fine.
+    settings.worker.record_refusals = false;
+    let store = super::open_existing_store(config).await?;
     let fetcher = settings.fetcher(store.clone(), Arc::new(WorkerMetrics::default()))?;
     let ids: Vec<i64> = match args.feed {
         Some(id) => vec![id],
@@ -44,11 +49,11 @@ pub async fn run(config: &GlobalConfig, args: RefreshArgs) -> anyhow::Result<Exi
         .refresh_feeds(ids, |id, result| match result {
             Ok(report) => {
                 all_ok &= report.result.is_success() && report.recorded;
-                println!("{report}");
+                outln!("{report}");
             }
             Err(error) => {
                 all_ok = false;
-                println!("feed {id}: {error}");
+                outln!("feed {id}: {error}");
             }
         })
         .await;

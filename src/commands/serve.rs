@@ -22,8 +22,16 @@ pub struct ServeArgs {
     pub base_url: Option<String>,
 
     /// Run the fetch worker inside the server; false for API-only replicas beside
-    /// `tidings worker` processes.
-    #[arg(long, env = "TIDINGS_WORKER", default_value = "true")]
+    /// `tidings worker` processes. `--worker` alone means true; `--worker=false` turns it off.
+    #[arg(
+        long,
+        env = "TIDINGS_WORKER",
+        default_value = "true",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "true",
+        value_name = "true|false"
+    )]
     pub worker: String,
 
     #[command(flatten)]

@@ -1,5 +1,6 @@
 //! `tidings user`: add, list, change the password of, and delete user accounts.
 
+use crate::output::{out, outln};
 use std::io::{BufRead, IsTerminal, Write};
 use std::process::ExitCode;
 
@@ -64,7 +65,7 @@ pub struct DeleteArgs {
 
 /// Runs `tidings user …`.
 pub async fn run(config: &GlobalConfig, command: UserCommand) -> anyhow::Result<ExitCode> {
-    let store = super::open_store(config).await?;
+    let store = super::open_existing_store(config).await?;
     let result = match command {
         UserCommand::Add(args) => add(&store, args).await,
         UserCommand::List(args) => list(&store, args).await,
@@ -94,7 +95,7 @@ async fn add(store: &Store, args: AddArgs) -> anyhow::Result<()> {
         // The first administrator exists: the setup link printed by `serve` stops working.
         store.clear_setup_token().await?;
     }
-    println!(
+    outln!(
         "created user {} (id {}{})",
         user.username,
         user.id,
@@ -106,11 +107,11 @@ async fn add(store: &Store, args: AddArgs) -> anyhow::Result<()> {
 async fn list(store: &Store, args: ListArgs) -> anyhow::Result<()> {
     let users = store.list_users().await?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&users)?);
+        outln!("{}", serde_json::to_string_pretty(&users)?);
         return Ok(());
     }
     if users.is_empty() {
-        println!("no users yet: add one with `tidings user add NAME --admin`");
+        outln!("no users yet: add one with `tidings user add NAME --admin`");
         return Ok(());
     }
     let width = users
@@ -119,12 +120,16 @@ async fn list(store: &Store, args: ListArgs) -> anyhow::Result<()> {
         .max()
         .unwrap_or(4)
         .max(4);
-    println!(
+    outln!(
         "{:>6}  {:width$}  {:13}  {:8}  {:20}  LAST SIGN-IN",
-        "ID", "NAME", "ROLE", "STATUS", "CREATED"
+        "ID",
+        "NAME",
+        "ROLE",
+        "STATUS",
+        "CREATED"
     );
     for user in users {
-        println!(
+        outln!(
             "{:>6}  {:width$}  {:13}  {:8}  {:20}  {}",
             user.id,
             user.username,
@@ -153,7 +158,7 @@ async fn passwd(store: &Store, args: NameArgs) -> anyhow::Result<()> {
     password::check_password_policy(&password, &user.username)?;
     let hash = hash_off_thread(password).await?;
     store.set_password_hash(user.id, &hash).await?;
-    println!("password of {} changed", user.username);
+    outln!("password of {} changed", user.username);
     Ok(())
 }
 
@@ -165,7 +170,7 @@ async fn delete(store: &Store, args: DeleteArgs) -> anyhow::Result<()> {
         if !std::io::stdin().is_terminal() {
             bail!("deleting {} needs confirmation: add --yes", user.username);
         }
-        print!(
+        out!(
             "Delete {} with their subscriptions, stars and bookmarks? Type the name to confirm: ",
             user.username
         );
@@ -177,7 +182,7 @@ async fn delete(store: &Store, args: DeleteArgs) -> anyhow::Result<()> {
         }
     }
     store.delete_user(user.id).await?;
-    println!("deleted user {}", user.username);
+    outln!("deleted user {}", user.username);
     Ok(())
 }
 

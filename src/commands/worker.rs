@@ -18,7 +18,16 @@ use crate::config::{self, ConfigError, GlobalConfig};
 pub struct FetchArgs {
     /// Allow fetching from loopback, private (RFC 1918), CGNAT and unique-local addresses and
     /// local names: for feeds on a LAN, and for tests. Cloud metadata addresses stay refused.
-    #[arg(long, env = "TIDINGS_ALLOW_PRIVATE_NETWORKS", default_value = "false")]
+    /// The flag alone means true; `--allow-private-networks=false` turns it off.
+    #[arg(
+        long,
+        env = "TIDINGS_ALLOW_PRIVATE_NETWORKS",
+        default_value = "false",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "true",
+        value_name = "true|false"
+    )]
     pub allow_private_networks: String,
 
     /// Total time one fetch may take, redirects and body included, in seconds (1-300).
@@ -229,7 +238,7 @@ pub struct WorkerCommandArgs {
 /// Runs `tidings worker` until SIGINT or SIGTERM.
 pub async fn run(config: &GlobalConfig, args: WorkerCommandArgs) -> anyhow::Result<ExitCode> {
     let settings = args.worker.check()?;
-    let store = super::open_store(config).await?;
+    let store = super::open_existing_store(config).await?;
     let fetcher = settings.fetcher(store.clone(), Arc::new(WorkerMetrics::default()))?;
     let shutdown = super::serve::shutdown_signal()?;
     tracing::info!(database = %store.engine(), "worker running; stop it with Ctrl-C or SIGTERM");
