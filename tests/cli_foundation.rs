@@ -56,10 +56,10 @@ impl Server {
         let address = loop {
             let line = log
                 .recv_timeout(Duration::from_secs(30))
-                .unwrap_or_else(|_| panic!("no 'listening on' line; log so far: {early_log:#?}"));
+                .unwrap_or_else(|_| panic!("no '(listening on' line; log so far: {early_log:#?}"));
             early_log.push(line.clone());
-            if let Some(rest) = line.split("listening on http://").nth(1) {
-                let address = rest.split_whitespace().next().unwrap();
+            if let Some(rest) = line.split("(listening on ").nth(1) {
+                let address = rest.split(';').next().unwrap();
                 break address.parse().expect("address in log");
             }
         };

@@ -345,3 +345,98 @@ async fn resume_puts_stopped_feeds_back_on_schedule() {
     );
     store.close().await;
 }
+
+/// `tidings serve` listening on every interface: the start-up log names a URL a browser can
+/// open (never http://0.0.0.0), the database file and that the worker runs; the worker's first
+/// cycle leaves one summary line at info level.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_start_up_log_says_where_to_go_and_each_fetch_cycle_is_summed_up() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+
+    let dir = tempfile::tempdir().unwrap();
+    let feeds = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let feed_url = format!("http://{}/feed.xml", feeds.local_addr().unwrap());
+    tokio::spawn(async move {
+        let router = axum::Router::new().route(
+            "/feed.xml",
+            axum::routing::get(|| async {
+                "<rss version=\"2.0\"><channel><title>T</title><link>https://t.example/</link>\
+                 <item><guid>1</guid><title>One</title></item>\
+                 <item><guid>2</guid><title>Two</title></item></channel></rss>"
+            }),
+        );
+        axum::serve(feeds, router).await.unwrap();
+    });
+    let url = format!("sqlite://{}", dir.path().join("tidings.db").display());
+    let store = store_at(&url).await;
+    let alice = add_user(&store, "alice").await;
+    store
+        .subscribe(
+            alice,
+            &tidings_store::NewSubscription {
+                feed_url: feed_url.clone(),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    store.close().await;
+
+    let mut child = tidings(dir.path())
+        .args(["serve", "--worker", "--allow-private-networks"])
+        .env("TIDINGS_LISTEN", "0.0.0.0:0")
+        .env("TIDINGS_LOG_LEVEL", "info")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let (lines, log) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if lines.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut seen = Vec::new();
+    let wait_for = |seen: &mut Vec<String>, needle: &str| -> String {
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            let line = log
+                .recv_timeout(left)
+                .unwrap_or_else(|_| panic!("no line with {needle:?} in {seen:#?}"));
+            seen.push(line.clone());
+            if line.contains(needle) {
+                return line;
+            }
+        }
+    };
+    let start = wait_for(&mut seen, "is running: open ");
+    assert!(!start.contains("http://0.0.0.0"), "{start}");
+    assert!(start.contains("open http://127.0.0.1:"), "{start}");
+    let database = dir.path().join("tidings.db");
+    assert!(
+        start.contains(&format!("database sqlite://{}", database.display())),
+        "{start}"
+    );
+    assert!(start.contains("the fetch worker runs"), "{start}");
+    let cycle = wait_for(&mut seen, "fetch cycle:");
+    assert!(cycle.contains("INFO"), "{cycle}");
+    assert!(
+        cycle.contains("1 feed in") && cycle.contains("1 parsed (2 new items"),
+        "{cycle}"
+    );
+    let _ = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status();
+    let _ = child.wait();
+    // Everything logged until the end: one cycle, however many ticks passed.
+    while let Ok(line) = log.recv_timeout(Duration::from_secs(5)) {
+        seen.push(line);
+    }
+    let cycles = seen.iter().filter(|l| l.contains("fetch cycle:")).count();
+    assert_eq!(cycles, 1, "{seen:#?}");
+}

@@ -118,6 +118,20 @@ async fn migrate(store: Store) -> anyhow::Result<Store> {
     Ok(store)
 }
 
+/// The database as the start-up log names it: a SQLite file by its absolute path, a PostgreSQL
+/// URL without its password.
+pub fn describe_database(config: &GlobalConfig, store: &Store) -> String {
+    match store.sqlite_path() {
+        Some(path) => {
+            let path = std::env::current_dir()
+                .map(|dir| dir.join(path))
+                .unwrap_or_else(|_| path.to_path_buf());
+            format!("sqlite://{}", path.display())
+        }
+        None => tidings_store::redact_url(&config.database_url),
+    }
+}
+
 /// Opens the configured database without migrating.
 pub async fn connect_store(config: &GlobalConfig) -> anyhow::Result<Store> {
     let mut options = StoreOptions::new(&config.database_url);

@@ -144,11 +144,16 @@ impl ApiArgs {
 /// Runs `tidings serve`.
 pub async fn run(config: &GlobalConfig, args: ServeArgs) -> anyhow::Result<ExitCode> {
     let listen = config::check_listen(&args.listen)?;
-    let base_url = match &args.base_url {
-        Some(url) => config::check_base_url(url)?,
-        None => config::check_base_url(&format!("http://{listen}"))?,
+    let explicit_base_url = match &args.base_url {
+        Some(url) => Some(config::check_base_url(url)?),
+        None => None,
     };
-    let server_config = args.api.check(base_url.clone())?;
+    // Checked now so that a bad value stops the start before anything is created; the base
+    // URL is filled in once the listener is bound.
+    let mut server_config = args.api.check(config::check_base_url(&format!(
+        "http://{}",
+        reachable(listen)
+    ))?)?;
     let admin = admin_from_env()?;
     let run_worker = config::check_bool(&args.worker, "TIDINGS_WORKER", "--worker")?;
     let worker_settings = args.worker_settings.check()?;
@@ -157,6 +162,32 @@ pub async fn run(config: &GlobalConfig, args: ServeArgs) -> anyhow::Result<ExitC
     if let Some((username, password)) = admin {
         ensure_admin(&store, &username, &password).await?;
     }
+
+    let shutdown = shutdown_signal()?;
+    let listener = tokio::net::TcpListener::bind(listen)
+        .await
+        .with_context(|| format!("cannot listen on {listen}"))?;
+    let bound = listener.local_addr()?;
+    let base_url = match explicit_base_url {
+        Some(url) => url,
+        None => config::check_base_url(&format!("http://{}/", reachable(bound)))?,
+    };
+    server_config.base_url = base_url.clone();
+    let database = super::describe_database(config, &store);
+    tracing::info!(
+        address = %bound,
+        url = %base_url,
+        database = %database,
+        worker = run_worker,
+        version = env!("CARGO_PKG_VERSION"),
+        "tidings {} is running: open {base_url} (listening on {bound}; database {database}; {})",
+        env!("CARGO_PKG_VERSION"),
+        if run_worker {
+            "the fetch worker runs in this process"
+        } else {
+            "no fetch worker in this process (TIDINGS_WORKER=false): run `tidings worker` beside it"
+        }
+    );
     if let Some(token) = setup::issue_setup_token(&store).await? {
         let mut link = base_url.clone();
         link.set_path(&format!(
@@ -169,18 +200,6 @@ pub async fn run(config: &GlobalConfig, args: ServeArgs) -> anyhow::Result<ExitC
              (the link works until an administrator exists), or run `tidings user add NAME --admin`"
         );
     }
-
-    let shutdown = shutdown_signal()?;
-    let listener = tokio::net::TcpListener::bind(listen)
-        .await
-        .with_context(|| format!("cannot listen on {listen}"))?;
-    let bound = listener.local_addr()?;
-    tracing::info!(
-        address = %bound,
-        database = %store.engine(),
-        version = env!("CARGO_PKG_VERSION"),
-        "listening on http://{bound}"
-    );
     let worker = if run_worker {
         Some(super::worker::BackgroundWorker::spawn(
             &worker_settings,
@@ -209,6 +228,17 @@ pub async fn run(config: &GlobalConfig, args: ServeArgs) -> anyhow::Result<ExitC
     store.close().await;
     tracing::info!("stopped");
     Ok(ExitCode::SUCCESS)
+}
+
+/// The address a browser on this machine can open for a listener on `address`: an unspecified
+/// address (`0.0.0.0`, `[::]`, all interfaces) is not one, so the loopback address stands in.
+fn reachable(address: std::net::SocketAddr) -> std::net::SocketAddr {
+    let ip = match address.ip() {
+        std::net::IpAddr::V4(v4) if v4.is_unspecified() => std::net::Ipv4Addr::LOCALHOST.into(),
+        std::net::IpAddr::V6(v6) if v6.is_unspecified() => std::net::Ipv6Addr::LOCALHOST.into(),
+        ip => ip,
+    };
+    std::net::SocketAddr::new(ip, address.port())
 }
 
 /// `TIDINGS_ADMIN_USERNAME` and `TIDINGS_ADMIN_PASSWORD`, which come as a pair.
@@ -300,5 +330,23 @@ pub(crate) fn shutdown_signal()
             let _ = tokio::signal::ctrl_c().await;
             tracing::info!("shutting down");
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::reachable;
+
+    #[test]
+    fn the_url_to_open_is_never_an_unspecified_address() {
+        let cases = [
+            ("0.0.0.0:8080", "127.0.0.1:8080"),
+            ("[::]:8080", "[::1]:8080"),
+            ("192.168.1.5:80", "192.168.1.5:80"),
+            ("[::1]:9000", "[::1]:9000"),
+        ];
+        for (listen, expected) in cases {
+            assert_eq!(reachable(listen.parse().unwrap()).to_string(), expected);
+        }
     }
 }

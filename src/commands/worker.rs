@@ -241,7 +241,11 @@ pub async fn run(config: &GlobalConfig, args: WorkerCommandArgs) -> anyhow::Resu
     let store = super::open_existing_store(config).await?;
     let fetcher = settings.fetcher(store.clone(), Arc::new(WorkerMetrics::default()))?;
     let shutdown = super::serve::shutdown_signal()?;
-    tracing::info!(database = %store.engine(), "worker running; stop it with Ctrl-C or SIGTERM");
+    let database = super::describe_database(config, &store);
+    tracing::info!(
+        database = %database,
+        "worker running on {database}; stop it with Ctrl-C or SIGTERM"
+    );
     Worker::new(fetcher).run(shutdown).await;
     store.close().await;
     Ok(ExitCode::SUCCESS)

@@ -11,6 +11,7 @@ use tokio::task::JoinSet;
 
 use crate::config::WorkerConfig;
 use crate::fetcher::{FeedReport, Fetcher, SHUTDOWN_GRACE};
+use crate::metrics::FetchResult;
 use tidings_store::{DueFeed, Store, StoreError};
 
 /// The name of the retention job in `job_runs`.
@@ -73,6 +74,69 @@ pub struct Worker {
     fetcher: Fetcher,
 }
 
+/// What one fetch cycle did, for its one summary line at info level: a cycle runs from the
+/// first feed claimed after an idle moment until nothing is queued, running or due.
+#[derive(Debug, Default)]
+struct CycleTally {
+    started: Option<std::time::Instant>,
+    feeds: u64,
+    parsed: u64,
+    unchanged: u64,
+    failed: u64,
+    new_items: u64,
+    updated_items: u64,
+}
+
+impl CycleTally {
+    fn start(&mut self) {
+        self.started.get_or_insert_with(std::time::Instant::now);
+    }
+
+    /// Counts one finished fetch (`None`: its task ended abnormally).
+    fn add(&mut self, report: Option<&FeedReport>) {
+        self.feeds += 1;
+        match report.map(|r| r.result) {
+            Some(FetchResult::Parsed) => self.parsed += 1,
+            Some(FetchResult::NotModified | FetchResult::Unchanged) => self.unchanged += 1,
+            _ => self.failed += 1,
+        }
+        if let Some(report) = report {
+            self.new_items += report.items_inserted;
+            self.updated_items += report.items_updated;
+        }
+    }
+
+    /// Logs the cycle's summary when it fetched anything, and starts a new tally.
+    fn finish(&mut self) {
+        let tally = std::mem::take(self);
+        let Some(started) = tally.started else {
+            return;
+        };
+        if tally.feeds == 0 {
+            return;
+        }
+        let seconds = started.elapsed().as_secs_f64();
+        tracing::info!(
+            feeds = tally.feeds,
+            parsed = tally.parsed,
+            unchanged = tally.unchanged,
+            failed = tally.failed,
+            new_items = tally.new_items,
+            updated_items = tally.updated_items,
+            seconds,
+            "fetch cycle: {} feed{} in {seconds:.1} s: {} parsed ({} new items, {} updated), \
+             {} unchanged or not modified, {} failed",
+            tally.feeds,
+            if tally.feeds == 1 { "" } else { "s" },
+            tally.parsed,
+            tally.new_items,
+            tally.updated_items,
+            tally.unchanged,
+            tally.failed,
+        );
+    }
+}
+
 impl Worker {
     /// A worker fetching with `fetcher` (whose config gives the owner, parallelism and tick).
     pub fn new(fetcher: Fetcher) -> Worker {
@@ -97,6 +161,7 @@ impl Worker {
         let batch = config.concurrency.max(1) as i64;
         let mut queue: VecDeque<DueFeed> = VecDeque::new();
         let mut more_due = false;
+        let mut cycle = CycleTally::default();
         tokio::pin!(shutdown);
         tracing::info!(
             owner = %config.owner,
@@ -134,6 +199,9 @@ impl Worker {
                 {
                     Ok(claimed) => {
                         more_due = claimed.len() as i64 == batch;
+                        if !claimed.is_empty() {
+                            cycle.start();
+                        }
                         queue.extend(claimed);
                     }
                     Err(error) => {
@@ -142,6 +210,10 @@ impl Worker {
                         pause = ERROR_PAUSE.min(config.poll_interval);
                     }
                 }
+            }
+            // Nothing queued, running or left due: the cycle is over.
+            if queue.is_empty() && tasks.is_empty() {
+                cycle.finish();
             }
             while tasks.len() < in_flight
                 && let Some(due) = queue.pop_front()
@@ -161,9 +233,12 @@ impl Worker {
             });
             tokio::select! {
                 () = &mut shutdown => break,
-                Some(_) = tasks.join_next(), if !tasks.is_empty() => {
+                Some(done) = tasks.join_next(), if !tasks.is_empty() => {
                     // Collect whatever else finished too, then claim for the freed slots.
-                    while tasks.try_join_next().is_some() {}
+                    cycle.add(done.ok().as_ref());
+                    while let Some(done) = tasks.try_join_next() {
+                        cycle.add(done.ok().as_ref());
+                    }
                 }
                 Some(_) = jobs.join_next(), if !jobs.is_empty() => {}
                 () = sleep, if !wait_for_tasks => {}
