@@ -173,6 +173,18 @@ pub async fn run(config: &GlobalConfig, args: ServeArgs) -> anyhow::Result<ExitC
         None => config::check_base_url(&format!("http://{}/", reachable(bound)))?,
     };
     server_config.base_url = base_url.clone();
+    if let Some(token) = setup::issue_setup_token(&store).await? {
+        let mut link = base_url.clone();
+        link.set_path(&format!(
+            "{}setup",
+            base_url.path().trim_end_matches('/').to_owned() + "/"
+        ));
+        link.set_query(Some(&format!("token={token}")));
+        tracing::warn!(
+            "no account exists yet: open {link} to create the first administrator \
+             (the link works until an administrator exists), or run `tidings user add NAME --admin`"
+        );
+    }
     let database = super::describe_database(config, &store);
     tracing::info!(
         address = %bound,
@@ -188,18 +200,6 @@ pub async fn run(config: &GlobalConfig, args: ServeArgs) -> anyhow::Result<ExitC
             "no fetch worker in this process (TIDINGS_WORKER=false): run `tidings worker` beside it"
         }
     );
-    if let Some(token) = setup::issue_setup_token(&store).await? {
-        let mut link = base_url.clone();
-        link.set_path(&format!(
-            "{}setup",
-            base_url.path().trim_end_matches('/').to_owned() + "/"
-        ));
-        link.set_query(Some(&format!("token={token}")));
-        tracing::warn!(
-            "no account exists yet: open {link} to create the first administrator \
-             (the link works until an administrator exists), or run `tidings user add NAME --admin`"
-        );
-    }
     let worker = if run_worker {
         Some(super::worker::BackgroundWorker::spawn(
             &worker_settings,
