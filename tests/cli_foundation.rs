@@ -415,6 +415,7 @@ fn bad_settings_exit_2_naming_the_variable() {
         ("TIDINGS_LOG_FORMAT", "xml", "json"),
         ("TIDINGS_DATABASE_MAX_CONNECTIONS", "-1", "whole number"),
         ("TIDINGS_BASE_URL", "ftp://x", "https://"),
+        ("TIDINGS_MEDIA_PROXY", "sometimes", "off, http or all"),
     ];
     for (variable, value, accepted) in cases {
         let (code, _, err) = run(tidings(dir.path()).arg("serve").env(variable, value), None);
@@ -427,6 +428,20 @@ fn bad_settings_exit_2_naming_the_variable() {
         !dir.path().join("tidings.db").exists(),
         "nothing created on a bad start"
     );
+    // A short media proxy key is refused without echoing the secret.
+    let (code, _, err) = run(
+        tidings(dir.path())
+            .arg("serve")
+            .env("TIDINGS_MEDIA_PROXY", "http")
+            .env("TIDINGS_MEDIA_PROXY_KEY", "short secret"),
+        None,
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("TIDINGS_MEDIA_PROXY_KEY") && err.contains("32 characters"),
+        "{err}"
+    );
+    assert!(!err.contains("short secret"), "{err}");
     // An unknown flag is clap's exit 2 as well.
     let (code, _, _) = run(tidings(dir.path()).args(["serve", "--bogus"]), None);
     assert_eq!(code, 2);

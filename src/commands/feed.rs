@@ -71,6 +71,7 @@ pub fn run_parse(args: &ParseArgs) -> anyhow::Result<ExitCode> {
     }
     let sanitizer = Sanitizer::new(SanitizeOptions {
         rewrite_http_media_to_https: args.rewrite_http_media,
+        ..SanitizeOptions::default()
     });
     feed.sanitize_html(&sanitizer);
     let json = serde_json::to_string_pretty(&FeedReport::new(&feed))
@@ -88,6 +89,7 @@ pub fn run_sanitize(args: &SanitizeArgs) -> anyhow::Result<ExitCode> {
     let html = String::from_utf8_lossy(&input);
     let sanitizer = Sanitizer::new(SanitizeOptions {
         rewrite_http_media_to_https: args.rewrite_http_media,
+        ..SanitizeOptions::default()
     });
     let clean = sanitizer.clean(&html, args.base.as_ref());
     let mut stdout = std::io::stdout().lock();

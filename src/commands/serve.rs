@@ -65,11 +65,20 @@ pub struct ApiArgs {
     /// Days after which any session ends.
     #[arg(long, env = "TIDINGS_SESSION_LIFETIME_DAYS", default_value = "60")]
     pub session_lifetime_days: String,
+
+    /// The secret the media proxy signs its URLs with; give every replica the same one.
+    /// Without it each process makes its own, and proxied URLs end with the process.
+    #[arg(long, env = "TIDINGS_MEDIA_PROXY_KEY", hide_env_values = true)]
+    pub media_proxy_key: Option<String>,
 }
 
 impl ApiArgs {
     /// Checks the settings and builds the server's configuration.
-    pub fn check(&self, base_url: url::Url) -> Result<ServerConfig, ConfigError> {
+    pub fn check(
+        &self,
+        base_url: url::Url,
+        media_proxy: tidings_server::media::MediaProxyMode,
+    ) -> Result<ServerConfig, ConfigError> {
         let mut server = ServerConfig::new(base_url);
         for origin in self
             .cors_origins
@@ -135,6 +144,18 @@ impl ApiArgs {
             "TIDINGS_SESSION_LIFETIME_DAYS",
             "--session-lifetime-days",
         )?;
+        let key = self.media_proxy_key.as_deref().map(str::trim);
+        if let Some(key) = key
+            && key.len() < 32
+        {
+            return Err(ConfigError {
+                variable: "TIDINGS_MEDIA_PROXY_KEY",
+                flag: "--media-proxy-key",
+                value: "(hidden)".into(),
+                expected: "a secret of at least 32 characters".into(),
+            });
+        }
+        server.media_proxy = tidings_server::media::MediaProxy::new(media_proxy, key);
         server.session_idle = std::time::Duration::from_secs(idle * 86_400);
         server.session_lifetime = std::time::Duration::from_secs(lifetime * 86_400);
         Ok(server)
@@ -148,15 +169,15 @@ pub async fn run(config: &GlobalConfig, args: ServeArgs) -> anyhow::Result<ExitC
         Some(url) => Some(config::check_base_url(url)?),
         None => None,
     };
+    let worker_settings = args.worker_settings.check()?;
     // Checked now so that a bad value stops the start before anything is created; the base
     // URL is filled in once the listener is bound.
-    let mut server_config = args.api.check(config::check_base_url(&format!(
-        "http://{}",
-        reachable(listen)
-    ))?)?;
+    let mut server_config = args.api.check(
+        config::check_base_url(&format!("http://{}", reachable(listen)))?,
+        worker_settings.media_proxy,
+    )?;
     let admin = admin_from_env()?;
     let run_worker = config::check_bool(&args.worker, "TIDINGS_WORKER", "--worker")?;
-    let worker_settings = args.worker_settings.check()?;
 
     let store = super::open_store(config).await?;
     if let Some((username, password)) = admin {

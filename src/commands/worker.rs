@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use clap::Args;
 use tidings_fetch::{AddressPolicy, ClientConfig, GuardedClient, HostLimits};
+use tidings_server::media::MediaProxyMode;
 use tidings_store::Store;
 use tidings_worker::{Fetcher, Worker, WorkerConfig, WorkerMetrics};
 
@@ -169,6 +170,12 @@ pub struct WorkerArgs {
     /// Retention keeps this many of every feed's newest items whatever their age (0-100000).
     #[arg(long, env = "TIDINGS_RETENTION_KEEP_PER_FEED", default_value = "50")]
     pub retention_keep_per_feed: String,
+
+    /// Items' images through the server: off, http (only http: images, which HTTPS pages
+    /// block) or all (image hosts never see readers' addresses). The worker keeps http:
+    /// images in items when it is on; the server serves them.
+    #[arg(long, env = "TIDINGS_MEDIA_PROXY", default_value = "off")]
+    pub media_proxy: String,
 }
 
 /// The checked worker settings.
@@ -178,13 +185,21 @@ pub struct WorkerSettings {
     pub fetch: FetchSettings,
     /// The worker's own.
     pub worker: WorkerConfig,
+    /// Which images the server's media proxy serves.
+    pub media_proxy: MediaProxyMode,
 }
 
 impl WorkerArgs {
     /// Checks the settings (exit 2 naming the variable on a bad value).
     pub fn check(&self) -> Result<WorkerSettings, ConfigError> {
         let fetch = self.fetch.check()?;
-        let worker = WorkerConfig {
+        let media_proxy = MediaProxyMode::parse(&self.media_proxy).ok_or_else(|| ConfigError {
+            variable: "TIDINGS_MEDIA_PROXY",
+            flag: "--media-proxy",
+            value: self.media_proxy.clone(),
+            expected: "off, http or all".into(),
+        })?;
+        let mut worker = WorkerConfig {
             per_host: fetch.per_host,
             concurrency: config::check_number(
                 &self.worker_concurrency,
@@ -212,7 +227,12 @@ impl WorkerArgs {
             )?,
             ..WorkerConfig::default()
         };
-        Ok(WorkerSettings { fetch, worker })
+        worker.sanitize.keep_http_media = media_proxy != MediaProxyMode::Off;
+        Ok(WorkerSettings {
+            fetch,
+            worker,
+            media_proxy,
+        })
     }
 }
 

@@ -137,6 +137,9 @@ thread_local! {
 pub struct SanitizeOptions {
     /// Rewrite `http:` image and media URLs to `https:` instead of dropping them.
     pub rewrite_http_media_to_https: bool,
+    /// Keep `http:` image and media URLs as they are: the server's media proxy
+    /// (`TIDINGS_MEDIA_PROXY`) serves them over its own origin. Wins over the rewrite.
+    pub keep_http_media: bool,
 }
 
 /// A configured sanitizer; build it once and reuse it (it is `Send + Sync`).
@@ -426,6 +429,7 @@ fn media_url(options: SanitizeOptions, value: &str) -> Option<Url> {
 fn media_url_of(options: SanitizeOptions, mut url: Url) -> Option<Url> {
     match url.scheme() {
         "https" => Some(url),
+        "http" if options.keep_http_media => Some(url),
         "http" if options.rewrite_http_media_to_https => {
             url.set_scheme("https").ok()?;
             // The default port of http means the default port of https after the rewrite.
@@ -524,10 +528,27 @@ mod tests {
         );
         let rewriting = Sanitizer::new(SanitizeOptions {
             rewrite_http_media_to_https: true,
+            ..SanitizeOptions::default()
         });
         assert_eq!(
             rewriting.clean("<img src=\"http://a.example:80/i.png\">", None),
             "<img src=\"https://a.example/i.png\">"
+        );
+        // For the server's media proxy, http: images are kept as they are.
+        let keeping = Sanitizer::new(SanitizeOptions {
+            keep_http_media: true,
+            rewrite_http_media_to_https: true,
+        });
+        assert_eq!(
+            keeping.clean(
+                "<img src=\"http://a.example/i.png\" srcset=\"http://a.example/2.png 2x\">",
+                None
+            ),
+            "<img src=\"http://a.example/i.png\" srcset=\"http://a.example/2.png 2x\">"
+        );
+        assert_eq!(
+            keeping.clean("<img src=\"javascript:alert(1)\">", None),
+            "<img>"
         );
         assert_eq!(
             sanitize_html("<img src=\"i.png\">", Some(&base())),

@@ -353,6 +353,11 @@ fn at_least_150_vectors_none_survives_and_output_is_stable() {
         Sanitizer::default(),
         Sanitizer::new(SanitizeOptions {
             rewrite_http_media_to_https: true,
+            ..SanitizeOptions::default()
+        }),
+        Sanitizer::new(SanitizeOptions {
+            keep_http_media: true,
+            ..SanitizeOptions::default()
         }),
     ] {
         for vector in &all {

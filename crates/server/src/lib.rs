@@ -5,6 +5,7 @@
 
 pub mod api;
 pub mod health;
+pub mod media;
 pub mod middleware;
 pub mod password;
 pub mod ratelimit;
@@ -42,6 +43,8 @@ pub struct ServerConfig {
     pub session_lifetime: Duration,
     /// Subscriptions a user may have (F29).
     pub max_subscriptions: i64,
+    /// The opt-in media proxy for items' images (off by default).
+    pub media_proxy: media::MediaProxy,
 }
 
 impl ServerConfig {
@@ -54,6 +57,7 @@ impl ServerConfig {
             session_idle: Duration::from_secs(14 * 24 * 3600),
             session_lifetime: Duration::from_secs(60 * 24 * 3600),
             max_subscriptions: 100,
+            media_proxy: media::MediaProxy::default(),
         }
     }
 }
@@ -105,6 +109,7 @@ pub fn router(state: AppState) -> Router {
     Router::new()
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
+        .route("/media", get(media::serve_media))
         .nest("/api/v1", api)
         .merge(sync::router())
         .merge(ui::router())

@@ -47,10 +47,24 @@ async fn start_server_on(store: Store) -> String {
 
 /// A server on `store` with these rate limits; answers the base URL.
 async fn start_server_with(store: Store, limits: RateLimits) -> String {
+    start_server_configured(store, limits, |_| {}).await
+}
+
+/// [`start_server_with`] with the configuration adjusted.
+async fn start_server_configured(
+    store: Store,
+    limits: RateLimits,
+    adjust: impl FnOnce(&mut ServerConfig),
+) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
-    let config = ServerConfig::new(base.parse().unwrap());
-    let fetcher = support::test_fetcher(store.clone(), true);
+    let mut config = ServerConfig::new(base.parse().unwrap());
+    adjust(&mut config);
+    // As `tidings serve` does: with the media proxy on, items keep their http: images.
+    let mut worker = tidings_worker::WorkerConfig::default();
+    worker.sanitize.keep_http_media =
+        config.media_proxy.mode != tidings_server::media::MediaProxyMode::Off;
+    let fetcher = support::test_fetcher_with(store.clone(), true, worker);
     let mut state = AppState::new(store.clone(), config, fetcher);
     state.limits = Arc::new(limits);
     tokio::spawn(tidings_server::serve(
@@ -1440,7 +1454,7 @@ fn media_feeds(site: &FeedServer) {
             "<?xml version=\"1.0\"?><rss version=\"2.0\"><channel><title>Pod</title>\
              <link>{base}/</link><description>d</description><item><title>Episode 1</title>\
              <link>{base}/ep1</link><guid>ep1</guid><pubDate>{now}</pubDate>\
-             <description>Show notes</description>\
+             <description><![CDATA[<p>Show notes <img alt=\"cover\" src=\"{base}/cover.png\"></p>]]></description>\
              <enclosure url=\"{base}/ep1.mp3\" length=\"48213000\" type=\"audio/mpeg\"/>\
              </item></channel></rss>",
             base = site.base
@@ -1461,6 +1475,7 @@ fn media_feeds(site: &FeedServer) {
         ),
     );
     site.serve("/thumb.jpg", 200, "image/jpeg", vec![0xff, 0xd8, 0xff]);
+    site.serve("/cover.png", 200, "image/png", support::PNG_1X1);
 }
 
 /// Issue 10: the reading view. The page never scrolls in the two-pane layout; "Mark all
@@ -1475,7 +1490,23 @@ async fn reading_view_in_chromium() {
     let site = feed_site().await;
     media_feeds(&site);
     let db = TestDb::sqlite();
-    let (base, store) = start_server(&db).await;
+    let store = db.migrated().await;
+    // With the media proxy for http: images (the test site is http:, which img-src refuses).
+    let base = start_server_configured(
+        store.clone(),
+        RateLimits {
+            per_user: RateLimiter::new(100_000, Duration::from_secs(60)),
+            subscribe: RateLimiter::new(1_000, Duration::from_secs(60)),
+            ..RateLimits::standard()
+        },
+        |config| {
+            config.media_proxy = tidings_server::media::MediaProxy::new(
+                tidings_server::media::MediaProxyMode::Insecure,
+                None,
+            );
+        },
+    )
+    .await;
     let b = Browser::start(1280, 860).await;
     let feeds = [
         site.url("/big.xml"),
@@ -1646,6 +1677,15 @@ async fn reading_view_in_chromium() {
         site.url("/ep1.mp3")
     );
     assert_eq!(site.hits("/ep1.mp3"), 0, "nothing loaded before a click");
+    // The show notes' http: image shows, through the media proxy.
+    b.wait_for(
+        "the cover through the proxy",
+        &format!(
+            "(() => {{ const i = document.querySelector('#main li.expanded .item-content img');              return i && i.src.startsWith('{base}/media?') && i.complete && i.naturalWidth === 1; }})()"
+        ),
+    )
+    .await;
+    assert_eq!(site.hits("/cover.png"), 1);
 
     // A YouTube item: its thumbnail, a link to the video, and a player only on request.
     b.goto(&format!("{base}/feeds/{videos}?filter=all")).await;

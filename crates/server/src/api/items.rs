@@ -464,11 +464,25 @@ async fn list_items(
     if with_content {
         add_bodies(&state, &auth, &mut items).await?;
     }
+    for item in &mut items {
+        proxy_images(&state, &mut item.summary);
+        proxy_images(&state, &mut item.content);
+    }
     Ok(Json(ItemList {
         has_more: page.next_cursor.is_some(),
         next_cursor: page.next_cursor.map(|c| c.encode()),
         items,
     }))
+}
+
+/// Points the images of an item's HTML at the media proxy, when it is on.
+fn proxy_images(state: &AppState, html: &mut Option<String>) {
+    let config = &state.config;
+    if let Some(text) = html.as_deref()
+        && let Some(rewritten) = config.media_proxy.rewrite_html(&config.base_url, text)
+    {
+        *html = Some(rewritten);
+    }
 }
 
 /// Adds each listed item's content and enclosures (`include=content`).
@@ -536,6 +550,10 @@ async fn search_items(
     if with_content {
         add_bodies(state, auth, &mut items).await?;
     }
+    for item in &mut items {
+        proxy_images(state, &mut item.summary);
+        proxy_images(state, &mut item.content);
+    }
     Ok(Json(ItemList {
         has_more: next_cursor.is_some(),
         next_cursor,
@@ -570,10 +588,14 @@ async fn get_item(
         is_starred: item.is_starred,
         thumbnail_url: item.thumbnail_url,
     };
+    let mut summary: ItemSummaryView = summary.into();
+    proxy_images(&state, &mut summary.summary);
+    let mut content = item.content;
+    proxy_images(&state, &mut content);
     Ok(Json(ItemEnvelope {
         item: ItemView {
-            summary: summary.into(),
-            content: item.content,
+            summary,
+            content,
             guid: item.guid,
             updated_at: item.updated_at.map(time),
             fetched_at: time(item.fetched_at),

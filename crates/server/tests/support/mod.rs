@@ -20,6 +20,19 @@ pub const PASSWORD: &str = "correct horse battery staple";
 
 /// A fetcher for tests: private networks allowed, since test feeds are served on 127.0.0.1.
 pub fn test_fetcher(store: Store, allow_private: bool) -> tidings_worker::Fetcher {
+    test_fetcher_with(
+        store,
+        allow_private,
+        tidings_worker::WorkerConfig::default(),
+    )
+}
+
+/// [`test_fetcher`] with the worker's settings.
+pub fn test_fetcher_with(
+    store: Store,
+    allow_private: bool,
+    worker: tidings_worker::WorkerConfig,
+) -> tidings_worker::Fetcher {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let mut client = tidings_fetch::ClientConfig::default();
     client.address_policy.allow_private_networks = allow_private;
@@ -27,7 +40,7 @@ pub fn test_fetcher(store: Store, allow_private: bool) -> tidings_worker::Fetche
     tidings_worker::Fetcher::new(
         store,
         tidings_fetch::GuardedClient::new(client).expect("HTTP client"),
-        tidings_worker::WorkerConfig::default(),
+        worker,
     )
 }
 
@@ -264,3 +277,12 @@ pub fn rss(site: &str, title: &str, n: usize) -> String {
          <link>{site}/</link><description>d</description>{items}</channel></rss>"
     )
 }
+
+/// A valid 1×1 transparent PNG, for image tests.
+pub const PNG_1X1: &[u8] = &[
+    0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52,
+    0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x06, 0x00, 0x00, 0x00, 0x1f, 0x15, 0xc4,
+    0x89, 0x00, 0x00, 0x00, 0x0b, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9c, 0x63, 0x60, 0x00, 0x02, 0x00,
+    0x00, 0x05, 0x00, 0x01, 0x7a, 0x5e, 0xab, 0x3f, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4e, 0x44,
+    0xae, 0x42, 0x60, 0x82,
+];
