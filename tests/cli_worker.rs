@@ -281,27 +281,31 @@ async fn refresh_discover_and_opml_on_the_command_line() {
     let opml = dir.path().join("in.opml");
     std::fs::write(
         &opml,
-        "<opml version=\"2.0\"><head><title>t</title></head><body>\
-             <outline text=\"News\"><outline text=\"A\" xmlUrl=\"https://a.example/feed\"/></outline>\
-             <outline text=\"again\" xmlUrl=\"https://a.example/feed\"/>\
-             <outline text=\"private\" xmlUrl=\"http://10.1.2.3/feed\"/>\
+        format!(
+            "<opml version=\"2.0\"><head><title>t</title></head><body>\
+             <outline text=\"News\"><outline text=\"A\" xmlUrl=\"{0}\"/></outline>\
+             <outline text=\"again\" xmlUrl=\"{0}\"/>\
+             <outline text=\"metadata\" xmlUrl=\"http://169.254.169.254/feed\"/>\
              <outline text=\"bad\" xmlUrl=\"ftp://b.example/feed\"/>\
              </body></opml>",
+            server.url("/feed/a")
+        ),
     )
     .unwrap();
-    let mut import = tidings(dir.path(), &url);
-    import.args(["opml", "import", opml.to_str().unwrap(), "--user", "alice"]);
-    let output = run(&mut import).await;
+    let output = opml_import(dir.path(), &url, &opml, &[]).await;
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(output.status.success(), "{stdout}");
     assert!(
-        stdout.contains("added    https://a.example/feed [News]"),
+        stdout.contains(&format!("added    {} [News]", server.url("/feed/a"))),
         "{stdout}"
     );
     assert!(stdout.contains("listed more than once"), "{stdout}");
-    assert!(stdout.contains("refused  http://10.1.2.3/feed"), "{stdout}");
     assert!(
-        stdout.contains("4 feeds: 1 added, 1 skipped, 2 refused"),
+        stdout.contains("refused  http://169.254.169.254/feed"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("4 feeds: 1 added, 1 skipped, 2 refused, 0 failed"),
         "{stdout}"
     );
     assert_eq!(store.list_opml_imports(alice).await.unwrap().len(), 1);
@@ -316,10 +320,165 @@ async fn refresh_discover_and_opml_on_the_command_line() {
         "{document}"
     );
     assert!(
-        document.contains("xmlUrl=\"https://a.example/feed\""),
+        document.contains(&format!("xmlUrl=\"{}\"", server.url("/feed/a"))),
         "{document}"
     );
     store.close().await;
+}
+
+/// Runs `tidings opml import FILE --user alice` with `extra` arguments, private networks
+/// allowed (the feeds are on 127.0.0.1).
+async fn opml_import(dir: &Path, database_url: &str, file: &Path, extra: &[&str]) -> Output {
+    let mut import = tidings(dir, database_url);
+    import
+        .args(["opml", "import", file.to_str().unwrap(), "--user", "alice"])
+        .args(extra)
+        .env("TIDINGS_ALLOW_PRIVATE_NETWORKS", "true");
+    run(&mut import).await
+}
+
+/// A new schema on the PostgreSQL test server at `admin_url`: the database URL that works in
+/// it, and its name.
+async fn postgres_schema(admin_url: &str) -> (String, String) {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let schema = format!("cli_{}_{nanos}", std::process::id());
+    let admin = Store::connect(&StoreOptions::new(admin_url)).await.unwrap();
+    admin
+        .execute_raw(&format!("CREATE SCHEMA {schema}"))
+        .await
+        .unwrap();
+    admin.close().await;
+    let separator = if admin_url.contains('?') { '&' } else { '?' };
+    let url = format!("{admin_url}{separator}options=-c%20search_path%3D{schema}");
+    (url, schema)
+}
+
+/// A database for a command-line test on each engine: a SQLite file in `dir`, and a
+/// PostgreSQL schema when `TIDINGS_TEST_POSTGRES_URL` is set (dropped by [`drop_postgres`]).
+async fn test_databases(dir: &Path, test: &str) -> Vec<(String, Option<(String, String)>)> {
+    let mut databases = vec![(format!("sqlite://{}", dir.join("t.db").display()), None)];
+    match std::env::var("TIDINGS_TEST_POSTGRES_URL") {
+        Ok(admin_url) => {
+            let (url, schema) = postgres_schema(&admin_url).await;
+            databases.push((url, Some((admin_url, schema))));
+        }
+        Err(_) => eprintln!("SKIPPED {test} on postgres: TIDINGS_TEST_POSTGRES_URL is not set"),
+    }
+    databases
+}
+
+async fn drop_postgres(admin: Option<(String, String)>) {
+    if let Some((admin_url, schema)) = admin {
+        let admin = Store::connect(&StoreOptions::new(&admin_url))
+            .await
+            .unwrap();
+        admin
+            .execute_raw(&format!("DROP SCHEMA {schema} CASCADE"))
+            .await
+            .unwrap();
+        admin.close().await;
+    }
+}
+
+/// `tidings opml import` keeps outline titles, reports feeds that answer 404 or are no feed as
+/// failed (and does not subscribe them), and says plainly, with exit code 1, when a limit left
+/// feeds out: more than 1,000 in the file, or the subscription limit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn opml_import_reports_failures_and_limits_on_the_command_line() {
+    let router = feed_router().route(
+        "/page",
+        get(|| async { "<html><body>a page, not a feed</body></html>" }),
+    );
+    let server = FeedServer::start(router).await;
+    let dir = tempfile::tempdir().unwrap();
+    for (url, admin) in test_databases(dir.path(), "opml_import_reports_failures").await {
+        let store = store_at(&url).await;
+        let alice = add_user(&store, "alice").await;
+        let opml = dir.path().join("mixed.opml");
+        std::fs::write(
+            &opml,
+            format!(
+                "<opml version=\"2.0\"><body>\
+                 <outline text=\"Tech\"><outline text=\"My favourite\" xmlUrl=\"{}\"/></outline>\
+                 <outline title=\"Gone\" text=\"gone\" xmlUrl=\"{}\"/>\
+                 <outline text=\"Page\" xmlUrl=\"{}\"/>\
+                 </body></opml>",
+                server.url("/feed/fav"),
+                server.url("/missing.xml"),
+                server.url("/page")
+            ),
+        )
+        .unwrap();
+        let output = opml_import(dir.path(), &url, &opml, &[]).await;
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(output.status.success(), "{url}: {stdout}");
+        assert!(
+            stdout.contains(&format!(
+                "failed   {}: the server answered HTTP 404",
+                server.url("/missing.xml")
+            )),
+            "{stdout}"
+        );
+        assert!(
+            stdout.contains(&format!("failed   {}: not a feed", server.url("/page"))),
+            "{stdout}"
+        );
+        assert!(
+            stdout.contains("3 feeds: 1 added, 0 skipped, 0 refused, 2 failed"),
+            "{stdout}"
+        );
+        let subscriptions = store.list_subscriptions(alice).await.unwrap();
+        assert_eq!(subscriptions.len(), 1, "failed feeds are not subscribed");
+        assert_eq!(
+            subscriptions[0].custom_title.as_deref(),
+            Some("My favourite")
+        );
+        let history = store.list_opml_imports(alice).await.unwrap();
+        assert_eq!(history[0].failed, 2);
+        assert!(
+            history[0].report.contains("HTTP 404"),
+            "{}",
+            history[0].report
+        );
+
+        // 1,001 feeds and a limit of 3 subscriptions (one used): what fits is imported, and
+        // the rest is named plainly, with exit code 1.
+        let outlines: String = (0..1001)
+            .map(|n| {
+                format!(
+                    "<outline xmlUrl=\"{}\"/>",
+                    server.url(&format!("/feed/m{n}"))
+                )
+            })
+            .collect();
+        let many = dir.path().join("many.opml");
+        std::fs::write(
+            &many,
+            format!("<opml version=\"2.0\"><body>{outlines}</body></opml>"),
+        )
+        .unwrap();
+        let output = opml_import(dir.path(), &url, &many, &["--max-subscriptions", "3"]).await;
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{stderr}");
+        assert!(
+            stdout.contains("1001 feeds: 2 added, 0 skipped, 999 refused, 0 failed"),
+            "{stdout}"
+        );
+        assert!(
+            stderr.contains("the file lists 1001 feeds, more than the 1000 one import takes"),
+            "{stderr}"
+        );
+        assert!(
+            stderr.contains("998 feeds were not imported because the limit of 3 subscriptions"),
+            "{stderr}"
+        );
+        assert_eq!(store.count_subscriptions(alice).await.unwrap(), 3);
+        store.close().await;
+        drop_postgres(admin).await;
+    }
 }
 
 /// Two `tidings worker` processes on one PostgreSQL database over 1,000 due feeds: each feed
@@ -333,16 +492,7 @@ async fn two_worker_processes_on_postgres_fetch_each_feed_once() {
         );
         return;
     };
-    let schema = format!("cli_{}", std::process::id());
-    let admin = Store::connect(&StoreOptions::new(&admin_url))
-        .await
-        .unwrap();
-    admin
-        .execute_raw(&format!("CREATE SCHEMA {schema}"))
-        .await
-        .unwrap();
-    let separator = if admin_url.contains('?') { '&' } else { '?' };
-    let url = format!("{admin_url}{separator}options=-c%20search_path%3D{schema}");
+    let (url, schema) = postgres_schema(&admin_url).await;
     let server = FeedServer::start(feed_router()).await;
     let store = store_at(&url).await;
     let alice = add_user(&store, "alice").await;
@@ -381,11 +531,7 @@ async fn two_worker_processes_on_postgres_fetch_each_feed_once() {
         stop(worker);
     }
     store.close().await;
-    admin
-        .execute_raw(&format!("DROP SCHEMA {schema} CASCADE"))
-        .await
-        .unwrap();
-    admin.close().await;
+    drop_postgres(Some((admin_url, schema))).await;
     assert!(result.is_ok(), "not every feed was fetched in time");
     // The workers also look for favicons ("/", "/favicon.ico"); only feeds are counted.
     let hits: HashMap<String, usize> = server

@@ -6,17 +6,17 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
-use tidings_fetch::AddressPolicy;
 use tidings_store::Store;
-use tidings_worker::{ImportOptions, ImportStatus};
+use tidings_worker::{Fetcher, ImportOptions, ImportStatus, WorkerConfig};
 
 use crate::config::GlobalConfig;
 
 /// `tidings opml …`.
 #[derive(Debug, Subcommand)]
 pub enum OpmlCommand {
-    /// Subscribe a user to every feed of an OPML file (folders become groups) and print what
-    /// became of each URL. The worker fetches the new feeds on its next tick.
+    /// Subscribe a user to every feed of an OPML file (folders become groups, outline names
+    /// titles), fetch each new feed once, and print what became of each URL. Exits 1 when a
+    /// limit (1,000 feeds per file, the subscription limit) left feeds out.
     Import(ImportArgs),
     /// Write a user's subscriptions as OPML 2.0 (groups as folders).
     Export(ExportArgs),
@@ -30,6 +30,9 @@ pub struct ImportArgs {
     /// The user to subscribe.
     #[arg(long, value_name = "NAME")]
     pub user: String,
+    /// Subscriptions one user may have, as for `serve`: feeds past it are not imported.
+    #[arg(long, env = "TIDINGS_MAX_SUBSCRIPTIONS", default_value = "100")]
+    pub max_subscriptions: String,
     #[command(flatten)]
     pub fetch: super::worker::FetchArgs,
 }
@@ -59,6 +62,12 @@ async fn user_id(store: &Store, name: &str) -> anyhow::Result<Option<i64>> {
 
 async fn import(config: &GlobalConfig, args: ImportArgs) -> anyhow::Result<ExitCode> {
     let settings = args.fetch.check()?;
+    let max_subscriptions: i64 = crate::config::check_number(
+        &args.max_subscriptions,
+        1..=100_000,
+        "TIDINGS_MAX_SUBSCRIPTIONS",
+        "--max-subscriptions",
+    )?;
     let bytes = if args.file.as_os_str() == "-" {
         let mut bytes = Vec::new();
         std::io::Read::read_to_end(&mut std::io::stdin(), &mut bytes)
@@ -79,13 +88,11 @@ async fn import(config: &GlobalConfig, args: ImportArgs) -> anyhow::Result<ExitC
             .file
             .file_name()
             .map(|name| name.to_string_lossy().into_owned()),
-        address_policy: AddressPolicy {
-            allow_private_networks: settings.allow_private_networks,
-            ..AddressPolicy::default()
-        },
+        max_subscriptions: Some(max_subscriptions),
         ..ImportOptions::default()
     };
-    let report = tidings_worker::import_opml(&store, user_id, &bytes, &options).await;
+    let fetcher = Fetcher::new(store.clone(), settings.client()?, WorkerConfig::default());
+    let report = tidings_worker::import_opml(&fetcher, user_id, &bytes, &options).await;
     store.close().await;
     let report = match report {
         Ok(report) => report,
@@ -100,6 +107,7 @@ async fn import(config: &GlobalConfig, args: ImportArgs) -> anyhow::Result<ExitC
             ImportStatus::Added => "added",
             ImportStatus::Skipped => "skipped",
             ImportStatus::Refused => "refused",
+            ImportStatus::Failed => "failed",
         };
         let group = entry
             .group
@@ -112,13 +120,20 @@ async fn import(config: &GlobalConfig, args: ImportArgs) -> anyhow::Result<ExitC
         }
     }
     outln!(
-        "{} feeds: {} added, {} skipped, {} refused (import #{})",
+        "{} feeds: {} added, {} skipped, {} refused, {} failed (import #{})",
         report.outlines,
         report.added,
         report.skipped,
         report.refused,
+        report.failed,
         report.import_id
     );
+    // Feeds a limit left out are not an error of the file's own: say so plainly, and exit 1
+    // so that scripts notice.
+    if let Some(notice) = report.limit_notice(&options) {
+        eprintln!("tidings: not everything was imported: {notice}");
+        return Ok(ExitCode::FAILURE);
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -47,6 +47,21 @@ async fn feed_site() -> FeedServer {
     site
 }
 
+/// Imports an OPML document of `outlines` at `url` (`…/opml`); returns the report.
+async fn import_outlines(client: &Client, url: String, outlines: String) -> Value {
+    let response = client
+        .post(url)
+        .header("content-type", "text/x-opml")
+        .body(format!(
+            "<opml version=\"2.0\"><body>{outlines}</body></opml>"
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    response.json().await.unwrap()
+}
+
 async fn subscribe(client: &Client, app: &TestApp, body: Value) -> (StatusCode, Value) {
     let (status, _, body) =
         call(client, Method::POST, &app.url("/subscriptions"), Some(body)).await;
@@ -392,10 +407,14 @@ on_both_engines!(opml_import_export_and_history, |db| {
   </outline>
   <outline type="rss" text="Other" xmlUrl="{}"/>
   <outline type="rss" text="Bad" xmlUrl="javascript:alert(1)"/>
+  <outline type="rss" text="Missing" xmlUrl="{}"/>
+  <outline type="rss" text="A page" xmlUrl="{}"/>
 </body></opml>"#,
         site.url("/feed.xml"),
         site.url("/feed.xml"),
-        site.url("/other.xml")
+        site.url("/other.xml"),
+        site.url("/missing.xml"),
+        site.url("/plain.html"),
     );
     let response = gus
         .post(app.url("/opml"))
@@ -407,10 +426,12 @@ on_both_engines!(opml_import_export_and_history, |db| {
         .unwrap();
     assert_eq!(response.status(), StatusCode::OK);
     let report: Value = response.json().await.unwrap();
-    assert_eq!(report["outlines"], 4, "{report}");
+    assert_eq!(report["outlines"], 6, "{report}");
     assert_eq!(report["added"], 2, "{report}");
     assert_eq!(report["skipped"], 1, "{report}");
     assert_eq!(report["refused"], 1, "{report}");
+    assert_eq!(report["failed"], 2, "{report}");
+    assert!(report["notice"].is_null(), "{report}");
     let entries = report["entries"].as_array().unwrap();
     assert!(
         entries
@@ -418,9 +439,28 @@ on_both_engines!(opml_import_export_and_history, |db| {
             .all(|e| e["status"] == "added" || e["reason"].is_string())
     );
     assert_eq!(entries[0]["group"], "Tech");
+    // A 404 and a page that is no feed are failures with their reason, not subscriptions.
+    assert_eq!(entries[4]["status"], "failed", "{report}");
+    assert_eq!(entries[4]["reason"], "the server answered HTTP 404");
+    assert_eq!(entries[5]["status"], "failed", "{report}");
+    assert!(
+        entries[5]["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("not a feed"),
+        "{report}"
+    );
 
+    // The outlines' names are the subscriptions' titles, before the feeds are even fetched.
     let (_, _, listed) = call(&gus, Method::GET, &app.url("/subscriptions"), None).await;
-    assert_eq!(listed["subscriptions"].as_array().unwrap().len(), 2);
+    let mut titles: Vec<&str> = listed["subscriptions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["title"].as_str().unwrap())
+        .collect();
+    titles.sort();
+    assert_eq!(titles, ["News", "Other"]);
 
     let response = gus.get(app.url("/opml")).send().await.unwrap();
     assert_eq!(response.status(), StatusCode::OK);
@@ -442,6 +482,7 @@ on_both_engines!(opml_import_export_and_history, |db| {
     assert_eq!(imports.len(), 1);
     assert_eq!(imports[0]["file_name"], "mine.opml");
     assert_eq!(imports[0]["added"], 2);
+    assert_eq!(imports[0]["failed"], 3, "refused and failed");
 
     for bad in ["", "not xml at all", "<html><body>a page</body></html>"] {
         let response = gus
@@ -472,33 +513,36 @@ on_both_engines!(opml_import_export_and_history, |db| {
         .unwrap();
     assert_eq!(response.status(), StatusCode::PAYLOAD_TOO_LARGE);
 
-    // A 1,000-outline file is taken whole; more are refused past 1,000.
+    // A 1,000-outline file is taken whole; more are refused past 1,000, and the report says
+    // so plainly.
     let outlines: String = (0..1001)
         .map(|i| {
-            format!(
-                "<outline type=\"rss\" xmlUrl=\"{}\"/>",
-                site.url(&format!("/many/{i}.xml"))
-            )
+            let path = format!("/many/{i}.xml");
+            site.serve(
+                &path,
+                200,
+                "application/rss+xml",
+                rss(&site.base, "many", 1),
+            );
+            format!("<outline type=\"rss\" xmlUrl=\"{}\"/>", site.url(&path))
         })
         .collect();
     app.user("hal", false).await;
     let hal = app.signed_in("hal").await;
-    let response = hal
-        .post(app.url("/opml"))
-        .header("content-type", "text/x-opml")
-        .body(format!(
-            "<opml version=\"2.0\"><body>{outlines}</body></opml>"
-        ))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), StatusCode::OK);
-    let report: Value = response.json().await.unwrap();
+    let report = import_outlines(&hal, app.url("/opml"), outlines).await;
     assert_eq!(report["outlines"], 1001);
     assert_eq!(
         report["added"], 100,
         "the per-user limit of 100 applies: {}",
         report["refused"]
+    );
+    assert_eq!(report["over_file_limit"], 1);
+    assert_eq!(report["over_subscription_limit"], 900);
+    let notice = report["notice"].as_str().unwrap();
+    assert!(
+        notice.contains("The file lists 1001 feeds, more than the 1000 one import takes")
+            && notice.contains("900 feeds were not imported because the limit of 100"),
+        "{notice}"
     );
 });
 
@@ -571,5 +615,78 @@ on_both_engines!(
             site.url("/v/aaa"),
             "the video stays an enclosure"
         );
+    }
+);
+
+on_both_engines!(
+    the_subscription_limit_holds_under_concurrent_requests,
+    |db| {
+        let app = TestApp::start_with(db, true, |config| config.max_subscriptions = 4).await;
+        let site = feed_site().await;
+        for n in 0..80 {
+            site.serve(
+                &format!("/c/{n}.xml"),
+                200,
+                "application/rss+xml",
+                rss(&site.base, &format!("c{n}"), 1),
+            );
+        }
+        // Ten subscribe requests at once (the most the per-user rate allows in a minute).
+        app.user("ida", false).await;
+        let ida = app.signed_in("ida").await;
+        let mut requests = tokio::task::JoinSet::new();
+        for n in 0..10 {
+            let (client, url, feed) = (
+                ida.clone(),
+                app.url("/subscriptions"),
+                site.url(&format!("/c/{n}.xml")),
+            );
+            requests.spawn(async move {
+                let (status, _, body) =
+                    call(&client, Method::POST, &url, Some(json!({ "url": feed }))).await;
+                (status, body)
+            });
+        }
+        let (mut created, mut limited) = (0, 0);
+        while let Some(done) = requests.join_next().await {
+            let (status, body) = done.unwrap();
+            match status {
+                StatusCode::CREATED => created += 1,
+                StatusCode::CONFLICT => {
+                    assert_eq!(body["error"]["code"], "subscription_limit", "{body}");
+                    limited += 1;
+                }
+                other => panic!("unexpected {other}: {body}"),
+            }
+        }
+        assert_eq!((created, limited), (4, 6));
+        let (_, _, listed) = call(&ida, Method::GET, &app.url("/subscriptions"), None).await;
+        assert_eq!(listed["subscriptions"].as_array().unwrap().len(), 4);
+
+        // Twenty OPML imports at once, three feeds each: what fits is taken, the rest is over.
+        app.user("jan", false).await;
+        let jan = app.signed_in("jan").await;
+        let mut imports = tokio::task::JoinSet::new();
+        for n in 0..20 {
+            let outlines: String = (0..3)
+                .map(|k| {
+                    format!(
+                        "<outline xmlUrl=\"{}\"/>",
+                        site.url(&format!("/c/{}.xml", 20 + n * 3 + k))
+                    )
+                })
+                .collect();
+            let (client, url) = (jan.clone(), app.url("/opml"));
+            imports.spawn(async move { import_outlines(&client, url, outlines).await });
+        }
+        let (mut added, mut over) = (0, 0);
+        while let Some(done) = imports.join_next().await {
+            let report = done.unwrap();
+            added += report["added"].as_i64().unwrap();
+            over += report["over_subscription_limit"].as_i64().unwrap();
+        }
+        assert_eq!((added, over), (4, 56));
+        let (_, _, listed) = call(&jan, Method::GET, &app.url("/subscriptions"), None).await;
+        assert_eq!(listed["subscriptions"].as_array().unwrap().len(), 4);
     }
 );

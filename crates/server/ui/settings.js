@@ -127,7 +127,8 @@ function opmlSection() {
     replace(status, h('p', null, h('span', { class: 'spinner', 'aria-hidden': 'true' }), 'Importing ' + chosen.name + '…'));
     const report = await api('POST', '/opml', chosen, { contentType: 'text/x-opml', headers: { 'X-File-Name': encodeURIComponent(chosen.name) } });
     replace(status,
-      h('p', null, h('strong', null, report.added + ' added'), ', ' + report.skipped + ' skipped, ' + report.refused + ' refused, of ' + report.outlines + ' feeds.'),
+      h('p', null, h('strong', null, report.added + ' added'), ', ' + report.skipped + ' skipped, ' + report.refused + ' refused, ' + report.failed + ' failed, of ' + report.outlines + ' feeds.'),
+      report.notice ? h('p', { class: 'notice', role: 'alert' }, report.notice) : null,
       h('table', { class: 'report' },
         h('caption', { class: 'visually-hidden' }, 'Import report'),
         h('thead', null, h('tr', null, h('th', { scope: 'col' }, 'Feed'), h('th', { scope: 'col' }, 'Result'), h('th', { scope: 'col' }, 'Reason'))),
@@ -142,7 +143,7 @@ function opmlSection() {
       const data = await api('GET', '/opml/imports');
       if (!data.imports.length) return replace(history);
       replace(history, h('h3', null, 'Earlier imports'), h('ul', { class: 'plain-list' }, data.imports.map((i) =>
-        h('li', null, fullDate(i.created_at) + ' — ' + (i.file_name ? decodeURIComponent(i.file_name) + ': ' : '') + i.added + ' added, ' + i.skipped + ' skipped, ' + i.failed + ' refused'))));
+        h('li', null, fullDate(i.created_at) + ' — ' + (i.file_name ? decodeURIComponent(i.file_name) + ': ' : '') + i.added + ' added, ' + i.skipped + ' skipped, ' + i.failed + ' refused or failed'))));
     } catch (e) {
       replace(history);
     }

@@ -36,6 +36,14 @@ pub enum StoreError {
     /// The input breaks a rule of the data model, e.g. an interval outside 30–720 minutes.
     #[error("{0}")]
     Invalid(String),
+    /// A per-user limit would be exceeded, e.g. the number of subscriptions (F29).
+    #[error("the limit of {limit} {what} is reached")]
+    LimitReached {
+        /// What is counted, in the plural ("subscriptions").
+        what: &'static str,
+        /// The limit.
+        limit: i64,
+    },
     /// Applying or checking migrations failed.
     #[error("migration failed: {0}")]
     Migration(String),

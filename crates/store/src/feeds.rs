@@ -264,6 +264,19 @@ impl Store {
     /// Subscribes a user to a feed, creating the shared feed row when it is the first
     /// subscriber. A feed already followed by others is reused: one row per URL (F10).
     pub async fn subscribe(&self, user_id: i64, new: &NewSubscription) -> Result<Subscription> {
+        self.subscribe_within_limit(user_id, new, None).await
+    }
+
+    /// [`Store::subscribe`], refused with [`StoreError::LimitReached`] when the user already
+    /// has `max_subscriptions` subscriptions (F29). The count is taken inside the transaction
+    /// that inserts, with the user's row locked on PostgreSQL (SQLite has one writer), so any
+    /// number of concurrent subscribes and imports never end above the limit.
+    pub async fn subscribe_within_limit(
+        &self,
+        user_id: i64,
+        new: &NewSubscription,
+        max_subscriptions: Option<i64>,
+    ) -> Result<Subscription> {
         let interval = check_interval(new.interval_minutes.unwrap_or(DEFAULT_INTERVAL_MINUTES))?;
         let url = new.feed_url.trim();
         if url.is_empty() {
@@ -271,8 +284,30 @@ impl Store {
         }
         let title = clean_title(new.title.as_deref());
         let now = unix_now();
+        let is_postgres = self.engine() == Engine::Postgres;
         let result: Result<i64> = async {
             Ok(in_tx!(self, |tx| {
+                if let Some(limit) = max_subscriptions {
+                    if is_postgres {
+                        // Serializes this user's subscribes: the count below is then exact
+                        // until this transaction ends.
+                        sqlx::query("SELECT id FROM users WHERE id = $1 FOR NO KEY UPDATE")
+                            .bind(user_id)
+                            .execute(&mut *tx)
+                            .await?;
+                    }
+                    let count: i64 =
+                        sqlx::query_scalar("SELECT COUNT(*) FROM subscriptions WHERE user_id = $1")
+                            .bind(user_id)
+                            .fetch_one(&mut *tx)
+                            .await?;
+                    if count >= limit {
+                        return Err(StoreError::LimitReached {
+                            what: "subscriptions",
+                            limit,
+                        });
+                    }
+                }
                 let group_id: Option<i64> =
                     match new.group_id {
                         Some(group_id) => {

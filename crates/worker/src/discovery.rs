@@ -134,6 +134,8 @@ pub struct SubscribeRequest {
     pub title: Option<String>,
     /// The fetch interval in minutes (30–720, step 30); 60 when `None`.
     pub interval_minutes: Option<i64>,
+    /// The user's subscription limit (F29), checked when the subscription is stored.
+    pub max_subscriptions: Option<i64>,
 }
 
 /// A new subscription and how its first fetch went.
@@ -154,7 +156,8 @@ pub enum SubscribeError {
     /// Nothing at the URL is or links to a feed that parses.
     #[error("no feed found at {0}")]
     NoFeed(String),
-    /// The store refused (already subscribed: `StoreError::Conflict`; bad interval or group).
+    /// The store refused (already subscribed: `StoreError::Conflict`; the subscription limit:
+    /// `StoreError::LimitReached`; bad interval or group).
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -184,7 +187,7 @@ pub async fn subscribe_with_discovery(
     let feed_url = chosen.ok_or_else(|| SubscribeError::NoFeed(url.to_string()))?;
     let subscription = fetcher
         .store()
-        .subscribe(
+        .subscribe_within_limit(
             user_id,
             &NewSubscription {
                 feed_url,
@@ -192,6 +195,7 @@ pub async fn subscribe_with_discovery(
                 title: request.title.clone(),
                 interval_minutes: request.interval_minutes,
             },
+            request.max_subscriptions,
         )
         .await?;
     let first_fetch = match fetcher.refresh_feed(subscription.feed_id).await {

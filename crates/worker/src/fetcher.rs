@@ -274,6 +274,38 @@ impl Fetcher {
         tried
     }
 
+    /// Fetches `url` once (through the guard and the per-host limiter) and checks that it
+    /// answers with a feed that parses. `Err` says why not, as the user should read it: an
+    /// error status, no answer, or not a feed. Nothing is stored.
+    pub async fn check_feed(&self, url: &Url) -> Result<(), String> {
+        let request = FetchRequest::new(url.clone());
+        let host = url.host_str().unwrap_or_default().to_owned();
+        let permit = self.inner.limiter.acquire(&host).await;
+        let response = self
+            .inner
+            .limiter
+            .watch(permit, self.inner.client.fetch(&request))
+            .await;
+        let response = response.map_err(|error| format!("could not be fetched: {error}"))?;
+        if !response.is_success() {
+            return Err(format!("the server answered HTTP {}", response.status));
+        }
+        let options = ParseOptions {
+            feed_url: Some(response.url.clone()),
+            http_charset: response.charset.clone(),
+            ..ParseOptions::default()
+        };
+        let body = response.body.clone();
+        let parsed = tokio::task::spawn_blocking(move || {
+            tidings_feed::parse(&body, &options)
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        })
+        .await
+        .unwrap_or_else(|error| Err(format!("the parser failed: {error}")));
+        parsed.map_err(|reason| format!("not a feed: {reason}"))
+    }
+
     /// Fetches a feed this fetcher's owner has claimed, stores everything, releases the lease.
     /// Never fails: problems are in the report (and the lease expires if nothing was stored).
     pub async fn fetch_claimed(&self, due: DueFeed) -> FeedReport {

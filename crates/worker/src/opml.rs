@@ -1,5 +1,6 @@
 //! OPML import and export (F37): the pure reading and writing of OPML documents, and the
-//! import/export of a user's subscriptions on top of the store. The command line's
+//! import/export of a user's subscriptions on top of the store (an import fetches each feed
+//! once to check it, through the worker's fetcher). The command line's
 //! `tidings opml` and the API's `GET/POST /api/v1/opml` both call [`import_opml`] and
 //! [`export_opml`].
 
@@ -9,7 +10,10 @@ use quick_xml::Reader;
 use quick_xml::events::{BytesStart, Event};
 use tidings_fetch::AddressPolicy;
 use tidings_store::{NewSubscription, OpmlImportRecord, Store, StoreError};
+use tokio::task::JoinSet;
 use url::Url;
+
+use crate::fetcher::Fetcher;
 
 /// The largest OPML document read.
 pub const MAX_OPML_BYTES: usize = 10 * 1024 * 1024;
@@ -261,6 +265,9 @@ pub enum ImportStatus {
     Skipped,
     /// Not subscribed: the URL is unusable or not allowed, or a limit was reached.
     Refused,
+    /// Not subscribed: fetching it failed (an HTTP error such as 404, no answer, or not a
+    /// feed). Importing the file again tries it again.
+    Failed,
 }
 
 /// One line of an import report.
@@ -293,8 +300,37 @@ pub struct ImportReport {
     pub skipped: usize,
     /// Feeds refused.
     pub refused: usize,
+    /// Feeds whose check failed (an HTTP error, no answer, not a feed).
+    pub failed: usize,
+    /// Feeds not imported because the file lists more than [`ImportOptions::max_feeds`].
+    pub over_file_limit: usize,
+    /// Feeds not imported because the user's subscription limit was reached.
+    pub over_subscription_limit: usize,
     /// One entry per feed outline, in file order.
     pub entries: Vec<ImportEntry>,
+}
+
+impl ImportReport {
+    /// What a person should know about limits, in plain words: `None` when every feed of the
+    /// file was considered.
+    pub fn limit_notice(&self, options: &ImportOptions) -> Option<String> {
+        let mut notices = Vec::new();
+        if self.over_file_limit > 0 {
+            notices.push(format!(
+                "the file lists {} feeds, more than the {} one import takes: the last {} were \
+                 not imported (split the file and import the rest separately)",
+                self.outlines, options.max_feeds, self.over_file_limit
+            ));
+        }
+        if self.over_subscription_limit > 0 {
+            notices.push(format!(
+                "{} feeds were not imported because the limit of {} subscriptions was reached",
+                self.over_subscription_limit,
+                options.max_subscriptions.unwrap_or_default()
+            ));
+        }
+        (!notices.is_empty()).then(|| notices.join("; "))
+    }
 }
 
 /// How an import behaves.
@@ -304,11 +340,11 @@ pub struct ImportOptions {
     pub file_name: Option<String>,
     /// Feeds imported at most; the rest are refused (F37: 1000).
     pub max_feeds: usize,
-    /// The user's subscription limit (F29), if any: feeds past it are refused.
+    /// The user's subscription limit (F29), if any: feeds past it are refused. It holds
+    /// however many imports and subscribes run at once.
     pub max_subscriptions: Option<i64>,
-    /// The outbound policy: feed URLs it refuses outright (a private IP literal, a local
-    /// name, a non-http scheme) are refused at import instead of failing at every fetch.
-    pub address_policy: AddressPolicy,
+    /// Feeds checked at once (each host still gets at most the fetcher's per-host limit).
+    pub concurrency: usize,
 }
 
 impl Default for ImportOptions {
@@ -317,10 +353,13 @@ impl Default for ImportOptions {
             file_name: None,
             max_feeds: MAX_IMPORT_FEEDS,
             max_subscriptions: None,
-            address_policy: AddressPolicy::default(),
+            concurrency: IMPORT_FETCH_CONCURRENCY,
         }
     }
 }
+
+/// Feeds an import checks at once, by default.
+pub const IMPORT_FETCH_CONCURRENCY: usize = 10;
 
 /// Why an import could not run at all.
 #[derive(Debug, thiserror::Error)]
@@ -333,26 +372,38 @@ pub enum ImportError {
     Store(#[from] StoreError),
 }
 
-/// Subscribes `user_id` to every feed of an OPML file, creating groups from its folders, and
-/// records the import with its per-URL report in the user's history. Feeds are not fetched
-/// here: the worker picks the new subscriptions up on its next tick, since they are due at
-/// once.
+/// Subscribes `user_id` to every feed of an OPML file, creating groups from its folders, with
+/// the outline's title as the subscription's title. Each feed is fetched once first (several
+/// at once): one that answers an HTTP error such as 404, does not answer, or is not a feed is
+/// reported as failed with the reason and not subscribed. The user's subscription limit takes
+/// feeds in file order; the rest are reported as over it (and not fetched). The import is
+/// recorded with its per-URL report in the user's history. The worker fetches the new feeds
+/// on its next tick, as they are due at once.
 pub async fn import_opml(
-    store: &Store,
+    fetcher: &Fetcher,
     user_id: i64,
     bytes: &[u8],
     options: &ImportOptions,
 ) -> Result<ImportReport, ImportError> {
+    let store = fetcher.store();
     let document = parse_opml(bytes)?;
+    let address_policy = fetcher.client().config().address_policy.clone();
     let mut groups: HashMap<String, i64> = store
         .list_groups(user_id)
         .await?
         .into_iter()
         .map(|group| (group.name.to_lowercase(), group.id))
         .collect();
-    let mut subscriptions = store.count_subscriptions(user_id).await?;
+    let subscribed: HashSet<String> = store
+        .list_subscriptions(user_id)
+        .await?
+        .into_iter()
+        .map(|s| s.feed_url)
+        .collect();
     let mut seen: HashSet<String> = HashSet::new();
     let mut entries = Vec::with_capacity(document.feeds.len());
+    // Feeds to check and subscribe: (entry index, URL).
+    let mut candidates: Vec<(usize, Url)> = Vec::new();
     for (index, feed) in document.feeds.iter().enumerate() {
         let mut entry = ImportEntry {
             url: feed.xml_url.clone(),
@@ -362,22 +413,15 @@ pub async fn import_opml(
             reason: None,
             subscription_id: None,
         };
-        let verdict = import_one(
-            store,
-            user_id,
+        match precheck(
             feed,
             index,
             options,
-            &mut groups,
+            &address_policy,
+            &subscribed,
             &mut seen,
-            &mut subscriptions,
-        )
-        .await?;
-        match verdict {
-            Ok(subscription_id) => {
-                entry.status = ImportStatus::Added;
-                entry.subscription_id = Some(subscription_id);
-            }
+        ) {
+            Ok(url) => candidates.push((index, url)),
             Err((status, reason)) => {
                 entry.status = status;
                 entry.reason = Some(reason);
@@ -385,12 +429,61 @@ pub async fn import_opml(
         }
         entries.push(entry);
     }
+    // Checked a batch at a time, so that once the limit is reached no more feeds are fetched.
+    let mut limit_reached: Option<i64> = None;
+    for batch in candidates.chunks(options.concurrency.max(1)) {
+        if let Some(limit) = limit_reached {
+            for (index, _) in batch {
+                entries[*index].reason = Some(over_subscription_limit_reason(limit));
+            }
+            continue;
+        }
+        let checks = check_feeds(fetcher, batch).await;
+        for ((index, url), check) in batch.iter().zip(checks) {
+            let entry = &mut entries[*index];
+            if let Err(reason) = check {
+                entry.status = ImportStatus::Failed;
+                entry.reason = Some(reason);
+                continue;
+            }
+            if let Some(limit) = limit_reached {
+                entry.reason = Some(over_subscription_limit_reason(limit));
+                continue;
+            }
+            let feed = &document.feeds[*index];
+            match subscribe_one(store, user_id, feed, url, options, &mut groups).await? {
+                Ok(subscription_id) => {
+                    entry.status = ImportStatus::Added;
+                    entry.subscription_id = Some(subscription_id);
+                }
+                Err(Refusal::LimitReached(limit)) => {
+                    limit_reached = Some(limit);
+                    entry.reason = Some(over_subscription_limit_reason(limit));
+                }
+                Err(Refusal::Other(status, reason)) => {
+                    entry.status = status;
+                    entry.reason = Some(reason);
+                }
+            }
+        }
+    }
     let count = |status| entries.iter().filter(|e| e.status == status).count();
-    let (added, skipped, refused) = (
+    let (added, skipped, refused, failed) = (
         count(ImportStatus::Added),
         count(ImportStatus::Skipped),
         count(ImportStatus::Refused),
+        count(ImportStatus::Failed),
     );
+    let over = |reason: &str| {
+        entries
+            .iter()
+            .filter(|e| e.status == ImportStatus::Refused && e.reason.as_deref() == Some(reason))
+            .count()
+    };
+    let over_file_limit = over(&over_file_limit_reason(options.max_feeds));
+    let over_subscription_limit = options
+        .max_subscriptions
+        .map_or(0, |limit| over(&over_subscription_limit_reason(limit)));
     let import_id = store
         .record_opml_import(
             user_id,
@@ -401,7 +494,7 @@ pub async fn import_opml(
                 outlines: entries.len() as i64,
                 added: added as i64,
                 skipped: skipped as i64,
-                failed: refused as i64,
+                failed: (refused + failed) as i64,
                 report: serde_json::to_string(&entries).unwrap_or_else(|_| "[]".into()),
             },
         )
@@ -412,48 +505,89 @@ pub async fn import_opml(
         added,
         skipped,
         refused,
+        failed,
+        over_file_limit,
+        over_subscription_limit,
         entries,
     })
 }
 
-/// One feed of an import: `Ok(Ok(subscription id))`, `Ok(Err((status, reason)))`, or a
-/// database failure that stops the import.
-#[allow(clippy::too_many_arguments)]
-async fn import_one(
-    store: &Store,
-    user_id: i64,
+fn over_file_limit_reason(max_feeds: usize) -> String {
+    format!("over the limit of {max_feeds} feeds per import")
+}
+
+fn over_subscription_limit_reason(limit: i64) -> String {
+    format!("over the limit of {limit} subscriptions")
+}
+
+/// What can be said of a feed before any request: its URL, or why it is not imported.
+fn precheck(
     feed: &OpmlFeed,
     index: usize,
     options: &ImportOptions,
-    groups: &mut HashMap<String, i64>,
+    address_policy: &AddressPolicy,
+    subscribed: &HashSet<String>,
     seen: &mut HashSet<String>,
-    subscriptions: &mut i64,
-) -> Result<Result<i64, (ImportStatus, String)>, StoreError> {
-    let refused = |reason: String| Ok(Err((ImportStatus::Refused, reason)));
+) -> Result<Url, (ImportStatus, String)> {
+    let refused = |reason: String| Err((ImportStatus::Refused, reason));
     if index >= options.max_feeds {
-        return refused(format!(
-            "the file lists more than {} feeds; only the first {} are imported",
-            options.max_feeds, options.max_feeds
-        ));
+        return refused(over_file_limit_reason(options.max_feeds));
     }
     let url = match Url::parse(feed.xml_url.trim()) {
         Ok(url) => url,
         Err(error) => return refused(format!("not a URL: {error}")),
     };
-    if let Err(refusal) = options.address_policy.check_url(&url) {
+    if let Err(refusal) = address_policy.check_url(&url) {
         return refused(refusal.to_string());
     }
     if !seen.insert(url.to_string()) {
-        return Ok(Err((
+        return Err((
             ImportStatus::Skipped,
             "listed more than once in the file".into(),
-        )));
+        ));
     }
-    if let Some(limit) = options.max_subscriptions
-        && *subscriptions >= limit
-    {
-        return refused(format!("the subscription limit ({limit}) is reached"));
+    if subscribed.contains(url.as_str()) {
+        return Err((ImportStatus::Skipped, "already subscribed".into()));
     }
+    Ok(url)
+}
+
+/// Fetches each feed of `batch` once, all at once; the results are in `batch`'s order.
+async fn check_feeds(fetcher: &Fetcher, batch: &[(usize, Url)]) -> Vec<Result<(), String>> {
+    let mut tasks = JoinSet::new();
+    for (position, (_, url)) in batch.iter().enumerate() {
+        let (fetcher, url) = (fetcher.clone(), url.clone());
+        tasks.spawn(async move { (position, fetcher.check_feed(&url).await) });
+    }
+    let mut results: Vec<Result<(), String>> = vec![Ok(()); batch.len()];
+    while let Some(done) = tasks.join_next().await {
+        match done {
+            Ok((position, result)) => results[position] = result,
+            // A check that panicked: its feed stays marked fine and is left to the worker.
+            Err(error) => tracing::warn!(%error, "an OPML feed check failed"),
+        }
+    }
+    results
+}
+
+/// Why [`subscribe_one`] did not subscribe.
+enum Refusal {
+    /// The user's subscription limit is reached.
+    LimitReached(i64),
+    /// Anything else, with the entry's status and reason.
+    Other(ImportStatus, String),
+}
+
+/// Subscribes to one checked feed of an import in the group of its folder (created when
+/// missing), titled as in the file. A database failure stops the import.
+async fn subscribe_one(
+    store: &Store,
+    user_id: i64,
+    feed: &OpmlFeed,
+    url: &Url,
+    options: &ImportOptions,
+    groups: &mut HashMap<String, i64>,
+) -> Result<Result<i64, Refusal>, StoreError> {
     let group_id = match &feed.group {
         None => None,
         Some(name) => match groups.get(&name.to_lowercase()) {
@@ -464,7 +598,10 @@ async fn import_one(
                     Some(group.id)
                 }
                 Err(StoreError::Invalid(reason)) => {
-                    return refused(format!("the group {name:?} cannot be created: {reason}"));
+                    return Ok(Err(Refusal::Other(
+                        ImportStatus::Refused,
+                        format!("the group {name:?} cannot be created: {reason}"),
+                    )));
                 }
                 Err(StoreError::Conflict(_)) => {
                     // Created meanwhile (another import); look it up again.
@@ -479,28 +616,34 @@ async fn import_one(
             },
         },
     };
+    // The outline's name is what the person called the feed in their old reader; an outline
+    // named by its own URL says nothing more.
+    let title = feed
+        .title
+        .clone()
+        .filter(|title| title.trim() != feed.xml_url.trim() && title.trim() != url.as_str());
     let subscribed = store
-        .subscribe(
+        .subscribe_within_limit(
             user_id,
             &NewSubscription {
                 feed_url: url.to_string(),
                 group_id,
-                title: None,
+                title,
                 interval_minutes: None,
             },
+            options.max_subscriptions,
         )
         .await;
-    match subscribed {
-        Ok(subscription) => {
-            *subscriptions += 1;
-            Ok(Ok(subscription.id))
-        }
-        Err(StoreError::Conflict(_)) => {
-            Ok(Err((ImportStatus::Skipped, "already subscribed".into())))
-        }
-        Err(StoreError::Invalid(reason)) => refused(reason),
-        Err(error) => Err(error),
-    }
+    Ok(match subscribed {
+        Ok(subscription) => Ok(subscription.id),
+        Err(StoreError::Conflict(_)) => Err(Refusal::Other(
+            ImportStatus::Skipped,
+            "already subscribed".into(),
+        )),
+        Err(StoreError::LimitReached { limit, .. }) => Err(Refusal::LimitReached(limit)),
+        Err(StoreError::Invalid(reason)) => Err(Refusal::Other(ImportStatus::Refused, reason)),
+        Err(error) => return Err(error),
+    })
 }
 
 /// The user's subscriptions as an OPML 2.0 document: the default group's feeds at the top

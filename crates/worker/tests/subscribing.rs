@@ -8,7 +8,6 @@ mod support;
 use axum::Router;
 use axum::routing::get;
 use support::{TestServer, fetcher, rss, user};
-use tidings_fetch::AddressPolicy;
 use tidings_worker::{
     FetchResult, ImportOptions, ImportStatus, SubscribeError, SubscribeRequest, export_opml,
     import_opml, parse_opml, subscribe_with_discovery,
@@ -79,28 +78,57 @@ on_both_engines!(a_page_url_subscribes_to_its_feed_and_fetches_it, |db| {
     assert!(matches!(none, Err(SubscribeError::NoFeed(_))), "{none:?}");
 });
 
+/// A local site for imports: RSS feeds at `/feeds/{name}`, a page at `/page`, and 404
+/// elsewhere.
+async fn import_site() -> TestServer {
+    let router =
+        Router::new()
+            .route(
+                "/feeds/{name}",
+                get(
+                    |axum::extract::Path(name): axum::extract::Path<String>| async move {
+                        rss(&name, 2)
+                    },
+                ),
+            )
+            .route(
+                "/page",
+                get(|| async { "<html><body>not a feed</body></html>" }),
+            );
+    TestServer::start(router).await
+}
+
 on_both_engines!(opml_import_reports_each_url_and_export_round_trips, |db| {
     let store = db.migrated().await;
     let alice = user(&store, "alice").await;
-    let document = r#"<?xml version="1.0"?>
+    let site = import_site().await;
+    let document = format!(
+        r#"<?xml version="1.0"?>
 <opml version="2.0"><head><title>Mine</title></head><body>
-  <outline text="Top" xmlUrl="https://top.example/feed"/>
+  <outline text="Top" xmlUrl="{top}"/>
   <outline text="Tech">
-    <outline text="Rust" xmlUrl="https://rust.example/feed.xml" htmlUrl="https://rust.example/"/>
-    <outline text="Rust again" xmlUrl="https://rust.example/feed.xml"/>
+    <outline text="Rust &amp; more" title="Rust" xmlUrl="{rust}" htmlUrl="https://rust.example/"/>
+    <outline text="Rust again" xmlUrl="{rust}"/>
   </outline>
-  <outline text="Local" xmlUrl="http://192.168.1.10/feed"/>
   <outline text="Metadata" xmlUrl="http://169.254.169.254/latest"/>
   <outline text="Broken" xmlUrl="not a url"/>
-  <outline text="Third" xmlUrl="https://third.example/feed"/>
-</body></opml>"#;
+  <outline text="Gone" xmlUrl="{gone}"/>
+  <outline text="A page" xmlUrl="{page}"/>
+  <outline text="{third}" xmlUrl="{third}"/>
+</body></opml>"#,
+        top = site.url("/feeds/top"),
+        rust = site.url("/feeds/rust"),
+        gone = site.url("/gone.xml"),
+        page = site.url("/page"),
+        third = site.url("/feeds/third"),
+    );
     let options = ImportOptions {
         file_name: Some("mine.opml".into()),
         max_subscriptions: Some(2),
-        address_policy: AddressPolicy::default(),
         ..ImportOptions::default()
     };
-    let report = import_opml(&store, alice, document.as_bytes(), &options)
+    let fetcher = fetcher(&store);
+    let report = import_opml(&fetcher, alice, document.as_bytes(), &options)
         .await
         .unwrap();
     let statuses: Vec<(&str, ImportStatus)> = report
@@ -108,44 +136,62 @@ on_both_engines!(opml_import_reports_each_url_and_export_round_trips, |db| {
         .iter()
         .map(|e| (e.url.as_str(), e.status))
         .collect();
+    let (top, rust, gone, page, third) = (
+        site.url("/feeds/top"),
+        site.url("/feeds/rust"),
+        site.url("/gone.xml"),
+        site.url("/page"),
+        site.url("/feeds/third"),
+    );
     assert_eq!(
         statuses,
         vec![
-            ("https://top.example/feed", ImportStatus::Added),
-            ("https://rust.example/feed.xml", ImportStatus::Added),
-            ("https://rust.example/feed.xml", ImportStatus::Skipped),
-            ("http://192.168.1.10/feed", ImportStatus::Refused),
+            (top.as_str(), ImportStatus::Added),
+            (rust.as_str(), ImportStatus::Added),
+            (rust.as_str(), ImportStatus::Skipped),
             ("http://169.254.169.254/latest", ImportStatus::Refused),
             ("not a url", ImportStatus::Refused),
-            // The limit of two subscriptions is reached.
-            ("https://third.example/feed", ImportStatus::Refused),
+            // Fetched once to check: a 404 and a page are no feeds to subscribe to.
+            (gone.as_str(), ImportStatus::Failed),
+            (page.as_str(), ImportStatus::Failed),
+            // The limit of two is reached.
+            (third.as_str(), ImportStatus::Refused),
         ]
     );
-    assert!(
-        report.entries[3]
-            .reason
-            .as_deref()
-            .unwrap()
-            .contains("192.168.1.10")
+    let reason = |n: usize| report.entries[n].reason.clone().unwrap_or_default();
+    assert!(reason(3).contains("169.254.169.254"), "{}", reason(3));
+    assert_eq!(reason(5), "the server answered HTTP 404");
+    assert!(reason(6).starts_with("not a feed"), "{}", reason(6));
+    assert_eq!(reason(7), "over the limit of 2 subscriptions");
+    assert_eq!(
+        (report.added, report.skipped, report.refused, report.failed),
+        (2, 1, 3, 2)
     );
+    assert_eq!(report.over_subscription_limit, 1);
     assert!(
-        report.entries[6]
-            .reason
-            .as_deref()
+        report
+            .limit_notice(&options)
             .unwrap()
-            .contains("limit")
+            .contains("1 feeds were not imported because the limit of 2 subscriptions")
     );
-    assert_eq!((report.added, report.skipped, report.refused), (2, 1, 4));
+    // Titles are the outlines' (not the URL).
+    let subscriptions = store.list_subscriptions(alice).await.unwrap();
+    let mut titles: Vec<Option<String>> = subscriptions
+        .iter()
+        .map(|s| s.custom_title.clone())
+        .collect();
+    titles.sort();
+    assert_eq!(titles, [Some("Rust".to_owned()), Some("Top".to_owned())]);
     let history = store.list_opml_imports(alice).await.unwrap();
     assert_eq!(history[0].id, report.import_id);
-    assert_eq!(history[0].added, 2);
-    assert!(history[0].report.contains("192.168.1.10"));
+    assert_eq!((history[0].added, history[0].failed), (2, 5));
+    assert!(history[0].report.contains("HTTP 404"));
     let groups = store.list_groups(alice).await.unwrap();
     assert!(groups.iter().any(|g| g.name == "Tech"));
 
-    // Importing the same file again adds nothing.
+    // Importing the same file again adds nothing new but what the limit refused.
     let again = import_opml(
-        &store,
+        &fetcher,
         alice,
         document.as_bytes(),
         &ImportOptions {
@@ -160,29 +206,77 @@ on_both_engines!(opml_import_reports_each_url_and_export_round_trips, |db| {
         Some("already subscribed")
     );
     assert_eq!(again.added, 1, "only the one the limit refused before");
+    // An outline named by its own URL gives no title.
+    let third_subscription = store
+        .list_subscriptions(alice)
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|s| s.feed_url == third)
+        .unwrap();
+    assert_eq!(third_subscription.custom_title, None);
 
     let exported = export_opml(&store, alice, "Alice").await.unwrap();
     let read_back = parse_opml(exported.as_bytes()).unwrap();
-    let mut feeds: Vec<(String, Option<String>)> = read_back
+    let mut feeds: Vec<(String, Option<String>, Option<String>)> = read_back
         .feeds
         .into_iter()
-        .map(|f| (f.xml_url, f.group))
+        .map(|f| (f.xml_url, f.title, f.group))
         .collect();
     feeds.sort();
-    assert_eq!(
-        feeds,
-        vec![
-            (
-                "https://rust.example/feed.xml".to_owned(),
-                Some("Tech".to_owned())
-            ),
-            ("https://third.example/feed".to_owned(), None),
-            ("https://top.example/feed".to_owned(), None),
-        ]
-    );
+    let mut expected = vec![
+        (
+            rust.clone(),
+            Some("Rust".to_owned()),
+            Some("Tech".to_owned()),
+        ),
+        // Not fetched yet (the worker does that), so named by its URL.
+        (third.clone(), Some(third.clone()), None),
+        (top.clone(), Some("Top".to_owned()), None),
+    ];
+    expected.sort();
+    assert_eq!(feeds, expected);
     assert!(
-        import_opml(&store, alice, b"<rss/>", &options)
+        import_opml(&fetcher, alice, b"<rss/>", &options)
             .await
             .is_err()
     );
+});
+
+on_both_engines!(concurrent_imports_never_pass_the_subscription_limit, |db| {
+    let store = db.migrated().await;
+    let alice = user(&store, "alice").await;
+    let site = import_site().await;
+    let fetcher = fetcher(&store);
+    // 20 imports at once, 3 different feeds each, against a limit of 7.
+    let mut imports = tokio::task::JoinSet::new();
+    for n in 0..20 {
+        let document = format!(
+            "<opml version=\"2.0\"><body>{}</body></opml>",
+            (0..3)
+                .map(|k| format!(
+                    "<outline xmlUrl=\"{}\"/>",
+                    site.url(&format!("/feeds/i{n}-{k}"))
+                ))
+                .collect::<String>()
+        );
+        let fetcher = fetcher.clone();
+        imports.spawn(async move {
+            let options = ImportOptions {
+                max_subscriptions: Some(7),
+                ..ImportOptions::default()
+            };
+            import_opml(&fetcher, alice, document.as_bytes(), &options)
+                .await
+                .unwrap()
+        });
+    }
+    let (mut added, mut over) = (0, 0);
+    while let Some(report) = imports.join_next().await {
+        let report = report.unwrap();
+        added += report.added;
+        over += report.over_subscription_limit;
+    }
+    assert_eq!((added, over), (7, 53));
+    assert_eq!(store.count_subscriptions(alice).await.unwrap(), 7);
 });

@@ -196,6 +196,13 @@ impl From<StoreError> for ApiError {
                 capitalize(&message),
                 "Correct the value and send the request again.",
             ),
+            limit @ StoreError::LimitReached { .. } => ApiError::new(
+                StatusCode::CONFLICT,
+                "limit_reached",
+                ErrorCategory::Limit,
+                capitalize(&limit.to_string()),
+                "Remove some, or ask the administrator to raise the limit.",
+            ),
             other => ApiError::internal(other),
         }
     }

@@ -12,7 +12,7 @@ use utoipa_axum::routes;
 
 use crate::AppState;
 use crate::api::auth::Auth;
-use crate::api::error::{ApiError, ApiResult, ErrorBody, ErrorCategory};
+use crate::api::error::{ApiError, ApiResult, ErrorBody, ErrorCategory, capitalize};
 use crate::api::extract::Json;
 use crate::api::{MAX_OPML_BYTES, time};
 
@@ -52,9 +52,10 @@ pub struct ImportEntryView {
     pub title: Option<String>,
     /// The group it went into.
     pub group: Option<String>,
-    /// `added`, `skipped` or `refused`.
+    /// `added`, `skipped`, `refused` (not allowed, or over a limit) or `failed` (the first
+    /// fetch failed: an HTTP error such as 404, no answer, or not a feed).
     pub status: String,
-    /// Why it was skipped or refused.
+    /// Why it was skipped, refused or failed.
     pub reason: Option<String>,
     /// The new subscription, when added.
     pub subscription_id: Option<i64>,
@@ -73,17 +74,31 @@ pub struct ImportReportView {
     pub skipped: usize,
     /// Feeds refused, with the reason in their entry.
     pub refused: usize,
+    /// Feeds whose first fetch failed, with the reason in their entry; not subscribed.
+    pub failed: usize,
+    /// Feeds not imported because the file lists more than 1,000.
+    pub over_file_limit: usize,
+    /// Feeds not imported because the subscription limit was reached.
+    pub over_subscription_limit: usize,
+    /// What a limit left out, in plain words; absent when nothing was.
+    pub notice: Option<String>,
     /// One entry per feed, in file order.
     pub entries: Vec<ImportEntryView>,
 }
 
-fn report_view(report: ImportReport) -> ImportReportView {
+fn report_view(report: ImportReport, options: &ImportOptions) -> ImportReportView {
     ImportReportView {
+        notice: report
+            .limit_notice(options)
+            .map(|notice| capitalize(&notice) + "."),
         import_id: report.import_id,
         outlines: report.outlines,
         added: report.added,
         skipped: report.skipped,
         refused: report.refused,
+        failed: report.failed,
+        over_file_limit: report.over_file_limit,
+        over_subscription_limit: report.over_subscription_limit,
         entries: report
             .entries
             .into_iter()
@@ -103,8 +118,9 @@ fn report_view(report: ImportReport) -> ImportReportView {
 }
 
 /// Import an OPML file (the request body, up to 5 MB and 1,000 feeds): every feed is
-/// subscribed in the group named by its folder; duplicates and refusals are reported per URL,
-/// and the import is kept in the user's history. New feeds are fetched by the worker.
+/// subscribed in the group named by its folder, titled as in the file, and fetched once; a
+/// feed whose fetch fails (404, not a feed…) is not kept. Duplicates, refusals, failures and
+/// what a limit left out are reported per URL, and the import is kept in the user's history.
 #[utoipa::path(post, path = "/opml", tag = "opml",
     request_body(content = String, content_type = "text/x-opml", description = "The OPML file"),
     responses(
@@ -131,10 +147,9 @@ async fn import(
     let options = ImportOptions {
         file_name,
         max_subscriptions: Some(state.config.max_subscriptions),
-        address_policy: state.fetcher.client().config().address_policy.clone(),
         ..ImportOptions::default()
     };
-    let report = import_opml(&state.store, auth.user.id, &body, &options)
+    let report = import_opml(&state.fetcher, auth.user.id, &body, &options)
         .await
         .map_err(|error| match error {
             ImportError::Opml(reason) => ApiError::new(
@@ -146,7 +161,7 @@ async fn import(
             ),
             ImportError::Store(store) => store.into(),
         })?;
-    Ok(Json(report_view(report)))
+    Ok(Json(report_view(report, &options)))
 }
 
 /// One past import.

@@ -5,7 +5,7 @@ use axum::extract::State;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
-use tidings_store::{FetchStatus, Subscription, SubscriptionChanges, unix_now};
+use tidings_store::{FetchStatus, StoreError, Subscription, SubscriptionChanges, unix_now};
 use tidings_worker::{DiscoverError, RefreshError, SubscribeError, SubscribeRequest};
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
@@ -168,6 +168,17 @@ async fn list_subscriptions(
     }))
 }
 
+/// The answer when the user has as many subscriptions as allowed (F29).
+fn subscription_limit(limit: i64) -> ApiError {
+    ApiError::new(
+        StatusCode::CONFLICT,
+        "subscription_limit",
+        ErrorCategory::Limit,
+        format!("You have reached the limit of {limit} subscriptions."),
+        "Unsubscribe from feeds you no longer read, or ask the administrator to raise the limit.",
+    )
+}
+
 fn feed_error(code: &'static str, message: String, action: &str) -> ApiError {
     ApiError::new(
         StatusCode::UNPROCESSABLE_ENTITY,
@@ -214,28 +225,25 @@ async fn subscribe(
     if let Some(minutes) = body.interval_minutes {
         tidings_store::check_interval(minutes)?;
     }
-    let count = state.store.count_subscriptions(auth.user.id).await?;
-    if count >= state.config.max_subscriptions {
-        return Err(ApiError::new(
-            StatusCode::CONFLICT,
-            "subscription_limit",
-            ErrorCategory::Limit,
-            format!(
-                "You have reached the limit of {} subscriptions.",
-                state.config.max_subscriptions
-            ),
-            "Unsubscribe from feeds you no longer read, or ask the administrator to raise the limit.",
-        ));
+    // A quick refusal before any request leaves the server; the store checks the limit
+    // again when it inserts, so concurrent requests never end above it.
+    let limit = state.config.max_subscriptions;
+    if state.store.count_subscriptions(auth.user.id).await? >= limit {
+        return Err(subscription_limit(limit));
     }
     let request = SubscribeRequest {
         url: body.url.clone(),
         group_id: body.group_id,
         title: body.title,
         interval_minutes: body.interval_minutes,
+        max_subscriptions: Some(limit),
     };
     let subscribed = tidings_worker::subscribe_with_discovery(&state.fetcher, auth.user.id, &request)
         .await
         .map_err(|error| match error {
+            SubscribeError::Store(StoreError::LimitReached { limit, .. }) => {
+                subscription_limit(limit)
+            }
             SubscribeError::Store(store) => ApiError::from(store),
             SubscribeError::NoFeed(url) => feed_error(
                 "no_feed_found",
