@@ -1,5 +1,39 @@
-//! The Fever API (F71): the key digest Fever clients sign in with, stored beside every API
-//! key when it is created.
+//! The Fever API (F71) at `/fever/` and `/api/fever.php`, as Fever clients (Reeder, Unread,
+//! FeedMe, …) speak it: GET or POST, parameters in the query string or a form body, the key as
+//! `api_key` = md5(username:API key), and every answer HTTP 200 JSON with `auth` 0 or 1.
+//!
+//! A Fever group is a tidings group, a feed is a tidings feed (its id), an item is an item
+//! and "saved" is the star. Items come 50 a call, by id: `since_id` pages upwards, `max_id`
+//! downwards, `with_ids` names them.
+
+use std::collections::HashMap;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{RawQuery, State};
+use axum::http::{HeaderMap, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::any;
+use serde_json::{Map, Value, json};
+use tidings_store::{MarkReadScope, SyncOrder, SyncQuery};
+
+use crate::AppState;
+use crate::api::auth::Auth;
+use crate::middleware::ClientContext;
+use crate::sync::{Refusal, admit, icon_data};
+
+/// The protocol version answered.
+const API_VERSION: i64 = 3;
+/// Items per `items` call, as the protocol fixes it.
+const ITEMS_PER_CALL: i64 = 50;
+
+/// The Fever routes.
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/fever", any(fever))
+        .route("/fever/", any(fever))
+        .route("/api/fever.php", any(fever))
+}
 
 /// The Fever API key of a username and an API key: md5(username:key), lowercase hex.
 pub fn key_digest(username: &str, key: &str) -> String {
@@ -7,14 +41,346 @@ pub fn key_digest(username: &str, key: &str) -> String {
     hex::encode(md5::Md5::digest(format!("{username}:{key}").as_bytes()))
 }
 
+/// The request's parameters: the query string's, then the form body's (which win).
+fn parameters(query: Option<&str>, headers: &HeaderMap, body: &[u8]) -> HashMap<String, String> {
+    let mut found: HashMap<String, String> =
+        url::form_urlencoded::parse(query.unwrap_or("").as_bytes())
+            .map(|(k, v)| (k.into_owned(), v.into_owned()))
+            .collect();
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    if let Some(boundary) = content_type
+        .strip_prefix("multipart/form-data")
+        .and_then(|rest| rest.split("boundary=").nth(1))
+    {
+        found.extend(multipart_fields(body, boundary.trim_matches('"')));
+    } else {
+        found.extend(
+            url::form_urlencoded::parse(body).map(|(k, v)| (k.into_owned(), v.into_owned())),
+        );
+    }
+    found
+}
+
+/// The text fields of a `multipart/form-data` body (some clients post the key that way).
+fn multipart_fields(body: &[u8], boundary: &str) -> Vec<(String, String)> {
+    let text = String::from_utf8_lossy(body);
+    let delimiter = format!("--{boundary}");
+    text.split(delimiter.as_str())
+        .filter_map(|part| {
+            let (head, value) = part.split_once("\r\n\r\n")?;
+            let name = head.split("name=\"").nth(1)?.split('"').next()?.to_string();
+            Some((name, value.trim_end_matches("\r\n").to_string()))
+        })
+        .collect()
+}
+
+fn ids_text(ids: impl IntoIterator<Item = i64>) -> String {
+    ids.into_iter()
+        .map(|id| id.to_string())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// Every Fever request: authenticate, then answer each part asked for.
+async fn fever(
+    State(state): State<AppState>,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+    client: Option<axum::Extension<ClientContext>>,
+    body: Bytes,
+) -> Response {
+    let params = parameters(query.as_deref(), &headers, &body);
+    let mut answer = Map::new();
+    answer.insert("api_version".into(), json!(API_VERSION));
+    let key = params.get("api_key").map(String::as_str).unwrap_or("");
+    let found = state
+        .store
+        .authenticate_fever_key(key)
+        .await
+        .map_err(|_| Refusal::Unavailable);
+    let writes = params.contains_key("mark");
+    let client = client.map(|axum::Extension(c)| c);
+    let auth = match found.and_then(|found| admit(&state, client.as_ref(), found, writes)) {
+        Ok(auth) => auth,
+        Err(refusal) => {
+            answer.insert("auth".into(), json!(0));
+            // Fever clients read only `auth`; the reason is for people looking at the answer.
+            let reason = match refusal {
+                Refusal::BadCredentials => "unknown api_key: md5(username:API key) expected",
+                Refusal::RateLimited(_) => "too many requests; try again in a minute",
+                Refusal::ReadOnly => "this API key is read-only",
+                Refusal::Unavailable => "the server failed; try again later",
+            };
+            answer.insert("error".into(), json!(reason));
+            return axum::Json(Value::Object(answer)).into_response();
+        }
+    };
+    answer.insert("auth".into(), json!(1));
+    match respond(&state, &auth, &params, &mut answer).await {
+        Ok(()) => {}
+        Err(error) => {
+            tracing::error!(%error, "Fever API: store error");
+            answer.insert("error".into(), json!("the server failed; try again later"));
+        }
+    }
+    axum::Json(Value::Object(answer)).into_response()
+}
+
+async fn respond(
+    state: &AppState,
+    auth: &Auth,
+    params: &HashMap<String, String>,
+    answer: &mut Map<String, Value>,
+) -> Result<(), tidings_store::StoreError> {
+    let store = &state.store;
+    let user_id = auth.user.id;
+    let number = |name: &str| params.get(name).and_then(|v| v.trim().parse::<i64>().ok());
+    let subscriptions = store.list_subscriptions(user_id).await?;
+    let last_refreshed = subscriptions
+        .iter()
+        .filter_map(|s| s.last_success_at)
+        .max()
+        .unwrap_or(0);
+    answer.insert("last_refreshed_on_time".into(), json!(last_refreshed));
+
+    if let Some(mark) = params.get("mark") {
+        let id = number("id").unwrap_or(0);
+        let action = params.get("as").map(String::as_str).unwrap_or("");
+        // `before` is a Unix time; without it, everything up to now.
+        let before = number("before").filter(|b| *b > 0);
+        match (mark.as_str(), action) {
+            ("item", "read") => {
+                store
+                    .mark_read(user_id, &MarkReadScope::Ids(vec![id]), None)
+                    .await?;
+            }
+            ("item", "unread") => {
+                store
+                    .set_items_state(user_id, &[id], Some(false), None)
+                    .await?;
+            }
+            ("item", "saved") => {
+                store
+                    .set_items_state(user_id, &[id], None, Some(true))
+                    .await?;
+            }
+            ("item", "unsaved") => {
+                store
+                    .set_items_state(user_id, &[id], None, Some(false))
+                    .await?;
+            }
+            ("feed", "read") => {
+                if subscriptions.iter().any(|s| s.feed_id == id) {
+                    store
+                        .mark_read(user_id, &MarkReadScope::Feed(id), before)
+                        .await?;
+                }
+            }
+            // Group 0 is Fever's "Kindling": every feed.
+            ("group", "read") if id == 0 => {
+                store
+                    .mark_read(user_id, &MarkReadScope::All, before)
+                    .await?;
+            }
+            ("group", "read") => match store
+                .mark_read(user_id, &MarkReadScope::Group(id), before)
+                .await
+            {
+                Ok(_) | Err(tidings_store::StoreError::NotFound(_)) => {}
+                Err(error) => return Err(error),
+            },
+            _ => {
+                answer.insert(
+                    "error".into(),
+                    json!(format!("cannot mark {mark} as {action:?}")),
+                );
+            }
+        }
+        // Clients update their lists from these after a mark.
+        if action == "saved" || action == "unsaved" {
+            answer.insert(
+                "saved_item_ids".into(),
+                json!(saved_ids(state, user_id).await?),
+            );
+        } else {
+            answer.insert(
+                "unread_item_ids".into(),
+                json!(unread_ids(state, user_id).await?),
+            );
+        }
+    }
+
+    let groups_or_feeds = params.contains_key("groups") || params.contains_key("feeds");
+    if groups_or_feeds {
+        let groups = store.list_groups(user_id).await?;
+        if params.contains_key("groups") {
+            let list: Vec<Value> = groups
+                .iter()
+                .map(|g| json!({"id": g.id, "title": g.name}))
+                .collect();
+            answer.insert("groups".into(), json!(list));
+        }
+        if params.contains_key("feeds") {
+            let list: Vec<Value> = subscriptions
+                .iter()
+                .map(|s| {
+                    json!({
+                        "id": s.feed_id,
+                        "favicon_id": if s.has_favicon { s.feed_id } else { 0 },
+                        "title": s.custom_title.clone().or_else(|| s.feed_title.clone())
+                            .unwrap_or_else(|| s.feed_url.clone()),
+                        "url": s.feed_url,
+                        "site_url": s.site_url.clone().unwrap_or_default(),
+                        "is_spark": 0,
+                        "last_updated_on_time": s.last_success_at.unwrap_or(0),
+                    })
+                })
+                .collect();
+            answer.insert("feeds".into(), json!(list));
+        }
+        let feeds_groups: Vec<Value> = groups
+            .iter()
+            .map(|g| {
+                let feeds = subscriptions
+                    .iter()
+                    .filter(|s| s.group_id == g.id)
+                    .map(|s| s.feed_id);
+                json!({"group_id": g.id, "feed_ids": ids_text(feeds)})
+            })
+            .filter(|g| g["feed_ids"] != "")
+            .collect();
+        answer.insert("feeds_groups".into(), json!(feeds_groups));
+    }
+
+    if params.contains_key("favicons") {
+        let mut favicons = Vec::new();
+        for s in subscriptions.iter().filter(|s| s.has_favicon) {
+            if let Some((_, data)) = icon_data(state, s.feed_id).await {
+                favicons.push(json!({"id": s.feed_id, "data": data}));
+            }
+        }
+        answer.insert("favicons".into(), json!(favicons));
+    }
+
+    if params.contains_key("items") {
+        let mut query = SyncQuery {
+            limit: ITEMS_PER_CALL,
+            order: SyncOrder::IdDescending,
+            ..SyncQuery::default()
+        };
+        if let Some(with_ids) = params.get("with_ids") {
+            let ids: Vec<i64> = with_ids
+                .split(',')
+                .filter_map(|id| id.trim().parse().ok())
+                .take(ITEMS_PER_CALL as usize)
+                .collect();
+            query.ids = Some(ids);
+            query.order = SyncOrder::IdAscending;
+        } else if let Some(since) = number("since_id") {
+            query.id_above = Some(since);
+            query.order = SyncOrder::IdAscending;
+        } else if let Some(max) = number("max_id").filter(|m| *m > 0) {
+            query.id_below = Some(max);
+        }
+        let items = store.sync_items(user_id, &query).await?;
+        let list: Vec<Value> = items
+            .iter()
+            .map(|entry| {
+                let item = &entry.item;
+                json!({
+                    "id": item.id,
+                    "feed_id": item.feed_id,
+                    "title": item.title.clone().unwrap_or_default(),
+                    "author": item.author.clone().unwrap_or_default(),
+                    "html": item.content.clone().or_else(|| item.summary.clone()).unwrap_or_default(),
+                    "url": item.url.clone().unwrap_or_default(),
+                    "is_saved": i64::from(item.is_starred),
+                    "is_read": i64::from(item.is_read),
+                    "created_on_time": item.published_at,
+                })
+            })
+            .collect();
+        let total = store
+            .count_sync_items(user_id, &SyncQuery::default())
+            .await?;
+        answer.insert("total_items".into(), json!(total));
+        answer.insert("items".into(), json!(list));
+    }
+
+    if params.contains_key("links") {
+        // Hot links ("sparks" ranking) are not a tidings feature: none, as Fever with none.
+        answer.insert("links".into(), json!([]));
+    }
+    if params.contains_key("unread_item_ids") {
+        answer.insert(
+            "unread_item_ids".into(),
+            json!(unread_ids(state, user_id).await?),
+        );
+    }
+    if params.contains_key("saved_item_ids") {
+        answer.insert(
+            "saved_item_ids".into(),
+            json!(saved_ids(state, user_id).await?),
+        );
+    }
+    Ok(())
+}
+
+async fn unread_ids(state: &AppState, user_id: i64) -> Result<String, tidings_store::StoreError> {
+    let query = SyncQuery {
+        read: Some(false),
+        order: SyncOrder::IdAscending,
+        limit: tidings_store::MAX_SYNC_ITEM_IDS,
+        ..SyncQuery::default()
+    };
+    let ids = state.store.sync_item_ids(user_id, &query).await?;
+    Ok(ids_text(ids.into_iter().map(|(id, _)| id)))
+}
+
+async fn saved_ids(state: &AppState, user_id: i64) -> Result<String, tidings_store::StoreError> {
+    let query = SyncQuery {
+        starred: Some(true),
+        order: SyncOrder::IdAscending,
+        limit: tidings_store::MAX_SYNC_ITEM_IDS,
+        ..SyncQuery::default()
+    };
+    let ids = state.store.sync_item_ids(user_id, &query).await?;
+    Ok(ids_text(ids.into_iter().map(|(id, _)| id)))
+}
+
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn the_digest_is_md5_of_username_colon_key() {
         // md5("ann:secret"), as `printf ann:secret | md5sum` prints it.
         assert_eq!(
-            super::key_digest("ann", "secret"),
+            key_digest("ann", "secret"),
             "5bdf88162a706752a8ca6fe5eab3a60f"
         );
+    }
+
+    #[test]
+    fn parameters_come_from_the_query_and_form_or_multipart_bodies() {
+        let mut headers = HeaderMap::new();
+        let form = parameters(
+            Some("api&items&since_id=3"),
+            &headers,
+            b"api_key=abc&mark=item",
+        );
+        assert_eq!(form["api_key"], "abc");
+        assert_eq!(form["since_id"], "3");
+        assert!(form.contains_key("api") && form.contains_key("items"));
+        headers.insert(
+            header::CONTENT_TYPE,
+            "multipart/form-data; boundary=XyZ".parse().unwrap(),
+        );
+        let body =
+            b"--XyZ\r\nContent-Disposition: form-data; name=\"api_key\"\r\n\r\nk1\r\n--XyZ--\r\n";
+        assert_eq!(parameters(Some("api"), &headers, body)["api_key"], "k1");
     }
 }

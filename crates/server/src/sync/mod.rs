@@ -1,6 +1,6 @@
 //! The sync APIs that feed reader apps already speak (F70, F71): the Miniflux API v1 subset
-//! (`/v1/…`); the Fever API (`/fever/`, `/api/fever.php`) and the Google Reader API (at the
-//! root and under `/api/greader.php`) take the paths reserved here. Each protocol is an adapter of its own over the store
+//! (`/v1/…`) and the Fever API (`/fever/`, `/api/fever.php`); the Google Reader API (at the
+//! root and under `/api/greader.php`) takes the paths reserved here. Each protocol is an adapter of its own over the store
 //! queries the REST API uses; none of them calls into another. What they share is here: how a
 //! presented API key becomes a user, with the same checks and limits as the REST API.
 //!
@@ -19,7 +19,9 @@ use crate::middleware::ClientContext;
 
 /// Every sync API's routes.
 pub fn router() -> Router<AppState> {
-    Router::new().merge(miniflux::router())
+    Router::new()
+        .merge(miniflux::router())
+        .merge(fever::router())
 }
 
 /// Whether a path under `/api/` belongs to a sync API rather than the REST API, so that the

@@ -1,0 +1,454 @@
+//! The Fever API over HTTP against a real server, on both engines: the key digest, auth 0 with
+//! HTTP 200, both paths, GET and POST, groups, feeds, favicons, items with since_id / max_id /
+//! with_ids, unread and saved ids, every mark; the answers' shapes against real Fever servers'
+//! (`src/sync/testdata/fever`); and a real Fever client from PyPI (`freshrss-api`).
+
+#[path = "../../store/tests/common/mod.rs"]
+mod common;
+mod support;
+mod sync_clients;
+
+use reqwest::{Client, StatusCode};
+use serde_json::Value;
+use support::TestApp;
+use sync_clients::{api_key, assert_same_shape, python_with, run_python};
+use tidings_server::sync::fever::key_digest;
+use tidings_store::{NewItem, Store};
+
+const BASE: i64 = 1_760_000_000;
+
+async fn add_items(store: &Store, feed_id: i64, prefix: &str, range: std::ops::Range<i64>) {
+    let items: Vec<NewItem> = range
+        .map(|n| NewItem {
+            guid: Some(format!("{prefix}-{n}")),
+            title: Some(format!("Item {prefix}-{n}")),
+            content: Some(format!("<p>{prefix}-{n}</p>")),
+            published: Some(BASE + n * 60),
+            ..NewItem::default()
+        })
+        .collect();
+    store.upsert_items(feed_id, &items, BASE).await.unwrap();
+}
+
+struct Setup {
+    app: TestApp,
+    digest: String,
+    feed_a: i64,
+    feed_b: i64,
+    group_b: i64,
+    key: String,
+}
+
+/// ann with feed A (60 items) in the default group and feed B (3 items) in "Tech".
+async fn setup(db: &common::TestDb) -> Setup {
+    let app = TestApp::start(db).await;
+    let ann = app.user("ann", false).await;
+    let browser = app.signed_in("ann").await;
+    let key = api_key(&app, &browser, "read_write").await;
+    let (_, feed_a) = common::follow(&app.store, ann, "https://a.example/feed").await;
+    let (sub_b, feed_b) = common::follow(&app.store, ann, "https://b.example/feed").await;
+    let group_b = app.store.create_group(ann, "Tech").await.unwrap().id;
+    app.store
+        .update_subscription(
+            ann,
+            sub_b,
+            &tidings_store::SubscriptionChanges {
+                group_id: Some(group_b),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    add_items(&app.store, feed_a, "a", 0..60).await;
+    add_items(&app.store, feed_b, "b", 100..103).await;
+    Setup {
+        digest: key_digest("ann", &key),
+        app,
+        feed_a,
+        feed_b,
+        group_b,
+        key,
+    }
+}
+
+/// POSTs `api_key` (and `form`) to `path?query`; the answer must be HTTP 200 JSON.
+async fn fever(s: &Setup, path: &str, query: &str, form: &[(&str, &str)]) -> Value {
+    fever_with(&s.app.base, &s.digest, path, query, form).await
+}
+
+async fn fever_with(
+    base: &str,
+    digest: &str,
+    path: &str,
+    query: &str,
+    form: &[(&str, &str)],
+) -> Value {
+    let mut fields = vec![("api_key", digest)];
+    fields.extend_from_slice(form);
+    let response = Client::new()
+        .post(format!("{base}{path}?{query}"))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(form_body(&fields))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let content_type = response.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        content_type.starts_with("application/json"),
+        "{content_type}"
+    );
+    response.json().await.unwrap()
+}
+
+fn form_body(fields: &[(&str, &str)]) -> String {
+    url::form_urlencoded::Serializer::new(String::new())
+        .extend_pairs(fields)
+        .finish()
+}
+
+fn ids(text: &Value) -> Vec<i64> {
+    text.as_str()
+        .unwrap_or_else(|| panic!("not an id list: {text}"))
+        .split(',')
+        .filter(|s| !s.is_empty())
+        .map(|s| s.parse().unwrap())
+        .collect()
+}
+
+fn item_ids(answer: &Value) -> Vec<i64> {
+    answer["items"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no items: {answer}"))
+        .iter()
+        .map(|i| i["id"].as_i64().unwrap())
+        .collect()
+}
+
+on_both_engines!(
+    the_key_is_md5_of_username_and_api_key_and_failures_are_auth_0,
+    |db| {
+        let s = setup(db).await;
+        for path in ["/fever/", "/api/fever.php"] {
+            let answer = fever(&s, path, "api", &[]).await;
+            assert_eq!(answer["auth"], 1, "{path}: {answer}");
+            assert_eq!(answer["api_version"], 3);
+            assert!(answer["last_refreshed_on_time"].is_i64());
+        }
+        // GET with the key in the query string works too.
+        let answer: Value = Client::new()
+            .get(format!("{}/fever/?api&api_key={}", s.app.base, s.digest))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(answer["auth"], 1);
+        // The account password, another name, no key: auth 0 with HTTP 200.
+        for wrong in [
+            key_digest("ann", support::PASSWORD),
+            key_digest("bob", &s.key),
+            String::new(),
+        ] {
+            let response = Client::new()
+                .post(format!("{}/api/fever.php?api&items", s.app.base))
+                .header("content-type", "application/x-www-form-urlencoded")
+                .body(form_body(&[("api_key", wrong.as_str())]))
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(response.status(), StatusCode::OK);
+            let answer: Value = response.json().await.unwrap();
+            assert_eq!(answer["auth"], 0, "{answer}");
+            assert!(answer.get("items").is_none());
+        }
+        // A read-only key reads but cannot mark.
+        let browser = s.app.signed_in("ann").await;
+        let read_only = key_digest("ann", &api_key(&s.app, &browser, "read").await);
+        let base = s.app.base.as_str();
+        assert_eq!(
+            fever_with(base, &read_only, "/fever/", "api&groups", &[]).await["auth"],
+            1
+        );
+        let refused = fever_with(
+            base,
+            &read_only,
+            "/fever/",
+            "api",
+            &[("mark", "group"), ("as", "read"), ("id", "0")],
+        )
+        .await;
+        assert_eq!(refused["auth"], 0, "{refused}");
+        let unread = fever_with(base, &read_only, "/fever/", "api&unread_item_ids", &[]).await;
+        assert_eq!(ids(&unread["unread_item_ids"]).len(), 63);
+    }
+);
+
+on_both_engines!(groups_feeds_items_and_marks, |db| {
+    let s = setup(db).await;
+    let answer = fever(&s, "/fever/", "api&groups&feeds&favicons&links", &[]).await;
+    let groups = answer["groups"].as_array().unwrap();
+    assert!(
+        groups
+            .iter()
+            .any(|g| g["id"] == s.group_b && g["title"] == "Tech")
+    );
+    let feeds = answer["feeds"].as_array().unwrap();
+    assert_eq!(feeds.len(), 2);
+    let tech = answer["feeds_groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["group_id"] == s.group_b)
+        .unwrap();
+    assert_eq!(ids(&tech["feed_ids"]), vec![s.feed_b]);
+    assert_eq!(answer["links"], serde_json::json!([]));
+    assert!(answer["favicons"].is_array());
+
+    // Paging by id: since_id upwards 50 at a time, max_id downwards, with_ids.
+    let first = fever(&s, "/fever/", "api&items&since_id=0", &[]).await;
+    assert_eq!(first["total_items"], 63);
+    let mut seen = item_ids(&first);
+    assert_eq!(seen.len(), 50);
+    assert!(seen.windows(2).all(|w| w[0] < w[1]));
+    let rest = fever(
+        &s,
+        "/fever/",
+        &format!("api&items&since_id={}", seen[49]),
+        &[],
+    )
+    .await;
+    seen.extend(item_ids(&rest));
+    assert_eq!(seen.len(), 63);
+    let done = fever(
+        &s,
+        "/fever/",
+        &format!("api&items&since_id={}", seen[62]),
+        &[],
+    )
+    .await;
+    assert!(item_ids(&done).is_empty());
+    let newest = fever(&s, "/fever/", "api&items&max_id=0", &[]).await;
+    assert_eq!(item_ids(&newest)[0], seen[62]);
+    let older = fever(
+        &s,
+        "/fever/",
+        &format!("api&items&max_id={}", seen[10]),
+        &[],
+    )
+    .await;
+    let expected: Vec<i64> = seen[..10].iter().rev().copied().collect();
+    assert_eq!(item_ids(&older), expected);
+    let named = fever(
+        &s,
+        "/fever/",
+        &format!("api&items&with_ids={},{}", seen[3], seen[7]),
+        &[],
+    )
+    .await;
+    assert_eq!(item_ids(&named), vec![seen[3], seen[7]]);
+    let one = &named["items"][0];
+    assert_eq!(one["is_read"], 0);
+    assert!(one["html"].as_str().unwrap().starts_with("<p>"));
+
+    // Marks, with the lists clients update from.
+    let marked = fever(
+        &s,
+        "/fever/",
+        "api",
+        &[
+            ("mark", "item"),
+            ("as", "read"),
+            ("id", &seen[0].to_string()),
+        ],
+    )
+    .await;
+    assert_eq!(ids(&marked["unread_item_ids"]).len(), 62);
+    let marked = fever(
+        &s,
+        "/fever/",
+        "api",
+        &[
+            ("mark", "item"),
+            ("as", "saved"),
+            ("id", &seen[1].to_string()),
+        ],
+    )
+    .await;
+    assert_eq!(ids(&marked["saved_item_ids"]), vec![seen[1]]);
+    fever(
+        &s,
+        "/fever/",
+        "api",
+        &[
+            ("mark", "item"),
+            ("as", "unsaved"),
+            ("id", &seen[1].to_string()),
+        ],
+    )
+    .await;
+    assert_eq!(
+        fever(&s, "/fever/", "api&saved_item_ids", &[]).await["saved_item_ids"],
+        ""
+    );
+    fever(
+        &s,
+        "/fever/",
+        "api",
+        &[
+            ("mark", "item"),
+            ("as", "unread"),
+            ("id", &seen[0].to_string()),
+        ],
+    )
+    .await;
+    assert_eq!(
+        ids(&fever(&s, "/fever/", "api&unread_item_ids", &[]).await["unread_item_ids"]).len(),
+        63
+    );
+
+    // A feed before a time: only items published before it.
+    let before = (BASE + 10 * 60).to_string();
+    fever(
+        &s,
+        "/fever/",
+        "api",
+        &[
+            ("mark", "feed"),
+            ("as", "read"),
+            ("id", &s.feed_a.to_string()),
+            ("before", &before),
+        ],
+    )
+    .await;
+    assert_eq!(
+        ids(&fever(&s, "/fever/", "api&unread_item_ids", &[]).await["unread_item_ids"]).len(),
+        53
+    );
+    fever(
+        &s,
+        "/fever/",
+        "api",
+        &[
+            ("mark", "group"),
+            ("as", "read"),
+            ("id", &s.group_b.to_string()),
+        ],
+    )
+    .await;
+    assert_eq!(
+        ids(&fever(&s, "/fever/", "api&unread_item_ids", &[]).await["unread_item_ids"]).len(),
+        50
+    );
+    // Group 0 is everything.
+    let all = fever(
+        &s,
+        "/api/fever.php",
+        "api",
+        &[("mark", "group"), ("as", "read"), ("id", "0")],
+    )
+    .await;
+    assert_eq!(all["unread_item_ids"], "");
+    let read = fever(
+        &s,
+        "/fever/",
+        &format!("api&items&with_ids={}", seen[62]),
+        &[],
+    )
+    .await;
+    assert_eq!(read["items"][0]["is_read"], 1);
+    let bad = fever(
+        &s,
+        "/fever/",
+        "api",
+        &[("mark", "item"), ("as", "eaten"), ("id", "1")],
+    )
+    .await;
+    assert!(bad["error"].as_str().unwrap().contains("eaten"), "{bad}");
+});
+
+/// Replays the real Fever answers of `src/sync/testdata/fever`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_have_the_shape_of_real_fever_servers() {
+    common::run_on(common::TestDb::sqlite(), async |db| {
+        let s = setup(db).await;
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/sync/testdata/fever");
+        let mut replayed = 0;
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_none_or(|e| e != "json") {
+                continue;
+            }
+            let pair: Value =
+                serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+            let key = pair["request"]["api_key"].as_str().unwrap_or(&s.digest);
+            let query = pair["request"]["query"].as_str().unwrap();
+            let ours = fever_with(&s.app.base, key, "/api/fever.php", query, &[]).await;
+            assert_same_shape(
+                &pair["response"]["body"],
+                &ours,
+                &path.display().to_string(),
+            );
+            replayed += 1;
+        }
+        assert!(replayed >= 5);
+    })
+    .await;
+}
+
+/// A Fever client from PyPI (`freshrss-api`): sign in, list, read, save, mark all read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_freshrss_api_fever_client_signs_in_lists_reads_and_saves() {
+    let Some(python) = python_with("sync_fever::the_freshrss_api_fever_client", "freshrss_api")
+    else {
+        return;
+    };
+    common::run_on(common::TestDb::sqlite(), async |db| {
+        let s = setup(db).await;
+        let script = r#"
+import sys
+from freshrss_api import FreshRSSAPI
+base, key = sys.argv[1], sys.argv[2]
+client = FreshRSSAPI(host=base, username="ann", password=key)
+print("feeds", len(client.get_feeds()["feeds"]))
+print("groups", len(client.get_groups()["groups"]))
+unread = client.get_unreads()
+print("unread", len(unread))
+client.set_mark(as_="read", id=unread[0].id)
+client.set_mark(as_="saved", id=unread[1].id)
+print("saved", [i.id for i in client.get_saved()] == [unread[1].id])
+print("unread_after", len(client.get_unreads()))
+client._call(mark="group", as_="read", id=0)
+print("unread_end", len(client.get_unreads()))
+try:
+    FreshRSSAPI(host=base, username="ann", password="wrong")
+    print("wrong key accepted")
+except Exception as e:
+    print("wrong key refused")
+"#;
+        let base = s.app.base.clone();
+        let key = s.key.clone();
+        let out = tokio::task::spawn_blocking(move || run_python(&python, script, &[&base, &key]))
+            .await
+            .unwrap();
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(
+            lines,
+            [
+                "feeds 2",
+                "groups 2",
+                "unread 63",
+                "saved True",
+                "unread_after 62",
+                "unread_end 0",
+                "wrong key refused"
+            ],
+            "{out}"
+        );
+    })
+    .await;
+}
