@@ -9,7 +9,10 @@ use url::Url;
 fuzz_target!(|data: &[u8]| {
     let Some((&selector, bytes)) = data.split_first() else { return };
     let html = String::from_utf8_lossy(bytes);
-    let sanitizer = Sanitizer::new(SanitizeOptions { rewrite_http_media_to_https: selector & 1 == 1 });
+    let sanitizer = Sanitizer::new(SanitizeOptions {
+        rewrite_http_media_to_https: selector & 1 == 1,
+        keep_http_media: selector & 2 == 2,
+    });
     let base = Url::parse("https://fuzz.example/a/b").expect("static URL");
     let base = (selector & 2 == 2).then_some(&base);
     let once = sanitizer.clean(&html, base);

@@ -1,7 +1,6 @@
 //! `tidings refresh [--feed ID | --all]`: fetch now, bypassing the schedule (F15), and print
 //! what happened to each feed.
 
-use crate::output::outln;
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -45,20 +44,33 @@ pub async fn run(config: &GlobalConfig, args: RefreshArgs) -> anyhow::Result<Exi
     };
     // Bounded: a few feeds per fetch slot in progress, whatever the number of feeds.
     let mut all_ok = true;
+    // A closed standard output ends the printing, not the refresh; the error is returned after.
+    let mut write_error: Option<std::io::Error> = None;
     fetcher
-        .refresh_feeds(ids, |id, result| match result {
-            Ok(report) => {
-                all_ok &= report.result.is_success() && report.recorded;
-                outln!("{report}");
-            }
-            Err(error) => {
-                all_ok = false;
-                outln!("feed {id}: {error}");
+        .refresh_feeds(ids, |id, result| {
+            let line = match result {
+                Ok(report) => {
+                    all_ok &= report.result.is_success() && report.recorded;
+                    format!("{report}")
+                }
+                Err(error) => {
+                    all_ok = false;
+                    format!("feed {id}: {error}")
+                }
+            };
+            if write_error.is_none()
+                && let Err(error) = crate::output::write_stdout(format_args!("{line}\n"))
+            {
+                write_error = Some(error);
             }
         })
         .await;
     // Favicons are looked up once per site after the feeds; finish them before leaving.
     fetcher.wait_for_favicons().await;
+    if let Some(error) = write_error {
+        store.close().await;
+        return Err(error.into());
+    }
     store.close().await;
     Ok(if all_ok {
         ExitCode::SUCCESS

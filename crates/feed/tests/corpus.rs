@@ -737,6 +737,7 @@ fn media_rss_gives_title_summary_and_thumbnail() {
     let mut rewriting = parse_file("youtube_channel.xml");
     rewriting.sanitize_html(&Sanitizer::new(tidings_feed::SanitizeOptions {
         rewrite_http_media_to_https: true,
+        keep_http_media: false,
     }));
     assert_eq!(
         rewriting.items[1].thumbnail.as_deref(),

@@ -873,10 +873,9 @@ async fn import(
     let options = tidings_worker::ImportOptions {
         file_name: Some("Miniflux API import".into()),
         max_subscriptions: Some(state.config.max_subscriptions),
-        address_policy: state.fetcher.client().config().address_policy.clone(),
         ..tidings_worker::ImportOptions::default()
     };
-    let report = tidings_worker::import_opml(&state.store, auth.user.id, &body, &options)
+    let report = tidings_worker::import_opml(&state.fetcher, auth.user.id, &body, &options)
         .await
         .map_err(|error| match error {
             tidings_worker::ImportError::Opml(reason) => {
@@ -888,8 +887,8 @@ async fn import(
         StatusCode::CREATED,
         axum::Json(json!({
             "message": format!(
-                "Feeds imported successfully: {} added, {} skipped, {} refused.",
-                report.added, report.skipped, report.refused
+                "Feeds imported successfully: {} added, {} skipped, {} refused, {} failed.",
+                report.added, report.skipped, report.refused, report.failed
             )
         })),
     )
