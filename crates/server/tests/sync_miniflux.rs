@@ -444,9 +444,20 @@ on_both_engines!(mark_all_read_counters_and_opml, |db| {
         opml.contains("https://b.example/feed") && opml.contains("Tech"),
         "{opml}"
     );
-    let import = "<?xml version=\"1.0\"?><opml version=\"2.0\"><head><title>x</title></head><body>\
-        <outline text=\"News\"><outline type=\"rss\" text=\"C\" xmlUrl=\"https://c.example/feed\"/></outline>\
-        </body></opml>";
+    // An import checks each feed with one fetch, so the imported feed is served locally.
+    let site = FeedServer::start().await;
+    site.serve(
+        "/c.xml",
+        200,
+        "application/rss+xml",
+        support::rss(&site.base, "c", 1),
+    );
+    let c_url = format!("{}/c.xml", site.base);
+    let import = format!(
+        "<?xml version=\"1.0\"?><opml version=\"2.0\"><head><title>x</title></head><body>\
+         <outline text=\"News\"><outline type=\"rss\" text=\"C\" xmlUrl=\"{c_url}\"/></outline>\
+         </body></opml>"
+    );
     let response = client
         .post(v1(&s.app, "/import"))
         .body(import)
@@ -459,7 +470,7 @@ on_both_engines!(mark_all_read_counters_and_opml, |db| {
         .as_array()
         .unwrap()
         .iter()
-        .find(|f| f["feed_url"] == "https://c.example/feed")
+        .find(|f| f["feed_url"] == c_url.as_str())
         .expect("imported feed");
     assert_eq!(c["category"]["title"], "News");
     let response = client
