@@ -48,7 +48,12 @@ pub(crate) fn parse_json_feed(text: &str, feed_url: Option<&Url>) -> Result<Feed
     };
     // Relative URLs resolve against the feed's own URL, which the feed may state itself.
     let stated_feed_url = string(&object, "feed_url").and_then(|u| web_url(feed_url, &u));
-    let base = feed_url.cloned().or_else(|| stated_feed_url.clone());
+    // Else against the site, so that relative links in a feed read from a file still work.
+    let home_page_url = string(&object, "home_page_url").and_then(|u| web_url(feed_url, &u));
+    let base = feed_url
+        .cloned()
+        .or_else(|| stated_feed_url.clone())
+        .or_else(|| home_page_url.clone());
     let base = base.as_ref();
     let authors = people(&object);
     let items = match object.get("items") {
@@ -62,9 +67,7 @@ pub(crate) fn parse_json_feed(text: &str, feed_url: Option<&Url>) -> Result<Feed
     Ok(Feed {
         version,
         title: string(&object, "title").and_then(|t| plain_text(&t)),
-        site_url: string(&object, "home_page_url")
-            .and_then(|u| web_url(base, &u))
-            .map(String::from),
+        site_url: home_page_url.map(String::from),
         feed_url: stated_feed_url.map(String::from),
         description: string(&object, "description").and_then(|d| plain_text(&d)),
         language: string(&object, "language"),

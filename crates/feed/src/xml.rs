@@ -16,7 +16,10 @@ use quick_xml::NsReader;
 use quick_xml::events::{BytesStart, Event};
 use quick_xml::name::ResolveResult;
 
+use url::Url;
+
 use crate::text::{decode_entities, escape_html, resolve_entity};
+use crate::urls::{apply_xml_base, web_url};
 
 /// Elements nested deeper than this are skipped (their content is dropped).
 pub(crate) const MAX_DEPTH: usize = 128;
@@ -202,37 +205,63 @@ impl Element {
     /// HTML was written unescaped. Namespace prefixes are dropped; the sanitizer decides what
     /// survives.
     pub fn inner_html(&self) -> String {
+        self.inner_html_based(None)
+    }
+
+    /// [`Element::inner_html`], with the `xml:base` of elements inside applied: below such an
+    /// element, relative `href`, `src` and `poster` values are made absolute against it
+    /// (resolved from `base`, the base in effect at this element), since the sanitizer later
+    /// knows only one base per item.
+    pub fn inner_html_based(&self, base: Option<&Url>) -> String {
         let mut out = String::new();
-        write_children_html(&self.children, &mut out);
+        write_children_html(&self.children, &mut out, base);
         out
     }
 }
 
 /// Serializes nodes as HTML without recursion (the tree depth is bounded, but the serializer
 /// must not depend on it).
-fn write_children_html(children: &[Node], out: &mut String) {
+fn write_children_html(children: &[Node], out: &mut String, outer_base: Option<&Url>) {
     enum Step<'a> {
         Open(&'a Node),
         Close(&'a str),
+        RestoreBase(Option<Url>),
     }
+    // The base set by an `xml:base` inside the serialized content, once there is one.
+    let mut nested_base: Option<Url> = None;
     let mut stack: Vec<Step<'_>> = children.iter().rev().map(Step::Open).collect();
     while let Some(step) = stack.pop() {
         match step {
             Step::Open(Node::Text(text)) => out.push_str(&escape_html(text)),
             Step::Open(Node::Element(element)) => {
+                if let Some(value) = element.attr_ns(Ns::Xml, "base") {
+                    let in_effect = nested_base.as_ref().or(outer_base);
+                    let entered = apply_xml_base(in_effect, Some(value));
+                    stack.push(Step::RestoreBase(std::mem::replace(
+                        &mut nested_base,
+                        entered,
+                    )));
+                }
                 out.push('<');
                 out.push_str(&element.name);
-                for attr in &element.attrs {
+                for attr in element.attrs.iter().filter(|a| a.ns != Ns::Xml) {
+                    let resolved = match (&nested_base, attr.name.as_str()) {
+                        (Some(base), "href" | "src" | "poster") => {
+                            web_url(Some(base), &attr.value).map(String::from)
+                        }
+                        _ => None,
+                    };
                     out.push(' ');
                     out.push_str(&attr.name);
                     out.push_str("=\"");
-                    out.push_str(&escape_html(&attr.value));
+                    out.push_str(&escape_html(resolved.as_deref().unwrap_or(&attr.value)));
                     out.push('"');
                 }
                 out.push('>');
                 stack.push(Step::Close(&element.name));
                 stack.extend(element.children.iter().rev().map(Step::Open));
             }
+            Step::RestoreBase(previous) => nested_base = previous,
             Step::Close(name) => {
                 if !is_void_element(name) {
                     out.push_str("</");

@@ -189,13 +189,17 @@ fn date_of(parent: &Element, candidates: &[(&[Ns], &str)]) -> Option<DateTime<Ut
 fn rss(root: &Element, version: FeedVersion, root_base: &Base) -> Feed {
     let mut feed = empty_feed(version);
     let channel = root.child(RSS, "channel").unwrap_or(root);
-    let base = root_base.enter(channel);
+    let mut base = root_base.enter(channel);
     feed.title = text_of(channel, RSS, "title")
         .or_else(|| text_of(channel, DC, "title"))
         .and_then(|t| plain_text(&t));
     feed.site_url = text_of(channel, RSS, "link")
         .and_then(|l| base.resolve(&l))
         .or_else(|| atom_link(channel, &base, &["alternate"]));
+    if base.url.is_none() {
+        // Without the document's own URL, relative links resolve against the feed's link.
+        base.url = feed.site_url.as_deref().and_then(|u| Url::parse(u).ok());
+    }
     feed.feed_url = atom_link(channel, &base, &["self"]);
     feed.hubs = atom_links(channel, &base, "hub");
     feed.description = text_of(channel, RSS, "description")
@@ -291,7 +295,7 @@ fn rss_item(item: &Element, channel_base: &Base) -> Item {
         .or_else(|| media.description.clone());
     draft.content = encoded.and_then(rss_body).or_else(|| {
         xhtml_body
-            .map(Element::inner_html)
+            .map(|b| b.inner_html_based(base.enter(b).url.as_ref()))
             .filter(|h| !h.trim().is_empty())
     });
     let explicit_base = [encoded, xhtml_body, description]
@@ -586,6 +590,18 @@ fn add_atom_enclosures(parent: &Element, base: &Base, draft: &mut ItemDraft) {
 
 fn atom(root: &Element, version: FeedVersion, base: &Base) -> Feed {
     let mut feed = empty_feed(version);
+    let site_url = atom_link(root, base, &["alternate"]);
+    let fallback;
+    let base = if base.url.is_none() {
+        // Without the document's own URL, relative links resolve against the feed's link.
+        fallback = Base {
+            url: site_url.as_deref().and_then(|u| Url::parse(u).ok()),
+            explicit: false,
+        };
+        &fallback
+    } else {
+        base
+    };
     feed.title = root
         .child(ATOM, "title")
         .and_then(atom_plain_text)
@@ -631,10 +647,10 @@ fn atom_entry(entry: &Element, feed_base: &Base, feed_authors: &[String]) -> Ite
         .or_else(|| media.title.clone());
     let summary = entry.child(ATOM, "summary");
     draft.summary = summary
-        .and_then(atom_html)
+        .and_then(|s| atom_html(s, &base))
         .or_else(|| entry.child(DC, "description").and_then(rss_body))
         .or_else(|| media.description.clone());
-    draft.content = content.and_then(atom_html);
+    draft.content = content.and_then(|c| atom_html(c, &base));
     let explicit_base = [content, summary]
         .into_iter()
         .flatten()
@@ -749,8 +765,11 @@ fn atom_text(element: &Element) -> Option<String> {
     Some(String::from_utf8_lossy(&bytes).into_owned())
 }
 
-/// An Atom text or content construct as HTML.
-fn atom_html(element: &Element) -> Option<String> {
+/// An Atom text or content construct as HTML; `xml:base` inside XHTML content applies to the
+/// links below it.
+fn atom_html(element: &Element, base: &Base) -> Option<String> {
+    let base = base.enter(element);
+    let base = base.url.as_ref();
     let base64 = atom03_mode(element) == Some("base64");
     let html = match atom_kind(element) {
         AtomKind::Other => return None,
@@ -762,11 +781,11 @@ fn atom_html(element: &Element) -> Option<String> {
                 // The div holds escaped HTML instead of XHTML elements: it was meant as HTML.
                 text
             } else {
-                holder.inner_html()
+                holder.inner_html_based(base)
             }
         }
         // Atom 0.3's mode="xml" (and broken 1.0 feeds) put markup unescaped into the element.
-        _ if !base64 && element.has_element_children() => element.inner_html(),
+        _ if !base64 && element.has_element_children() => element.inner_html_based(base),
         AtomKind::Html | AtomKind::Xhtml => {
             unescape_double_escaped_html(&atom_text(element)?).into_owned()
         }

@@ -51,6 +51,8 @@ const FEEDS: &[(&str, Option<&str>)] = &[
     ("atom10_xhtml_escaped.xml", None),
     ("rss20_xhtml_body.xml", None),
     ("jsonfeed11_authors_text.json", None),
+    ("relative_urls_rss20.xml", None),
+    ("relative_urls_atom.xml", None),
 ];
 
 const FEED_URL: &str = "https://blog.example.com/feed.xml";
@@ -967,5 +969,123 @@ fn json_feed_11_authors_and_text_paragraphs() {
         report["items"][0]["authors"],
         serde_json::json!(["Kim Lee", "Doe, Jane", "https://guest.example.org/"]),
         "tidings parse prints them apart"
+    );
+}
+
+// --- Issue 10 point 5: relative URLs in content ---------------------------------------------
+
+fn without_feed_url(name: &str) -> Feed {
+    let mut feed = parse(&read("feeds", name), &ParseOptions::default())
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+    feed.sanitize_html(&Sanitizer::default());
+    feed
+}
+
+#[test]
+fn relative_urls_resolve_against_the_item_link_and_the_feed_link() {
+    // Fetched: the item's link resolves against the feed's URL, content against the link.
+    let feed = sanitized("relative_urls_rss20.xml");
+    let first = &feed.items[0];
+    assert_eq!(
+        first.url.as_deref(),
+        Some("https://blog.example.com/posts/relative-everything/")
+    );
+    let content = first.content.as_deref().unwrap_or_default();
+    assert!(
+        content.contains("href=\"https://blog.example.com/about/\""),
+        "{content}"
+    );
+    // Read from a file (no URL): the channel's link is the base of everything relative.
+    let feed = without_feed_url("relative_urls_rss20.xml");
+    let first = &feed.items[0];
+    assert_eq!(
+        first.url.as_deref(),
+        Some("https://static.example.net/blog/posts/relative-everything/")
+    );
+    assert_eq!(
+        first.enclosures[0].url,
+        "https://static.example.net/blog/media/episode-1.mp3"
+    );
+    let content = first.content.as_deref().unwrap_or_default();
+    for expected in [
+        "href=\"https://static.example.net/blog/about/\"",
+        "href=\"https://static.example.net/blog/posts/relative-everything/#notes\"",
+        "src=\"https://static.example.net/blog/posts/relative-everything/cover.jpg\"",
+        "srcset=\"https://static.example.net/blog/posts/relative-everything/cover.jpg 1x, \
+         https://static.example.net/blog/posts/relative-everything/cover@2x.jpg 2x\"",
+    ] {
+        assert!(content.contains(expected), "{expected} in {content}");
+    }
+    // An item without a link: its content resolves against the feed's link.
+    let second = feed.items[1].content.as_deref().unwrap_or_default();
+    assert!(
+        second.contains("href=\"https://static.example.net/blog/tags/rust/\"")
+            && second.contains("src=\"https://static.example.net/img/logo.png\""),
+        "{second}"
+    );
+}
+
+#[test]
+fn xml_base_inside_xhtml_content_applies_to_the_links_below_it() {
+    let feed = without_feed_url("relative_urls_atom.xml");
+    assert_eq!(
+        feed.site_url.as_deref(),
+        Some("https://journal.example.org/")
+    );
+    let first = &feed.items[0];
+    assert_eq!(
+        first.url.as_deref(),
+        Some("https://journal.example.org/2024/03/nested-bases")
+    );
+    let content = first.content.as_deref().unwrap_or_default();
+    for expected in [
+        "href=\"https://journal.example.org/2024/03/nested-bases/comments\"",
+        "src=\"https://cdn.example.com/journal/photos/lake.jpg\"",
+        "href=\"https://cdn.example.com/press/kit.zip\"",
+        "href=\"https://journal.example.org/archive/\"",
+    ] {
+        assert!(content.contains(expected), "{expected} in {content}");
+    }
+    assert!(
+        !content.contains("base="),
+        "xml:base is not kept: {content}"
+    );
+    // An entry without xml:base of its own: the feed's xml:base is still in effect, and it
+    // wins over the entry's link (RFC 4287 §2, as the reference parsers read it).
+    let second = &feed.items[1];
+    assert_eq!(
+        second.url.as_deref(),
+        Some("https://journal.example.org/2024/02/entry-link/")
+    );
+    let content = second.content.as_deref().unwrap_or_default();
+    assert!(
+        content.contains("src=\"https://journal.example.org/chart.svg\"")
+            && content.contains("href=\"https://journal.example.org/data.csv\""),
+        "{content}"
+    );
+    // The same with the feed's URL known: xml:base wins over it.
+    assert_eq!(
+        sanitized("relative_urls_atom.xml").items[0].content,
+        first.content
+    );
+}
+
+#[test]
+fn json_feed_links_resolve_against_the_home_page_without_a_feed_url() {
+    let json = br#"{"version": "https://jsonfeed.org/version/1.1", "title": "J",
+        "home_page_url": "https://j.example.com/site/",
+        "items": [{"id": "1", "url": "posts/1", "content_html": "<a href=\"../x\">x</a><img src=\"i.png\">"}]}"#;
+    let mut feed = parse(json, &ParseOptions::default()).expect("json feed");
+    feed.sanitize_html(&Sanitizer::default());
+    let item = &feed.items[0];
+    assert_eq!(
+        item.url.as_deref(),
+        Some("https://j.example.com/site/posts/1")
+    );
+    let content = item.content.as_deref().unwrap_or_default();
+    assert!(
+        content.contains("href=\"https://j.example.com/site/x\"")
+            && content.contains("src=\"https://j.example.com/site/posts/i.png\""),
+        "{content}"
     );
 }
