@@ -118,7 +118,7 @@ export function mediaBlock(item, enclosures, html, showImages) {
   const list = (enclosures || []).filter((e) => e && e.url);
   const image = list.find((e) => kindOf(e) === 'image');
   const video = youtubeId(item.url || '') || list.map((e) => youtubeId(e.url)).find(Boolean) || null;
-  if (video) figures.push(videoFigure(video, item.url, image && image.url, showImages));
+  if (video) figures.push(videoFigure(video, item.url, item.thumbnail_url || (image && image.url), showImages));
   else if (image && showImages && !(html || '').includes('<img')) {
     figures.push(h('figure', { class: 'enclosure enclosure-image' }, h('img', { src: image.url, alt: '', loading: 'lazy' })));
   }
