@@ -125,6 +125,12 @@ impl MediaProxy {
         target.to_string()
     }
 
+    /// The proxy's address for an image URL outside HTML (an item's thumbnail), when the
+    /// mode sends that image through the proxy; `None` leaves the URL as it is.
+    pub fn proxied_if_wanted(&self, base: &url::Url, url: &str) -> Option<String> {
+        self.wants(url).then(|| self.proxied(base, url))
+    }
+
     /// `html` with the `src` and `srcset` of its images pointing at the proxy; `None` when
     /// nothing changed. The HTML is the sanitizer's output, so attribute values are quoted.
     pub fn rewrite_html(&self, base: &url::Url, html: &str) -> Option<String> {
@@ -408,6 +414,29 @@ mod tests {
         assert!(!proxy.verify("http://a.example/x.png", "not hex"));
         let other = MediaProxy::new(MediaProxyMode::Insecure, Some("another"));
         assert!(!other.verify("http://a.example/x.png", &signature));
+    }
+
+    #[test]
+    fn thumbnails_are_proxied_by_mode() {
+        let base: url::Url = "https://reader.example/".parse().unwrap();
+        let insecure = MediaProxy::new(MediaProxyMode::Insecure, Some(&"k".repeat(32)));
+        let proxied = insecure
+            .proxied_if_wanted(&base, "http://img.example/t.jpg")
+            .expect("an http thumbnail goes through the proxy");
+        assert!(
+            proxied.starts_with(
+                "https://reader.example/media?url=http%3A%2F%2Fimg.example%2Ft.jpg&sig="
+            )
+        );
+        assert_eq!(
+            insecure.proxied_if_wanted(&base, "https://img.example/t.jpg"),
+            None
+        );
+        let off = MediaProxy::new(MediaProxyMode::Off, None);
+        assert_eq!(
+            off.proxied_if_wanted(&base, "http://img.example/t.jpg"),
+            None
+        );
     }
 
     #[test]

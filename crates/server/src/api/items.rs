@@ -465,14 +465,25 @@ async fn list_items(
         add_bodies(&state, &auth, &mut items).await?;
     }
     for item in &mut items {
-        proxy_images(&state, &mut item.summary);
-        proxy_images(&state, &mut item.content);
+        proxy_item(&state, item);
     }
     Ok(Json(ItemList {
         has_more: page.next_cursor.is_some(),
         next_cursor: page.next_cursor.map(|c| c.encode()),
         items,
     }))
+}
+
+/// Points a listed item's images (its HTML and its thumbnail) at the media proxy, when it is on.
+fn proxy_item(state: &AppState, item: &mut ItemSummaryView) {
+    proxy_images(state, &mut item.summary);
+    proxy_images(state, &mut item.content);
+    let config = &state.config;
+    if let Some(url) = item.thumbnail_url.as_deref()
+        && let Some(proxied) = config.media_proxy.proxied_if_wanted(&config.base_url, url)
+    {
+        item.thumbnail_url = Some(proxied);
+    }
 }
 
 /// Points the images of an item's HTML at the media proxy, when it is on.
@@ -551,8 +562,7 @@ async fn search_items(
         add_bodies(state, auth, &mut items).await?;
     }
     for item in &mut items {
-        proxy_images(state, &mut item.summary);
-        proxy_images(state, &mut item.content);
+        proxy_item(state, item);
     }
     Ok(Json(ItemList {
         has_more: next_cursor.is_some(),
@@ -589,7 +599,7 @@ async fn get_item(
         thumbnail_url: item.thumbnail_url,
     };
     let mut summary: ItemSummaryView = summary.into();
-    proxy_images(&state, &mut summary.summary);
+    proxy_item(&state, &mut summary);
     let mut content = item.content;
     proxy_images(&state, &mut content);
     Ok(Json(ItemEnvelope {
