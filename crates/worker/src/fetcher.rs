@@ -296,14 +296,14 @@ impl Fetcher {
             ..ParseOptions::default()
         };
         let body = response.body.clone();
-        let parsed = tokio::task::spawn_blocking(move || {
+        tokio::task::spawn_blocking(move || {
             tidings_feed::parse(&body, &options)
                 .map(|_| ())
                 .map_err(|e| e.to_string())
         })
         .await
-        .unwrap_or_else(|error| Err(format!("the parser failed: {error}")));
-        parsed.map_err(|reason| format!("not a feed: {reason}"))
+        // The parse error already says what the document is ("not a feed: an HTML page…").
+        .unwrap_or_else(|error| Err(format!("the parser failed: {error}")))
     }
 
     /// Fetches a feed this fetcher's owner has claimed, stores everything, releases the lease.

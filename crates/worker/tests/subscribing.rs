@@ -161,7 +161,11 @@ on_both_engines!(opml_import_reports_each_url_and_export_round_trips, |db| {
     let reason = |n: usize| report.entries[n].reason.clone().unwrap_or_default();
     assert!(reason(3).contains("169.254.169.254"), "{}", reason(3));
     assert_eq!(reason(5), "the server answered HTTP 404");
-    assert!(reason(6).starts_with("not a feed"), "{}", reason(6));
+    assert!(
+        reason(6).starts_with("not a feed: this is an HTML page"),
+        "said once: {}",
+        reason(6)
+    );
     assert_eq!(reason(7), "over the limit of 2 subscriptions");
     assert_eq!(
         (report.added, report.skipped, report.refused, report.failed),
