@@ -125,6 +125,9 @@ pub fn normalize_username(name: &str) -> Result<String> {
     Ok(name)
 }
 
+/// The active administrators' ids.
+const ACTIVE_ADMINS: &str = "SELECT id FROM users WHERE is_admin = TRUE AND is_disabled = FALSE";
+
 impl Store {
     /// Creates a user with its default group and preferences, in one transaction.
     pub async fn create_user(&self, new: &NewUser) -> Result<User> {
@@ -257,8 +260,8 @@ impl Store {
 
     /// Sets the administrator and disabled flags of a user. Refused (`Conflict`) when it would
     /// demote or disable the last active administrator, also when two such changes race: the
-    /// active administrators are read and changed in one write transaction (on PostgreSQL
-    /// their rows are locked, so the second change sees the first).
+    /// active administrators are read and changed in one write transaction that such changes
+    /// take one at a time (see `active_admins_sql`).
     pub async fn set_user_flags(
         &self,
         user_id: i64,
@@ -266,10 +269,11 @@ impl Store {
         is_disabled: Option<bool>,
     ) -> Result<User> {
         let loses_admin = is_admin == Some(false) || is_disabled == Some(true);
-        let active_admins = self.active_admins_sql();
+        let serialize = self.serialize_admin_changes_sql();
         let changed = in_tx!(self, |tx| {
             if loses_admin {
-                let admins: Vec<i64> = sqlx::query_scalar(active_admins)
+                sqlx::query(serialize).execute(&mut *tx).await?;
+                let admins: Vec<i64> = sqlx::query_scalar(ACTIVE_ADMINS)
                     .fetch_all(&mut *tx)
                     .await?;
                 if admins == [user_id] {
@@ -295,16 +299,16 @@ impl Store {
         self.user(user_id).await
     }
 
-    /// The query for the active administrators' ids, locking their rows on PostgreSQL.
-    fn active_admins_sql(&self) -> &'static str {
+    /// The statement that makes changes able to remove an administrator run one at a time,
+    /// so the second sees the first: on PostgreSQL a transaction-level advisory lock, taken in
+    /// its own statement before the administrators are read (a statement's snapshot predates
+    /// a lock it waits for). Locking the admin rows with `FOR UPDATE` instead deadlocked: a
+    /// row demoted meanwhile drops out of the locked set while a racing deletion still needs
+    /// it. On SQLite the write transaction (`BEGIN IMMEDIATE`) already serializes them.
+    fn serialize_admin_changes_sql(&self) -> &'static str {
         match self.engine() {
-            crate::Engine::Sqlite => {
-                "SELECT id FROM users WHERE is_admin = TRUE AND is_disabled = FALSE"
-            }
-            crate::Engine::Postgres => {
-                "SELECT id FROM users WHERE is_admin = TRUE AND is_disabled = FALSE
-                 ORDER BY id FOR UPDATE"
-            }
+            crate::Engine::Sqlite => "SELECT 1",
+            crate::Engine::Postgres => "SELECT pg_advisory_xact_lock(7468, 1)",
         }
     }
 
@@ -327,9 +331,10 @@ impl Store {
     /// [`Store::set_user_flags`]).
     pub async fn delete_user(&self, user_id: i64) -> Result<()> {
         let now = unix_now();
-        let active_admins = self.active_admins_sql();
+        let serialize = self.serialize_admin_changes_sql();
         let deleted = in_tx!(self, |tx| {
-            let admins: Vec<i64> = sqlx::query_scalar(active_admins)
+            sqlx::query(serialize).execute(&mut *tx).await?;
+            let admins: Vec<i64> = sqlx::query_scalar(ACTIVE_ADMINS)
                 .fetch_all(&mut *tx)
                 .await?;
             if admins == [user_id] {
