@@ -35,6 +35,7 @@ pub use error::ParseError;
 pub use identity::{IdentitySource, ItemIdentity, item_identity};
 pub use model::{Enclosure, Feed, FeedFormat, FeedVersion, Item};
 pub use sanitize::{SanitizeOptions, Sanitizer, sanitize_html};
+pub use urls::{normalize_feed_url, normalize_feed_url_text};
 
 use url::Url;
 

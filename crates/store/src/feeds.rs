@@ -7,17 +7,19 @@ pub(crate) const MARK_ORPHANS: &str = "UPDATE feeds SET orphaned_at = $1
      WHERE orphaned_at IS NULL
        AND NOT EXISTS (SELECT 1 FROM subscriptions s WHERE s.feed_id = feeds.id)";
 
-/// The id of the shared feed with `$url`, created (with its fetch state, due at once) when
-/// nobody follows it yet, and no longer orphaned either way. Runs inside the transaction `$tx`.
+/// The id of the shared feed with `$url` (normalized first, so that every spelling of one
+/// address finds the same row, F10), created (with its fetch state, due at once) when nobody
+/// follows it yet, and no longer orphaned either way. Runs inside the transaction `$tx`.
 macro_rules! ensure_feed {
     ($tx:ident, $url:expr, $now:expr) => {{
+        let url = tidings_feed::normalize_feed_url_text($url);
         // DO UPDATE (not DO NOTHING) so RETURNING yields the id of an existing feed.
         let feed_id: i64 = sqlx::query_scalar(
             "INSERT INTO feeds (url, created_at, updated_at) VALUES ($1, $2, $2)
              ON CONFLICT (url) DO UPDATE SET orphaned_at = NULL
              RETURNING id",
         )
-        .bind($url)
+        .bind(&url)
         .bind($now)
         .fetch_one(&mut *$tx)
         .await?;
@@ -262,7 +264,8 @@ row_decoder!(decode_subscription -> SubscriptionRow {
 
 impl Store {
     /// Subscribes a user to a feed, creating the shared feed row when it is the first
-    /// subscriber. A feed already followed by others is reused: one row per URL (F10).
+    /// subscriber. A feed already followed by others is reused: one row per URL, spellings
+    /// of one address (`#fragment`, default port, host case, empty `?`) included (F10).
     pub async fn subscribe(&self, user_id: i64, new: &NewSubscription) -> Result<Subscription> {
         self.subscribe_within_limit(user_id, new, None).await
     }

@@ -2,7 +2,7 @@
 //! bodies, favicons, a feed's fetch state, moving a feed to a new URL (merging with an existing
 //! feed of that URL), retention, leases of periodic jobs and the OPML import history.
 
-use crate::{Engine, Result, Store, StoreError, feeds::MARK_ORPHANS, in_tx, with_db};
+use crate::{Engine, Result, Store, StoreError, in_tx, with_db};
 
 /// The latest raw body of a feed, as the worker keeps it (F8).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -175,13 +175,28 @@ fn fetch_state_from_row(row: FetchStateRow) -> FeedFetchState {
     }
 }
 
-/// The steps of merging feed `$2` into feed `$1`, in order, before `$2` is deleted: move the
+/// The steps of merging feed `$2` into feed `$1`, in order, before `$2` is deleted. For users
+/// who follow both: their remaining subscription (to `$1`, with its group and settings) takes
+/// the other's title when it has none of its own, and the items read under the other's
+/// watermark get explicit read rows, so that nothing read turns unread. Then: move the
 /// subscriptions of users who do not follow `$1` yet; carry read/starred states of items both
 /// feeds have to `$1`'s copy; point bookmarks of such items at `$1`'s copy (unless the user
 /// bookmarked that copy too); move the items `$1` lacks; move the raw body and favicon when
-/// `$1` has none; carry tombstones of items `$1` lacks, so deleted items stay deleted. Steps
-/// 0 and 3 count subscriptions and items moved.
-const MERGE_STEPS: [&str; 7] = [
+/// `$1` has none; carry tombstones of items `$1` lacks, so deleted items stay deleted.
+pub(crate) const MERGE_STEPS: [&str; 9] = [
+    "UPDATE subscriptions SET title =
+        (SELECT s.title FROM subscriptions s
+         WHERE s.feed_id = $2 AND s.user_id = subscriptions.user_id)
+     WHERE feed_id = $1 AND title IS NULL
+       AND user_id IN (SELECT user_id FROM subscriptions WHERE feed_id = $2)",
+    "INSERT INTO item_states (user_id, item_id, is_read, is_starred, updated_at)
+     SELECT s.user_id, i.id, TRUE, FALSE, i.fetched_at
+     FROM subscriptions s
+     JOIN subscriptions t ON t.user_id = s.user_id AND t.feed_id = $1
+     JOIN items i ON i.feed_id = $2 AND i.published_at <= s.read_before
+     WHERE s.feed_id = $2 AND s.read_before IS NOT NULL
+       AND (t.read_before IS NULL OR i.published_at > t.read_before)
+     ON CONFLICT (user_id, item_id) DO NOTHING",
     "UPDATE subscriptions SET feed_id = $1
      WHERE feed_id = $2
        AND user_id NOT IN (SELECT user_id FROM subscriptions WHERE feed_id = $1)",
@@ -219,6 +234,102 @@ const MERGE_STEPS: [&str; 7] = [
        AND identity_key NOT IN (SELECT identity_key FROM items WHERE feed_id = $1)
      ON CONFLICT (feed_id, identity_key) DO NOTHING",
 ];
+
+/// The step of [`MERGE_STEPS`] that moves subscriptions, and the one that moves items: their
+/// row counts are what a merge reports.
+pub(crate) const MERGE_SUBSCRIPTIONS_STEP: usize = 2;
+/// See [`MERGE_SUBSCRIPTIONS_STEP`].
+pub(crate) const MERGE_ITEMS_STEP: usize = 5;
+
+/// Merges feed `$source` into feed `$into` inside the transaction `$tx` (see [`MERGE_STEPS`]),
+/// deletes `$source` and marks what nobody follows any more as orphaned. Evaluates to the
+/// subscriptions and items moved.
+macro_rules! merge_feed {
+    ($tx:expr, $source:expr, $into:expr, $now:expr) => {{
+        let (source, into, now): (i64, i64, i64) = ($source, $into, $now);
+        let mut affected = [0u64; $crate::fetching::MERGE_STEPS.len()];
+        for (step, sql) in $crate::fetching::MERGE_STEPS.into_iter().enumerate() {
+            affected[step] = sqlx::query(sql)
+                .bind(into)
+                .bind(source)
+                .execute(&mut *$tx)
+                .await?
+                .rows_affected();
+        }
+        // Cascades: the remaining subscriptions (users who had both), duplicate items with
+        // their states, the fetch state.
+        sqlx::query("DELETE FROM feeds WHERE id = $1")
+            .bind(source)
+            .execute(&mut *$tx)
+            .await?;
+        sqlx::query(
+            "UPDATE feeds SET orphaned_at = NULL, updated_at = $2
+             WHERE id = $1
+               AND EXISTS (SELECT 1 FROM subscriptions s WHERE s.feed_id = $1)",
+        )
+        .bind(into)
+        .bind(now)
+        .execute(&mut *$tx)
+        .await?;
+        sqlx::query($crate::feeds::MARK_ORPHANS)
+            .bind(now)
+            .execute(&mut *$tx)
+            .await?;
+        (
+            affected[$crate::fetching::MERGE_SUBSCRIPTIONS_STEP],
+            affected[$crate::fetching::MERGE_ITEMS_STEP],
+        )
+    }};
+}
+
+pub(crate) use merge_feed;
+
+/// Normalizes every feed's URL (F10, migration 10) inside the transaction `$tx`: feeds whose
+/// URLs are spellings of one address are merged into one (see [`merge_feed!`]), the one that
+/// already has the normalized URL, else the oldest. Evaluates to `(renamed, merged)`.
+macro_rules! normalize_feed_urls {
+    ($tx:expr, $now:expr) => {{
+        let now: i64 = $now;
+        let feeds: Vec<(i64, String)> = sqlx::query_as("SELECT id, url FROM feeds ORDER BY id")
+            .fetch_all(&mut *$tx)
+            .await?;
+        let mut by_url: std::collections::BTreeMap<String, Vec<(i64, String)>> =
+            std::collections::BTreeMap::new();
+        for (id, url) in feeds {
+            by_url
+                .entry(tidings_feed::normalize_feed_url_text(&url))
+                .or_default()
+                .push((id, url));
+        }
+        let (mut renamed, mut merged) = (0u64, 0u64);
+        for (normalized, spellings) in by_url {
+            if spellings.len() == 1 && spellings[0].1 == normalized {
+                continue;
+            }
+            let survivor = spellings
+                .iter()
+                .find(|(_, url)| *url == normalized)
+                .unwrap_or(&spellings[0])
+                .0;
+            for &(id, _) in spellings.iter().filter(|(id, _)| *id != survivor) {
+                $crate::fetching::merge_feed!($tx, id, survivor, now);
+                merged += 1;
+            }
+            if !spellings.iter().any(|(_, url)| *url == normalized) {
+                sqlx::query("UPDATE feeds SET url = $1, updated_at = $2 WHERE id = $3")
+                    .bind(&normalized)
+                    .bind(now)
+                    .bind(survivor)
+                    .execute(&mut *$tx)
+                    .await?;
+                renamed += 1;
+            }
+        }
+        (renamed, merged)
+    }};
+}
+
+pub(crate) use normalize_feed_urls;
 
 /// Rows deleted per statement by retention, so that no single statement holds the write lock
 /// (SQLite's, or many row locks on PostgreSQL) for long.
@@ -352,11 +463,12 @@ impl Store {
         Ok(())
     }
 
-    /// The id of the feed with this exact URL.
+    /// The id of the feed with this URL, in any of its spellings (F10).
     pub async fn feed_id_by_url(&self, url: &str) -> Result<Option<i64>> {
+        let url = tidings_feed::normalize_feed_url_text(url);
         Ok(with_db!(self, read, |db| {
             sqlx::query_scalar::<_, i64>("SELECT id FROM feeds WHERE url = $1")
-                .bind(url)
+                .bind(&url)
                 .fetch_optional(db)
                 .await?
         }))
@@ -388,7 +500,8 @@ impl Store {
     /// over unless the other feed has the same item (same identity), in which case read and
     /// starred states are carried to that item, and bookmarks follow their items.
     pub async fn move_feed(&self, feed_id: i64, new_url: &str, now: i64) -> Result<FeedMove> {
-        let new_url = new_url.trim();
+        let new_url = tidings_feed::normalize_feed_url_text(new_url);
+        let new_url = new_url.as_str();
         if new_url.is_empty() {
             return Err(StoreError::Invalid("the new feed URL is empty".into()));
         }
@@ -433,36 +546,7 @@ impl Store {
                     FeedMove::Renamed
                 }
                 Some(into) => {
-                    let mut affected = [0u64; MERGE_STEPS.len()];
-                    for (step, sql) in MERGE_STEPS.into_iter().enumerate() {
-                        affected[step] = sqlx::query(sql)
-                            .bind(into)
-                            .bind(feed_id)
-                            .execute(&mut *tx)
-                            .await?
-                            .rows_affected();
-                    }
-                    let (subscriptions_moved, items_moved) = (affected[0], affected[3]);
-                    let source = feed_id;
-                    // Cascades: the remaining subscriptions (users who had both), duplicate
-                    // items with their states, the fetch state.
-                    sqlx::query("DELETE FROM feeds WHERE id = $1")
-                        .bind(source)
-                        .execute(&mut *tx)
-                        .await?;
-                    sqlx::query(
-                        "UPDATE feeds SET orphaned_at = NULL, updated_at = $2
-                         WHERE id = $1
-                           AND EXISTS (SELECT 1 FROM subscriptions s WHERE s.feed_id = $1)",
-                    )
-                    .bind(into)
-                    .bind(now)
-                    .execute(&mut *tx)
-                    .await?;
-                    sqlx::query(MARK_ORPHANS)
-                        .bind(now)
-                        .execute(&mut *tx)
-                        .await?;
+                    let (subscriptions_moved, items_moved) = merge_feed!(tx, feed_id, into, now);
                     FeedMove::Merged {
                         into,
                         subscriptions_moved,

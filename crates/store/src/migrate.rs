@@ -40,6 +40,25 @@ macro_rules! apply {
                     migration.version, migration.name
                 ))
             })?;
+        if let Some(step) = migration.data {
+            let done: Result<String> = async {
+                Ok(match step {
+                    DataStep::NormalizeFeedUrls => {
+                        let (renamed, merged) =
+                            crate::fetching::normalize_feed_urls!($tx, unix_now());
+                        format!("{renamed} feed URLs normalized, {merged} feeds merged")
+                    }
+                })
+            }
+            .await;
+            let done = done.map_err(|e| {
+                StoreError::Migration(format!(
+                    "migration {} ({}): {e}",
+                    migration.version, migration.name
+                ))
+            })?;
+            tracing::info!(version = migration.version, "{done}");
+        }
         sqlx::query(
             "INSERT INTO schema_migrations (version, name, checksum, applied_at)
              VALUES ($1, $2, $3, $4)",
@@ -62,6 +81,16 @@ pub struct Migration {
     pub name: &'static str,
     sqlite: &'static str,
     postgres: &'static str,
+    /// Work done in Rust after the SQL, in the same transaction: what SQL cannot do alone.
+    data: Option<DataStep>,
+}
+
+/// A migration's work on the data that needs Rust (not part of the checksum, which covers the
+/// SQL; a data step never changes once released).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum DataStep {
+    /// Normalizes every feed URL and merges the feeds that become one (F10).
+    NormalizeFeedUrls,
 }
 
 /// Every migration this binary knows, oldest first.
@@ -71,54 +100,70 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "core",
         sqlite: include_str!("../migrations/sqlite/0001_core.sql"),
         postgres: include_str!("../migrations/postgres/0001_core.sql"),
+        data: None,
     },
     Migration {
         version: 2,
         name: "bookmarks_preferences_raw",
         sqlite: include_str!("../migrations/sqlite/0002_bookmarks_preferences_raw.sql"),
         postgres: include_str!("../migrations/postgres/0002_bookmarks_preferences_raw.sql"),
+        data: None,
     },
     Migration {
         version: 3,
         name: "fetch_jobs",
         sqlite: include_str!("../migrations/sqlite/0003_fetch_jobs.sql"),
         postgres: include_str!("../migrations/postgres/0003_fetch_jobs.sql"),
+        data: None,
     },
     Migration {
         version: 4,
         name: "read_model",
         sqlite: include_str!("../migrations/sqlite/0004_read_model.sql"),
         postgres: include_str!("../migrations/postgres/0004_read_model.sql"),
+        data: None,
     },
     Migration {
         version: 5,
         name: "item_insert_waits_for_mark_read",
         sqlite: include_str!("../migrations/sqlite/0005_item_insert_waits_for_mark_read.sql"),
         postgres: include_str!("../migrations/postgres/0005_item_insert_waits_for_mark_read.sql"),
+        data: None,
     },
     Migration {
         version: 6,
         name: "search",
         sqlite: include_str!("../migrations/sqlite/0006_search.sql"),
         postgres: include_str!("../migrations/postgres/0006_search.sql"),
+        data: None,
     },
     Migration {
         version: 7,
         name: "item_tombstones",
         sqlite: include_str!("../migrations/sqlite/0007_item_tombstones.sql"),
         postgres: include_str!("../migrations/postgres/0007_item_tombstones.sql"),
+        data: None,
     },
     Migration {
         version: 8,
         name: "sync_apis",
         sqlite: include_str!("../migrations/sqlite/0008_sync_apis.sql"),
         postgres: include_str!("../migrations/postgres/0008_sync_apis.sql"),
+        data: None,
     },
     Migration {
         version: 9,
         name: "item_thumbnail",
         sqlite: include_str!("../migrations/sqlite/0009_item_thumbnail.sql"),
         postgres: include_str!("../migrations/postgres/0009_item_thumbnail.sql"),
+        data: None,
+    },
+    Migration {
+        version: 10,
+        name: "feed_url_identity",
+        sqlite: include_str!("../migrations/sqlite/0010_feed_url_identity.sql"),
+        postgres: include_str!("../migrations/postgres/0010_feed_url_identity.sql"),
+        data: Some(DataStep::NormalizeFeedUrls),
     },
 ];
 

@@ -621,3 +621,169 @@ async fn retention_at_scale() {
         .await;
     }
 }
+
+on_both_engines!(spellings_of_one_feed_url_share_one_feed, |db| {
+    let store = db.migrated().await;
+    let (alice, bob) = (user(&store, "alice").await, user(&store, "bob").await);
+    let (_, feed) = follow(&store, alice, "HTTPS://Example.COM:443/feed.xml#latest").await;
+    let (_, same) = follow(&store, bob, "https://example.com/feed.xml?").await;
+    assert_eq!(feed, same, "one feed row for both spellings (F10)");
+    assert_eq!(
+        store.feed_fetch_state(feed).await.unwrap().url,
+        "https://example.com/feed.xml"
+    );
+    assert_eq!(
+        store
+            .feed_id_by_url("https://example.com:443/%66eed.xml")
+            .await
+            .unwrap(),
+        Some(feed)
+    );
+    // Another spelling is the same subscription.
+    let again = store
+        .subscribe(
+            alice,
+            &tidings_store::NewSubscription {
+                feed_url: "https://example.com/feed.xml#comments".into(),
+                ..Default::default()
+            },
+        )
+        .await;
+    assert!(
+        matches!(again, Err(tidings_store::StoreError::Conflict(_))),
+        "{again:?}"
+    );
+    // A permanent redirect to another spelling of the same URL changes nothing.
+    assert_eq!(
+        store
+            .move_feed(feed, "https://EXAMPLE.com/feed.xml#x", unix_now())
+            .await
+            .unwrap(),
+        FeedMove::Unchanged
+    );
+    // http and https, another port, another path stay other feeds.
+    for other in [
+        "http://example.com/feed.xml",
+        "https://example.com:8443/feed.xml",
+        "https://example.com/Feed.xml",
+    ] {
+        assert_ne!(follow(&store, alice, other).await.1, feed, "{other}");
+    }
+});
+
+/// A user's unread items over all their subscriptions, as the counts endpoint gives them.
+async fn total_unread(store: &tidings_store::Store, user: i64) -> i64 {
+    let counts = store.unread_counts(user).await.unwrap();
+    counts.subscriptions.iter().map(|s| s.unread).sum()
+}
+
+on_both_engines!(migration_normalizes_feed_urls_and_merges_duplicates, |db| {
+    let store = db.migrated().await;
+    let (ann, bob) = (user(&store, "ann").await, user(&store, "bob").await);
+    let now = unix_now();
+    // Feeds stored before URLs were normalized: two spellings of one feed, and a lone one.
+    let (ann_keep, keep) = follow(&store, ann, "https://example.com/feed").await;
+    let (ann_dup, dup) = follow(&store, ann, "https://placeholder.example/dup").await;
+    let (bob_dup, _) = follow(&store, bob, "https://placeholder.example/dup").await;
+    let (_, lone) = follow(&store, bob, "https://placeholder.example/lone").await;
+    store
+        .execute_raw(&format!(
+            "UPDATE feeds SET url = 'HTTPS://Example.COM:443/feed?#top' WHERE id = {dup};
+             UPDATE feeds SET url = 'http://Lone.example:80?' WHERE id = {lone};"
+        ))
+        .await
+        .unwrap();
+    let tech = store.create_group(ann, "Tech").await.unwrap();
+    store
+        .update_subscription(
+            ann,
+            ann_dup,
+            &tidings_store::SubscriptionChanges {
+                title: Some(Some("My feed".into())),
+                group_id: Some(tech.id),
+                interval_minutes: Some(120),
+            },
+        )
+        .await
+        .unwrap();
+    // "shared" is in both; "a" only in the kept feed, "c" only in the duplicate.
+    store
+        .upsert_items(keep, &[item("a", now - 30), item("shared", now - 20)], now)
+        .await
+        .unwrap();
+    store
+        .upsert_items(dup, &[item("shared", now - 20), item("c", now - 10)], now)
+        .await
+        .unwrap();
+    // Ann read everything of the duplicate by its watermark and starred its "c"; Bob, who
+    // follows only the duplicate, starred "shared".
+    let dup_ids = ids_by_guid(&store, ann, dup).await;
+    store
+        .set_item_state(ann, dup_ids["c"], None, Some(true))
+        .await
+        .unwrap();
+    store
+        .mark_read(ann, &tidings_store::MarkReadScope::Feed(dup), None)
+        .await
+        .unwrap();
+    store
+        .set_item_state(bob, dup_ids["shared"], None, Some(true))
+        .await
+        .unwrap();
+    assert_eq!(total_unread(&store, ann).await, 2);
+
+    // The migration runs again, as on an upgrade from a database stored before it.
+    store
+        .execute_raw("DELETE FROM schema_migrations WHERE version = 10")
+        .await
+        .unwrap();
+    assert_eq!(store.migrate().await.unwrap(), vec![10]);
+
+    let feeds = store.list_feeds().await.unwrap();
+    let urls: Vec<(i64, &str)> = feeds.iter().map(|f| (f.id, f.url.as_str())).collect();
+    assert_eq!(
+        urls,
+        vec![
+            (keep, "https://example.com/feed"),
+            (lone, "http://lone.example/")
+        ]
+    );
+    // Ann has one subscription left: the one to the remaining feed, which keeps its group
+    // and settings and takes the title she gave the other.
+    let ann_subs = store.list_subscriptions(ann).await.unwrap();
+    assert_eq!(ann_subs.len(), 1, "{ann_subs:?}");
+    assert_eq!(ann_subs[0].id, ann_keep);
+    assert_eq!(ann_subs[0].feed_id, keep);
+    assert_eq!(ann_subs[0].custom_title.as_deref(), Some("My feed"));
+    // Bob's subscription moved to the remaining feed.
+    let bob_subs = store.list_subscriptions(bob).await.unwrap();
+    assert_eq!(bob_subs.len(), 2);
+    assert!(
+        bob_subs
+            .iter()
+            .any(|s| s.id == bob_dup && s.feed_id == keep)
+    );
+    // The items are deduplicated by identity: "a", "shared" and "c", once each.
+    assert_eq!(store.count_items(keep).await.unwrap(), 3);
+    let ids = ids_by_guid(&store, ann, keep).await;
+    // What Ann read in the duplicate stays read, her star stays; "a" was never read.
+    let seen = |id| store.item(ann, id);
+    assert!(!seen(ids["a"]).await.unwrap().is_read);
+    assert!(seen(ids["shared"]).await.unwrap().is_read);
+    let c = seen(ids["c"]).await.unwrap();
+    assert!(c.is_read && c.is_starred);
+    assert_eq!(ann_subs[0].unread_count, 1);
+    assert_eq!(total_unread(&store, ann).await, 1);
+    // Bob's star followed "shared" to the remaining copy; everything is unread for him.
+    assert!(store.item(bob, ids["shared"]).await.unwrap().is_starred);
+    let bob_keep = bob_subs.iter().find(|s| s.feed_id == keep).unwrap();
+    assert_eq!(bob_keep.unread_count, 3);
+
+    // Run once more on normalized URLs: nothing changes.
+    store
+        .execute_raw("DELETE FROM schema_migrations WHERE version = 10")
+        .await
+        .unwrap();
+    assert_eq!(store.migrate().await.unwrap(), vec![10]);
+    assert_eq!(store.list_feeds().await.unwrap(), feeds);
+});

@@ -534,7 +534,8 @@ fn precheck(
         return refused(over_file_limit_reason(options.max_feeds));
     }
     let url = match Url::parse(feed.xml_url.trim()) {
-        Ok(url) => url,
+        // Spellings of one address are one feed (F10): `…/feed#x` is listed twice with `…/feed`.
+        Ok(url) => tidings_feed::normalize_feed_url(&url),
         Err(error) => return refused(format!("not a URL: {error}")),
     };
     if let Err(refusal) = address_policy.check_url(&url) {
