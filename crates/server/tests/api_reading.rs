@@ -105,7 +105,7 @@ on_both_engines!(
         for (bad, expected, code) in [
             (
                 json!({"name": "   "}),
-                StatusCode::UNPROCESSABLE_ENTITY,
+                StatusCode::BAD_REQUEST,
                 "invalid_request",
             ),
             (
@@ -125,7 +125,7 @@ on_both_engines!(
             Some(json!({"title": "wrong field"})),
         )
         .await;
-        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+        assert_eq!(status, StatusCode::BAD_REQUEST);
         assert_error(&body, "invalid_request", "validation");
 
         let group_url = app.url(&format!("/groups/{tech}"));
@@ -141,7 +141,7 @@ on_both_engines!(
         assert_eq!(body["group"]["position"], 7);
         for bad in [json!({}), json!({"position": -1})] {
             let (status, _, body) = call(&ann, Method::PATCH, &group_url, Some(bad)).await;
-            assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+            assert_eq!(status, StatusCode::BAD_REQUEST);
             assert_error(&body, "invalid_request", "validation");
         }
 
@@ -174,7 +174,7 @@ on_both_engines!(
             None,
         )
         .await;
-        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+        assert_eq!(status, StatusCode::BAD_REQUEST);
         assert_error(&body, "invalid_request", "validation");
         let (status, _, _) =
             call(&ann, Method::DELETE, &app.url("/groups/not-a-number"), None).await;
@@ -304,7 +304,7 @@ on_both_engines!(items_are_listed_shown_and_their_state_set, |db| {
     let (_, _, body) = call(&ann, Method::GET, &app.url("/items?filter=starred"), None).await;
     assert_eq!(ids(&body), vec![item_id]);
     let (status, _, body) = call(&ann, Method::PUT, &state_url, Some(json!({}))).await;
-    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(status, StatusCode::BAD_REQUEST);
     assert_error(&body, "invalid_request", "validation");
     let (status, _, body) = call(
         &ann,
@@ -313,7 +313,7 @@ on_both_engines!(items_are_listed_shown_and_their_state_set, |db| {
         Some(json!({"is_read": "yes"})),
     )
     .await;
-    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(status, StatusCode::BAD_REQUEST);
     assert_error(&body, "invalid_request", "validation");
     let (status, _, body) = call(
         &ann,
@@ -338,7 +338,7 @@ on_both_engines!(items_are_listed_shown_and_their_state_set, |db| {
         "validation",
     );
 
-    // Malformed query parameters are 422 with the JSON error body.
+    // Malformed query parameters are 400 with the JSON error body.
     for query in [
         "limit=abc",
         "limit=0",
@@ -358,7 +358,7 @@ on_both_engines!(items_are_listed_shown_and_their_state_set, |db| {
             None,
         )
         .await;
-        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{query}: {body}");
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{query}: {body}");
         assert_error(&body, "invalid_request", "validation");
     }
     let (status, _, body) = call(&ann, Method::GET, &app.url("/items?feed_id=999999"), None).await;
@@ -581,7 +581,7 @@ on_both_engines!(mark_read_counts_and_the_before_rule, |db| {
             Some(bad.clone()),
         )
         .await;
-        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{bad}: {body}");
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{bad}: {body}");
         assert_error(&body, "invalid_request", "validation");
     }
     let (status, _, _) = call(
@@ -618,7 +618,7 @@ on_both_engines!(mark_read_counts_and_the_before_rule, |db| {
             None,
         )
         .await;
-        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{query}: {body}");
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{query}: {body}");
         assert_error(&body, "invalid_request", "validation");
     }
 });
@@ -659,8 +659,8 @@ on_both_engines!(
         assert_eq!(again["bookmark"]["id"], id);
         for (bad, expected) in [
             (json!({"item_id": 999999}), StatusCode::NOT_FOUND),
-            (json!({}), StatusCode::UNPROCESSABLE_ENTITY),
-            (json!({"item_id": "one"}), StatusCode::UNPROCESSABLE_ENTITY),
+            (json!({}), StatusCode::BAD_REQUEST),
+            (json!({"item_id": "one"}), StatusCode::BAD_REQUEST),
         ] {
             let (status, _, body) =
                 call(&ann, Method::POST, &app.url("/bookmarks"), Some(bad)).await;
@@ -727,7 +727,7 @@ on_both_engines!(preferences_are_read_and_validated, |db| {
         json!({"font": "serif"}),
     ] {
         let (status, _, body) = call(&ann, Method::PUT, &url, Some(bad.clone())).await;
-        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{bad}: {body}");
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{bad}: {body}");
         assert_error(&body, "invalid_request", "validation");
     }
     let (_, _, body) = call(&ann, Method::GET, &url, None).await;
@@ -1016,7 +1016,7 @@ on_both_engines!(
             None,
         )
         .await;
-        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+        assert_eq!(status, StatusCode::BAD_REQUEST);
         assert_error(&body, "invalid_request", "validation");
 
         // Star a-1, a-2 and b-0; a-2 is read already.
@@ -1164,7 +1164,7 @@ on_both_engines!(
                 Some(bad.clone()),
             )
             .await;
-            assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{bad}: {body}");
+            assert_eq!(status, StatusCode::BAD_REQUEST, "{bad}: {body}");
             assert_error(&body, "invalid_request", "validation");
         }
         let (status, _, _) = call(
@@ -1182,7 +1182,7 @@ on_both_engines!(
             Some(json!({"watermarks": [], "item_ids": (0..10_001).collect::<Vec<i64>>()})),
         )
         .await;
-        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
         let (_, _, counts) = call(&ann, Method::GET, &app.url("/counts"), None).await;
         assert!(
             counts["as_of"].as_str().is_some_and(|t| t.ends_with('Z')),

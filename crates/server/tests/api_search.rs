@@ -147,26 +147,26 @@ on_both_engines!(items_are_searched_with_the_listing_parameters, |db| {
 
     // Errors say what was wrong.
     let (status, _, body) = get(format!("/items?q={}", "x".repeat(401))).await;
-    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(status, StatusCode::BAD_REQUEST);
     assert_error(&body, "invalid_request", "validation");
     assert!(
         body["error"]["message"].as_str().unwrap().contains("400"),
         "{body}"
     );
     let (status, _, body) = get(format!("/items?q={}", "x".repeat(101))).await;
-    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(status, StatusCode::BAD_REQUEST);
     assert!(
         body["error"]["message"].as_str().unwrap().contains("100"),
         "{body}"
     );
     let (status, _, body) = get(format!("/items?q={}", encode("a b c d e f g h i j k"))).await;
-    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
     let (status, _, body) = get("/items?q=-rust".into()).await;
-    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
     let (status, _, body) = get("/items?order=relevance".into()).await;
-    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
     let (status, _, body) = get("/items?q=rust&order=relevance&cursor=zz".into()).await;
-    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
     // Another user's feed is not searched.
     app.user("bob", false).await;
     let bob = app.signed_in("bob").await;
@@ -218,7 +218,7 @@ on_both_engines!(bookmarks_are_searched, |db| {
     let (_, _, body) = call(&ann, Method::GET, &app.url("/bookmarks"), None).await;
     assert_eq!(body["bookmarks"].as_array().unwrap().len(), 2);
     let (status, _, body) = call(&ann, Method::GET, &app.url("/bookmarks?q=-x"), None).await;
-    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(status, StatusCode::BAD_REQUEST);
     assert_error(&body, "invalid_request", "validation");
 });
 

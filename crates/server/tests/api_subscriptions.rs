@@ -115,7 +115,7 @@ on_both_engines!(subscribe_by_page_list_change_and_unsubscribe, |db| {
         Some(json!({"interval_minutes": 45})),
     )
     .await;
-    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
     assert!(
         body["error"]["message"]
             .as_str()
@@ -259,7 +259,7 @@ on_both_engines!(subscribing_explains_failures, |db| {
         "<html><body>no feeds here</body></html>",
     );
     let (status, body) = subscribe(&cid, &app, json!({"url": bare.url("/plain.html")})).await;
-    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
     assert!(
         bare.hits("/rss") == 1 && bare.hits("/feed") == 1,
         "the fallbacks were tried"
@@ -271,12 +271,12 @@ on_both_engines!(subscribing_explains_failures, |db| {
     );
 
     let (status, body) = subscribe(&cid, &app, json!({"url": site.url("/missing")})).await;
-    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
     assert_error(&body, "feed_unreachable", "feed");
     assert!(body["error"]["message"].as_str().unwrap().contains("404"));
 
     let (status, body) = subscribe(&cid, &app, json!({"url": "   "})).await;
-    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(status, StatusCode::BAD_REQUEST);
     assert_error(&body, "invalid_request", "validation");
 
     let (status, body) = subscribe(
@@ -285,7 +285,7 @@ on_both_engines!(subscribing_explains_failures, |db| {
         json!({"url": site.url("/feed.xml"), "interval_minutes": 10}),
     )
     .await;
-    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
 
     // The subscription limit (F29).
     assert_eq!(
@@ -335,7 +335,7 @@ on_both_engines!(private_addresses_are_refused_when_not_allowed, |db| {
     app.user("eve", false).await;
     let eve = app.signed_in("eve").await;
     let (status, body) = subscribe(&eve, &app, json!({"url": site.url("/feed.xml")})).await;
-    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
     assert_error(&body, "feed_unreachable", "feed");
     assert!(
         body["error"]["message"]
@@ -492,11 +492,7 @@ on_both_engines!(opml_import_export_and_history, |db| {
             .send()
             .await
             .unwrap();
-        assert_eq!(
-            response.status(),
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "{bad:?}"
-        );
+        assert_eq!(response.status(), StatusCode::BAD_REQUEST, "{bad:?}");
     }
     let huge = format!(
         "<opml version=\"2.0\"><body>{}</body></opml>",

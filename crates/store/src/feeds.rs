@@ -75,7 +75,7 @@ impl FetchStatus {
 pub fn check_interval(minutes: i64) -> Result<i64> {
     if !(30..=720).contains(&minutes) || minutes % 30 != 0 {
         return Err(StoreError::Invalid(format!(
-            "the fetch interval must be 30 to 720 minutes in steps of 30, not {minutes}"
+            "the fetch interval (interval_minutes) must be 30 to 720 minutes in steps of 30, not {minutes}"
         )));
     }
     Ok(minutes)

@@ -63,21 +63,21 @@ impl PreferenceChanges {
             && !THEMES.contains(&theme.as_str())
         {
             return Err(StoreError::Invalid(format!(
-                "theme must be light, dark or auto, not {theme:?}"
+                "the field theme must be light, dark or auto, not {theme:?}"
             )));
         }
         if let Some(size) = self.page_size
             && !(MIN_PREFERRED_PAGE_SIZE..=MAX_PREFERRED_PAGE_SIZE).contains(&size)
         {
             return Err(StoreError::Invalid(format!(
-                "page_size must be {MIN_PREFERRED_PAGE_SIZE} to {MAX_PREFERRED_PAGE_SIZE}, not {size}"
+                "the field page_size must be {MIN_PREFERRED_PAGE_SIZE} to {MAX_PREFERRED_PAGE_SIZE}, not {size}"
             )));
         }
         if let Some(view) = &self.default_view
             && !DEFAULT_VIEWS.contains(&view.as_str())
         {
             return Err(StoreError::Invalid(format!(
-                "default_view must be all, unread or starred, not {view:?}"
+                "the field default_view must be all, unread or starred, not {view:?}"
             )));
         }
         Ok(())

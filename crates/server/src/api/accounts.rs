@@ -120,7 +120,7 @@ pub(crate) async fn hash(password: String) -> ApiResult<String> {
 pub(crate) fn check_policy(password: &str, username: &str) -> ApiResult<()> {
     password::check_password_policy(password, username).map_err(|reason| {
         ApiError::new(
-            StatusCode::UNPROCESSABLE_ENTITY,
+            StatusCode::BAD_REQUEST,
             "weak_password",
             ErrorCategory::Validation,
             crate::api::error::capitalize(&reason.to_string()),
@@ -255,7 +255,7 @@ pub struct CompleteSetup {
         (status = 201, description = "Created and signed in", body = UserEnvelope),
         (status = 403, description = "Wrong or used token", body = ErrorBody),
         (status = 409, description = "Setup is already complete", body = ErrorBody),
-        (status = 422, description = "Bad user name or weak password", body = ErrorBody),
+        (status = 400, description = "Bad user name or weak password", body = ErrorBody),
     ))]
 async fn complete_setup(
     State(state): State<AppState>,
@@ -385,7 +385,7 @@ pub struct ChangePassword {
     responses(
         (status = 204, description = "Changed"),
         (status = 403, description = "The current password is wrong, or called with an API key", body = ErrorBody),
-        (status = 422, description = "The new password is too weak", body = ErrorBody),
+        (status = 400, description = "The new password is too weak", body = ErrorBody),
     ))]
 async fn change_password(
     State(state): State<AppState>,
@@ -551,7 +551,7 @@ async fn list_api_keys(
 /// Create an API key (F23). The secret is in the answer only. Needs a signed-in session (not
 /// an API key).
 #[utoipa::path(post, path = "/api-keys", tag = "accounts", request_body = CreateApiKey,
-    responses((status = 201, body = CreatedApiKey), (status = 422, body = ErrorBody)))]
+    responses((status = 201, body = CreatedApiKey), (status = 400, body = ErrorBody)))]
 async fn create_api_key(
     State(state): State<AppState>,
     SessionAuth(auth): SessionAuth,

@@ -70,7 +70,7 @@ async fn list_users(State(state): State<AppState>, _admin: AdminAuth) -> ApiResu
     responses(
         (status = 201, body = UserEnvelope),
         (status = 409, description = "The name is taken", body = ErrorBody),
-        (status = 422, description = "Bad name or weak password", body = ErrorBody),
+        (status = 400, description = "Bad name or weak password", body = ErrorBody),
     ))]
 async fn create_user(
     State(state): State<AppState>,

@@ -96,7 +96,7 @@ pub struct BookmarkListParams {
     responses(
         (status = 200, body = BookmarkList),
         (status = 401, body = ErrorBody),
-        (status = 422, description = "A malformed search", body = ErrorBody),
+        (status = 400, description = "A malformed search", body = ErrorBody),
     ))]
 async fn list_bookmarks(
     State(state): State<AppState>,

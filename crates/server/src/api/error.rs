@@ -79,10 +79,11 @@ impl ApiError {
         }
     }
 
-    /// 400: the request's content is wrong.
+    /// 400: the request's content is wrong. Every refusal of what a request says (a field's
+    /// value, a missing field, a parameter) is a 400; the code and message tell which.
     pub fn validation(message: impl Into<String>, action: impl Into<String>) -> ApiError {
         ApiError::new(
-            StatusCode::UNPROCESSABLE_ENTITY,
+            StatusCode::BAD_REQUEST,
             "invalid_request",
             ErrorCategory::Validation,
             message,

@@ -7,7 +7,7 @@ use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
 use crate::api::error::ApiError;
 use crate::api::limits;
 
-/// A JSON body; a malformed one is a 422 (400 for broken JSON) with the parser's reason.
+/// A JSON body; a malformed one is a 400 with the parser's reason and the field it is about.
 /// Every string in it is checked against [`limits`](crate::api::limits) first: a control
 /// character or an over-long value is a 400 naming the field, whatever the handler.
 #[derive(Debug)]
@@ -24,13 +24,26 @@ where
         let axum::Json(value) =
             <axum::Json<serde_json::Value> as FromRequest<S>>::from_request(request, state).await?;
         limits::check_body(&value)?;
-        serde_json::from_value(value).map(Json).map_err(|e| {
-            ApiError::validation(
-                format!("The body does not have the expected fields: {e}"),
-                "Check the field names and types against /api/v1/openapi.json.",
-            )
-        })
+        serde_path_to_error::deserialize(value)
+            .map(Json)
+            .map_err(|e| body_field_error(&e))
     }
+}
+
+/// The 400 for a body whose fields do not fit: it names the field (`url`, `ids[2]`) unless the
+/// problem is the body as a whole (a missing or unknown field, whose name serde's reason gives).
+fn body_field_error(error: &serde_path_to_error::Error<serde_json::Error>) -> ApiError {
+    let path = error.path().to_string();
+    let reason = error.inner();
+    let message = if path == "." {
+        format!("The body does not have the expected fields: {reason}.")
+    } else {
+        format!("The field {path} is wrong: {reason}.")
+    };
+    ApiError::validation(
+        message,
+        "Check the field names and types against /api/v1/openapi.json.",
+    )
 }
 
 impl<T: serde::Serialize> axum::response::IntoResponse for Json<T> {

@@ -94,7 +94,7 @@ async fn list_groups(State(state): State<AppState>, auth: Auth) -> ApiResult<Jso
     responses(
         (status = 201, body = GroupEnvelope),
         (status = 409, description = "A group of that name exists", body = ErrorBody),
-        (status = 422, description = "Empty or too long a name", body = ErrorBody),
+        (status = 400, description = "Empty or too long a name", body = ErrorBody),
     ))]
 async fn create_group(
     State(state): State<AppState>,
@@ -117,7 +117,7 @@ async fn create_group(
         (status = 200, body = GroupEnvelope),
         (status = 404, body = ErrorBody),
         (status = 409, description = "A group of that name exists", body = ErrorBody),
-        (status = 422, body = ErrorBody),
+        (status = 400, body = ErrorBody),
     ))]
 async fn update_group(
     State(state): State<AppState>,
@@ -149,13 +149,13 @@ async fn update_group(
 }
 
 /// Delete a group; its subscriptions move to the default group. The default group cannot be
-/// deleted (422).
+/// deleted (400).
 #[utoipa::path(delete, path = "/groups/{id}", tag = "groups",
     params(("id" = i64, Path, description = "The group's id")),
     responses(
         (status = 204, description = "Deleted"),
         (status = 404, body = ErrorBody),
-        (status = 422, description = "The default group", body = ErrorBody),
+        (status = 400, description = "The default group", body = ErrorBody),
     ))]
 async fn delete_group(
     State(state): State<AppState>,

@@ -437,7 +437,7 @@ fn item_query(params: ItemListParams) -> ApiResult<ItemQuery> {
     responses(
         (status = 200, body = ItemList),
         (status = 404, description = "The feed or group is not the user's", body = ErrorBody),
-        (status = 422, description = "A malformed parameter", body = ErrorBody),
+        (status = 400, description = "A malformed parameter", body = ErrorBody),
     ))]
 async fn list_items(
     State(state): State<AppState>,
@@ -621,7 +621,7 @@ async fn get_item(
     responses(
         (status = 200, body = ItemStateView),
         (status = 404, body = ErrorBody),
-        (status = 422, description = "Neither field given", body = ErrorBody),
+        (status = 400, description = "Neither field given", body = ErrorBody),
     ))]
 async fn set_item_state(
     State(state): State<AppState>,
@@ -653,7 +653,7 @@ async fn set_item_state(
     responses(
         (status = 200, body = MarkReadResult),
         (status = 404, description = "The feed or group is not the user's", body = ErrorBody),
-        (status = 422, description = "Not exactly one scope, or a bad time", body = ErrorBody),
+        (status = 400, description = "Not exactly one scope, or a bad time", body = ErrorBody),
     ))]
 async fn mark_read(
     State(state): State<AppState>,
@@ -762,7 +762,7 @@ async fn marked_result(
 #[utoipa::path(post, path = "/items/mark-read/undo", tag = "items", request_body = ReadUndoView,
     responses(
         (status = 200, body = UndoResult),
-        (status = 422, description = "Too many ids", body = ErrorBody),
+        (status = 400, description = "Too many ids", body = ErrorBody),
     ))]
 async fn undo_mark_read(
     State(state): State<AppState>,
@@ -830,7 +830,7 @@ async fn counts(State(state): State<AppState>, auth: Auth) -> ApiResult<Json<Cou
 #[utoipa::path(get, path = "/items/updated-feeds", tag = "items", params(UpdatedParams),
     responses(
         (status = 200, body = UpdatedFeeds),
-        (status = 422, description = "since is missing or not RFC 3339", body = ErrorBody),
+        (status = 400, description = "since is missing or not RFC 3339", body = ErrorBody),
     ))]
 async fn updated_feeds(
     State(state): State<AppState>,

@@ -126,7 +126,7 @@ fn report_view(report: ImportReport, options: &ImportOptions) -> ImportReportVie
     responses(
         (status = 200, body = ImportReportView),
         (status = 413, description = "Larger than 5 MB", body = ErrorBody),
-        (status = 422, description = "Not OPML", body = ErrorBody),
+        (status = 400, description = "Not OPML", body = ErrorBody),
     ))]
 async fn import(
     State(state): State<AppState>,
@@ -153,7 +153,7 @@ async fn import(
         .await
         .map_err(|error| match error {
             ImportError::Opml(reason) => ApiError::new(
-                StatusCode::UNPROCESSABLE_ENTITY,
+                StatusCode::BAD_REQUEST,
                 "invalid_opml",
                 ErrorCategory::Validation,
                 format!("The file is not usable OPML: {reason}"),

@@ -87,7 +87,7 @@ async fn get_preferences(
 #[utoipa::path(put, path = "/preferences", tag = "preferences", request_body = UpdatePreferences,
     responses(
         (status = 200, body = PreferencesEnvelope),
-        (status = 422, description = "A value out of range", body = ErrorBody),
+        (status = 400, description = "A value out of range", body = ErrorBody),
     ))]
 async fn update_preferences(
     State(state): State<AppState>,

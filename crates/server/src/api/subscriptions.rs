@@ -179,9 +179,12 @@ fn subscription_limit(limit: i64) -> ApiError {
     )
 }
 
+/// 400 about the address given: it leads to no feed. It is what the request asked for that
+/// cannot be done, like any other bad value, so it is a 400 too; the category `feed` and the
+/// code tell it apart from a malformed request.
 fn feed_error(code: &'static str, message: String, action: &str) -> ApiError {
     ApiError::new(
-        StatusCode::UNPROCESSABLE_ENTITY,
+        StatusCode::BAD_REQUEST,
         code,
         ErrorCategory::Feed,
         message,
@@ -196,7 +199,7 @@ fn feed_error(code: &'static str, message: String, action: &str) -> ApiError {
     responses(
         (status = 201, description = "Subscribed and fetched once", body = SubscriptionEnvelope),
         (status = 409, description = "Already subscribed, or the subscription limit is reached", body = ErrorBody),
-        (status = 422, description = "No feed found, or the address is refused", body = ErrorBody),
+        (status = 400, description = "No feed found, or the address is refused", body = ErrorBody),
         (status = 429, description = "Too many subscribe requests", body = ErrorBody),
     ))]
 async fn subscribe(
@@ -207,7 +210,7 @@ async fn subscribe(
     within_limit(&state.limits.subscribe, &format!("user:{}", auth.user.id))?;
     if body.url.trim().is_empty() {
         return Err(ApiError::validation(
-            "The URL is empty.",
+            "The field url is empty.",
             "Type the address of a site or of its feed.",
         ));
     }
@@ -254,7 +257,7 @@ async fn subscribe(
                 "Check the address, or look on the site for an RSS or Atom link and paste that.",
             ),
             SubscribeError::Discover(DiscoverError::InvalidUrl(reason)) => ApiError::validation(
-                format!("That is not a web address: {reason}"),
+                format!("The field url is not a web address: {reason}"),
                 "Type an address such as https://example.com/blog.",
             ),
             SubscribeError::Discover(DiscoverError::Status { url, status }) => feed_error(
@@ -303,7 +306,7 @@ async fn get_subscription(
         (status = 200, body = SubscriptionEnvelope),
         (status = 404, body = ErrorBody),
         (status = 409, description = "Already subscribed to the new URL", body = ErrorBody),
-        (status = 422, description = "Bad interval, group or URL", body = ErrorBody),
+        (status = 400, description = "Bad interval, group or URL", body = ErrorBody),
     ))]
 async fn update_subscription(
     State(state): State<AppState>,
@@ -351,7 +354,7 @@ async fn update_subscription(
 fn checked_feed_url(state: &AppState, text: &str) -> ApiResult<url::Url> {
     let url = tidings_worker::parse_user_url(text).map_err(|e| {
         ApiError::validation(
-            format!("The feed URL is not a web address: {e}"),
+            format!("The field feed_url is not a web address: {e}"),
             "Give the feed's full address, e.g. https://example.com/feed.xml.",
         )
     })?;
