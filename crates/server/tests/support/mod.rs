@@ -256,8 +256,8 @@ impl FeedServer {
     }
 }
 
-/// An RSS 2.0 feed with `n` items, published an hour apart up to now (recent, so that
-/// retention keeps them). Its site and item links point at `site` (the local feed server), so
+/// An RSS 2.0 feed with `n` items, published an hour apart up to now (newest first, as most
+/// feeds list them). Its site and item links point at `site` (the local feed server), so
 /// that nothing the worker follows from it (the site page, its favicon) leaves the machine.
 pub fn rss(site: &str, title: &str, n: usize) -> String {
     let now = chrono::Utc::now();
