@@ -11,24 +11,10 @@ mod sync_clients;
 use reqwest::{Client, StatusCode};
 use serde_json::Value;
 use support::TestApp;
-use sync_clients::{api_key, assert_same_shape, python_with, run_python};
+use sync_clients::{
+    BASE, api_key, assert_same_shape, python_lines, python_with, testdata_pairs, two_feeds,
+};
 use tidings_server::sync::fever::key_digest;
-use tidings_store::{NewItem, Store};
-
-const BASE: i64 = 1_760_000_000;
-
-async fn add_items(store: &Store, feed_id: i64, prefix: &str, range: std::ops::Range<i64>) {
-    let items: Vec<NewItem> = range
-        .map(|n| NewItem {
-            guid: Some(format!("{prefix}-{n}")),
-            title: Some(format!("Item {prefix}-{n}")),
-            content: Some(format!("<p>{prefix}-{n}</p>")),
-            published: Some(BASE + n * 60),
-            ..NewItem::default()
-        })
-        .collect();
-    store.upsert_items(feed_id, &items, BASE).await.unwrap();
-}
 
 struct Setup {
     app: TestApp,
@@ -41,33 +27,14 @@ struct Setup {
 
 /// ann with feed A (60 items) in the default group and feed B (3 items) in "Tech".
 async fn setup(db: &common::TestDb) -> Setup {
-    let app = TestApp::start(db).await;
-    let ann = app.user("ann", false).await;
-    let browser = app.signed_in("ann").await;
-    let key = api_key(&app, &browser, "read_write").await;
-    let (_, feed_a) = common::follow(&app.store, ann, "https://a.example/feed").await;
-    let (sub_b, feed_b) = common::follow(&app.store, ann, "https://b.example/feed").await;
-    let group_b = app.store.create_group(ann, "Tech").await.unwrap().id;
-    app.store
-        .update_subscription(
-            ann,
-            sub_b,
-            &tidings_store::SubscriptionChanges {
-                group_id: Some(group_b),
-                ..Default::default()
-            },
-        )
-        .await
-        .unwrap();
-    add_items(&app.store, feed_a, "a", 0..60).await;
-    add_items(&app.store, feed_b, "b", 100..103).await;
+    let two = two_feeds(TestApp::start(db).await, 0..60, 100..103).await;
     Setup {
-        digest: key_digest("ann", &key),
-        app,
-        feed_a,
-        feed_b,
-        group_b,
-        key,
+        digest: key_digest("ann", &two.key),
+        app: two.app,
+        feed_a: two.feed_a,
+        feed_b: two.feed_b,
+        group_b: two.group_b,
+        key: two.key,
     }
 }
 
@@ -376,23 +343,12 @@ on_both_engines!(groups_feeds_items_and_marks, |db| {
 async fn answers_have_the_shape_of_real_fever_servers() {
     common::run_on(common::TestDb::sqlite(), async |db| {
         let s = setup(db).await;
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/sync/testdata/fever");
         let mut replayed = 0;
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.extension().is_none_or(|e| e != "json") {
-                continue;
-            }
-            let pair: Value =
-                serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        for (path, pair) in testdata_pairs("fever") {
             let key = pair["request"]["api_key"].as_str().unwrap_or(&s.digest);
             let query = pair["request"]["query"].as_str().unwrap();
             let ours = fever_with(&s.app.base, key, "/api/fever.php", query, &[]).await;
-            assert_same_shape(
-                &pair["response"]["body"],
-                &ours,
-                &path.display().to_string(),
-            );
+            assert_same_shape(&pair["response"]["body"], &ours, &path);
             replayed += 1;
         }
         assert!(replayed >= 5);
@@ -430,12 +386,7 @@ try:
 except Exception as e:
     print("wrong key refused")
 "#;
-        let base = s.app.base.clone();
-        let key = s.key.clone();
-        let out = tokio::task::spawn_blocking(move || run_python(&python, script, &[&base, &key]))
-            .await
-            .unwrap();
-        let lines: Vec<&str> = out.lines().collect();
+        let lines = python_lines(python, script, &[&s.app.base, &s.key]).await;
         assert_eq!(
             lines,
             [
@@ -447,7 +398,7 @@ except Exception as e:
                 "unread_end 0",
                 "wrong key refused"
             ],
-            "{out}"
+            "{lines:?}"
         );
     })
     .await;

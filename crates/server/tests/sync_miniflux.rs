@@ -14,30 +14,10 @@ use std::collections::HashSet;
 use reqwest::{Client, Method, StatusCode};
 use serde_json::{Value, json};
 use support::{FeedServer, TestApp, call};
-use sync_clients::{api_key, assert_same_shape, program, python_with, run_python};
-use tidings_store::{NewItem, Store};
-
-/// Publication times of the test items: item n at `BASE + n minutes`.
-const BASE: i64 = 1_760_000_000;
-
-fn item(guid: &str, published: i64) -> NewItem {
-    NewItem {
-        guid: Some(guid.into()),
-        url: Some(format!("https://example.com/{guid}")),
-        title: Some(format!("Item {guid}")),
-        author: Some("Ann Author".into()),
-        content: Some(format!("<p>Full text of {guid}</p>")),
-        published: Some(published),
-        ..NewItem::default()
-    }
-}
-
-async fn add_items(store: &Store, feed_id: i64, prefix: &str, range: std::ops::Range<i64>) {
-    let items: Vec<NewItem> = range
-        .map(|n| item(&format!("{prefix}-{n}"), BASE + n * 60))
-        .collect();
-    store.upsert_items(feed_id, &items, BASE).await.unwrap();
-}
+use sync_clients::{
+    BASE, TwoFeeds, api_key, assert_same_shape, program, python_with, run_python, testdata_pairs,
+    two_feeds,
+};
 
 /// A client sending `X-Auth-Token: key`.
 fn token_client(key: &str) -> Client {
@@ -59,44 +39,11 @@ fn entry_ids(body: &Value) -> Vec<i64> {
         .collect()
 }
 
-/// A user "ann" with two feeds in two groups: feed A with 5 items, feed B with 3; returns
-/// the app, ann's read-write key, and the feeds' ids and group of B.
-struct Setup {
-    app: TestApp,
-    key: String,
-    feed_a: i64,
-    feed_b: i64,
-    group_b: i64,
-}
+/// A user "ann" with two feeds in two groups: feed A with 5 items, feed B with 3.
+type Setup = TwoFeeds;
 
 async fn setup(db: &common::TestDb) -> Setup {
-    let app = TestApp::start(db).await;
-    let ann_id = app.user("ann", false).await;
-    let browser = app.signed_in("ann").await;
-    let key = api_key(&app, &browser, "read_write").await;
-    let (_, feed_a) = common::follow(&app.store, ann_id, "https://a.example/feed").await;
-    let (sub_b, feed_b) = common::follow(&app.store, ann_id, "https://b.example/feed").await;
-    let group_b = app.store.create_group(ann_id, "Tech").await.unwrap().id;
-    app.store
-        .update_subscription(
-            ann_id,
-            sub_b,
-            &tidings_store::SubscriptionChanges {
-                group_id: Some(group_b),
-                ..Default::default()
-            },
-        )
-        .await
-        .unwrap();
-    add_items(&app.store, feed_a, "a", 0..5).await;
-    add_items(&app.store, feed_b, "b", 10..13).await;
-    Setup {
-        app,
-        key,
-        feed_a,
-        feed_b,
-        group_b,
-    }
+    two_feeds(TestApp::start(db).await, 0..5, 10..13).await
 }
 
 on_both_engines!(
@@ -539,16 +486,8 @@ on_both_engines!(refresh_fetches_the_feed_now, |db| {
 async fn answers_have_the_shape_of_a_real_miniflux() {
     common::run_on(common::TestDb::sqlite(), async |db| {
         let s = setup(db).await;
-        let dir =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/sync/testdata/miniflux");
         let mut seen = HashSet::new();
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.extension().is_none_or(|e| e != "json") {
-                continue;
-            }
-            let pair: Value =
-                serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        for (path, pair) in testdata_pairs("miniflux") {
             let request = &pair["request"];
             let method: Method = request["method"].as_str().unwrap().parse().unwrap();
             let mut builder = Client::new().request(
@@ -567,8 +506,7 @@ async fn answers_have_the_shape_of_a_real_miniflux() {
             assert_eq!(
                 response.status().as_u16() as u64,
                 want["status"].as_u64().unwrap(),
-                "{}",
-                path.display()
+                "{path}"
             );
             let text = response.text().await.unwrap();
             let ours: Value = if text.is_empty() {
@@ -577,9 +515,9 @@ async fn answers_have_the_shape_of_a_real_miniflux() {
                 serde_json::from_str(&text).unwrap()
             };
             if !want["body"].is_null() {
-                assert!(!ours.is_null(), "{}: empty answer", path.display());
+                assert!(!ours.is_null(), "{path}: empty answer");
             }
-            assert_same_shape(&want["body"], &ours, &path.display().to_string());
+            assert_same_shape(&want["body"], &ours, &path);
             seen.insert(path);
         }
         assert!(seen.len() >= 7, "testdata read: {seen:?}");

@@ -207,7 +207,25 @@ async fn subscribe(
     auth: Auth,
     Json(body): Json<Subscribe>,
 ) -> ApiResult<(StatusCode, Json<SubscriptionEnvelope>)> {
-    within_limit(&state.limits.subscribe, &format!("user:{}", auth.user.id))?;
+    let subscription = subscribe_checked(&state, auth.user.id, body).await?;
+    Ok((
+        StatusCode::CREATED,
+        Json(SubscriptionEnvelope {
+            subscription: view(subscription),
+        }),
+    ))
+}
+
+/// Subscribes a user as `POST /subscriptions` does, with every check it makes (the per-user
+/// rate limit, the group, the interval, the subscription limit, the outbound address policy
+/// and discovery) and the first fetch. The sync APIs subscribe through this too, so that no
+/// app gets around a check.
+pub(crate) async fn subscribe_checked(
+    state: &AppState,
+    user_id: i64,
+    body: Subscribe,
+) -> ApiResult<Subscription> {
+    within_limit(&state.limits.subscribe, &format!("user:{user_id}"))?;
     if body.url.trim().is_empty() {
         return Err(ApiError::validation(
             "The field url is empty.",
@@ -218,7 +236,7 @@ async fn subscribe(
     if let Some(group_id) = body.group_id
         && !state
             .store
-            .list_groups(auth.user.id)
+            .list_groups(user_id)
             .await?
             .iter()
             .any(|g| g.id == group_id)
@@ -231,7 +249,7 @@ async fn subscribe(
     // A quick refusal before any request leaves the server; the store checks the limit
     // again when it inserts, so concurrent requests never end above it.
     let limit = state.config.max_subscriptions;
-    if state.store.count_subscriptions(auth.user.id).await? >= limit {
+    if state.store.count_subscriptions(user_id).await? >= limit {
         return Err(subscription_limit(limit));
     }
     let request = SubscribeRequest {
@@ -241,7 +259,7 @@ async fn subscribe(
         interval_minutes: body.interval_minutes,
         max_subscriptions: Some(limit),
     };
-    let subscribed = tidings_worker::subscribe_with_discovery(&state.fetcher, auth.user.id, &request)
+    let subscribed = tidings_worker::subscribe_with_discovery(&state.fetcher, user_id, &request)
         .await
         .map_err(|error| match error {
             SubscribeError::Store(StoreError::LimitReached { limit, .. }) => {
@@ -271,16 +289,10 @@ async fn subscribe(
                 "Check the address; addresses on private networks are refused unless the administrator allows them.",
             ),
         })?;
-    let subscription = state
+    Ok(state
         .store
-        .subscription(auth.user.id, subscribed.subscription.id)
-        .await?;
-    Ok((
-        StatusCode::CREATED,
-        Json(SubscriptionEnvelope {
-            subscription: view(subscription),
-        }),
-    ))
+        .subscription(user_id, subscribed.subscription.id)
+        .await?)
 }
 
 /// One of the user's subscriptions.

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{RawQuery, State};
-use axum::http::{HeaderMap, header};
+use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use axum::routing::any;
 use serde_json::{Map, Value, json};
@@ -20,7 +20,7 @@ use tidings_store::{MarkReadScope, SyncOrder, SyncQuery};
 use crate::AppState;
 use crate::api::auth::Auth;
 use crate::middleware::ClientContext;
-use crate::sync::{Refusal, admit, icon_data};
+use crate::sync::{Refusal, admit, content_type, form_pairs, icon_data};
 
 /// The protocol version answered.
 const API_VERSION: i64 = 3;
@@ -43,23 +43,17 @@ pub fn key_digest(username: &str, key: &str) -> String {
 
 /// The request's parameters: the query string's, then the form body's (which win).
 fn parameters(query: Option<&str>, headers: &HeaderMap, body: &[u8]) -> HashMap<String, String> {
-    let mut found: HashMap<String, String> =
-        url::form_urlencoded::parse(query.unwrap_or("").as_bytes())
-            .map(|(k, v)| (k.into_owned(), v.into_owned()))
-            .collect();
-    let content_type = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("");
+    let mut found: HashMap<String, String> = form_pairs(query.unwrap_or("").as_bytes())
+        .into_iter()
+        .collect();
+    let content_type = content_type(headers);
     if let Some(boundary) = content_type
         .strip_prefix("multipart/form-data")
         .and_then(|rest| rest.split("boundary=").nth(1))
     {
         found.extend(multipart_fields(body, boundary.trim_matches('"')));
     } else {
-        found.extend(
-            url::form_urlencoded::parse(body).map(|(k, v)| (k.into_owned(), v.into_owned())),
-        );
+        found.extend(form_pairs(body));
     }
     found
 }
@@ -376,7 +370,7 @@ mod tests {
         assert_eq!(form["since_id"], "3");
         assert!(form.contains_key("api") && form.contains_key("items"));
         headers.insert(
-            header::CONTENT_TYPE,
+            axum::http::header::CONTENT_TYPE,
             "multipart/form-data; boundary=XyZ".parse().unwrap(),
         );
         let body =

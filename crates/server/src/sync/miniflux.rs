@@ -600,9 +600,7 @@ async fn category_feeds(
 
 /// The query string's pairs, repeated keys kept.
 fn pairs(query: Option<&str>) -> Vec<(String, String)> {
-    url::form_urlencoded::parse(query.unwrap_or("").as_bytes())
-        .map(|(k, v)| (k.into_owned(), v.into_owned()))
-        .collect()
+    crate::sync::form_pairs(query.unwrap_or("").as_bytes())
 }
 
 /// Go's `strconv.ParseBool` truths, and Python's `True` as clients send it.
@@ -854,8 +852,7 @@ async fn toggle_bookmark(
 
 /// `GET /v1/export`: the subscriptions as OPML.
 async fn export(State(state): State<AppState>, Caller(auth): Caller) -> Result<Response> {
-    let title = format!("tidings subscriptions of {}", auth.user.username);
-    let document = tidings_worker::export_opml(&state.store, auth.user.id, &title).await?;
+    let document = crate::sync::export_opml(&state, &auth.user).await?;
     Ok((
         [(header::CONTENT_TYPE, "text/xml; charset=utf-8")],
         document,
@@ -870,18 +867,13 @@ async fn import(
     Caller(auth): Caller,
     body: Bytes,
 ) -> Result<Response> {
-    let options = tidings_worker::ImportOptions {
-        file_name: Some("Miniflux API import".into()),
-        max_subscriptions: Some(state.config.max_subscriptions),
-        ..tidings_worker::ImportOptions::default()
-    };
-    let report = tidings_worker::import_opml(&state.fetcher, auth.user.id, &body, &options)
+    let report = crate::sync::import_opml(&state, auth.user.id, &body, "Miniflux API import")
         .await
         .map_err(|error| match error {
-            tidings_worker::ImportError::Opml(reason) => {
+            crate::sync::ImportRefusal::Opml(reason) => {
                 MinifluxError::bad_request(format!("The file is not usable OPML: {reason}"))
             }
-            tidings_worker::ImportError::Store(store) => store.into(),
+            crate::sync::ImportRefusal::Store(store) => store.into(),
         })?;
     Ok((
         StatusCode::CREATED,

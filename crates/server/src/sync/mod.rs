@@ -1,13 +1,15 @@
 //! The sync APIs that feed reader apps already speak (F70, F71): the Miniflux API v1 subset
-//! (`/v1/…`) and the Fever API (`/fever/`, `/api/fever.php`); the Google Reader API (at the
-//! root and under `/api/greader.php`) takes the paths reserved here. Each protocol is an adapter of its own over the store
+//! (`/v1/…`), the Fever API (`/fever/`, `/api/fever.php`) and the Google Reader API (at the
+//! root and under `/api/greader.php`). Each protocol is an adapter of its own over the store
 //! queries the REST API uses; none of them calls into another. What they share is here: how a
-//! presented API key becomes a user, with the same checks and limits as the REST API.
+//! presented API key becomes a user, with the same checks and limits as the REST API, and
+//! OPML export and import.
 //!
 //! Every protocol signs in with the username and an API key (F23) rather than the account
 //! password, so the password never lives in an app; read-only keys cannot change anything.
 
 pub mod fever;
+pub mod greader;
 pub mod miniflux;
 
 use axum::Router;
@@ -22,6 +24,7 @@ pub fn router() -> Router<AppState> {
     Router::new()
         .merge(miniflux::router())
         .merge(fever::router())
+        .merge(greader::router())
 }
 
 /// Whether a path under `/api/` belongs to a sync API rather than the REST API, so that the
@@ -108,6 +111,22 @@ pub(crate) fn admit(
     })
 }
 
+/// The pairs of a query string or URL-encoded form body, in order, repeated names kept.
+pub(crate) fn form_pairs(text: &[u8]) -> Vec<(String, String)> {
+    url::form_urlencoded::parse(text)
+        .map(|(k, v)| (k.into_owned(), v.into_owned()))
+        .collect()
+}
+
+/// A request's `Content-Type`, lower case; empty when absent.
+pub(crate) fn content_type(headers: &axum::http::HeaderMap) -> String {
+    headers
+        .get(axum::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_ascii_lowercase()
+}
+
 /// Formats Unix seconds as RFC 3339 UTC (`2024-05-01T10:00:00Z`).
 pub(crate) fn rfc3339(secs: i64) -> String {
     crate::api::time(secs)
@@ -128,4 +147,43 @@ pub(crate) async fn icon_data(state: &AppState, feed_id: i64) -> Option<(String,
             base64::engine::general_purpose::STANDARD.encode(data)
         ),
     ))
+}
+
+/// The user's subscriptions as an OPML document.
+pub(crate) async fn export_opml(
+    state: &AppState,
+    user: &tidings_store::User,
+) -> Result<String, tidings_store::StoreError> {
+    let title = format!("tidings subscriptions of {}", user.username);
+    tidings_worker::export_opml(&state.store, user.id, &title).await
+}
+
+/// Why an OPML import through a sync API failed.
+#[derive(Debug)]
+pub(crate) enum ImportRefusal {
+    /// The body is not usable OPML, for this reason.
+    Opml(String),
+    /// The store failed.
+    Store(tidings_store::StoreError),
+}
+
+/// Subscribes the user to an OPML document's feeds, within the subscription limit, as the
+/// REST API's import does (new feeds are fetched by the worker).
+pub(crate) async fn import_opml(
+    state: &AppState,
+    user_id: i64,
+    body: &[u8],
+    source: &str,
+) -> Result<tidings_worker::ImportReport, ImportRefusal> {
+    let options = tidings_worker::ImportOptions {
+        file_name: Some(source.into()),
+        max_subscriptions: Some(state.config.max_subscriptions),
+        ..tidings_worker::ImportOptions::default()
+    };
+    tidings_worker::import_opml(&state.fetcher, user_id, body, &options)
+        .await
+        .map_err(|error| match error {
+            tidings_worker::ImportError::Opml(reason) => ImportRefusal::Opml(reason.to_string()),
+            tidings_worker::ImportError::Store(store) => ImportRefusal::Store(store),
+        })
 }

@@ -240,6 +240,11 @@ impl FeedServer {
         );
     }
 
+    /// Serves [`rss`] with `n` items titled after `title` at `path`.
+    pub fn serve_rss(&self, path: &str, title: &str, n: usize) {
+        self.serve(path, 200, "application/rss+xml", rss(&self.base, title, n));
+    }
+
     /// The URL of a path.
     pub fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base)

@@ -14,6 +14,109 @@ use serde_json::json;
 
 use crate::support::{TestApp, call};
 
+/// Publication times of the test items: item n at `BASE + n minutes`.
+pub const BASE: i64 = 1_760_000_000;
+
+/// A whole test item (link, author, content) published at `published`.
+pub fn item(guid: &str, published: i64) -> tidings_store::NewItem {
+    tidings_store::NewItem {
+        guid: Some(guid.into()),
+        url: Some(format!("https://example.com/{guid}")),
+        title: Some(format!("Item {guid}")),
+        author: Some("Ann Author".into()),
+        content: Some(format!("<p>Full text of {guid}</p>")),
+        published: Some(published),
+        ..tidings_store::NewItem::default()
+    }
+}
+
+/// Stores items `{prefix}-{n}` of a feed, item n published at `BASE + n minutes`.
+pub async fn add_items(
+    store: &tidings_store::Store,
+    feed_id: i64,
+    prefix: &str,
+    range: std::ops::Range<i64>,
+) {
+    let items: Vec<tidings_store::NewItem> = range
+        .map(|n| item(&format!("{prefix}-{n}"), BASE + n * 60))
+        .collect();
+    store.upsert_items(feed_id, &items, BASE).await.unwrap();
+}
+
+/// ann on a running server, with a read-write API key and two feeds: A
+/// (`https://a.example/feed`) in the default group and B (`https://b.example/feed`) in "Tech".
+pub struct TwoFeeds {
+    /// The server.
+    pub app: TestApp,
+    /// ann's read-write API key.
+    pub key: String,
+    /// ann's id.
+    pub user_id: i64,
+    /// Feed A.
+    pub feed_a: i64,
+    /// Feed B.
+    pub feed_b: i64,
+    /// The "Tech" group, B's.
+    pub group_b: i64,
+}
+
+/// [`TwoFeeds`] on `app`, with items `a-{n}` for `a_items` and `b-{n}` for `b_items`.
+pub async fn two_feeds(
+    app: TestApp,
+    a_items: std::ops::Range<i64>,
+    b_items: std::ops::Range<i64>,
+) -> TwoFeeds {
+    let user_id = app.user("ann", false).await;
+    let browser = app.signed_in("ann").await;
+    let key = api_key(&app, &browser, "read_write").await;
+    let (_, feed_a) = crate::common::follow(&app.store, user_id, "https://a.example/feed").await;
+    let (sub_b, feed_b) =
+        crate::common::follow(&app.store, user_id, "https://b.example/feed").await;
+    let group_b = app.store.create_group(user_id, "Tech").await.unwrap().id;
+    app.store
+        .update_subscription(
+            user_id,
+            sub_b,
+            &tidings_store::SubscriptionChanges {
+                group_id: Some(group_b),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    add_items(&app.store, feed_a, "a", a_items).await;
+    add_items(&app.store, feed_b, "b", b_items).await;
+    TwoFeeds {
+        app,
+        key,
+        user_id,
+        feed_a,
+        feed_b,
+        group_b,
+    }
+}
+
+/// The real request/response pairs of a protocol (`src/sync/testdata/<protocol>/*.json`), as
+/// (file, pair).
+pub fn testdata_pairs(protocol: &str) -> Vec<(String, serde_json::Value)> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("src/sync/testdata")
+        .join(protocol);
+    let mut pairs = Vec::new();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "json") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        let pair =
+            serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        pairs.push((path.display().to_string(), pair));
+    }
+    pairs.sort_by(|a, b| a.0.cmp(&b.0));
+    pairs
+}
+
 /// The variable naming the Python interpreter of the clients' virtual environment.
 pub const PYTHON_ENV: &str = "TIDINGS_TEST_SYNC_PYTHON";
 
@@ -84,6 +187,18 @@ pub fn run_python(python: &std::path::Path, script: &str, args: &[&str]) -> Stri
         String::from_utf8_lossy(&out.stderr)
     );
     stdout
+}
+
+/// [`run_python`] off the async runtime, answering the lines the script printed.
+pub async fn python_lines(python: PathBuf, script: &'static str, args: &[&str]) -> Vec<String> {
+    let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    let out = tokio::task::spawn_blocking(move || {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        run_python(&python, script, &args)
+    })
+    .await
+    .unwrap();
+    out.lines().map(str::to_string).collect()
 }
 
 /// Creates an API key for the user signed in with `browser`; returns the secret.

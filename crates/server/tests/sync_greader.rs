@@ -1,0 +1,1019 @@
+//! The Google Reader API over HTTP against a real server, on both engines: ClientLogin (form
+//! and query), the GoogleLogin header, tokens and `T`, user-info without `output=json`,
+//! subscriptions and labels (list, edit, quickadd through the REST API's checks, export,
+//! import), tags, edit-tag, mark-all-as-read with `ts`, unread-count, every stream endpoint
+//! and parameter (paging with `c` while items arrive, `ot`/`nt` windows, `xt`/`it`, `r=o`,
+//! `feed/…` stream ids on stream/items/ids, stream/contents without a stream), both base
+//! paths; the answers' shapes against real servers' (`src/sync/testdata/greader`); and a real
+//! client from PyPI (`google-reader`).
+
+#[path = "../../store/tests/common/mod.rs"]
+mod common;
+mod support;
+mod sync_clients;
+
+use std::collections::HashSet;
+
+use reqwest::{Client, StatusCode};
+use serde_json::Value;
+use support::{FeedServer, TestApp};
+use sync_clients::{
+    BASE, TwoFeeds, add_items, api_key, assert_same_shape, python_lines, python_with,
+    testdata_pairs, two_feeds,
+};
+
+const FEED_A: &str = "https://a.example/feed";
+const FEED_B: &str = "https://b.example/feed";
+const FEED_C: &str = "https://c.example/";
+const READING_LIST: &str = "user/-/state/com.google/reading-list";
+const READ: &str = "user/-/state/com.google/read";
+const STARRED: &str = "user/-/state/com.google/starred";
+
+/// ann with feed A (60 items) in the default group and feed B (3 items) in "Tech".
+type Setup = TwoFeeds;
+
+async fn setup(db: &common::TestDb) -> Setup {
+    setup_with(TestApp::start(db).await).await
+}
+
+async fn setup_with(app: TestApp) -> Setup {
+    two_feeds(app, 0..60, 100..103).await
+}
+
+/// A signed-in Google Reader client of one base path.
+struct Reader {
+    base: String,
+    auth: String,
+    http: Client,
+}
+
+impl Reader {
+    async fn sign_in(s: &Setup, prefix: &str) -> Reader {
+        let base = format!("{}{prefix}", s.app.base);
+        let response = Client::new()
+            .post(format!("{base}/accounts/ClientLogin"))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(form_body(&[("Email", "ann"), ("Passwd", s.key.as_str())]))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::OK);
+        let text = response.text().await.unwrap();
+        let auth = text
+            .lines()
+            .find_map(|l| l.strip_prefix("Auth="))
+            .unwrap_or_else(|| panic!("no Auth line in {text}"))
+            .to_string();
+        Reader {
+            base,
+            auth,
+            http: Client::new(),
+        }
+    }
+
+    fn url(&self, endpoint: &str) -> String {
+        format!("{}/reader/api/0/{endpoint}", self.base)
+    }
+
+    async fn get_raw(&self, endpoint: &str, query: &[(&str, &str)]) -> (StatusCode, String) {
+        let response = self
+            .http
+            .get(format!("{}?{}", self.url(endpoint), form_body(query)))
+            .header("authorization", format!("GoogleLogin auth={}", self.auth))
+            .send()
+            .await
+            .unwrap();
+        (response.status(), response.text().await.unwrap())
+    }
+
+    async fn get(&self, endpoint: &str, query: &[(&str, &str)]) -> Value {
+        let (status, text) = self.get_raw(endpoint, query).await;
+        assert_eq!(status, StatusCode::OK, "{endpoint} {query:?}: {text}");
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{endpoint}: {e}: {text}"))
+    }
+
+    async fn post_raw(&self, endpoint: &str, form: &[(&str, &str)]) -> (StatusCode, String) {
+        let body = form_body(form);
+        let response = self
+            .http
+            .post(self.url(endpoint))
+            .header("authorization", format!("GoogleLogin auth={}", self.auth))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(body)
+            .send()
+            .await
+            .unwrap();
+        (response.status(), response.text().await.unwrap())
+    }
+
+    /// A write that must succeed with `OK`.
+    async fn post_ok(&self, endpoint: &str, form: &[(&str, &str)]) {
+        let (status, text) = self.post_raw(endpoint, form).await;
+        assert_eq!(
+            (status, text.as_str()),
+            (StatusCode::OK, "OK"),
+            "{endpoint} {form:?}"
+        );
+    }
+
+    async fn post_json(&self, endpoint: &str, form: &[(&str, &str)]) -> Value {
+        let (status, text) = self.post_raw(endpoint, form).await;
+        assert_eq!(status, StatusCode::OK, "{endpoint} {form:?}: {text}");
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{endpoint}: {e}: {text}"))
+    }
+
+    /// The decimal ids of a stream/items/ids answer, and its continuation.
+    async fn ids(&self, query: &[(&str, &str)]) -> (Vec<i64>, Option<String>) {
+        let answer = self.get("stream/items/ids", query).await;
+        let ids = answer["itemRefs"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no itemRefs: {answer}"))
+            .iter()
+            .map(|r| r["id"].as_str().unwrap().parse().unwrap())
+            .collect();
+        (ids, answer["continuation"].as_str().map(str::to_string))
+    }
+
+    async fn unread(&self) -> Vec<(String, i64)> {
+        let answer = self.get("unread-count", &[("output", "json")]).await;
+        answer["unreadcounts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                (
+                    c["id"].as_str().unwrap().to_string(),
+                    c["count"].as_i64().unwrap(),
+                )
+            })
+            .collect()
+    }
+}
+
+fn form_body(fields: &[(&str, &str)]) -> String {
+    url::form_urlencoded::Serializer::new(String::new())
+        .extend_pairs(fields)
+        .finish()
+}
+
+fn count_of(counts: &[(String, i64)], id: &str) -> Option<i64> {
+    counts.iter().find(|(k, _)| k == id).map(|(_, c)| *c)
+}
+
+fn long_id(id: i64) -> String {
+    format!("tag:google.com,2005:reader/item/{id:016x}")
+}
+
+fn categories(item: &Value) -> Vec<String> {
+    item["categories"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap().to_string())
+        .collect()
+}
+
+on_both_engines!(client_login_tokens_and_user_info, |db| {
+    let s = setup(db).await;
+    for prefix in ["", "/api/greader.php"] {
+        // The form, and the query string.
+        let reader = Reader::sign_in(&s, prefix).await;
+        let by_query = Client::new()
+            .get(format!(
+                "{}{prefix}/accounts/ClientLogin?Email=ann&Passwd={}",
+                s.app.base, s.key
+            ))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(by_query.status(), StatusCode::OK);
+        let text = by_query.text().await.unwrap();
+        let keys: Vec<&str> = text.lines().map(|l| l.split_once('=').unwrap().0).collect();
+        assert_eq!(keys, ["SID", "LSID", "Auth"], "{text}");
+        // user-info without output=json still answers JSON.
+        let info = reader.get("user-info", &[]).await;
+        assert_eq!(info["userName"], "ann");
+        assert_eq!(info["userId"], s.user_id.to_string());
+        assert_eq!(reader.get("user-info", &[("output", "json")]).await, info);
+        let (status, token) = reader.get_raw("token", &[]).await;
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(token.trim().len(), 57, "{token}");
+    }
+    // Wrong key, the account password, another user: refused the way clients read it.
+    for (email, password) in [
+        ("ann", "tdg_wrong"),
+        ("ann", support::PASSWORD),
+        ("bob", s.key.as_str()),
+        ("", ""),
+    ] {
+        let response = Client::new()
+            .post(format!("{}/accounts/ClientLogin", s.app.base))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(form_body(&[("Email", email), ("Passwd", password)]))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
+        assert!(
+            response
+                .text()
+                .await
+                .unwrap()
+                .starts_with("Error=BadAuthentication")
+        );
+    }
+    // No header, a made-up token: 401 with the way to sign in.
+    let anonymous = Client::new()
+        .get(format!("{}/reader/api/0/subscription/list", s.app.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(anonymous.status(), StatusCode::UNAUTHORIZED);
+    assert!(anonymous.text().await.unwrap().contains("ClientLogin"));
+    let forged = Reader {
+        base: s.app.base.clone(),
+        auth: "ann/tdg_forged".into(),
+        http: Client::new(),
+    };
+    assert_eq!(
+        forged.get_raw("user-info", &[]).await.0,
+        StatusCode::UNAUTHORIZED
+    );
+
+    // T is tolerated: the right one, a stale one, none.
+    let reader = Reader::sign_in(&s, "").await;
+    let (_, token) = reader.get_raw("token", &[]).await;
+    let (ids, _) = reader.ids(&[("n", "3")]).await;
+    for (n, t) in [token.trim(), "stale-token", ""].into_iter().enumerate() {
+        let id = ids[n].to_string();
+        let mut form = vec![("i", id.as_str()), ("a", STARRED)];
+        if !t.is_empty() {
+            form.push(("T", t));
+        }
+        reader.post_ok("edit-tag", &form).await;
+    }
+    let (starred, _) = reader.ids(&[("s", STARRED), ("n", "10")]).await;
+    assert_eq!(starred.len(), 3);
+
+    // A read-only key reads, and its writes are refused with the reason.
+    let browser = s.app.signed_in("ann").await;
+    let read_only = api_key(&s.app, &browser, "read").await;
+    let viewer = Reader {
+        base: s.app.base.clone(),
+        auth: format!("ann/{read_only}"),
+        http: Client::new(),
+    };
+    assert_eq!(viewer.ids(&[("n", "5")]).await.0.len(), 5);
+    let (status, text) = viewer
+        .post_raw("mark-all-as-read", &[("s", READING_LIST)])
+        .await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    assert!(text.contains("read-only"), "{text}");
+    // Unknown endpoints say so.
+    let (status, text) = reader.get_raw("stream/nothing", &[]).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert!(text.contains("stream/nothing"), "{text}");
+});
+
+on_both_engines!(subscriptions_labels_and_tags, |db| {
+    let s = setup(db).await;
+    let reader = Reader::sign_in(&s, "/api/greader.php").await;
+    let list = reader.get("subscription/list", &[("output", "json")]).await;
+    let subs = list["subscriptions"].as_array().unwrap();
+    assert_eq!(subs.len(), 2);
+    let b = subs
+        .iter()
+        .find(|x| x["id"] == format!("feed/{FEED_B}"))
+        .unwrap();
+    assert_eq!(b["url"], FEED_B);
+    assert_eq!(b["categories"][0]["id"], "user/-/label/Tech");
+    assert_eq!(b["categories"][0]["label"], "Tech");
+
+    let tags = reader.get("tag/list", &[("output", "json")]).await;
+    let tag_ids: Vec<&str> = tags["tags"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        tag_ids,
+        [STARRED, "user/-/label/General", "user/-/label/Tech"]
+    );
+    assert_eq!(tags["tags"][2]["type"], "folder");
+
+    // Rename (t), move to a new label (a, created), leave it (r: back to the default group).
+    let feed_a = format!("feed/{FEED_A}");
+    reader
+        .post_ok(
+            "subscription/edit",
+            &[
+                ("ac", "edit"),
+                ("s", &feed_a),
+                ("t", "Alpha"),
+                ("a", "user/-/label/News"),
+            ],
+        )
+        .await;
+    let subscription_of = async |id: &str| {
+        reader.get("subscription/list", &[]).await["subscriptions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["id"] == id)
+            .cloned()
+            .unwrap()
+    };
+    let a = subscription_of(&feed_a).await;
+    assert_eq!(a["title"], "Alpha");
+    assert_eq!(a["categories"][0]["label"], "News");
+    reader
+        .post_ok(
+            "subscription/edit",
+            &[("ac", "edit"), ("s", &feed_a), ("r", "user/-/label/News")],
+        )
+        .await;
+    assert_eq!(
+        subscription_of(&feed_a).await["categories"][0]["label"],
+        "General"
+    );
+    // Moving between labels with a and r together; feed/<id> names it too.
+    let by_id = format!("feed/{}", s.feed_a);
+    reader
+        .post_ok(
+            "subscription/edit",
+            &[
+                ("s", &by_id),
+                ("r", "user/-/label/General"),
+                ("a", "user/-/label/Tech"),
+                ("t", ""),
+            ],
+        )
+        .await;
+    let a = subscription_of(&feed_a).await;
+    assert_eq!(a["categories"][0]["label"], "Tech");
+    assert_eq!(
+        a["title"], FEED_A,
+        "an empty t goes back to the feed's title"
+    );
+
+    // rename-tag and disable-tag act on the group (and item labels of that name).
+    reader
+        .post_ok(
+            "rename-tag",
+            &[
+                ("s", "user/-/label/Tech"),
+                ("dest", "user/-/label/Technology"),
+            ],
+        )
+        .await;
+    assert_eq!(
+        subscription_of(&feed_a).await["categories"][0]["label"],
+        "Technology"
+    );
+    reader
+        .post_ok("disable-tag", &[("s", "user/-/label/Technology")])
+        .await;
+    assert_eq!(
+        subscription_of(&feed_a).await["categories"][0]["label"],
+        "General"
+    );
+    let (status, text) = reader
+        .post_raw("disable-tag", &[("s", "user/-/label/Nope")])
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{text}");
+    let (status, text) = reader
+        .post_raw(
+            "subscription/edit",
+            &[("s", "feed/https://nowhere.example/")],
+        )
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{text}");
+
+    // Subscribing goes through discovery and the first fetch, over real HTTP.
+    let feeds = FeedServer::start().await;
+    feeds.serve_rss("/one.xml", "One", 4);
+    feeds.serve_rss("/two.xml", "Two", 2);
+    let one = feeds.url("/one.xml");
+    reader
+        .post_ok(
+            "subscription/edit",
+            &[
+                ("ac", "subscribe"),
+                ("s", &format!("feed/{one}")),
+                ("a", "user/-/label/Podcasts"),
+                ("t", "The One"),
+            ],
+        )
+        .await;
+    let added = subscription_of(&format!("feed/{one}")).await;
+    assert_eq!(added["title"], "The One");
+    assert_eq!(added["categories"][0]["label"], "Podcasts");
+    let (one_items, _) = reader.ids(&[("s", &format!("feed/{one}"))]).await;
+    assert_eq!(one_items.len(), 4, "fetched once at once");
+
+    let two = feeds.url("/two.xml");
+    let quick = reader
+        .post_json("subscription/quickadd", &[("quickadd", &two)])
+        .await;
+    assert_eq!(quick["numResults"], 1, "{quick}");
+    assert_eq!(quick["streamId"], format!("feed/{two}"));
+    assert_eq!(quick["streamName"], "Two");
+    // Again: the same subscription, not an error.
+    let again = reader
+        .post_json(
+            "subscription/quickadd",
+            &[("quickadd", &format!("feed/{two}"))],
+        )
+        .await;
+    assert_eq!(again["numResults"], 1, "{again}");
+    let missing = reader
+        .post_json(
+            "subscription/quickadd",
+            &[("quickadd", &feeds.url("/none"))],
+        )
+        .await;
+    assert_eq!(missing["numResults"], 0);
+    assert!(
+        missing["error"].as_str().unwrap().contains("/none"),
+        "{missing}"
+    );
+
+    reader
+        .post_ok(
+            "subscription/edit",
+            &[("ac", "unsubscribe"), ("s", &format!("feed/{two}"))],
+        )
+        .await;
+    assert_eq!(
+        reader.get("subscription/list", &[]).await["subscriptions"]
+            .as_array()
+            .unwrap()
+            .len(),
+        3
+    );
+
+    // OPML out and in.
+    let (status, opml) = reader.get_raw("subscription/export", &[]).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(opml.contains("<opml") && opml.contains(FEED_B) && opml.contains(&one));
+    let three = feeds.url("/three.xml");
+    feeds.serve_rss("/three.xml", "Three", 1);
+    let document = format!(
+        "<?xml version=\"1.0\"?><opml version=\"2.0\"><body>\
+         <outline text=\"Imported\"><outline type=\"rss\" text=\"Three\" xmlUrl=\"{three}\"/></outline>\
+         </body></opml>"
+    );
+    let response = reader
+        .http
+        .post(format!("{}?output=json", reader.url("subscription/import")))
+        .header("authorization", format!("GoogleLogin auth={}", reader.auth))
+        .header("content-type", "text/x-opml")
+        .body(document)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    assert!(response.text().await.unwrap().contains("1 added"));
+    let imported = subscription_of(&format!("feed/{three}")).await;
+    assert_eq!(imported["categories"][0]["label"], "Imported");
+    let (status, text) = reader
+        .http
+        .post(reader.url("subscription/import"))
+        .header("authorization", format!("GoogleLogin auth={}", reader.auth))
+        .header("content-type", "text/x-opml")
+        .body("not opml")
+        .send()
+        .await
+        .map(|r| (r.status(), r))
+        .unwrap();
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(text.text().await.unwrap().contains("OPML"));
+});
+
+/// Subscribing through the API goes through the REST API's checks: the address policy
+/// (private addresses refused), the subscription limit and the subscribe rate limit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn subscribing_goes_through_the_rest_apis_checks() {
+    common::run_on(common::TestDb::sqlite(), async |db| {
+        let app = TestApp::start_with(db, false, |config| config.max_subscriptions = 3).await;
+        let s = setup_with(app).await;
+        let reader = Reader::sign_in(&s, "").await;
+        let feeds = FeedServer::start().await;
+        feeds.serve_rss("/private.xml", "Private", 1);
+        let refused = reader
+            .post_json(
+                "subscription/quickadd",
+                &[("quickadd", &feeds.url("/private.xml"))],
+            )
+            .await;
+        assert_eq!(refused["numResults"], 0);
+        assert!(
+            refused["error"].as_str().unwrap().contains("private"),
+            "{refused}"
+        );
+        assert_eq!(feeds.total_hits(), 0, "nothing was fetched");
+        let (status, text) = reader
+            .post_raw(
+                "subscription/edit",
+                &[
+                    ("ac", "subscribe"),
+                    ("s", &format!("feed/{}", feeds.url("/private.xml"))),
+                ],
+            )
+            .await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{text}");
+        // The subscribe rate limit (10 a minute) counts these attempts too.
+        let mut limited = None;
+        for n in 0..12 {
+            let (status, text) = reader
+                .post_raw(
+                    "subscription/quickadd",
+                    &[("quickadd", &format!("https://127.0.0.1:1/{n}"))],
+                )
+                .await;
+            if status == StatusCode::TOO_MANY_REQUESTS {
+                limited = Some(text);
+                break;
+            }
+        }
+        assert!(limited.unwrap().contains("Too many"));
+    })
+    .await;
+    let db = common::TestDb::sqlite();
+    common::run_on(db, async |db| {
+        let app = TestApp::start_with(db, true, |config| config.max_subscriptions = 2).await;
+        let s = setup_with(app).await;
+        let reader = Reader::sign_in(&s, "").await;
+        let feeds = FeedServer::start().await;
+        feeds.serve_rss("/more.xml", "More", 1);
+        let full = reader
+            .post_json(
+                "subscription/quickadd",
+                &[("quickadd", &feeds.url("/more.xml"))],
+            )
+            .await;
+        assert_eq!(full["numResults"], 0);
+        assert!(
+            full["error"].as_str().unwrap().contains("limit of 2"),
+            "{full}"
+        );
+    })
+    .await;
+}
+
+on_both_engines!(paging_with_c_survives_inserts_and_windows, |db| {
+    let s = setup(db).await;
+    let reader = Reader::sign_in(&s, "").await;
+    let everything: HashSet<i64> = reader.ids(&[("n", "1000")]).await.0.into_iter().collect();
+    assert_eq!(everything.len(), 63);
+    for order in ["", "o"] {
+        let mut seen = Vec::new();
+        let mut c = None::<String>;
+        let mut page = 0;
+        loop {
+            let mut query = vec![("n", "7")];
+            if !order.is_empty() {
+                query.push(("r", order));
+            }
+            if let Some(c) = &c {
+                query.push(("c", c.as_str()));
+            }
+            let (ids, next) = reader.ids(&query).await;
+            assert!(ids.len() <= 7);
+            seen.extend(ids);
+            // Items arrive between pages: newer than everything, and in between.
+            page += 1;
+            add_items(
+                &s.app.store,
+                s.feed_a,
+                &format!("new{order}{page}"),
+                200..202,
+            )
+            .await;
+            add_items(&s.app.store, s.feed_b, &format!("mid{order}{page}"), 30..31).await;
+            match next {
+                Some(next) => c = Some(next),
+                None => break,
+            }
+        }
+        let unique: HashSet<i64> = seen.iter().copied().collect();
+        assert_eq!(unique.len(), seen.len(), "r={order}: an item came twice");
+        assert!(
+            everything.is_subset(&unique),
+            "r={order}: an item was skipped"
+        );
+    }
+
+    // The feed/… stream id on stream/items/ids (by URL, by id), and an unknown one.
+    let b: Vec<i64> = s
+        .app
+        .store
+        .feed_item_ids(s.feed_b)
+        .await
+        .unwrap()
+        .into_iter()
+        .collect();
+    let (by_url, _) = reader
+        .ids(&[("s", &format!("feed/{FEED_B}")), ("n", "1000")])
+        .await;
+    let (by_id, _) = reader
+        .ids(&[("s", &format!("feed/{}", s.feed_b)), ("n", "1000")])
+        .await;
+    assert_eq!(by_url.len(), b.len());
+    assert_eq!(by_url, by_id);
+    let (status, text) = reader
+        .get_raw(
+            "stream/items/ids",
+            &[("s", "feed/https://unknown.example/")],
+        )
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{text}");
+
+    // ot/nt: published in [ot, nt), in seconds or microseconds.
+    let ot = (BASE + 10 * 60).to_string();
+    let nt = (BASE + 20 * 60).to_string();
+    let (window, _) = reader
+        .ids(&[
+            ("s", &format!("feed/{FEED_A}")),
+            ("ot", &ot),
+            ("nt", &nt),
+            ("n", "100"),
+        ])
+        .await;
+    assert_eq!(window.len(), 10);
+    let ot_usec = format!("{ot}000000");
+    let (same, _) = reader
+        .ids(&[
+            ("s", &format!("feed/{FEED_A}")),
+            ("ot", &ot_usec),
+            ("nt", &nt),
+            ("n", "100"),
+        ])
+        .await;
+    assert_eq!(same, window);
+    // Each page of a window stays in it.
+    let (first, c) = reader
+        .ids(&[
+            ("s", &format!("feed/{FEED_A}")),
+            ("ot", &ot),
+            ("nt", &nt),
+            ("n", "6"),
+        ])
+        .await;
+    let (rest, end) = reader
+        .ids(&[
+            ("s", &format!("feed/{FEED_A}")),
+            ("ot", &ot),
+            ("nt", &nt),
+            ("n", "6"),
+            ("c", &c.unwrap()),
+        ])
+        .await;
+    assert_eq!((first.len(), rest.len(), end), (6, 4, None));
+    // A bad continuation or parameter says what was wrong.
+    let (status, text) = reader.get_raw("stream/items/ids", &[("c", "zzz")]).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(text.contains("continuation"), "{text}");
+    let (status, _) = reader.get_raw("stream/items/ids", &[("n", "many")]).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+});
+
+on_both_engines!(stream_contents_items_and_filters, |db| {
+    let s = setup(db).await;
+    let (_, feed_c) = common::follow(&s.app.store, s.user_id, FEED_C).await;
+    add_items(&s.app.store, feed_c, "c", 0..1).await;
+    for prefix in ["", "/api/greader.php"] {
+        let reader = Reader::sign_in(&s, prefix).await;
+        // No stream: the reading list, newest first, 20 a page, with a continuation.
+        let page = reader.get("stream/contents", &[]).await;
+        let items = page["items"].as_array().unwrap();
+        assert_eq!(items.len(), 20, "never an empty list");
+        assert!(page["continuation"].is_string());
+        assert_eq!(page["id"], READING_LIST);
+        let newest = &items[0];
+        assert_eq!(newest["title"], "Item b-102");
+        assert_eq!(newest["published"], BASE + 102 * 60);
+        assert_eq!(newest["updated"], BASE + 102 * 60);
+        assert_eq!(
+            newest["timestampUsec"],
+            format!("{}000000", BASE + 102 * 60)
+        );
+        assert_eq!(newest["crawlTimeMsec"], format!("{BASE}000"));
+        assert_eq!(newest["canonical"][0]["href"], "https://example.com/b-102");
+        assert_eq!(newest["alternate"][0]["href"], "https://example.com/b-102");
+        assert_eq!(newest["alternate"][0]["type"], "text/html");
+        assert_eq!(newest["origin"]["streamId"], format!("feed/{FEED_B}"));
+        assert_eq!(newest["origin"]["title"], FEED_B);
+        assert!(newest["origin"]["htmlUrl"].is_string());
+        assert_eq!(newest["summary"]["content"], "<p>Full text of b-102</p>");
+        assert_eq!(newest["author"], "Ann Author");
+        let id = newest["id"].as_str().unwrap();
+        assert!(
+            id.starts_with("tag:google.com,2005:reader/item/") && id.len() == 48,
+            "{id}"
+        );
+        assert_eq!(categories(newest), [READING_LIST, "user/-/label/Tech"]);
+        // The stream in the path, encoded or not, and labels.
+        let encoded = format!(
+            "stream/contents/{}",
+            url::form_urlencoded::byte_serialize(format!("feed/{FEED_B}").as_bytes())
+                .collect::<String>()
+        );
+        let feed = reader.get(&encoded, &[("n", "50")]).await;
+        assert_eq!(feed["items"].as_array().unwrap().len(), 3);
+        assert_eq!(feed["title"], FEED_B);
+        assert!(feed.get("continuation").is_none());
+        let plain = reader
+            .get(&format!("stream/contents/feed/{FEED_B}"), &[("n", "50")])
+            .await;
+        assert_eq!(plain["items"], feed["items"]);
+        // A feed URL ending with a slash keeps it in the path.
+        let slash = reader
+            .get(&format!("stream/contents/feed/{FEED_C}"), &[])
+            .await;
+        assert_eq!(slash["items"].as_array().unwrap().len(), 1, "{slash}");
+        let tech = reader
+            .get("stream/contents/user/-/label/Tech", &[("r", "o")])
+            .await;
+        assert_eq!(tech["items"][0]["title"], "Item b-100");
+        let by_s = reader
+            .get("stream/contents", &[("s", "user/-/label/Tech"), ("r", "o")])
+            .await;
+        assert_eq!(by_s["items"], tech["items"]);
+    }
+
+    let reader = Reader::sign_in(&s, "").await;
+    let (ids, _) = reader.ids(&[("n", "4")]).await;
+    // stream/items/contents: long and decimal ids, in the order named.
+    let long = long_id(ids[2]);
+    let decimal = ids[0].to_string();
+    let named = reader
+        .post_json(
+            "stream/items/contents",
+            &[("i", &long), ("i", &decimal), ("output", "json")],
+        )
+        .await;
+    let named_ids: Vec<&str> = named["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(named_ids, [long_id(ids[2]), long_id(ids[0])]);
+    let (status, text) = reader
+        .post_raw("stream/items/contents", &[("i", "not-an-id")])
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(text.contains("not-an-id"), "{text}");
+
+    // xt / it / state streams.
+    let first = ids[0].to_string();
+    let second = ids[1].to_string();
+    reader
+        .post_ok("edit-tag", &[("i", &first), ("i", &second), ("a", READ)])
+        .await;
+    reader
+        .post_ok("edit-tag", &[("i", &second), ("a", STARRED)])
+        .await;
+    let (unread, _) = reader.ids(&[("xt", READ), ("n", "1000")]).await;
+    assert_eq!(unread.len(), 62, "64 items, 2 read");
+    assert!(!unread.contains(&ids[0]));
+    let (read, _) = reader.ids(&[("s", READ), ("n", "1000")]).await;
+    assert_eq!(read, vec![ids[0], ids[1]]);
+    let (kept, _) = reader
+        .ids(&[("s", "user/-/state/com.google/kept-unread"), ("n", "1000")])
+        .await;
+    assert_eq!(kept, unread);
+    let (starred_read, _) = reader
+        .ids(&[("s", READING_LIST), ("it", STARRED), ("n", "1000")])
+        .await;
+    assert_eq!(starred_read, vec![ids[1]]);
+    let (none, _) = reader.ids(&[("s", READ), ("xt", READ)]).await;
+    assert!(none.is_empty());
+    let item = &reader
+        .post_json("stream/items/contents", &[("i", &second)])
+        .await["items"][0];
+    let cats = categories(item);
+    assert!(cats.contains(&READ.to_string()) && cats.contains(&STARRED.to_string()));
+    let (status, _) = reader
+        .get_raw("stream/items/ids", &[("xt", "user/-/label/Tech")])
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+});
+
+on_both_engines!(edit_tag_mark_all_as_read_and_unread_counts, |db| {
+    let s = setup(db).await;
+    let reader = Reader::sign_in(&s, "").await;
+    // Unread counts: per feed, per label, the reading list.
+    let counts = reader.unread().await;
+    assert_eq!(count_of(&counts, &format!("feed/{FEED_A}")), Some(60));
+    assert_eq!(count_of(&counts, &format!("feed/{FEED_B}")), Some(3));
+    assert_eq!(count_of(&counts, "user/-/label/Tech"), Some(3));
+    assert_eq!(count_of(&counts, "user/-/label/General"), Some(60));
+    assert_eq!(count_of(&counts, READING_LIST), Some(63));
+    let answer = reader.get("unread-count", &[]).await;
+    let b = answer["unreadcounts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == format!("feed/{FEED_B}"))
+        .unwrap();
+    assert_eq!(
+        b["newestItemTimestampUsec"],
+        format!("{}000000", BASE + 102 * 60)
+    );
+
+    // Labels on many items at once, listed as tags, as streams and in counts.
+    let (ids, _) = reader.ids(&[("n", "5")]).await;
+    let long: Vec<String> = ids.iter().map(|id| long_id(*id)).collect();
+    let mut form: Vec<(&str, &str)> = long.iter().map(|i| ("i", i.as_str())).collect();
+    form.push(("a", "user/-/label/Later"));
+    form.push(("a", "user/-/state/com.google/broadcast"));
+    reader.post_ok("edit-tag", &form).await;
+    let tags = reader.get("tag/list", &[]).await;
+    assert!(
+        tags["tags"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["id"] == "user/-/label/Later" && t["type"] == "tag"),
+        "{tags}"
+    );
+    let (later, _) = reader.ids(&[("s", "user/-/label/Later")]).await;
+    assert_eq!(later, ids);
+    assert_eq!(
+        count_of(&reader.unread().await, "user/-/label/Later"),
+        Some(5)
+    );
+    let item = &reader
+        .post_json("stream/items/contents", &[("i", &long[0])])
+        .await["items"][0];
+    assert!(categories(item).contains(&"user/-/label/Later".to_string()));
+    reader
+        .post_ok("edit-tag", &[("i", &long[0]), ("r", "user/-/label/Later")])
+        .await;
+    assert_eq!(reader.ids(&[("s", "user/-/label/Later")]).await.0.len(), 4);
+    // mark-all-as-read on a label of items.
+    reader
+        .post_ok("mark-all-as-read", &[("s", "user/-/label/Later")])
+        .await;
+    assert_eq!(count_of(&reader.unread().await, "user/-/label/Later"), None);
+    assert_eq!(count_of(&reader.unread().await, READING_LIST), Some(59));
+    // kept-unread and r=read make items unread again.
+    let one = ids[1].to_string();
+    let two = ids[2].to_string();
+    reader
+        .post_ok(
+            "edit-tag",
+            &[("i", &one), ("a", "user/-/state/com.google/kept-unread")],
+        )
+        .await;
+    reader
+        .post_ok("edit-tag", &[("i", &two), ("r", READ)])
+        .await;
+    assert_eq!(count_of(&reader.unread().await, READING_LIST), Some(61));
+    // Star and unstar.
+    reader
+        .post_ok("edit-tag", &[("i", &one), ("a", STARRED)])
+        .await;
+    assert_eq!(reader.ids(&[("s", STARRED)]).await.0, vec![ids[1]]);
+    reader
+        .post_ok("edit-tag", &[("i", &one), ("r", STARRED)])
+        .await;
+    assert!(reader.ids(&[("s", STARRED)]).await.0.is_empty());
+    let (status, _) = reader.post_raw("edit-tag", &[("a", READ)]).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "no items named");
+
+    // mark-all-as-read of a feed, of a label (group), with ts in microseconds.
+    reader
+        .post_ok("mark-all-as-read", &[("s", &format!("feed/{FEED_B}"))])
+        .await;
+    let counts = reader.unread().await;
+    assert_eq!(count_of(&counts, &format!("feed/{FEED_B}")), None);
+    assert_eq!(count_of(&counts, "user/-/label/Tech"), None);
+    let ts = format!("{}000000", BASE + 29 * 60);
+    reader
+        .post_ok(
+            "mark-all-as-read",
+            &[("s", "user/-/label/General"), ("ts", &ts)],
+        )
+        .await;
+    // a-0 … a-29 are read now (at or before ts); a-30 … a-57 are not (a-58 and a-59 were
+    // read through their label).
+    assert_eq!(
+        count_of(&reader.unread().await, &format!("feed/{FEED_A}")),
+        Some(28)
+    );
+    reader
+        .post_ok("mark-all-as-read", &[("s", READING_LIST)])
+        .await;
+    let counts = reader.unread().await;
+    assert_eq!(counts, vec![(READING_LIST.to_string(), 0)]);
+    let (status, _) = reader
+        .post_raw(
+            "mark-all-as-read",
+            &[("s", "feed/https://unknown.example/")],
+        )
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let _ = s.feed_b;
+});
+
+/// Replays the real Google Reader API answers of `src/sync/testdata/greader`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_have_the_shape_of_real_servers() {
+    common::run_on(common::TestDb::sqlite(), async |db| {
+        let s = setup(db).await;
+        let reader = Reader::sign_in(&s, "").await;
+        let mut replayed = 0;
+        for (path, pair) in testdata_pairs("greader") {
+            let endpoint = pair["request"]["endpoint"].as_str().unwrap();
+            let query: Vec<(String, String)> = pair["request"]["query"]
+                .as_object()
+                .map(|q| {
+                    q.iter()
+                        .map(|(k, v)| (k.clone(), v.as_str().unwrap().to_string()))
+                        .collect()
+                })
+                .unwrap_or_default();
+            let query: Vec<(&str, &str)> = query
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.as_str()))
+                .collect();
+            let ours = reader.get(endpoint, &query).await;
+            assert_same_shape(&pair["response"]["body"], &ours, &path);
+            replayed += 1;
+        }
+        assert!(replayed >= 6);
+    })
+    .await;
+}
+
+/// The PyPI `google-reader` client: sign in, list subscriptions, read items, mark read, star,
+/// mark all read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_google_reader_client_signs_in_lists_reads_and_marks() {
+    let Some(python) = python_with("sync_greader::the_google_reader_client", "google_reader")
+    else {
+        return;
+    };
+    common::run_on(common::TestDb::sqlite(), async |db| {
+        let s = setup(db).await;
+        let script = r#"
+import sys
+import google_reader as gr
+base, key = sys.argv[1], sys.argv[2]
+client = gr.Client(base)
+auth = client.login("ann", key)
+token = client.get_token(auth)
+print("user", client.get_user_info(auth).user_name)
+subs = client.list_subscriptions(auth)
+print("subscriptions", sorted(s.url for s in subs))
+print("labels", sorted(c.label for s in subs for c in s.categories))
+print("tags", [t.id for t in client.list_tags(auth)])
+refs = client.get_stream_items_ids(auth, gr.STREAM_READING_LIST, limit=1000).item_refs
+print("unread", len(client.get_stream_items_ids(auth, gr.STREAM_READING_LIST, limit=1000, exclude_target=gr.STREAM_READ).item_refs))
+feed_b = [s.id for s in subs if s.url.startswith("https://b.")][0]
+b_refs = client.get_stream_items_ids(auth, feed_b, direction="asc").item_refs
+contents = client.get_stream_items_contents(auth, token, [r.id for r in b_refs])
+print("b titles", [i.title for i in contents.items])
+first = contents.items[0]
+print("origin", first.origin.stream_id == feed_b, first.canonical[0].href)
+page = client.get_stream_items_ids(auth, gr.STREAM_READING_LIST, limit=25)
+rest = client.get_stream_items_ids(auth, gr.STREAM_READING_LIST, limit=1000, continuation=page.continuation)
+print("paged", len(page.item_refs) + len(rest.item_refs), len(set(r.id for r in page.item_refs + rest.item_refs)))
+client.edit_tags(auth, token, [b_refs[0].id], add_tags=[gr.STREAM_READ])
+client.edit_tags(auth, token, [gr.get_long_item_id(int(b_refs[1].id))], add_tags=[gr.STREAM_STARRED])
+print("starred", [r.id for r in client.get_stream_items_ids(auth, gr.STREAM_STARRED).item_refs] == [b_refs[1].id])
+print("unread after", len(client.get_stream_items_ids(auth, gr.STREAM_READING_LIST, limit=1000, exclude_target=gr.STREAM_READ).item_refs))
+client.mark_all_as_read(auth, token, gr.STREAM_READING_LIST)
+print("unread end", len(client.get_stream_items_ids(auth, gr.STREAM_READING_LIST, limit=1000, exclude_target=gr.STREAM_READ).item_refs))
+try:
+    client.login("ann", "wrong")
+    print("wrong key accepted")
+except gr.AuthenticationError:
+    print("wrong key refused")
+"#;
+        let lines = python_lines(python, script, &[&s.app.base, &s.key]).await;
+        assert_eq!(
+            lines,
+            [
+                "user ann",
+                "subscriptions ['https://a.example/feed', 'https://b.example/feed']",
+                "labels ['General', 'Tech']",
+                "tags ['user/-/state/com.google/starred', 'user/-/label/General', 'user/-/label/Tech']",
+                "unread 63",
+                "b titles ['Item b-100', 'Item b-101', 'Item b-102']",
+                "origin True https://example.com/b-100",
+                "paged 63 63",
+                "starred True",
+                "unread after 62",
+                "unread end 0",
+                "wrong key refused",
+            ],
+            "{lines:?}"
+        );
+    })
+    .await;
+}
