@@ -522,7 +522,7 @@ async fn subscribing_goes_through_the_rest_apis_checks() {
                 ],
             )
             .await;
-        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{text}");
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{text}");
         // The subscribe rate limit (10 a minute) counts these attempts too.
         let mut limited = None;
         for n in 0..12 {
