@@ -368,6 +368,39 @@ fn user_commands_on(dir: &Path, database_url: Option<&str>) {
     );
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("password of bob changed"));
+
+    // A new password ends bob's sessions and revokes his API keys, unless the operator keeps
+    // them with --keep-sessions / --keep-keys.
+    let store_url = database_url
+        .map(str::to_string)
+        .unwrap_or_else(|| format!("sqlite://{}", dir.join("tidings.db").display()));
+    let passwd = |flags: &[&str]| {
+        let (code, out, err) = run(
+            cmd()
+                .args(["user", "passwd", "bob"])
+                .args(flags)
+                .env("TIDINGS_PASSWORD", "another fine passphrase"),
+            None,
+        );
+        assert_eq!(code, 0, "{flags:?}: {err}");
+        out
+    };
+    let signed_in = |round: &str| give_session_and_key(&store_url, "bob", round);
+    let (sessions, keys) = signed_in("a");
+    let out = passwd(&["--keep-sessions", "--keep-keys"]);
+    assert!(out.contains("sessions kept, API keys kept"), "{out}");
+    assert_eq!(still_working(&store_url, &sessions, &keys), (2, 1));
+    let out = passwd(&["--keep-keys"]);
+    assert!(out.contains("2 sessions ended, API keys kept"), "{out}");
+    assert_eq!(still_working(&store_url, &sessions, &keys), (0, 1));
+    let (sessions, _) = signed_in("b");
+    let out = passwd(&["--keep-sessions"]);
+    assert!(out.contains("sessions kept, 2 API keys revoked"), "{out}");
+    assert_eq!(still_working(&store_url, &sessions, &keys), (2, 0));
+    let (sessions, keys) = signed_in("c");
+    let out = passwd(&[]);
+    assert!(out.contains("4 sessions ended, 1 API key revoked"), "{out}");
+    assert_eq!(still_working(&store_url, &sessions, &keys), (0, 0));
     let (code, _, err) = run(
         cmd()
             .args(["user", "passwd", "bob"])
@@ -388,6 +421,76 @@ fn user_commands_on(dir: &Path, database_url: Option<&str>) {
     assert!(err.contains("no user named bob"), "{err}");
     let (_, out, _) = run(cmd().args(["user", "list"]), None);
     assert!(out.contains("alice") && !out.contains("bob"), "{out}");
+}
+
+/// Runs `work` on a store opened on `url`, in a small runtime of its own.
+fn with_store<T>(url: &str, work: impl AsyncFnOnce(&tidings_store::Store) -> T) -> T {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let store = tidings_store::Store::connect(&tidings_store::StoreOptions::new(url))
+            .await
+            .expect("open the test database");
+        let result = work(&store).await;
+        store.close().await;
+        result
+    })
+}
+
+/// Signs `username` in twice and gives them one API key, straight through the store as the
+/// server would; returns the sessions' and the key's token hashes.
+fn give_session_and_key(url: &str, username: &str, round: &str) -> (Vec<String>, Vec<String>) {
+    with_store(url, async |store| {
+        let (user, _) = store.user_credentials(username).await.unwrap().unwrap();
+        let far = tidings_store::unix_now() + 86_400;
+        let mut sessions = Vec::new();
+        for n in 0..2 {
+            let token = format!("session-{round}-{n}");
+            store
+                .create_session(user.id, &token, far, None, None)
+                .await
+                .unwrap();
+            sessions.push(token);
+        }
+        let key = format!("key-{round}");
+        store
+            .create_api_key(
+                user.id,
+                &key,
+                "tdg_x",
+                &key,
+                tidings_store::ApiKeyScope::ReadWrite,
+                None,
+            )
+            .await
+            .unwrap();
+        (sessions, vec![key])
+    })
+}
+
+/// How many of these sessions and API keys (token hashes) still authenticate.
+fn still_working(url: &str, sessions: &[String], keys: &[String]) -> (usize, usize) {
+    with_store(url, async |store| {
+        let mut live = (0, 0);
+        for session in sessions {
+            if store
+                .authenticate_session(session, 86_400)
+                .await
+                .unwrap()
+                .is_some()
+            {
+                live.0 += 1;
+            }
+        }
+        for key in keys {
+            if store.authenticate_api_key(key).await.unwrap().is_some() {
+                live.1 += 1;
+            }
+        }
+        live
+    })
 }
 
 #[test]

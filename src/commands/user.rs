@@ -22,8 +22,9 @@ pub enum UserCommand {
     Add(AddArgs),
     /// List every user.
     List(ListArgs),
-    /// Set a user's password (read like `add` does).
-    Passwd(NameArgs),
+    /// Set a user's password (read like `add` does). The user's sessions end and their API
+    /// keys are revoked, unless --keep-sessions / --keep-keys keep them.
+    Passwd(PasswdArgs),
     /// Delete a user and everything that is only theirs; shared feeds stay.
     Delete(DeleteArgs),
 }
@@ -46,11 +47,18 @@ pub struct ListArgs {
     pub json: bool,
 }
 
-/// A user name argument.
+/// Arguments of `tidings user passwd`.
 #[derive(Debug, Args)]
-pub struct NameArgs {
+pub struct PasswdArgs {
     /// The login name.
     pub name: String,
+    /// Keep the user's sessions signed in (by default they all end, so that whoever knew the
+    /// old password is signed out).
+    #[arg(long)]
+    pub keep_sessions: bool,
+    /// Keep the user's API keys working (by default they are all revoked).
+    #[arg(long)]
+    pub keep_keys: bool,
 }
 
 /// Arguments of `tidings user delete`.
@@ -150,7 +158,7 @@ async fn list(store: &Store, args: ListArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn passwd(store: &Store, args: NameArgs) -> anyhow::Result<()> {
+async fn passwd(store: &Store, args: PasswdArgs) -> anyhow::Result<()> {
     let Some((user, _)) = store.user_credentials(&args.name).await? else {
         bail!("no user named {}", args.name.trim());
     };
@@ -158,8 +166,26 @@ async fn passwd(store: &Store, args: NameArgs) -> anyhow::Result<()> {
     password::check_password_policy(&password, &user.username)?;
     let hash = hash_off_thread(password).await?;
     store.set_password_hash(user.id, &hash).await?;
-    outln!("password of {} changed", user.username);
+    // As the API's password change does (F23): a new password usually means the old one
+    // leaked, so what was signed in with it stops working unless the operator says otherwise.
+    let sessions = if args.keep_sessions {
+        "sessions kept".to_string()
+    } else {
+        let ended = store.delete_user_sessions(user.id, None).await?;
+        format!("{ended} session{} ended", plural(ended))
+    };
+    let keys = if args.keep_keys {
+        "API keys kept".to_string()
+    } else {
+        let revoked = store.revoke_user_api_keys(user.id).await?;
+        format!("{revoked} API key{} revoked", plural(revoked))
+    };
+    outln!("password of {} changed; {sessions}, {keys}", user.username);
     Ok(())
+}
+
+fn plural(count: u64) -> &'static str {
+    if count == 1 { "" } else { "s" }
 }
 
 async fn delete(store: &Store, args: DeleteArgs) -> anyhow::Result<()> {
