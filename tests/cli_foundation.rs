@@ -319,11 +319,12 @@ fn user_commands_on(dir: &Path, database_url: Option<&str>) {
         Some("blue ocean 57 violin\n"),
     );
     assert_eq!(code, 0, "{err}");
-    assert!(out.contains("created user bob"), "{out}");
+    // Shown as typed; found under any case.
+    assert!(out.contains("created user Bob"), "{out}");
 
     let (code, out, _) = run(cmd().args(["user", "list"]), None);
     assert_eq!(code, 0);
-    assert!(out.contains("alice") && out.contains("bob"), "{out}");
+    assert!(out.contains("alice") && out.contains("Bob"), "{out}");
     let (code, out, _) = run(cmd().args(["user", "list", "--json"]), None);
     assert_eq!(code, 0);
     let users: serde_json::Value = serde_json::from_str(&out).unwrap();
@@ -367,7 +368,7 @@ fn user_commands_on(dir: &Path, database_url: Option<&str>) {
         None,
     );
     assert_eq!(code, 0, "{err}");
-    assert!(out.contains("password of bob changed"));
+    assert!(out.contains("password of Bob changed"), "{out}");
 
     // A new password ends bob's sessions and revokes his API keys, unless the operator keeps
     // them with --keep-sessions / --keep-keys.
@@ -415,12 +416,12 @@ fn user_commands_on(dir: &Path, database_url: Option<&str>) {
     assert!(err.contains("--yes"), "{err}");
     let (code, out, _) = run(cmd().args(["user", "delete", "bob", "--yes"]), None);
     assert_eq!(code, 0);
-    assert!(out.contains("deleted user bob"));
+    assert!(out.contains("deleted user Bob"), "{out}");
     let (code, _, err) = run(cmd().args(["user", "delete", "bob", "--yes"]), None);
     assert_eq!(code, 1);
     assert!(err.contains("no user named bob"), "{err}");
     let (_, out, _) = run(cmd().args(["user", "list"]), None);
-    assert!(out.contains("alice") && !out.contains("bob"), "{out}");
+    assert!(out.contains("alice") && !out.contains("Bob"), "{out}");
 }
 
 /// Runs `work` on a store opened on `url`, in a small runtime of its own.

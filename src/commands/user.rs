@@ -32,7 +32,8 @@ pub enum UserCommand {
 /// Arguments of `tidings user add`.
 #[derive(Debug, Args)]
 pub struct AddArgs {
-    /// The login name: letters, digits, '.', '_', '-', '@'.
+    /// The login name: letters of one script, digits, '.', '_', '-', '@'. It is kept as typed;
+    /// signing in ignores case, width and accent composition.
     pub name: String,
     /// Make the user an administrator (manages other users).
     #[arg(long)]
@@ -124,7 +125,7 @@ async fn list(store: &Store, args: ListArgs) -> anyhow::Result<()> {
     }
     let width = users
         .iter()
-        .map(|u| u.username.len())
+        .map(|u| u.username.chars().count())
         .max()
         .unwrap_or(4)
         .max(4);
@@ -203,7 +204,15 @@ async fn delete(store: &Store, args: DeleteArgs) -> anyhow::Result<()> {
         std::io::stdout().flush()?;
         let mut answer = String::new();
         std::io::stdin().lock().read_line(&mut answer)?;
-        if answer.trim().to_lowercase() != user.username {
+        let same_name = answer.trim() == user.username
+            || matches!(
+                (
+                    tidings_store::username_key(&answer),
+                    tidings_store::username_key(&user.username),
+                ),
+                (Ok(typed), Ok(key)) if typed == key
+            );
+        if !same_name {
             bail!("not deleted: the name typed did not match");
         }
     }

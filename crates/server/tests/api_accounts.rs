@@ -51,7 +51,7 @@ on_both_engines!(first_admin_setup_through_the_api, |db| {
     )
     .await;
     assert_eq!(status, StatusCode::CREATED, "{body}");
-    assert_eq!(body["user"]["username"], "root");
+    assert_eq!(body["user"]["username"], "Root", "the name as typed");
     assert_eq!(body["user"]["is_admin"], true);
     let cookie = headers["set-cookie"].to_str().unwrap();
     assert!(
@@ -62,7 +62,7 @@ on_both_engines!(first_admin_setup_through_the_api, |db| {
 
     let (status, _, body) = call(&browser, Method::GET, &app.url("/me"), None).await;
     assert_eq!(status, StatusCode::OK);
-    assert_eq!(body["user"]["username"], "root");
+    assert_eq!(body["user"]["username"], "Root");
 
     let (status, _, body) = call(
         &app.browser(),

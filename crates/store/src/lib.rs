@@ -67,7 +67,9 @@ pub use sync::{
     SyncQuery,
 };
 pub use text::{is_stripped_char, strip_control_chars};
-pub use users::{DEFAULT_GROUP_NAME, Group, MAX_USERNAME_LEN, NewUser, User, normalize_username};
+pub use users::{
+    DEFAULT_GROUP_NAME, Group, MAX_USERNAME_LEN, NewUser, User, normalize_username, username_key,
+};
 
 /// Result type of every store operation.
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;

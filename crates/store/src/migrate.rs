@@ -48,6 +48,13 @@ macro_rules! apply {
                             crate::fetching::normalize_feed_urls!($tx, unix_now());
                         format!("{renamed} feed URLs normalized, {merged} feeds merged")
                     }
+                    DataStep::FillUsernameKeys => {
+                        let (keyed, apart) = fill_username_keys!($tx);
+                        format!(
+                            "{keyed} user name keys set, {apart} of them apart from an older \
+                             account's (those sign in with their exact names)"
+                        )
+                    }
                 })
             }
             .await;
@@ -72,6 +79,28 @@ macro_rules! apply {
     }};
 }
 
+/// Gives every user the key of their name (see migration 11's SQL), inside the migration's
+/// transaction `$tx`; evaluates to how many users got a key and how many of those a key of
+/// their own because an older account's name has the same one.
+macro_rules! fill_username_keys {
+    ($tx:expr) => {{
+        let users: Vec<(i64, String)> =
+            sqlx::query_as("SELECT id, username FROM users ORDER BY id")
+                .fetch_all(&mut *$tx)
+                .await?;
+        let keys = crate::users::keys_of_existing_users(&users);
+        let apart = keys.iter().filter(|(_, key)| key.contains('#')).count();
+        for (id, key) in &keys {
+            sqlx::query("UPDATE users SET username_key = $1 WHERE id = $2")
+                .bind(key)
+                .bind(id)
+                .execute(&mut *$tx)
+                .await?;
+        }
+        (keys.len(), apart)
+    }};
+}
+
 /// One schema change, with its SQL for each engine.
 #[derive(Debug, Clone, Copy)]
 pub struct Migration {
@@ -91,6 +120,8 @@ pub struct Migration {
 enum DataStep {
     /// Normalizes every feed URL and merges the feeds that become one (F10).
     NormalizeFeedUrls,
+    /// Sets every user's name key ([`crate::username_key`]), keeping colliding names apart.
+    FillUsernameKeys,
 }
 
 /// Every migration this binary knows, oldest first.
@@ -164,6 +195,13 @@ pub const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("../migrations/sqlite/0010_feed_url_identity.sql"),
         postgres: include_str!("../migrations/postgres/0010_feed_url_identity.sql"),
         data: Some(DataStep::NormalizeFeedUrls),
+    },
+    Migration {
+        version: 11,
+        name: "username_keys",
+        sqlite: include_str!("../migrations/sqlite/0011_username_keys.sql"),
+        postgres: include_str!("../migrations/postgres/0011_username_keys.sql"),
+        data: Some(DataStep::FillUsernameKeys),
     },
 ];
 

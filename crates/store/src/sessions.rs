@@ -393,8 +393,11 @@ impl Store {
         if fever_md5.is_empty() {
             return Ok(None);
         }
-        self.authenticate_key_where("k.fever_hash = $1", &fever_md5)
-            .await
+        self.authenticate_key_where(
+            "(k.fever_hash = $1 OR k.fever_hash_folded = $1)",
+            &fever_md5,
+        )
+        .await
     }
 
     /// The user of the live API key matching `condition` on `$1 = value`.

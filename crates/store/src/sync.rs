@@ -477,6 +477,32 @@ impl Store {
     /// Records the Fever API's digest of an API key, md5(username:key) as 32 lowercase hex
     /// digits, so that Fever clients can sign in with that key.
     pub async fn set_api_key_fever_hash(&self, key_id: i64, fever_md5: &str) -> Result<()> {
+        self.set_fever_digest(
+            key_id,
+            "UPDATE api_keys SET fever_hash = $1 WHERE id = $2",
+            fever_md5,
+        )
+        .await
+    }
+
+    /// Records a second Fever digest of an API key, made with the user name's key
+    /// ([`crate::username_key`]) instead of the name as stored, so that a Fever client given
+    /// the name in another case or width signs in too.
+    pub async fn set_api_key_fever_hash_folded(&self, key_id: i64, fever_md5: &str) -> Result<()> {
+        self.set_fever_digest(
+            key_id,
+            "UPDATE api_keys SET fever_hash_folded = $1 WHERE id = $2",
+            fever_md5,
+        )
+        .await
+    }
+
+    async fn set_fever_digest(
+        &self,
+        key_id: i64,
+        update: &'static str,
+        fever_md5: &str,
+    ) -> Result<()> {
         let fever_md5 = fever_md5.trim().to_ascii_lowercase();
         if fever_md5.len() != 32 || !fever_md5.bytes().all(|b| b.is_ascii_hexdigit()) {
             return Err(StoreError::Invalid(
@@ -484,7 +510,7 @@ impl Store {
             ));
         }
         let updated = with_db!(self, write, |db| {
-            sqlx::query("UPDATE api_keys SET fever_hash = $1 WHERE id = $2")
+            sqlx::query(update)
                 .bind(&fever_md5)
                 .bind(key_id)
                 .execute(db)

@@ -10,7 +10,8 @@ pub const MAX_USERNAME_LEN: usize = 64;
 pub struct User {
     /// The user's id.
     pub id: i64,
-    /// The login name, lower case.
+    /// The name as it was typed when the account was made (trimmed, NFC); sign-in compares
+    /// names by [`username_key`].
     pub username: String,
     /// Whether the user manages other users (F24).
     pub is_admin: bool,
@@ -54,12 +55,14 @@ pub const DEFAULT_GROUP_NAME: &str = "General";
 /// Inserts a user with its default group and preferences inside the transaction `$tx`, and
 /// evaluates to the new id. Shared by ordinary creation and the one-time setup.
 macro_rules! insert_user {
-    ($tx:ident, $username:expr, $password_hash:expr, $is_admin:expr, $now:expr) => {{
+    ($tx:ident, $username:expr, $key:expr, $password_hash:expr, $is_admin:expr, $now:expr) => {{
         let id: i64 = sqlx::query_scalar(
-            "INSERT INTO users (username, password_hash, is_admin, created_at, updated_at)
-             VALUES ($1, $2, $3, $4, $4) RETURNING id",
+            "INSERT INTO users (username, username_key, password_hash, is_admin, created_at,
+                                updated_at)
+             VALUES ($1, $2, $3, $4, $5, $5) RETURNING id",
         )
         .bind($username)
+        .bind($key)
         .bind($password_hash)
         .bind($is_admin)
         .bind($now)
@@ -103,10 +106,20 @@ fn user_from_row(row: UserRow) -> User {
     }
 }
 
-/// Checks a user name and returns its stored form (lower case). Names are 1–64 characters of
-/// letters, digits, `.`, `_`, `-` and `@`, starting with a letter or digit.
-pub fn normalize_username(name: &str) -> Result<String> {
-    let name = name.trim().to_lowercase();
+/// The key a user name is compared by, for uniqueness and sign-in: NFKC, then full Unicode
+/// case folding, then NFKC again (Unicode's NFKC_Casefold, less the removal of default
+/// ignorables, which the character rule below refuses anyway). "José", "josé" typed
+/// precomposed or as `e` + U+0301, "ＪＯＳÉ" in full-width letters and "JOSÉ" all have the key
+/// "josé"; "Straße" and "STRASSE" share "strasse".
+///
+/// It checks what every name must be, old or new: 1–64 characters, letters, digits, `.`, `_`,
+/// `-` and `@` (combining marks may follow a letter), starting with a letter or digit. It does
+/// not apply the script rule of [`normalize_username`], so names that existed before that rule
+/// keep working.
+pub fn username_key(name: &str) -> Result<String> {
+    use caseless::Caseless;
+    use unicode_normalization::UnicodeNormalization;
+    let name = name.trim();
     if name.is_empty() {
         return Err(StoreError::Invalid("the user name is empty".into()));
     }
@@ -115,14 +128,90 @@ pub fn normalize_username(name: &str) -> Result<String> {
             "the user name is longer than {MAX_USERNAME_LEN} characters"
         )));
     }
-    let valid_char = |c: char| c.is_alphanumeric() || matches!(c, '.' | '_' | '-' | '@');
-    if !name.chars().all(valid_char) || !name.starts_with(|c: char| c.is_alphanumeric()) {
+    let key: String = name.nfkc().default_case_fold().nfkc().collect();
+    let valid_char = |c: char| {
+        c.is_alphanumeric()
+            || matches!(c, '.' | '_' | '-' | '@')
+            || unicode_normalization::char::is_combining_mark(c)
+    };
+    if !key.chars().all(valid_char) || !key.starts_with(|c: char| c.is_alphanumeric()) {
         return Err(StoreError::Invalid(format!(
             "the user name {name:?} may only hold letters, digits, '.', '_', '-' and '@', \
              and must start with a letter or digit"
         )));
     }
-    Ok(name)
+    if key.chars().count() > MAX_USERNAME_LEN {
+        return Err(StoreError::Invalid(format!(
+            "the user name is longer than {MAX_USERNAME_LEN} characters once normalized"
+        )));
+    }
+    Ok(key)
+}
+
+/// Checks a new user name and returns the form stored and shown: the name as typed, trimmed
+/// and in NFC (which changes no character's look). Beside [`username_key`]'s rules, a name must
+/// not mix scripts in ways that make it look like another name (UTS #39's "highly restrictive"
+/// level): "pаypal" with a Cyrillic `а` is refused, while a wholly Latin, Cyrillic, Greek or
+/// Japanese name is fine, and so is Latin with Han, kana or Hangul. Digits, `.`, `_`, `-` and
+/// `@` go with any script.
+pub fn normalize_username(name: &str) -> Result<String> {
+    use unicode_normalization::UnicodeNormalization;
+    let key = username_key(name)?;
+    check_scripts(name.trim(), &key)?;
+    Ok(name.trim().nfc().collect())
+}
+
+/// Refuses a name whose letters mix scripts beyond UTS #39's highly restrictive level, naming
+/// the first character that breaks it.
+fn check_scripts(name: &str, key: &str) -> Result<()> {
+    use unicode_script::UnicodeScript;
+    use unicode_security::{GeneralSecurityProfile, RestrictionLevel, RestrictionLevelDetection};
+    let letters = |text: &str| -> String {
+        text.chars()
+            .filter(|c| !matches!(c, '.' | '_' | '-' | '@'))
+            .collect()
+    };
+    let allowed = |text: &str| {
+        letters(text)
+            .as_str()
+            .check_restriction_level(RestrictionLevel::HighlyRestrictive)
+    };
+    if allowed(key) {
+        return Ok(());
+    }
+    if let Some(c) = key.chars().find(|c| {
+        !matches!(c, '.' | '_' | '-' | '@') && !GeneralSecurityProfile::identifier_allowed(*c)
+    }) {
+        return Err(StoreError::Invalid(format!(
+            "the user name {name:?} holds {c:?} (U+{:04X}), a character Unicode does not \
+             recommend in names (UTS #39); choose a name without it",
+            c as u32
+        )));
+    }
+    // The first character whose addition breaks the rule, and the script it brings in.
+    let mut prefix = String::new();
+    let mut scripts: Vec<&'static str> = Vec::new();
+    for c in key.chars() {
+        prefix.push(c);
+        let script = c.script();
+        if !matches!(
+            script,
+            unicode_script::Script::Common | unicode_script::Script::Inherited
+        ) && !scripts.contains(&script.full_name())
+        {
+            scripts.push(script.full_name());
+        }
+        if !allowed(&prefix) {
+            return Err(StoreError::Invalid(format!(
+                "the user name {name:?} mixes scripts ({}: {:?}), so it could \
+                 be mistaken for another name; write its letters in one script, e.g. only \
+                 Latin or only Cyrillic letters (digits, '.', '_' and '-' go with any)",
+                scripts.join(" with "),
+                prefix.chars().count()
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The active administrators' ids.
@@ -132,11 +221,13 @@ impl Store {
     /// Creates a user with its default group and preferences, in one transaction.
     pub async fn create_user(&self, new: &NewUser) -> Result<User> {
         let username = normalize_username(&new.username)?;
+        let key = username_key(&username)?;
         let now = unix_now();
         let result: Result<i64> = async {
             Ok(in_tx!(self, |tx| insert_user!(
                 tx,
                 &username,
+                &key,
                 &new.password_hash,
                 new.is_admin,
                 now
@@ -145,9 +236,9 @@ impl Store {
         .await;
         match result {
             Ok(id) => self.user(id).await,
-            Err(StoreError::Database(e)) if StoreError::is_unique_violation(&e) => Err(
-                StoreError::Conflict(format!("a user named {username} already exists")),
-            ),
+            Err(StoreError::Database(e)) if StoreError::is_unique_violation(&e) => {
+                Err(name_taken(&username))
+            }
             Err(e) => Err(e),
         }
     }
@@ -163,6 +254,7 @@ impl Store {
         password_hash: &str,
     ) -> Result<User> {
         let username = normalize_username(username)?;
+        let key = username_key(&username)?;
         let now = unix_now();
         let result: Result<i64> = async {
             Ok(in_tx!(self, |tx| {
@@ -182,7 +274,7 @@ impl Store {
                 if users > 0 {
                     return Err(StoreError::Conflict("setup is already complete".into()));
                 }
-                insert_user!(tx, &username, Some(password_hash), true, now)
+                insert_user!(tx, &username, &key, Some(password_hash), true, now)
             }))
         }
         .await;
@@ -201,15 +293,30 @@ impl Store {
         row.map(user_from_row).ok_or(StoreError::NotFound("user"))
     }
 
-    /// The user with this name, with the stored password hash, for signing in.
+    /// The user with this name, with the stored password hash: the one lookup of a name as
+    /// someone typed it, for signing in (web, sync APIs) and the command line.
+    ///
+    /// Names match by [`username_key`], so case, width and composition do not matter. A name
+    /// stored exactly as typed wins over the key: two accounts made before names were
+    /// normalized whose names now share a key (say "strasse" and "straße") keep signing in
+    /// with their own names; the older one keeps the key, so other spellings ("STRASSE")
+    /// reach it (see migration 11).
     pub async fn user_credentials(&self, username: &str) -> Result<Option<(User, Option<String>)>> {
-        let Ok(username) = normalize_username(username) else {
-            return Ok(None);
-        };
-        let sql = format!("SELECT {USER_COLUMNS} FROM users WHERE username = $1");
+        use unicode_normalization::UnicodeNormalization;
+        let typed = username.trim();
+        let composed: String = typed.nfc().collect();
+        let key = username_key(typed).unwrap_or_default();
+        let sql = format!(
+            "SELECT {USER_COLUMNS} FROM users
+             WHERE username_key = $1 OR username = $2 OR username = $3
+             ORDER BY CASE WHEN username = $2 OR username = $3 THEN 0 ELSE 1 END
+             LIMIT 1"
+        );
         let row: Option<UserRow> = with_db!(self, read, |db| {
             sqlx::query_as(sqlx::AssertSqlSafe(sql))
-                .bind(&username)
+                .bind(&key)
+                .bind(typed)
+                .bind(&composed)
                 .fetch_optional(db)
                 .await?
         });
@@ -219,9 +326,9 @@ impl Store {
         }))
     }
 
-    /// Every user, by name.
+    /// Every user, by name (compared as sign-in compares them, so case does not sort).
     pub async fn list_users(&self) -> Result<Vec<User>> {
-        let sql = format!("SELECT {USER_COLUMNS} FROM users ORDER BY username");
+        let sql = format!("SELECT {USER_COLUMNS} FROM users ORDER BY username_key, username");
         let rows: Vec<UserRow> = with_db!(self, read, |db| {
             sqlx::query_as(sqlx::AssertSqlSafe(sql))
                 .fetch_all(db)
@@ -541,6 +648,40 @@ impl Store {
     }
 }
 
+/// The keys of users that existed before names had keys, `(id, username)` by id: each name's
+/// [`username_key`], except that when two names share one, the older account keeps it and
+/// the newer gets `KEY#ID`. No typed name has a `#`, so that key reaches nobody by accident,
+/// and those accounts sign in with their exact names (see [`Store::user_credentials`]). A
+/// stored name the key rules refuse (none should exist) is keyed by its lower case.
+pub(crate) fn keys_of_existing_users(users: &[(i64, String)]) -> Vec<(i64, String)> {
+    let mut taken = std::collections::HashSet::new();
+    users
+        .iter()
+        .map(|(id, name)| {
+            let key = username_key(name).unwrap_or_else(|_| name.trim().to_lowercase());
+            let key = if taken.contains(&key) {
+                tracing::warn!(
+                    user = %name,
+                    "another user's name has the same key; this user signs in with the exact name"
+                );
+                format!("{key}#{id}")
+            } else {
+                key
+            };
+            taken.insert(key.clone());
+            (*id, key)
+        })
+        .collect()
+}
+
+/// The refusal of a name whose key another account has.
+fn name_taken(username: &str) -> StoreError {
+    StoreError::Conflict(format!(
+        "a user named {username} already exists (names are compared ignoring case, letter \
+         width and accent composition)"
+    ))
+}
+
 fn last_admin() -> StoreError {
     StoreError::Conflict(
         "this is the last active administrator, who cannot be demoted, disabled or deleted".into(),
@@ -562,4 +703,48 @@ fn group_name(name: &str) -> Result<String> {
         ));
     }
     Ok(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_fold_case_width_and_composition() {
+        for (name, key) in [
+            ("Jos\u{e9}", "jos\u{e9}"),
+            ("jose\u{301}", "jos\u{e9}"),
+            ("\u{ff2a}\u{ff2f}\u{ff33}\u{c9}", "jos\u{e9}"),
+            ("Stra\u{df}e", "strasse"),
+            ("\u{1e9e}", "ss"),
+            (
+                "\u{3a3}\u{3bf}\u{3c6}\u{3af}\u{3b1}\u{3c2}",
+                "\u{3c3}\u{3bf}\u{3c6}\u{3af}\u{3b1}\u{3c3}",
+            ),
+            ("ｶﾀｶﾅ", "カタカナ"),
+            ("  Ann.B-c_d@x ", "ann.b-c_d@x"),
+        ] {
+            assert_eq!(username_key(name).unwrap(), key, "{name:?}");
+        }
+        for bad in ["", " ", "a b", ".ann", "a/b", "\u{301}a", &"a".repeat(65)] {
+            assert!(username_key(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn existing_names_sharing_a_key_get_distinct_keys() {
+        let users = [
+            (1, "strasse".to_string()),
+            (2, "stra\u{df}e".to_string()),
+            (3, "ann".to_string()),
+        ];
+        assert_eq!(
+            keys_of_existing_users(&users),
+            [
+                (1, "strasse".to_string()),
+                (2, "strasse#2".to_string()),
+                (3, "ann".to_string())
+            ]
+        );
+    }
 }

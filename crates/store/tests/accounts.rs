@@ -5,6 +5,11 @@ mod common;
 use tidings_store::{ApiKeyScope, NewUser, Store, StoreError, unix_now};
 
 async fn user(store: &Store, name: &str) -> i64 {
+    try_user(store, name).await.unwrap().id
+}
+
+/// Creates the ordinary user `name`, or says why not.
+async fn try_user(store: &Store, name: &str) -> Result<tidings_store::User, StoreError> {
     store
         .create_user(&NewUser {
             username: name.into(),
@@ -12,8 +17,6 @@ async fn user(store: &Store, name: &str) -> i64 {
             is_admin: false,
         })
         .await
-        .unwrap()
-        .id
 }
 
 on_both_engines!(sessions_expire_and_end, |db| {
@@ -244,4 +247,119 @@ on_both_engines!(first_admin_setup_happens_once, |db| {
         store.create_first_admin("again", "third", "h").await,
         Err(StoreError::Conflict(_))
     ));
+});
+
+/// Why creating the user `name` fails.
+async fn refused(store: &Store, name: &str) -> StoreError {
+    try_user(store, name).await.unwrap_err()
+}
+
+/// The id the sign-in lookup finds for a name as typed, if any.
+async fn signs_in_as(store: &Store, typed: &str) -> Option<i64> {
+    store
+        .user_credentials(typed)
+        .await
+        .unwrap()
+        .map(|(user, _)| user.id)
+}
+
+on_both_engines!(user_names_match_by_their_normalized_key, |db| {
+    let store = db.migrated().await;
+    // Made with the precomposed é (U+00E9).
+    let jose = user(&store, "Jos\u{e9}").await;
+    assert_eq!(store.user(jose).await.unwrap().username, "Jos\u{e9}");
+    for typed in [
+        "Jos\u{e9}",
+        "jos\u{e9}",
+        "jose\u{301}",                    // decomposed: e + combining acute accent
+        "\u{ff4a}\u{ff4f}\u{ff53}\u{e9}", // full-width ｊｏｓ + é
+        "JOS\u{c9}",
+        "  JOSE\u{301} ",
+    ] {
+        assert_eq!(signs_in_as(&store, typed).await, Some(jose), "{typed:?}");
+    }
+    assert_eq!(signs_in_as(&store, "jose").await, None, "the accent counts");
+    // Every spelling of a taken name is taken.
+    for taken in ["JOS\u{c9}", "jose\u{301}", "\u{ff2a}\u{ff2f}\u{ff33}\u{c9}"] {
+        let error = refused(&store, taken).await;
+        assert!(
+            matches!(&error, StoreError::Conflict(m) if m.contains("already exists")),
+            "{taken:?}: {error:?}"
+        );
+    }
+    // Full case folding: ß is ss.
+    let strasse = user(&store, "Stra\u{df}e").await;
+    assert_eq!(signs_in_as(&store, "STRASSE").await, Some(strasse));
+    // A name typed decomposed is stored composed, looking the same.
+    let rene = user(&store, "rene\u{301}").await;
+    assert_eq!(store.user(rene).await.unwrap().username, "ren\u{e9}");
+});
+
+on_both_engines!(user_names_mixing_scripts_are_refused, |db| {
+    let store = db.migrated().await;
+    for (name, scripts) in [
+        ("p\u{430}ypal", "Latin with Cyrillic"), // Cyrillic а
+        ("\u{3bf}mega", "Greek with Latin"),     // Greek ο
+        ("admin\u{456}", "Latin with Cyrillic"), // Cyrillic і
+    ] {
+        let error = refused(&store, name).await;
+        let StoreError::Invalid(message) = &error else {
+            panic!("{name:?}: {error:?}");
+        };
+        assert!(
+            message.contains("mixes scripts") && message.contains(scripts),
+            "{name:?}: {message}"
+        );
+        assert!(message.contains("one script"), "says what to do: {message}");
+    }
+    // One script, or Latin with Japanese, Chinese or Korean, is fine; digits and . _ - too.
+    for name in [
+        "\u{438}\u{432}\u{430}\u{43d}-2024",          // иван-2024
+        "\u{3b1}\u{3bb}\u{3ad}\u{3be}\u{3b7}\u{3c2}", // αλέξης
+        "\u{7530}\u{4e2d}\u{306f}\u{306a}\u{30b3}",   // 田中はなコ
+        "tanaka.\u{592a}\u{90ce}",
+        "j.doe_99",
+    ] {
+        user(&store, name).await;
+    }
+});
+
+on_both_engines!(colliding_names_from_before_keys_keep_signing_in, |db| {
+    let store = db.open().await;
+    store.migrate_to(10).await.unwrap();
+    // Names the old rule (lower case only) kept apart and the key joins: the older account
+    // keeps the key, and each signs in with its exact name.
+    let names = ["strasse", "stra\u{df}e", "\u{ff4a}oe", "joe", "ann"];
+    for name in names {
+        store
+            .execute_raw(&format!(
+                "INSERT INTO users (username, password_hash, is_admin, created_at, updated_at)
+                 VALUES ('{name}', 'h', FALSE, 0, 0)"
+            ))
+            .await
+            .unwrap();
+    }
+    store
+        .migrate()
+        .await
+        .expect("the migration does not fail on colliding names");
+    let users = store.list_users().await.unwrap();
+    let id = |name: &str| users.iter().find(|u| u.username == name).unwrap().id;
+    let [strasse, strasse2, joe_wide, joe, ann] = names.map(id);
+    assert!(strasse < strasse2 && joe_wide < joe);
+    assert_eq!(signs_in_as(&store, "strasse").await, Some(strasse));
+    assert_eq!(signs_in_as(&store, "stra\u{df}e").await, Some(strasse2));
+    assert_eq!(signs_in_as(&store, "STRASSE").await, Some(strasse));
+    assert_eq!(signs_in_as(&store, "\u{ff4a}oe").await, Some(joe_wide));
+    assert_eq!(signs_in_as(&store, "joe").await, Some(joe));
+    assert_eq!(
+        signs_in_as(&store, "JOE").await,
+        Some(joe_wide),
+        "the older one"
+    );
+    assert_eq!(signs_in_as(&store, "ANN").await, Some(ann));
+    // The names shown are unchanged, and a new account cannot take any of the keys.
+    assert_eq!(store.user(strasse2).await.unwrap().username, "stra\u{df}e");
+    let error = refused(&store, "Joe").await;
+    assert!(matches!(error, StoreError::Conflict(_)), "{error:?}");
 });

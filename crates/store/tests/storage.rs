@@ -244,7 +244,7 @@ on_both_engines!(users_have_unique_names_a_default_group_and_cascade, |db| {
         })
         .await
         .unwrap();
-    assert_eq!(alice.username, "alice");
+    assert_eq!(alice.username, "Alice", "kept as typed, trimmed");
     assert!(alice.is_admin && alice.has_password && !alice.is_disabled);
     let dup = store
         .create_user(&NewUser {
@@ -255,7 +255,7 @@ on_both_engines!(users_have_unique_names_a_default_group_and_cascade, |db| {
         .await
         .unwrap_err();
     assert!(
-        matches!(dup, StoreError::Conflict(ref m) if m.contains("alice")),
+        matches!(dup, StoreError::Conflict(ref m) if m.contains("ALICE")),
         "{dup}"
     );
     for bad in ["", "   ", "-x", "a b", "x;drop", &"a".repeat(65)] {
@@ -278,7 +278,7 @@ on_both_engines!(users_have_unique_names_a_default_group_and_cascade, |db| {
         .into_iter()
         .map(|u| u.username)
         .collect();
-    assert_eq!(names, ["alice", "bob"]);
+    assert_eq!(names, ["Alice", "bob"]);
     let groups = store.list_groups(bob).await.unwrap();
     assert_eq!(groups.len(), 1);
     assert!(groups[0].is_default);

@@ -178,10 +178,10 @@ async fn sign_in(
     Json(body): Json<SignIn>,
 ) -> ApiResult<Response> {
     within_limit(&state.limits.login_per_ip, &client.key())?;
-    within_limit(
-        &state.limits.login_per_account,
-        &body.username.trim().to_lowercase(),
-    )?;
+    // Every spelling of a name counts against the same account's budget.
+    let account = tidings_store::username_key(&body.username)
+        .unwrap_or_else(|_| body.username.trim().to_lowercase());
+    within_limit(&state.limits.login_per_account, &account)?;
     let found = state.store.user_credentials(&body.username).await?;
     // An unknown user costs the same hash verification as a known one, so timing does not
     // tell which names exist.
@@ -253,6 +253,7 @@ pub struct CompleteSetup {
 #[utoipa::path(post, path = "/setup", tag = "accounts", request_body = CompleteSetup,
     responses(
         (status = 201, description = "Created and signed in", body = UserEnvelope),
+        (status = 400, description = "The user name is refused (characters, mixed scripts)", body = ErrorBody),
         (status = 403, description = "Wrong or used token", body = ErrorBody),
         (status = 409, description = "Setup is already complete", body = ErrorBody),
         (status = 400, description = "Bad user name or weak password", body = ErrorBody),
@@ -277,7 +278,7 @@ async fn complete_setup(
             "Use the newest link printed by `tidings serve`, or run `tidings user add NAME --admin`.",
         ));
     }
-    let username = tidings_store::normalize_username(&body.username)?;
+    let username = new_username(&body.username)?;
     check_policy(&body.password, &username)?;
     let password_hash = hash(body.password).await?;
     let user = state
@@ -344,9 +345,26 @@ async fn delete_me(
     Ok(response)
 }
 
+/// Checks a new user name (see [`tidings_store::normalize_username`]) and returns the form to
+/// store; a refused name is a 400 naming the field, with the store's reason.
+pub(crate) fn new_username(name: &str) -> ApiResult<String> {
+    tidings_store::normalize_username(name).map_err(|error| {
+        ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "invalid_username",
+            ErrorCategory::Validation,
+            format!("The field username is refused: {error}."),
+            "Choose a user name of letters from one script (e.g. only Latin or only Cyrillic), \
+             digits, '.', '_', '-' or '@', starting with a letter or digit.",
+        )
+    })
+}
+
 /// Verifies the signed-in user's current password (rate-limited like sign-in attempts).
 async fn check_current_password(state: &AppState, auth: &Auth, password: String) -> ApiResult<()> {
-    within_limit(&state.limits.login_per_account, &auth.user.username)?;
+    let account = tidings_store::username_key(&auth.user.username)
+        .unwrap_or_else(|_| auth.user.username.to_lowercase());
+    within_limit(&state.limits.login_per_account, &account)?;
     let stored = state
         .store
         .user_credentials(&auth.user.username)
@@ -591,6 +609,8 @@ async fn create_api_key(
         )
         .await?;
     // Fever clients present md5(username:key), which cannot be derived from the stored hash.
+    // The username is what the user types into the app: the name as stored, or (in another
+    // case or width) its key.
     state
         .store
         .set_api_key_fever_hash(
@@ -598,6 +618,17 @@ async fn create_api_key(
             &crate::sync::fever::key_digest(&auth.user.username, &secret),
         )
         .await?;
+    if let Ok(folded) = tidings_store::username_key(&auth.user.username)
+        && folded != auth.user.username
+    {
+        state
+            .store
+            .set_api_key_fever_hash_folded(
+                key.id,
+                &crate::sync::fever::key_digest(&folded, &secret),
+            )
+            .await?;
+    }
     Ok((
         StatusCode::CREATED,
         Json(CreatedApiKey {

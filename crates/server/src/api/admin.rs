@@ -9,7 +9,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::AppState;
-use crate::api::accounts::{UserEnvelope, UserView, check_policy, hash};
+use crate::api::accounts::{UserEnvelope, UserView, check_policy, hash, new_username};
 use crate::api::auth::AdminAuth;
 use crate::api::error::{ApiError, ApiResult, ErrorBody};
 use crate::api::extract::{Json, Path};
@@ -69,6 +69,7 @@ async fn list_users(State(state): State<AppState>, _admin: AdminAuth) -> ApiResu
 #[utoipa::path(post, path = "/users", tag = "admin", request_body = CreateUser,
     responses(
         (status = 201, body = UserEnvelope),
+        (status = 400, description = "The user name is refused (characters, mixed scripts)", body = ErrorBody),
         (status = 409, description = "The name is taken", body = ErrorBody),
         (status = 400, description = "Bad name or weak password", body = ErrorBody),
     ))]
@@ -77,7 +78,7 @@ async fn create_user(
     _admin: AdminAuth,
     Json(body): Json<CreateUser>,
 ) -> ApiResult<(StatusCode, Json<UserEnvelope>)> {
-    let username = tidings_store::normalize_username(&body.username)?;
+    let username = new_username(&body.username)?;
     check_policy(&body.password, &username)?;
     let password_hash = hash(body.password).await?;
     let user = state

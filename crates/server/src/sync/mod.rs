@@ -65,15 +65,25 @@ pub(crate) async fn user_of_key(
         .map_err(|_| Refusal::Unavailable)
 }
 
-/// The user of an API key presented with a username: both must match.
+/// The user of an API key presented with a username: both must match. The name is looked up
+/// as sign-in does ([`tidings_store::Store::user_credentials`]: any case, width or
+/// composition of it), so every sync protocol that takes a username uses this.
 pub(crate) async fn user_of_login(
     state: &AppState,
     username: &str,
     key: &str,
 ) -> Result<Option<Authenticated>, Refusal> {
-    let found = user_of_key(state, key).await?;
-    let wanted = tidings_store::normalize_username(username).unwrap_or_default();
-    Ok(found.filter(|found| found.user.username == wanted))
+    let Some(found) = user_of_key(state, key).await? else {
+        return Ok(None);
+    };
+    let named = state
+        .store
+        .user_credentials(username)
+        .await
+        .map_err(|_| Refusal::Unavailable)?;
+    Ok(named
+        .is_some_and(|(named, _)| named.id == found.user.id)
+        .then_some(found))
 }
 
 /// Turns what the credentials gave into an admitted caller: failed credentials count against
