@@ -319,6 +319,33 @@ impl Store {
         }))
     }
 
+    /// The publication time of the newest unread item of each of the user's subscriptions
+    /// with unread items, as (feed id, published at): one query, each walking its feed's
+    /// items newest first until the first unread one (the Google Reader API's
+    /// `newestItemTimestampUsec`).
+    pub async fn newest_unread_per_feed(&self, user_id: i64) -> Result<Vec<(i64, i64)>> {
+        let sql = format!(
+            "SELECT s.feed_id,
+                    (SELECT i.published_at FROM items i
+                     LEFT JOIN item_states st ON st.user_id = $1 AND st.item_id = i.id
+                     WHERE i.feed_id = s.feed_id AND NOT {IS_READ}
+                     ORDER BY i.published_at DESC, i.id DESC LIMIT 1)
+             FROM subscriptions s
+             WHERE s.user_id = $1 AND s.unread_count > 0
+             ORDER BY s.feed_id"
+        );
+        let rows: Vec<(i64, Option<i64>)> = with_db!(self, read, |db| {
+            sqlx::query_as(sqlx::AssertSqlSafe(sql))
+                .bind(user_id)
+                .fetch_all(db)
+                .await?
+        });
+        Ok(rows
+            .into_iter()
+            .filter_map(|(feed_id, newest)| Some((feed_id, newest?)))
+            .collect())
+    }
+
     /// How many items each of the user's subscribed feeds holds, as (feed id, items), for
     /// feeds with items.
     pub async fn count_items_per_feed(&self, user_id: i64) -> Result<Vec<(i64, i64)>> {

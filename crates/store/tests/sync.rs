@@ -405,3 +405,59 @@ on_both_engines!(fever_digests_sign_in_like_their_keys, |db| {
             .is_none()
     );
 });
+
+on_both_engines!(newest_unread_item_per_feed, |db| {
+    let store = db.migrated().await;
+    let ann = user(&store, "ann").await;
+    let bob = user(&store, "bob").await;
+    let (_, feed_a) = follow(&store, ann, "https://a.example/feed").await;
+    let (_, feed_b) = follow(&store, ann, "https://b.example/feed").await;
+    let (_, feed_c) = follow(&store, ann, "https://c.example/feed").await;
+    follow(&store, bob, "https://a.example/feed").await;
+    add_items(&store, feed_a, "a", 0..5).await;
+    add_items(&store, feed_b, "b", 10..13).await;
+    add_items(&store, feed_c, "c", 20..22).await;
+    let newest_a = |ids: &[(i64, i64)]| ids.iter().find(|(f, _)| *f == feed_a).map(|(_, p)| *p);
+    let all = store.newest_unread_per_feed(ann).await.unwrap();
+    assert_eq!(
+        all,
+        vec![
+            (feed_a, BASE + 4 * 60),
+            (feed_b, BASE + 12 * 60),
+            (feed_c, BASE + 21 * 60)
+        ]
+    );
+    // The newest of a feed read: the newest still unread.
+    let a_ids: Vec<i64> = ids(
+        &store,
+        ann,
+        &SyncQuery {
+            feed_id: Some(feed_a),
+            ..all_newest()
+        },
+    )
+    .await;
+    store
+        .mark_read(ann, &MarkReadScope::Ids(vec![a_ids[0]]), None)
+        .await
+        .unwrap();
+    assert_eq!(
+        newest_a(&store.newest_unread_per_feed(ann).await.unwrap()),
+        Some(BASE + 3 * 60)
+    );
+    // A feed read through: gone; another user's state is theirs.
+    store
+        .mark_read(ann, &MarkReadScope::Feed(feed_c), None)
+        .await
+        .unwrap();
+    let after = store.newest_unread_per_feed(ann).await.unwrap();
+    assert!(after.iter().all(|(f, _)| *f != feed_c), "{after:?}");
+    assert_eq!(
+        newest_a(&store.newest_unread_per_feed(bob).await.unwrap()),
+        Some(BASE + 4 * 60)
+    );
+});
+
+fn all_newest() -> SyncQuery {
+    all(SyncOrder::NewestFirst)
+}

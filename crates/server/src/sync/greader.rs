@@ -1151,12 +1151,12 @@ async fn mark_all_as_read(request: &Request<'_>) -> Result<Response> {
     Ok(ok())
 }
 
-/// The newest unread item's time of a stream, in microseconds.
-async fn newest_unread(state: &AppState, user_id: i64, mut query: SyncQuery) -> Result<String> {
+/// The publication time of a stream's newest unread item (Unix seconds; 0 when none).
+async fn newest_unread(state: &AppState, user_id: i64, mut query: SyncQuery) -> Result<i64> {
     query.read = Some(false);
     query.limit = 1;
     let newest = state.store.sync_item_ids(user_id, &query).await?;
-    Ok(usec(newest.first().map_or(0, |(_, published)| *published)))
+    Ok(newest.first().map_or(0, |(_, published)| *published))
 }
 
 /// `unread-count`: every feed, label and the reading list with unread items (the reading
@@ -1168,33 +1168,30 @@ async fn unread_count(request: &Request<'_>) -> Result<Response> {
     let mut per_group: BTreeMap<i64, (i64, i64)> = BTreeMap::new();
     let mut total = 0;
     let mut newest_overall = 0_i64;
+    let newest: HashMap<i64, i64> = state
+        .store
+        .newest_unread_per_feed(user_id)
+        .await?
+        .into_iter()
+        .collect();
     for s in catalog.subscriptions.iter().filter(|s| s.unread_count > 0) {
-        let newest = newest_unread(
-            state,
-            user_id,
-            SyncQuery {
-                feed_id: Some(s.feed_id),
-                ..SyncQuery::default()
-            },
-        )
-        .await?;
-        let newest_number: i64 = newest.parse().unwrap_or(0);
+        let newest = newest.get(&s.feed_id).copied().unwrap_or(0);
         counts.push(json!({
             "id": feed_stream_id(&s.feed_url),
             "count": s.unread_count,
-            "newestItemTimestampUsec": newest,
+            "newestItemTimestampUsec": usec(newest),
         }));
         let entry = per_group.entry(s.group_id).or_default();
         entry.0 += s.unread_count;
-        entry.1 = entry.1.max(newest_number);
+        entry.1 = entry.1.max(newest);
         total += s.unread_count;
-        newest_overall = newest_overall.max(newest_number);
+        newest_overall = newest_overall.max(newest);
     }
     for (group_id, (count, newest)) in per_group {
         counts.push(json!({
             "id": label_stream_id(catalog.group_name(group_id)),
             "count": count,
-            "newestItemTimestampUsec": newest.to_string(),
+            "newestItemTimestampUsec": usec(newest),
         }));
     }
     for label in state.store.list_item_labels(user_id).await? {
@@ -1211,14 +1208,14 @@ async fn unread_count(request: &Request<'_>) -> Result<Response> {
             counts.push(json!({
                 "id": label_stream_id(&label),
                 "count": count,
-                "newestItemTimestampUsec": newest_unread(state, user_id, query).await?,
+                "newestItemTimestampUsec": usec(newest_unread(state, user_id, query).await?),
             }));
         }
     }
     counts.push(json!({
         "id": READING_LIST,
         "count": total,
-        "newestItemTimestampUsec": newest_overall.to_string(),
+        "newestItemTimestampUsec": usec(newest_overall),
     }));
     Ok(axum::Json(json!({"max": UNREAD_COUNT_MAX, "unreadcounts": counts})).into_response())
 }
