@@ -336,13 +336,11 @@ on_both_engines!(private_addresses_are_refused_when_not_allowed, |db| {
     let eve = app.signed_in("eve").await;
     let (status, body) = subscribe(&eve, &app, json!({"url": site.url("/feed.xml")})).await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
-    assert_error(&body, "feed_unreachable", "feed");
+    assert_error(&body, "url_refused", "feed");
+    let message = body["error"]["message"].as_str().unwrap();
     assert!(
-        body["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("refused"),
-        "{body}"
+        message.contains("refused") && message.contains("TIDINGS_ALLOW_PRIVATE_NETWORKS=true"),
+        "says what allows it: {body}"
     );
     assert_eq!(site.total_hits(), 0, "the local server saw no request");
 });
@@ -684,5 +682,286 @@ on_both_engines!(
         assert_eq!((added, over), (4, 56));
         let (_, _, listed) = call(&jan, Method::GET, &app.url("/subscriptions"), None).await;
         assert_eq!(listed["subscriptions"].as_array().unwrap().len(), 4);
+    }
+);
+
+/// A local server that tells TLS from plain HTTP on one port: every connection's first byte
+/// is recorded (`tls` for a TLS handshake record, `http` otherwise); a TLS attempt is closed
+/// at once, as by a server without https, and a plain request gets `feed`.
+struct OnePortServer {
+    address: std::net::SocketAddr,
+    attempts: std::sync::Arc<std::sync::Mutex<Vec<&'static str>>>,
+}
+
+impl OnePortServer {
+    async fn start(feed: impl Fn(&str) -> String + Send + Sync + 'static) -> OnePortServer {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        let attempts: std::sync::Arc<std::sync::Mutex<Vec<&'static str>>> = Default::default();
+        let (seen, feed) = (attempts.clone(), std::sync::Arc::new(feed));
+        tokio::spawn(async move {
+            while let Ok((mut socket, _)) = listener.accept().await {
+                let (seen, feed) = (seen.clone(), feed.clone());
+                tokio::spawn(async move {
+                    let mut request = Vec::new();
+                    let mut buffer = [0u8; 4096];
+                    while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+                        match socket.read(&mut buffer).await {
+                            Ok(0) | Err(_) => break,
+                            Ok(n) => request.extend_from_slice(&buffer[..n]),
+                        }
+                        if request.first() == Some(&0x16) {
+                            seen.lock().unwrap().push("tls");
+                            return;
+                        }
+                    }
+                    seen.lock().unwrap().push("http");
+                    let text = String::from_utf8_lossy(&request);
+                    let path = text.split_whitespace().nth(1).unwrap_or("/").to_owned();
+                    let body = feed(&path);
+                    let head = format!(
+                        "HTTP/1.1 200 OK\r\ncontent-type: application/rss+xml\r\n\
+                         content-length: {}\r\nconnection: close\r\n\r\n",
+                        body.len()
+                    );
+                    let _ = socket.write_all(head.as_bytes()).await;
+                    let _ = socket.write_all(body.as_bytes()).await;
+                });
+            }
+        });
+        OnePortServer { address, attempts }
+    }
+
+    fn attempts(&self) -> Vec<&'static str> {
+        self.attempts.lock().unwrap().clone()
+    }
+}
+
+on_both_engines!(a_url_without_a_scheme_tries_https_then_http, |db| {
+    let app = TestApp::start(db).await;
+    app.user("sam", false).await;
+    let sam = app.signed_in("sam").await;
+    let server = OnePortServer::start(|_| rss("http://127.0.0.1:9/", "plain", 2)).await;
+    let port = server.address.port();
+
+    // https first: its handshake reaches the server and goes unanswered; then http.
+    let (status, body) = subscribe(
+        &sam,
+        &app,
+        json!({"url": format!("localhost:{port}/feed.xml")}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let attempts = server.attempts();
+    assert_eq!(
+        attempts.first(),
+        Some(&"tls"),
+        "https was tried first: {attempts:?}"
+    );
+    assert!(attempts[1..].iter().all(|a| *a == "http"), "{attempts:?}");
+    assert_eq!(body["scheme_added"], "http");
+    assert_eq!(
+        body["requested_url"],
+        format!("http://localhost:{port}/feed.xml")
+    );
+    assert_eq!(
+        body["subscription"]["feed_url"],
+        format!("http://localhost:{port}/feed.xml")
+    );
+    let notice = body["notice"].as_str().unwrap();
+    assert!(
+        notice.contains("https did not answer") && notice.contains("http://localhost"),
+        "{notice}"
+    );
+
+    // Nothing listens on this port at all: https fails to connect, http too, and the error
+    // is the http attempt's.
+    let closed = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let (status, body) = subscribe(
+        &sam,
+        &app,
+        json!({"url": format!("127.0.0.1:{closed}/feed.xml")}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert_error(&body, "feed_unreachable", "feed");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("http://127.0.0.1:{closed}/feed.xml")),
+        "{body}"
+    );
+
+    // With a scheme, only that scheme is tried, and the answer says none was added.
+    let site = feed_site().await;
+    let (status, body) = subscribe(&sam, &app, json!({"url": site.url("/other.xml")})).await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    assert!(
+        body["scheme_added"].is_null() && body["notice"].is_null(),
+        "{body}"
+    );
+    assert_eq!(body["requested_url"], site.url("/other.xml"));
+});
+
+on_both_engines!(a_refused_https_attempt_is_not_retried_in_http, |db| {
+    let app = TestApp::start_with(db, false, |_| {}).await;
+    app.user("tia", false).await;
+    let tia = app.signed_in("tia").await;
+    let server = OnePortServer::start(|_| rss("http://127.0.0.1:9/", "plain", 1)).await;
+    let port = server.address.port();
+    let (status, body) = subscribe(
+        &tia,
+        &app,
+        json!({"url": format!("127.0.0.1:{port}/feed.xml")}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert_error(&body, "url_refused", "feed");
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("https://127.0.0.1") && message.contains("TIDINGS_ALLOW_PRIVATE_NETWORKS"),
+        "the refusal names the URL tried and the setting: {message}"
+    );
+    assert!(server.attempts().is_empty(), "no connection was made");
+});
+
+on_both_engines!(changing_a_feed_url_passes_the_subscribe_checks, |db| {
+    let app = TestApp::start(db).await;
+    let site = feed_site().await;
+    site.serve(
+        "/other-page.html",
+        200,
+        "text/html",
+        format!(
+            "<html><head><link rel=\"alternate\" type=\"application/rss+xml\" href=\"{}\">\
+             </head><body>other</body></html>",
+            site.url("/other.xml")
+        ),
+    );
+    app.user("uma", false).await;
+    app.user("vic", false).await;
+    let uma = app.signed_in("uma").await;
+    let vic = app.signed_in("vic").await;
+    let (_, body) = subscribe(&uma, &app, json!({"url": site.url("/feed.xml")})).await;
+    let id = body["subscription"]["id"].as_i64().unwrap();
+    let path = app.url(&format!("/subscriptions/{id}"));
+    let patch = |url: Value| {
+        let (uma, path) = (&uma, &path);
+        async move { call(uma, Method::PATCH, path, Some(json!({ "feed_url": url }))).await }
+    };
+
+    // Discovery: a page URL is resolved to its feed. Normalization: another spelling of
+    // the feed Vic follows is that feed.
+    let (_, vic_body) = subscribe(&vic, &app, json!({"url": site.url("/other.xml")})).await;
+    let vic_feed = vic_body["subscription"]["feed_id"].as_i64().unwrap();
+    let (status, _, body) = patch(json!(site.url("/other-page.html"))).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["subscription"]["feed_url"], site.url("/other.xml"));
+    assert_eq!(body["subscription"]["feed_id"], vic_feed);
+    assert!(body["scheme_added"].is_null());
+    let shouting = site.url("/feed.xml?#top").replace("http://", "HTTP://");
+    let (status, _, body) = patch(json!(shouting)).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["subscription"]["feed_url"], site.url("/feed.xml"));
+
+    // The scheme: only http(s).
+    let (status, _, body) = patch(json!("ftp://127.0.0.1/feed.xml")).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert_error(&body, "url_refused", "feed");
+    assert!(
+        body["error"]["message"].as_str().unwrap().contains("ftp"),
+        "{body}"
+    );
+    // A URL without one: https first, then http (the local server has no https).
+    let bare = site.url("/other.xml").replace("http://", "");
+    let (status, _, body) = patch(json!(bare)).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["scheme_added"], "http");
+    assert_eq!(body["subscription"]["feed_url"], site.url("/other.xml"));
+    assert!(
+        body["notice"]
+            .as_str()
+            .unwrap()
+            .contains("https did not answer")
+    );
+    // A page without a feed (and none at the conventional paths) changes nothing.
+    let bare = FeedServer::start().await;
+    bare.serve(
+        "/plain.html",
+        200,
+        "text/html",
+        "<html><body>no feeds here</body></html>",
+    );
+    let (status, _, body) = patch(json!(bare.url("/plain.html"))).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert_error(&body, "no_feed_found", "feed");
+    let (_, _, now) = call(&uma, Method::GET, &path, None).await;
+    assert_eq!(now["subscription"]["feed_url"], site.url("/other.xml"));
+
+    // The subscribe rate limit: ten URL changes or subscribes a minute (6 so far, counting
+    // Uma's subscribe); title changes do not count.
+    for n in 0..12 {
+        let (status, _, body) = call(
+            &uma,
+            Method::PATCH,
+            &path,
+            Some(json!({"title": format!("title {n}")})),
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+    for _ in 0..4 {
+        assert_ne!(patch(json!("")).await.0, StatusCode::TOO_MANY_REQUESTS);
+    }
+    let (status, headers, body) = patch(json!(site.url("/feed.xml"))).await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{body}");
+    assert_eq!(headers["x-ratelimit-scope"], "subscribe");
+});
+
+on_both_engines!(
+    changing_a_feed_url_to_a_private_address_names_the_setting,
+    |db| {
+        let app = TestApp::start_with(db, false, |_| {}).await;
+        let site = feed_site().await;
+        let wes = app.user("wes", false).await;
+        let subscription = app
+            .store
+            .subscribe(
+                wes,
+                &tidings_store::NewSubscription {
+                    feed_url: "https://public.example/feed.xml".into(),
+                    ..Default::default()
+                },
+            )
+            .await
+            .unwrap();
+        let client = app.signed_in("wes").await;
+        let (status, _, body) = call(
+            &client,
+            Method::PATCH,
+            &app.url(&format!("/subscriptions/{}", subscription.id)),
+            Some(json!({"feed_url": site.url("/feed.xml"), "title": "never applied"})),
+        )
+        .await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+        assert_error(&body, "url_refused", "feed");
+        let message = body["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains("TIDINGS_ALLOW_PRIVATE_NETWORKS=true"),
+            "names the setting: {message}"
+        );
+        assert_eq!(
+            site.total_hits(),
+            0,
+            "no request reached the private address"
+        );
+        let unchanged = app.store.subscription(wes, subscription.id).await.unwrap();
+        assert_eq!(unchanged.feed_url, "https://public.example/feed.xml");
+        assert_eq!(unchanged.custom_title, None, "nothing was changed");
     }
 );

@@ -115,7 +115,7 @@ export function openSubscribe() {
       const sub = created.subscription;
       dialog.close();
       await app.reloadFeeds();
-      toast({ title: 'Subscribed', message: sub.title + (sub.unread_count ? ': ' + sub.unread_count + ' items to read.' : '.') });
+      toast({ title: 'Subscribed', message: sub.title + (sub.unread_count ? ': ' + sub.unread_count + ' items to read.' : '.'), action: created.notice || null });
       app.showPane('main');
       app.navigate('/feeds/' + sub.feed_id + '?filter=all');
     } catch (e) {

@@ -39,14 +39,29 @@ pub enum DiscoverError {
 }
 
 /// Reads what a user typed as a URL: `example.com/blog` means `https://example.com/blog`.
+/// (Subscribing tries `http://` too when https does not answer: see [`user_url_attempts`].)
 pub fn parse_user_url(text: &str) -> Result<Url, DiscoverError> {
+    let mut attempts = user_url_attempts(text)?;
+    Ok(attempts.remove(0))
+}
+
+/// The URLs to try for what a user typed, in order: the URL itself when it names a scheme;
+/// else `https://` and then `http://` before it (`example.com/feed`, `localhost:8080/feed.xml`).
+/// Each is normalized (F10). Never empty.
+pub fn user_url_attempts(text: &str) -> Result<Vec<Url>, DiscoverError> {
     let text = text.trim();
-    let with_scheme = if text.contains("://") {
-        text.to_owned()
-    } else {
-        format!("https://{text}")
+    let parse = |with_scheme: String| {
+        Url::parse(&with_scheme)
+            .map(|url| tidings_feed::normalize_feed_url(&url))
+            .map_err(|e| DiscoverError::InvalidUrl(format!("{text}: {e}")))
     };
-    Url::parse(&with_scheme).map_err(|e| DiscoverError::InvalidUrl(format!("{text}: {e}")))
+    if text.contains("://") {
+        return Ok(vec![parse(text.to_owned())?]);
+    }
+    Ok(vec![
+        parse(format!("https://{text}"))?,
+        parse(format!("http://{text}"))?,
+    ])
 }
 
 /// Fetches `url` and lists the feeds it is or links to, best first. A page that links none
@@ -138,6 +153,38 @@ pub struct SubscribeRequest {
     pub max_subscriptions: Option<i64>,
 }
 
+/// The feed a URL typed by a user leads to.
+#[derive(Debug, Clone)]
+pub struct ResolvedFeed {
+    /// The feed's URL, normalized (F10).
+    pub feed_url: String,
+    /// The URL discovery started from: what the user typed, with the scheme that was used.
+    pub requested_url: Url,
+    /// For a URL typed without a scheme, the scheme added (`https`, or `http` when https did
+    /// not answer); `None` when the user gave one.
+    pub scheme_added: Option<&'static str>,
+    /// Why the https attempt was given up, when http was used instead.
+    pub https_failure: Option<String>,
+}
+
+impl ResolvedFeed {
+    /// A sentence for the user about the scheme added to a URL typed without one, if any.
+    pub fn scheme_notice(&self) -> Option<String> {
+        self.scheme_added?;
+        Some(match &self.https_failure {
+            None => format!(
+                "The address had no scheme: {} was used.",
+                self.requested_url
+            ),
+            Some(failure) => format!(
+                "The address had no scheme: https did not answer ({failure}), so {} was used \
+                 (plain http, not encrypted).",
+                self.requested_url
+            ),
+        })
+    }
+}
+
 /// A new subscription and how its first fetch went.
 #[derive(Debug, Clone)]
 pub struct Subscribed {
@@ -145,6 +192,8 @@ pub struct Subscribed {
     pub subscription: Subscription,
     /// The first fetch; `None` when another worker was fetching the feed at that moment.
     pub first_fetch: Option<FeedReport>,
+    /// How the typed URL led to the feed.
+    pub resolved: ResolvedFeed,
 }
 
 /// Why subscribing failed.
@@ -162,15 +211,53 @@ pub enum SubscribeError {
     Store(#[from] StoreError),
 }
 
-/// Subscribes `user_id` to the feed at (or linked from) `request.url` and fetches it once at
-/// once, so the reader has items to show (the REST API's `POST /subscriptions`).
-pub async fn subscribe_with_discovery(
-    fetcher: &Fetcher,
-    user_id: i64,
-    request: &SubscribeRequest,
-) -> Result<Subscribed, SubscribeError> {
-    let url = parse_user_url(&request.url)?;
-    let candidates = discover_feeds(fetcher.client(), &url).await?;
+/// Whether a failed https attempt for a URL typed without a scheme is worth an http attempt:
+/// nothing answered in https (no listener, no TLS, a plain-http server on that port). A
+/// refusal by the guard or an answer in https is final.
+fn https_did_not_answer(error: &DiscoverError) -> bool {
+    matches!(
+        error,
+        DiscoverError::Fetch {
+            source: FetchError::Connect(_)
+                | FetchError::Timeout(_)
+                | FetchError::NoResponse(_)
+                | FetchError::Http(_),
+            ..
+        }
+    )
+}
+
+/// Finds the feed that `text` (a feed or page URL as a user typed it) leads to, through the
+/// guarded client: a URL without a scheme is tried in https, then in http when https does not
+/// answer; a page's feeds are discovered and the best that parses is taken. This is what both
+/// subscribing and changing a subscription's URL go through.
+pub async fn resolve_feed(fetcher: &Fetcher, text: &str) -> Result<ResolvedFeed, SubscribeError> {
+    let attempts = user_url_attempts(text)?;
+    let scheme_given = attempts.len() == 1;
+    let mut https_failure = None;
+    let mut found = None;
+    for url in attempts {
+        match discover_feeds(fetcher.client(), &url).await {
+            Ok(candidates) => {
+                found = Some((url, candidates));
+                break;
+            }
+            Err(error) if !scheme_given && https_failure.is_none() => {
+                if !https_did_not_answer(&error) {
+                    return Err(error.into());
+                }
+                https_failure = Some(match &error {
+                    DiscoverError::Fetch { source, .. } => source.to_string(),
+                    other => other.to_string(),
+                });
+            }
+            Err(error) => return Err(error.into()),
+        }
+    }
+    let Some((requested_url, candidates)) = found else {
+        // Unreachable: the last attempt's error is returned above.
+        return Err(SubscribeError::NoFeed(text.trim().to_owned()));
+    };
     let mut chosen = None;
     for candidate in candidates.into_iter().take(MAX_CANDIDATES_CHECKED) {
         if candidate.source == CandidateSource::TheInputIsAFeed {
@@ -184,13 +271,35 @@ pub async fn subscribe_with_discovery(
             break;
         }
     }
-    let feed_url = chosen.ok_or_else(|| SubscribeError::NoFeed(url.to_string()))?;
+    let feed_url = chosen.ok_or_else(|| SubscribeError::NoFeed(requested_url.to_string()))?;
+    Ok(ResolvedFeed {
+        feed_url: tidings_feed::normalize_feed_url_text(&feed_url),
+        scheme_added: (!scheme_given).then(|| {
+            if requested_url.scheme() == "https" {
+                "https"
+            } else {
+                "http"
+            }
+        }),
+        requested_url,
+        https_failure,
+    })
+}
+
+/// Subscribes `user_id` to the feed at (or linked from) `request.url` and fetches it once at
+/// once, so the reader has items to show (the REST API's `POST /subscriptions`).
+pub async fn subscribe_with_discovery(
+    fetcher: &Fetcher,
+    user_id: i64,
+    request: &SubscribeRequest,
+) -> Result<Subscribed, SubscribeError> {
+    let resolved = resolve_feed(fetcher, &request.url).await?;
     let subscription = fetcher
         .store()
         .subscribe_within_limit(
             user_id,
             &NewSubscription {
-                feed_url,
+                feed_url: resolved.feed_url.clone(),
                 group_id: request.group_id,
                 title: request.title.clone(),
                 interval_minutes: request.interval_minutes,
@@ -207,5 +316,6 @@ pub async fn subscribe_with_discovery(
     Ok(Subscribed {
         subscription,
         first_fetch,
+        resolved,
     })
 }

@@ -42,8 +42,8 @@ pub mod worker;
 
 pub use config::WorkerConfig;
 pub use discovery::{
-    DiscoverError, SubscribeError, SubscribeRequest, Subscribed, discover_feeds, parse_user_url,
-    subscribe_with_discovery,
+    DiscoverError, ResolvedFeed, SubscribeError, SubscribeRequest, Subscribed, discover_feeds,
+    parse_user_url, resolve_feed, subscribe_with_discovery, user_url_attempts,
 };
 pub use fetcher::{FeedReport, Fetcher, RefreshError};
 pub use metrics::{FetchResult, MetricsSnapshot, WorkerMetrics};

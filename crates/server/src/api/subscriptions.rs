@@ -5,8 +5,9 @@ use axum::extract::State;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
+use tidings_fetch::FetchError;
 use tidings_store::{FetchStatus, StoreError, Subscription, SubscriptionChanges, unix_now};
-use tidings_worker::{DiscoverError, RefreshError, SubscribeError, SubscribeRequest};
+use tidings_worker::{DiscoverError, RefreshError, ResolvedFeed, SubscribeError, SubscribeRequest};
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -116,12 +117,40 @@ pub struct SubscriptionEnvelope {
     pub subscription: SubscriptionView,
 }
 
+/// A subscription after subscribing or changing its feed URL, with how the typed URL was read.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SubscriptionOutcome {
+    /// The subscription.
+    pub subscription: SubscriptionView,
+    /// The URL discovery started from: the one given, with the scheme that was used when it
+    /// had none (`example.com/feed` → `https://example.com/feed`, or `http://…` when https did
+    /// not answer). Null when no URL was given (a change of title, group or interval only).
+    pub requested_url: Option<String>,
+    /// The scheme added to a URL given without one: `https`, or `http` when https did not
+    /// answer. Null when the URL had its scheme.
+    #[schema(example = "https")]
+    pub scheme_added: Option<String>,
+    /// A sentence for the user about the scheme added, when one was.
+    pub notice: Option<String>,
+}
+
+impl SubscriptionOutcome {
+    fn new(subscription: Subscription, resolved: Option<&ResolvedFeed>) -> SubscriptionOutcome {
+        SubscriptionOutcome {
+            subscription: view(subscription),
+            requested_url: resolved.map(|r| r.requested_url.to_string()),
+            scheme_added: resolved.and_then(|r| r.scheme_added).map(str::to_owned),
+            notice: resolved.and_then(ResolvedFeed::scheme_notice),
+        }
+    }
+}
+
 /// A new subscription.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Subscribe {
-    /// A feed URL, or a page URL whose feed is discovered; `example.com` means
-    /// `https://example.com`.
+    /// A feed URL, or a page URL whose feed is discovered. Without a scheme (`example.com/feed`)
+    /// `https://` is tried first, then `http://` when https does not answer.
     pub url: String,
     /// The group; the default group when absent.
     pub group_id: Option<i64>,
@@ -143,7 +172,9 @@ pub struct UpdateSubscription {
     pub group_id: Option<i64>,
     /// The fetch interval in minutes (30–720, step 30).
     pub interval_minutes: Option<i64>,
-    /// Another URL for this feed (e.g. after the site moved it).
+    /// Another URL for this feed (e.g. after the site moved it): checked as when subscribing
+    /// (the address guard, discovery of a page's feed, the scheme tried when missing,
+    /// normalization) and counted against the subscribe rate limit.
     pub feed_url: Option<String>,
 }
 
@@ -192,12 +223,53 @@ fn feed_error(code: &'static str, message: String, action: &str) -> ApiError {
     )
 }
 
+/// The answer for a URL (given in the body's `field`) that does not lead to a feed, or a
+/// subscription the store refuses.
+fn subscribe_error(field: &str, error: SubscribeError) -> ApiError {
+    match error {
+        SubscribeError::Store(StoreError::LimitReached { limit, .. }) => subscription_limit(limit),
+        SubscribeError::Store(store) => ApiError::from(store),
+        SubscribeError::NoFeed(url) => feed_error(
+            "no_feed_found",
+            format!(
+                "No feed found at {url}: the page is not a feed, links to none, and none of \
+                 /feed, /rss, /atom.xml, /feed.xml, /index.xml, /rss.xml answered with one."
+            ),
+            "Check the address, or look on the site for an RSS or Atom link and paste that.",
+        ),
+        SubscribeError::Discover(DiscoverError::InvalidUrl(reason)) => ApiError::validation(
+            format!("The field {field} is not a web address: {reason}"),
+            "Type an address such as https://example.com/blog.",
+        ),
+        SubscribeError::Discover(DiscoverError::Status { url, status }) => feed_error(
+            "feed_unreachable",
+            format!("{url} answered HTTP {status}."),
+            "Check the address; the site may be down or the page may have moved.",
+        ),
+        // The refusal names the setting that would allow the address, when one does.
+        SubscribeError::Discover(DiscoverError::Fetch {
+            url,
+            source: FetchError::Refused(refusal),
+        }) => feed_error(
+            "url_refused",
+            format!("{url} is not allowed: {refusal}"),
+            "Use a public http(s) address; an administrator can allow addresses on private \
+             networks with TIDINGS_ALLOW_PRIVATE_NETWORKS=true.",
+        ),
+        SubscribeError::Discover(DiscoverError::Fetch { url, source }) => feed_error(
+            "feed_unreachable",
+            format!("{url} could not be fetched: {source}"),
+            "Check the address; the site may be down.",
+        ),
+    }
+}
+
 /// Subscribe by a feed or page URL: the page's feeds are discovered, the address is checked
 /// against the outbound policy, and the feed is fetched once so that it has items at once.
 /// Limited to 10 a minute per user and to `TIDINGS_MAX_SUBSCRIPTIONS` per user (F29).
 #[utoipa::path(post, path = "/subscriptions", tag = "subscriptions", request_body = Subscribe,
     responses(
-        (status = 201, description = "Subscribed and fetched once", body = SubscriptionEnvelope),
+        (status = 201, description = "Subscribed and fetched once", body = SubscriptionOutcome),
         (status = 409, description = "Already subscribed, or the subscription limit is reached", body = ErrorBody),
         (status = 400, description = "No feed found, or the address is refused", body = ErrorBody),
         (status = 429, description = "Too many subscribe requests", body = ErrorBody),
@@ -206,25 +278,24 @@ async fn subscribe(
     State(state): State<AppState>,
     auth: Auth,
     Json(body): Json<Subscribe>,
-) -> ApiResult<(StatusCode, Json<SubscriptionEnvelope>)> {
-    let subscription = subscribe_checked(&state, auth.user.id, body).await?;
+) -> ApiResult<(StatusCode, Json<SubscriptionOutcome>)> {
+    let (subscription, resolved) = subscribe_checked(&state, auth.user.id, body).await?;
     Ok((
         StatusCode::CREATED,
-        Json(SubscriptionEnvelope {
-            subscription: view(subscription),
-        }),
+        Json(SubscriptionOutcome::new(subscription, Some(&resolved))),
     ))
 }
 
 /// Subscribes a user as `POST /subscriptions` does, with every check it makes (the per-user
 /// rate limit, the group, the interval, the subscription limit, the outbound address policy
-/// and discovery) and the first fetch. The sync APIs subscribe through this too, so that no
-/// app gets around a check.
+/// and discovery, a URL without a scheme tried in https, then http) and the first fetch. The
+/// sync APIs subscribe through this too, so that no app gets around a check. Answers the
+/// subscription and how the URL given led to its feed.
 pub(crate) async fn subscribe_checked(
     state: &AppState,
     user_id: i64,
     body: Subscribe,
-) -> ApiResult<Subscription> {
+) -> ApiResult<(Subscription, ResolvedFeed)> {
     within_limit(&state.limits.subscribe, &format!("user:{user_id}"))?;
     if body.url.trim().is_empty() {
         return Err(ApiError::validation(
@@ -261,38 +332,12 @@ pub(crate) async fn subscribe_checked(
     };
     let subscribed = tidings_worker::subscribe_with_discovery(&state.fetcher, user_id, &request)
         .await
-        .map_err(|error| match error {
-            SubscribeError::Store(StoreError::LimitReached { limit, .. }) => {
-                subscription_limit(limit)
-            }
-            SubscribeError::Store(store) => ApiError::from(store),
-            SubscribeError::NoFeed(url) => feed_error(
-                "no_feed_found",
-                format!(
-                    "No feed found at {url}: the page is not a feed, links to none, and none of \
-                     /feed, /rss, /atom.xml, /feed.xml, /index.xml, /rss.xml answered with one."
-                ),
-                "Check the address, or look on the site for an RSS or Atom link and paste that.",
-            ),
-            SubscribeError::Discover(DiscoverError::InvalidUrl(reason)) => ApiError::validation(
-                format!("The field url is not a web address: {reason}"),
-                "Type an address such as https://example.com/blog.",
-            ),
-            SubscribeError::Discover(DiscoverError::Status { url, status }) => feed_error(
-                "feed_unreachable",
-                format!("{url} answered HTTP {status}."),
-                "Check the address; the site may be down or the page may have moved.",
-            ),
-            SubscribeError::Discover(DiscoverError::Fetch { url, source }) => feed_error(
-                "feed_unreachable",
-                format!("{url} could not be fetched: {source}"),
-                "Check the address; addresses on private networks are refused unless the administrator allows them.",
-            ),
-        })?;
-    Ok(state
+        .map_err(|error| subscribe_error("url", error))?;
+    let subscription = state
         .store
         .subscription(user_id, subscribed.subscription.id)
-        .await?)
+        .await?;
+    Ok((subscription, subscribed.resolved))
 }
 
 /// One of the user's subscriptions.
@@ -310,27 +355,56 @@ async fn get_subscription(
     }))
 }
 
-/// Change a subscription's title, group, interval or feed URL.
+/// Change a subscription's title, group, interval or feed URL. A new feed URL goes through
+/// what subscribing does (the subscribe rate limit, the address guard, discovery of a page's
+/// feed, the scheme tried when missing, normalization), and the new feed is fetched once.
 #[utoipa::path(patch, path = "/subscriptions/{id}", tag = "subscriptions",
     request_body = UpdateSubscription,
     params(("id" = i64, Path, description = "The subscription's id")),
     responses(
-        (status = 200, body = SubscriptionEnvelope),
+        (status = 200, body = SubscriptionOutcome),
         (status = 404, body = ErrorBody),
         (status = 409, description = "Already subscribed to the new URL", body = ErrorBody),
-        (status = 400, description = "Bad interval, group or URL", body = ErrorBody),
+        (status = 400, description = "Bad interval; a URL that is not allowed, does not answer or leads to no feed", body = ErrorBody),
+        (status = 429, description = "Too many subscribe requests (with a new feed URL)", body = ErrorBody),
     ))]
 async fn update_subscription(
     State(state): State<AppState>,
     auth: Auth,
     Path(id): Path<i64>,
     Json(body): Json<UpdateSubscription>,
-) -> ApiResult<Json<SubscriptionEnvelope>> {
+) -> ApiResult<Json<SubscriptionOutcome>> {
     // Check everything before changing anything.
     state.store.subscription(auth.user.id, id).await?;
-    let new_url = match body.feed_url.as_deref() {
+    if let Some(minutes) = body.interval_minutes {
+        tidings_store::check_interval(minutes)?;
+    }
+    if let Some(group_id) = body.group_id
+        && !state
+            .store
+            .list_groups(auth.user.id)
+            .await?
+            .iter()
+            .any(|g| g.id == group_id)
+    {
+        return Err(ApiError::not_found("Group"));
+    }
+    let resolved = match body.feed_url.as_deref() {
         None => None,
-        Some(text) => Some(checked_feed_url(&state, text)?),
+        Some(text) => {
+            within_limit(&state.limits.subscribe, &format!("user:{}", auth.user.id))?;
+            if text.trim().is_empty() {
+                return Err(ApiError::validation(
+                    "The field feed_url is empty.",
+                    "Give the address of the feed or of its site.",
+                ));
+            }
+            Some(
+                tidings_worker::resolve_feed(&state.fetcher, text)
+                    .await
+                    .map_err(|error| subscribe_error("feed_url", error))?,
+            )
+        }
     };
     let changes = SubscriptionChanges {
         title: body
@@ -343,11 +417,11 @@ async fn update_subscription(
         .store
         .update_subscription(auth.user.id, id, &changes)
         .await?;
-    if let Some(url) = new_url {
+    if let Some(resolved) = &resolved {
         let old_feed = state.store.subscription(auth.user.id, id).await?.feed_id;
         let new_feed = state
             .store
-            .change_subscription_feed(auth.user.id, id, url.as_str())
+            .change_subscription_feed(auth.user.id, id, &resolved.feed_url)
             .await?;
         if new_feed != old_feed {
             // Fetch the new feed now so the user sees its items; failures show as status.
@@ -357,33 +431,10 @@ async fn update_subscription(
         }
     }
     let subscription = state.store.subscription(auth.user.id, id).await?;
-    Ok(Json(SubscriptionEnvelope {
-        subscription: view(subscription),
-    }))
-}
-
-/// Parses a feed URL given directly by the user and applies the outbound policy to it.
-fn checked_feed_url(state: &AppState, text: &str) -> ApiResult<url::Url> {
-    let url = tidings_worker::parse_user_url(text).map_err(|e| {
-        ApiError::validation(
-            format!("The field feed_url is not a web address: {e}"),
-            "Give the feed's full address, e.g. https://example.com/feed.xml.",
-        )
-    })?;
-    state
-        .fetcher
-        .client()
-        .config()
-        .address_policy
-        .check_url(&url)
-        .map_err(|refusal| {
-            feed_error(
-                "url_refused",
-                format!("The feed URL is not allowed: {refusal}"),
-                "Use a public http(s) address.",
-            )
-        })?;
-    Ok(url)
+    Ok(Json(SubscriptionOutcome::new(
+        subscription,
+        resolved.as_ref(),
+    )))
 }
 
 /// Unsubscribe. The user's read and starred states of the feed's items go with it; the

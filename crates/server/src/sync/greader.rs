@@ -788,7 +788,8 @@ async fn subscribe(
             interval_minutes: None,
         },
     )
-    .await?)
+    .await?
+    .0)
 }
 
 /// `subscription/edit`: `ac=subscribe|unsubscribe|edit`, `s` (repeatable), `t` (title), `a`
