@@ -223,6 +223,30 @@ fn feed_error(code: &'static str, message: String, action: &str) -> ApiError {
     )
 }
 
+/// Refuses a group that is not the user's and an interval out of range, before any request
+/// leaves the server and before anything is changed.
+async fn check_group_and_interval(
+    state: &AppState,
+    user_id: i64,
+    group_id: Option<i64>,
+    interval_minutes: Option<i64>,
+) -> ApiResult<()> {
+    if let Some(group_id) = group_id
+        && !state
+            .store
+            .list_groups(user_id)
+            .await?
+            .iter()
+            .any(|g| g.id == group_id)
+    {
+        return Err(ApiError::not_found("Group"));
+    }
+    if let Some(minutes) = interval_minutes {
+        tidings_store::check_interval(minutes)?;
+    }
+    Ok(())
+}
+
 /// The answer for a URL (given in the body's `field`) that does not lead to a feed, or a
 /// subscription the store refuses.
 fn subscribe_error(field: &str, error: SubscribeError) -> ApiError {
@@ -303,20 +327,7 @@ pub(crate) async fn subscribe_checked(
             "Type the address of a site or of its feed.",
         ));
     }
-    // Check what can be checked before any request leaves the server.
-    if let Some(group_id) = body.group_id
-        && !state
-            .store
-            .list_groups(user_id)
-            .await?
-            .iter()
-            .any(|g| g.id == group_id)
-    {
-        return Err(ApiError::not_found("Group"));
-    }
-    if let Some(minutes) = body.interval_minutes {
-        tidings_store::check_interval(minutes)?;
-    }
+    check_group_and_interval(state, user_id, body.group_id, body.interval_minutes).await?;
     // A quick refusal before any request leaves the server; the store checks the limit
     // again when it inserts, so concurrent requests never end above it.
     let limit = state.config.max_subscriptions;
@@ -376,19 +387,7 @@ async fn update_subscription(
 ) -> ApiResult<Json<SubscriptionOutcome>> {
     // Check everything before changing anything.
     state.store.subscription(auth.user.id, id).await?;
-    if let Some(minutes) = body.interval_minutes {
-        tidings_store::check_interval(minutes)?;
-    }
-    if let Some(group_id) = body.group_id
-        && !state
-            .store
-            .list_groups(auth.user.id)
-            .await?
-            .iter()
-            .any(|g| g.id == group_id)
-    {
-        return Err(ApiError::not_found("Group"));
-    }
+    check_group_and_interval(&state, auth.user.id, body.group_id, body.interval_minutes).await?;
     let resolved = match body.feed_url.as_deref() {
         None => None,
         Some(text) => {
