@@ -8,6 +8,7 @@ mod support;
 use reqwest::{Client, Method, StatusCode};
 use serde_json::{Value, json};
 use support::{FeedServer, TestApp, assert_error, call, rss};
+use tidings_store::FetchStatus;
 
 /// 16x16 PNG header bytes are enough for the icon sniffing.
 const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x10\0\0\0\x10\x08\x06\0\0\0\x1f\xf3\xffa";
@@ -965,3 +966,92 @@ on_both_engines!(
         assert_eq!(unchanged.custom_title, None, "nothing was changed");
     }
 );
+
+on_both_engines!(stopped_feeds_are_resumed_all_at_once, |db| {
+    let app = TestApp::start(db).await;
+    let site = feed_site().await;
+    app.user("xan", false).await;
+    app.user("yul", false).await;
+    app.user("zed", true).await;
+    let xan = app.signed_in("xan").await;
+    let yul = app.signed_in("yul").await;
+    let zed = app.signed_in("zed").await;
+    let feed_of = |body: Value| body["subscription"]["feed_id"].as_i64().unwrap();
+    let xan_stopped = feed_of(
+        subscribe(&xan, &app, json!({"url": site.url("/feed.xml")}))
+            .await
+            .1,
+    );
+    let xan_working = feed_of(
+        subscribe(&xan, &app, json!({"url": site.url("/other.xml")}))
+            .await
+            .1,
+    );
+    site.serve(
+        "/third.xml",
+        200,
+        "application/rss+xml",
+        rss(&site.base, "third", 1),
+    );
+    let yul_stopped = feed_of(
+        subscribe(&yul, &app, json!({"url": site.url("/third.xml")}))
+            .await
+            .1,
+    );
+    app.store
+        .execute_raw(&format!(
+            "UPDATE feed_fetch_state SET status = 'stopped', status_reason = 'HTTP 410',
+                    next_check_at = 4102444800
+             WHERE feed_id IN ({xan_stopped}, {yul_stopped})"
+        ))
+        .await
+        .unwrap();
+    let status_of = async |feed: i64| app.store.feed_fetch_state(feed).await.unwrap().status;
+
+    // A user resumes their own stopped feeds, not other users'.
+    let resume_mine = app.url("/subscriptions/resume-stopped");
+    let (status, _, body) = call(&xan, Method::POST, &resume_mine, None).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body, json!({"resumed": 1}));
+    assert_eq!(status_of(xan_stopped).await, FetchStatus::Active);
+    assert_eq!(status_of(xan_working).await, FetchStatus::Active);
+    assert_eq!(status_of(yul_stopped).await, FetchStatus::Stopped);
+    let (_, _, body) = call(&xan, Method::POST, &resume_mine, None).await;
+    assert_eq!(body, json!({"resumed": 0}));
+
+    // Every stopped feed: administrators only.
+    let resume_all = app.url("/feeds/resume-stopped");
+    let (status, _, body) = call(&xan, Method::POST, &resume_all, None).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    assert_eq!(status_of(yul_stopped).await, FetchStatus::Stopped);
+    let (status, _, body) = call(&zed, Method::POST, &resume_all, None).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body, json!({"resumed": 1}));
+    let state = app.store.feed_fetch_state(yul_stopped).await.unwrap();
+    assert_eq!(state.status, FetchStatus::Active);
+    assert!(state.next_check_at <= tidings_store::unix_now(), "due now");
+
+    // Without a session: 401. Both are in the OpenAPI document with their answers.
+    let anonymous = app.browser();
+    for path in [&resume_mine, &resume_all] {
+        let (status, _, _) = call(&anonymous, Method::POST, path, None).await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED, "{path}");
+    }
+    let (_, _, openapi) = call(&anonymous, Method::GET, &app.url("/openapi.json"), None).await;
+    for (path, codes) in [
+        (
+            "/api/v1/subscriptions/resume-stopped",
+            ["200", "401", "403", "429"],
+        ),
+        ("/api/v1/feeds/resume-stopped", ["200", "401", "403", "429"]),
+    ] {
+        let responses = &openapi["paths"][path]["post"]["responses"];
+        for code in codes {
+            assert!(
+                responses[code].is_object(),
+                "{path} documents {code}: {responses}"
+            );
+        }
+    }
+    drop(yul);
+});

@@ -2,7 +2,8 @@
 //! against the real server and a local feed server: first-admin setup, sign-in, subscribing
 //! (success and "no feed found"), infinite scroll past 150 items, exclusive expand marking
 //! read, the unread filter, stars and the starred view, mark all read, the keyboard, the
-//! theme across reloads, a stopped feed's error, unsubscribing and the phone layout.
+//! theme across reloads, a stopped feed's error and "Resume all", unsubscribing and the phone
+//! layout.
 //!
 //! Without Chromium the tests print `SKIPPED … : chromium not installed` and pass.
 //! `cargo test -p tidings-server --test ui_browser -- --ignored screenshots` rewrites
@@ -653,6 +654,64 @@ async fn reader_flows_in_chromium() {
         "document.querySelector('.toast-error')?.innerText.includes('404')",
     )
     .await;
+
+    // The left pane counts the stopped feeds and resumes them all with one button.
+    let note = b
+        .wait_for(
+            "the stopped feeds note",
+            "document.querySelector('.stopped-feeds')?.innerText",
+        )
+        .await;
+    assert!(
+        note.as_str().unwrap().contains("1 feed is stopped"),
+        "{note}"
+    );
+    site.serve(
+        "/gone.xml",
+        200,
+        "application/rss+xml",
+        rss(&site.base, "gone", 2),
+    );
+    b.click("#resume-all-stopped").await;
+    b.wait_for(
+        "the resumed toast",
+        "[...document.querySelectorAll('#toasts .toast')].some(t => t.innerText.includes('1 feed resumed'))",
+    )
+    .await;
+    b.wait_for(
+        "the note and the stopped icon gone",
+        &format!("document.querySelector('.stopped-feeds') === null && document.querySelector('a.feed-link[data-key=\"/feeds/{gone}\"]').parentElement.querySelector('.status-stopped') === null"),
+    )
+    .await;
+    let resumed = api_in_page(&b, "/subscriptions").await;
+    let resumed = resumed["subscriptions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["feed_id"] == gone)
+        .cloned()
+        .unwrap();
+    assert_eq!(resumed["status"], "active", "{resumed}");
+    // An administrator resumes every user's stopped feeds from the Users page.
+    store
+        .execute_raw(&format!(
+            "UPDATE feed_fetch_state SET status = 'stopped' WHERE feed_id = {gone}"
+        ))
+        .await
+        .unwrap();
+    b.goto(&format!("{base}/admin")).await;
+    b.click("#resume-all-feeds").await;
+    let said = b
+        .wait_for(
+            "the admin's resume",
+            "document.querySelector('#resume-all-feeds')?.closest('section')?.querySelector('.success')?.innerText",
+        )
+        .await;
+    assert!(said.as_str().unwrap().contains("1 feed resumed"), "{said}");
+    assert_eq!(
+        store.feed_fetch_state(gone).await.unwrap().status,
+        tidings_store::FetchStatus::Active
+    );
 
     // Unsubscribe, confirmed.
     b.goto(&format!("{base}/feeds/{gone}/settings")).await;

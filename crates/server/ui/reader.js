@@ -165,6 +165,13 @@ export class Sidebar {
         h('ul', { class: 'feed-list', id: listId, hidden: collapsed, 'aria-label': group.name }, subs.map((s) => this.feedEntry(s))),
       ));
     }
+    const stopped = app.subscriptions.filter((s) => s.status === 'stopped').length;
+    const resumeAll = stopped
+      ? h('div', { class: 'stopped-feeds', role: 'note' },
+        icon('stop'),
+        h('span', null, stopped === 1 ? '1 feed is stopped' : stopped + ' feeds are stopped'),
+        h('button', { type: 'button', class: 'button', id: 'resume-all-stopped', onclick: (e) => resumeAllStopped(e.currentTarget) }, 'Resume all'))
+      : null;
     const empty = !app.subscriptions.length
       ? h('div', { class: 'empty-feeds' },
         h('p', null, 'No feeds yet.'),
@@ -180,11 +187,25 @@ export class Sidebar {
           icon('bookmark', 'favicon'), h('span', { class: 'feed-title' }, 'Bookmarks'))),
       ),
       h('h2', { class: 'pane-heading' }, 'Subscriptions'),
+      resumeAll,
       empty,
       h('ul', { class: 'group-list', 'aria-label': 'Groups' }, sections),
     );
     this.updateCounts();
     this.markCurrent();
+  }
+}
+
+/** Puts every stopped feed of the user back on schedule (they are fetched at the next tick). */
+async function resumeAllStopped(button) {
+  button.disabled = true;
+  try {
+    const result = await api('POST', '/subscriptions/resume-stopped');
+    toast({ title: result.resumed === 1 ? '1 feed resumed' : result.resumed + ' feeds resumed', message: 'They are fetched again within a minute.' });
+    await app.reloadFeeds();
+  } catch (e) {
+    button.disabled = false;
+    showError(e, 'The stopped feeds could not be resumed');
   }
 }
 

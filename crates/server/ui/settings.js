@@ -362,7 +362,25 @@ export function renderAdmin(root) {
     replace(status, h('p', { class: 'success' }, 'User created.'));
     draw();
   });
-  page(root, 'Users', section('Users', list), section('Add a user', form));
+  const resumeStatus = h('div', { 'aria-live': 'polite' });
+  const resumeAll = h('button', { type: 'button', class: 'button', id: 'resume-all-feeds' }, 'Resume every stopped feed');
+  resumeAll.addEventListener('click', async () => {
+    resumeAll.disabled = true;
+    replace(resumeStatus);
+    try {
+      const result = await api('POST', '/feeds/resume-stopped');
+      replace(resumeStatus, h('p', { class: 'success' }, (result.resumed === 1 ? '1 feed' : result.resumed + ' feeds') + ' resumed: they are fetched again within a minute.'));
+      app.reloadFeeds().catch(() => {});
+    } catch (e) {
+      replace(resumeStatus, errorBlock(e));
+    } finally {
+      resumeAll.disabled = false;
+    }
+  });
+  page(root, 'Users', section('Users', list), section('Add a user', form),
+    section('Stopped feeds',
+      h('p', { class: 'hint' }, 'Feeds stop after a 404, 410, 401 or 403, after ten parse failures in a row, or when the address guard refuses them. Once the cause is fixed (a setting such as TIDINGS_ALLOW_PRIVATE_NETWORKS, say), put every stopped feed of every user back on schedule:'),
+      h('div', { class: 'button-row' }, resumeAll), resumeStatus));
 }
 
 const INTERVALS = Array.from({ length: 24 }, (_, i) => (i + 1) * 30);

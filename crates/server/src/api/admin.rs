@@ -13,11 +13,13 @@ use crate::api::accounts::{UserEnvelope, UserView, check_policy, hash, new_usern
 use crate::api::auth::AdminAuth;
 use crate::api::error::{ApiError, ApiResult, ErrorBody};
 use crate::api::extract::{Json, Path};
+use crate::api::subscriptions::ResumedFeeds;
 
 pub(crate) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(list_users, create_user))
         .routes(routes!(update_user, delete_user))
+        .routes(routes!(resume_all_stopped_feeds))
 }
 
 /// The users.
@@ -155,6 +157,23 @@ async fn delete_user(
         .await
         .map_err(last_admin_error)?;
     Ok(StatusCode::NO_CONTENT)
+}
+
+/// Resume every stopped feed, whoever follows it (administrators only), e.g. after fixing a
+/// setting that made them fail: each is fetched at the next tick.
+#[utoipa::path(post, path = "/feeds/resume-stopped", tag = "admin",
+    responses(
+        (status = 200, description = "The stopped feeds were resumed", body = ResumedFeeds),
+        (status = 401, description = "Not signed in", body = ErrorBody),
+        (status = 403, description = "Not an administrator, a read-only API key, or a cross-site request", body = ErrorBody),
+        (status = 429, description = "Too many requests", body = ErrorBody),
+    ))]
+async fn resume_all_stopped_feeds(
+    State(state): State<AppState>,
+    _admin: AdminAuth,
+) -> ApiResult<Json<ResumedFeeds>> {
+    let resumed = state.store.resume_stopped_feeds(None).await?;
+    Ok(Json(ResumedFeeds { resumed }))
 }
 
 /// The store's refusal to remove the last administrator, with what to do about it.

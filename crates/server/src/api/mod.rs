@@ -43,7 +43,7 @@ pub const MAX_OPML_BYTES: usize = 5 * 1024 * 1024;
     modifiers(&SecuritySchemes),
     tags(
         (name = "accounts", description = "Sign-in, sessions, the current user, API keys"),
-        (name = "admin", description = "User management for administrators"),
+        (name = "admin", description = "User management and all feeds, for administrators"),
         (name = "subscriptions", description = "Feeds the user follows"),
         (name = "opml", description = "Import and export of subscriptions"),
         (name = "groups", description = "Groups of subscriptions"),

@@ -27,6 +27,7 @@ pub(crate) fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(list_subscriptions, subscribe))
         .routes(routes!(get_subscription, update_subscription, unsubscribe))
         .routes(routes!(resume))
+        .routes(routes!(resume_stopped))
         .routes(routes!(refresh))
         .routes(routes!(favicon))
 }
@@ -465,6 +466,30 @@ async fn resume(
     Ok(Json(SubscriptionEnvelope {
         subscription: view(subscription),
     }))
+}
+
+/// How many stopped feeds were put back on schedule.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ResumedFeeds {
+    /// Feeds resumed (0 when none was stopped).
+    pub resumed: u64,
+}
+
+/// Resume every stopped feed the user follows (F15): each is fetched at the next tick, as
+/// after its own resume. Feeds that are only failing (backoff) are left to their schedule.
+#[utoipa::path(post, path = "/subscriptions/resume-stopped", tag = "subscriptions",
+    responses(
+        (status = 200, description = "The stopped feeds were resumed", body = ResumedFeeds),
+        (status = 401, description = "Not signed in", body = ErrorBody),
+        (status = 403, description = "A read-only API key, or a cross-site request", body = ErrorBody),
+        (status = 429, description = "Too many requests", body = ErrorBody),
+    ))]
+async fn resume_stopped(
+    State(state): State<AppState>,
+    auth: Auth,
+) -> ApiResult<Json<ResumedFeeds>> {
+    let resumed = state.store.resume_stopped_feeds(Some(auth.user.id)).await?;
+    Ok(Json(ResumedFeeds { resumed }))
 }
 
 /// How a manual refresh went.
