@@ -23,7 +23,7 @@ use tidings_fetch::IpNetwork;
 use tidings_store::Store;
 use tokio::net::TcpListener;
 use tower_http::compression::CompressionLayer;
-use tower_http::trace::TraceLayer;
+use tower_http::trace::{DefaultOnFailure, TraceLayer};
 
 use crate::ratelimit::RateLimits;
 
@@ -124,7 +124,13 @@ pub fn router(state: AppState) -> Router {
         ))
         // gzip or brotli, as the client accepts; images and tiny bodies are left as they are.
         .layer(CompressionLayer::new())
-        .layer(TraceLayer::new_for_http())
+        // Failures are logged once, where they happen and with their cause (ApiError::internal,
+        // the sync APIs, the readiness check); the trace layer's own line for a 5xx answer would
+        // repeat it, so it is at debug level with the rest of the request trace.
+        .layer(
+            TraceLayer::new_for_http()
+                .on_failure(DefaultOnFailure::new().level(tracing::Level::DEBUG)),
+        )
         .with_state(state)
 }
 

@@ -157,10 +157,12 @@ impl ApiError {
         error
     }
 
-    /// 500, logged with a reference the user can quote; no internals in the body.
+    /// 500, logged with a reference the user can quote; no internals in the body. This is the
+    /// one log line of the failure: the HTTP trace layer leaves 5xx answers to it (debug level
+    /// there), so give it the whole cause (see [`error_chain`]).
     pub fn internal(error: impl std::fmt::Display) -> ApiError {
         let reference = hex::encode(rand::random::<[u8; 4]>());
-        tracing::error!(%reference, %error, "internal error");
+        tracing::error!(%reference, %error, "request failed");
         ApiError::new(
             StatusCode::INTERNAL_SERVER_ERROR,
             "internal_error",
@@ -204,9 +206,26 @@ impl From<StoreError> for ApiError {
                 capitalize(&limit.to_string()),
                 "Remove some, or ask the administrator to raise the limit.",
             ),
-            other => ApiError::internal(other),
+            other => ApiError::internal(error_chain(&other)),
         }
     }
+}
+
+/// An error with its causes, outermost first, as one line: `a: b: c`. A cause whose text the
+/// error's own message already shows (as `thiserror`'s `{0}` and sqlx's messages do) is not
+/// repeated.
+pub fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
 }
 
 /// Upper-cases the first letter, for messages built from lower-case store errors.
