@@ -199,6 +199,19 @@ on_both_engines!(client_login_tokens_and_user_info, |db| {
         assert_eq!(status, StatusCode::OK);
         assert_eq!(token.trim().len(), 57, "{token}");
     }
+    // The username is looked up as sign-in does: any case or width.
+    for email in ["ANN", "Ａｎｎ"] {
+        let response = Client::new()
+            .post(format!("{}/accounts/ClientLogin", s.app.base))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(form_body(&[("Email", email), ("Passwd", s.key.as_str())]))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::OK, "{email}");
+        let text = response.text().await.unwrap();
+        assert!(text.contains("Auth=ann/"), "{email}: {text}");
+    }
     // Wrong key, the account password, another user: refused the way clients read it.
     for (email, password) in [
         ("ann", "tdg_wrong"),
@@ -917,7 +930,31 @@ on_both_engines!(edit_tag_mark_all_as_read_and_unread_counts, |db| {
         )
         .await;
     assert_eq!(status, StatusCode::NOT_FOUND);
-    let _ = s.feed_b;
+    // A label named like a group is an item label on items; mark-all-as-read of starred
+    // items marks only those.
+    add_items(&s.app.store, s.feed_a, "late", 300..303).await;
+    let (late, _) = reader.ids(&[("n", "3")]).await;
+    let first = late[0].to_string();
+    reader
+        .post_ok(
+            "edit-tag",
+            &[("i", &first), ("a", "user/-/label/Tech"), ("a", STARRED)],
+        )
+        .await;
+    let labels = s
+        .app
+        .store
+        .item_labels(s.user_id, &[late[0]])
+        .await
+        .unwrap();
+    assert_eq!(labels, vec![(late[0], "Tech".to_string())]);
+    reader.post_ok("mark-all-as-read", &[("s", STARRED)]).await;
+    let (unread, _) = reader.ids(&[("xt", READ), ("n", "100")]).await;
+    assert_eq!(
+        unread,
+        vec![late[1], late[2]],
+        "only the starred item was marked"
+    );
 });
 
 /// Replays the real Google Reader API answers of `src/sync/testdata/greader`.
