@@ -440,6 +440,18 @@ on_both_engines!(subscriptions_labels_and_tags, |db| {
         )
         .await;
     assert_eq!(again["numResults"], 1, "{again}");
+    // Another spelling of its URL (F10) is that subscription too.
+    let spelled = reader
+        .post_json(
+            "subscription/quickadd",
+            &[(
+                "quickadd",
+                &format!("feed/{}#top", two.replace("http://", "HTTP://")),
+            )],
+        )
+        .await;
+    assert_eq!(spelled["numResults"], 1, "{spelled}");
+    assert_eq!(spelled["streamId"], format!("feed/{two}"), "{spelled}");
     let missing = reader
         .post_json(
             "subscription/quickadd",

@@ -512,7 +512,11 @@ impl Catalog {
             .unwrap_or(stream_id.trim());
         let found = match rest.parse::<i64>() {
             Ok(feed_id) => self.subscriptions.iter().find(|s| s.feed_id == feed_id),
-            Err(_) => self.subscriptions.iter().find(|s| s.feed_url == rest),
+            Err(_) => {
+                // Feed URLs are stored normalized (F10): any spelling of one names it.
+                let url = tidings_feed::normalize_feed_url_text(rest);
+                self.subscriptions.iter().find(|s| s.feed_url == url)
+            }
         };
         found.ok_or_else(|| {
             GReaderError::not_found(format!(
