@@ -47,6 +47,9 @@ pub enum BenchCommand {
     /// Time searches (single word, two words, CJK, phrase, filtered) on the data set of
     /// `generate`, through the store, with p95 per kind and the index's size.
     Search(super::bench_search::SearchBenchArgs),
+    /// Parse (and sanitize) every feed file of a folder in rounds and report MB/s and items/s;
+    /// --generate first writes a realistic mix of feeds there.
+    Parse(super::bench_parse::ParseBenchArgs),
 }
 
 /// Arguments of `tidings bench fetch`.
@@ -67,6 +70,7 @@ pub async fn run(config: &GlobalConfig, command: BenchCommand) -> anyhow::Result
         BenchCommand::Generate(args) => super::bench_api::generate(config, args).await,
         BenchCommand::Api(args) => super::bench_api::api(args).await,
         BenchCommand::Search(args) => super::bench_search::run(config, args).await,
+        BenchCommand::Parse(args) => super::bench_parse::run(&args),
     }
 }
 

@@ -29,7 +29,8 @@ impl Rng {
         Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0xD1B5_4A32_D192_ED03)
     }
 
-    fn next(&mut self) -> u64 {
+    /// The next 64 random bits.
+    pub fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -38,7 +39,7 @@ impl Rng {
     }
 
     /// A number in `0..n`.
-    fn below(&mut self, n: usize) -> usize {
+    pub fn below(&mut self, n: usize) -> usize {
         (self.next() % n.max(1) as u64) as usize
     }
 
@@ -417,12 +418,18 @@ const SYLLABLES: &[&str] = &[
 
 /// The languages of the generated items, with their share in per mille.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Language {
+pub enum Language {
+    /// English.
     English,
+    /// German.
     German,
+    /// French.
     French,
+    /// Japanese.
     Japanese,
+    /// Chinese.
     Chinese,
+    /// Korean.
     Korean,
 }
 
@@ -473,7 +480,7 @@ fn word(language: Language, rank: usize) -> String {
 }
 
 /// One sentence of `words` words in `language`.
-fn sentence(language: Language, words: usize, rng: &mut Rng) -> String {
+pub fn sentence(language: Language, words: usize, rng: &mut Rng) -> String {
     let mut out = String::new();
     for n in 0..words {
         let w = word(language, rng.zipf(VOCABULARY));

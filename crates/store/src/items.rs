@@ -4,6 +4,7 @@ use std::collections::HashSet;
 
 use sha2::{Digest, Sha256};
 use tidings_feed::identity::item_identity;
+use tidings_feed::text::html_to_text;
 
 use crate::search::{item_index_write, write_index_row};
 use crate::{Engine, Result, Store, StoreError, in_tx, row_decoder, with_db};
@@ -44,6 +45,12 @@ pub struct NewItem {
     pub categories: Vec<String>,
     /// The item's image (a video's still, an episode's artwork): an absolute https URL.
     pub thumbnail_url: Option<String>,
+    /// The item's identity key (F4) as the parser computed it
+    /// ([`tidings_feed::Item::identity`]) from the feed's values before sanitizing, so that the
+    /// store and `tidings parse` know an item by the same key. `None` for items built some
+    /// other way: the store then computes it from the fields above, reading the summary (else
+    /// the content) as text, as the parser does.
+    pub identity_key: Option<String>,
 }
 
 /// How an upsert went.
@@ -164,6 +171,9 @@ where
 struct PreparedItem<'a> {
     item: &'a NewItem,
     identity_key: String,
+    /// The key an item without guid and link had before identities came from the parser, when
+    /// it differs from `identity_key`.
+    legacy_key: Option<String>,
     content_hash: String,
     enclosures: String,
     categories: String,
@@ -173,13 +183,32 @@ fn prepare(item: &NewItem) -> PreparedItem<'_> {
     let published = item
         .published
         .and_then(|secs| chrono::DateTime::from_timestamp(secs, 0));
-    let identity = item_identity(
-        item.guid.as_deref(),
-        item.url.as_deref(),
-        item.title.as_deref(),
-        published,
-        item.summary.as_deref(),
-    );
+    let identity = |summary: Option<&str>| {
+        item_identity(
+            item.guid.as_deref(),
+            item.url.as_deref(),
+            item.title.as_deref(),
+            published,
+            summary,
+        )
+    };
+    let identity_key = match &item.identity_key {
+        Some(key) => key.clone(),
+        None => {
+            let text = item
+                .summary
+                .as_deref()
+                .or(item.content.as_deref())
+                .and_then(html_to_text);
+            identity(text.as_deref()).key
+        }
+    };
+    // Before identities came from the parser, an item without guid and link was keyed by its
+    // sanitized summary HTML; such rows are moved to the new key when seen again.
+    let legacy_key = identity_key
+        .starts_with("h:")
+        .then(|| identity(item.summary.as_deref()).key)
+        .filter(|legacy| *legacy != identity_key);
     let enclosures = serde_json::to_string(&item.enclosures).unwrap_or_else(|_| "[]".into());
     let categories = serde_json::to_string(&item.categories).unwrap_or_else(|_| "[]".into());
     // What the reader shows; an estimated date is not part of it, so refetching an undated
@@ -209,7 +238,8 @@ fn prepare(item: &NewItem) -> PreparedItem<'_> {
     }
     PreparedItem {
         item,
-        identity_key: identity.key,
+        identity_key,
+        legacy_key,
         content_hash: hex::encode(hasher.finalize()),
         enclosures,
         categories,
@@ -261,7 +291,7 @@ impl Store {
                     .execute(&mut *tx)
                     .await?;
             }
-            let tombstones: HashSet<String> =
+            let mut tombstones: HashSet<String> =
                 sqlx::query_scalar("SELECT identity_key FROM item_tombstones WHERE feed_id = $1")
                     .bind(feed_id)
                     .fetch_all(&mut *tx)
@@ -269,6 +299,31 @@ impl Store {
                     .into_iter()
                     .collect();
             for p in &prepared {
+                if let Some(legacy) = &p.legacy_key {
+                    if !tombstones.contains(&p.identity_key) && tombstones.contains(legacy) {
+                        sqlx::query(
+                            "UPDATE item_tombstones SET identity_key = $3
+                             WHERE feed_id = $1 AND identity_key = $2",
+                        )
+                        .bind(feed_id)
+                        .bind(legacy)
+                        .bind(&p.identity_key)
+                        .execute(&mut *tx)
+                        .await?;
+                        tombstones.insert(p.identity_key.clone());
+                    }
+                    sqlx::query(
+                        "UPDATE items SET identity_key = $3
+                         WHERE feed_id = $1 AND identity_key = $2
+                           AND NOT EXISTS (SELECT 1 FROM items
+                                           WHERE feed_id = $1 AND identity_key = $3)",
+                    )
+                    .bind(feed_id)
+                    .bind(legacy)
+                    .bind(&p.identity_key)
+                    .execute(&mut *tx)
+                    .await?;
+                }
                 if tombstones.contains(&p.identity_key) {
                     counts.suppressed += 1;
                     sqlx::query(

@@ -76,6 +76,7 @@ pub(crate) fn clean_item(item: &NewItem) -> Cow<'_, NewItem> {
             .iter()
             .map(|c| strip_control_chars(c).into_owned())
             .collect(),
+        identity_key: item.identity_key.clone(),
     })
 }
 

@@ -820,3 +820,87 @@ fn a_skip_fails_under_ci_and_is_reported_elsewhere() {
         "{message}"
     );
 }
+
+on_both_engines!(
+    items_without_guid_or_link_are_known_by_the_parsers_identity,
+    |db| {
+        let store = db.migrated().await;
+        let u = user(&store, "ivy").await;
+        let sub = subscribe(&store, u, "https://quiet.example/rss").await;
+        let feed_id = store.subscription(u, sub).await.unwrap().feed_id;
+        let t0 = 1_800_000_000;
+        // An item with neither guid nor link, whose sanitized summary differs from the feed's
+        // (the http image is refused): the parser keys it by its text before sanitizing.
+        let rss = "<rss version=\"2.0\"><channel><title>q</title><item><title>Note</title>\
+        <pubDate>Tue, 05 Mar 2024 10:00:00 GMT</pubDate><description>&lt;p&gt;Hello \
+        &lt;img src=\"http://x.example/i.png\"&gt;world&lt;/p&gt;</description></item></channel></rss>";
+        let mut feed = tidings_feed::parse(rss.as_bytes(), &Default::default()).unwrap();
+        feed.sanitize_html(&tidings_feed::Sanitizer::default());
+        let parsed = &feed.items[0];
+        let key = parsed.identity().key.clone();
+        assert!(key.starts_with("h:"), "{key}");
+        let item = NewItem {
+            title: parsed.title.clone(),
+            summary: parsed.summary.clone(),
+            content: parsed.content.clone(),
+            published: parsed.published.map(|t| t.timestamp()),
+            identity_key: Some(key.clone()),
+            ..Default::default()
+        };
+        // A row stored before identities came from the parser, under the key of its sanitized
+        // summary HTML.
+        let legacy_key = tidings_feed::item_identity(
+            None,
+            None,
+            item.title.as_deref(),
+            parsed.published,
+            item.summary.as_deref(),
+        )
+        .key;
+        assert_ne!(legacy_key, key);
+        let legacy = NewItem {
+            identity_key: Some(legacy_key),
+            ..item.clone()
+        };
+        let counts = store.upsert_items(feed_id, &[legacy], t0).await.unwrap();
+        assert_eq!(counts.inserted, 1);
+        let id = store.feed_item_ids(feed_id).await.unwrap()[0];
+        store
+            .set_item_state(u, id, Some(true), Some(true))
+            .await
+            .unwrap();
+        // Fetched again: the old row moves to the parser's key, with its state, not duplicated.
+        let counts = store
+            .upsert_items(feed_id, std::slice::from_ref(&item), t0 + 10)
+            .await
+            .unwrap();
+        assert_eq!(
+            (counts.inserted, counts.updated, counts.unchanged),
+            (0, 0, 1)
+        );
+        assert_eq!(store.feed_item_ids(feed_id).await.unwrap(), [id]);
+        let state = store.item(u, id).await.unwrap();
+        assert!(state.is_read && state.is_starred);
+        // The key given is the identity: a changed summary under it is an update.
+        let edited = NewItem {
+            summary: Some("<p>Hello world, edited</p>".into()),
+            ..item.clone()
+        };
+        let counts = store
+            .upsert_items(feed_id, &[edited], t0 + 20)
+            .await
+            .unwrap();
+        assert_eq!((counts.inserted, counts.updated), (0, 1));
+        // Without a key the store reads the summary as text, as the parser does: the same item.
+        let keyless = NewItem {
+            identity_key: None,
+            ..item.clone()
+        };
+        let counts = store
+            .upsert_items(feed_id, &[keyless], t0 + 30)
+            .await
+            .unwrap();
+        assert_eq!((counts.inserted, counts.updated), (0, 1));
+        assert_eq!(store.count_items(feed_id).await.unwrap(), 1);
+    }
+);

@@ -770,6 +770,7 @@ fn parse_and_sanitize(
                 .collect(),
             categories: item.categories.clone(),
             thumbnail_url: item.thumbnail.clone(),
+            identity_key: Some(item.identity().key.clone()),
         })
         .collect();
     Ok(ParsedFeed {
@@ -788,3 +789,33 @@ fn parse_and_sanitize(
 
 /// How long to wait for in-flight fetches when stopping.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(15);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stored_items_carry_the_parsers_identity() {
+        // Items with neither guid nor link, whose summaries the sanitizer changes.
+        let rss = "<rss version=\"2.0\"><channel><title>q</title>\
+            <item><title>A</title><description>&lt;p&gt;x &lt;script&gt;y&lt;/script&gt;&lt;img src=\"http://h.example/i.png\"&gt;&lt;/p&gt;</description></item>\
+            <item><description>only &lt;b&gt;text&lt;/b&gt;</description></item>\
+            <item><guid>g</guid><title>C</title></item></channel></rss>";
+        let options = ParseOptions::default();
+        let parsed =
+            parse_and_sanitize(rss.as_bytes(), &options, &Sanitizer::default()).expect("parses");
+        let feed = tidings_feed::parse(rss.as_bytes(), &options).expect("parses");
+        let keys: Vec<Option<&str>> = parsed
+            .items
+            .iter()
+            .map(|i| i.identity_key.as_deref())
+            .collect();
+        let expected: Vec<Option<&str>> = feed
+            .items
+            .iter()
+            .map(|i| Some(i.identity().key.as_str()))
+            .collect();
+        assert_eq!(keys, expected);
+        assert_eq!(keys.len(), 3);
+    }
+}
