@@ -410,7 +410,8 @@ on_both_engines!(opml_import_export_and_history, |db| {
   <outline type="rss" text="A page" xmlUrl="{}"/>
 </body></opml>"#,
         site.url("/feed.xml"),
-        site.url("/feed.xml"),
+        // Another spelling of the same address (F10): the same feed, listed twice.
+        site.url("/feed.xml?#again").replace("http://", "HTTP://"),
         site.url("/other.xml"),
         site.url("/missing.xml"),
         site.url("/plain.html"),
@@ -438,6 +439,8 @@ on_both_engines!(opml_import_export_and_history, |db| {
             .all(|e| e["status"] == "added" || e["reason"].is_string())
     );
     assert_eq!(entries[0]["group"], "Tech");
+    assert_eq!(entries[1]["status"], "skipped", "{report}");
+    assert_eq!(entries[1]["reason"], "listed more than once in the file");
     // A 404 and a page that is no feed are failures with their reason, not subscriptions.
     assert_eq!(entries[4]["status"], "failed", "{report}");
     assert_eq!(entries[4]["reason"], "the server answered HTTP 404");
