@@ -164,7 +164,7 @@ async fn start_session(
 
 /// Sign in with a user name and password; sets the session cookie (HttpOnly, SameSite=Lax,
 /// Secure over HTTPS). Limited to 5 attempts a minute per address and 10 per account.
-#[utoipa::path(post, path = "/session", tag = "accounts", request_body = SignIn,
+#[utoipa::path(post, path = "/session", tag = "accounts", request_body = SignIn, security(()),
     responses(
         (status = 200, description = "Signed in; the cookie is set", body = UserEnvelope),
         (status = 401, description = "Wrong user name or password", body = ErrorBody),
@@ -228,7 +228,7 @@ pub struct SetupStatus {
 }
 
 /// Whether the one-time setup is still pending.
-#[utoipa::path(get, path = "/setup", tag = "accounts",
+#[utoipa::path(get, path = "/setup", tag = "accounts", security(()),
     responses((status = 200, body = SetupStatus)))]
 async fn setup_status(State(state): State<AppState>) -> ApiResult<Json<SetupStatus>> {
     let (users, _) = state.store.count_users().await?;
@@ -250,7 +250,7 @@ pub struct CompleteSetup {
 }
 
 /// Create the first administrator with the one-time setup token, and sign in as them.
-#[utoipa::path(post, path = "/setup", tag = "accounts", request_body = CompleteSetup,
+#[utoipa::path(post, path = "/setup", tag = "accounts", request_body = CompleteSetup, security(()),
     responses(
         (status = 201, description = "Created and signed in", body = UserEnvelope),
         (status = 400, description = "The user name is refused (characters, mixed scripts)", body = ErrorBody),
@@ -555,7 +555,7 @@ pub struct CreatedApiKey {
 
 /// The signed-in user's API keys. Needs a signed-in session (not an API key).
 #[utoipa::path(get, path = "/api-keys", tag = "accounts",
-    responses((status = 200, body = ApiKeyList)))]
+    responses((status = 200, body = ApiKeyList), (status = 403, description = "Called with an API key: keys are managed from a signed-in session", body = ErrorBody)))]
 async fn list_api_keys(
     State(state): State<AppState>,
     SessionAuth(auth): SessionAuth,
@@ -569,7 +569,8 @@ async fn list_api_keys(
 /// Create an API key (F23). The secret is in the answer only. Needs a signed-in session (not
 /// an API key).
 #[utoipa::path(post, path = "/api-keys", tag = "accounts", request_body = CreateApiKey,
-    responses((status = 201, body = CreatedApiKey), (status = 400, body = ErrorBody)))]
+    responses((status = 201, body = CreatedApiKey), (status = 400, body = ErrorBody),
+        (status = 403, description = "Called with an API key: keys are managed from a signed-in session", body = ErrorBody)))]
 async fn create_api_key(
     State(state): State<AppState>,
     SessionAuth(auth): SessionAuth,
@@ -641,7 +642,8 @@ async fn create_api_key(
 /// Revoke one of the signed-in user's API keys. Needs a signed-in session (not an API key).
 #[utoipa::path(delete, path = "/api-keys/{id}", tag = "accounts",
     params(("id" = i64, Path, description = "The key's id")),
-    responses((status = 204, description = "Revoked"), (status = 404, body = ErrorBody)))]
+    responses((status = 204, description = "Revoked"), (status = 404, body = ErrorBody),
+        (status = 403, description = "Called with an API key: keys are managed from a signed-in session", body = ErrorBody)))]
 async fn revoke_api_key(
     State(state): State<AppState>,
     SessionAuth(auth): SessionAuth,

@@ -59,7 +59,8 @@ pub struct UpdateUser {
 
 /// Every user (administrators only).
 #[utoipa::path(get, path = "/users", tag = "admin",
-    responses((status = 200, body = UserList), (status = 403, body = ErrorBody)))]
+    responses((status = 200, body = UserList),
+        (status = 403, description = "Not an administrator", body = ErrorBody)))]
 async fn list_users(State(state): State<AppState>, _admin: AdminAuth) -> ApiResult<Json<UserList>> {
     let users = state.store.list_users().await?;
     Ok(Json(UserList {
@@ -71,9 +72,9 @@ async fn list_users(State(state): State<AppState>, _admin: AdminAuth) -> ApiResu
 #[utoipa::path(post, path = "/users", tag = "admin", request_body = CreateUser,
     responses(
         (status = 201, body = UserEnvelope),
-        (status = 400, description = "The user name is refused (characters, mixed scripts)", body = ErrorBody),
+        (status = 403, description = "Not an administrator, or a read-only API key", body = ErrorBody),
         (status = 409, description = "The name is taken", body = ErrorBody),
-        (status = 400, description = "Bad name or weak password", body = ErrorBody),
+        (status = 400, description = "The user name is refused (characters, mixed scripts) or the password is weak", body = ErrorBody),
     ))]
 async fn create_user(
     State(state): State<AppState>,
@@ -103,6 +104,7 @@ async fn create_user(
     params(("id" = i64, Path, description = "The user's id")),
     responses(
         (status = 200, body = UserEnvelope),
+        (status = 403, description = "Not an administrator, or a read-only API key", body = ErrorBody),
         (status = 404, body = ErrorBody),
         (status = 409, description = "Would leave no administrator", body = ErrorBody),
     ))]
@@ -143,6 +145,7 @@ async fn update_user(
     params(("id" = i64, Path, description = "The user's id")),
     responses(
         (status = 204, description = "Deleted"),
+        (status = 403, description = "Not an administrator, or a read-only API key", body = ErrorBody),
         (status = 404, body = ErrorBody),
         (status = 409, description = "The last administrator", body = ErrorBody),
     ))]

@@ -15,7 +15,7 @@ use crate::api::error::{ApiError, ApiResult, ErrorBody};
 use crate::api::extract::{Json, Path};
 
 /// The highest position a group may be given; far more than anyone orders by hand.
-const MAX_POSITION: i64 = 1_000_000;
+pub(crate) const MAX_POSITION: i64 = 1_000_000;
 
 pub(crate) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()

@@ -45,6 +45,13 @@ pub(crate) fn parse_time(name: &str, text: &str) -> ApiResult<i64> {
         })
 }
 
+/// The values `filter` takes (the OpenAPI document lists them; `item_query` reads them).
+pub const FILTERS: &[&str] = &["all", "unread", "starred"];
+/// The values `order` takes; `relevance` only with `q`.
+pub const ORDERS: &[&str] = &["newest", "oldest", "relevance"];
+/// The values `include` takes.
+pub const INCLUDES: &[&str] = &["content"];
+
 /// The parameters of an item listing.
 #[derive(Debug, Default, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]

@@ -5,6 +5,7 @@ pub mod accounts;
 pub mod admin;
 pub mod auth;
 pub mod bookmarks;
+pub mod contract;
 pub mod error;
 pub mod extract;
 pub mod groups;
@@ -94,12 +95,13 @@ pub fn openapi() -> &'static utoipa::openapi::OpenApi {
             .nest("/api/v1", router())
             .into_openapi();
         limits::document_limits(&mut document);
+        contract::complete(&mut document);
         document
     })
 }
 
 /// The OpenAPI 3.1 description of this API.
-#[utoipa::path(get, path = "/openapi.json", tag = "meta",
+#[utoipa::path(get, path = "/openapi.json", tag = "meta", security(()),
     responses((status = 200, description = "The OpenAPI document", content_type = "application/json")))]
 async fn openapi_json() -> impl IntoResponse {
     axum::Json(openapi())

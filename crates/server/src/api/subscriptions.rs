@@ -295,6 +295,7 @@ fn subscribe_error(field: &str, error: SubscribeError) -> ApiError {
 #[utoipa::path(post, path = "/subscriptions", tag = "subscriptions", request_body = Subscribe,
     responses(
         (status = 201, description = "Subscribed and fetched once", body = SubscriptionOutcome),
+        (status = 404, description = "The group_id is not one of the user's groups", body = ErrorBody),
         (status = 409, description = "Already subscribed, or the subscription limit is reached", body = ErrorBody),
         (status = 400, description = "No feed found, or the address is refused", body = ErrorBody),
         (status = 429, description = "Too many subscribe requests", body = ErrorBody),
@@ -554,7 +555,7 @@ async fn refresh(
 #[utoipa::path(get, path = "/subscriptions/{id}/favicon", tag = "subscriptions",
     params(("id" = i64, Path, description = "The subscription's id")),
     responses(
-        (status = 200, description = "The icon's bytes, with its image MIME type"),
+        (status = 200, description = "The icon's bytes, with its image MIME type", content_type = "image/*", body = Vec<u8>),
         (status = 404, description = "No icon", body = ErrorBody),
     ))]
 async fn favicon(
