@@ -1,16 +1,19 @@
 //! `tidings bench fetch`: the fetch worker against a local feed server, end to end through
 //! the guarded client, the parser, the sanitizer and the store.
 //!
-//! The server serves N feeds (RSS 2.0, Atom and JSON Feed in turn, 20 items each) under 100
-//! host names that the client resolves to 127.0.0.1, so the per-host limit of 2 bounds each
-//! host as it would on the internet without throttling the run as a whole. One user follows
-//! every feed; one full refresh runs, then a second one in which every feed answers 304.
+//! By default the server serves N feeds (RSS 2.0, Atom and JSON Feed in turn, 20 items each)
+//! under 100 host names that the client resolves to 127.0.0.1, so the per-host limits bound
+//! each host as they would on the internet without throttling the run as a whole. With
+//! `--mix` it serves the world's mix instead, every feed on one host ([`super::bench_mix`]).
+//! One user follows every feed; one full refresh runs, then a second one in which every feed
+//! that answered is due again (the good ones answer 304).
 
 use crate::output::outln;
 use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr};
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use anyhow::Context;
@@ -22,6 +25,7 @@ use tidings_fetch::{AddressPolicy, ClientConfig, GuardedClient};
 use tidings_store::{NewSubscription, NewUser, Store, StoreOptions};
 use tidings_worker::{FetchResult, Fetcher, Worker, WorkerConfig, WorkerMetrics};
 
+use super::bench_mix;
 use crate::config::GlobalConfig;
 
 /// Host names the bench's feeds are spread over.
@@ -50,17 +54,47 @@ pub enum BenchCommand {
     /// Parse (and sanitize) every feed file of a folder in rounds and report MB/s and items/s;
     /// --generate first writes a realistic mix of feeds there.
     Parse(super::bench_parse::ParseBenchArgs),
+    /// Subscribe a new user of the configured database to a farm of local feeds, then serve
+    /// the farm on 127.0.0.1 until stopped: to measure `tidings refresh --all`, `tidings
+    /// worker` and `tidings serve` against it (with TIDINGS_ALLOW_PRIVATE_NETWORKS=true).
+    Farm(FarmArgs),
+}
+
+/// Arguments of `tidings bench farm`.
+#[derive(Debug, Args)]
+pub struct FarmArgs {
+    /// How many feeds: by default 10,000, or 500 with --mix.
+    #[arg(long)]
+    pub feeds: Option<usize>,
+    /// Serve the world's mix (as `bench fetch --mix`) instead of uniform feeds of 20 items.
+    #[arg(long)]
+    pub mix: bool,
+    /// The port to serve on, on 127.0.0.1. Every feed is on this one host.
+    #[arg(long, default_value_t = 8900)]
+    pub port: u16,
+    /// The user to create and subscribe to every feed.
+    #[arg(long, default_value = "bench")]
+    pub user: String,
 }
 
 /// Arguments of `tidings bench fetch`.
 #[derive(Debug, Args)]
 pub struct FetchBenchArgs {
-    /// How many feeds the local server serves (and the user follows).
-    #[arg(long, default_value_t = 10_000)]
-    pub feeds: usize,
-    /// Feeds fetched at once.
-    #[arg(long, default_value_t = 10)]
-    pub concurrency: usize,
+    /// How many feeds the local server serves (and the user follows): by default 10,000, or
+    /// 500 with --mix.
+    #[arg(long)]
+    pub feeds: Option<usize>,
+    /// Feeds fetched at once (by default 10, or 20 with --mix).
+    #[arg(long)]
+    pub concurrency: Option<usize>,
+    /// Serve the world's mix instead of uniform feeds: every feed on one host, 5 to 500 items,
+    /// with 404s, 429s, 5xx, redirect loops, slow and trickling servers and 20 MB bodies.
+    #[arg(long)]
+    pub mix: bool,
+    /// The outbound settings, as for `tidings worker` (private networks are always allowed:
+    /// the farm is on 127.0.0.1).
+    #[command(flatten)]
+    pub fetch: super::worker::FetchArgs,
 }
 
 /// Runs `tidings bench`.
@@ -71,35 +105,160 @@ pub async fn run(config: &GlobalConfig, command: BenchCommand) -> anyhow::Result
         BenchCommand::Api(args) => super::bench_api::api(args).await,
         BenchCommand::Search(args) => super::bench_search::run(config, args).await,
         BenchCommand::Parse(args) => super::bench_parse::run(&args),
+        BenchCommand::Farm(args) => farm(config, args).await,
     }
 }
 
+async fn farm(config: &GlobalConfig, args: FarmArgs) -> anyhow::Result<ExitCode> {
+    let feeds = args.feeds.unwrap_or(if args.mix { 500 } else { 10_000 });
+    let server = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, args.port))
+        .await
+        .with_context(|| format!("the farm could not listen on 127.0.0.1:{}", args.port))?;
+    let port = args.port;
+    let mix = args
+        .mix
+        .then(|| Arc::new(bench_mix::Farm::new(feeds, port)));
+    let router = match &mix {
+        Some(farm) => Arc::clone(farm).router(),
+        None => uniform_router(port, false),
+    };
+    let store = super::open_store(config).await?;
+    let user = store
+        .create_user(&NewUser {
+            username: args.user.clone(),
+            password_hash: None,
+            is_admin: false,
+        })
+        .await
+        .with_context(|| {
+            format!(
+                "the user {:?} could not be created (use a new database, or another --user)",
+                args.user
+            )
+        })?;
+    let started = Instant::now();
+    for id in 0..feeds {
+        let feed_url = match &mix {
+            Some(farm) => farm.feed_url(id),
+            None => format!("http://127.0.0.1:{port}/f/{id}"),
+        };
+        store
+            .subscribe(
+                user.id,
+                &NewSubscription {
+                    feed_url,
+                    ..NewSubscription::default()
+                },
+            )
+            .await?;
+    }
+    store.close().await;
+    outln!(
+        "subscribed {} to {feeds} feeds in {:.1} s; serving them on http://127.0.0.1:{port}/ \
+         until stopped (Ctrl-C)",
+        args.user,
+        started.elapsed().as_secs_f64()
+    );
+    axum::serve(server, router)
+        .with_graceful_shutdown(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await
+        .context("the farm stopped")?;
+    if let Some(farm) = mix {
+        outln!(
+            "requests: {} for feeds, {} for favicons",
+            farm.feed_requests.load(Ordering::Relaxed),
+            farm.other_requests.load(Ordering::Relaxed)
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The uniform farm's routes: feeds of 20 items whose sites are on the bench's host names
+/// (`spread`) or on 127.0.0.1.
+fn uniform_router(port: u16, spread: bool) -> axum::Router {
+    axum::Router::new()
+        .route("/f/{id}", axum::routing::get(serve_feed))
+        .route("/favicon.ico", axum::routing::get(serve_icon))
+        .with_state((port, spread))
+}
+
 async fn fetch(config: &GlobalConfig, args: FetchBenchArgs) -> anyhow::Result<ExitCode> {
-    let feeds = args.feeds.max(1);
+    let feeds = args
+        .feeds
+        .unwrap_or(if args.mix { 500 } else { 10_000 })
+        .max(1);
+    let concurrency = args
+        .concurrency
+        .unwrap_or(if args.mix { 20 } else { 10 })
+        .max(1);
+    let mut fetch_settings = args.fetch.check()?;
+    fetch_settings.allow_private_networks = true;
     let server = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
         .await
         .context("the bench feed server could not listen")?;
     let port = server.local_addr()?.port();
-    let router = axum::Router::new()
-        .route("/f/{id}", axum::routing::get(serve_feed))
-        .route("/favicon.ico", axum::routing::get(serve_icon))
-        .with_state(port);
+    let farm = args
+        .mix
+        .then(|| Arc::new(bench_mix::Farm::new(feeds, port)));
+    let router = match &farm {
+        Some(farm) => Arc::clone(farm).router(),
+        None => uniform_router(port, true),
+    };
     tokio::spawn(async move {
         let _ = axum::serve(server, router).await;
     });
 
     let temp = tempfile::tempdir().context("no temporary directory")?;
     let (store, schema) = open_bench_store(config, &temp).await?;
+    let limits = fetch_settings.per_host;
     outln!(
-        "tidings bench fetch: {feeds} feeds x {ITEMS_PER_FEED} items on {} ({}), concurrency {}",
+        "tidings bench fetch: {feeds} {} on {} ({}), concurrency {concurrency}; per host: {}/s, \
+         {} at once + {} slow after {} s; first byte within {} s, all within {} s",
+        if args.mix {
+            "feeds of the mix on one host".to_string()
+        } else {
+            format!("feeds x {ITEMS_PER_FEED} items on {BENCH_HOSTS} hosts")
+        },
         store.engine(),
         if config.database_url == DEFAULT_DATABASE_URL {
             "temporary file".to_string()
         } else {
             tidings_store::redact_url(&config.database_url)
         },
-        args.concurrency
+        limits.rate_per_second,
+        limits.concurrency,
+        limits.slow,
+        limits.slow_after.as_secs(),
+        fetch_settings.first_byte_timeout.as_secs(),
+        fetch_settings.timeout.as_secs(),
     );
+    if let Some(farm) = &farm {
+        let mut kinds: Vec<(&str, usize)> = Vec::new();
+        for behaviour in farm.behaviours() {
+            match kinds.iter_mut().find(|(name, _)| *name == behaviour.name()) {
+                Some((_, count)) => *count += 1,
+                None => kinds.push((behaviour.name(), 1)),
+            }
+        }
+        let items: usize = farm
+            .behaviours()
+            .iter()
+            .map(|b| match b {
+                bench_mix::Behaviour::WellBehaved(items) => *items,
+                _ => 0,
+            })
+            .sum();
+        let kinds: Vec<String> = kinds
+            .iter()
+            .map(|(name, count)| format!("{count} {name}"))
+            .collect();
+        outln!(
+            "the mix:        {}; {items} items in the good feeds",
+            kinds.join(", ")
+        );
+    }
 
     let setup = Instant::now();
     let user = store
@@ -114,7 +273,10 @@ async fn fetch(config: &GlobalConfig, args: FetchBenchArgs) -> anyhow::Result<Ex
             .subscribe(
                 user.id,
                 &NewSubscription {
-                    feed_url: feed_url(id, port),
+                    feed_url: match &farm {
+                        Some(farm) => farm.feed_url(id),
+                        None => feed_url(id, port),
+                    },
                     ..NewSubscription::default()
                 },
             )
@@ -129,6 +291,8 @@ async fn fetch(config: &GlobalConfig, args: FetchBenchArgs) -> anyhow::Result<Ex
         .map(|h| (host(h), vec![IpAddr::V4(Ipv4Addr::LOCALHOST)]))
         .collect();
     let client = GuardedClient::new(ClientConfig {
+        timeout: fetch_settings.timeout,
+        first_byte_timeout: fetch_settings.first_byte_timeout,
         address_policy: AddressPolicy {
             allow_private_networks: true,
             ..AddressPolicy::default()
@@ -141,18 +305,36 @@ async fn fetch(config: &GlobalConfig, args: FetchBenchArgs) -> anyhow::Result<Ex
         store.clone(),
         client,
         WorkerConfig {
-            concurrency: args.concurrency.max(1),
+            concurrency,
+            per_host: limits,
             ..WorkerConfig::default()
         },
         Arc::clone(&metrics),
     );
     let worker = Worker::new(fetcher);
 
+    let requests = || {
+        farm.as_ref().map(|farm| {
+            (
+                farm.feed_requests.load(Ordering::Relaxed),
+                farm.other_requests.load(Ordering::Relaxed),
+            )
+        })
+    };
+    let before = requests();
     let first = timed_round(&worker, &metrics, "first refresh").await?;
+    report_requests(before, requests(), feeds)?;
     store
         .execute_raw("UPDATE feed_fetch_state SET next_check_at = 0")
         .await?;
-    let second = timed_round(&worker, &metrics, "all-304 refresh").await?;
+    let before = requests();
+    let second_label = if args.mix {
+        "second refresh"
+    } else {
+        "all-304 refresh"
+    };
+    let second = timed_round(&worker, &metrics, second_label).await?;
+    report_requests(before, requests(), feeds)?;
 
     let size = store.database_size_bytes().await?;
     let peak = peak_rss_kib();
@@ -175,7 +357,9 @@ async fn fetch(config: &GlobalConfig, args: FetchBenchArgs) -> anyhow::Result<Ex
             .await?;
     }
     store.close().await;
-    let complete = first == feeds && second == feeds;
+    // With the mix, feeds that were stopped (404, 410) or told to wait (429) in the first
+    // round are not due in the second.
+    let complete = first == feeds && (second == feeds || args.mix);
     if !complete {
         eprintln!(
             "tidings: not every feed was fetched in each round ({first}, {second} of {feeds})"
@@ -186,6 +370,26 @@ async fn fetch(config: &GlobalConfig, args: FetchBenchArgs) -> anyhow::Result<Ex
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// Prints the farm's requests during a round: feeds (redirect hops included) and favicon
+/// lookups (site pages and icons), and both per feed.
+fn report_requests(
+    before: Option<(u64, u64)>,
+    after: Option<(u64, u64)>,
+    feeds: usize,
+) -> anyhow::Result<()> {
+    let (Some((feed_before, other_before)), Some((feed_after, other_after))) = (before, after)
+    else {
+        return Ok(());
+    };
+    let (feed, other) = (feed_after - feed_before, other_after - other_before);
+    outln!(
+        "  requests:     {} ({feed} for feeds, {other} for favicons): {:.2} per feed",
+        feed + other,
+        (feed + other) as f64 / feeds as f64
+    );
+    Ok(())
 }
 
 /// One full round; prints its figures and returns how many feeds were fetched.
@@ -267,7 +471,11 @@ fn peak_rss_kib() -> Option<u64> {
 }
 
 async fn serve_icon() -> Response {
-    // The smallest valid PNG header is enough for the type check.
+    icon_response()
+}
+
+/// A tiny PNG: the smallest valid PNG header is enough for the favicon's type check.
+pub fn icon_response() -> Response {
     (
         [(header::CONTENT_TYPE, "image/png")],
         b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x06\0\0\0\x1f\x15\xc4\x89".to_vec(),
@@ -278,7 +486,7 @@ async fn serve_icon() -> Response {
 /// A feed, generated on each request (nothing is kept, so the server adds no memory): the
 /// format by id, a stable ETag, 304 when the client sends it back.
 async fn serve_feed(
-    State(port): State<u16>,
+    State((port, spread)): State<(u16, bool)>,
     Path(id): Path<usize>,
     headers: HeaderMap,
 ) -> Response {
@@ -289,12 +497,12 @@ async fn serve_feed(
     {
         return (StatusCode::NOT_MODIFIED, [(header::ETAG, etag)]).into_response();
     }
-    let site = format!("http://{}:{port}/", host(id % BENCH_HOSTS));
-    let (content_type, body) = match id % 3 {
-        0 => ("application/rss+xml", rss(id, &site)),
-        1 => ("application/atom+xml", atom(id, &site)),
-        _ => ("application/feed+json", json(id, &site)),
+    let site = if spread {
+        format!("http://{}:{port}", host(id % BENCH_HOSTS))
+    } else {
+        format!("http://127.0.0.1:{port}")
     };
+    let (content_type, body) = feed_document(id, &site, ITEMS_PER_FEED, "bench");
     (
         [
             (header::CONTENT_TYPE, content_type.to_string()),
@@ -303,6 +511,16 @@ async fn serve_feed(
         body,
     )
         .into_response()
+}
+
+/// Feed `id` of a bench farm with `items` items, in RSS 2.0, Atom or JSON Feed by id, with its
+/// content type. `tag` goes into the ids, so that farms differ.
+pub fn feed_document(id: usize, site: &str, items: usize, tag: &str) -> (&'static str, String) {
+    match id % 3 {
+        0 => ("application/rss+xml", rss_document(id, site, items, tag)),
+        1 => ("application/atom+xml", atom(id, site, items, tag)),
+        _ => ("application/feed+json", json(id, site, items, tag)),
+    }
 }
 
 fn paragraph(id: usize, item: usize) -> String {
@@ -314,15 +532,16 @@ fn paragraph(id: usize, item: usize) -> String {
     )
 }
 
-fn rss(id: usize, site: &str) -> String {
+/// Feed `id` as RSS 2.0 with `items` items.
+pub fn rss_document(id: usize, site: &str, items: usize, tag: &str) -> String {
     let mut out = format!(
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?><rss version=\"2.0\"><channel>\
          <title>Bench feed {id}</title><link>{site}</link><description>RSS {id}</description>"
     );
-    for item in 0..ITEMS_PER_FEED {
+    for item in 0..items {
         out.push_str(&format!(
-            "<item><title>Post {item} of {id}</title><link>{site}post/{id}/{item}</link>\
-             <guid>{site}post/{id}/{item}</guid><pubDate>{}</pubDate>\
+            "<item><title>Post {item} of {id}</title><link>{site}/{tag}/post/{id}/{item}</link>\
+             <guid>{site}/{tag}/post/{id}/{item}</guid><pubDate>{}</pubDate>\
              <description><![CDATA[{}]]></description></item>",
             published(item).to_rfc2822(),
             paragraph(id, item)
@@ -332,16 +551,16 @@ fn rss(id: usize, site: &str) -> String {
     out
 }
 
-fn atom(id: usize, site: &str) -> String {
+fn atom(id: usize, site: &str, items: usize, tag: &str) -> String {
     let mut out = format!(
         "<?xml version=\"1.0\" encoding=\"utf-8\"?><feed xmlns=\"http://www.w3.org/2005/Atom\">\
-         <title>Bench feed {id}</title><link href=\"{site}\"/><id>urn:bench:{id}</id>\
+         <title>Bench feed {id}</title><link href=\"{site}\"/><id>urn:{tag}:{id}</id>\
          <updated>2025-06-01T10:00:00Z</updated>"
     );
-    for item in 0..ITEMS_PER_FEED {
+    for item in 0..items {
         out.push_str(&format!(
-            "<entry><title>Entry {item} of {id}</title><link href=\"{site}entry/{id}/{item}\"/>\
-             <id>urn:bench:{id}:{item}</id><updated>{}</updated>\
+            "<entry><title>Entry {item} of {id}</title><link href=\"{site}/{tag}/entry/{id}/{item}\"/>\
+             <id>urn:{tag}:{id}:{item}</id><updated>{}</updated>\
              <content type=\"html\">{}</content></entry>",
             published(item).to_rfc3339(),
             quick_escape(&paragraph(id, item))
@@ -351,12 +570,12 @@ fn atom(id: usize, site: &str) -> String {
     out
 }
 
-fn json(id: usize, site: &str) -> String {
-    let items: Vec<serde_json::Value> = (0..ITEMS_PER_FEED)
+fn json(id: usize, site: &str, items: usize, tag: &str) -> String {
+    let items: Vec<serde_json::Value> = (0..items)
         .map(|item| {
             serde_json::json!({
-                "id": format!("{site}note/{id}/{item}"),
-                "url": format!("{site}note/{id}/{item}"),
+                "id": format!("{site}/{tag}/note/{id}/{item}"),
+                "url": format!("{site}/{tag}/note/{id}/{item}"),
                 "title": format!("Note {item} of {id}"),
                 "content_html": paragraph(id, item),
                 "date_published": published(item).to_rfc3339(),

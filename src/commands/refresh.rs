@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::Args;
-use tidings_worker::WorkerMetrics;
+use tidings_worker::{FeedReport, RefreshError, WorkerMetrics};
 
 use crate::config::GlobalConfig;
 
@@ -32,41 +32,41 @@ pub async fn run(config: &GlobalConfig, args: RefreshArgs) -> anyhow::Result<Exi
     settings.worker.record_refusals = false;
     let store = super::open_existing_store(config).await?;
     let fetcher = settings.fetcher(store.clone(), Arc::new(WorkerMetrics::default()))?;
-    let ids: Vec<i64> = match args.feed {
-        Some(id) => vec![id],
-        None => store
-            .list_feeds()
-            .await?
-            .into_iter()
-            .filter(|feed| feed.subscribers > 0)
-            .map(|feed| feed.id)
-            .collect(),
-    };
-    // Bounded: a few feeds per fetch slot in progress, whatever the number of feeds.
     let mut all_ok = true;
     // A closed standard output ends the printing, not the refresh; the error is returned after.
     let mut write_error: Option<std::io::Error> = None;
-    fetcher
-        .refresh_feeds(ids, |id, result| {
-            let line = match result {
-                Ok(report) => {
-                    all_ok &= report.result.is_success() && report.recorded;
-                    format!("{report}")
-                }
-                Err(error) => {
-                    all_ok = false;
-                    format!("feed {id}: {error}")
-                }
-            };
-            if write_error.is_none()
-                && let Err(error) = crate::output::write_stdout(format_args!("{line}\n"))
-            {
-                write_error = Some(error);
+    let print = |id: i64, result: Result<FeedReport, RefreshError>| {
+        let line = match result {
+            Ok(report) => {
+                all_ok &= report.result.is_success() && report.recorded;
+                format!("{report}")
             }
-        })
-        .await;
+            Err(error) => {
+                all_ok = false;
+                format!("feed {id}: {error}")
+            }
+        };
+        if write_error.is_none()
+            && let Err(error) = crate::output::write_stdout(format_args!("{line}\n"))
+        {
+            write_error = Some(error);
+        }
+    };
+    // Bounded either way: --all reads the feeds a page at a time and keeps a few feeds per
+    // fetch slot in progress, so memory does not grow with the number of feeds.
+    let listed = match args.feed {
+        Some(id) => {
+            fetcher.refresh_feeds([id], print).await;
+            Ok(())
+        }
+        None => fetcher.refresh_all(print).await.map(|_| ()),
+    };
     // Favicons are looked up once per site after the feeds; finish them before leaving.
     fetcher.wait_for_favicons().await;
+    if let Err(error) = listed {
+        store.close().await;
+        return Err(anyhow::Error::new(error).context("the feeds to refresh could not be read"));
+    }
     if let Some(error) = write_error {
         store.close().await;
         return Err(error.into());

@@ -500,6 +500,26 @@ impl Store {
             .collect())
     }
 
+    /// One page of the ids of feeds that have subscribers, stopped ones included: at most
+    /// `limit` ids above `after`, ascending. Pass the last id of a page as the next `after`
+    /// (0 for the first page), so that going over every feed holds one page at a time.
+    pub async fn subscribed_feed_ids(&self, after: i64, limit: i64) -> Result<Vec<i64>> {
+        let ids: Vec<i64> = with_db!(self, read, |db| {
+            sqlx::query_scalar(
+                "SELECT f.id FROM feeds f
+                 WHERE f.id > $1
+                   AND EXISTS (SELECT 1 FROM subscriptions s WHERE s.feed_id = f.id)
+                 ORDER BY f.id
+                 LIMIT $2",
+            )
+            .bind(after)
+            .bind(limit.max(1))
+            .fetch_all(db)
+            .await?
+        });
+        Ok(ids)
+    }
+
     /// Stores what a successful parse says about the feed itself.
     pub async fn update_feed_metadata(
         &self,

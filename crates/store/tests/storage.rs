@@ -491,6 +491,32 @@ on_both_engines!(subscriptions_share_one_feed_per_url, |db| {
     );
 });
 
+on_both_engines!(subscribed_feed_ids_come_in_keyset_pages, |db| {
+    let store = db.migrated().await;
+    let a = user(&store, "gina").await;
+    let b = user(&store, "hal").await;
+    let mut followed = Vec::new();
+    for n in 0..7 {
+        let sub = subscribe(&store, a, &format!("https://pages.example/{n}")).await;
+        followed.push(store.subscription(a, sub).await.unwrap().feed_id);
+    }
+    // A feed whose last subscriber left is not listed; one followed by two users is, once.
+    let left = subscribe(&store, b, "https://pages.example/left").await;
+    store.unsubscribe(b, left).await.unwrap();
+    subscribe(&store, b, "https://pages.example/3").await;
+    let mut pages = Vec::new();
+    let mut after = 0;
+    loop {
+        let page = store.subscribed_feed_ids(after, 3).await.unwrap();
+        let Some(&last) = page.last() else { break };
+        assert!(page.len() <= 3, "{page:?}");
+        after = last;
+        pages.push(page);
+    }
+    assert_eq!(pages.len(), 3, "7 feeds in pages of 3: {pages:?}");
+    assert_eq!(pages.concat(), followed);
+});
+
 async fn item_ids(store: &Store, _user_id: i64, feed_id: i64) -> Vec<i64> {
     store.feed_item_ids(feed_id).await.unwrap()
 }

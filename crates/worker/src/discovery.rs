@@ -2,7 +2,7 @@
 //! guarded client, let the pure discovery of `tidings-feed` rank the candidates, check them.
 
 use tidings_feed::{CandidateSource, FeedCandidate, ParseOptions};
-use tidings_fetch::{FetchError, FetchRequest, GuardedClient};
+use tidings_fetch::{FetchError, FetchRequest, FetchResponse, GuardedClient};
 use tidings_store::{NewSubscription, StoreError, Subscription};
 use url::Url;
 
@@ -71,6 +71,18 @@ pub async fn discover_feeds(
     client: &GuardedClient,
     url: &Url,
 ) -> Result<Vec<FeedCandidate>, DiscoverError> {
+    Ok(discover(client, url, false).await?.0)
+}
+
+/// [`discover_feeds`], also returning the response that showed the first candidate to be a
+/// feed when there was one (the URL itself, or the first conventional path that parsed), so
+/// that subscribing to it needs no second request. With `first_only`, conventional paths are
+/// probed only until one is a feed.
+async fn discover(
+    client: &GuardedClient,
+    url: &Url,
+    first_only: bool,
+) -> Result<(Vec<FeedCandidate>, Option<FetchResponse>), DiscoverError> {
     let request = FetchRequest::new(url.clone());
     let response = client
         .fetch(&request)
@@ -100,21 +112,32 @@ pub async fn discover_feeds(
         .into_iter()
         .partition(|c| c.source != CandidateSource::ConventionalPath);
     if !linked.is_empty() {
-        return Ok(linked);
+        let input_is_a_feed = linked
+            .first()
+            .is_some_and(|c| c.source == CandidateSource::TheInputIsAFeed);
+        return Ok((linked, input_is_a_feed.then_some(response)));
     }
+    drop(response);
     let mut found = Vec::new();
+    let mut first_response = None;
     for candidate in paths.into_iter().take(MAX_PATH_PROBES) {
         if let Ok(candidate_url) = Url::parse(&candidate.url)
-            && let Some(feed) = probe_feed(client, &candidate_url).await
+            && let Some((feed, response)) = probe_feed(client, &candidate_url).await
         {
+            if found.is_empty() {
+                first_response = Some(response);
+            }
             found.push(feed);
+            if first_only {
+                break;
+            }
         }
     }
-    Ok(found)
+    Ok((found, first_response))
 }
 
-/// Fetches `url` and returns it as a candidate when it parses as a feed.
-async fn probe_feed(client: &GuardedClient, url: &Url) -> Option<FeedCandidate> {
+/// Fetches `url` and returns it as a candidate, with the response, when it parses as a feed.
+async fn probe_feed(client: &GuardedClient, url: &Url) -> Option<(FeedCandidate, FetchResponse)> {
     let response = client.fetch(&FetchRequest::new(url.clone())).await.ok()?;
     if !response.is_success() {
         return None;
@@ -130,12 +153,13 @@ async fn probe_feed(client: &GuardedClient, url: &Url) -> Option<FeedCandidate> 
         tidings_feed::FeedFormat::Rss => tidings_feed::CandidateKind::Rss,
         tidings_feed::FeedFormat::Json => tidings_feed::CandidateKind::Json,
     };
-    Some(FeedCandidate {
+    let candidate = FeedCandidate {
         url: url.to_string(),
         kind,
         title: feed.title,
         source: CandidateSource::TheInputIsAFeed,
-    })
+    };
+    Some((candidate, response))
 }
 
 /// What a user asks for when subscribing by URL.
@@ -232,14 +256,24 @@ fn https_did_not_answer(error: &DiscoverError) -> bool {
 /// answer; a page's feeds are discovered and the best that parses is taken. This is what both
 /// subscribing and changing a subscription's URL go through.
 pub async fn resolve_feed(fetcher: &Fetcher, text: &str) -> Result<ResolvedFeed, SubscribeError> {
+    Ok(resolve_feed_with_response(fetcher, text).await?.0)
+}
+
+/// [`resolve_feed`], also returning the response that showed the chosen URL to be a feed, so
+/// that subscribing records it as the feed's first fetch: the server is asked once for the
+/// feed, not once to check and once more to fetch.
+async fn resolve_feed_with_response(
+    fetcher: &Fetcher,
+    text: &str,
+) -> Result<(ResolvedFeed, Option<FetchResponse>), SubscribeError> {
     let attempts = user_url_attempts(text)?;
     let scheme_given = attempts.len() == 1;
     let mut https_failure = None;
     let mut found = None;
     for url in attempts {
-        match discover_feeds(fetcher.client(), &url).await {
-            Ok(candidates) => {
-                found = Some((url, candidates));
+        match discover(fetcher.client(), &url, true).await {
+            Ok((candidates, response)) => {
+                found = Some((url, candidates, response));
                 break;
             }
             Err(error) if !scheme_given && https_failure.is_none() => {
@@ -254,25 +288,26 @@ pub async fn resolve_feed(fetcher: &Fetcher, text: &str) -> Result<ResolvedFeed,
             Err(error) => return Err(error.into()),
         }
     }
-    let Some((requested_url, candidates)) = found else {
+    let Some((requested_url, candidates, mut first_response)) = found else {
         // Unreachable: the last attempt's error is returned above.
         return Err(SubscribeError::NoFeed(text.trim().to_owned()));
     };
     let mut chosen = None;
     for candidate in candidates.into_iter().take(MAX_CANDIDATES_CHECKED) {
         if candidate.source == CandidateSource::TheInputIsAFeed {
-            chosen = Some(candidate.url);
+            chosen = Some((candidate.url, first_response.take()));
             break;
         }
         if let Ok(candidate_url) = Url::parse(&candidate.url)
-            && probe_feed(fetcher.client(), &candidate_url).await.is_some()
+            && let Some((_, response)) = probe_feed(fetcher.client(), &candidate_url).await
         {
-            chosen = Some(candidate.url);
+            chosen = Some((candidate.url, Some(response)));
             break;
         }
     }
-    let feed_url = chosen.ok_or_else(|| SubscribeError::NoFeed(requested_url.to_string()))?;
-    Ok(ResolvedFeed {
+    let (feed_url, response) =
+        chosen.ok_or_else(|| SubscribeError::NoFeed(requested_url.to_string()))?;
+    let resolved = ResolvedFeed {
         feed_url: tidings_feed::normalize_feed_url_text(&feed_url),
         scheme_added: (!scheme_given).then(|| {
             if requested_url.scheme() == "https" {
@@ -283,7 +318,8 @@ pub async fn resolve_feed(fetcher: &Fetcher, text: &str) -> Result<ResolvedFeed,
         }),
         requested_url,
         https_failure,
-    })
+    };
+    Ok((resolved, response))
 }
 
 /// Subscribes `user_id` to the feed at (or linked from) `request.url` and fetches it once at
@@ -293,7 +329,7 @@ pub async fn subscribe_with_discovery(
     user_id: i64,
     request: &SubscribeRequest,
 ) -> Result<Subscribed, SubscribeError> {
-    let resolved = resolve_feed(fetcher, &request.url).await?;
+    let (resolved, response) = resolve_feed_with_response(fetcher, &request.url).await?;
     let subscription = fetcher
         .store()
         .subscribe_within_limit(
@@ -307,7 +343,15 @@ pub async fn subscribe_with_discovery(
             request.max_subscriptions,
         )
         .await?;
-    let first_fetch = match fetcher.refresh_feed(subscription.feed_id).await {
+    let first = match response {
+        Some(response) => {
+            fetcher
+                .refresh_feed_with(subscription.feed_id, response)
+                .await
+        }
+        None => fetcher.refresh_feed(subscription.feed_id).await,
+    };
+    let first_fetch = match first {
         Ok(report) => Some(report),
         Err(RefreshError::Busy(_)) => None,
         Err(RefreshError::NotFound(_)) => None,

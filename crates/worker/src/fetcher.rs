@@ -23,6 +23,9 @@ use crate::config::WorkerConfig;
 use crate::favicon::{self, FaviconQueue, IconLookup, Queued};
 use crate::metrics::{FetchResult, WorkerMetrics};
 
+/// Feed ids [`Fetcher::refresh_all`] reads from the store at once.
+pub const REFRESH_PAGE: i64 = 500;
+
 /// What became of one feed's fetch, for logs, the command line and the API.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct FeedReport {
@@ -219,6 +222,28 @@ impl Fetcher {
     /// Fetches one feed now, whatever its schedule (manual refresh, F15), and stores the
     /// outcome. A stopped feed is fetched too; its status then follows the result.
     pub async fn refresh_feed(&self, feed_id: i64) -> Result<FeedReport, RefreshError> {
+        self.claim_and_fetch(feed_id, None).await
+    }
+
+    /// Like [`Fetcher::refresh_feed`], but records `response`, which the caller fetched from
+    /// the feed's URL a moment ago (subscribing: discovery's fetch that found the feed), as
+    /// this fetch instead of asking the server again: a new subscription's first fetch costs
+    /// no second request.
+    pub async fn refresh_feed_with(
+        &self,
+        feed_id: i64,
+        response: FetchResponse,
+    ) -> Result<FeedReport, RefreshError> {
+        self.claim_and_fetch(feed_id, Some(response)).await
+    }
+
+    /// Claims the feed whatever its schedule and runs its round, with `prefetched` as its
+    /// fetch when given. Fails when another worker has it or it does not exist.
+    async fn claim_and_fetch(
+        &self,
+        feed_id: i64,
+        prefetched: Option<FetchResponse>,
+    ) -> Result<FeedReport, RefreshError> {
         let config = &self.inner.config;
         let now = Utc::now().timestamp();
         let claimed = self
@@ -226,25 +251,54 @@ impl Fetcher {
             .store
             .claim_feed(feed_id, &config.owner, now, config.lease.as_secs() as i64)
             .await?;
-        match claimed {
-            Some(due) => Ok(self.fetch_claimed(due).await),
-            None => match self.inner.store.feed_fetch_state(feed_id).await {
-                Ok(_) => Err(RefreshError::Busy(feed_id)),
-                Err(StoreError::NotFound(_)) => Err(RefreshError::NotFound(feed_id)),
-                Err(error) => Err(error.into()),
-            },
+        if let Some(due) = claimed {
+            return Ok(self.fetch_claimed_with(due, prefetched).await);
+        }
+        match self.inner.store.feed_fetch_state(feed_id).await {
+            Ok(_) => Err(RefreshError::Busy(feed_id)),
+            Err(StoreError::NotFound(_)) => Err(RefreshError::NotFound(feed_id)),
+            Err(error) => Err(error.into()),
         }
     }
 
     /// Refreshes each feed of `ids` as [`Fetcher::refresh_feed`] does, several at once, and
     /// hands each result to `each` as it comes. At most [`WorkerConfig::in_flight`] feeds are
-    /// in progress at once, so memory stays flat however many ids there are. Returns how many
-    /// feeds were tried.
+    /// in progress at once. Returns how many feeds were tried.
     pub async fn refresh_feeds(
         &self,
         ids: impl IntoIterator<Item = i64>,
-        mut each: impl FnMut(i64, Result<FeedReport, RefreshError>),
+        each: impl FnMut(i64, Result<FeedReport, RefreshError>),
     ) -> u64 {
+        let pages = Pages::Given(Some(ids.into_iter().collect()));
+        // Given ids are not read from the store, so this cannot fail.
+        self.refresh_pages(pages, each).await.unwrap_or_default()
+    }
+
+    /// Refreshes every feed that has subscribers, stopped ones included, as
+    /// [`Fetcher::refresh_feed`] does (`tidings refresh --all`). The ids are read from the
+    /// store [`REFRESH_PAGE`] at a time, and at most [`WorkerConfig::in_flight`] feeds are in
+    /// progress at once: memory does not grow with the number of feeds. Returns how many
+    /// feeds were tried; a database error reading the ids ends the refresh once the feeds in
+    /// progress are done.
+    pub async fn refresh_all(
+        &self,
+        each: impl FnMut(i64, Result<FeedReport, RefreshError>),
+    ) -> Result<u64, StoreError> {
+        let pages = Pages::Subscribed {
+            after: 0,
+            exhausted: false,
+        };
+        self.refresh_pages(pages, each).await
+    }
+
+    /// The loop of [`Fetcher::refresh_feeds`] and [`Fetcher::refresh_all`]: takes pages of ids
+    /// from `pages` while at most
+    /// [`WorkerConfig::in_flight`] feeds are in progress.
+    async fn refresh_pages(
+        &self,
+        mut pages: Pages,
+        mut each: impl FnMut(i64, Result<FeedReport, RefreshError>),
+    ) -> Result<u64, StoreError> {
         let in_flight = self.inner.config.in_flight();
         let mut tasks: tokio::task::JoinSet<(i64, Result<FeedReport, RefreshError>)> =
             tokio::task::JoinSet::new();
@@ -259,19 +313,33 @@ impl Fetcher {
                 Err(_) => {}
             }
         };
-        for id in ids {
-            if tasks.len() >= in_flight
-                && let Some(done) = tasks.join_next().await
-            {
-                finished(done);
+        let mut failure = None;
+        loop {
+            let page = match pages.next(&self.inner.store).await {
+                Ok(Some(page)) if !page.is_empty() => page,
+                Ok(_) => break,
+                Err(error) => {
+                    failure = Some(error);
+                    break;
+                }
+            };
+            for id in page {
+                if tasks.len() >= in_flight
+                    && let Some(done) = tasks.join_next().await
+                {
+                    finished(done);
+                }
+                let fetcher = self.clone();
+                tasks.spawn(async move { (id, fetcher.refresh_feed(id).await) });
             }
-            let fetcher = self.clone();
-            tasks.spawn(async move { (id, fetcher.refresh_feed(id).await) });
         }
         while let Some(done) = tasks.join_next().await {
             finished(done);
         }
-        tried
+        match failure {
+            Some(error) => Err(error),
+            None => Ok(tried),
+        }
     }
 
     /// Fetches `url` once (through the guard and the per-host limiter) and checks that it
@@ -309,6 +377,16 @@ impl Fetcher {
     /// Fetches a feed this fetcher's owner has claimed, stores everything, releases the lease.
     /// Never fails: problems are in the report (and the lease expires if nothing was stored).
     pub async fn fetch_claimed(&self, due: DueFeed) -> FeedReport {
+        self.fetch_claimed_with(due, None).await
+    }
+
+    /// [`Fetcher::fetch_claimed`], with the response already in hand when `prefetched` is
+    /// `Some`.
+    async fn fetch_claimed_with(
+        &self,
+        due: DueFeed,
+        prefetched: Option<FetchResponse>,
+    ) -> FeedReport {
         let started = Instant::now();
         let mut report = FeedReport {
             feed_id: due.feed_id,
@@ -328,7 +406,7 @@ impl Fetcher {
             recorded: false,
             elapsed_ms: 0,
         };
-        let round = self.round(&due, &mut report).await;
+        let round = self.round(&due, &mut report, prefetched).await;
         report.elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         let failure_reason = match &round {
             Err(_) => Some("storage".to_owned()),
@@ -355,12 +433,20 @@ impl Fetcher {
         &self,
         due: &DueFeed,
         report: &mut FeedReport,
+        prefetched: Option<FetchResponse>,
     ) -> Result<Option<String>, StoreError> {
         let store = &self.inner.store;
         let owner = &self.inner.config.owner;
         // The slot is held until the outcome is stored, so `concurrency` bounds parsing and
         // storing too.
-        let (fetched, _slot) = self.fetch(due).await;
+        let (fetched, _slot) = match prefetched {
+            // Never closed, so this always yields a permit.
+            Some(response) => (
+                Ok(response),
+                Arc::clone(&self.inner.slots).acquire_owned().await.ok(),
+            ),
+            None => self.fetch(due).await,
+        };
         if let Err(error) = &fetched
             && error.kind() == FailureKind::Refused
             && !self.inner.config.record_refusals
@@ -669,6 +755,34 @@ impl Fetcher {
     /// such as `tidings refresh`, and tests).
     pub async fn wait_for_favicons(&self) {
         self.inner.favicons.wait_idle().await;
+    }
+}
+
+/// Where [`Fetcher::refresh_pages`] takes its feed ids from.
+enum Pages {
+    /// The ids given, in one page.
+    Given(Option<Vec<i64>>),
+    /// Every feed with subscribers, by keyset pages of ids above `after`.
+    Subscribed { after: i64, exhausted: bool },
+}
+
+impl Pages {
+    /// The next page of ids; `None` or an empty page when there are no more.
+    async fn next(&mut self, store: &Store) -> Result<Option<Vec<i64>>, StoreError> {
+        match self {
+            Pages::Given(ids) => Ok(ids.take()),
+            Pages::Subscribed {
+                exhausted: true, ..
+            } => Ok(None),
+            Pages::Subscribed { after, exhausted } => {
+                let ids = store.subscribed_feed_ids(*after, REFRESH_PAGE).await?;
+                *exhausted = (ids.len() as i64) < REFRESH_PAGE;
+                if let Some(&last) = ids.last() {
+                    *after = last;
+                }
+                Ok(Some(ids))
+            }
+        }
     }
 }
 

@@ -13,7 +13,9 @@ use axum::extract::Path;
 use axum::http::header;
 use axum::routing::get;
 use support::{TestServer, fetcher_with, follow, local_client, user};
-use tidings_worker::FetchResult;
+use tidings_worker::{
+    FetchResult, Fetcher, SubscribeRequest, Subscribed, subscribe_with_discovery,
+};
 
 const PNG: &[u8] = b"\x89PNG\r\n\x1a\nrest-of-image";
 
@@ -119,3 +121,52 @@ on_both_engines!(each_site_gets_its_own_lookup, |db| {
         assert_eq!(favicon.data.as_deref(), Some(PNG));
     }
 });
+
+/// Subscribes `user_id` by `url`, as `POST /subscriptions` does.
+async fn subscribe_to(fetcher: &Fetcher, user_id: i64, url: &str) -> Subscribed {
+    let request = SubscribeRequest {
+        url: url.to_owned(),
+        ..Default::default()
+    };
+    subscribe_with_discovery(fetcher, user_id, &request)
+        .await
+        .unwrap()
+}
+
+on_both_engines!(
+    subscribing_costs_one_request_per_feed_and_one_lookup_per_site,
+    |db| {
+        let store = db.migrated().await;
+        let alice = user(&store, "alice").await;
+        let server = site().await;
+        let fetcher = fetcher_with(&store, local_client(Duration::from_secs(5)), |config| {
+            config.favicons = true;
+        });
+        // By the feed's own URL: discovery's request is the first fetch; nothing is asked twice.
+        let subscribed = subscribe_to(&fetcher, alice, &server.url("/feed/1")).await;
+        let first = subscribed.first_fetch.expect("fetched at once");
+        assert_eq!(first.result, FetchResult::Parsed);
+        assert_eq!(first.items_inserted, 1);
+        assert_eq!(server.hits("/feed/1"), 1, "{:?}", server.hits_by_path());
+        // The fetch was recorded as one: the next one is conditional on what it stored.
+        let state = store.feed_fetch_state(first.feed_id).await.unwrap();
+        assert!(state.last_checked_at.is_some(), "{state:?}");
+
+        // A second feed of the same site, again by its URL, while the first's favicon lookup may
+        // still be running: one request for the feed, and the site is looked up once for both.
+        let second = subscribe_to(&fetcher, alice, &server.url("/feed/2")).await;
+        assert_eq!(
+            second.first_fetch.expect("fetched").result,
+            FetchResult::Parsed
+        );
+        fetcher.wait_for_favicons().await;
+        assert_eq!(server.hits("/feed/2"), 1);
+        assert_eq!(server.hits("/"), 1, "{:?}", server.hits_by_path());
+        assert_eq!(server.hits("/icon.png"), 1);
+        assert_eq!(server.total_hits(), 4, "{:?}", server.hits_by_path());
+        for feed in [first.feed_id, second.subscription.feed_id] {
+            let favicon = store.favicon(feed).await.unwrap().expect("stored");
+            assert_eq!(favicon.data.as_deref(), Some(PNG));
+        }
+    }
+);

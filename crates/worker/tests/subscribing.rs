@@ -51,6 +51,15 @@ on_both_engines!(a_page_url_subscribes_to_its_feed_and_fetches_it, |db| {
     assert_eq!(first.items_inserted, 4);
     // Atom ranks first but does not load; the RSS feed that does is chosen.
     assert_eq!(server.hits("/missing.xml"), 1);
+    // The page and the feed are asked for once each: the check that found the feed is its
+    // first fetch.
+    assert_eq!(server.hits("/blog/"), 1);
+    assert_eq!(
+        server.hits("/blog/rss.xml"),
+        1,
+        "{:?}",
+        server.hits_by_path()
+    );
     let again = subscribe_with_discovery(
         &fetcher,
         alice,
@@ -76,6 +85,31 @@ on_both_engines!(a_page_url_subscribes_to_its_feed_and_fetches_it, |db| {
     )
     .await;
     assert!(matches!(none, Err(SubscribeError::NoFeed(_))), "{none:?}");
+
+    // A conventional path that answers with a feed is asked for once too (on a site of its
+    // own: every page of the first one would find it).
+    let server = TestServer::start(
+        Router::new()
+            .route(
+                "/plain/",
+                get(|| async { "<html><body>no links</body></html>" }),
+            )
+            .route("/feed", get(|| async { rss("plain", 2) })),
+    )
+    .await;
+    let probed = subscribe_with_discovery(
+        &fetcher,
+        alice,
+        &SubscribeRequest {
+            url: server.url("/plain/"),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(probed.subscription.feed_url, server.url("/feed"));
+    assert_eq!(probed.first_fetch.expect("fetched").items_inserted, 2);
+    assert_eq!(server.hits("/feed"), 1, "{:?}", server.hits_by_path());
 });
 
 /// A local site for imports: RSS feeds at `/feeds/{name}`, a page at `/page`, and 404
