@@ -4,7 +4,8 @@
 //!   (401), the read-only key and CSRF checks (403), unknown ids (404), the rate limiters
 //!   (429, with their headers), the request-head limits (414, 431) and server faults (500);
 //! - the security of every operation that needs credentials;
-//! - formats (`date-time`, `uri`) and the values of every field that takes one of a few words.
+//! - formats (`date-time`, `uri`), the values of every field that takes one of a few words,
+//!   integer ranges and list lengths.
 //!
 //! A handler that declares one of these statuses itself keeps its own, more precise,
 //! description. A schema-driven fuzzer (`crates/server/tests/api_contract.rs`) checks that
@@ -346,10 +347,22 @@ fn describe_parameter(parameter: &mut Parameter) {
     }
 }
 
+/// The most elements a request's list field takes, by schema and field.
+const ARRAY_LIMITS: &[(&str, &str, usize)] = &[("MarkRead", "ids", tidings_store::MAX_MARK_IDS)];
+
 fn describe_properties(schema: &str, object: &mut Object) {
     for (field, property) in object.properties.iter_mut() {
-        if let RefOr::T(Schema::Object(property)) = property {
-            describe_field(schema, field, property);
+        match property {
+            RefOr::T(Schema::Object(property)) => describe_field(schema, field, property),
+            RefOr::T(Schema::Array(array)) => {
+                if let Some((_, _, most)) = ARRAY_LIMITS
+                    .iter()
+                    .find(|(s, f, _)| *s == schema && *f == field)
+                {
+                    array.max_items = Some(*most);
+                }
+            }
+            _ => {}
         }
     }
 }
@@ -430,6 +443,10 @@ mod tests {
                 property["format"].is_string(),
                 "{schema}.{field}: {property}"
             );
+        }
+        for (schema, field, most) in ARRAY_LIMITS {
+            let property = &schemas[schema]["properties"][field];
+            assert_eq!(property["maxItems"], *most, "{schema}.{field}: {property}");
         }
         for (schema, field, minimum, maximum, _) in integer_bounds() {
             let found = if schema == "query" {
