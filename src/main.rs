@@ -23,7 +23,7 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Run the server: the web UI, the API and health checks, migrating the database first.
-    Serve(commands::serve::ServeArgs),
+    Serve(Box<commands::serve::ServeArgs>),
     /// Apply pending database migrations and exit.
     Migrate(commands::migrate::MigrateArgs),
     /// Write a consistent copy of the SQLite database while tidings runs (PostgreSQL: pg_dump).
@@ -78,7 +78,7 @@ fn main() -> ExitCode {
     };
     let result = runtime.block_on(async {
         match cli.command {
-            Command::Serve(args) => commands::serve::run(&config, args).await,
+            Command::Serve(args) => commands::serve::run(&config, *args).await,
             Command::Migrate(args) => commands::migrate::run(&config, args).await,
             Command::Backup(args) => commands::backup::run(&config, args).await,
             Command::User(command) => commands::user::run(&config, command).await,

@@ -520,6 +520,11 @@ fn bad_settings_exit_2_naming_the_variable() {
         ("TIDINGS_DATABASE_MAX_CONNECTIONS", "-1", "whole number"),
         ("TIDINGS_BASE_URL", "ftp://x", "https://"),
         ("TIDINGS_MEDIA_PROXY", "sometimes", "off, http or all"),
+        (
+            "TIDINGS_METRICS_ALLOWED_NETWORKS",
+            "10.0.0.0/33",
+            "CIDR ranges",
+        ),
     ];
     for (variable, value, accepted) in cases {
         let (code, _, err) = run(tidings(dir.path()).arg("serve").env(variable, value), None);
@@ -546,6 +551,19 @@ fn bad_settings_exit_2_naming_the_variable() {
         "{err}"
     );
     assert!(!err.contains("short secret"), "{err}");
+    // So is a short metrics token.
+    let (code, _, err) = run(
+        tidings(dir.path())
+            .arg("serve")
+            .env("TIDINGS_METRICS_TOKEN", "tiny token"),
+        None,
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("TIDINGS_METRICS_TOKEN") && err.contains("16 characters"),
+        "{err}"
+    );
+    assert!(!err.contains("tiny token"), "{err}");
     // An unknown flag is clap's exit 2 as well.
     let (code, _, _) = run(tidings(dir.path()).args(["serve", "--bogus"]), None);
     assert_eq!(code, 2);

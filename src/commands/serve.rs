@@ -70,6 +70,63 @@ pub struct ApiArgs {
     /// Without it each process makes its own, and proxied URLs end with the process.
     #[arg(long, env = "TIDINGS_MEDIA_PROXY_KEY", hide_env_values = true)]
     pub media_proxy_key: Option<String>,
+
+    /// Networks whose clients may read /metrics, comma-separated addresses or CIDR ranges
+    /// (default: loopback, 127.0.0.0/8 and ::1).
+    #[arg(
+        long,
+        env = "TIDINGS_METRICS_ALLOWED_NETWORKS",
+        default_value = "127.0.0.0/8,::1"
+    )]
+    pub metrics_allowed_networks: String,
+
+    /// A token that lets any client read /metrics with `Authorization: Bearer TOKEN`
+    /// (16 characters or more). None by default.
+    #[arg(long, env = "TIDINGS_METRICS_TOKEN", hide_env_values = true)]
+    pub metrics_token: Option<String>,
+}
+
+/// The secret of `variable` / `flag`, trimmed, when it is set; refused when shorter than
+/// `min_len` (the message hides the value).
+fn check_secret<'v>(
+    value: Option<&'v str>,
+    min_len: usize,
+    variable: &'static str,
+    flag: &'static str,
+) -> Result<Option<&'v str>, ConfigError> {
+    match value.map(str::trim) {
+        Some(secret) if secret.len() < min_len => Err(ConfigError {
+            variable,
+            flag,
+            value: "(hidden)".into(),
+            expected: format!("a secret of at least {min_len} characters"),
+        }),
+        secret => Ok(secret),
+    }
+}
+
+/// Parses a comma-separated list of addresses and CIDR ranges of `variable` / `flag`.
+fn parse_networks(
+    value: &str,
+    variable: &'static str,
+    flag: &'static str,
+) -> Result<Vec<tidings_fetch::IpNetwork>, ConfigError> {
+    value
+        .split(',')
+        .map(str::trim)
+        .filter(|part| !part.is_empty())
+        .map(|part| {
+            part.parse::<tidings_fetch::IpNetwork>()
+                .map_err(|_| ConfigError {
+                    variable,
+                    flag,
+                    value: part.to_string(),
+                    expected: "comma-separated IP addresses or CIDR ranges such as \
+                               127.0.0.1,10.0.0.0/8"
+                        .into(),
+                })
+        })
+        .collect()
 }
 
 impl ApiArgs {
@@ -106,26 +163,24 @@ impl ApiArgs {
                 }
             }
         }
-        for proxy in self
-            .trusted_proxies
-            .split(',')
-            .map(str::trim)
-            .filter(|p| !p.is_empty())
-        {
-            match proxy.parse::<tidings_fetch::IpNetwork>() {
-                Ok(network) => server.trusted_proxies.push(network),
-                Err(_) => {
-                    return Err(ConfigError {
-                        variable: "TIDINGS_TRUSTED_PROXIES",
-                        flag: "--trusted-proxies",
-                        value: proxy.to_string(),
-                        expected: "comma-separated IP addresses or CIDR ranges such as \
-                                   127.0.0.1,10.0.0.0/8"
-                            .into(),
-                    });
-                }
-            }
-        }
+        server.trusted_proxies = parse_networks(
+            &self.trusted_proxies,
+            "TIDINGS_TRUSTED_PROXIES",
+            "--trusted-proxies",
+        )?;
+        let metrics_networks = parse_networks(
+            &self.metrics_allowed_networks,
+            "TIDINGS_METRICS_ALLOWED_NETWORKS",
+            "--metrics-allowed-networks",
+        )?;
+        let metrics_token = check_secret(
+            self.metrics_token.as_deref(),
+            16,
+            "TIDINGS_METRICS_TOKEN",
+            "--metrics-token",
+        )?;
+        server.metrics_access =
+            tidings_server::metrics::MetricsAccess::new(metrics_networks, metrics_token);
         server.max_subscriptions = config::check_number(
             &self.max_subscriptions,
             1..=100_000,
@@ -144,17 +199,12 @@ impl ApiArgs {
             "TIDINGS_SESSION_LIFETIME_DAYS",
             "--session-lifetime-days",
         )?;
-        let key = self.media_proxy_key.as_deref().map(str::trim);
-        if let Some(key) = key
-            && key.len() < 32
-        {
-            return Err(ConfigError {
-                variable: "TIDINGS_MEDIA_PROXY_KEY",
-                flag: "--media-proxy-key",
-                value: "(hidden)".into(),
-                expected: "a secret of at least 32 characters".into(),
-            });
-        }
+        let key = check_secret(
+            self.media_proxy_key.as_deref(),
+            32,
+            "TIDINGS_MEDIA_PROXY_KEY",
+            "--media-proxy-key",
+        )?;
         server.media_proxy = tidings_server::media::MediaProxy::new(media_proxy, key);
         server.session_idle = std::time::Duration::from_secs(idle * 86_400);
         server.session_lifetime = std::time::Duration::from_secs(lifetime * 86_400);

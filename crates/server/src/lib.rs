@@ -6,7 +6,9 @@
 pub mod api;
 pub mod health;
 pub mod media;
+pub mod metrics;
 pub mod middleware;
+pub mod observe;
 pub mod password;
 pub mod ratelimit;
 pub mod setup;
@@ -45,6 +47,8 @@ pub struct ServerConfig {
     pub max_subscriptions: i64,
     /// The opt-in media proxy for items' images (off by default).
     pub media_proxy: media::MediaProxy,
+    /// Who may read `/metrics` (loopback only by default).
+    pub metrics_access: metrics::MetricsAccess,
 }
 
 impl ServerConfig {
@@ -58,6 +62,7 @@ impl ServerConfig {
             session_lifetime: Duration::from_secs(60 * 24 * 3600),
             max_subscriptions: 100,
             media_proxy: media::MediaProxy::default(),
+            metrics_access: metrics::MetricsAccess::default(),
         }
     }
 }
@@ -77,6 +82,8 @@ pub struct AppState {
     /// A password hash to verify against when a sign-in names an unknown user, so that the
     /// answer takes as long as for a known one.
     pub decoy_hash: Arc<String>,
+    /// The server's own series for `/metrics` (the worker's are in `fetcher`).
+    pub metrics: Arc<metrics::ServerMetrics>,
 }
 
 impl std::fmt::Debug for AppState {
@@ -99,6 +106,7 @@ impl AppState {
             limits: Arc::new(RateLimits::standard()),
             fetcher,
             decoy_hash: Arc::new(decoy),
+            metrics: Arc::new(metrics::ServerMetrics::default()),
         }
     }
 }
@@ -110,6 +118,7 @@ pub fn router(state: AppState) -> Router {
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
         .route("/media", get(media::serve_media))
+        .route("/metrics", get(metrics::serve_metrics))
         .nest("/api/v1", api)
         .merge(sync::router())
         .merge(ui::router())
@@ -124,6 +133,12 @@ pub fn router(state: AppState) -> Router {
         ))
         // gzip or brotli, as the client accepts; images and tiny bodies are left as they are.
         .layer(CompressionLayer::new())
+        // Outside the others, so the count and the log line see every answer (a 429 or 403 of
+        // `protect` too). A layer of the router still sees the matched route template.
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            observe::observe,
+        ))
         // Failures are logged once, where they happen and with their cause (ApiError::internal,
         // the sync APIs, the readiness check); the trace layer's own line for a 5xx answer would
         // repeat it, so it is at debug level with the rest of the request trace.

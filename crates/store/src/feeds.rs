@@ -568,7 +568,7 @@ impl Store {
         let claimed: Vec<i64> = match self.engine() {
             Engine::Sqlite => with_db!(self, write, |db| {
                 sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
-                    "{CLAIM_UPDATE} ({DUE_SELECT}) RETURNING feed_id"
+                    "{CLAIM_UPDATE} (SELECT st.feed_id {DUE_FEEDS} {DUE_ORDER}) RETURNING feed_id"
                 )))
                 .bind(owner)
                 .bind(lease_until)
@@ -579,7 +579,7 @@ impl Store {
             }),
             Engine::Postgres => with_db!(self, write, |db| {
                 sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
-                    "{CLAIM_UPDATE} ({DUE_SELECT} FOR UPDATE OF st SKIP LOCKED) RETURNING feed_id"
+                    "{CLAIM_UPDATE} (SELECT st.feed_id {DUE_FEEDS} {DUE_ORDER} FOR UPDATE OF st SKIP LOCKED) RETURNING feed_id"
                 )))
                 .bind(owner)
                 .bind(lease_until)
@@ -795,16 +795,18 @@ fn due_feed_from_row(row: DueFeedRow) -> DueFeed {
 const CLAIM_UPDATE: &str =
     "UPDATE feed_fetch_state SET lease_owner = $1, lease_until = $2 WHERE feed_id IN";
 
-/// The due feeds, oldest due first. Binds: `$3` = now, `$4` = limit.
-const DUE_SELECT: &str = "SELECT st.feed_id FROM feed_fetch_state st
+/// The feeds due at `$3` (now) and not leased: the claim's rows, and the queue depth of
+/// `/metrics`. `$3` is the only parameter, so a query with no other renumbers it.
+pub(crate) const DUE_FEEDS: &str = "FROM feed_fetch_state st
     JOIN feeds f ON f.id = st.feed_id
     WHERE st.status <> 'stopped' AND f.suspended = FALSE
       AND st.next_check_at <= $3
       AND (st.retry_after_until IS NULL OR st.retry_after_until <= $3)
       AND (st.lease_until IS NULL OR st.lease_until <= $3)
-      AND EXISTS (SELECT 1 FROM subscriptions s WHERE s.feed_id = st.feed_id)
-    ORDER BY st.next_check_at, st.feed_id
-    LIMIT $4";
+      AND EXISTS (SELECT 1 FROM subscriptions s WHERE s.feed_id = st.feed_id)";
+
+/// Oldest due first, at most `$4`.
+const DUE_ORDER: &str = "ORDER BY st.next_check_at, st.feed_id LIMIT $4";
 
 fn clean_title(title: Option<&str>) -> Option<String> {
     title

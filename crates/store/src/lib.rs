@@ -21,6 +21,7 @@ mod feeds;
 mod fetching;
 mod items;
 mod migrate;
+mod operations;
 mod preferences;
 mod reading;
 mod search;
@@ -51,6 +52,7 @@ pub use feeds::{
 pub use fetching::{Favicon, FeedBody, FeedFetchState, FeedMove, JobRun, OpmlImportRecord};
 pub use items::{Enclosure, Item, ItemState, NewItem, UpsertCounts};
 pub use migrate::{MIGRATIONS, Migration, SchemaStatus};
+pub use operations::{FetchQueue, PoolUse};
 pub use preferences::{
     DEFAULT_VIEWS, MAX_PREFERRED_PAGE_SIZE, MIN_PREFERRED_PAGE_SIZE, PreferenceChanges,
     Preferences, THEMES,

@@ -2,15 +2,19 @@
 //! text format by whoever serves `/metrics`.
 //!
 //! A small struct of atomics rather than the `metrics` facade: no global recorder to install
-//! (several workers in one test process each read their own counts), no new dependency, and
-//! the text format is a few lines. The names and labels follow Prometheus conventions, so an
-//! exporter crate can replace [`WorkerMetrics::render_prometheus`] later without renaming.
+//! (several workers in one test process each read their own counts). The text is encoded by
+//! `prometheus-client` through a collector ([`WorkerMetrics::collector`]), so the server puts
+//! these series in the same registry as its own.
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
+
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric, NoLabelSet};
+use prometheus_client::metrics::MetricType;
+use prometheus_client::metrics::counter::ConstCounter;
 
 /// Upper bounds of the fetch-latency histogram's buckets, in seconds.
 pub const LATENCY_BUCKETS: [f64; 10] = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0];
@@ -223,168 +227,191 @@ impl WorkerMetrics {
 
     /// The counters in the Prometheus text exposition format (version 0.0.4), for `/metrics`.
     pub fn render_prometheus(&self) -> String {
-        let snapshot = self.snapshot();
+        let mut registry = prometheus_client::registry::Registry::default();
+        registry.register_collector(Box::new(WorkerCollector(self.snapshot_with_buckets())));
         let mut out = String::new();
-        let mut results = snapshot.results.clone();
-        for result in [
+        // Writing into a String cannot fail; a collector error would leave the text cut short.
+        let _ = prometheus_client::encoding::prometheus_text::encode(&mut out, &registry);
+        out
+    }
+
+    /// A snapshot together with the latency buckets (cumulative counts), for the exporter.
+    fn snapshot_with_buckets(&self) -> (MetricsSnapshot, [u64; LATENCY_BUCKETS.len()]) {
+        let buckets =
+            std::array::from_fn(|index| self.latency_buckets[index].load(Ordering::Relaxed));
+        (self.snapshot(), buckets)
+    }
+
+    /// A collector of these counters for a [`prometheus_client`] registry: each scrape encodes
+    /// the counts of that moment, so a server can put them in its own registry beside others.
+    pub fn collector(self: &std::sync::Arc<Self>) -> Box<dyn Collector> {
+        Box::new(LiveWorkerCollector(std::sync::Arc::clone(self)))
+    }
+}
+
+/// The worker's counters of one moment, encoded with `prometheus-client` (the official
+/// Prometheus client for Rust) rather than formatted by hand, so names, escaping, counter
+/// suffixes and histogram buckets follow the format exactly.
+#[derive(Debug)]
+struct WorkerCollector((MetricsSnapshot, [u64; LATENCY_BUCKETS.len()]));
+
+/// [`WorkerCollector`] over the live counters, snapshotted at each scrape.
+#[derive(Debug)]
+struct LiveWorkerCollector(std::sync::Arc<WorkerMetrics>);
+
+impl Collector for LiveWorkerCollector {
+    fn encode(&self, encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        WorkerCollector(self.0.snapshot_with_buckets()).encode(encoder)
+    }
+}
+
+/// One label name and value.
+type Label = [(&'static str, String); 1];
+
+fn label(name: &'static str, value: impl ToString) -> Label {
+    [(name, value.to_string())]
+}
+
+/// Encodes one counter family: its name (without `_total`, which the encoder adds), help and
+/// one value per label set.
+fn counter_family(
+    encoder: &mut DescriptorEncoder,
+    name: &str,
+    help: &str,
+    samples: impl IntoIterator<Item = (Option<Label>, u64)>,
+) -> Result<(), std::fmt::Error> {
+    let mut metric = encoder.encode_descriptor(name, help, None, MetricType::Counter)?;
+    for (labels, value) in samples {
+        match labels {
+            Some(labels) => ConstCounter::new(value).encode(metric.encode_family(&labels)?)?,
+            None => ConstCounter::new(value).encode(metric.encode_family(&NO_LABELS)?)?,
+        }
+    }
+    Ok(())
+}
+
+/// An empty label set.
+const NO_LABELS: [(&str, &str); 0] = [];
+
+impl Collector for WorkerCollector {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let (snapshot, cumulative) = &self.0;
+        let results = [
             FetchResult::Parsed,
             FetchResult::NotModified,
             FetchResult::Unchanged,
             FetchResult::ParseFailed,
             FetchResult::HttpError,
             FetchResult::Failed,
-        ] {
-            results.entry(result).or_insert(0);
-        }
-        family(
-            &mut out,
-            "tidings_fetches_total",
-            "counter",
+        ];
+        counter_family(
+            &mut encoder,
+            "tidings_fetches",
             "Feed fetches by result.",
-            results.iter().map(|(result, count)| {
-                (format!("{{result=\"{}\"}}", result.as_str()), *count as f64)
+            results.map(|result| {
+                (
+                    Some(label("result", result.as_str())),
+                    snapshot.result(result),
+                )
             }),
-        );
-        family(
-            &mut out,
-            "tidings_fetch_failures_total",
-            "counter",
+        )?;
+        counter_family(
+            &mut encoder,
+            "tidings_fetch_failures",
             "Failed fetches by reason.",
-            snapshot.failures.iter().map(|(reason, count)| {
-                (format!("{{reason=\"{}\"}}", escape(reason)), *count as f64)
-            }),
-        );
-        family(
-            &mut out,
-            "tidings_fetch_parse_failures_total",
-            "counter",
+            snapshot
+                .failures
+                .iter()
+                .map(|(reason, count)| (Some(label("reason", reason)), *count)),
+        )?;
+        counter_family(
+            &mut encoder,
+            "tidings_fetch_parse_failures",
             "Fetched bodies that were not a feed.",
-            [(
-                String::new(),
-                snapshot.result(FetchResult::ParseFailed) as f64,
-            )],
-        );
-        family(
-            &mut out,
-            "tidings_fetch_http_status_total",
-            "counter",
+            [(None, snapshot.result(FetchResult::ParseFailed))],
+        )?;
+        counter_family(
+            &mut encoder,
+            "tidings_fetch_http_status",
             "Fetch responses by final HTTP status.",
             snapshot
                 .statuses
                 .iter()
-                .map(|(status, count)| (format!("{{status=\"{status}\"}}"), *count as f64)),
-        );
-        let name = "tidings_fetch_duration_seconds";
-        let _ = writeln!(
-            out,
-            "# HELP {name} Time from request to stored outcome.\n# TYPE {name} histogram"
-        );
-        for (bucket, bound) in self.latency_buckets.iter().zip(LATENCY_BUCKETS) {
-            let _ = writeln!(
-                out,
-                "{name}_bucket{{le=\"{bound}\"}} {}",
-                bucket.load(Ordering::Relaxed)
-            );
-        }
-        let _ = writeln!(
-            out,
-            "{name}_bucket{{le=\"+Inf\"}} {}",
-            snapshot.latency_count
-        );
-        let _ = writeln!(out, "{name}_sum {}", snapshot.latency_sum_seconds);
-        let _ = writeln!(out, "{name}_count {}", snapshot.latency_count);
-        family(
-            &mut out,
-            "tidings_items_upserted_total",
-            "counter",
+                .map(|(status, count)| (Some(label("status", status)), *count)),
+        )?;
+        // The encoder takes each bucket's own count and sums them itself.
+        let mut previous = 0;
+        let buckets: Vec<(f64, u64)> = LATENCY_BUCKETS
+            .iter()
+            .zip(cumulative)
+            .map(|(bound, up_to)| {
+                let own = up_to.saturating_sub(previous);
+                previous = *up_to;
+                (*bound, own)
+            })
+            .collect();
+        encoder
+            .encode_descriptor(
+                "tidings_fetch_duration_seconds",
+                "Time from request to stored outcome.",
+                None,
+                MetricType::Histogram,
+            )?
+            .encode_histogram::<NoLabelSet>(
+                snapshot.latency_sum_seconds,
+                snapshot.latency_count,
+                &buckets,
+                None,
+            )?;
+        counter_family(
+            &mut encoder,
+            "tidings_items_upserted",
             "Items stored by the worker, new or changed.",
             [
-                (
-                    "{change=\"inserted\"}".to_owned(),
-                    snapshot.items_inserted as f64,
-                ),
-                (
-                    "{change=\"updated\"}".to_owned(),
-                    snapshot.items_updated as f64,
-                ),
+                (Some(label("change", "inserted")), snapshot.items_inserted),
+                (Some(label("change", "updated")), snapshot.items_updated),
             ],
-        );
-        family(
-            &mut out,
-            "tidings_feeds_moved_total",
-            "counter",
+        )?;
+        counter_family(
+            &mut encoder,
+            "tidings_feeds_moved",
             "Feeds moved by permanent redirects.",
             [
-                (
-                    "{kind=\"renamed\"}".to_owned(),
-                    snapshot.feeds_renamed as f64,
-                ),
-                ("{kind=\"merged\"}".to_owned(), snapshot.feeds_merged as f64),
+                (Some(label("kind", "renamed")), snapshot.feeds_renamed),
+                (Some(label("kind", "merged")), snapshot.feeds_merged),
             ],
-        );
-        family(
-            &mut out,
-            "tidings_favicons_total",
-            "counter",
+        )?;
+        counter_family(
+            &mut encoder,
+            "tidings_favicons",
             "Favicon attempts.",
             [
-                (
-                    "{result=\"found\"}".to_owned(),
-                    snapshot.favicons_found as f64,
-                ),
-                (
-                    "{result=\"missing\"}".to_owned(),
-                    snapshot.favicons_missing as f64,
-                ),
+                (Some(label("result", "found")), snapshot.favicons_found),
+                (Some(label("result", "missing")), snapshot.favicons_missing),
             ],
-        );
-        family(
-            &mut out,
-            "tidings_retention_deleted_total",
-            "counter",
+        )?;
+        counter_family(
+            &mut encoder,
+            "tidings_retention_deleted",
             "Rows deleted by retention.",
             [
                 (
-                    "{kind=\"items\"}".to_owned(),
-                    snapshot.retention_items_deleted as f64,
+                    Some(label("kind", "items")),
+                    snapshot.retention_items_deleted,
                 ),
                 (
-                    "{kind=\"feeds\"}".to_owned(),
-                    snapshot.retention_feeds_deleted as f64,
+                    Some(label("kind", "feeds")),
+                    snapshot.retention_feeds_deleted,
                 ),
             ],
-        );
-        family(
-            &mut out,
-            "tidings_fetch_lease_lost_total",
-            "counter",
+        )?;
+        counter_family(
+            &mut encoder,
+            "tidings_fetch_lease_lost",
             "Fetches not stored because their lease had expired.",
-            [(String::new(), snapshot.lease_lost as f64)],
-        );
-        out
+            [(None, snapshot.lease_lost)],
+        )
     }
-}
-
-/// Writes one metric family: its HELP and TYPE lines, then one line per labelled sample.
-fn family(
-    out: &mut String,
-    name: &str,
-    kind: &str,
-    help: &str,
-    samples: impl IntoIterator<Item = (String, f64)>,
-) {
-    let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
-    for (labels, value) in samples {
-        let _ = writeln!(out, "{name}{labels} {value}");
-    }
-}
-
-/// Escapes a label value (backslash, quote, newline).
-fn escape(value: &str) -> String {
-    value
-        .replace('\\', "\\\\")
-        .replace('"', "\\\"")
-        .replace('\n', "\\n")
 }
 
 #[cfg(test)]
@@ -432,10 +459,5 @@ mod tests {
         ] {
             assert!(text.contains(expected), "{expected} missing from\n{text}");
         }
-    }
-
-    #[test]
-    fn label_values_are_escaped() {
-        assert_eq!(escape("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
     }
 }

@@ -84,6 +84,7 @@ impl FromRequestParts<AppState> for Auth {
             }
             return Err(ApiError::unauthenticated());
         };
+        crate::observe::note_user(&parts.extensions, found.user.id);
         let auth = Auth {
             user: found.user,
             session_id: found.session_id,

@@ -1,0 +1,82 @@
+//! One place that sees every request (F62): it gives the request an id, times it, counts it in
+//! `/metrics` under its route template and logs one line for it.
+//!
+//! The line names the route template (`/api/v1/feeds/{id}`), never the path with its query:
+//! the sync protocols put passwords and keys in query strings (`/accounts/ClientLogin?Passwd=`,
+//! `?api_key=`), and headers and bodies (cookies, bearer keys, passwords) are never logged.
+
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use axum::extract::{MatchedPath, Request, State};
+use axum::http::HeaderValue;
+use axum::middleware::Next;
+use axum::response::Response;
+
+use crate::AppState;
+use crate::metrics::UNMATCHED_ROUTE;
+
+/// The header that carries the request id back to the client, to quote when reporting a
+/// problem; the same id is in the server's log line for the request.
+pub const REQUEST_ID_HEADER: &str = "x-request-id";
+
+/// Where authentication leaves the user's id, so the request's log line can name the user.
+#[derive(Debug, Clone, Default)]
+pub struct RequestUser(Arc<Mutex<Option<i64>>>);
+
+impl RequestUser {
+    /// Records the authenticated user.
+    pub fn set(&self, user_id: i64) {
+        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(user_id);
+    }
+
+    fn get(&self) -> Option<i64> {
+        *self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// Records the user of the request whose extensions these are, when there is a slot.
+pub fn note_user(extensions: &axum::http::Extensions, user_id: i64) {
+    if let Some(slot) = extensions.get::<RequestUser>() {
+        slot.set(user_id);
+    }
+}
+
+/// Times, counts and logs every request (the outermost of the application's layers).
+pub async fn observe(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
+    let started = Instant::now();
+    let request_id = format!("{:016x}", rand::random::<u64>());
+    let route = request.extensions().get::<MatchedPath>().map_or_else(
+        || UNMATCHED_ROUTE.to_owned(),
+        |path| path.as_str().to_owned(),
+    );
+    let method = request.method().as_str().to_owned();
+    let user = RequestUser::default();
+    request.extensions_mut().insert(user.clone());
+    let mut response = next.run(request).await;
+    let elapsed = started.elapsed();
+    let status = response.status();
+    let rate_scope = response
+        .headers()
+        .get("x-ratelimit-scope")
+        .and_then(|value| value.to_str().ok());
+    state
+        .metrics
+        .record_request(&route, &method, status, elapsed, rate_scope);
+    let duration_ms = elapsed.as_secs_f64() * 1000.0;
+    let user_id = user.get();
+    tracing::info!(
+        target: "tidings::request",
+        request_id = %request_id,
+        user_id,
+        method = %method,
+        route = %route,
+        status = status.as_u16(),
+        duration_ms,
+        "request"
+    );
+    if let Ok(value) = HeaderValue::from_str(&request_id) {
+        response.headers_mut().insert(REQUEST_ID_HEADER, value);
+    }
+    response
+}
