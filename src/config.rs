@@ -57,6 +57,16 @@ pub struct GlobalArgs {
     )]
     pub database_max_connections: String,
 
+    /// Milliseconds an operation waits to reach PostgreSQL before the request is answered 503
+    /// (the database is unreachable), 50-60000. A pool that is only busy queues up to 10 s.
+    #[arg(
+        long,
+        env = "TIDINGS_DATABASE_ACQUIRE_TIMEOUT_MS",
+        default_value = "750",
+        global = true
+    )]
+    pub database_acquire_timeout_ms: String,
+
     /// Log level: error, warn, info, debug or trace, or a filter such as
     /// "info,tidings_store=debug".
     #[arg(long, env = "TIDINGS_LOG_LEVEL", default_value = "info", global = true)]
@@ -88,6 +98,8 @@ pub struct GlobalConfig {
     pub database_url: String,
     /// The connection limit.
     pub database_max_connections: u32,
+    /// How long an operation waits for a PostgreSQL connection.
+    pub database_acquire_timeout: std::time::Duration,
     /// The tracing filter directive.
     pub log_filter: tracing_subscriber::EnvFilter,
     /// The log format.
@@ -105,6 +117,12 @@ impl GlobalArgs {
                 "TIDINGS_DATABASE_MAX_CONNECTIONS",
                 "--database-max-connections",
             )?,
+            database_acquire_timeout: std::time::Duration::from_millis(check_number(
+                &self.database_acquire_timeout_ms,
+                50..=60_000,
+                "TIDINGS_DATABASE_ACQUIRE_TIMEOUT_MS",
+                "--database-acquire-timeout-ms",
+            )?),
             log_filter: check_log_level(&self.log_level)?,
             log_format: match self.log_format.trim().to_ascii_lowercase().as_str() {
                 "text" => LogFormat::Text,
@@ -252,6 +270,7 @@ mod tests {
         GlobalArgs {
             database_url: "sqlite://tidings.db".into(),
             database_max_connections: "10".into(),
+            database_acquire_timeout_ms: "750".into(),
             log_level: "info".into(),
             log_format: "text".into(),
         }
@@ -302,6 +321,13 @@ mod tests {
                     ..args()
                 },
                 "TIDINGS_DATABASE_MAX_CONNECTIONS",
+            ),
+            (
+                GlobalArgs {
+                    database_acquire_timeout_ms: "10".into(),
+                    ..args()
+                },
+                "TIDINGS_DATABASE_ACQUIRE_TIMEOUT_MS",
             ),
             (
                 GlobalArgs {

@@ -445,6 +445,7 @@ async fn open_bench_store(
             "{url}{separator}options=-c%20search_path%3D{schema}"
         ));
         options.max_connections = config.database_max_connections;
+        options.acquire_timeout = config.database_acquire_timeout;
         let store = Store::connect(&options).await?;
         store.migrate().await?;
         return Ok((store, Some(schema)));

@@ -42,6 +42,7 @@ pub async fn open_existing_store(config: &GlobalConfig) -> anyhow::Result<Store>
 pub async fn connect_existing_store(config: &GlobalConfig) -> anyhow::Result<Store> {
     let mut options = StoreOptions::new(&config.database_url);
     options.max_connections = config.database_max_connections;
+    options.acquire_timeout = config.database_acquire_timeout;
     options.create_if_missing = false;
     let store = match Store::connect(&options).await {
         Ok(store) => store,
@@ -138,5 +139,6 @@ pub fn describe_database(config: &GlobalConfig, store: &Store) -> String {
 pub async fn connect_store(config: &GlobalConfig) -> anyhow::Result<Store> {
     let mut options = StoreOptions::new(&config.database_url);
     options.max_connections = config.database_max_connections;
+    options.acquire_timeout = config.database_acquire_timeout;
     Ok(Store::connect(&options).await?)
 }

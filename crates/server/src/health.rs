@@ -19,8 +19,12 @@ pub async fn healthz() -> Json<Value> {
 pub async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Value>) {
     let engine = state.store.engine().to_string();
     if let Err(error) = state.store.ping().await {
-        tracing::warn!(%error, "readiness: database unreachable");
-        return unavailable(&engine, "the database does not answer".to_string());
+        tracing::warn!(error = %crate::api::error::error_chain(&error), "readiness: database unreachable");
+        // Answered within the store's acquire timeout, so a balancer's check does not hang.
+        return unavailable(
+            &engine,
+            "the database does not answer: it is unreachable or too busy".to_string(),
+        );
     }
     match state.store.schema_status().await {
         Ok(SchemaStatus::Current { version }) => (

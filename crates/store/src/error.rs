@@ -53,6 +53,42 @@ pub enum StoreError {
 }
 
 impl StoreError {
+    /// Whether the database cannot answer now, though the request itself is fine: the server
+    /// is unreachable (refused, broken or timed-out connections, no free connection in time,
+    /// PostgreSQL shutting down, starting or out of connections) or, on SQLite, the database
+    /// stayed locked past the busy timeout. Trying again shortly may succeed, so the API
+    /// answers 503 with `Retry-After` rather than 500.
+    pub fn is_unavailable(&self) -> bool {
+        match self {
+            StoreError::Connect { .. } => true,
+            StoreError::Database(error) => StoreError::is_unavailable_error(error),
+            _ => false,
+        }
+    }
+
+    /// [`StoreError::is_unavailable`] for a driver error.
+    fn is_unavailable_error(error: &sqlx::Error) -> bool {
+        match error {
+            sqlx::Error::PoolTimedOut
+            | sqlx::Error::PoolClosed
+            | sqlx::Error::Io(_)
+            | sqlx::Error::Tls(_)
+            | sqlx::Error::WorkerCrashed => true,
+            sqlx::Error::Database(db) => {
+                if let Some(pg) = db.try_downcast_ref::<sqlx::postgres::PgDatabaseError>() {
+                    let code = pg.code();
+                    // Class 08: connection exceptions; 57P01–57P03: the server is shutting
+                    // down, crashed or is starting; 53300: too many connections.
+                    code.starts_with("08") || matches!(code, "57P01" | "57P02" | "57P03" | "53300")
+                } else {
+                    db.try_downcast_ref::<sqlx::sqlite::SqliteError>().is_some()
+                        && StoreError::is_sqlite_busy(error)
+                }
+            }
+            _ => false,
+        }
+    }
+
     /// Whether the error is the database reporting a unique-constraint violation.
     pub(crate) fn is_unique_violation(error: &sqlx::Error) -> bool {
         matches!(error, sqlx::Error::Database(db) if db.is_unique_violation())

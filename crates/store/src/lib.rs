@@ -107,7 +107,26 @@ pub struct StoreOptions {
     /// database turn this off, so a run in the wrong folder fails with
     /// [`StoreError::NoDatabase`] instead of creating an empty one.
     pub create_if_missing: bool,
+    /// How long an operation waits to reach PostgreSQL (a checked connection, or a new one
+    /// while the server refuses) before failing with an error that
+    /// [`StoreError::is_unavailable`] recognizes. Short, so that with the database down a
+    /// request is answered 503 at once rather than after seconds; a pool whose connections
+    /// are all in use is not down, and its operations queue up to [`BUSY_POOL_WAIT`]. Opening
+    /// the store waits longer ([`STARTUP_CONNECT_BUDGET`]) for a server that is still
+    /// starting. SQLite waits for its single writer instead (its busy timeout applies).
+    pub acquire_timeout: Duration,
 }
+
+/// How long an operation may queue for a connection of a PostgreSQL pool whose connections are
+/// all in use (and work): a burst of writes waits its turn instead of failing.
+pub const BUSY_POOL_WAIT: Duration = Duration::from_secs(10);
+
+/// The default of [`StoreOptions::acquire_timeout`].
+pub const DEFAULT_ACQUIRE_TIMEOUT: Duration = Duration::from_millis(750);
+
+/// How long opening a PostgreSQL store waits for the server to accept a connection, so that
+/// tidings and its database can start together.
+pub const STARTUP_CONNECT_BUDGET: Duration = Duration::from_secs(10);
 
 impl StoreOptions {
     /// Options with the defaults for the given database URL.
@@ -117,6 +136,7 @@ impl StoreOptions {
             max_connections: 10,
             busy_timeout: Duration::from_secs(10),
             create_if_missing: true,
+            acquire_timeout: DEFAULT_ACQUIRE_TIMEOUT,
         }
     }
 }
@@ -160,10 +180,48 @@ async fn connect_sqlite_pool(
     }
 }
 
+/// Opens (and closes) one connection to PostgreSQL, retrying while the server refuses
+/// connections or says it is starting, for at most `budget`; the error is the server's last
+/// answer, so a wrong password or database name is reported as such at once.
+async fn wait_for_postgres(
+    connect: &PgConnectOptions,
+    budget: Duration,
+) -> std::result::Result<(), sqlx::Error> {
+    use sqlx::Connection;
+    let deadline = std::time::Instant::now() + budget;
+    let mut pause = Duration::from_millis(20);
+    loop {
+        match connect.connect().await {
+            Ok(connection) => {
+                let _ = connection.close().await;
+                return Ok(());
+            }
+            Err(error) if is_starting(&error) && std::time::Instant::now() + pause < deadline => {
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(Duration::from_millis(500));
+            }
+            Err(error) => return Err(error),
+        }
+    }
+}
+
+/// Whether a connection attempt failed because the server is not accepting connections yet:
+/// refused, or PostgreSQL's "the database system is starting up" (57P03).
+fn is_starting(error: &sqlx::Error) -> bool {
+    match error {
+        sqlx::Error::Io(e) => e.kind() == std::io::ErrorKind::ConnectionRefused,
+        sqlx::Error::Database(db) => db.code().as_deref() == Some("57P03"),
+        _ => false,
+    }
+}
+
 /// A handle on the database. Cheap to clone; all clones share the connection pools.
 #[derive(Clone)]
 pub struct Store {
     pub(crate) pools: Arc<Pools>,
+    /// How long an operation waits to learn that PostgreSQL can be reached (see
+    /// [`StoreOptions::acquire_timeout`]).
+    pub(crate) acquire_timeout: Duration,
 }
 
 impl std::fmt::Debug for Store {
@@ -184,6 +242,7 @@ macro_rules! with_db {
                 $body
             }
             $crate::Pools::Postgres(pool) => {
+                $store.postgres_reachable(pool).await?;
                 let $db = pool;
                 $body
             }
@@ -196,6 +255,7 @@ macro_rules! with_db {
                 $body
             }
             $crate::Pools::Postgres(pool) => {
+                $store.postgres_reachable(pool).await?;
                 let $db = pool;
                 $body
             }
@@ -217,6 +277,7 @@ macro_rules! in_tx {
                 value
             }
             $crate::Pools::Postgres(pool) => {
+                $store.postgres_reachable(pool).await?;
                 #[allow(unused_mut)]
                 let mut $tx = pool.begin().await?;
                 let value = $body;
@@ -331,6 +392,7 @@ impl Store {
                 writer,
                 path,
             }),
+            acquire_timeout: options.acquire_timeout,
         })
     }
 
@@ -342,18 +404,48 @@ impl Store {
             })?
             .log_statements(tracing::log::LevelFilter::Trace)
             .log_slow_statements(tracing::log::LevelFilter::Warn, Duration::from_secs(1));
-        let pool = PgPoolOptions::new()
-            .max_connections(options.max_connections.max(2))
-            .acquire_timeout(Duration::from_secs(10))
-            .connect_with(connect)
+        wait_for_postgres(&connect, STARTUP_CONNECT_BUDGET)
             .await
             .map_err(|e| StoreError::Connect {
                 url: redact_url(url),
                 source: e,
             })?;
+        // Connections are opened on demand and checked before each use (sqlx's default), and
+        // none is kept open by force (no min_connections): after an outage the broken ones are
+        // dropped and the next operation connects afresh, so the store recovers by itself.
+        // The pool's own acquire time-out is for a busy pool, whose connections all work: an
+        // operation may queue that long. An unreachable server is found out sooner, by
+        // `postgres_reachable` before each operation.
+        let pool = PgPoolOptions::new()
+            .max_connections(options.max_connections.max(2))
+            .acquire_timeout(BUSY_POOL_WAIT.max(options.acquire_timeout))
+            .test_before_acquire(true)
+            .min_connections(0)
+            .connect_lazy_with(connect);
         Ok(Store {
             pools: Arc::new(Pools::Postgres(pool)),
+            acquire_timeout: options.acquire_timeout,
         })
+    }
+
+    /// Makes sure PostgreSQL can be reached before an operation uses the pool, within
+    /// [`StoreOptions::acquire_timeout`]: a connection is taken (checked by a ping, or opened)
+    /// and put back for the operation to use. When none comes in time, a pool with every
+    /// connection in use is only busy, and the operation queues as usual
+    /// ([`BUSY_POOL_WAIT`]); otherwise the server is unreachable and the operation fails at
+    /// once with an error [`StoreError::is_unavailable`] recognizes, instead of retrying the
+    /// refused connection for the pool's whole wait.
+    pub(crate) async fn postgres_reachable(&self, pool: &PgPool) -> Result<()> {
+        match tokio::time::timeout(self.acquire_timeout, pool.acquire()).await {
+            Ok(Ok(_connection)) => Ok(()),
+            Ok(Err(error)) => Err(error.into()),
+            Err(_)
+                if pool.num_idle() == 0 && pool.size() >= pool.options().get_max_connections() =>
+            {
+                Ok(())
+            }
+            Err(_) => Err(StoreError::Database(sqlx::Error::PoolTimedOut)),
+        }
     }
 
     /// The engine this store runs on.

@@ -930,3 +930,37 @@ on_both_engines!(
         assert_eq!(store.count_items(feed_id).await.unwrap(), 1);
     }
 );
+
+/// A SQLite database another process keeps locked past the busy timeout is "unavailable" (the
+/// API answers 503 and Retry-After), not an internal error; an error in the request is not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_locked_past_the_busy_timeout_is_unavailable() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let url = format!("sqlite://{}/locked.db", dir.path().display());
+    let mut options = StoreOptions::new(&url);
+    options.busy_timeout = std::time::Duration::from_millis(200);
+    let store = Store::connect(&options).await.unwrap();
+    store.migrate().await.unwrap();
+    let ann = user(&store, "ann").await;
+    // Another process's writer, holding the lock.
+    let mut holder = <sqlx::SqliteConnection as sqlx::Connection>::connect(&url)
+        .await
+        .unwrap();
+    sqlx::raw_sql("BEGIN EXCLUSIVE")
+        .execute(&mut holder)
+        .await
+        .unwrap();
+    let error = store.create_group(ann, "News").await.unwrap_err();
+    assert!(error.is_unavailable(), "{error:?}");
+    sqlx::raw_sql("ROLLBACK")
+        .execute(&mut holder)
+        .await
+        .unwrap();
+    store.create_group(ann, "News").await.unwrap();
+    let error = store.create_group(ann, "News").await.unwrap_err();
+    assert!(
+        !error.is_unavailable(),
+        "a duplicate is no outage: {error:?}"
+    );
+    store.close().await;
+}

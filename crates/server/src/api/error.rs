@@ -157,6 +157,25 @@ impl ApiError {
         error
     }
 
+    /// 503 with `Retry-After`: the database cannot answer now (unreachable, or on SQLite
+    /// locked too long), which retrying shortly may get past. Logged once, as a warning with
+    /// the cause.
+    pub fn database_unavailable(error: &StoreError) -> ApiError {
+        tracing::warn!(error = %error_chain(error), "request failed: the database is unavailable");
+        let mut answer = ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "database_unavailable",
+            ErrorCategory::System,
+            "The database is unreachable or too busy to answer right now.",
+            format!(
+                "Try again in {DATABASE_RETRY_SECONDS} seconds. If it lasts, the administrator \
+                 should check that the database server runs (the server log names the cause)."
+            ),
+        );
+        answer.retry_after = Some(DATABASE_RETRY_SECONDS);
+        answer
+    }
+
     /// 500, logged with a reference the user can quote; no internals in the body. This is the
     /// one log line of the failure: the HTTP trace layer leaves 5xx answers to it (debug level
     /// there), so give it the whole cause (see [`error_chain`]).
@@ -206,10 +225,16 @@ impl From<StoreError> for ApiError {
                 capitalize(&limit.to_string()),
                 "Remove some, or ask the administrator to raise the limit.",
             ),
+            unavailable if unavailable.is_unavailable() => {
+                ApiError::database_unavailable(&unavailable)
+            }
             other => ApiError::internal(error_chain(&other)),
         }
     }
 }
+
+/// The `Retry-After` of a 503 for an unavailable database, in seconds.
+pub const DATABASE_RETRY_SECONDS: u64 = 5;
 
 /// An error with its causes, outermost first, as one line: `a: b: c`. A cause whose text the
 /// error's own message already shows (as `thiserror`'s `{0}` and sqlx's messages do) is not

@@ -116,6 +116,18 @@ impl From<StoreError> for MinifluxError {
             StoreError::Invalid(message) | StoreError::Conflict(message) => {
                 MinifluxError::bad_request(message)
             }
+            unavailable if unavailable.is_unavailable() => {
+                tracing::warn!(
+                    error = %crate::api::error::error_chain(&unavailable),
+                    "Miniflux API: the database is unavailable"
+                );
+                let mut answer = MinifluxError::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "The database is unreachable; try again in a few seconds.",
+                );
+                answer.retry_after = Some(crate::api::error::DATABASE_RETRY_SECONDS);
+                answer
+            }
             other => {
                 tracing::error!(error = %other, "Miniflux API: store error");
                 MinifluxError::new(
