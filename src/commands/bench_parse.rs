@@ -735,4 +735,30 @@ mod tests {
         let bytes: usize = feeds.iter().map(|(_, b)| b.len()).sum();
         assert!(bytes > 10_000_000, "{bytes} bytes");
     }
+
+    #[test]
+    fn sanitizing_the_mix_gives_what_the_full_sanitizer_gives() {
+        let sanitizer = Sanitizer::new(SanitizeOptions::default());
+        let mut bodies = 0;
+        for (name, bytes) in generated_feeds() {
+            let options = ParseOptions {
+                feed_url: Url::parse(&format!("https://feeds.example/{name}")).ok(),
+                ..ParseOptions::default()
+            };
+            let feed = tidings_feed::parse(&bytes, &options).expect("parses");
+            // Every fifth item: the full sanitizer is slow in a debug build.
+            for item in feed.items.iter().step_by(5) {
+                let base = item.content_base.as_ref();
+                for html in [&item.summary, &item.content].into_iter().flatten() {
+                    bodies += 1;
+                    assert_eq!(
+                        sanitizer.clean(html, base),
+                        sanitizer.clean_with_ammonia(html, base),
+                        "{name}: {html}"
+                    );
+                }
+            }
+        }
+        assert!(bodies > 500, "{bodies}");
+    }
 }

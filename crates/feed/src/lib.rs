@@ -24,6 +24,7 @@ mod markup;
 mod model;
 pub mod report;
 pub mod sanitize;
+mod simple_html;
 pub mod text;
 mod urls;
 mod xml;

@@ -38,6 +38,47 @@ pub(crate) const RAW_TEXT: &[&str] = &[
     "iframe", "noembed", "noframes", "noscript", "script", "style", "textarea", "title", "xmp",
 ];
 
+/// Elements whose start tag closes an open `<p>` (in button scope) in HTML's tree building.
+pub(crate) const CLOSES_P: &[&str] = &[
+    "address",
+    "article",
+    "aside",
+    "blockquote",
+    "center",
+    "details",
+    "dialog",
+    "dir",
+    "div",
+    "dl",
+    "fieldset",
+    "figcaption",
+    "figure",
+    "footer",
+    "form",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "header",
+    "hgroup",
+    "hr",
+    "li",
+    "dd",
+    "dt",
+    "main",
+    "menu",
+    "nav",
+    "ol",
+    "p",
+    "pre",
+    "section",
+    "summary",
+    "table",
+    "ul",
+];
+
 /// Elements that never have content or an end tag.
 pub(crate) const VOID: &[&str] = &[
     "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source",

@@ -18,7 +18,7 @@ use std::collections::{HashMap, HashSet};
 
 use url::Url;
 
-use crate::markup::{RAW_TEXT, TokenKind, VOID, name_in, tokens};
+use crate::markup::{CLOSES_P, RAW_TEXT, TokenKind, VOID, name_in, tokens};
 use crate::urls::web_url;
 
 /// Elements nested deeper than this lose their tags (their text stays): no real article comes
@@ -26,7 +26,7 @@ use crate::urls::web_url;
 pub const MAX_NESTING_DEPTH: usize = 128;
 
 /// Elements that survive, with their content.
-const ALLOWED_TAGS: &[&str] = &[
+pub(crate) const ALLOWED_TAGS: &[&str] = &[
     "p",
     "br",
     "a",
@@ -74,7 +74,7 @@ const ALLOWED_TAGS: &[&str] = &[
 ];
 
 /// Attributes that survive, per element. No attribute is allowed on every element.
-const ALLOWED_ATTRIBUTES: &[(&str, &[&str])] = &[
+pub(crate) const ALLOWED_ATTRIBUTES: &[(&str, &[&str])] = &[
     ("a", &["href", "title"]),
     (
         "img",
@@ -212,23 +212,25 @@ impl Sanitizer {
             // What the full path would return, without building a DOM: see `is_inert_text`.
             return html.to_owned();
         }
-        self.clean_with_ammonia(html, base)
+        let _base = BaseOfCall::set(base);
+        // Simple, well-nested HTML (most articles) in one pass, with the same result as the
+        // full path; anything else through html5ever and ammonia.
+        match crate::simple_html::clean_simple(self.options, html) {
+            Some(clean) => drop_images_without_source(clean),
+            None => self.clean_in_tree(html),
+        }
     }
 
-    /// The full path of [`Sanitizer::clean`]: html5ever's tree, ammonia's allowlist, our URL
-    /// policy, then the removal of images without a source.
-    fn clean_with_ammonia(&self, html: &str, base: Option<&Url>) -> String {
-        struct ResetBase;
-        impl Drop for ResetBase {
-            fn drop(&mut self) {
-                CURRENT_BASE.with(|b| b.borrow_mut().take());
-            }
-        }
-        let base = base
-            .filter(|b| matches!(b.scheme(), "http" | "https"))
-            .cloned();
-        CURRENT_BASE.with(|b| *b.borrow_mut() = base);
-        let _reset = ResetBase;
+    /// The full path of [`Sanitizer::clean`], without its fast paths: html5ever's tree,
+    /// ammonia's allowlist, our URL policy, then the removal of images without a source. The
+    /// fast paths give exactly what this gives; tests and benchmarks compare them.
+    pub fn clean_with_ammonia(&self, html: &str, base: Option<&Url>) -> String {
+        let _base = BaseOfCall::set(base);
+        self.clean_in_tree(html)
+    }
+
+    /// The full path, with the base of the call already set.
+    fn clean_in_tree(&self, html: &str) -> String {
         FILTER_DROPPED.with(|d| d.set(false));
         let flat = flatten_deep_nesting(html, MAX_NESTING_DEPTH);
         let flattened = matches!(flat, Cow::Owned(_));
@@ -250,6 +252,26 @@ impl Sanitizer {
         // removes it. Every URL left is absolute and passed the policy, so it drops nothing.
         let again = flatten_deep_nesting(&once, MAX_NESTING_DEPTH);
         drop_images_without_source(self.builder.clean(&again).to_string())
+    }
+}
+
+/// Sets the base URL of the call in progress for the attribute filter, and clears it when
+/// dropped (also on unwinding), so no base leaks into a later call.
+pub(crate) struct BaseOfCall;
+
+impl BaseOfCall {
+    pub(crate) fn set(base: Option<&Url>) -> BaseOfCall {
+        let base = base
+            .filter(|b| matches!(b.scheme(), "http" | "https"))
+            .cloned();
+        CURRENT_BASE.with(|b| *b.borrow_mut() = base);
+        BaseOfCall
+    }
+}
+
+impl Drop for BaseOfCall {
+    fn drop(&mut self) {
+        CURRENT_BASE.with(|b| b.borrow_mut().take());
     }
 }
 
@@ -275,7 +297,7 @@ fn is_inert_text(html: &str) -> bool {
 /// as a broken image or an empty box. The input is html5ever's serialization, so every `<img`
 /// is a tag (text has `<` escaped, and comments and raw-text elements are gone), and attribute
 /// values are double-quoted with `"`, `<` and `>` escaped: a tag ends at the first `>`.
-fn drop_images_without_source(html: String) -> String {
+pub(crate) fn drop_images_without_source(html: String) -> String {
     if !html.contains("<img") {
         return html;
     }
@@ -400,45 +422,6 @@ fn close_implied(open: &mut Vec<&str>, name: &str) {
     const SCOPE: &[&str] = &[
         "table", "td", "th", "caption", "button", "marquee", "object", "applet", "template", "html",
     ];
-    const CLOSES_P: &[&str] = &[
-        "address",
-        "article",
-        "aside",
-        "blockquote",
-        "center",
-        "details",
-        "dialog",
-        "dir",
-        "div",
-        "dl",
-        "fieldset",
-        "figcaption",
-        "figure",
-        "footer",
-        "form",
-        "h1",
-        "h2",
-        "h3",
-        "h4",
-        "h5",
-        "h6",
-        "header",
-        "hgroup",
-        "hr",
-        "li",
-        "dd",
-        "dt",
-        "main",
-        "menu",
-        "nav",
-        "ol",
-        "p",
-        "pre",
-        "section",
-        "summary",
-        "table",
-        "ul",
-    ];
     let close = |open: &mut Vec<&str>, targets: &[&str], stops: &[&str]| {
         for index in (0..open.len()).rev() {
             if name_in(open[index], targets) {
@@ -511,7 +494,9 @@ fn remove_refused_attributes(html: String) -> String {
     out
 }
 
-fn apply_url_policy<'a>(
+/// The URL policy of one attribute: its value (URLs resolved, made https when configured), or
+/// `None` when it is refused.
+pub(crate) fn apply_url_policy<'a>(
     options: SanitizeOptions,
     element: &str,
     attribute: &str,

@@ -363,6 +363,12 @@ fn at_least_150_vectors_none_survives_and_output_is_stable() {
         for vector in &all {
             for base in [None, Some(&base)] {
                 let out = sanitizer.clean(vector, base);
+                // The fast paths give exactly what the full sanitizer gives.
+                assert_eq!(
+                    out,
+                    sanitizer.clean_with_ammonia(vector, base),
+                    "fast path differs for {vector:?}"
+                );
                 let problems = violations(&out);
                 assert!(
                     problems.is_empty(),
