@@ -210,7 +210,10 @@ on_both_engines!(client_login_tokens_and_user_info, |db| {
             .unwrap();
         assert_eq!(response.status(), StatusCode::OK, "{email}");
         let text = response.text().await.unwrap();
-        assert!(text.contains("Auth=ann/"), "{email}: {text}");
+        assert!(
+            text.contains(&format!("Auth={}\n", s.key)),
+            "{email}: {text}"
+        );
     }
     // Wrong key, the account password, another user: refused the way clients read it.
     for (email, password) in [
@@ -286,6 +289,48 @@ on_both_engines!(client_login_tokens_and_user_info, |db| {
     let (status, text) = reader.get_raw("stream/nothing", &[]).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
     assert!(text.contains("stream/nothing"), "{text}");
+});
+
+on_both_engines!(a_name_outside_ascii_signs_in_and_reads, |db| {
+    // The Auth token travels in a header, so it must not carry the name ("Zoë" is not a
+    // valid header value): ClientLogin hands out a token that works whatever the name.
+    let s = setup(db).await;
+    s.app.user("Zoë", false).await;
+    let browser = s.app.signed_in("Zoë").await;
+    let key = api_key(&s.app, &browser, "read_write").await;
+    let response = Client::new()
+        .post(format!("{}/accounts/ClientLogin", s.app.base))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(form_body(&[("Email", "ZOË"), ("Passwd", key.as_str())]))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let text = response.text().await.unwrap();
+    let auth = text
+        .lines()
+        .find_map(|l| l.strip_prefix("Auth="))
+        .unwrap_or_else(|| panic!("no Auth line in {text}"))
+        .to_string();
+    assert!(auth.is_ascii(), "{auth}");
+    let reader = Reader {
+        base: s.app.base.clone(),
+        auth,
+        http: Client::new(),
+    };
+    let info = reader.get("user-info", &[]).await;
+    assert_eq!(info["userName"], "Zoë");
+    // A client that built the FreshRSS form itself, name included, sends raw UTF-8 bytes.
+    let raw =
+        reqwest::header::HeaderValue::from_bytes(format!("GoogleLogin auth=Zoë/{key}").as_bytes())
+            .unwrap();
+    let response = Client::new()
+        .get(format!("{}/reader/api/0/user-info", s.app.base))
+        .header(reqwest::header::AUTHORIZATION, raw)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
 });
 
 on_both_engines!(subscriptions_labels_and_tags, |db| {

@@ -267,7 +267,9 @@ fn percent_decode(text: &str) -> String {
 
 /// The credentials of an `Authorization: GoogleLogin auth=…` header.
 fn google_login_token(headers: &HeaderMap) -> Option<String> {
-    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?.trim();
+    // Read as bytes: a client may send a token it was given with a non-ASCII name in it.
+    let value = String::from_utf8_lossy(headers.get(header::AUTHORIZATION)?.as_bytes());
+    let value = value.trim();
     let (scheme, rest) = value.split_once(char::is_whitespace)?;
     if !scheme.eq_ignore_ascii_case("GoogleLogin") {
         return None;
@@ -279,8 +281,8 @@ fn google_login_token(headers: &HeaderMap) -> Option<String> {
     Some(token.trim().trim_matches('"').to_string())
 }
 
-/// The user of an `Auth` token: `username/API key` as ClientLogin hands it out, or a bare
-/// API key.
+/// The user of an `Auth` token: the API key as ClientLogin hands it out, or `username/API key`
+/// (the FreshRSS form some set-up guides show).
 async fn user_of_token(
     state: &AppState,
     token: &str,
@@ -317,8 +319,8 @@ async fn client_login(
         user_of_login(&state, &email, &key).await
     };
     let client = client.map(|axum::Extension(c)| c);
-    let auth = match found.and_then(|found| admit(&state, client.as_ref(), found, false)) {
-        Ok(auth) => auth,
+    match found.and_then(|found| admit(&state, client.as_ref(), found, false)) {
+        Ok(_) => {}
         Err(Refusal::BadCredentials) => {
             return (
                 StatusCode::UNAUTHORIZED,
@@ -329,8 +331,10 @@ async fn client_login(
                 .into_response();
         }
         Err(refusal) => return GReaderError::refused(refusal).into_response(),
-    };
-    let token = format!("{}/{key}", auth.user.username);
+    }
+    // The key alone names its user; a token with the name in it would not be a valid header
+    // value for names outside ASCII.
+    let token = key;
     if params.get("output") == Some("json") {
         return axum::Json(json!({"SID": token, "LSID": "null", "Auth": token})).into_response();
     }
