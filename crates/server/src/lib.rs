@@ -144,6 +144,15 @@ pub fn router(state: AppState) -> Router {
         // repeat it, so it is at debug level with the rest of the request trace.
         .layer(
             TraceLayer::new_for_http()
+                // The path only: a query string can hold a password or a key (ClientLogin's
+                // Passwd, Fever's api_key), and the default span would log the whole URI.
+                .make_span_with(|request: &axum::http::Request<axum::body::Body>| {
+                    tracing::debug_span!(
+                        "request",
+                        method = %request.method(),
+                        path = %request.uri().path(),
+                    )
+                })
                 .on_failure(DefaultOnFailure::new().level(tracing::Level::DEBUG)),
         )
         .with_state(state)

@@ -424,7 +424,18 @@ impl Fetcher {
             report.http_status,
             started.elapsed(),
         );
-        tracing::debug!(feed = due.feed_id, report = %report, "fetched");
+        tracing::info!(
+            target: "tidings::fetch",
+            feed_id = due.feed_id,
+            url = %url_for_log(&due.url),
+            result = report.result.as_str(),
+            http_status = report.http_status,
+            duration_ms = report.elapsed_ms,
+            error_kind = failure_reason.as_deref(),
+            items_inserted = report.items_inserted,
+            items_updated = report.items_updated,
+            "fetch"
+        );
         report
     }
 
@@ -904,8 +915,30 @@ fn parse_and_sanitize(
 /// How long to wait for in-flight fetches when stopping.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(15);
 
+/// A feed URL as logs show it: without a password (`user:***@`) and without the query's
+/// values, which private feeds use for access tokens (`?token=…` becomes `?…`).
+pub fn url_for_log(url: &str) -> String {
+    let redacted = tidings_store::redact_url(url);
+    match redacted.split_once('?') {
+        Some((before, _)) => format!("{before}?…"),
+        None => redacted,
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn logged_urls_hide_passwords_and_query_values() {
+        assert_eq!(
+            super::url_for_log("https://ann:hunter2@example.com/feed?token=s3cret#x"),
+            "https://ann:***@example.com/feed?…"
+        );
+        assert_eq!(
+            super::url_for_log("https://example.com/feed"),
+            "https://example.com/feed"
+        );
+    }
+
     use super::*;
 
     #[test]
