@@ -93,6 +93,12 @@ on_both_engines!(subscribe_by_page_list_change_and_unsubscribe, |db| {
     let (status, body) = subscribe(&ann, &app, json!({"url": site.url("/feed.xml")})).await;
     assert_eq!(status, StatusCode::CONFLICT, "{body}");
     assert_error(&body, "conflict", "validation");
+    // Message and action read as two sentences when a client shows them together.
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("Already subscribed to ") && message.ends_with('.'),
+        "{body}"
+    );
 
     let (status, _, listed) = call(&ann, Method::GET, &app.url("/subscriptions"), None).await;
     assert_eq!(status, StatusCode::OK);

@@ -148,8 +148,8 @@ impl FromRequestParts<AppState> for AdminAuth {
         let auth = Auth::from_request_parts(parts, state).await?;
         if !auth.user.is_admin {
             return Err(ApiError::forbidden(
-                "Only administrators can manage users.",
-                "Ask an administrator.",
+                "Only an administrator can do this (manage users, resume every feed).",
+                "Sign in as an administrator, or ask one.",
             ));
         }
         Ok(AdminAuth(auth))

@@ -212,7 +212,7 @@ impl From<StoreError> for ApiError {
         match error {
             StoreError::NotFound(what) => ApiError::not_found(&capitalize(what)),
             StoreError::Conflict(message) => {
-                ApiError::conflict(capitalize(&message), "Nothing was changed.")
+                ApiError::conflict(sentence(&message), "Nothing was changed.")
             }
             StoreError::Invalid(message) => ApiError::validation(
                 capitalize(&message),
@@ -260,6 +260,16 @@ pub fn capitalize(text: &str) -> String {
         Some(first) => first.to_uppercase().chain(chars).collect(),
         None => String::new(),
     }
+}
+
+/// A store message as a sentence: capitalized, ending with a full stop, so that a client that
+/// shows the message and the action together reads two sentences.
+fn sentence(text: &str) -> String {
+    let mut sentence = capitalize(text.trim_end());
+    if !sentence.ends_with(['.', '!', '?']) {
+        sentence.push('.');
+    }
+    sentence
 }
 
 /// The result type of handlers.
