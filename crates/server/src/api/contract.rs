@@ -2,7 +2,8 @@
 //! so that no operation can forget it:
 //! - the answers the shared machinery gives: the extractors (400, 413, 415), authentication
 //!   (401), the read-only key and CSRF checks (403), unknown ids (404), the rate limiters
-//!   (429, with their headers), the request-head limits (414, 431) and server faults (500);
+//!   (429, with their headers), the request-head limits (414, 431), server faults (500) and
+//!   an unreachable database (503);
 //! - the security of every operation that needs credentials;
 //! - formats (`date-time`, `uri`), the values of every field that takes one of a few words,
 //!   integer ranges and list lengths.
@@ -152,6 +153,30 @@ fn complete_operation(operation: &mut Operation, writes: bool) {
         500,
         "The server failed; the message holds a reference for the administrator.",
     );
+    if !operation.responses.responses.contains_key("503") {
+        operation
+            .responses
+            .responses
+            .insert("503".into(), RefOr::T(database_unavailable()));
+    }
+}
+
+/// The 503 answer while the database is unreachable (`database_unavailable`), with the time
+/// to wait before trying again.
+fn database_unavailable() -> Response {
+    let mut response = error_response(
+        "The database is unreachable (code database_unavailable); try again after Retry-After \
+         seconds. tidings reconnects by itself.",
+    );
+    response.headers.insert(
+        "Retry-After".into(),
+        RefOr::T(
+            HeaderBuilder::new()
+                .schema(Some(Object::with_type(Type::Integer)))
+                .build(),
+        ),
+    );
+    response
 }
 
 /// Adds an error answer with the API's error body, unless the handler declares the status.
@@ -433,6 +458,25 @@ mod tests {
 
     /// Every entry of the tables names a field the document has, so that renaming a field
     /// cannot silently drop its format or its values.
+    #[test]
+    fn every_operation_declares_the_database_outage_answer() {
+        // The store answers 503 `database_unavailable` from any query (see
+        // tests/database_outage.rs), so every operation can.
+        let document = serde_json::to_value(crate::api::openapi()).unwrap();
+        let mut operations = 0;
+        for (path, item) in document["paths"].as_object().unwrap() {
+            for (method, operation) in item.as_object().unwrap() {
+                let answer = &operation["responses"]["503"];
+                assert!(
+                    answer["headers"]["Retry-After"].is_object(),
+                    "{method} {path}: {answer}"
+                );
+                operations += 1;
+            }
+        }
+        assert!(operations > 40, "{operations}");
+    }
+
     #[test]
     fn every_table_entry_matches_a_field() {
         let document = serde_json::to_value(crate::api::openapi()).unwrap();
