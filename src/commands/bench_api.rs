@@ -77,7 +77,7 @@ pub struct ApiBenchArgs {
 pub async fn generate(config: &GlobalConfig, args: GenerateArgs) -> anyhow::Result<ExitCode> {
     let feeds = args.subscriptions.max(1);
     let users = args.users.max(1);
-    let store = super::open_store(config).await?;
+    let store = super::open_store_for_bulk_load(config).await?;
     let started = Instant::now();
     let now = unix_now();
     outln!(

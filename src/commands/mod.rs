@@ -28,6 +28,15 @@ pub async fn open_store(config: &GlobalConfig) -> anyhow::Result<Store> {
     migrate(store).await
 }
 
+/// [`open_store`] for a bulk load (`tidings bench generate`): its statements are slow by
+/// design and megabytes long, so they are not logged as slow statements.
+pub async fn open_store_for_bulk_load(config: &GlobalConfig) -> anyhow::Result<Store> {
+    let mut options = StoreOptions::new(&config.database_url);
+    options.max_connections = config.database_max_connections;
+    options.warn_on_slow_statements = false;
+    migrate(Store::connect(&options).await?).await
+}
+
 /// Opens a database that must exist already (every command but `serve`, `migrate` and the
 /// benchmarks) and applies pending migrations. Run in the wrong folder, a command would
 /// otherwise create an empty `tidings.db` and report that nothing is there.

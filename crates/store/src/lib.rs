@@ -115,6 +115,10 @@ pub struct StoreOptions {
     /// the store waits longer ([`STARTUP_CONNECT_BUDGET`]) for a server that is still
     /// starting. SQLite waits for its single writer instead (its busy timeout applies).
     pub acquire_timeout: Duration,
+    /// Whether a statement that takes over a second is logged as a warning, with its text.
+    /// Bulk loads (`tidings bench generate`) turn this off: their statements are slow by
+    /// design and megabytes long.
+    pub warn_on_slow_statements: bool,
 }
 
 /// How long an operation may queue for a connection of a PostgreSQL pool whose connections are
@@ -137,6 +141,7 @@ impl StoreOptions {
             busy_timeout: Duration::from_secs(10),
             create_if_missing: true,
             acquire_timeout: DEFAULT_ACQUIRE_TIMEOUT,
+            warn_on_slow_statements: true,
         }
     }
 }
@@ -152,6 +157,15 @@ pub(crate) enum Pools {
         path: Option<PathBuf>,
     },
     Postgres(PgPool),
+}
+
+/// The level at which statements slower than a second are logged.
+fn slow_statement_level(options: &StoreOptions) -> tracing::log::LevelFilter {
+    if options.warn_on_slow_statements {
+        tracing::log::LevelFilter::Warn
+    } else {
+        tracing::log::LevelFilter::Off
+    }
 }
 
 /// Opens a SQLite pool, retrying while another process or pool holds the file locked.
@@ -347,7 +361,7 @@ impl Store {
             .busy_timeout(options.busy_timeout)
             .synchronous(SqliteSynchronous::Normal)
             .log_statements(tracing::log::LevelFilter::Trace)
-            .log_slow_statements(tracing::log::LevelFilter::Warn, Duration::from_secs(1));
+            .log_slow_statements(slow_statement_level(options), Duration::from_secs(1));
         let base = if is_memory {
             base
         } else {
@@ -403,7 +417,7 @@ impl Store {
                 reason: e.to_string(),
             })?
             .log_statements(tracing::log::LevelFilter::Trace)
-            .log_slow_statements(tracing::log::LevelFilter::Warn, Duration::from_secs(1));
+            .log_slow_statements(slow_statement_level(options), Duration::from_secs(1));
         wait_for_postgres(&connect, STARTUP_CONNECT_BUDGET)
             .await
             .map_err(|e| StoreError::Connect {
