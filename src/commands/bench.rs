@@ -48,8 +48,8 @@ pub enum BenchCommand {
     /// Measure the reading API of a running server: first unread page, counts and
     /// mark-feed-read from concurrent clients, with median / p95 / p99 per endpoint.
     Api(super::bench_api::ApiBenchArgs),
-    /// Time searches (single word, two words, CJK, phrase, filtered) on the data set of
-    /// `generate`, through the store, with p95 per kind and the index's size.
+    /// Time searches (single word, two words, CJK, phrase, filtered, by relevance) on the data
+    /// set of `generate`, through the store, with p95 per kind and the index's size.
     Search(super::bench_search::SearchBenchArgs),
     /// Parse (and sanitize) every feed file of a folder in rounds and report MB/s and items/s;
     /// --generate first writes a realistic mix of feeds there.

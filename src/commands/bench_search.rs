@@ -542,6 +542,9 @@ pub struct SearchBenchArgs {
     /// Searches of each kind.
     #[arg(long, default_value_t = 100)]
     pub searches: usize,
+    /// Also print the N slowest queries of each kind, with their times.
+    #[arg(long, default_value_t = 0)]
+    pub show_slowest: usize,
 }
 
 /// One kind of search with the queries to run.
@@ -549,6 +552,7 @@ struct Kind {
     label: &'static str,
     queries: Vec<String>,
     filtered: bool,
+    by_relevance: bool,
 }
 
 fn kinds(searches: usize) -> Vec<Kind> {
@@ -577,24 +581,35 @@ fn kinds(searches: usize) -> Vec<Kind> {
         .map(|i| phrases[i % phrases.len()].to_string())
         .collect();
     let filtered = (0..searches).map(|_| mid(&mut rng)).collect();
+    let relevance = (0..searches)
+        .map(|i| match i % 3 {
+            0 => mid(&mut rng),
+            1 => format!("{} {}", mid(&mut rng), mid(&mut rng)),
+            _ => cjk_words[rng.below(cjk_words.len())].to_string(),
+        })
+        .collect();
     vec![
         Kind {
             label: "single word",
+            by_relevance: false,
             queries: single,
             filtered: false,
         },
         Kind {
             label: "two words",
+            by_relevance: false,
             queries: two,
             filtered: false,
         },
         Kind {
             label: "CJK two characters",
+            by_relevance: false,
             queries: cjk,
             filtered: false,
         },
         Kind {
             label: "phrase",
+            by_relevance: false,
             queries: phrase,
             filtered: false,
         },
@@ -602,6 +617,13 @@ fn kinds(searches: usize) -> Vec<Kind> {
             label: "filtered (feed, unread, last 30 days)",
             queries: filtered,
             filtered: true,
+            by_relevance: false,
+        },
+        Kind {
+            label: "by relevance (words, two words, CJK)",
+            queries: relevance,
+            filtered: false,
+            by_relevance: true,
         },
     ]
 }
@@ -636,6 +658,7 @@ pub async fn run(config: &GlobalConfig, args: SearchBenchArgs) -> anyhow::Result
     println!("| --- | --- | --- | --- | --- |");
     for kind in kinds(args.searches) {
         let mut times = Vec::with_capacity(kind.queries.len());
+        let mut slowest = Vec::with_capacity(kind.queries.len());
         let mut hits = 0;
         for text in &kind.queries {
             let query = SearchQuery::parse(text).context("a bench query")?;
@@ -652,15 +675,24 @@ pub async fn run(config: &GlobalConfig, args: SearchBenchArgs) -> anyhow::Result
             let search = ItemSearch {
                 query,
                 listing,
-                by_relevance: false,
+                by_relevance: kind.by_relevance,
                 offset: 0,
             };
             let started = Instant::now();
             let page = store.search_items(user_id, &search).await?;
             times.push(started.elapsed());
+            slowest.push((started.elapsed(), text.clone()));
             hits += page.hits.len();
         }
         times.sort();
+        slowest.sort();
+        for (time, text) in slowest.iter().rev().take(args.show_slowest) {
+            eprintln!(
+                "{}: {text} {:.1} ms",
+                kind.label,
+                time.as_secs_f64() * 1000.0
+            );
+        }
         let ms = |d: Duration| format!("{:.1} ms", d.as_secs_f64() * 1000.0);
         println!(
             "| {} | {} | {} | {} | {:.1} |",

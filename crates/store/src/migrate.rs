@@ -203,6 +203,13 @@ pub const MIGRATIONS: &[Migration] = &[
         postgres: include_str!("../migrations/postgres/0011_username_keys.sql"),
         data: Some(DataStep::FillUsernameKeys),
     },
+    Migration {
+        version: 12,
+        name: "search_order_index",
+        sqlite: include_str!("../migrations/sqlite/0012_search_order_index.sql"),
+        postgres: include_str!("../migrations/postgres/0012_search_order_index.sql"),
+        data: None,
+    },
 ];
 
 /// An arbitrary constant naming tidings' migration lock among PostgreSQL advisory locks.

@@ -274,6 +274,23 @@ impl Listing {
         }
     }
 
+    /// A listing of items alone, with no user: `$1` is the first value bound.
+    pub(crate) fn unscoped() -> Listing {
+        Listing {
+            conditions: Vec::new(),
+            binds: Vec::new(),
+        }
+    }
+
+    /// A listing with no conditions whose placeholders continue after this one's: its
+    /// values are this one's and then its own.
+    pub(crate) fn continued(&self) -> Listing {
+        Listing {
+            conditions: Vec::new(),
+            binds: self.binds.clone(),
+        }
+    }
+
     /// The next placeholder for `value`.
     pub(crate) fn bind(&mut self, value: i64) -> String {
         self.binds.push(SqlValue::Int(value));

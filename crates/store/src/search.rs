@@ -26,11 +26,173 @@ use crate::{
 /// Existing items indexed per step of the backfill when the caller does not say.
 pub const DEFAULT_BACKFILL_BATCH: i64 = 500;
 
-/// Above this many matching items (in the whole index), SQLite finds a page of a search by
-/// date by walking the date index and checking each item against the index, instead of
-/// collecting and sorting every match: with this many matches among the items, a page is
-/// full after a few thousand checks at most.
-const PROBE_ABOVE: i64 = 20_000;
+/// How a search by date finds its page (see `Store::matching_by_date`); tests try others.
+#[derive(Debug, Clone, Copy)]
+struct SearchPlan {
+    /// Up to this many matching items in the whole index, the matches are collected from
+    /// the index and sorted by date; with more, a page is found by walking the date index.
+    collect_at_most: i64,
+    /// Items in the first window of that walk; each next window holds twice as many.
+    first_window: i64,
+    /// A search by relevance ranks this many matches: the newest ones in the listing's scope.
+    ranked: i64,
+    /// On PostgreSQL, whether the first window is sized by the estimated share of matching
+    /// items (at least `first_window`).
+    size_by_estimate: bool,
+}
+
+/// The store's plan on SQLite. Collecting 20,000 matches takes about 10 ms there; a word in
+/// more than 2 % of a million items fills a page of 50 from a first window of 4,000 items,
+/// and a window costs little more than its matches.
+const SQLITE_PLAN: SearchPlan = SearchPlan {
+    collect_at_most: 20_000,
+    first_window: 4_000,
+    ranked: RANKED_CANDIDATES,
+    size_by_estimate: false,
+};
+
+/// The store's plan on PostgreSQL, where collecting reads a table row per match and a
+/// window a table row per item: each match costs about as much as two or three items of a
+/// window, so matches are collected only while they are fewer than the items a window walk
+/// would check (about 50 × items / matches), which on a million items is up to about 5,000.
+const POSTGRES_PLAN: SearchPlan = SearchPlan {
+    collect_at_most: 5_000,
+    first_window: 1_000,
+    ranked: RANKED_CANDIDATES,
+    size_by_estimate: true,
+};
+
+/// The largest window of the date walk.
+const MAX_WINDOW: i64 = 1 << 18;
+
+/// A search by relevance ranks this many matches: the newest ones in the listing's scope.
+/// Ranking every match of a common word would read a large part of the index for each page.
+pub const RANKED_CANDIDATES: i64 = 1_000;
+
+/// Items looked up by id through `items_id_date_feed` (SQLite), which holds what a search's
+/// conditions and order need, so collecting thousands of matches reads no item row.
+const FROM_ITEMS_BY_ID: &str = "FROM items i INDEXED BY items_id_date_feed
+     CROSS JOIN subscriptions s
+     JOIN feeds f ON f.id = s.feed_id
+     LEFT JOIN item_states st ON st.user_id = s.user_id AND st.item_id = i.id";
+
+/// The conditions of the user's listing `scope` (subscription, filter, scope, dates, cursor)
+/// over [`FROM_ITEMS`], `$1` the user.
+fn search_listing(user_id: i64, scope: &ItemQuery) -> Listing {
+    let mut listing = Listing::new(user_id);
+    listing.push("s.feed_id = i.feed_id AND s.user_id = $1".into());
+    match scope.filter {
+        ItemFilter::All => {}
+        ItemFilter::Unread => listing.push(format!("NOT {IS_READ}")),
+        ItemFilter::Starred => listing.push("COALESCE(st.is_starred, FALSE)".into()),
+    }
+    listing.common(scope);
+    listing
+}
+
+/// A condition that item `i` matches `query`, checked item by item (for few items).
+fn row_matches(engine: Engine, listing: &mut Listing, query: &SearchQuery) -> String {
+    match engine {
+        Engine::Sqlite => {
+            let matched = listing.bind_text(fts5_match(query));
+            format!(
+                "EXISTS (SELECT 1 FROM item_search
+                         WHERE item_search MATCH {matched} AND item_search.rowid = i.id)"
+            )
+        }
+        Engine::Postgres => {
+            let matched = listing.bind_text(tsquery(query));
+            format!(
+                "EXISTS (SELECT 1 FROM item_search m
+                         WHERE m.item_id = i.id AND m.document @@ {matched}::tsquery)"
+            )
+        }
+    }
+}
+
+/// What a search's rows hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Columns {
+    /// The item as a listing shows it.
+    Summary,
+    /// That and its content (else summary), for a snippet.
+    WithText,
+}
+
+impl Columns {
+    /// The columns over [`FROM_ITEMS`] or [`FROM_STATES`], in the order `search_rows` reads.
+    fn sql(self) -> String {
+        let text = match self {
+            Columns::Summary => "NULL",
+            Columns::WithText => "COALESCE(i.content, i.summary)",
+        };
+        format!(
+            "{SUMMARY_COLUMNS}, {IS_READ}, COALESCE(st.is_starred, FALSE), i.thumbnail_url, {text}"
+        )
+    }
+}
+
+/// A page of search results: the ids of the first `fetch` items `from` a join like
+/// [`FROM_ITEMS`] that meet `matches` and the listing's conditions, then their rows. (On
+/// SQLite the ids come from the narrow index of [`FROM_ITEMS_BY_ID`], so that only the page's
+/// item rows are read.)
+fn page_sql(
+    columns: &str,
+    from: &str,
+    matches: &str,
+    listing: &Listing,
+    order: &str,
+    fetch: &str,
+) -> String {
+    format!(
+        "SELECT {columns} {FROM_ITEMS}
+         WHERE s.feed_id = i.feed_id AND s.user_id = $1
+           AND i.id IN (SELECT i.id {from}
+                        WHERE {matches} AND {}
+                        ORDER BY {order}
+                        LIMIT {fetch})
+         ORDER BY {order}",
+        listing.conditions()
+    )
+}
+
+/// The conditions that select the items of `scope` by date (its feed, dates and cursor; not
+/// its user, group or filter, which a search applies to the matches), which a date index
+/// answers alone; their values are bound on `listing`.
+fn date_conditions(listing: &mut Listing, scope: &ItemQuery) -> String {
+    let mut dates = listing.continued();
+    dates.common(&ItemQuery {
+        group_id: None,
+        ..scope.clone()
+    });
+    let conditions = dates.conditions();
+    listing.binds = dates.binds;
+    conditions
+}
+
+/// The rows a line of PostgreSQL's EXPLAIN output estimates (`… rows=123 width=4)`).
+fn planned_rows(line: &str) -> Option<i64> {
+    let rest = &line[line.find(" rows=")? + 6..];
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().ok()
+}
+
+/// `text` as a PostgreSQL string literal (standard conforming strings: only `'` is special).
+fn sql_literal(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "''"))
+}
+
+/// Ids as a JSON array, for SQLite's `json_each`.
+fn sqlite_id_array(ids: &[i64]) -> String {
+    let ids: Vec<String> = ids.iter().map(i64::to_string).collect();
+    format!("[{}]", ids.join(","))
+}
+
+/// Ids as a PostgreSQL array literal, for `$n::bigint[]`.
+fn pg_id_array(ids: &[i64]) -> String {
+    let ids: Vec<String> = ids.iter().map(i64::to_string).collect();
+    format!("{{{}}}", ids.join(","))
+}
 
 /// PostgreSQL keeps at most this many positions of one lexeme in a tsvector.
 const MAX_POSITIONS_PER_LEXEME: usize = 256;
@@ -218,126 +380,297 @@ type SearchRow = (crate::reading::SummaryRow, Option<String>);
 impl Store {
     /// One page of the user's items matching `search`: the listing's scope (feed, group),
     /// filter (all, unread, starred) and dates apply, newest or oldest first with the
-    /// listing's cursor, or best match first by offset.
+    /// listing's cursor, or best match first by offset among the newest
+    /// [`RANKED_CANDIDATES`] matches.
     pub async fn search_items(&self, user_id: i64, search: &ItemSearch) -> Result<SearchPage> {
-        self.search_items_planned(user_id, search, PROBE_ABOVE)
-            .await
+        let plan = match self.engine() {
+            Engine::Sqlite => SQLITE_PLAN,
+            Engine::Postgres => POSTGRES_PLAN,
+        };
+        self.search_items_planned(user_id, search, plan).await
     }
 
-    /// [`Store::search_items`] with the plan's threshold given (tests try both plans).
+    /// [`Store::search_items`] with the plan given (tests try every plan).
     async fn search_items_planned(
         &self,
         user_id: i64,
         search: &ItemSearch,
-        probe_above: i64,
+        plan: SearchPlan,
     ) -> Result<SearchPage> {
         self.check_scope(user_id, &search.listing).await?;
         let limit = search.listing.limit.clamp(1, MAX_PAGE_SIZE);
-        let fetch = limit + 1;
-        let mut listing = Listing::new(user_id);
-        listing.push("s.feed_id = i.feed_id AND s.user_id = $1".into());
-        match search.listing.filter {
-            ItemFilter::All => {}
-            ItemFilter::Unread => listing.push(format!("NOT {IS_READ}")),
-            ItemFilter::Starred => listing.push("COALESCE(st.is_starred, FALSE)".into()),
-        }
-        let mut scope = search.listing.clone();
         if search.by_relevance {
+            let mut scope = search.listing.clone();
             scope.cursor = None;
-        }
-        listing.common(&scope);
-        let engine = self.engine();
-        let matched = match engine {
-            Engine::Sqlite => listing.bind_text(fts5_match(&search.query)),
-            Engine::Postgres => listing.bind_text(tsquery(&search.query)),
-        };
-        let columns = format!(
-            "{SUMMARY_COLUMNS}, {IS_READ}, COALESCE(st.is_starred, FALSE), i.thumbnail_url,
-             COALESCE(i.content, i.summary)"
-        );
-        let limit_p = listing.bind(fetch);
-        let sql = if search.by_relevance {
-            let offset_p = listing.bind(search.offset.max(0));
-            match engine {
-                Engine::Sqlite => format!(
-                    "SELECT {columns}
-                     FROM item_search
-                     CROSS JOIN items i
-                     CROSS JOIN subscriptions s
-                     JOIN feeds f ON f.id = s.feed_id
-                     LEFT JOIN item_states st ON st.user_id = s.user_id AND st.item_id = i.id
-                     WHERE item_search MATCH {matched} AND i.id = item_search.rowid AND {}
-                     ORDER BY item_search.rank, i.id DESC
-                     LIMIT {limit_p} OFFSET {offset_p}",
-                    listing.conditions()
-                ),
-                Engine::Postgres => format!(
-                    "SELECT {columns}
-                     FROM item_search m
-                     JOIN items i ON i.id = m.item_id
-                     CROSS JOIN subscriptions s
-                     JOIN feeds f ON f.id = s.feed_id
-                     LEFT JOIN item_states st ON st.user_id = s.user_id AND st.item_id = i.id
-                     WHERE m.document @@ {matched}::tsquery AND {}
-                     ORDER BY ts_rank(m.document, {matched}::tsquery) DESC, i.id DESC
-                     LIMIT {limit_p} OFFSET {offset_p}",
-                    listing.conditions()
-                ),
-            }
-        } else {
-            let direction = match search.listing.order {
-                ItemOrder::NewestFirst => "DESC",
-                ItemOrder::OldestFirst => "ASC",
-            };
-            // The plan depends on how many items match (see PROBE_ABOVE): few are listed
-            // from the index's matches; many are found by walking the date index (or the
-            // user's starred items) and checking each item against the index, which stops
-            // as soon as a page is full.
-            let probe = search.listing.filter == ItemFilter::Starred
-                || (engine == Engine::Sqlite
-                    && self.count_matches(&search.query, probe_above + 1).await? > probe_above);
-            let (from, matches) = match (engine, probe) {
-                (Engine::Sqlite, false) => (
-                    FROM_ITEMS,
-                    format!(
-                        "i.id IN (SELECT rowid FROM item_search WHERE item_search MATCH {matched})"
-                    ),
-                ),
-                (Engine::Sqlite, true) => (
-                    FROM_ITEMS,
-                    format!(
-                        "EXISTS (SELECT 1 FROM item_search
-                                 WHERE item_search MATCH {matched} AND item_search.rowid = i.id)"
-                    ),
-                ),
-                (Engine::Postgres, _) => (
-                    FROM_ITEMS,
-                    format!(
-                        "i.id IN (SELECT item_id FROM item_search WHERE document @@ {matched}::tsquery)"
-                    ),
-                ),
-            };
-            let (from, matches) = if search.listing.filter == ItemFilter::Starred {
-                // Starred items are few: start from the user's state rows.
-                (
-                    FROM_STATES,
-                    format!("{STATES_JOINED} AND st.user_id = $1 AND {matches}"),
+            scope.order = ItemOrder::NewestFirst;
+            let candidates: Vec<i64> = self
+                .matching(
+                    user_id,
+                    &search.query,
+                    &scope,
+                    plan.ranked,
+                    plan,
+                    Columns::Summary,
                 )
-            } else {
-                (from, matches)
-            };
-            format!(
-                "SELECT {columns}
-                 {from}
-                 WHERE {matches} AND {}
-                 ORDER BY i.published_at {direction}, i.id {direction}
-                 LIMIT {limit_p}",
-                listing.conditions()
+                .await?
+                .iter()
+                .map(|hit| hit.item.id)
+                .collect();
+            let ranked = self.ranked(&search.query, &candidates).await?;
+            let offset = search.offset.max(0);
+            let page: Vec<i64> = ranked
+                .iter()
+                .skip(usize::try_from(offset).unwrap_or(usize::MAX))
+                .take(limit as usize)
+                .copied()
+                .collect();
+            let more = (ranked.len() as i64) > offset.saturating_add(limit);
+            return Ok(SearchPage {
+                hits: self.hits(user_id, &page).await?,
+                next_cursor: None,
+                next_offset: more.then(|| offset + limit),
+            });
+        }
+        let mut hits = self
+            .matching(
+                user_id,
+                &search.query,
+                &search.listing,
+                limit + 1,
+                plan,
+                Columns::WithText,
             )
+            .await?;
+        let more = hits.len() as i64 > limit;
+        hits.truncate(limit as usize);
+        let next_cursor = if more {
+            hits.last().map(|hit| ItemCursor {
+                published_at: hit.item.published_at,
+                id: hit.item.id,
+            })
+        } else {
+            None
         };
+        Ok(SearchPage {
+            hits,
+            next_cursor,
+            next_offset: None,
+        })
+    }
+
+    /// The first `fetch` items of the user's listing `scope` (its filter, scope, dates,
+    /// cursor and order) that match `query`, in the listing's order.
+    ///
+    /// The plan depends on how many items match in the whole index. Starred items are few:
+    /// the user's starred items are checked one by one. Up to `plan.collect_at_most` matches
+    /// are collected from the index and sorted by date (on SQLite through an index that holds
+    /// each item's date and feed, so that no item row is read). More are found by walking
+    /// the listing's date index a window at a time and matching only that window: SQLite
+    /// reads the window's id range from the index, PostgreSQL checks the window's items
+    /// against their index rows. The first window holds `plan.first_window` items and each
+    /// next one twice as many, so a common word needs one window and a rarer one a few.
+    /// Each window is one statement, as is the collecting plan.
+    async fn matching(
+        &self,
+        user_id: i64,
+        query: &SearchQuery,
+        scope: &ItemQuery,
+        fetch: i64,
+        plan: SearchPlan,
+        columns: Columns,
+    ) -> Result<Vec<SearchHit>> {
+        let engine = self.engine();
+        let columns = columns.sql();
+        let order = match scope.order {
+            ItemOrder::NewestFirst => "i.published_at DESC, i.id DESC",
+            ItemOrder::OldestFirst => "i.published_at ASC, i.id ASC",
+        };
+        if scope.filter == ItemFilter::Starred {
+            let mut listing = search_listing(user_id, scope);
+            listing.push(format!("{STATES_JOINED} AND st.user_id = $1"));
+            let matches = row_matches(engine, &mut listing, query);
+            let fetch = listing.bind(fetch);
+            let sql = format!(
+                "SELECT {columns} {FROM_STATES}
+                 WHERE {} AND {matches}
+                 ORDER BY {order}
+                 LIMIT {fetch}",
+                listing.conditions()
+            );
+            return self.search_rows(sql, &listing.binds).await;
+        }
+        let matches = self.count_matches(query, plan.collect_at_most + 1).await?;
+        if matches <= plan.collect_at_most {
+            let mut listing = search_listing(user_id, scope);
+            let (from, matches) = match engine {
+                Engine::Sqlite => {
+                    let matched = listing.bind_text(fts5_match(query));
+                    (
+                        FROM_ITEMS_BY_ID,
+                        format!(
+                            "i.id IN (SELECT rowid FROM item_search
+                                      WHERE item_search MATCH {matched})"
+                        ),
+                    )
+                }
+                Engine::Postgres => {
+                    let matched = listing.bind_text(tsquery(query));
+                    (
+                        FROM_ITEMS,
+                        format!(
+                            "i.id IN (SELECT item_id FROM item_search
+                                      WHERE document @@ {matched}::tsquery)"
+                        ),
+                    )
+                }
+            };
+            let fetch = listing.bind(fetch);
+            let sql = page_sql(&columns, from, &matches, &listing, order, &fetch);
+            return self.search_rows(sql, &listing.binds).await;
+        }
+        let mut found: Vec<SearchHit> = Vec::new();
+        let mut window_scope = scope.clone();
+        let mut size = plan.first_window.max(1);
+        if plan.size_by_estimate && engine == Engine::Postgres {
+            // Each item of a window costs a look at its index row here: size the first
+            // window to hold about twice the page's matches.
+            let items = self.estimated_index_rows().await?;
+            size = size.max(2 * fetch * items / matches.max(1)).min(MAX_WINDOW);
+        }
+        loop {
+            // The window: the next `size` items by date in the feed (if one is given) and the
+            // dates asked for, read from a date index alone.
+            let mut listing = search_listing(user_id, &window_scope);
+            let dates = date_conditions(&mut listing, &window_scope);
+            let size_p = listing.bind(size);
+            let matches = match engine {
+                Engine::Sqlite => {
+                    let matched = listing.bind_text(fts5_match(query));
+                    format!(
+                        "i.id IN (SELECT rowid FROM item_search
+                                  WHERE item_search MATCH {matched}
+                                    AND rowid >= (SELECT MIN(id) FROM dated)
+                                    AND rowid <= (SELECT MAX(id) FROM dated))
+                         AND +i.id IN (SELECT id FROM dated)"
+                    )
+                }
+                Engine::Postgres => {
+                    let matched = listing.bind_text(tsquery(query));
+                    // The subquery per item keeps the planner from matching the whole GIN
+                    // index instead.
+                    format!(
+                        "i.id IN (SELECT d.id FROM dated d
+                                  WHERE (SELECT m.document FROM item_search m
+                                         WHERE m.item_id = d.id) @@ {matched}::tsquery)"
+                    )
+                }
+            };
+            let rest = listing.bind(fetch - found.len() as i64);
+            let from = match engine {
+                Engine::Sqlite => FROM_ITEMS_BY_ID,
+                Engine::Postgres => FROM_ITEMS,
+            };
+            let sql = format!(
+                "WITH dated AS MATERIALIZED (
+                     SELECT i.id FROM items i WHERE {dates} ORDER BY {order} LIMIT {size_p})
+                 {}",
+                page_sql(&columns, from, &matches, &listing, order, &rest)
+            );
+            found.extend(self.search_rows(sql, &listing.binds).await?);
+            if found.len() as i64 >= fetch {
+                break;
+            }
+            // The window's last item, if the window was full: the next one starts after it.
+            let mut last = Listing::unscoped();
+            let dates = date_conditions(&mut last, &window_scope);
+            let offset = last.bind(size - 1);
+            let sql = format!(
+                "SELECT i.published_at, i.id FROM items i WHERE {dates}
+                 ORDER BY {order} LIMIT 1 OFFSET {offset}"
+            );
+            let Some((published_at, id)) = self.pairs(sql, &last.binds).await?.pop() else {
+                break;
+            };
+            window_scope.cursor = Some(ItemCursor { published_at, id });
+            size = size.saturating_mul(2).min(MAX_WINDOW);
+        }
+        Ok(found)
+    }
+
+    /// `candidates` (ids of matching items), best match for `query` first: FTS5's bm25 on
+    /// SQLite, `ts_rank` on PostgreSQL; ties newest id first.
+    async fn ranked(&self, query: &SearchQuery, candidates: &[i64]) -> Result<Vec<i64>> {
+        let (Some(&low), Some(&high)) = (candidates.iter().min(), candidates.iter().max()) else {
+            return Ok(Vec::new());
+        };
+        Ok(match self.engine() {
+            // The id range lets FTS5 read only that part of the index; `+rowid` keeps it from
+            // looking each candidate up on its own, and bm25() (the same as `rank`) keeps it
+            // from ranking every match before the range applies.
+            Engine::Sqlite => with_db!(self, read, |db| {
+                sqlx::query_scalar::<_, i64>(
+                    "SELECT rowid FROM item_search
+                     WHERE item_search MATCH $1 AND rowid >= $2 AND rowid <= $3
+                       AND +rowid IN (SELECT value FROM json_each($4))
+                     ORDER BY bm25(item_search), rowid DESC",
+                )
+                .bind(fts5_match(query))
+                .bind(low)
+                .bind(high)
+                .bind(sqlite_id_array(candidates))
+                .fetch_all(db)
+                .await?
+            }),
+            Engine::Postgres => with_db!(self, read, |db| {
+                sqlx::query_scalar::<_, i64>(
+                    "SELECT item_id FROM item_search
+                     WHERE item_id = ANY($1::bigint[])
+                     ORDER BY ts_rank(document, $2::tsquery) DESC, item_id DESC",
+                )
+                .persistent(false)
+                .bind(pg_id_array(candidates))
+                .bind(tsquery(query))
+                .fetch_all(db)
+                .await?
+            }),
+        })
+    }
+
+    /// The user's items `ids` as search hits with their text, in the order of `ids`.
+    async fn hits(&self, user_id: i64, ids: &[i64]) -> Result<Vec<SearchHit>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let listed = match self.engine() {
+            Engine::Sqlite => "i.id IN (SELECT value FROM json_each($2))",
+            Engine::Postgres => "i.id = ANY($2::bigint[])",
+        };
+        let list = match self.engine() {
+            Engine::Sqlite => sqlite_id_array(ids),
+            Engine::Postgres => pg_id_array(ids),
+        };
+        let columns = Columns::WithText.sql();
+        let sql = format!(
+            "SELECT {columns} {FROM_ITEMS}
+             WHERE {listed} AND s.feed_id = i.feed_id AND s.user_id = $1"
+        );
+        let rows = self
+            .search_rows(sql, &[SqlValue::Int(user_id), SqlValue::Text(list)])
+            .await?;
+        let mut by_id: std::collections::HashMap<i64, SearchHit> =
+            rows.into_iter().map(|hit| (hit.item.id, hit)).collect();
+        Ok(ids.iter().filter_map(|id| by_id.remove(id)).collect())
+    }
+
+    /// Runs a query of [`Columns`] with the listing's values bound.
+    async fn search_rows(&self, sql: String, binds: &[SqlValue]) -> Result<Vec<SearchHit>> {
+        // PostgreSQL plans a statement prepared once for any values after a few runs; a
+        // search's plan depends on its values (how common the words are, the window's size),
+        // so there each runs unprepared and is planned for its values.
+        let prepared = self.engine() == Engine::Sqlite;
         let rows: Vec<SearchRow> = with_db!(self, read, |db| {
-            let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
-            for value in &listing.binds {
+            let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).persistent(prepared);
+            for value in binds {
                 query = match value {
                     SqlValue::Int(value) => query.bind(*value),
                     SqlValue::Text(value) => query.bind(value.as_str()),
@@ -352,31 +685,29 @@ impl Store {
             }
             rows
         });
-        let mut hits: Vec<SearchHit> = rows
+        Ok(rows
             .into_iter()
             .map(|(summary, text)| SearchHit {
                 item: summary_from_row(summary),
                 text: text.as_deref().and_then(plain_text).unwrap_or_default(),
             })
-            .collect();
-        let more = hits.len() as i64 > limit;
-        hits.truncate(limit as usize);
-        let (next_cursor, next_offset) = match (more, search.by_relevance) {
-            (false, _) => (None, None),
-            (true, true) => (None, Some(search.offset.max(0) + limit)),
-            (true, false) => (
-                hits.last().map(|hit| ItemCursor {
-                    published_at: hit.item.published_at,
-                    id: hit.item.id,
-                }),
-                None,
-            ),
-        };
-        Ok(SearchPage {
-            hits,
-            next_cursor,
-            next_offset,
-        })
+            .collect())
+    }
+
+    /// Runs a query of (publication time, item id) pairs with the listing's values bound.
+    async fn pairs(&self, sql: String, binds: &[SqlValue]) -> Result<Vec<(i64, i64)>> {
+        let prepared = self.engine() == Engine::Sqlite;
+        Ok(with_db!(self, read, |db| {
+            let mut query =
+                sqlx::query_as::<_, (i64, i64)>(sqlx::AssertSqlSafe(sql)).persistent(prepared);
+            for value in binds {
+                query = match value {
+                    SqlValue::Int(value) => query.bind(*value),
+                    SqlValue::Text(value) => query.bind(value.as_str()),
+                };
+            }
+            query.fetch_all(db).await?
+        }))
     }
 
     /// The user's bookmarks whose snapshot (title and content) matches `query`, newest
@@ -397,7 +728,10 @@ impl Store {
             .collect())
     }
 
-    /// How many items match `query` in the whole index, counting up to `at_most`.
+    /// How many items match `query` in the whole index. SQLite counts them, up to
+    /// `at_most`, from the index alone. PostgreSQL would read a table row per match to count
+    /// them, so there it is the planner's estimate, from the statistics that ANALYZE keeps
+    /// of the index's most common lexemes.
     async fn count_matches(&self, query: &SearchQuery, at_most: i64) -> Result<i64> {
         Ok(match self.engine() {
             Engine::Sqlite => with_db!(self, read, |db| {
@@ -410,17 +744,35 @@ impl Store {
                 .fetch_one(db)
                 .await?
             }),
-            Engine::Postgres => with_db!(self, read, |db| {
-                sqlx::query_scalar::<_, i64>(
-                    "SELECT COUNT(*) FROM (SELECT 1 FROM item_search
-                                           WHERE document @@ $1::tsquery LIMIT $2) AS m",
-                )
-                .bind(tsquery(query))
-                .bind(at_most)
-                .fetch_one(db)
-                .await?
-            }),
+            Engine::Postgres => {
+                // The query as a literal: with a parameter, EXPLAIN estimates for any value.
+                let sql = format!(
+                    "EXPLAIN SELECT 1 FROM item_search WHERE document @@ {}::tsquery",
+                    sql_literal(&tsquery(query))
+                );
+                let plan: Vec<String> = with_db!(self, read, |db| {
+                    sqlx::query_scalar::<_, String>(sqlx::AssertSqlSafe(sql))
+                        .persistent(false)
+                        .fetch_all(db)
+                        .await?
+                });
+                plan.first()
+                    .and_then(|line| planned_rows(line))
+                    .unwrap_or(at_most)
+                    .min(at_most)
+            }
         })
+    }
+
+    /// How many items the search index holds by PostgreSQL's estimate.
+    async fn estimated_index_rows(&self) -> Result<i64> {
+        Ok(with_db!(self, read, |db| {
+            sqlx::query_scalar::<_, f32>(
+                "SELECT reltuples FROM pg_class WHERE oid = 'item_search'::regclass",
+            )
+            .fetch_one(db)
+            .await? as i64
+        }))
     }
 
     /// How many items the search index holds.
@@ -532,13 +884,48 @@ mod tests {
     use super::*;
     use crate::{NewItem, NewSubscription, NewUser, StoreOptions};
 
-    /// Both plans of a search by date list the same items in the same order, also with the
-    /// listing's filters and across pages.
+    /// Every plan of a search by date lists the same items in the same order, also with the
+    /// listing's filters and across pages: collecting the matches, and walking the date index
+    /// in windows as small as one item (so windows end inside a second that several items
+    /// share). On SQLite, and on PostgreSQL when `TIDINGS_TEST_POSTGRES_URL` names a server.
     #[tokio::test]
-    async fn both_plans_agree() {
+    async fn every_plan_agrees() {
         let store = Store::connect(&StoreOptions::new("sqlite::memory:"))
             .await
             .unwrap();
+        plans_agree(&store).await;
+        if let Ok(url) = std::env::var("TIDINGS_TEST_POSTGRES_URL") {
+            let schema = format!("t_{:016x}", rand::random::<u64>());
+            let admin = Store::connect(&StoreOptions::new(&url)).await.unwrap();
+            admin
+                .execute_raw(&format!("CREATE SCHEMA {schema}"))
+                .await
+                .unwrap();
+            let separator = if url.contains('?') { '&' } else { '?' };
+            let store = Store::connect(&StoreOptions::new(format!(
+                "{url}{separator}options=-c%20search_path%3D{schema}"
+            )))
+            .await
+            .unwrap();
+            let outcome = futures_util::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(
+                plans_agree(&store),
+            ))
+            .await;
+            store.close().await;
+            admin
+                .execute_raw(&format!("DROP SCHEMA {schema} CASCADE"))
+                .await
+                .unwrap();
+            admin.close().await;
+            if let Err(panic) = outcome {
+                std::panic::resume_unwind(panic);
+            }
+        } else if std::env::var("CI").as_deref() == Ok("true") {
+            panic!("TIDINGS_TEST_POSTGRES_URL is not set: the plans were not tried on PostgreSQL");
+        }
+    }
+
+    async fn plans_agree(store: &Store) {
         store.migrate().await.unwrap();
         let user = store
             .create_user(&NewUser {
@@ -608,7 +995,7 @@ mod tests {
                 for order in [ItemOrder::NewestFirst, ItemOrder::OldestFirst] {
                     for feed_id in [None, Some(feeds[1])] {
                         let mut pages = Vec::new();
-                        for probe_above in [i64::MAX - 1, 0] {
+                        for plan in PLANS {
                             let mut search = ItemSearch {
                                 query: q(text),
                                 listing: ItemQuery {
@@ -622,24 +1009,14 @@ mod tests {
                                 by_relevance: false,
                                 offset: 0,
                             };
-                            let mut ids = Vec::new();
-                            loop {
-                                let page = store
-                                    .search_items_planned(user, &search, probe_above)
-                                    .await
-                                    .unwrap();
-                                ids.extend(page.hits.iter().map(|h| h.item.id));
-                                match page.next_cursor {
-                                    Some(cursor) => search.listing.cursor = Some(cursor),
-                                    None => break,
-                                }
-                            }
-                            pages.push(ids);
+                            pages.push(all_pages(store, user, &mut search, plan).await);
                         }
-                        assert_eq!(
-                            pages[0], pages[1],
-                            "{text} {filter:?} {order:?} {feed_id:?}"
-                        );
+                        for (plan, page) in PLANS.iter().zip(&pages) {
+                            assert_eq!(
+                                &pages[0], page,
+                                "{text} {filter:?} {order:?} {feed_id:?} {plan:?}"
+                            );
+                        }
                         if filter == ItemFilter::All && feed_id.is_none() && text == "rust" {
                             // Per feed: 27 titles with "rust", 3 of them before `since`.
                             assert_eq!(pages[0].len(), 2 * 24);
@@ -648,7 +1025,101 @@ mod tests {
                 }
             }
         }
+        // By relevance: the same ranking from every plan; with `ranked` bounding the
+        // candidates, exactly the newest matches are ranked, over all pages.
+        let newest: Vec<i64> = store
+            .search_items(user, &by_date("rust", 5))
+            .await
+            .unwrap()
+            .hits
+            .iter()
+            .map(|h| h.item.id)
+            .collect();
+        let mut rankings = Vec::new();
+        for ranked in [RANKED_CANDIDATES, 5] {
+            for plan in PLANS {
+                let plan = SearchPlan { ranked, ..plan };
+                let mut search = by_date("rust", 2);
+                search.by_relevance = true;
+                rankings.push((ranked, all_pages(store, user, &mut search, plan).await));
+            }
+        }
+        assert_eq!(rankings[0].1.len(), 54);
+        for (ranked, ids) in &rankings {
+            let first = rankings.iter().find(|(r, _)| r == ranked).unwrap();
+            assert_eq!(ids, &first.1, "ranked {ranked}");
+        }
+        let mut bounded = rankings.last().unwrap().1.clone();
+        bounded.sort_unstable();
+        let mut expected = newest.clone();
+        expected.sort_unstable();
+        assert_eq!(bounded, expected);
     }
+
+    /// The ids of every page of `search` with `plan`, following its cursor or offset; no
+    /// page is longer than the limit.
+    async fn all_pages(
+        store: &Store,
+        user: i64,
+        search: &mut ItemSearch,
+        plan: SearchPlan,
+    ) -> Vec<i64> {
+        let mut ids = Vec::new();
+        loop {
+            let page = store
+                .search_items_planned(user, search, plan)
+                .await
+                .unwrap();
+            assert!(page.hits.len() as i64 <= search.listing.limit);
+            ids.extend(page.hits.iter().map(|h| h.item.id));
+            match (page.next_cursor, page.next_offset) {
+                (Some(cursor), _) => search.listing.cursor = Some(cursor),
+                (None, Some(offset)) => search.offset = offset,
+                (None, None) => return ids,
+            }
+        }
+    }
+
+    fn by_date(text: &str, limit: i64) -> ItemSearch {
+        ItemSearch {
+            query: q(text),
+            listing: ItemQuery {
+                filter: ItemFilter::All,
+                limit,
+                ..ItemQuery::default()
+            },
+            by_relevance: false,
+            offset: 0,
+        }
+    }
+
+    /// Collecting every match, and walking the date index in windows of 1, 3 and 4,000 items.
+    const PLANS: [SearchPlan; 4] = [
+        SearchPlan {
+            collect_at_most: i64::MAX - 1,
+            first_window: 4_000,
+            ranked: RANKED_CANDIDATES,
+            size_by_estimate: false,
+        },
+        SearchPlan {
+            collect_at_most: 0,
+            first_window: 1,
+            ranked: RANKED_CANDIDATES,
+            size_by_estimate: false,
+        },
+        SearchPlan {
+            collect_at_most: 0,
+            first_window: 3,
+            ranked: RANKED_CANDIDATES,
+            size_by_estimate: false,
+        },
+        SearchPlan {
+            collect_at_most: 0,
+            first_window: 4_000,
+            ranked: RANKED_CANDIDATES,
+            size_by_estimate: false,
+        },
+    ];
 
     fn q(text: &str) -> SearchQuery {
         SearchQuery::parse(text).unwrap()
