@@ -182,18 +182,18 @@ pub async fn serve_metrics(State(state): State<AppState>, request: Request) -> R
     registry.register_collector(state.fetcher.metrics().collector());
     registry.register(
         "tidings_http_request_duration_seconds",
-        "API and UI requests by route template, method and status.",
+        "API and UI requests by route template, method and status",
         state.metrics.requests.clone(),
     );
     registry.register(
         "tidings_rate_limited",
-        "Requests refused with 429 by a rate limit, by the limit's scope.",
+        "Requests refused with 429 by a rate limit, by the limit's scope",
         state.metrics.rate_limited.clone(),
     );
     let database_up = Gauge::<i64>::default();
     registry.register(
         "tidings_database_up",
-        "1 when the fetch-schedule gauges below could be read from the database, 0 otherwise.",
+        "1 when tidings_feeds and tidings_fetch_queue_depth could be read from the database, 0 otherwise",
         database_up.clone(),
     );
     match state.store.fetch_queue(tidings_store::unix_now()).await {
@@ -207,14 +207,14 @@ pub async fn serve_metrics(State(state): State<AppState>, request: Request) -> R
             }
             registry.register(
                 "tidings_feeds",
-                "Feeds by fetch status (active, backoff, stopped).",
+                "Feeds by fetch status (active, backoff, stopped)",
                 by_status,
             );
             let due = Gauge::<i64>::default();
             due.set(queue.due_unclaimed);
             registry.register(
                 "tidings_fetch_queue_depth",
-                "Feeds due now that no worker has claimed yet.",
+                "Feeds due now that no worker has claimed yet",
                 due,
             );
         }
@@ -234,12 +234,12 @@ pub async fn serve_metrics(State(state): State<AppState>, request: Request) -> R
     }
     registry.register(
         "tidings_db_pool_connections",
-        "Open database connections by pool and state (in_use, idle).",
+        "Open database connections by pool and state (in_use, idle)",
         in_use,
     );
     registry.register(
         "tidings_db_pool_max_connections",
-        "The most connections each pool opens.",
+        "The most connections each pool opens",
         max,
     );
     let mut text = String::new();

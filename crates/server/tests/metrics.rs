@@ -30,6 +30,11 @@ async fn scrape(app: &TestApp) -> HashMap<String, f64> {
         "{content_type}"
     );
     let text = response.text().await.unwrap();
+    // The encoder ends every HELP with a period of its own.
+    assert!(
+        !text.contains("..\n"),
+        "a HELP text ends with two periods:\n{text}"
+    );
     text.lines()
         .filter(|line| !line.starts_with('#') && !line.is_empty())
         .map(|line| {

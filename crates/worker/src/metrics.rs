@@ -307,7 +307,7 @@ impl Collector for WorkerCollector {
         counter_family(
             &mut encoder,
             "tidings_fetches",
-            "Feed fetches by result.",
+            "Feed fetches by result",
             results.map(|result| {
                 (
                     Some(label("result", result.as_str())),
@@ -318,7 +318,7 @@ impl Collector for WorkerCollector {
         counter_family(
             &mut encoder,
             "tidings_fetch_failures",
-            "Failed fetches by reason.",
+            "Failed fetches by reason",
             snapshot
                 .failures
                 .iter()
@@ -327,13 +327,13 @@ impl Collector for WorkerCollector {
         counter_family(
             &mut encoder,
             "tidings_fetch_parse_failures",
-            "Fetched bodies that were not a feed.",
+            "Fetched bodies that were not a feed",
             [(None, snapshot.result(FetchResult::ParseFailed))],
         )?;
         counter_family(
             &mut encoder,
             "tidings_fetch_http_status",
-            "Fetch responses by final HTTP status.",
+            "Fetch responses by final HTTP status",
             snapshot
                 .statuses
                 .iter()
@@ -353,7 +353,7 @@ impl Collector for WorkerCollector {
         encoder
             .encode_descriptor(
                 "tidings_fetch_duration_seconds",
-                "Time from request to stored outcome.",
+                "Time from request to stored outcome",
                 None,
                 MetricType::Histogram,
             )?
@@ -366,7 +366,7 @@ impl Collector for WorkerCollector {
         counter_family(
             &mut encoder,
             "tidings_items_upserted",
-            "Items stored by the worker, new or changed.",
+            "Items stored by the worker, new or changed",
             [
                 (Some(label("change", "inserted")), snapshot.items_inserted),
                 (Some(label("change", "updated")), snapshot.items_updated),
@@ -375,7 +375,7 @@ impl Collector for WorkerCollector {
         counter_family(
             &mut encoder,
             "tidings_feeds_moved",
-            "Feeds moved by permanent redirects.",
+            "Feeds moved by permanent redirects",
             [
                 (Some(label("kind", "renamed")), snapshot.feeds_renamed),
                 (Some(label("kind", "merged")), snapshot.feeds_merged),
@@ -384,7 +384,7 @@ impl Collector for WorkerCollector {
         counter_family(
             &mut encoder,
             "tidings_favicons",
-            "Favicon attempts.",
+            "Favicon attempts",
             [
                 (Some(label("result", "found")), snapshot.favicons_found),
                 (Some(label("result", "missing")), snapshot.favicons_missing),
@@ -393,7 +393,7 @@ impl Collector for WorkerCollector {
         counter_family(
             &mut encoder,
             "tidings_retention_deleted",
-            "Rows deleted by retention.",
+            "Rows deleted by retention",
             [
                 (
                     Some(label("kind", "items")),
@@ -408,7 +408,7 @@ impl Collector for WorkerCollector {
         counter_family(
             &mut encoder,
             "tidings_fetch_lease_lost",
-            "Fetches not stored because their lease had expired.",
+            "Fetches not stored because their lease had expired",
             [(None, snapshot.lease_lost)],
         )
     }
