@@ -194,6 +194,22 @@ async fn json_logs_name_requests_and_fetches_and_never_secrets() {
         .await
         .unwrap();
     assert_eq!(response.status(), 200);
+    // The sync APIs name their user too: Google Reader with the key as its token, Miniflux
+    // with the key in X-Auth-Token.
+    let response = client
+        .get(server.url("/reader/api/0/user-info"))
+        .header("authorization", format!("GoogleLogin auth={api_key}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let response = client
+        .get(server.url("/v1/me"))
+        .header("x-auth-token", &api_key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
     // A wrong password is logged as a refusal, not with the password.
     let response = client
         .post(server.url("/api/v1/session"))
@@ -241,6 +257,13 @@ async fn json_logs_name_requests_and_fetches_and_never_secrets() {
         16,
         "{refresh}"
     );
+    for sync_route in ["/reader/api/0/{*endpoint}", "/v1/me"] {
+        let line = requests
+            .iter()
+            .find(|event| event["route"] == sync_route)
+            .unwrap_or_else(|| panic!("no {sync_route} line in\n{all}"));
+        assert_eq!(line["user_id"], refresh["user_id"], "{line}");
+    }
     let sign_in = requests
         .iter()
         .find(|event| event["route"] == "/api/v1/session" && event["status"] == 401)

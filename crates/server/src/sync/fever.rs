@@ -84,6 +84,7 @@ async fn fever(
     RawQuery(query): RawQuery,
     headers: HeaderMap,
     client: Option<axum::Extension<ClientContext>>,
+    request_user: Option<axum::Extension<crate::observe::RequestUser>>,
     body: Bytes,
 ) -> Response {
     let params = parameters(query.as_deref(), &headers, &body);
@@ -98,7 +99,12 @@ async fn fever(
     let writes = params.contains_key("mark");
     let client = client.map(|axum::Extension(c)| c);
     let auth = match found.and_then(|found| admit(&state, client.as_ref(), found, writes)) {
-        Ok(auth) => auth,
+        Ok(auth) => {
+            if let Some(axum::Extension(slot)) = &request_user {
+                slot.set(auth.user.id);
+            }
+            auth
+        }
         Err(refusal) => {
             answer.insert("auth".into(), json!(0));
             // Fever clients read only `auth`; the reason is for people looking at the answer.

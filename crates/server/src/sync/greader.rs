@@ -366,6 +366,7 @@ async fn reader_api(
     uri: Uri,
     headers: HeaderMap,
     client: Option<axum::Extension<ClientContext>>,
+    request_user: Option<axum::Extension<crate::observe::RequestUser>>,
     body: Bytes,
 ) -> Response {
     let path = uri.path();
@@ -392,7 +393,12 @@ async fn reader_api(
     let client = client.map(|axum::Extension(c)| c);
     let auth =
         match found.and_then(|found| admit(&state, client.as_ref(), found, is_write(endpoint))) {
-            Ok(auth) => auth,
+            Ok(auth) => {
+                if let Some(axum::Extension(slot)) = &request_user {
+                    slot.set(auth.user.id);
+                }
+                auth
+            }
             Err(refusal) => return GReaderError::refused(refusal).into_response(),
         };
     let request = Request {

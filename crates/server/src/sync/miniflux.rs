@@ -165,7 +165,10 @@ impl FromRequestParts<AppState> for Caller {
         let client = parts.extensions.get::<ClientContext>();
         found
             .and_then(|found| admit(state, client, found, !parts.method.is_safe()))
-            .map(Caller)
+            .map(|auth| {
+                crate::observe::note_user(&parts.extensions, auth.user.id);
+                Caller(auth)
+            })
             .map_err(|refusal| match refusal {
                 Refusal::BadCredentials => {
                     MinifluxError::new(StatusCode::UNAUTHORIZED, "Access Unauthorized")
