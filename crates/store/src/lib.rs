@@ -417,7 +417,11 @@ impl Store {
                 reason: e.to_string(),
             })?
             .log_statements(tracing::log::LevelFilter::Trace)
-            .log_slow_statements(slow_statement_level(options), Duration::from_secs(1));
+            .log_slow_statements(slow_statement_level(options), Duration::from_secs(1))
+            // PostgreSQL compiles a statement it estimates as costly (a search over a million
+            // items) to machine code first, which takes 100-200 ms: longer than tidings'
+            // statements take to run.
+            .options([("jit", "off")]);
         wait_for_postgres(&connect, STARTUP_CONNECT_BUDGET)
             .await
             .map_err(|e| StoreError::Connect {

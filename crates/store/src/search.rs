@@ -907,6 +907,16 @@ mod tests {
             )))
             .await
             .unwrap();
+            // Searches are not compiled to machine code first (which takes longer than they
+            // run): the store turns PostgreSQL's JIT off.
+            let crate::Pools::Postgres(pool) = &*store.pools else {
+                unreachable!("a PostgreSQL URL opens a PostgreSQL store");
+            };
+            let jit: String = sqlx::query_scalar("SHOW jit")
+                .fetch_one(pool)
+                .await
+                .unwrap();
+            assert_eq!(jit, "off");
             let outcome = futures_util::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(
                 plans_agree(&store),
             ))
