@@ -46,12 +46,25 @@ fn parameters(query: Option<&str>, headers: &HeaderMap, body: &[u8]) -> HashMap<
     let mut found: HashMap<String, String> = form_pairs(query.unwrap_or("").as_bytes())
         .into_iter()
         .collect();
-    let content_type = content_type(headers);
-    if let Some(boundary) = content_type
-        .strip_prefix("multipart/form-data")
-        .and_then(|rest| rest.split("boundary=").nth(1))
-    {
-        found.extend(multipart_fields(body, boundary.trim_matches('"')));
+    // The boundary is read from the header as sent: it is case-sensitive.
+    let raw_type = headers
+        .get(axum::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    let boundary = content_type(headers)
+        .starts_with("multipart/form-data")
+        .then(|| raw_type.split_once(';').map(|(_, rest)| rest))
+        .flatten()
+        .and_then(|rest| {
+            rest.split(';').find_map(|param| {
+                let (name, value) = param.split_once('=')?;
+                name.trim()
+                    .eq_ignore_ascii_case("boundary")
+                    .then(|| value.trim().trim_matches('"'))
+            })
+        });
+    if let Some(boundary) = boundary {
+        found.extend(multipart_fields(body, boundary));
     } else {
         found.extend(form_pairs(body));
     }
