@@ -65,18 +65,48 @@ pub async fn observe(State(state): State<AppState>, mut request: Request, next: 
         .record_request(&route, &method, status, elapsed, rate_scope);
     let duration_ms = elapsed.as_secs_f64() * 1000.0;
     let user_id = user.get();
-    tracing::info!(
-        target: "tidings::request",
-        request_id = %request_id,
-        user_id,
-        method = %method,
-        route = %route,
-        status = status.as_u16(),
-        duration_ms,
-        "request"
-    );
+    macro_rules! log_request {
+        ($level:ident) => {
+            tracing::$level!(
+                target: "tidings::request",
+                request_id = %request_id,
+                user_id,
+                method = %method,
+                route = %route,
+                status = status.as_u16(),
+                duration_ms,
+                "request"
+            )
+        };
+    }
+    if is_routine_probe(&route, status.as_u16()) {
+        log_request!(debug);
+    } else {
+        log_request!(info);
+    }
     if let Ok(value) = HeaderValue::from_str(&request_id) {
         response.headers_mut().insert(REQUEST_ID_HEADER, value);
     }
     response
+}
+
+/// Whether a request is a health check or a metrics scrape that went well: those come every
+/// few seconds from the orchestrator and the scraper, so they are logged at debug level only,
+/// where they do not bury the requests people make. A failing one is logged like any other.
+fn is_routine_probe(route: &str, status: u16) -> bool {
+    matches!(route, "/healthz" | "/readyz" | "/metrics") && status < 400
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_routine_probe;
+
+    #[test]
+    fn only_successful_probes_are_quiet() {
+        assert!(is_routine_probe("/healthz", 200));
+        assert!(is_routine_probe("/metrics", 200));
+        assert!(!is_routine_probe("/readyz", 503));
+        assert!(!is_routine_probe("/metrics", 403));
+        assert!(!is_routine_probe("/api/v1/items", 200));
+    }
 }
