@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Args;
-use tidings_fetch::{AddressPolicy, ClientConfig, GuardedClient, HostLimits};
+use tidings_fetch::{AddressPolicy, ClientConfig, GuardedClient, HostLimits, limiter};
 use tidings_server::media::MediaProxyMode;
 use tidings_store::Store;
 use tidings_worker::{Fetcher, Worker, WorkerConfig, WorkerMetrics};
@@ -45,22 +45,34 @@ pub struct FetchArgs {
     pub fetch_first_byte_timeout_seconds: String,
 
     /// Requests started per second to one host, in bursts of as many (1-1000).
-    #[arg(long, env = "TIDINGS_FETCH_PER_HOST_RATE", default_value = "100")]
+    #[arg(
+        long,
+        env = "TIDINGS_FETCH_PER_HOST_RATE",
+        default_value_t = limiter::DEFAULT_PER_HOST_RATE.to_string()
+    )]
     pub fetch_per_host_rate: String,
 
     /// Requests at once to one host, slow ones moved to the slow budget not counted (1-100).
-    #[arg(long, env = "TIDINGS_FETCH_PER_HOST_CONCURRENCY", default_value = "10")]
+    #[arg(
+        long,
+        env = "TIDINGS_FETCH_PER_HOST_CONCURRENCY",
+        default_value_t = limiter::DEFAULT_PER_HOST_CONCURRENCY.to_string()
+    )]
     pub fetch_per_host_concurrency: String,
 
     /// Slow requests one host may have beside those (0-100; 0 keeps slow ones in their slot).
-    #[arg(long, env = "TIDINGS_FETCH_PER_HOST_SLOW", default_value = "20")]
+    #[arg(
+        long,
+        env = "TIDINGS_FETCH_PER_HOST_SLOW",
+        default_value_t = limiter::DEFAULT_PER_HOST_SLOW.to_string()
+    )]
     pub fetch_per_host_slow: String,
 
     /// Seconds after which a request counts as slow and moves to the slow budget (1-300).
     #[arg(
         long,
         env = "TIDINGS_FETCH_PER_HOST_SLOW_AFTER_SECONDS",
-        default_value = "1"
+        default_value_t = limiter::DEFAULT_SLOW_AFTER.as_secs().to_string()
     )]
     pub fetch_per_host_slow_after_seconds: String,
 }
