@@ -81,8 +81,7 @@ impl StoreError {
                     // down, crashed or is starting; 53300: too many connections.
                     code.starts_with("08") || matches!(code, "57P01" | "57P02" | "57P03" | "53300")
                 } else {
-                    db.try_downcast_ref::<sqlx::sqlite::SqliteError>().is_some()
-                        && StoreError::is_sqlite_busy(error)
+                    StoreError::is_sqlite_busy(error)
                 }
             }
             _ => false,
@@ -100,6 +99,10 @@ impl StoreError {
         let sqlx::Error::Database(db) = error else {
             return false;
         };
+        // PostgreSQL's SQLSTATE codes are digits too (22021 has low byte 5): only SQLite's count.
+        if db.try_downcast_ref::<sqlx::sqlite::SqliteError>().is_none() {
+            return false;
+        }
         let code = db.code().and_then(|c| c.parse::<i32>().ok()).unwrap_or(0);
         // The primary result code is the low byte: 5 is SQLITE_BUSY, 6 is SQLITE_LOCKED.
         matches!(code & 0xff, 5 | 6)
