@@ -1,0 +1,268 @@
+//! Full text on saved article pages (a news site, a blog, a Japanese page in Shift_JIS) with
+//! their navigation, sidebars, footers and comments, served from a real HTTP server on loopback
+//! and fetched through the guarded client, as the worker fetches them.
+
+use std::net::SocketAddr;
+
+use axum::Router;
+use axum::http::header;
+use axum::routing::get;
+use tidings_extract::{Article, ExtractError, extract, text_chars};
+use tidings_feed::Sanitizer;
+use tidings_fetch::{AddressPolicy, ClientConfig, FetchRequest, GuardedClient};
+use url::Url;
+
+const NEWS: &[u8] = include_bytes!("../testdata/news.html");
+const BLOG: &[u8] = include_bytes!("../testdata/blog.html");
+const JAPANESE_SJIS: &[u8] = include_bytes!("../testdata/japanese-sjis.html");
+
+/// Serves the saved pages as their sites would: the news page and the blog with a charset in
+/// `Content-Type`, the Japanese page with none (its `<meta>` names Shift_JIS), and one page
+/// that is no article.
+async fn serve_pages() -> SocketAddr {
+    let html = |body: &'static [u8], content_type: &'static str| {
+        get(move || async move { ([(header::CONTENT_TYPE, content_type)], body) })
+    };
+    let router = Router::new()
+        .route(
+            "/news/uk/tidal-mill",
+            html(NEWS, "text/html; charset=utf-8"),
+        )
+        .route(
+            "/2025/02/sqlite-growth/",
+            html(BLOG, "text/html; charset=UTF-8"),
+        )
+        .route(
+            "/news/20250310_toshokan.html",
+            html(JAPANESE_SJIS, "text/html"),
+        )
+        .route(
+            "/login",
+            html(
+                b"<html><head><title>Sign in</title></head><body><form><input name=u>\
+                  <input type=password name=p><button>Sign in</button></form></body></html>",
+                "text/html",
+            ),
+        );
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("address");
+    tokio::spawn(async move { axum::serve(listener, router).await.expect("serve") });
+    addr
+}
+
+/// Fetches `path` from the page server through the guarded client (loopback allowed, as with
+/// `TIDINGS_ALLOW_PRIVATE_NETWORKS`) and extracts its article.
+async fn fetch_and_extract(addr: SocketAddr, path: &str) -> Result<Article, ExtractError> {
+    let client = GuardedClient::new(ClientConfig {
+        address_policy: AddressPolicy {
+            allow_private_networks: true,
+            ..AddressPolicy::default()
+        },
+        ..ClientConfig::default()
+    })
+    .expect("client");
+    let url = Url::parse(&format!("http://{addr}{path}")).expect("url");
+    let response = client
+        .fetch(&FetchRequest::new(url))
+        .await
+        .expect("the page is served");
+    assert_eq!(response.status, 200);
+    extract(
+        &response.body,
+        &response.url,
+        response.charset.as_deref(),
+        &Sanitizer::default(),
+    )
+}
+
+fn assert_has_all(article: &Article, wanted: &[&str]) {
+    for text in wanted {
+        assert!(
+            article.text.contains(text),
+            "missing {text:?}:\n{}",
+            article.text
+        );
+    }
+}
+
+fn assert_has_none(article: &Article, unwanted: &[&str]) {
+    for text in unwanted {
+        assert!(
+            !article.text.contains(text),
+            "the article holds {text:?}, which is not part of it:\n{}",
+            article.text
+        );
+    }
+}
+
+#[tokio::test]
+async fn news_page_gives_the_story_without_navigation_sidebar_comments_or_footer() {
+    let addr = serve_pages().await;
+    let article = fetch_and_extract(addr, "/news/uk/tidal-mill")
+        .await
+        .expect("an article");
+    // Its first and last paragraphs, a quote and a subheading.
+    assert_has_all(
+        &article,
+        &[
+            "The tidal mill at Porthcarrow last turned in the winter of 1935",
+            "The moon does not send an invoice.",
+            "Objections over the mill pond",
+            "will be the mill's 240th birthday",
+        ],
+    );
+    assert_has_none(
+        &article,
+        &[
+            "Crossword and Puzzles",          // section navigation
+            "Ferry strike called off",        // the breaking-news ticker
+            "We use cookies",                 // the cookie banner
+            "Seal pup rescued",               // the most-read sidebar
+            "Morning Tide newsletter",        // the newsletter box
+            "My grandfather worked the last", // a reader's comment
+            "Complaints and corrections",     // the footer's links
+            "Registered in England and Wales",
+        ],
+    );
+    assert_eq!(
+        article.title.as_deref(),
+        Some("Harbour town votes to restore its tidal mill after 90 years")
+    );
+    assert!(article.text_chars > 3000, "{}", article.text_chars);
+    assert_eq!(article.text_chars, text_chars(&article.html));
+    // Sanitized like feed content: no scripts, and the relative image made absolute on the
+    // page's own origin (http here, so dropped, as the sanitizer drops http images by default).
+    assert!(!article.html.contains("<script"), "{}", article.html);
+    assert!(!article.html.contains("dataLayer"), "{}", article.html);
+    assert!(!article.html.contains("src=\"/images"), "{}", article.html);
+    assert!(article.html.contains("<blockquote>"), "{}", article.html);
+}
+
+#[tokio::test]
+async fn blog_post_keeps_its_code_and_leaves_the_widgets_and_comments() {
+    let addr = serve_pages().await;
+    let article = fetch_and_extract(addr, "/2025/02/sqlite-growth/")
+        .await
+        .expect("an article");
+    assert_has_all(
+        &article,
+        &[
+            "For three years the little database behind my bike-maintenance log",
+            "PRAGMA freelist_count;",
+            "Free pages are not lost pages",
+            "Next time: the bottom bracket, which turned out to be a loose pedal.",
+        ],
+    );
+    assert_has_none(
+        &article,
+        &[
+            "Databases, bicycles and other things that squeak", // site description
+            "About me",                                         // the menu
+            "Measuring chain wear with a ruler",                // post navigation, widgets
+            "PostgreSQL on a Raspberry Pi",                     // recent posts widget
+            "Great write-up!",                                  // comments
+            "I came here for the bottom bracket",
+            "Leave a Reply",
+            "Proudly powered by WordPress", // footer
+        ],
+    );
+    // The code block keeps its shape: a <pre> with its line breaks.
+    assert!(article.html.contains("<pre>"), "{}", article.html);
+    assert!(
+        article.html.contains("PRAGMA page_count;\n256"),
+        "{}",
+        article.html
+    );
+}
+
+#[tokio::test]
+async fn shift_jis_page_without_a_charset_header_decodes_from_its_meta() {
+    let addr = serve_pages().await;
+    let article = fetch_and_extract(addr, "/news/20250310_toshokan.html")
+        .await
+        .expect("an article");
+    assert_eq!(article.encoding, "Shift_JIS");
+    assert_has_all(
+        &article,
+        &[
+            "瀬戸内海に浮かぶ人口およそ三百人の大浜島で",
+            "岡田真理子さん（五十八）",
+            "島に新しい人の流れを作るきっかけにしたい",
+        ],
+    );
+    assert!(
+        !article.text.contains('\u{FFFD}'),
+        "undecoded bytes:\n{}",
+        article.text
+    );
+    assert_has_none(
+        &article,
+        &[
+            "購読のお申し込み",   // the global navigation
+            "アクセスランキング", // the sidebar's ranking
+            "レモンの収穫",       // a ranked story
+            "個人情報の取り扱い", // the footer
+            "無断転載を禁じます",
+        ],
+    );
+    // Japanese counts in characters: seven paragraphs of several dozen characters each.
+    assert!(article.text_chars > 700, "{}", article.text_chars);
+    assert!(
+        article.text_chars < article.text.len(),
+        "characters, not bytes"
+    );
+}
+
+#[tokio::test]
+async fn a_page_without_an_article_says_so() {
+    let addr = serve_pages().await;
+    let error = fetch_and_extract(addr, "/login")
+        .await
+        .expect_err("no article");
+    assert_eq!(error, ExtractError::NoArticle, "{error}");
+}
+
+#[test]
+fn garbage_is_refused_or_read_never_a_panic() {
+    let url = Url::parse("https://example.com/a").unwrap();
+    let sanitizer = Sanitizer::default();
+    // Nested far past any article: before flattening, this overflowed the stack.
+    let deep = "<div>".repeat(20_000);
+    let inputs: Vec<Vec<u8>> = vec![
+        Vec::new(),
+        b"\xff\xfe\x00<\x00p".to_vec(),
+        vec![0u8; 4096],
+        b"<html><body><p>".repeat(500),
+        deep.into_bytes(),
+        b"<p>"
+            .iter()
+            .copied()
+            .chain((0..=255u8).cycle().take(100_000))
+            .collect(),
+        b"<script>".repeat(1000),
+        "<table><tr><td>".repeat(3000).into_bytes(),
+    ];
+    for input in inputs {
+        match extract(&input, &url, None, &sanitizer) {
+            Ok(article) => {
+                assert!(!article.text.is_empty());
+                assert!(!article.html.contains("<script"));
+            }
+            Err(ExtractError::NoArticle | ExtractError::TooLarge(_) | ExtractError::Failed(_)) => {}
+            Err(other) => panic!("unexpected error {other}"),
+        }
+    }
+}
+
+#[test]
+fn too_many_elements_are_refused_with_the_limit() {
+    let url = Url::parse("https://example.com/a").unwrap();
+    let page = format!(
+        "<body>{}</body>",
+        "<p>x</p>".repeat(tidings_extract::MAX_ELEMENTS + 10)
+    );
+    let error = extract(page.as_bytes(), &url, None, &Sanitizer::default()).unwrap_err();
+    assert_eq!(error, ExtractError::TooLarge(tidings_extract::MAX_ELEMENTS));
+}
