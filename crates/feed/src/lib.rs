@@ -34,7 +34,7 @@ pub use date::parse_date;
 pub use discover::{CandidateKind, CandidateSource, FeedCandidate, discover};
 pub use error::ParseError;
 pub use identity::{IdentitySource, ItemIdentity, item_identity};
-pub use model::{Enclosure, Feed, FeedFormat, FeedVersion, Item};
+pub use model::{Enclosure, Feed, FeedFormat, FeedVersion, Item, ItemDraft, sanitize_items};
 pub use sanitize::{SanitizeOptions, Sanitizer, sanitize_html};
 pub use urls::{normalize_feed_url, normalize_feed_url_text};
 

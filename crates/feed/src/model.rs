@@ -98,25 +98,33 @@ impl Feed {
     /// resolved against the item's [`Item::content_base`], and keeps its `thumbnail` only when
     /// it passes the sanitizer's image rule. Item identities are unaffected.
     pub fn sanitize_html(&mut self, sanitizer: &crate::sanitize::Sanitizer) {
-        let clean = |html: &str, base: Option<&Url>| {
-            let clean = sanitizer.clean(html, base);
-            (!clean.trim().is_empty()).then_some(clean)
+        sanitize_items(&mut self.items, sanitizer);
+    }
+}
+
+/// What [`Feed::sanitize_html`] does to a feed's items, for items that come from elsewhere
+/// (a scraped page): `summary` and `content` sanitized with relative URLs resolved against
+/// [`Item::content_base`], `thumbnail` kept only when it passes the image rule. Identities are
+/// unaffected.
+pub fn sanitize_items(items: &mut [Item], sanitizer: &crate::sanitize::Sanitizer) {
+    let clean = |html: &str, base: Option<&Url>| {
+        let clean = sanitizer.clean(html, base);
+        (!clean.trim().is_empty()).then_some(clean)
+    };
+    for item in items {
+        let base = item.content_base.as_ref();
+        // Content falls back to the summary, so both are often the same text: clean it once.
+        let same = item.summary == item.content;
+        item.content = item.content.as_deref().and_then(|html| clean(html, base));
+        item.summary = if same {
+            item.content.clone()
+        } else {
+            item.summary.as_deref().and_then(|html| clean(html, base))
         };
-        for item in &mut self.items {
-            let base = item.content_base.as_ref();
-            // Content falls back to the summary, so both are often the same text: clean it once.
-            let same = item.summary == item.content;
-            item.content = item.content.as_deref().and_then(|html| clean(html, base));
-            item.summary = if same {
-                item.content.clone()
-            } else {
-                item.summary.as_deref().and_then(|html| clean(html, base))
-            };
-            item.thumbnail = item
-                .thumbnail
-                .as_deref()
-                .and_then(|url| sanitizer.image_url(url));
-        }
+        item.thumbnail = item
+            .thumbnail
+            .as_deref()
+            .and_then(|url| sanitizer.image_url(url));
     }
 }
 
@@ -171,20 +179,34 @@ impl Item {
     }
 }
 
-/// The fields of an item before its identity is computed.
+/// The fields of an item before its identity is computed: what every reader of a source
+/// (the feed parsers, the page scraper of `tidings-scrape`) fills in, so that
+/// [`ItemDraft::finish`] applies one identity rule to all of them.
 #[derive(Debug, Default)]
-pub(crate) struct ItemDraft {
+pub struct ItemDraft {
+    /// See [`Item::guid`].
     pub guid: Option<String>,
+    /// See [`Item::url`].
     pub url: Option<String>,
+    /// See [`Item::title`].
     pub title: Option<String>,
+    /// See [`Item::authors`].
     pub authors: Vec<String>,
+    /// See [`Item::published`].
     pub published: Option<DateTime<Utc>>,
+    /// See [`Item::updated`].
     pub updated: Option<DateTime<Utc>>,
+    /// See [`Item::summary`].
     pub summary: Option<String>,
+    /// See [`Item::content`].
     pub content: Option<String>,
+    /// See [`Item::content_base`].
     pub content_base: Option<Url>,
+    /// See [`Item::categories`].
     pub categories: Vec<String>,
+    /// See [`Item::enclosures`].
     pub enclosures: Vec<Enclosure>,
+    /// See [`Item::thumbnail`].
     pub thumbnail: Option<String>,
 }
 
