@@ -223,9 +223,18 @@ where
 
 /// Parses the address to listen on.
 pub fn check_listen(value: &str) -> Result<SocketAddr, ConfigError> {
+    check_listen_as(value, "TIDINGS_LISTEN", "--listen")
+}
+
+/// Parses a listen address of `variable` / `flag`.
+pub fn check_listen_as(
+    value: &str,
+    variable: &'static str,
+    flag: &'static str,
+) -> Result<SocketAddr, ConfigError> {
     value.trim().parse().map_err(|_| ConfigError {
-        variable: "TIDINGS_LISTEN",
-        flag: "--listen",
+        variable,
+        flag,
         value: value.to_string(),
         expected: "an IP address and port such as 127.0.0.1:8080, 0.0.0.0:8080 or [::]:8080".into(),
     })

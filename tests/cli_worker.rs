@@ -543,3 +543,83 @@ async fn two_worker_processes_on_postgres_fetch_each_feed_once() {
     let twice: Vec<_> = hits.iter().filter(|(_, n)| **n != 1).collect();
     assert!(twice.is_empty(), "fetched more than once: {twice:?}");
 }
+
+/// A port free on 127.0.0.1 a moment ago.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free port")
+        .port()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_serves_metrics_on_its_own_listener() {
+    const TOKEN: &str = "cli-worker-metrics-token";
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("t.db").display());
+
+    // A bad address stops the start, naming the variable.
+    let mut bad = tidings(dir.path(), &url);
+    bad.arg("worker")
+        .env("TIDINGS_WORKER_METRICS_LISTEN", "everywhere");
+    store_at(&url).await.close().await;
+    let output = run(&mut bad).await;
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("TIDINGS_WORKER_METRICS_LISTEN"));
+
+    let server = FeedServer::start(feed_router()).await;
+    let store = store_at(&url).await;
+    let user = add_user(&store, "mo").await;
+    subscribe(&store, user, &server.url("/feed/metered")).await;
+    let port = free_port();
+    // Loopback is not among the allowed networks, so only the token lets the test in.
+    let child = tidings(dir.path(), &url)
+        .arg("worker")
+        .env("TIDINGS_ALLOW_PRIVATE_NETWORKS", "true")
+        .env("TIDINGS_WORKER_METRICS_LISTEN", format!("127.0.0.1:{port}"))
+        .env("TIDINGS_METRICS_ALLOWED_NETWORKS", "10.0.0.0/8")
+        .env("TIDINGS_METRICS_TOKEN", TOKEN)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let metrics = format!("http://127.0.0.1:{port}/metrics");
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let client = reqwest::Client::new();
+    let scrape = || async {
+        match client.get(&metrics).bearer_auth(TOKEN).send().await {
+            Ok(response) if response.status() == reqwest::StatusCode::OK => {
+                response.text().await.unwrap_or_default()
+            }
+            _ => String::new(),
+        }
+    };
+    wait_until(
+        Duration::from_secs(60),
+        "the fetch in the metrics",
+        || async {
+            scrape()
+                .await
+                .contains("tidings_fetches_total{result=\"parsed\"} 1")
+        },
+    )
+    .await;
+    let text = scrape().await;
+    for expected in [
+        "tidings_items_upserted_total{change=\"inserted\"} 1",
+        "tidings_fetch_duration_seconds_count 1",
+        "tidings_feeds{status=\"active\"} 1",
+        "tidings_fetch_queue_depth 0",
+        "tidings_database_up 1",
+        "tidings_db_pool_max_connections{pool=\"sqlite_writer\"} 1",
+    ] {
+        assert!(text.contains(expected), "{expected} missing from\n{text}");
+    }
+    let refused = client.get(&metrics).send().await.unwrap();
+    assert_eq!(refused.status(), reqwest::StatusCode::FORBIDDEN);
+    assert!(
+        stop(child),
+        "the worker stops cleanly with its metrics listener"
+    );
+    store.close().await;
+}

@@ -71,6 +71,13 @@ pub struct ApiArgs {
     #[arg(long, env = "TIDINGS_MEDIA_PROXY_KEY", hide_env_values = true)]
     pub media_proxy_key: Option<String>,
 
+    #[command(flatten)]
+    pub metrics: MetricsArgs,
+}
+
+/// Who may read `/metrics`: of `serve`, and of `tidings worker`'s own listener.
+#[derive(Debug, Args)]
+pub struct MetricsArgs {
     /// Networks whose clients may read /metrics, comma-separated addresses or CIDR ranges
     /// (default: loopback, 127.0.0.0/8 and ::1).
     #[arg(
@@ -84,6 +91,24 @@ pub struct ApiArgs {
     /// (16 characters or more). None by default.
     #[arg(long, env = "TIDINGS_METRICS_TOKEN", hide_env_values = true)]
     pub metrics_token: Option<String>,
+}
+
+impl MetricsArgs {
+    /// Checks the networks and the token (exit 2 naming the variable on a bad value).
+    pub fn check(&self) -> Result<tidings_server::metrics::MetricsAccess, ConfigError> {
+        let networks = parse_networks(
+            &self.metrics_allowed_networks,
+            "TIDINGS_METRICS_ALLOWED_NETWORKS",
+            "--metrics-allowed-networks",
+        )?;
+        let token = check_secret(
+            self.metrics_token.as_deref(),
+            16,
+            "TIDINGS_METRICS_TOKEN",
+            "--metrics-token",
+        )?;
+        Ok(tidings_server::metrics::MetricsAccess::new(networks, token))
+    }
 }
 
 /// The secret of `variable` / `flag`, trimmed, when it is set; refused when shorter than
@@ -168,19 +193,7 @@ impl ApiArgs {
             "TIDINGS_TRUSTED_PROXIES",
             "--trusted-proxies",
         )?;
-        let metrics_networks = parse_networks(
-            &self.metrics_allowed_networks,
-            "TIDINGS_METRICS_ALLOWED_NETWORKS",
-            "--metrics-allowed-networks",
-        )?;
-        let metrics_token = check_secret(
-            self.metrics_token.as_deref(),
-            16,
-            "TIDINGS_METRICS_TOKEN",
-            "--metrics-token",
-        )?;
-        server.metrics_access =
-            tidings_server::metrics::MetricsAccess::new(metrics_networks, metrics_token);
+        server.metrics_access = self.metrics.check()?;
         server.max_subscriptions = config::check_number(
             &self.max_subscriptions,
             1..=100_000,

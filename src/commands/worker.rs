@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
+use anyhow::Context;
 use clap::Args;
 use tidings_fetch::{AddressPolicy, ClientConfig, GuardedClient, HostLimits, limiter};
 use tidings_server::media::MediaProxyMode;
@@ -265,20 +266,66 @@ impl WorkerSettings {
 pub struct WorkerCommandArgs {
     #[command(flatten)]
     pub worker: WorkerArgs,
+
+    /// Address and port on which this worker serves its /metrics (fetches, items, feeds by
+    /// status, queue depth, pools), e.g. 0.0.0.0:9464. None by default: no listener.
+    #[arg(long, env = "TIDINGS_WORKER_METRICS_LISTEN")]
+    pub metrics_listen: Option<String>,
+
+    #[command(flatten)]
+    pub metrics: super::serve::MetricsArgs,
 }
 
 /// Runs `tidings worker` until SIGINT or SIGTERM.
 pub async fn run(config: &GlobalConfig, args: WorkerCommandArgs) -> anyhow::Result<ExitCode> {
     let settings = args.worker.check()?;
+    let metrics_listen = match args.metrics_listen.as_deref().map(str::trim) {
+        Some(listen) if !listen.is_empty() => Some(config::check_listen_as(
+            listen,
+            "TIDINGS_WORKER_METRICS_LISTEN",
+            "--metrics-listen",
+        )?),
+        _ => None,
+    };
+    let access = args.metrics.check()?;
     let store = super::open_existing_store(config).await?;
-    let fetcher = settings.fetcher(store.clone(), Arc::new(WorkerMetrics::default()))?;
+    let metrics = Arc::new(WorkerMetrics::default());
+    let fetcher = settings.fetcher(store.clone(), Arc::clone(&metrics))?;
     let shutdown = super::serve::shutdown_signal()?;
+    // Bound before the worker starts, so that a taken port stops the start with its reason.
+    let (stop_metrics, metrics_stopped) = tokio::sync::oneshot::channel::<()>();
+    let metrics_server = match metrics_listen {
+        Some(address) => {
+            let listener = tokio::net::TcpListener::bind(address)
+                .await
+                .with_context(|| format!("cannot listen on {address} for /metrics"))?;
+            let bound = listener.local_addr()?;
+            let app = tidings_server::metrics::worker_router(store.clone(), metrics, access);
+            tracing::info!(address = %bound, "worker metrics at http://{bound}/metrics");
+            Some(tokio::spawn(tidings_server::serve_router(
+                listener,
+                app,
+                async move {
+                    let _ = metrics_stopped.await;
+                },
+            )))
+        }
+        None => None,
+    };
     let database = super::describe_database(config, &store);
     tracing::info!(
         database = %database,
         "worker running on {database}; stop it with Ctrl-C or SIGTERM"
     );
     Worker::new(fetcher).run(shutdown).await;
+    let _ = stop_metrics.send(());
+    if let Some(server) = metrics_server {
+        match server.await {
+            Ok(Err(error)) => tracing::warn!(%error, "the metrics listener failed"),
+            Err(error) => tracing::warn!(%error, "the metrics listener ended abnormally"),
+            Ok(Ok(())) => {}
+        }
+    }
     store.close().await;
     Ok(ExitCode::SUCCESS)
 }

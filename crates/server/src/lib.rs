@@ -170,10 +170,20 @@ pub async fn serve(
     state: AppState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    serve_router(listener, router(state), shutdown).await
+}
+
+/// Serves any router on `listener` as [`serve`] does (the header-read timeout, HTTP/1 and
+/// HTTP/2, the peer address as `ConnectInfo<SocketAddr>`) until `shutdown` completes: for
+/// the application, and for the `/metrics` listener of `tidings worker`.
+pub async fn serve_router(
+    listener: TcpListener,
+    app: Router,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
     use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
     use tower::ServiceExt;
 
-    let app = router(state);
     let mut builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
     builder
         .http1()

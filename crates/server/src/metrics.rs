@@ -1,15 +1,17 @@
 //! `GET /metrics` (F62): the Prometheus text format of the fetch worker's counters, the API's
-//! requests, rate-limit refusals, the fetch schedule and the database pools, for operators only.
+//! requests, rate-limit refusals, the fetch schedule and the database pools, for operators only;
+//! and the same without the API's series for `tidings worker` processes ([`worker_router`]).
 //!
 //! Encoded with `prometheus-client`, the Prometheus project's own client for Rust: it has no
 //! global registry (several servers in one test process each keep their own series) and it
 //! writes the classic text format, so names, label escaping, `_total` suffixes and histogram
 //! buckets are right by construction rather than by hand.
 
-use std::net::IpAddr;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
 use std::time::Duration;
 
-use axum::extract::{Request, State};
+use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use prometheus_client::encoding::prometheus_text;
@@ -20,6 +22,7 @@ use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 use sha2::{Digest, Sha256};
 use tidings_fetch::IpNetwork;
+use tidings_worker::WorkerMetrics;
 
 use crate::AppState;
 use crate::middleware::ClientContext;
@@ -158,6 +161,17 @@ impl MetricsAccess {
     }
 }
 
+/// The answer to a client that may not read the metrics.
+fn forbidden() -> Response {
+    (
+        StatusCode::FORBIDDEN,
+        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+        "403 Forbidden: /metrics is open only to TIDINGS_METRICS_ALLOWED_NETWORKS \
+         (loopback by default) or with Authorization: Bearer TIDINGS_METRICS_TOKEN.\n",
+    )
+        .into_response()
+}
+
 /// `GET /metrics`: the series in the Prometheus text format (0.0.4), or 403 for clients
 /// outside `TIDINGS_METRICS_ALLOWED_NETWORKS` without `TIDINGS_METRICS_TOKEN`.
 pub async fn serve_metrics(State(state): State<AppState>, request: Request) -> Response {
@@ -170,16 +184,9 @@ pub async fn serve_metrics(State(state): State<AppState>, request: Request) -> R
         .metrics_access
         .allows(client, request.headers())
     {
-        return (
-            StatusCode::FORBIDDEN,
-            [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
-            "403 Forbidden: /metrics is open only to TIDINGS_METRICS_ALLOWED_NETWORKS \
-             (loopback by default) or with Authorization: Bearer TIDINGS_METRICS_TOKEN.\n",
-        )
-            .into_response();
+        return forbidden();
     }
-    let mut registry = Registry::default();
-    registry.register_collector(state.fetcher.metrics().collector());
+    let mut registry = process_registry(&state.store, state.fetcher.metrics()).await;
     registry.register(
         "tidings_http_request_duration_seconds",
         "API and UI requests by route template, method and status",
@@ -190,13 +197,61 @@ pub async fn serve_metrics(State(state): State<AppState>, request: Request) -> R
         "Requests refused with 429 by a rate limit, by the limit's scope",
         state.metrics.rate_limited.clone(),
     );
+    encode(&registry)
+}
+
+/// What the `/metrics` of a `tidings worker` process reads: its database, its fetch counters
+/// and who may scrape it.
+#[derive(Clone)]
+struct WorkerMetricsState {
+    store: tidings_store::Store,
+    fetches: Arc<WorkerMetrics>,
+    access: Arc<MetricsAccess>,
+}
+
+/// The HTTP routes of a `tidings worker` process, which serves no API: `GET /metrics` with the
+/// fetch series, the feed and queue gauges and the pool gauges (the API's request and
+/// rate-limit series belong to `tidings serve`), under the same access rule as the server's.
+/// No proxy is expected in front of it, so the client is the connection's peer address: serve
+/// it with [`crate::serve_router`], which provides it.
+pub fn worker_router(
+    store: tidings_store::Store,
+    fetches: Arc<WorkerMetrics>,
+    access: MetricsAccess,
+) -> axum::Router {
+    axum::Router::new()
+        .route("/metrics", axum::routing::get(serve_worker_metrics))
+        .with_state(WorkerMetricsState {
+            store,
+            fetches,
+            access: Arc::new(access),
+        })
+}
+
+/// `GET /metrics` of a worker process.
+async fn serve_worker_metrics(
+    State(state): State<WorkerMetricsState>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+) -> Response {
+    if !state.access.allows(Some(peer.ip()), &headers) {
+        return forbidden();
+    }
+    encode(&process_registry(&state.store, &state.fetches).await)
+}
+
+/// The series of any process that fetches or could: the fetch counters, the fetch schedule's
+/// gauges (read from the database at each scrape) and the database pools.
+async fn process_registry(store: &tidings_store::Store, fetches: &Arc<WorkerMetrics>) -> Registry {
+    let mut registry = Registry::default();
+    registry.register_collector(fetches.collector());
     let database_up = Gauge::<i64>::default();
     registry.register(
         "tidings_database_up",
         "1 when tidings_feeds and tidings_fetch_queue_depth could be read from the database, 0 otherwise",
         database_up.clone(),
     );
-    match state.store.fetch_queue(tidings_store::unix_now()).await {
+    match store.fetch_queue(tidings_store::unix_now()).await {
         Ok(queue) => {
             database_up.set(1);
             let by_status = Family::<OneLabel, Gauge>::default();
@@ -222,7 +277,7 @@ pub async fn serve_metrics(State(state): State<AppState>, request: Request) -> R
     }
     let in_use = Family::<[(&'static str, String); 2], Gauge>::default();
     let max = Family::<OneLabel, Gauge>::default();
-    for pool in state.store.pool_use() {
+    for pool in store.pool_use() {
         let busy = pool.open.saturating_sub(pool.idle);
         for (kind, value) in [("in_use", busy), ("idle", pool.idle)] {
             in_use
@@ -242,8 +297,13 @@ pub async fn serve_metrics(State(state): State<AppState>, request: Request) -> R
         "The most connections each pool opens",
         max,
     );
+    registry
+}
+
+/// The registry in the text format, as the answer to a scrape.
+fn encode(registry: &Registry) -> Response {
     let mut text = String::new();
-    if let Err(error) = prometheus_text::encode(&mut text, &registry) {
+    if let Err(error) = prometheus_text::encode(&mut text, registry) {
         tracing::error!(%error, "metrics: encoding failed");
         return StatusCode::INTERNAL_SERVER_ERROR.into_response();
     }

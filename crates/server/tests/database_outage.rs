@@ -10,204 +10,35 @@
 mod common;
 mod support;
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::skip;
 use reqwest::{Method, StatusCode};
 use support::{TestApp, assert_error, call};
-
-/// What is missing when the PostgreSQL server programs are not installed.
-const NO_SERVER_PROGRAMS: &str = "initdb and pg_ctl are not installed (looked in \
-     /usr/lib/postgresql/*/bin; on Debian: apt-get install postgresql)";
+use tidings_store::private_postgres::{PrivatePostgres, PrivatePostgresError};
 
 /// The most a request may take to be answered 503 while the database is down. The store gives
 /// up on a connection after 750 ms (TIDINGS_DATABASE_ACQUIRE_TIMEOUT_MS); the rest is margin
 /// for a loaded machine.
 const PROMPT: Duration = Duration::from_millis(1000);
 
-/// A PostgreSQL instance in a temporary folder, stopped when dropped.
-struct PrivatePostgres {
-    bin: PathBuf,
-    dir: tempfile::TempDir,
-    port: u16,
-    /// Whether the programs run as the `postgres` user (PostgreSQL refuses to run as root).
-    as_postgres: bool,
-}
-
-impl PrivatePostgres {
-    /// Creates and starts an instance, or `None` (with the skip reported) when the server
-    /// programs are missing.
-    fn start(test: &str) -> Option<PrivatePostgres> {
-        let Some(bin) = server_programs() else {
-            skip::skip(test, NO_SERVER_PROGRAMS);
-            return None;
-        };
-        let as_postgres = output("id", &["-u"]).trim() == "0";
-        let dir = tempfile::tempdir().expect("temporary folder");
-        if as_postgres {
-            run("chown", &["-R", "postgres:postgres", path_text(dir.path())]);
+/// A private PostgreSQL instance, or `None` (with the skip reported) when the server programs
+/// are missing.
+fn private_postgres(test: &str) -> Option<PrivatePostgres> {
+    match PrivatePostgres::start() {
+        Ok(instance) => Some(instance),
+        Err(PrivatePostgresError::NotInstalled) => {
+            skip::skip(test, tidings_store::private_postgres::NO_SERVER_PROGRAMS);
+            None
         }
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|listener| listener.local_addr())
-            .expect("a free port")
-            .port();
-        let instance = PrivatePostgres {
-            bin,
-            dir,
-            port,
-            as_postgres,
-        };
-        let data = instance.data();
-        instance.program(
-            "initdb",
-            &[
-                "-D",
-                path_text(&data),
-                "-U",
-                "postgres",
-                "-A",
-                "trust",
-                "-E",
-                "UTF8",
-                "--no-sync",
-            ],
-        );
-        instance.up();
-        Some(instance)
+        Err(error) => panic!("the private PostgreSQL did not start: {error}"),
     }
-
-    fn data(&self) -> PathBuf {
-        self.dir.path().join("data")
-    }
-
-    /// `postgres://…` for the instance's `postgres` database.
-    fn url(&self) -> String {
-        format!("postgres://postgres@127.0.0.1:{}/postgres", self.port)
-    }
-
-    /// Starts the server and waits until it accepts connections.
-    fn up(&self) {
-        let options = format!(
-            "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off",
-            self.port,
-            path_text(self.dir.path())
-        );
-        let log = self.dir.path().join("server.log");
-        self.program(
-            "pg_ctl",
-            &[
-                "-D",
-                path_text(&self.data()),
-                "-l",
-                path_text(&log),
-                "-o",
-                &options,
-                "-w",
-                "start",
-            ],
-        );
-    }
-
-    /// Stops the server the hard way, as a crash or a pulled cable would.
-    fn down(&self) {
-        self.program(
-            "pg_ctl",
-            &[
-                "-D",
-                path_text(&self.data()),
-                "-m",
-                "immediate",
-                "-w",
-                "stop",
-            ],
-        );
-    }
-
-    /// Runs one of the server programs, failing the test
-    /// with its output and the server's log when it fails.
-    fn program(&self, name: &str, args: &[&str]) {
-        let done = self
-            .command(name)
-            .args(args)
-            .output()
-            .unwrap_or_else(|e| panic!("run {name}: {e}"));
-        if !done.status.success() {
-            let log =
-                std::fs::read_to_string(self.dir.path().join("server.log")).unwrap_or_default();
-            panic!(
-                "{name} {args:?} failed: {}{}\nserver log:\n{log}",
-                String::from_utf8_lossy(&done.stdout),
-                String::from_utf8_lossy(&done.stderr)
-            );
-        }
-    }
-}
-
-impl PrivatePostgres {
-    /// A command running one of the server programs, as `postgres` when we are root.
-    fn command(&self, name: &str) -> Command {
-        let program = self.bin.join(name);
-        if self.as_postgres {
-            let mut command = Command::new("runuser");
-            command.args(["-u", "postgres", "--"]).arg(program);
-            command
-        } else {
-            Command::new(program)
-        }
-    }
-}
-
-impl Drop for PrivatePostgres {
-    fn drop(&mut self) {
-        let data = self.data();
-        let _ = self
-            .command("pg_ctl")
-            .args(["-D", path_text(&data), "-m", "immediate", "stop"])
-            .output();
-    }
-}
-
-/// The newest installed PostgreSQL's folder of server programs.
-fn server_programs() -> Option<PathBuf> {
-    let mut found: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
-        .ok()?
-        .filter_map(|entry| {
-            let entry = entry.ok()?;
-            let version = entry.file_name().to_str()?.parse::<u32>().ok()?;
-            let bin = entry.path().join("bin");
-            (bin.join("initdb").exists() && bin.join("pg_ctl").exists()).then_some((version, bin))
-        })
-        .collect();
-    found.sort();
-    found.pop().map(|(_, bin)| bin)
-}
-
-fn path_text(path: &Path) -> &str {
-    path.to_str().expect("a UTF-8 temporary path")
-}
-
-fn output(program: &str, args: &[&str]) -> String {
-    let done = Command::new(program)
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("run {program}: {e}"));
-    String::from_utf8_lossy(&done.stdout).into_owned()
-}
-
-fn run(program: &str, args: &[&str]) {
-    let done = Command::new(program)
-        .args(args)
-        .status()
-        .unwrap_or_else(|e| panic!("run {program}: {e}"));
-    assert!(done.success(), "{program} {args:?} failed");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_down_is_a_prompt_503_and_recovery_needs_no_restart() {
     let test = "database_outage::postgres_down_is_a_prompt_503_and_recovery_needs_no_restart";
-    let Some(postgres) = PrivatePostgres::start(test) else {
+    let Some(postgres) = private_postgres(test) else {
         return;
     };
     let db = common::TestDb::Postgres {
@@ -220,7 +51,7 @@ async fn postgres_down_is_a_prompt_503_and_recovery_needs_no_restart() {
     let (status, _, body) = call(&browser, Method::GET, &app.url("/counts"), None).await;
     assert_eq!(status, StatusCode::OK, "{body}");
 
-    postgres.down();
+    postgres.down().unwrap();
     for path in ["/counts", "/subscriptions", "/me"] {
         let started = Instant::now();
         let (status, headers, body) = call(&browser, Method::GET, &app.url(path), None).await;
@@ -249,7 +80,7 @@ async fn postgres_down_is_a_prompt_503_and_recovery_needs_no_restart() {
     assert!(took < PROMPT, "/readyz took {took:?}");
 
     // Back: the very next requests succeed, on the same server process and store.
-    postgres.up();
+    postgres.up().unwrap();
     let (status, _, body) = call(&browser, Method::GET, &app.url("/counts"), None).await;
     assert_eq!(
         status,
@@ -261,4 +92,125 @@ async fn postgres_down_is_a_prompt_503_and_recovery_needs_no_restart() {
     assert_eq!(body["user"]["username"], "ann");
     let ready = reqwest::get(format!("{}/readyz", app.base)).await.unwrap();
     assert_eq!(ready.status(), StatusCode::OK);
+}
+
+/// Scrapes a worker's `/metrics` and returns the value of one sample, or `None` when absent.
+async fn sample(metrics_url: &str, series: &str) -> Option<f64> {
+    let text = reqwest::get(metrics_url).await.ok()?.text().await.ok()?;
+    text.lines()
+        .filter_map(|line| line.rsplit_once(' '))
+        .find(|(name, _)| *name == series)
+        .and_then(|(_, value)| value.parse().ok())
+}
+
+/// Polls `condition` every 100 ms for up to `limit`; whether it became true.
+async fn eventually<F, Fut>(limit: Duration, mut condition: F) -> bool
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = Instant::now() + limit;
+    loop {
+        if condition().await {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_running_worker_resumes_fetching_after_postgres_comes_back() {
+    let test = "database_outage::a_running_worker_resumes_fetching_after_postgres_comes_back";
+    let Some(postgres) = private_postgres(test) else {
+        return;
+    };
+    let db = common::TestDb::Postgres {
+        admin_url: postgres.url(),
+        schema: "public".into(),
+    };
+    let store = db.migrated().await;
+    let feeds = support::FeedServer::start().await;
+    feeds.serve_rss("/before.xml", "Before", 2);
+    feeds.serve_rss("/after.xml", "After", 3);
+    let user = common::add_user(&store, "oona").await;
+    let (_, before) = common::follow(&store, user, &feeds.url("/before.xml")).await;
+
+    // A worker as `tidings worker` runs it, ticking every second, with its /metrics.
+    let config = tidings_worker::WorkerConfig {
+        poll_interval: Duration::from_secs(1),
+        favicons: false,
+        ..tidings_worker::WorkerConfig::default()
+    };
+    let fetcher = support::test_fetcher_with(store.clone(), true, config);
+    let fetches = std::sync::Arc::clone(fetcher.metrics());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let metrics_url = format!("http://{}/metrics", listener.local_addr().unwrap());
+    tokio::spawn(tidings_server::serve_router(
+        listener,
+        tidings_server::metrics::worker_router(
+            store.clone(),
+            fetches,
+            tidings_server::metrics::MetricsAccess::default(),
+        ),
+        std::future::pending(),
+    ));
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let worker = tokio::spawn(async move {
+        tidings_worker::Worker::new(fetcher)
+            .run(async move {
+                let _ = stopped.await;
+            })
+            .await;
+    });
+    assert!(
+        eventually(Duration::from_secs(30), || async {
+            store.count_items(before).await.unwrap_or(0) == 2
+        })
+        .await,
+        "the first feed was not fetched"
+    );
+
+    // Down for longer than the worker's pause after a failed claim, so it fails several times.
+    postgres.down().unwrap();
+    let started = Instant::now();
+    assert!(
+        eventually(Duration::from_secs(10), || async {
+            sample(&metrics_url, "tidings_database_up").await == Some(0.0)
+        })
+        .await,
+        "the worker's /metrics did not report the database down"
+    );
+    eprintln!("database_up 0 seen after {:?}", started.elapsed());
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    postgres.up().unwrap();
+
+    // Back: a feed subscribed now is fetched by the same worker, without a restart.
+    let (_, after) = common::follow(&store, user, &feeds.url("/after.xml")).await;
+    let back = Instant::now();
+    assert!(
+        eventually(Duration::from_secs(30), || async {
+            store.count_items(after).await.unwrap_or(0) == 3
+        })
+        .await,
+        "the worker did not fetch after the outage"
+    );
+    eprintln!(
+        "fetched again {:?} after the database came back",
+        back.elapsed()
+    );
+    assert_eq!(sample(&metrics_url, "tidings_database_up").await, Some(1.0));
+    assert_eq!(
+        sample(
+            &metrics_url,
+            "tidings_items_upserted_total{change=\"inserted\"}"
+        )
+        .await,
+        Some(5.0)
+    );
+    let _ = stop.send(());
+    worker.await.unwrap();
+    store.close().await;
 }

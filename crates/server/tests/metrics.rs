@@ -35,13 +35,7 @@ async fn scrape(app: &TestApp) -> HashMap<String, f64> {
         !text.contains("..\n"),
         "a HELP text ends with two periods:\n{text}"
     );
-    text.lines()
-        .filter(|line| !line.starts_with('#') && !line.is_empty())
-        .map(|line| {
-            let (series, value) = line.rsplit_once(' ').unwrap();
-            (series.to_owned(), value.parse::<f64>().unwrap())
-        })
-        .collect()
+    samples(&text)
 }
 
 fn value(samples: &HashMap<String, f64>, series: &str) -> f64 {
@@ -244,3 +238,159 @@ on_both_engines!(only_allowed_networks_or_the_token_read_metrics, |db| {
         StatusCode::FORBIDDEN
     );
 });
+
+/// Serves [`tidings_server::metrics::worker_router`] on 127.0.0.1 as `tidings worker` does;
+/// returns its `/metrics` URL.
+async fn serve_worker_metrics(
+    store: tidings_store::Store,
+    fetches: std::sync::Arc<tidings_worker::WorkerMetrics>,
+    access: tidings_server::metrics::MetricsAccess,
+) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let app = tidings_server::metrics::worker_router(store, fetches, access);
+    tokio::spawn(tidings_server::serve_router(
+        listener,
+        app,
+        std::future::pending(),
+    ));
+    format!("http://{address}/metrics")
+}
+
+/// Every sample of a scrape's text as `name{labels}` → value.
+fn samples(text: &str) -> HashMap<String, f64> {
+    text.lines()
+        .filter(|line| !line.starts_with('#') && !line.is_empty())
+        .map(|line| {
+            let (series, value) = line.rsplit_once(' ').unwrap();
+            (series.to_owned(), value.parse::<f64>().unwrap())
+        })
+        .collect()
+}
+
+on_both_engines!(a_worker_process_serves_its_own_fetch_series, |db| {
+    let store = db.migrated().await;
+    let feeds = FeedServer::start().await;
+    feeds.serve_rss("/one.xml", "One", 4);
+    feeds.serve("/gone.xml", 404, "text/plain", "gone");
+    let user = common::add_user(&store, "wes").await;
+    common::follow(&store, user, &feeds.url("/one.xml")).await;
+    common::follow(&store, user, &feeds.url("/gone.xml")).await;
+    let fetcher = support::test_fetcher(store.clone(), true);
+    let fetches = std::sync::Arc::clone(fetcher.metrics());
+    let url = serve_worker_metrics(
+        store.clone(),
+        std::sync::Arc::clone(&fetches),
+        tidings_server::metrics::MetricsAccess::default(),
+    )
+    .await;
+
+    let before = Client::new().get(&url).send().await.unwrap();
+    assert_eq!(before.status(), StatusCode::OK);
+    let before = samples(&before.text().await.unwrap());
+    assert_eq!(value(&before, "tidings_fetch_queue_depth"), 2.0);
+    assert_eq!(value(&before, "tidings_feeds{status=\"active\"}"), 2.0);
+    assert_eq!(value(&before, "tidings_database_up"), 1.0);
+
+    // The worker's round: one feed parsed with four items, one 404.
+    let reports = tidings_worker::Worker::new(fetcher)
+        .run_once()
+        .await
+        .unwrap();
+    assert_eq!(reports.len(), 2);
+
+    let response = Client::new().get(&url).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    assert!(
+        response.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/plain; version=0.0.4")
+    );
+    let after = samples(&response.text().await.unwrap());
+    for (series, expected) in [
+        ("tidings_fetches_total{result=\"parsed\"}", 1.0),
+        ("tidings_fetches_total{result=\"http_error\"}", 1.0),
+        ("tidings_fetch_failures_total{reason=\"http_status\"}", 1.0),
+        ("tidings_fetch_http_status_total{status=\"404\"}", 1.0),
+        ("tidings_fetch_duration_seconds_count", 2.0),
+        ("tidings_items_upserted_total{change=\"inserted\"}", 4.0),
+        ("tidings_items_upserted_total{change=\"updated\"}", 0.0),
+        ("tidings_fetch_queue_depth", 0.0),
+        ("tidings_database_up", 1.0),
+    ] {
+        assert_eq!(value(&after, series), expected, "{series}");
+    }
+    let feeds_total: f64 = after
+        .iter()
+        .filter(|(series, _)| series.starts_with("tidings_feeds{"))
+        .map(|(_, value)| *value)
+        .sum();
+    assert_eq!(feeds_total, 2.0, "{after:?}");
+    assert!(
+        after
+            .keys()
+            .any(|series| series.starts_with("tidings_db_pool_max_connections{")),
+        "{after:?}"
+    );
+    // A worker serves no API: no request or rate-limit series, and no other route.
+    assert!(
+        !after
+            .keys()
+            .any(|series| series.starts_with("tidings_http_request")
+                || series.starts_with("tidings_rate_limited")),
+        "{after:?}"
+    );
+    let other = Client::new()
+        .get(url.replace("/metrics", "/api/v1/counts"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(other.status(), StatusCode::NOT_FOUND);
+});
+
+on_both_engines!(
+    a_worker_process_metrics_are_protected_like_the_server,
+    |db| {
+        const TOKEN: &str = "worker-metrics-token-0123";
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let store = db.migrated().await;
+        let fetches = std::sync::Arc::new(tidings_worker::WorkerMetrics::default());
+        // Loopback is not allowed here, so only the token lets the test in.
+        let url = serve_worker_metrics(
+            store,
+            fetches,
+            tidings_server::metrics::MetricsAccess::new(
+                vec!["10.0.0.0/8".parse().unwrap()],
+                Some(TOKEN),
+            ),
+        )
+        .await;
+        let client = Client::new();
+        let refused = client.get(&url).send().await.unwrap();
+        assert_eq!(refused.status(), StatusCode::FORBIDDEN);
+        assert!(
+            refused
+                .text()
+                .await
+                .unwrap()
+                .contains("TIDINGS_METRICS_ALLOWED_NETWORKS")
+        );
+        let wrong = client
+            .get(&url)
+            .bearer_auth("worker-metrics-token-wrong")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(wrong.status(), StatusCode::FORBIDDEN);
+        let allowed = client.get(&url).bearer_auth(TOKEN).send().await.unwrap();
+        assert_eq!(allowed.status(), StatusCode::OK);
+        assert!(
+            allowed
+                .text()
+                .await
+                .unwrap()
+                .contains("tidings_fetches_total{result=\"parsed\"} 0")
+        );
+    }
+);

@@ -23,6 +23,7 @@ mod items;
 mod migrate;
 mod operations;
 mod preferences;
+pub mod private_postgres;
 mod reading;
 mod search;
 mod sessions;
