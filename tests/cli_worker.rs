@@ -4,154 +4,14 @@
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
-use std::sync::{Arc, Mutex};
+use std::process::{Child, Output, Stdio};
 use std::time::Duration;
 
-use axum::Router;
-use axum::extract::Request;
-use axum::middleware::Next;
 use axum::routing::get;
-use tidings_store::{NewSubscription, NewUser, Store, StoreOptions};
 
-#[path = "../crates/store/tests/common/skip.rs"]
-mod skip;
+mod support;
 
-const BIN: &str = env!("CARGO_BIN_EXE_tidings");
-
-/// A `tidings` command in `dir` with none of the caller's TIDINGS_* settings.
-fn tidings(dir: &Path, database_url: &str) -> Command {
-    let mut command = Command::new(BIN);
-    command.current_dir(dir);
-    for (key, _) in std::env::vars() {
-        if key.starts_with("TIDINGS_") {
-            command.env_remove(key);
-        }
-    }
-    command
-        .env("TIDINGS_DATABASE_URL", database_url)
-        .env("TIDINGS_LOG_LEVEL", "warn");
-    command
-}
-
-/// A local server counting requests per path.
-struct FeedServer {
-    base: String,
-    hits: Arc<Mutex<HashMap<String, usize>>>,
-}
-
-impl FeedServer {
-    async fn start(router: Router) -> FeedServer {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let base = format!("http://{}", listener.local_addr().unwrap());
-        let hits: Arc<Mutex<HashMap<String, usize>>> = Arc::default();
-        let count = Arc::clone(&hits);
-        let router = router.layer(axum::middleware::from_fn(
-            move |request: Request, next: Next| {
-                let count = Arc::clone(&count);
-                async move {
-                    *count
-                        .lock()
-                        .unwrap()
-                        .entry(request.uri().path().to_owned())
-                        .or_insert(0) += 1;
-                    next.run(request).await
-                }
-            },
-        ));
-        tokio::spawn(async move {
-            axum::serve(listener, router).await.unwrap();
-        });
-        FeedServer { base, hits }
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("{}{path}", self.base)
-    }
-
-    fn hits(&self) -> HashMap<String, usize> {
-        self.hits.lock().unwrap().clone()
-    }
-}
-
-fn rss(tag: &str) -> String {
-    let published = chrono::Utc::now().to_rfc2822();
-    format!(
-        "<?xml version=\"1.0\"?><rss version=\"2.0\"><channel><title>Feed {tag}</title>\
-         <item><title>Hello {tag}</title><guid>{tag}-1</guid><pubDate>{published}</pubDate></item>\
-         </channel></rss>"
-    )
-}
-
-fn feed_router() -> Router {
-    Router::new().route(
-        "/feed/{tag}",
-        get(|axum::extract::Path(tag): axum::extract::Path<String>| async move { rss(&tag) }),
-    )
-}
-
-async fn store_at(url: &str) -> Store {
-    let store = Store::connect(&StoreOptions::new(url)).await.unwrap();
-    store.migrate().await.unwrap();
-    store
-}
-
-async fn add_user(store: &Store, name: &str) -> i64 {
-    store
-        .create_user(&NewUser {
-            username: name.into(),
-            password_hash: None,
-            is_admin: false,
-        })
-        .await
-        .unwrap()
-        .id
-}
-
-async fn subscribe(store: &Store, user: i64, url: &str) -> i64 {
-    store
-        .subscribe(
-            user,
-            &NewSubscription {
-                feed_url: url.into(),
-                ..Default::default()
-            },
-        )
-        .await
-        .unwrap()
-        .feed_id
-}
-
-/// Polls `condition` every 50 ms, panicking after `limit`.
-async fn wait_until<F, Fut>(limit: Duration, what: &str, mut condition: F)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let deadline = tokio::time::Instant::now() + limit;
-    while !condition().await {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
-/// Stops a child with SIGTERM and waits for it.
-fn stop(mut child: Child) -> bool {
-    let _ = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status();
-    child.wait().map(|s| s.success()).unwrap_or(false)
-}
-
-async fn run(command: &mut Command) -> Output {
-    let mut command = std::mem::replace(command, Command::new(BIN));
-    tokio::task::spawn_blocking(move || command.output().expect("tidings runs"))
-        .await
-        .unwrap()
-}
+use support::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn serve_fetches_a_subscribed_local_feed_within_one_tick() {
@@ -200,6 +60,9 @@ async fn bad_worker_settings_exit_2_naming_the_variable() {
         ("TIDINGS_FETCH_PER_HOST_CONCURRENCY", "0"),
         ("TIDINGS_FETCH_PER_HOST_SLOW", "lots"),
         ("TIDINGS_FETCH_PER_HOST_SLOW_AFTER_SECONDS", "0"),
+        ("TIDINGS_WORKER_LEASE_SECONDS", "5"),
+        // Not longer than the fetch timeout (10 s by default).
+        ("TIDINGS_WORKER_LEASE_SECONDS", "10"),
     ] {
         let mut command = tidings(dir.path(), &url);
         command.arg("worker").env(variable, value);
@@ -335,51 +198,6 @@ async fn opml_import(dir: &Path, database_url: &str, file: &Path, extra: &[&str]
         .args(extra)
         .env("TIDINGS_ALLOW_PRIVATE_NETWORKS", "true");
     run(&mut import).await
-}
-
-/// A new schema on the PostgreSQL test server at `admin_url`: the database URL that works in
-/// it, and its name.
-async fn postgres_schema(admin_url: &str) -> (String, String) {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos());
-    let schema = format!("cli_{}_{nanos}", std::process::id());
-    let admin = Store::connect(&StoreOptions::new(admin_url)).await.unwrap();
-    admin
-        .execute_raw(&format!("CREATE SCHEMA {schema}"))
-        .await
-        .unwrap();
-    admin.close().await;
-    let separator = if admin_url.contains('?') { '&' } else { '?' };
-    let url = format!("{admin_url}{separator}options=-c%20search_path%3D{schema}");
-    (url, schema)
-}
-
-/// A database for a command-line test on each engine: a SQLite file in `dir`, and a
-/// PostgreSQL schema when `TIDINGS_TEST_POSTGRES_URL` is set (dropped by [`drop_postgres`]).
-async fn test_databases(dir: &Path, test: &str) -> Vec<(String, Option<(String, String)>)> {
-    let mut databases = vec![(format!("sqlite://{}", dir.join("t.db").display()), None)];
-    match std::env::var("TIDINGS_TEST_POSTGRES_URL") {
-        Ok(admin_url) => {
-            let (url, schema) = postgres_schema(&admin_url).await;
-            databases.push((url, Some((admin_url, schema))));
-        }
-        Err(_) => eprintln!("SKIPPED {test} on postgres: TIDINGS_TEST_POSTGRES_URL is not set"),
-    }
-    databases
-}
-
-async fn drop_postgres(admin: Option<(String, String)>) {
-    if let Some((admin_url, schema)) = admin {
-        let admin = Store::connect(&StoreOptions::new(&admin_url))
-            .await
-            .unwrap();
-        admin
-            .execute_raw(&format!("DROP SCHEMA {schema} CASCADE"))
-            .await
-            .unwrap();
-        admin.close().await;
-    }
 }
 
 /// `tidings opml import` keeps outline titles, reports feeds that answer 404 or are no feed as

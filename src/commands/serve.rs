@@ -299,15 +299,36 @@ pub async fn run(config: &GlobalConfig, args: ServeArgs) -> anyhow::Result<ExitC
         .map(|w| std::sync::Arc::clone(&w.metrics))
         .unwrap_or_default();
     let api_fetcher = worker_settings.fetcher(store.clone(), metrics)?;
-    let served = tidings_server::serve(
-        listener,
-        AppState::new(store.clone(), server_config, api_fetcher),
-        shutdown,
-    )
-    .await;
-    if let Some(worker) = worker {
-        worker.stop().await;
-    }
+    // One stop for both halves, so that the HTTP server's grace and the worker's run at the
+    // same time and the process stops within the longer of the two.
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let stop = std::sync::Arc::new(stop);
+    let on_signal = std::sync::Arc::clone(&stop);
+    tokio::spawn(async move {
+        shutdown.await;
+        on_signal.send_replace(true);
+    });
+    let until_stopped = |mut stopped: tokio::sync::watch::Receiver<bool>| async move {
+        // An error means the sender is gone, which also means stop.
+        let _ = stopped.wait_for(|stop| *stop).await;
+    };
+    let http = async {
+        let served = tidings_server::serve(
+            listener,
+            AppState::new(store.clone(), server_config, api_fetcher),
+            until_stopped(stopped.clone()),
+        )
+        .await;
+        stop.send_replace(true);
+        served
+    };
+    let background = async {
+        if let Some(worker) = worker {
+            until_stopped(stopped.clone()).await;
+            worker.stop().await;
+        }
+    };
+    let (served, ()) = tokio::join!(http, background);
     served.context("the HTTP server stopped")?;
     store.close().await;
     tracing::info!("stopped");

@@ -174,6 +174,12 @@ pub struct WorkerArgs {
     #[arg(long, env = "TIDINGS_WORKER_POLL_SECONDS", default_value = "30")]
     pub worker_poll_seconds: String,
 
+    /// How long a claimed feed stays leased to its worker, in seconds (10-3600; longer than
+    /// the fetch timeout): a worker that dies without giving its feeds back (kill -9, a lost
+    /// machine) has them fetched by another after this long.
+    #[arg(long, env = "TIDINGS_WORKER_LEASE_SECONDS", default_value = "300")]
+    pub worker_lease_seconds: String,
+
     /// Items tidings first stored more than this many days ago are deleted daily, except each
     /// feed's newest items and starred and bookmarked ones (0 keeps items forever; at most
     /// 36500).
@@ -212,7 +218,26 @@ impl WorkerArgs {
             value: self.media_proxy.clone(),
             expected: "off, http or all".into(),
         })?;
+        let lease: u64 = config::check_number(
+            &self.worker_lease_seconds,
+            10..=3600u64,
+            "TIDINGS_WORKER_LEASE_SECONDS",
+            "--worker-lease-seconds",
+        )?;
+        // A lease that can end while its fetch still runs lets a second worker fetch the feed.
+        if lease <= fetch.timeout.as_secs() {
+            return Err(ConfigError {
+                variable: "TIDINGS_WORKER_LEASE_SECONDS",
+                flag: "--worker-lease-seconds",
+                value: self.worker_lease_seconds.clone(),
+                expected: format!(
+                    "more seconds than the fetch timeout (TIDINGS_FETCH_TIMEOUT_SECONDS={})",
+                    fetch.timeout.as_secs()
+                ),
+            });
+        }
         let mut worker = WorkerConfig {
+            lease: Duration::from_secs(lease),
             per_host: fetch.per_host,
             concurrency: config::check_number(
                 &self.worker_concurrency,

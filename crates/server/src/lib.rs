@@ -74,7 +74,8 @@ pub struct AppState {
     pub store: Store,
     /// The server's settings.
     pub config: Arc<ServerConfig>,
-    /// The rate limiters, shared by all requests of this process.
+    /// The rate limiters: in the database on PostgreSQL (shared by every replica), in this
+    /// process's memory on SQLite.
     pub limits: Arc<RateLimits>,
     /// Fetches feeds for subscribing, manual refreshes and the like, through the guarded
     /// client.
@@ -101,9 +102,9 @@ impl AppState {
         let decoy = password::hash_password("decoy password that never matches")
             .unwrap_or_else(|_| String::from("$argon2id$v=19$m=19456,t=2,p=1$ZGVjb3k$ZGVjb3k"));
         AppState {
+            limits: Arc::new(RateLimits::for_store(&store)),
             store,
             config: Arc::new(config),
-            limits: Arc::new(RateLimits::standard()),
             fetcher,
             decoy_hash: Arc::new(decoy),
             metrics: Arc::new(metrics::ServerMetrics::default()),
@@ -163,8 +164,12 @@ pub fn router(state: AppState) -> Router {
 /// (and the server's attention) for ever.
 pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// Serves the application on `listener` until `shutdown` completes, then finishes the requests
-/// in flight.
+/// How long requests in flight get to finish once the server is told to stop; connections
+/// still open then are closed. Within the 10 s container runtimes wait before killing.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+/// Serves the application on `listener` until `shutdown` completes, then stops accepting and
+/// lets the requests in flight finish within [`SHUTDOWN_GRACE`].
 pub async fn serve(
     listener: TcpListener,
     state: AppState,
@@ -226,6 +231,14 @@ pub async fn serve_router(
         });
     }
     drop(listener);
-    graceful.shutdown().await;
+    if tokio::time::timeout(SHUTDOWN_GRACE, graceful.shutdown())
+        .await
+        .is_err()
+    {
+        tracing::warn!(
+            "requests still in flight {} s after the stop were cut off",
+            SHUTDOWN_GRACE.as_secs()
+        );
+    }
     Ok(())
 }

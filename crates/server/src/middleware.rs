@@ -85,7 +85,7 @@ pub async fn protect(State(state): State<AppState>, mut request: Request, next: 
     let slot = RateSlot::default();
     request.extensions_mut().insert(slot.clone());
     if !has_bearer && !has_session && request.method() != Method::OPTIONS {
-        let decision = state.limits.anonymous.check(&client.key());
+        let decision = state.limits.anonymous.check(&client.key()).await;
         slot.set(decision);
         if !decision.allowed {
             return ApiError::limited(decision).into_response();

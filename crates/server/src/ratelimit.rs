@@ -1,12 +1,19 @@
-//! Fixed-window rate limits (F25), kept in the process's memory.
+//! Fixed-window rate limits (F25).
 //!
 //! A window per key and minute: simple to reason about and it gives the exact
-//! `X-RateLimit-Limit / -Remaining / -Reset` values clients expect. With several replicas
-//! each keeps its own counts, so the effective limit is per replica (see the README).
+//! `X-RateLimit-Limit / -Remaining / -Reset` values clients expect. On PostgreSQL, where
+//! several API replicas share one database, the windows are counted in the database
+//! ([`RateLimits::shared`]), so the limit holds for the installation rather than per
+//! replica. On SQLite (one process) they are kept in the process's memory; a limiter whose
+//! database cannot be reached falls back to its own memory too, so that a limit never fails
+//! a request by itself.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+use sha2::{Digest, Sha256};
+use tidings_store::{Engine, Store};
 
 /// The result of counting one request against a limit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,7 +38,24 @@ pub struct RateLimiter {
     limit: u32,
     window: Duration,
     windows: Mutex<HashMap<String, (Instant, u32)>>,
+    /// The database the windows are counted in, when they are shared between processes.
+    shared: Option<SharedWindows>,
 }
+
+/// Windows counted in the database, with the moment expired ones are next pruned (one
+/// schedule for all the limiters of a process).
+#[derive(Debug, Clone)]
+struct SharedWindows {
+    store: Store,
+    next_prune: Arc<Mutex<Instant>>,
+}
+
+/// How often a process deletes the database's expired windows.
+const PRUNE_EVERY: Duration = Duration::from_secs(60);
+
+/// Keys longer than this (an account name as typed) are stored as their SHA-256, so that a
+/// client cannot write long strings into the database through a limit's key.
+const MAX_STORED_KEY: usize = 128;
 
 /// Keys kept before old windows are swept, so that a flood of distinct keys (addresses)
 /// cannot grow the map without bound.
@@ -45,6 +69,7 @@ impl RateLimiter {
             limit,
             window,
             windows: Mutex::new(HashMap::new()),
+            shared: None,
         }
     }
 
@@ -54,7 +79,14 @@ impl RateLimiter {
         self
     }
 
-    /// Counts one request for `key` at `now`.
+    /// The same limiter, counting in `store`'s database so that every process on it shares
+    /// the budget.
+    fn shared_in(mut self, shared: &SharedWindows) -> RateLimiter {
+        self.shared = Some(shared.clone());
+        self
+    }
+
+    /// Counts one request for `key` in this process's memory at `now`.
     pub fn check_at(&self, key: &str, now: Instant) -> RateDecision {
         let mut windows = self.windows.lock().unwrap_or_else(|p| p.into_inner());
         if windows.len() >= SWEEP_AT {
@@ -87,9 +119,70 @@ impl RateLimiter {
         }
     }
 
-    /// Counts one request for `key` now.
-    pub fn check(&self, key: &str) -> RateDecision {
-        self.check_at(key, Instant::now())
+    /// Counts one request for `key` now: in the database when the limiter is shared, else
+    /// (or when the database cannot be reached) in this process's memory.
+    pub async fn check(&self, key: &str) -> RateDecision {
+        let Some(shared) = &self.shared else {
+            return self.check_at(key, Instant::now());
+        };
+        let stored_key = if key.len() > MAX_STORED_KEY {
+            format!("sha256:{}", hex::encode(Sha256::digest(key.as_bytes())))
+        } else {
+            key.to_owned()
+        };
+        let window_ms = i64::try_from(self.window.as_millis()).unwrap_or(i64::MAX);
+        let counted = shared
+            .store
+            .count_rate_hit(
+                self.scope,
+                &stored_key,
+                window_ms,
+                i64::from(self.limit) + 1,
+            )
+            .await;
+        shared.maybe_prune();
+        match counted {
+            Ok(hit) => {
+                let hits = u32::try_from(hit.hits).unwrap_or(u32::MAX);
+                let reset_ms = u64::try_from(hit.resets_in_ms).unwrap_or(0);
+                // Rounded up: a client that waits this long finds the window reset.
+                let reset_seconds = reset_ms.div_ceil(1000).max(1);
+                RateDecision {
+                    allowed: hits <= self.limit,
+                    limit: self.limit,
+                    remaining: self.limit.saturating_sub(hits),
+                    reset_seconds,
+                    scope: self.scope,
+                }
+            }
+            Err(error) => {
+                // The request itself will meet the outage (and answer 503) if it needs the
+                // database; one that does not is limited by this process alone meanwhile.
+                tracing::debug!(%error, scope = self.scope, "shared rate limit unavailable; counting in memory");
+                self.check_at(key, Instant::now())
+            }
+        }
+    }
+}
+
+impl SharedWindows {
+    /// Deletes expired windows in the background when [`PRUNE_EVERY`] has passed since this
+    /// process last did.
+    fn maybe_prune(&self) {
+        let now = Instant::now();
+        {
+            let mut next = self.next_prune.lock().unwrap_or_else(|p| p.into_inner());
+            if now < *next {
+                return;
+            }
+            *next = now + PRUNE_EVERY;
+        }
+        let store = self.store.clone();
+        tokio::spawn(async move {
+            if let Err(error) = store.prune_rate_windows().await {
+                tracing::debug!(%error, "pruning expired rate-limit windows failed; next time");
+            }
+        });
     }
 }
 
@@ -123,6 +216,32 @@ impl RateLimits {
             login_per_ip: RateLimiter::new(5, minute).scoped("sign-in"),
             login_per_account: RateLimiter::new(10, minute).scoped("sign-in-account"),
             sync_per_user: RateLimiter::new(600, minute).scoped("sync"),
+        }
+    }
+
+    /// The limits of F25 counted in `store`'s database, shared by every process on it.
+    pub fn shared(store: &Store) -> RateLimits {
+        let shared = SharedWindows {
+            store: store.clone(),
+            next_prune: Arc::new(Mutex::new(Instant::now())),
+        };
+        let standard = RateLimits::standard();
+        RateLimits {
+            per_user: standard.per_user.shared_in(&shared),
+            subscribe: standard.subscribe.shared_in(&shared),
+            anonymous: standard.anonymous.shared_in(&shared),
+            login_per_ip: standard.login_per_ip.shared_in(&shared),
+            login_per_account: standard.login_per_account.shared_in(&shared),
+            sync_per_user: standard.sync_per_user.shared_in(&shared),
+        }
+    }
+
+    /// The limits for a server on `store`: shared in the database on PostgreSQL, where
+    /// several replicas may run; in memory on SQLite, which one process serves.
+    pub fn for_store(store: &Store) -> RateLimits {
+        match store.engine() {
+            Engine::Postgres => RateLimits::shared(store),
+            Engine::Sqlite => RateLimits::standard(),
         }
     }
 }

@@ -24,6 +24,7 @@ mod migrate;
 mod operations;
 mod preferences;
 pub mod private_postgres;
+mod rate_limits;
 mod reading;
 mod search;
 mod sessions;
@@ -58,6 +59,7 @@ pub use preferences::{
     DEFAULT_VIEWS, MAX_PREFERRED_PAGE_SIZE, MIN_PREFERRED_PAGE_SIZE, PreferenceChanges,
     Preferences, THEMES,
 };
+pub use rate_limits::RateWindowHit;
 pub use reading::{
     DEFAULT_PAGE_SIZE, ItemBody, ItemCursor, ItemDetail, ItemFilter, ItemOrder, ItemPage,
     ItemQuery, ItemSummary, MAX_MARK_IDS, MAX_PAGE_SIZE, MAX_UNDO_IDS, MarkReadOutcome,
@@ -502,12 +504,33 @@ impl Store {
         Ok(())
     }
 
-    /// Closes every connection, waiting for the ones in use to be returned.
+    /// Closes every connection, waiting for the ones in use to be returned. A SQLite file's
+    /// write-ahead log is checkpointed into the database and truncated first, so that the file
+    /// alone is the whole database once the process has stopped (for a copy, or a restart
+    /// that need not replay the log), even while another process keeps the file open.
     pub async fn close(&self) {
         match &*self.pools {
-            Pools::Sqlite { reader, writer, .. } => {
-                writer.close().await;
+            Pools::Sqlite {
+                reader,
+                writer,
+                path,
+            } => {
                 reader.close().await;
+                if path.is_some() {
+                    match sqlx::query_as::<_, (i64, i64, i64)>("PRAGMA wal_checkpoint(TRUNCATE)")
+                        .fetch_one(writer)
+                        .await
+                    {
+                        // A reader of another process still on an older snapshot keeps the log
+                        // from being truncated; what could be copied back was.
+                        Ok((busy, _, _)) if busy != 0 => tracing::debug!(
+                            "another process is reading: the SQLite log was checkpointed but not truncated"
+                        ),
+                        Ok(_) => {}
+                        Err(error) => tracing::warn!(%error, "checkpointing the SQLite log failed"),
+                    }
+                }
+                writer.close().await;
             }
             Pools::Postgres(pool) => pool.close().await,
         }

@@ -210,6 +210,13 @@ pub const MIGRATIONS: &[Migration] = &[
         postgres: include_str!("../migrations/postgres/0012_search_order_index.sql"),
         data: None,
     },
+    Migration {
+        version: 13,
+        name: "rate_limit_windows",
+        sqlite: include_str!("../migrations/sqlite/0013_rate_limit_windows.sql"),
+        postgres: include_str!("../migrations/postgres/0013_rate_limit_windows.sql"),
+        data: None,
+    },
 ];
 
 /// An arbitrary constant naming tidings' migration lock among PostgreSQL advisory locks.

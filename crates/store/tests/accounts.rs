@@ -363,3 +363,66 @@ on_both_engines!(colliding_names_from_before_keys_keep_signing_in, |db| {
     let error = refused(&store, "Joe").await;
     assert!(matches!(error, StoreError::Conflict(_)), "{error:?}");
 });
+
+on_both_engines!(rate_windows_count_per_key_cap_and_reset, |db| {
+    let store = db.migrated().await;
+    // Two handles on one database stand for two replicas: they count into the same window.
+    let other = db.open().await;
+    let mut hits = Vec::new();
+    for n in 0..4 {
+        let on = if n % 2 == 0 { &store } else { &other };
+        hits.push(
+            on.count_rate_hit("user", "user:1", 60_000, 3)
+                .await
+                .unwrap(),
+        );
+    }
+    assert_eq!(
+        hits.iter().map(|h| h.hits).collect::<Vec<_>>(),
+        [1, 2, 3, 3],
+        "counted across handles and capped"
+    );
+    assert!(
+        hits.iter()
+            .all(|h| h.resets_in_ms > 50_000 && h.resets_in_ms <= 60_000),
+        "{hits:?}"
+    );
+    // The same key in another limit, and another key, count apart.
+    let apart = store
+        .count_rate_hit("sync", "user:1", 60_000, 3)
+        .await
+        .unwrap();
+    assert_eq!(apart.hits, 1);
+    assert_eq!(
+        store
+            .count_rate_hit("user", "user:2", 60_000, 3)
+            .await
+            .unwrap()
+            .hits,
+        1
+    );
+
+    // A window that has ended starts again at 1, and pruning removes only ended windows.
+    let short = store
+        .count_rate_hit("sign-in", "198.51.100.7", 200, 5)
+        .await
+        .unwrap();
+    assert_eq!(short.hits, 1);
+    assert!(short.resets_in_ms <= 200, "{short:?}");
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert_eq!(store.prune_rate_windows().await.unwrap(), 1);
+    let again = store
+        .count_rate_hit("sign-in", "198.51.100.7", 200, 5)
+        .await
+        .unwrap();
+    assert_eq!(again.hits, 1, "a new window after the old one ended");
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let renewed = store
+        .count_rate_hit("sign-in", "198.51.100.7", 60_000, 5)
+        .await
+        .unwrap();
+    assert_eq!(renewed.hits, 1, "an ended window is renewed in place too");
+    assert!(renewed.resets_in_ms > 50_000, "{renewed:?}");
+    assert_eq!(store.prune_rate_windows().await.unwrap(), 0);
+    other.close().await;
+});

@@ -3,7 +3,7 @@
 
 use std::fmt;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use chrono::{DateTime, Utc};
 use tidings_feed::{ParseOptions, Sanitizer};
@@ -911,9 +911,6 @@ fn parse_and_sanitize(
         items,
     })
 }
-
-/// How long to wait for in-flight fetches when stopping.
-pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(15);
 
 /// A feed URL as logs show it: without a password (`user:***@`) and without the query's
 /// values, which private feeds use for access tokens (`?token=…` becomes `?…`).

@@ -1,7 +1,7 @@
 //! The worker loop (F11): claim due feeds with a lease, fetch them with bounded parallelism,
 //! and run the daily retention job (F17) once a day across all workers.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,7 +10,7 @@ use chrono::Utc;
 use tokio::task::JoinSet;
 
 use crate::config::WorkerConfig;
-use crate::fetcher::{FeedReport, Fetcher, SHUTDOWN_GRACE};
+use crate::fetcher::{FeedReport, Fetcher};
 use crate::metrics::FetchResult;
 use tidings_store::{DueFeed, Store, StoreError};
 
@@ -18,6 +18,14 @@ use tidings_store::{DueFeed, Store, StoreError};
 pub const RETENTION_JOB: &str = "retention";
 /// How long the worker waits after a database error before trying again.
 const ERROR_PAUSE: Duration = Duration::from_secs(5);
+/// How long fetches in flight get to finish when the worker is told to stop. Those still
+/// running then are cancelled and their feeds given back at once (nothing of a cancelled
+/// fetch is recorded against its feed), so a stop takes at most this plus
+/// [`RELEASE_BUDGET`]: within the 10 s container runtimes wait before killing.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+/// The most a stopping worker waits for the database to take its feeds back; past it the
+/// leases expire by themselves.
+pub const RELEASE_BUDGET: Duration = Duration::from_secs(2);
 
 /// What a retention run deleted.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
@@ -62,9 +70,89 @@ pub async fn run_retention(
 /// slot, so the worker only bounds how many feeds are in progress ([`WorkerConfig::in_flight`]).
 ///
 /// [`WorkerConfig::in_flight`]: crate::WorkerConfig::in_flight
-fn spawn_fetch(tasks: &mut JoinSet<FeedReport>, fetcher: &Fetcher, due: DueFeed) {
+fn spawn_fetch(
+    tasks: &mut JoinSet<FeedReport>,
+    fetcher: &Fetcher,
+    due: DueFeed,
+) -> tokio::task::AbortHandle {
     let fetcher = fetcher.clone();
-    tasks.spawn(async move { fetcher.fetch_claimed(due).await });
+    tasks.spawn(async move { fetcher.fetch_claimed(due).await })
+}
+
+/// The loop's fetches in progress, with the feed each one holds, so that a stop can give back
+/// the feeds of the fetches it cancels.
+#[derive(Default)]
+struct Running {
+    tasks: JoinSet<FeedReport>,
+    feeds: HashMap<tokio::task::Id, i64>,
+}
+
+impl Running {
+    fn len(&self) -> usize {
+        self.tasks.len()
+    }
+
+    fn is_empty(&self) -> bool {
+        self.tasks.is_empty()
+    }
+
+    fn spawn(&mut self, fetcher: &Fetcher, due: DueFeed) {
+        let feed_id = due.feed_id;
+        let handle = spawn_fetch(&mut self.tasks, fetcher, due);
+        self.feeds.insert(handle.id(), feed_id);
+    }
+
+    /// The report of a finished fetch (`None`: its task ended abnormally), forgetting its feed.
+    fn finished(
+        &mut self,
+        done: Result<(tokio::task::Id, FeedReport), tokio::task::JoinError>,
+    ) -> Option<FeedReport> {
+        match done {
+            Ok((id, report)) => {
+                self.feeds.remove(&id);
+                Some(report)
+            }
+            Err(error) => {
+                self.feeds.remove(&error.id());
+                None
+            }
+        }
+    }
+
+    /// Waits for the next fetch to finish; `None` when none is running.
+    async fn join_next(&mut self) -> Option<Option<FeedReport>> {
+        let done = self.tasks.join_next_with_id().await?;
+        Some(self.finished(done))
+    }
+
+    /// A fetch that has finished already, without waiting.
+    fn try_join_next(&mut self) -> Option<Option<FeedReport>> {
+        let done = self.tasks.try_join_next_with_id()?;
+        Some(self.finished(done))
+    }
+
+    /// Lets the fetches finish within `grace`, then cancels the rest; returns the feeds of
+    /// the cancelled ones (still leased to this worker).
+    async fn stop(mut self, grace: Duration) -> Vec<i64> {
+        let drain = async { while self.join_next().await.is_some() {} };
+        if tokio::time::timeout(grace, drain).await.is_ok() {
+            return Vec::new();
+        }
+        self.tasks.abort_all();
+        // Cancelled tasks end at their next await; one that finished meanwhile released its
+        // own lease, and a cancelled one stored nothing that needs its lease (an upsert cut
+        // short is rolled back).
+        let mut cancelled = Vec::new();
+        while let Some(done) = self.tasks.join_next_with_id().await {
+            match done {
+                Ok((id, _)) => {
+                    self.feeds.remove(&id);
+                }
+                Err(error) => cancelled.extend(self.feeds.remove(&error.id())),
+            }
+        }
+        cancelled
+    }
 }
 
 /// A worker: one loop claiming and fetching due feeds. Run several in one process or in
@@ -149,13 +237,14 @@ impl Worker {
     }
 
     /// Runs until `shutdown` completes: claims due feeds as slots free up, sleeps a tick when
-    /// nothing is due, runs the daily jobs when their time has come. On shutdown, feeds
-    /// claimed but not started are given back, and fetches in flight get [`SHUTDOWN_GRACE`]
-    /// to finish; the leases of any cut short expire.
+    /// nothing is due, runs the daily jobs when their time has come. On shutdown it stops
+    /// claiming, gives back the feeds claimed but not started, lets fetches in flight finish
+    /// within [`SHUTDOWN_GRACE`] and cancels the rest, giving their feeds back too (within
+    /// [`RELEASE_BUDGET`]; if the database cannot be reached, the leases expire instead).
     pub async fn run(&self, shutdown: impl Future<Output = ()>) {
         let config = self.fetcher.config().clone();
         let in_flight = config.in_flight();
-        let mut tasks: JoinSet<FeedReport> = JoinSet::new();
+        let mut tasks = Running::default();
         let mut jobs: JoinSet<()> = JoinSet::new();
         let mut next_job_check = tokio::time::Instant::now();
         let batch = config.concurrency.max(1) as i64;
@@ -218,7 +307,7 @@ impl Worker {
             while tasks.len() < in_flight
                 && let Some(due) = queue.pop_front()
             {
-                spawn_fetch(&mut tasks, &self.fetcher, due);
+                tasks.spawn(&self.fetcher, due);
             }
             // More is waiting (queued or likely due): come back as soon as a slot frees.
             if !queue.is_empty() || more_due {
@@ -235,9 +324,9 @@ impl Worker {
                 () = &mut shutdown => break,
                 Some(done) = tasks.join_next(), if !tasks.is_empty() => {
                     // Collect whatever else finished too, then claim for the freed slots.
-                    cycle.add(done.ok().as_ref());
+                    cycle.add(done.as_ref());
                     while let Some(done) = tasks.try_join_next() {
-                        cycle.add(done.ok().as_ref());
+                        cycle.add(done.as_ref());
                     }
                 }
                 Some(_) = jobs.join_next(), if !jobs.is_empty() => {}
@@ -250,23 +339,36 @@ impl Worker {
             queued = queue.len(),
             "worker stopping"
         );
-        // Feeds claimed but not started go back at once rather than after their lease.
+        // Feeds claimed but not started go back at once, while the fetches in flight get their
+        // grace; then the feeds of those cancelled go back too. Either way another worker
+        // takes them without waiting for the lease.
         let unstarted: Vec<i64> = queue.iter().map(|due| due.feed_id).collect();
-        if let Err(error) = self
-            .fetcher
-            .store()
-            .release_feeds(&config.owner, &unstarted)
-            .await
-        {
-            tracing::warn!(%error, "giving back unstarted feeds failed; their leases will expire");
-        }
-        let drain = async { while tasks.join_next().await.is_some() {} };
-        if tokio::time::timeout(SHUTDOWN_GRACE, drain).await.is_err() {
-            tasks.abort_all();
-        }
+        let (_, cancelled) = tokio::join!(self.give_back(&unstarted), tasks.stop(SHUTDOWN_GRACE));
+        self.give_back(&cancelled).await;
         jobs.abort_all();
         backfill.abort();
         tracing::info!(owner = %config.owner, "worker stopped");
+    }
+
+    /// Releases this worker's leases on `feeds` within [`RELEASE_BUDGET`]; when the database
+    /// cannot take them back in time, the leases expire by themselves.
+    async fn give_back(&self, feeds: &[i64]) {
+        if feeds.is_empty() {
+            return;
+        }
+        let owner = &self.fetcher.config().owner;
+        let release = self.fetcher.store().release_feeds(owner, feeds);
+        match tokio::time::timeout(RELEASE_BUDGET, release).await {
+            Ok(Ok(released)) => {
+                tracing::info!(released, "gave back feeds this worker will not fetch");
+            }
+            Ok(Err(error)) => {
+                tracing::warn!(%error, "giving back feeds failed; their leases will expire");
+            }
+            Err(_) => {
+                tracing::warn!("giving back feeds took too long; their leases will expire");
+            }
+        }
     }
 
     /// Claims and fetches every feed due now, `concurrency` at a time, until none is due;

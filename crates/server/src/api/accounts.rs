@@ -92,8 +92,8 @@ fn invalid_credentials() -> ApiError {
 }
 
 /// Counts one request against `limiter`, refusing it with 429 when the limit is reached.
-pub(crate) fn within_limit(limiter: &RateLimiter, key: &str) -> ApiResult<()> {
-    let decision = limiter.check(key);
+pub(crate) async fn within_limit(limiter: &RateLimiter, key: &str) -> ApiResult<()> {
+    let decision = limiter.check(key).await;
     if decision.allowed {
         Ok(())
     } else {
@@ -177,11 +177,11 @@ async fn sign_in(
     headers: HeaderMap,
     Json(body): Json<SignIn>,
 ) -> ApiResult<Response> {
-    within_limit(&state.limits.login_per_ip, &client.key())?;
+    within_limit(&state.limits.login_per_ip, &client.key()).await?;
     // Every spelling of a name counts against the same account's budget.
     let account = tidings_store::username_key(&body.username)
         .unwrap_or_else(|_| body.username.trim().to_lowercase());
-    within_limit(&state.limits.login_per_account, &account)?;
+    within_limit(&state.limits.login_per_account, &account).await?;
     let found = state.store.user_credentials(&body.username).await?;
     // An unknown user costs the same hash verification as a known one, so timing does not
     // tell which names exist.
@@ -264,7 +264,7 @@ async fn complete_setup(
     headers: HeaderMap,
     Json(body): Json<CompleteSetup>,
 ) -> ApiResult<Response> {
-    within_limit(&state.limits.login_per_ip, &client.key())?;
+    within_limit(&state.limits.login_per_ip, &client.key()).await?;
     let (users, _) = state.store.count_users().await?;
     if users > 0 {
         return Err(ApiError::conflict(
@@ -364,7 +364,7 @@ pub(crate) fn new_username(name: &str) -> ApiResult<String> {
 async fn check_current_password(state: &AppState, auth: &Auth, password: String) -> ApiResult<()> {
     let account = tidings_store::username_key(&auth.user.username)
         .unwrap_or_else(|_| auth.user.username.to_lowercase());
-    within_limit(&state.limits.login_per_account, &account)?;
+    within_limit(&state.limits.login_per_account, &account).await?;
     let stored = state
         .store
         .user_credentials(&auth.user.username)

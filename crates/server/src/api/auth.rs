@@ -74,7 +74,7 @@ impl FromRequestParts<AppState> for Auth {
         let Some(found) = found else {
             // Failed credentials count against the address, like anonymous requests.
             if let Some(client) = parts.extensions.get::<ClientContext>() {
-                let decision = state.limits.anonymous.check(&client.key());
+                let decision = state.limits.anonymous.check(&client.key()).await;
                 if let Some(slot) = &slot {
                     slot.set(decision);
                 }
@@ -93,7 +93,8 @@ impl FromRequestParts<AppState> for Auth {
         let decision = state
             .limits
             .per_user
-            .check(&format!("user:{}", auth.user.id));
+            .check(&format!("user:{}", auth.user.id))
+            .await;
         if let Some(slot) = &slot {
             slot.set(decision);
         }

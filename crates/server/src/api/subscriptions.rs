@@ -322,7 +322,7 @@ pub(crate) async fn subscribe_checked(
     user_id: i64,
     body: Subscribe,
 ) -> ApiResult<(Subscription, ResolvedFeed)> {
-    within_limit(&state.limits.subscribe, &format!("user:{user_id}"))?;
+    within_limit(&state.limits.subscribe, &format!("user:{user_id}")).await?;
     if body.url.trim().is_empty() {
         return Err(ApiError::validation(
             "The field url is empty.",
@@ -393,7 +393,7 @@ async fn update_subscription(
     let resolved = match body.feed_url.as_deref() {
         None => None,
         Some(text) => {
-            within_limit(&state.limits.subscribe, &format!("user:{}", auth.user.id))?;
+            within_limit(&state.limits.subscribe, &format!("user:{}", auth.user.id)).await?;
             if text.trim().is_empty() {
                 return Err(ApiError::validation(
                     "The field feed_url is empty.",

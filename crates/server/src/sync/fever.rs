@@ -111,7 +111,7 @@ async fn fever(
         .map_err(|_| Refusal::Unavailable);
     let writes = params.contains_key("mark");
     let client = client.map(|axum::Extension(c)| c);
-    let auth = match found.and_then(|found| admit(&state, client.as_ref(), found, writes)) {
+    let auth = match admit(&state, client.as_ref(), found, writes).await {
         Ok(auth) => {
             if let Some(axum::Extension(slot)) = &request_user {
                 slot.set(auth.user.id);

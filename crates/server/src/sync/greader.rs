@@ -319,7 +319,7 @@ async fn client_login(
         user_of_login(&state, &email, &key).await
     };
     let client = client.map(|axum::Extension(c)| c);
-    match found.and_then(|found| admit(&state, client.as_ref(), found, false)) {
+    match admit(&state, client.as_ref(), found, false).await {
         Ok(_) => {}
         Err(Refusal::BadCredentials) => {
             return (
@@ -391,16 +391,15 @@ async fn reader_api(
         None => Ok(None),
     };
     let client = client.map(|axum::Extension(c)| c);
-    let auth =
-        match found.and_then(|found| admit(&state, client.as_ref(), found, is_write(endpoint))) {
-            Ok(auth) => {
-                if let Some(axum::Extension(slot)) = &request_user {
-                    slot.set(auth.user.id);
-                }
-                auth
+    let auth = match admit(&state, client.as_ref(), found, is_write(endpoint)).await {
+        Ok(auth) => {
+            if let Some(axum::Extension(slot)) = &request_user {
+                slot.set(auth.user.id);
             }
-            Err(refusal) => return GReaderError::refused(refusal).into_response(),
-        };
+            auth
+        }
+        Err(refusal) => return GReaderError::refused(refusal).into_response(),
+    };
     let request = Request {
         state: &state,
         auth: &auth,

@@ -163,8 +163,8 @@ impl FromRequestParts<AppState> for Caller {
             Ok(None)
         };
         let client = parts.extensions.get::<ClientContext>();
-        found
-            .and_then(|found| admit(state, client, found, !parts.method.is_safe()))
+        admit(state, client, found, !parts.method.is_safe())
+            .await
             .map(|auth| {
                 crate::observe::note_user(&parts.extensions, auth.user.id);
                 Caller(auth)

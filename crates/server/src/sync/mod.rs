@@ -89,15 +89,15 @@ pub(crate) async fn user_of_login(
 /// Turns what the credentials gave into an admitted caller: failed credentials count against
 /// the client's address like anonymous requests, admitted ones against the user's sync limit,
 /// and a read-only key is refused when `writes` is set.
-pub(crate) fn admit(
+pub(crate) async fn admit(
     state: &AppState,
     client: Option<&ClientContext>,
-    found: Option<Authenticated>,
+    found: Result<Option<Authenticated>, Refusal>,
     writes: bool,
 ) -> Result<Auth, Refusal> {
-    let Some(found) = found else {
+    let Some(found) = found? else {
         if let Some(client) = client {
-            let decision = state.limits.anonymous.check(&client.key());
+            let decision = state.limits.anonymous.check(&client.key()).await;
             if !decision.allowed {
                 return Err(Refusal::RateLimited(decision.reset_seconds));
             }
@@ -107,7 +107,8 @@ pub(crate) fn admit(
     let decision = state
         .limits
         .sync_per_user
-        .check(&format!("user:{}", found.user.id));
+        .check(&format!("user:{}", found.user.id))
+        .await;
     if !decision.allowed {
         return Err(Refusal::RateLimited(decision.reset_seconds));
     }
