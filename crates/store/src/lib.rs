@@ -259,8 +259,8 @@ macro_rules! with_db {
                 $body
             }
             $crate::Pools::Postgres(pool) => {
-                $store.postgres_reachable(pool).await?;
-                let $db = pool;
+                let mut connection = $store.postgres_connection(pool).await?;
+                let $db = &mut *connection;
                 $body
             }
         }
@@ -272,8 +272,8 @@ macro_rules! with_db {
                 $body
             }
             $crate::Pools::Postgres(pool) => {
-                $store.postgres_reachable(pool).await?;
-                let $db = pool;
+                let mut connection = $store.postgres_connection(pool).await?;
+                let $db = &mut *connection;
                 $body
             }
         }
@@ -294,9 +294,9 @@ macro_rules! in_tx {
                 value
             }
             $crate::Pools::Postgres(pool) => {
-                $store.postgres_reachable(pool).await?;
+                let mut connection = $store.postgres_connection(pool).await?;
                 #[allow(unused_mut)]
-                let mut $tx = pool.begin().await?;
+                let mut $tx = sqlx::Connection::begin(&mut *connection).await?;
                 let value = $body;
                 $tx.commit().await?;
                 value
@@ -436,7 +436,7 @@ impl Store {
         // dropped and the next operation connects afresh, so the store recovers by itself.
         // The pool's own acquire time-out is for a busy pool, whose connections all work: an
         // operation may queue that long. An unreachable server is found out sooner, by
-        // `postgres_reachable` before each operation.
+        // `postgres_connection`, which each operation takes its connection from.
         let pool = PgPoolOptions::new()
             .max_connections(options.max_connections.max(2))
             .acquire_timeout(BUSY_POOL_WAIT.max(options.acquire_timeout))
@@ -449,21 +449,24 @@ impl Store {
         })
     }
 
-    /// Makes sure PostgreSQL can be reached before an operation uses the pool, within
-    /// [`StoreOptions::acquire_timeout`]: a connection is taken (checked by a ping, or opened)
-    /// and put back for the operation to use. When none comes in time, a pool with every
-    /// connection in use is only busy, and the operation queues as usual
-    /// ([`BUSY_POOL_WAIT`]); otherwise the server is unreachable and the operation fails at
-    /// once with an error [`StoreError::is_unavailable`] recognizes, instead of retrying the
-    /// refused connection for the pool's whole wait.
-    pub(crate) async fn postgres_reachable(&self, pool: &PgPool) -> Result<()> {
+    /// A connection for one operation, which shows that PostgreSQL can be reached, within
+    /// [`StoreOptions::acquire_timeout`]: an idle one (checked by a ping) or a new one. When none
+    /// comes in time, a pool with every connection in use is only busy, and the operation
+    /// queues for one as usual ([`BUSY_POOL_WAIT`]); otherwise the server is unreachable and the
+    /// operation fails at once with an error [`StoreError::is_unavailable`] recognizes, instead
+    /// of retrying the refused connection for the pool's whole wait. The operation runs on
+    /// this connection, so the check costs no second checkout.
+    pub(crate) async fn postgres_connection(
+        &self,
+        pool: &PgPool,
+    ) -> Result<sqlx::pool::PoolConnection<sqlx::Postgres>> {
         match tokio::time::timeout(self.acquire_timeout, pool.acquire()).await {
-            Ok(Ok(_connection)) => Ok(()),
+            Ok(Ok(connection)) => Ok(connection),
             Ok(Err(error)) => Err(error.into()),
             Err(_)
                 if pool.num_idle() == 0 && pool.size() >= pool.options().get_max_connections() =>
             {
-                Ok(())
+                Ok(pool.acquire().await?)
             }
             Err(_) => Err(StoreError::Database(sqlx::Error::PoolTimedOut)),
         }

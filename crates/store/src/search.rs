@@ -12,7 +12,7 @@
 use std::collections::BTreeMap;
 
 use tidings_feed::text::plain_text;
-use tidings_text::{SearchQuery, SearchTerm, index_tokens};
+use tidings_text::{SearchQuery, SearchTerm, TermStatistics, index_tokens, rank};
 
 use crate::reading::{
     FROM_ITEMS, FROM_STATES, IS_READ, Listing, STATES_JOINED, SUMMARY_COLUMNS, SqlValue,
@@ -67,7 +67,11 @@ const MAX_WINDOW: i64 = 1 << 18;
 
 /// A search by relevance ranks this many matches: the newest ones in the listing's scope.
 /// Ranking every match of a common word would read a large part of the index for each page.
-pub const RANKED_CANDIDATES: i64 = 1_000;
+pub const RANKED_CANDIDATES: i64 = 300;
+
+/// Relevance weighs a query's terms by how many of the newest this many stored items contain
+/// each of them (BM25's document frequency), counted from the index.
+pub const STATISTICS_SAMPLE: i64 = 10_000;
 
 /// Items looked up by id through `items_id_date_feed` (SQLite), which holds what a search's
 /// conditions and order need, so collecting thousands of matches reads no item row.
@@ -110,26 +114,14 @@ fn row_matches(engine: Engine, listing: &mut Listing, query: &SearchQuery) -> St
     }
 }
 
-/// What a search's rows hold.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Columns {
-    /// The item as a listing shows it.
-    Summary,
-    /// That and its content (else summary), for a snippet.
-    WithText,
-}
-
-impl Columns {
-    /// The columns over [`FROM_ITEMS`] or [`FROM_STATES`], in the order `search_rows` reads.
-    fn sql(self) -> String {
-        let text = match self {
-            Columns::Summary => "NULL",
-            Columns::WithText => "COALESCE(i.content, i.summary)",
-        };
-        format!(
-            "{SUMMARY_COLUMNS}, {IS_READ}, COALESCE(st.is_starred, FALSE), i.thumbnail_url, {text}"
-        )
-    }
+/// The columns of a search's rows over [`FROM_ITEMS`] or [`FROM_STATES`], in the order
+/// `search_rows` reads: the item as a listing shows it, then its content (else summary), for
+/// a snippet and for ranking.
+fn search_columns() -> String {
+    format!(
+        "{SUMMARY_COLUMNS}, {IS_READ}, COALESCE(st.is_starred, FALSE), i.thumbnail_url,
+         COALESCE(i.content, i.summary)"
+    )
 }
 
 /// A page of search results: the ids of the first `fetch` items `from` a join like
@@ -180,18 +172,6 @@ fn planned_rows(line: &str) -> Option<i64> {
 /// `text` as a PostgreSQL string literal (standard conforming strings: only `'` is special).
 fn sql_literal(text: &str) -> String {
     format!("'{}'", text.replace('\'', "''"))
-}
-
-/// Ids as a JSON array, for SQLite's `json_each`.
-fn sqlite_id_array(ids: &[i64]) -> String {
-    let ids: Vec<String> = ids.iter().map(i64::to_string).collect();
-    format!("[{}]", ids.join(","))
-}
-
-/// Ids as a PostgreSQL array literal, for `$n::bigint[]`.
-fn pg_id_array(ids: &[i64]) -> String {
-    let ids: Vec<String> = ids.iter().map(i64::to_string).collect();
-    format!("{{{}}}", ids.join(","))
 }
 
 /// PostgreSQL keeps at most this many positions of one lexeme in a tsvector.
@@ -258,6 +238,12 @@ pub(crate) fn item_tokens(
     summary: Option<&str>,
 ) -> Vec<String> {
     let body = content.or(summary).and_then(plain_text).unwrap_or_default();
+    text_tokens(title, &body)
+}
+
+/// The tokens of an item's title and the plain text of its content (as [`item_tokens`] makes
+/// it): what the index holds for the item.
+fn text_tokens(title: Option<&str>, body: &str) -> Vec<String> {
     index_tokens(&format!("{}\n{body}", title.unwrap_or("")))
 }
 
@@ -403,43 +389,41 @@ impl Store {
             let mut scope = search.listing.clone();
             scope.cursor = None;
             scope.order = ItemOrder::NewestFirst;
-            let candidates: Vec<i64> = self
-                .matching(
-                    user_id,
-                    &search.query,
-                    &scope,
-                    plan.ranked,
-                    plan,
-                    Columns::Summary,
-                )
-                .await?
+            // The candidates come newest first with their text; both engines rank them with
+            // the same function over the same tokens, so the order is the same on both.
+            let candidates = self
+                .matching(user_id, &search.query, &scope, plan.ranked, plan)
+                .await?;
+            let documents: Vec<Vec<String>> = candidates
                 .iter()
-                .map(|hit| hit.item.id)
+                .map(|hit| text_tokens(hit.item.title.as_deref(), &hit.text))
                 .collect();
-            let ranked = self.ranked(&search.query, &candidates).await?;
+            let statistics = if candidates.is_empty() {
+                TermStatistics {
+                    documents: 0,
+                    containing: Vec::new(),
+                }
+            } else {
+                self.term_statistics(&search.query).await?
+            };
+            let order = rank(&search.query, &documents, &statistics);
             let offset = search.offset.max(0);
-            let page: Vec<i64> = ranked
+            let mut candidates: Vec<Option<SearchHit>> = candidates.into_iter().map(Some).collect();
+            let hits = order
                 .iter()
                 .skip(usize::try_from(offset).unwrap_or(usize::MAX))
                 .take(limit as usize)
-                .copied()
+                .filter_map(|&k| candidates[k].take())
                 .collect();
-            let more = (ranked.len() as i64) > offset.saturating_add(limit);
+            let more = (order.len() as i64) > offset.saturating_add(limit);
             return Ok(SearchPage {
-                hits: self.hits(user_id, &page).await?,
+                hits,
                 next_cursor: None,
                 next_offset: more.then(|| offset + limit),
             });
         }
         let mut hits = self
-            .matching(
-                user_id,
-                &search.query,
-                &search.listing,
-                limit + 1,
-                plan,
-                Columns::WithText,
-            )
+            .matching(user_id, &search.query, &search.listing, limit + 1, plan)
             .await?;
         let more = hits.len() as i64 > limit;
         hits.truncate(limit as usize);
@@ -465,9 +449,10 @@ impl Store {
     /// the user's starred items are checked one by one. Up to `plan.collect_at_most` matches
     /// are collected from the index and sorted by date (on SQLite through an index that holds
     /// each item's date and feed, so that no item row is read). More are found by walking
-    /// the listing's date index a window at a time and matching only that window: SQLite
-    /// reads the window's id range from the index, PostgreSQL checks the window's items
-    /// against their index rows. The first window holds `plan.first_window` items and each
+    /// the listing's date index a window at a time and matching only that window: both
+    /// engines read the matches in the window's id range from the index (PostgreSQL by
+    /// ANDing the GIN index's matches with the primary key's range), then keep those in the
+    /// window. The first window holds `plan.first_window` items and each
     /// next one twice as many, so a common word needs one window and a rarer one a few.
     /// Each window is one statement, as is the collecting plan.
     async fn matching(
@@ -477,10 +462,9 @@ impl Store {
         scope: &ItemQuery,
         fetch: i64,
         plan: SearchPlan,
-        columns: Columns,
     ) -> Result<Vec<SearchHit>> {
         let engine = self.engine();
-        let columns = columns.sql();
+        let columns = search_columns();
         let order = match scope.order {
             ItemOrder::NewestFirst => "i.published_at DESC, i.id DESC",
             ItemOrder::OldestFirst => "i.published_at ASC, i.id ASC",
@@ -556,12 +540,16 @@ impl Store {
                 }
                 Engine::Postgres => {
                     let matched = listing.bind_text(tsquery(query));
-                    // The subquery per item keeps the planner from matching the whole GIN
-                    // index instead.
+                    // The GIN index's matches ANDed with the window's id range in the primary
+                    // key (a BitmapAnd), so that only the matches in the window are read;
+                    // checking each item of the window against its index row instead costs a
+                    // row read per item.
                     format!(
-                        "i.id IN (SELECT d.id FROM dated d
-                                  WHERE (SELECT m.document FROM item_search m
-                                         WHERE m.item_id = d.id) @@ {matched}::tsquery)"
+                        "i.id IN (SELECT m.item_id FROM item_search m
+                                  WHERE m.document @@ {matched}::tsquery
+                                    AND m.item_id >= (SELECT MIN(id) FROM dated)
+                                    AND m.item_id <= (SELECT MAX(id) FROM dated))
+                         AND i.id IN (SELECT id FROM dated)"
                     )
                 }
             };
@@ -597,72 +585,60 @@ impl Store {
         Ok(found)
     }
 
-    /// `candidates` (ids of matching items), best match for `query` first: FTS5's bm25 on
-    /// SQLite, `ts_rank` on PostgreSQL; ties newest id first.
-    async fn ranked(&self, query: &SearchQuery, candidates: &[i64]) -> Result<Vec<i64>> {
-        let (Some(&low), Some(&high)) = (candidates.iter().min(), candidates.iter().max()) else {
-            return Ok(Vec::new());
-        };
-        Ok(match self.engine() {
-            // The id range lets FTS5 read only that part of the index; `+rowid` keeps it from
-            // looking each candidate up on its own, and bm25() (the same as `rank`) keeps it
-            // from ranking every match before the range applies.
-            Engine::Sqlite => with_db!(self, read, |db| {
-                sqlx::query_scalar::<_, i64>(
-                    "SELECT rowid FROM item_search
-                     WHERE item_search MATCH $1 AND rowid >= $2 AND rowid <= $3
-                       AND +rowid IN (SELECT value FROM json_each($4))
-                     ORDER BY bm25(item_search), rowid DESC",
-                )
-                .bind(fts5_match(query))
-                .bind(low)
-                .bind(high)
-                .bind(sqlite_id_array(candidates))
-                .fetch_all(db)
+    /// How many of the newest [`STATISTICS_SAMPLE`] stored items (by id) there are, and how
+    /// many of them contain each required term of `query`: the terms' weights for
+    /// [`rank`]. Counted, not estimated, on both engines, so both weigh the terms alike; a
+    /// sample, so a common word costs little to count.
+    async fn term_statistics(&self, query: &SearchQuery) -> Result<TermStatistics> {
+        let engine = self.engine();
+        let newest: i64 = with_db!(self, read, |db| {
+            sqlx::query_scalar::<_, i64>("SELECT COALESCE(MAX(id), 0) FROM items")
+                .fetch_one(db)
                 .await?
-            }),
-            Engine::Postgres => with_db!(self, read, |db| {
-                sqlx::query_scalar::<_, i64>(
-                    "SELECT item_id FROM item_search
-                     WHERE item_id = ANY($1::bigint[])
-                     ORDER BY ts_rank(document, $2::tsquery) DESC, item_id DESC",
-                )
-                .persistent(false)
-                .bind(pg_id_array(candidates))
-                .bind(tsquery(query))
-                .fetch_all(db)
-                .await?
-            }),
+        });
+        let after = newest - STATISTICS_SAMPLE;
+        // `$1` the id the sample starts after, `$2`… the terms.
+        let mut columns = vec!["(SELECT COUNT(*) FROM items WHERE id > $1)".to_string()];
+        let mut terms = Vec::new();
+        for term in query.required() {
+            let n = terms.len() + 2;
+            columns.push(match engine {
+                Engine::Sqlite => format!(
+                    "(SELECT COUNT(*) FROM item_search WHERE item_search MATCH ${n} AND rowid > $1)"
+                ),
+                Engine::Postgres => format!(
+                    "(SELECT COUNT(*) FROM item_search
+                      WHERE item_id > $1 AND document @@ ${n}::tsquery)"
+                ),
+            });
+            terms.push(match engine {
+                Engine::Sqlite => fts5_term(term),
+                Engine::Postgres => tsquery_term(term),
+            });
+        }
+        let sql = format!("SELECT {}", columns.join(", "));
+        let counts: Vec<i64> = with_db!(self, read, |db| {
+            let mut statement = sqlx::query(sqlx::AssertSqlSafe(sql))
+                .persistent(engine == Engine::Sqlite)
+                .bind(after);
+            for term in &terms {
+                statement = statement.bind(term.as_str());
+            }
+            let row = statement.fetch_one(db).await?;
+            let mut counts = Vec::with_capacity(terms.len() + 1);
+            for k in 0..=terms.len() {
+                counts.push(sqlx::Row::try_get::<i64, _>(&row, k)?);
+            }
+            counts
+        });
+        let as_count = |n: i64| u64::try_from(n).unwrap_or(0);
+        Ok(TermStatistics {
+            documents: as_count(counts[0]),
+            containing: counts[1..].iter().copied().map(as_count).collect(),
         })
     }
 
-    /// The user's items `ids` as search hits with their text, in the order of `ids`.
-    async fn hits(&self, user_id: i64, ids: &[i64]) -> Result<Vec<SearchHit>> {
-        if ids.is_empty() {
-            return Ok(Vec::new());
-        }
-        let listed = match self.engine() {
-            Engine::Sqlite => "i.id IN (SELECT value FROM json_each($2))",
-            Engine::Postgres => "i.id = ANY($2::bigint[])",
-        };
-        let list = match self.engine() {
-            Engine::Sqlite => sqlite_id_array(ids),
-            Engine::Postgres => pg_id_array(ids),
-        };
-        let columns = Columns::WithText.sql();
-        let sql = format!(
-            "SELECT {columns} {FROM_ITEMS}
-             WHERE {listed} AND s.feed_id = i.feed_id AND s.user_id = $1"
-        );
-        let rows = self
-            .search_rows(sql, &[SqlValue::Int(user_id), SqlValue::Text(list)])
-            .await?;
-        let mut by_id: std::collections::HashMap<i64, SearchHit> =
-            rows.into_iter().map(|hit| (hit.item.id, hit)).collect();
-        Ok(ids.iter().filter_map(|id| by_id.remove(id)).collect())
-    }
-
-    /// Runs a query of [`Columns`] with the listing's values bound.
+    /// Runs a query of [`search_columns`] with the listing's values bound.
     async fn search_rows(&self, sql: String, binds: &[SqlValue]) -> Result<Vec<SearchHit>> {
         // PostgreSQL plans a statement prepared once for any values after a few runs; a
         // search's plan depends on its values (how common the words are, the window's size),

@@ -9,7 +9,7 @@ use common::{add_user, follow};
 use std::collections::BTreeSet;
 
 use tidings_store::{Engine, ItemFilter, ItemOrder, ItemQuery, ItemSearch, NewItem, Store};
-use tidings_text::{SearchQuery, index_tokens};
+use tidings_text::{SearchQuery, TermStatistics, index_tokens, rank};
 
 const BASE: i64 = 1_700_000_000;
 
@@ -198,6 +198,112 @@ on_both_engines!(query_table, |db| {
             .map(|c| c.0)
             .collect();
         assert_eq!(found, reference, "reference matcher for {query:?}");
+    }
+});
+
+/// (guid, title, content HTML) of items that match the same words more or less well.
+const RANKED_CORPUS: &[(&str, &str, &str)] = &[
+    (
+        "long",
+        "A long article",
+        "<p>Rust is mentioned once here, among many other words about databases, \
+         compilers, editors, operating systems, networks and the weather in Tokyo.</p>",
+    ),
+    ("short", "Rust", "<p>Rust async.</p>"),
+    (
+        "thrice",
+        "Rust, Rust, Rust",
+        "<p>Async Rust and open source.</p>",
+    ),
+    (
+        "phrase",
+        "Open source",
+        "<p>Open source Rust: open source async runtimes and open source tools.</p>",
+    ),
+    ("tokyo", "東京の天気", "<p>東京は雨。東京都の予報。</p>"),
+    (
+        "tokyo-once",
+        "東京タワー",
+        "<p>夜景がきれいな展望台と周辺の観光案内。</p>",
+    ),
+    (
+        "german",
+        "Straße und Strasse",
+        "<p>Die Straße in München, Rust auf der Strasse.</p>",
+    ),
+];
+
+/// (query, the guids it finds, best first): the same order on both engines.
+const RANKED: &[(&str, &[&str])] = &[
+    ("rust", &["thrice", "short", "german", "phrase", "long"]),
+    ("rust async", &["short", "thrice", "phrase"]),
+    ("\"open source\"", &["phrase", "thrice"]),
+    ("\"open source\" rust", &["phrase", "thrice"]),
+    ("東京", &["tokyo", "tokyo-once"]),
+    ("東", &["tokyo", "tokyo-once"]),
+    ("strasse", &["german"]),
+    ("rust -async", &["german", "long"]),
+    ("absent", &[]),
+];
+
+on_both_engines!(relevance_table, |db| {
+    let store = db.migrated().await;
+    let user = add_user(&store, "ann").await;
+    let (_, feed) = follow(&store, user, "https://example.com/feed").await;
+    let items: Vec<NewItem> = RANKED_CORPUS
+        .iter()
+        .enumerate()
+        .map(|(n, c)| item(n, *c))
+        .collect();
+    store.upsert_items(feed, &items, BASE).await.unwrap();
+    let guid = |title: &str| -> &'static str {
+        RANKED_CORPUS
+            .iter()
+            .find(|c| c.1 == title)
+            .map(|c| c.0)
+            .unwrap_or("?")
+    };
+    // The corpus as the index holds it, newest first (the candidates' order).
+    let documents: Vec<(&str, Vec<String>)> = RANKED_CORPUS
+        .iter()
+        .rev()
+        .map(|(guid, title, content)| {
+            let text = tidings_feed::text::plain_text(content).unwrap();
+            (*guid, index_tokens(&format!("{title}\n{text}")))
+        })
+        .collect();
+    for (query, expected) in RANKED {
+        // Pages of 2, so the offset is followed too.
+        let mut search = search_of(query, all(2));
+        search.by_relevance = true;
+        let titles = hit_titles(&store, user, search).await;
+        let found: Vec<&str> = titles.iter().map(|t| guid(t)).collect();
+        assert_eq!(&found, expected, "query {query:?} on {}", store.engine());
+        // The table is the reference ranking of tidings-text over the whole corpus (which is
+        // smaller than the sample its statistics come from).
+        let parsed = SearchQuery::parse(query).unwrap();
+        let matching: Vec<&(&str, Vec<String>)> = documents
+            .iter()
+            .filter(|(_, tokens)| parsed.matches(tokens))
+            .collect();
+        let statistics = TermStatistics {
+            documents: documents.len() as u64,
+            containing: parsed
+                .required()
+                .map(|term| {
+                    documents
+                        .iter()
+                        .filter(|(_, tokens)| term.occurrences(tokens) > 0)
+                        .count() as u64
+                })
+                .collect(),
+        };
+        let tokens: Vec<Vec<String>> = matching.iter().map(|(_, t)| t.clone()).collect();
+        let reference: Vec<&str> = rank(&parsed, &tokens, &statistics)
+            .into_iter()
+            .map(|k| matching[k].0)
+            .collect();
+        assert_eq!(&reference, expected, "reference ranking of {query:?}");
     }
 });
 

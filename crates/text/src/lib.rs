@@ -14,16 +14,20 @@
 //!   and a word of more characters is a phrase of bigrams. The last character of each run is
 //!   also indexed alone, after the other tokens, so that a one-character query finds every
 //!   occurrence (it is searched as a prefix: `東` matches `東京` and a run ending in `東`).
+//! - **Relevance** ([`rank`]): BM25 over the same token streams, computed here rather than by
+//!   either database, so that both order the same candidates the same way.
 
 #![warn(missing_docs)]
 
 mod normalize;
 mod query;
+mod relevance;
 mod snippet;
 mod tokenize;
 
 pub use normalize::{normalize, normalize_unit};
 pub use query::{MAX_QUERY_CHARS, MAX_TERM_CHARS, MAX_TERMS, QueryError, SearchQuery, SearchTerm};
+pub use relevance::{B, K1, TermStatistics, rank, scores, term_frequencies};
 pub use snippet::{Segment, snippet};
 pub use tokenize::{
     MAX_INDEX_TOKENS, MAX_TOKEN_CHARS, Token, TokenKind, index_text, index_tokens, is_cjk, tokenize,

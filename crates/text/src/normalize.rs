@@ -40,6 +40,12 @@ fn fold_letter(c: char, out: &mut String) {
 /// lower case, diacritics dropped, then NFC so that kana and Hangul compose again. The result
 /// may be empty (a lone diacritic) or longer than one character (`ß` → `ss`, `ﬁ` → `fi`).
 pub fn normalize_unit(unit: &str) -> String {
+    let mut chars = unit.chars();
+    if let (Some(c), None) = (chars.next(), chars.next())
+        && is_stable(c)
+    {
+        return c.to_string();
+    }
     let mut folded = String::with_capacity(unit.len());
     for c in unit.nfkd() {
         if is_ignored_diacritic(c) {
@@ -56,6 +62,19 @@ pub fn normalize_unit(unit: &str) -> String {
         .filter(|c| !is_ignored_diacritic(*c))
         .nfc()
         .collect()
+}
+
+/// Whether `c` alone normalizes to itself, known without the tables: the letters of the
+/// scripts written without spaces (Han ideographs, kana, Hangul syllables), which have no case
+/// and no diacritic to drop, and whose decompositions (voiced kana, Hangul) compose back. Most
+/// of a Japanese, Chinese or Korean text is these, and it is indexed a character at a time.
+fn is_stable(c: char) -> bool {
+    matches!(c,
+        '\u{4E00}'..='\u{9FFF}'   // Han unified ideographs
+        | '\u{3041}'..='\u{3096}' // hiragana letters
+        | '\u{30A1}'..='\u{30FA}' | '\u{30FC}' // katakana letters, prolonged sound mark
+        | '\u{AC00}'..='\u{D7A3}' // Hangul syllables
+    )
 }
 
 /// Whether `c` continues the unit of the character before it: combining marks, and the
@@ -139,6 +158,42 @@ mod tests {
         // A mark with no base is a unit of its own.
         let text = "\u{301}a";
         assert_eq!(units(text).count(), 2);
+    }
+
+    #[test]
+    fn stable_characters_are_their_own_normal_form() {
+        // Every character the shortcut takes normalizes to itself the long way too.
+        let ranges = [
+            ('\u{4E00}', '\u{9FFF}'),
+            ('\u{3041}', '\u{3096}'),
+            ('\u{30A1}', '\u{30FA}'),
+            ('\u{30FC}', '\u{30FC}'),
+            ('\u{AC00}', '\u{D7A3}'),
+        ];
+        let mut checked = 0;
+        for (first, last) in ranges {
+            for c in first..=last {
+                assert!(is_stable(c));
+                let mut folded = String::new();
+                for d in c.to_string().nfkd() {
+                    for lower in d.to_lowercase() {
+                        fold_letter(lower, &mut folded);
+                    }
+                }
+                let slow: String = folded
+                    .nfkd()
+                    .filter(|d| !is_ignored_diacritic(*d))
+                    .nfc()
+                    .collect();
+                assert_eq!(slow, c.to_string(), "{c:?} (U+{:04X})", c as u32);
+                checked += 1;
+            }
+        }
+        assert_eq!(checked, 20_992 + 86 + 90 + 1 + 11_172);
+        // Next to the ranges, the long way: the spacing voiced marks, the katakana middle dot.
+        assert!(!is_stable('\u{309B}') && !is_stable('\u{30FB}') && !is_stable('\u{F900}'));
+        assert_eq!(normalize_unit("\u{309B}"), " \u{3099}");
+        assert_eq!(normalize_unit("\u{F900}"), "\u{8C48}");
     }
 
     #[test]

@@ -71,22 +71,31 @@ pub struct SearchTerm {
 impl SearchTerm {
     /// Whether the term occurs in `tokens` (an index's token stream).
     fn occurs_in(&self, tokens: &[String]) -> bool {
-        let n = self.tokens.len();
-        if n == 0 || tokens.len() < n {
-            return false;
-        }
-        tokens.windows(n).any(|window| {
-            window
-                .iter()
-                .zip(&self.tokens)
-                .enumerate()
-                .all(|(k, (have, want))| {
-                    if self.prefix && k + 1 == n {
-                        have.starts_with(want.as_str())
-                    } else {
-                        have == want
-                    }
-                })
+        self.starts(tokens).next().is_some()
+    }
+
+    /// How many times the term occurs in `tokens` (an index's token stream): the positions
+    /// where all its tokens follow one another.
+    pub fn occurrences(&self, tokens: &[String]) -> usize {
+        self.starts(tokens).count()
+    }
+
+    /// The windows of `tokens` where the term occurs.
+    fn starts<'a>(&'a self, tokens: &'a [String]) -> impl Iterator<Item = &'a [String]> + 'a {
+        let n = self.tokens.len().max(1);
+        tokens.windows(n).filter(move |window| {
+            !self.tokens.is_empty()
+                && window
+                    .iter()
+                    .zip(&self.tokens)
+                    .enumerate()
+                    .all(|(k, (have, want))| {
+                        if self.prefix && k + 1 == n {
+                            have.starts_with(want.as_str())
+                        } else {
+                            have == want
+                        }
+                    })
         })
     }
 }
