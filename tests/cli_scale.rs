@@ -109,7 +109,7 @@ async fn sigterm_stops_within_the_bound_and_gives_the_feeds_back() {
             .env("TIDINGS_FETCH_TIMEOUT_SECONDS", "120")
             .env("TIDINGS_FETCH_FIRST_BYTE_TIMEOUT_SECONDS", "120");
         let child: Child = if role == "serve" {
-            start_serve(command).0
+            start_serve(command, &[]).0
         } else {
             command.arg("worker").spawn().unwrap()
         };
@@ -349,7 +349,7 @@ fn item_rows(page: &Value) -> Vec<(i64, i64, String, bool)> {
         .collect()
 }
 
-/// The deployment of issue 15 in small: 2 API processes (`TIDINGS_WORKER=false`) and 3
+/// The deployment of issue 15 in small: 2 API processes (`serve --no-worker`) and 3
 /// `tidings worker` processes on one PostgreSQL, 2,000 feeds on a local server. Every feed is
 /// fetched once per due time (twice over two due times, as the feed server counts), no item is
 /// stored twice, and both APIs answer with the same data, a change made through one seen
@@ -418,11 +418,7 @@ async fn two_api_and_three_worker_processes_share_2000_feeds_on_postgres() {
     assert_eq!(feeds.len(), FEEDS);
 
     let apis: Vec<(Child, String)> = (0..2)
-        .map(|_| {
-            let mut command = tidings(dir.path(), &url);
-            command.env("TIDINGS_WORKER", "false");
-            start_serve(command)
-        })
+        .map(|_| start_serve(tidings(dir.path(), &url), &["--no-worker"]))
         .collect();
     let workers: Vec<Child> = (0..3)
         .map(|_| {

@@ -34,6 +34,11 @@ pub struct ServeArgs {
     )]
     pub worker: String,
 
+    /// Serve only the API and the UI, without the fetch worker: the same as `--worker=false`,
+    /// whatever TIDINGS_WORKER says.
+    #[arg(long)]
+    pub no_worker: bool,
+
     #[command(flatten)]
     pub worker_settings: super::worker::WorkerArgs,
 
@@ -240,7 +245,8 @@ pub async fn run(config: &GlobalConfig, args: ServeArgs) -> anyhow::Result<ExitC
         worker_settings.media_proxy,
     )?;
     let admin = admin_from_env()?;
-    let run_worker = config::check_bool(&args.worker, "TIDINGS_WORKER", "--worker")?;
+    let run_worker =
+        config::check_bool(&args.worker, "TIDINGS_WORKER", "--worker")? && !args.no_worker;
 
     let store = super::open_store(config).await?;
     if let Some((username, password)) = admin {

@@ -211,13 +211,14 @@ pub async fn drop_postgres(admin: Option<(String, String)>) {
     }
 }
 
-/// Starts `tidings serve` from `command` on a free port of 127.0.0.1 and waits until it says
-/// where it listens; returns the process and its base URL. The log is read (and dropped) for
-/// as long as the process runs, so it never blocks on a full pipe.
-pub fn start_serve(mut command: Command) -> (Child, String) {
+/// Starts `tidings serve` from `command` with `args` on a free port of 127.0.0.1 and waits
+/// until it says where it listens; returns the process and its base URL. The log is read (and
+/// dropped) for as long as the process runs, so it never blocks on a full pipe.
+pub fn start_serve(mut command: Command, args: &[&str]) -> (Child, String) {
     use std::io::BufRead;
     command
         .arg("serve")
+        .args(args)
         .env("TIDINGS_LISTEN", "127.0.0.1:0")
         .env("TIDINGS_LOG_LEVEL", "info")
         .env_remove("TIDINGS_LOG_FORMAT")
