@@ -195,6 +195,16 @@ pub struct WorkerArgs {
     /// images in items when it is on; the server serves them.
     #[arg(long, env = "TIDINGS_MEDIA_PROXY", default_value = "off")]
     pub media_proxy: String,
+
+    /// Article pages fetched at once for full text (0-100; 0 turns full text off in this
+    /// process: nothing is queued or fetched in the background).
+    #[arg(long, env = "TIDINGS_FULL_TEXT_CONCURRENCY", default_value = "4")]
+    pub full_text_concurrency: String,
+
+    /// In a subscription's `auto` full-text mode, items whose feed text is shorter than this
+    /// many characters get their article page (0-1000000).
+    #[arg(long, env = "TIDINGS_FULL_TEXT_THRESHOLD", default_value = "1500")]
+    pub full_text_threshold: String,
 }
 
 /// The checked worker settings.
@@ -262,6 +272,18 @@ impl WorkerArgs {
                 0..=100_000u32,
                 "TIDINGS_RETENTION_KEEP_PER_FEED",
                 "--retention-keep-per-feed",
+            )?,
+            full_text_concurrency: config::check_number(
+                &self.full_text_concurrency,
+                0..=100usize,
+                "TIDINGS_FULL_TEXT_CONCURRENCY",
+                "--full-text-concurrency",
+            )?,
+            full_text_threshold: config::check_number(
+                &self.full_text_threshold,
+                0..=1_000_000usize,
+                "TIDINGS_FULL_TEXT_THRESHOLD",
+                "--full-text-threshold",
             )?,
             ..WorkerConfig::default()
         };

@@ -103,6 +103,8 @@ pub struct SubscriptionChanges {
     pub group_id: Option<i64>,
     /// A new interval in minutes.
     pub interval_minutes: Option<i64>,
+    /// A new full-text mode (F6).
+    pub full_text: Option<crate::FullTextMode>,
 }
 
 /// A user's subscription, with what the reader shows about its feed (F30).
@@ -142,6 +144,8 @@ pub struct Subscription {
     pub created_at: i64,
     /// Whether an icon is stored for the feed (F3).
     pub has_favicon: bool,
+    /// Whether the feed's items get their article page fetched (F6).
+    pub full_text: crate::FullTextMode,
 }
 
 /// Summary of a shared feed, for administration and the command line.
@@ -219,6 +223,7 @@ type SubscriptionRow = (
     (i64, i64, i64, Option<String>, Option<String>, String),
     (Option<String>, i64, String, Option<String>, Option<String>),
     (Option<i64>, i64, Option<i64>, i64, i64, bool),
+    (String,),
 );
 
 const SUBSCRIPTION_SELECT: &str = "
@@ -226,13 +231,15 @@ SELECT s.id, s.feed_id, s.group_id, s.title, f.title, f.url,
        f.site_url, s.fetch_interval_minutes, st.status, st.status_reason, st.last_error,
        st.last_http_status, st.next_check_at, st.last_success_at, s.created_at,
        s.unread_count,
-       EXISTS (SELECT 1 FROM favicons fi WHERE fi.feed_id = s.feed_id AND fi.data IS NOT NULL)
+       EXISTS (SELECT 1 FROM favicons fi WHERE fi.feed_id = s.feed_id AND fi.data IS NOT NULL),
+       s.full_text
 FROM subscriptions s
 JOIN feeds f ON f.id = s.feed_id
 JOIN feed_fetch_state st ON st.feed_id = s.feed_id";
 
 fn subscription_from_row(row: SubscriptionRow) -> Subscription {
-    let ((id, feed_id, group_id, custom_title, feed_title, feed_url), rest, last) = row;
+    let ((id, feed_id, group_id, custom_title, feed_title, feed_url), rest, last, (full_text,)) =
+        row;
     let (site_url, interval_minutes, status, status_reason, last_error) = rest;
     let (last_http_status, next_check_at, last_success_at, created_at, unread_count, has_favicon) =
         last;
@@ -254,12 +261,14 @@ fn subscription_from_row(row: SubscriptionRow) -> Subscription {
         unread_count,
         created_at,
         has_favicon,
+        // The column's CHECK allows only the three spellings.
+        full_text: crate::FullTextMode::parse(&full_text).unwrap_or_default(),
     }
 }
 
-// A subscription row has 17 columns: read as three groups (see `row_decoder!`).
+// A subscription row has 18 columns: read as four groups (see `row_decoder!`).
 row_decoder!(decode_subscription -> SubscriptionRow {
-    (0, 1, 2, 3, 4, 5), (6, 7, 8, 9, 10), (11, 12, 13, 14, 15, 16)
+    (0, 1, 2, 3, 4, 5), (6, 7, 8, 9, 10), (11, 12, 13, 14, 15, 16), (17)
 });
 
 impl Store {
@@ -400,7 +409,7 @@ impl Store {
         }))
     }
 
-    /// Changes a subscription's title, group or interval.
+    /// Changes a subscription's title, group, interval or full-text mode.
     pub async fn update_subscription(
         &self,
         user_id: i64,
@@ -433,7 +442,8 @@ impl Store {
                 "UPDATE subscriptions
                  SET title = CASE WHEN $1 THEN $2 ELSE title END,
                      group_id = COALESCE($3, group_id),
-                     fetch_interval_minutes = COALESCE($4, fetch_interval_minutes)
+                     fetch_interval_minutes = COALESCE($4, fetch_interval_minutes),
+                     full_text = COALESCE($6, full_text)
                  WHERE id = $5",
             )
             .bind(set_title)
@@ -441,6 +451,7 @@ impl Store {
             .bind(changes.group_id)
             .bind(interval)
             .bind(id)
+            .bind(changes.full_text.map(crate::FullTextMode::as_str))
             .execute(&mut *tx)
             .await?;
         });

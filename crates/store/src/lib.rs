@@ -19,6 +19,7 @@ mod bookmarks;
 mod error;
 mod feeds;
 mod fetching;
+mod full_text;
 mod items;
 mod migrate;
 mod operations;
@@ -52,6 +53,7 @@ pub use feeds::{
     SubscriptionChanges, check_interval,
 };
 pub use fetching::{Favicon, FeedBody, FeedFetchState, FeedMove, JobRun, OpmlImportRecord};
+pub use full_text::{FullContent, FullTextCandidate, FullTextJob, FullTextMode, FullTextOutcome};
 pub use items::{Enclosure, Item, ItemState, NewItem, UpsertCounts};
 pub use migrate::{MIGRATIONS, Migration, SchemaStatus};
 pub use operations::{FetchQueue, PoolUse};

@@ -217,6 +217,13 @@ pub const MIGRATIONS: &[Migration] = &[
         postgres: include_str!("../migrations/postgres/0013_rate_limit_windows.sql"),
         data: None,
     },
+    Migration {
+        version: 14,
+        name: "full_text",
+        sqlite: include_str!("../migrations/sqlite/0014_full_text.sql"),
+        postgres: include_str!("../migrations/postgres/0014_full_text.sql"),
+        data: None,
+    },
 ];
 
 /// An arbitrary constant naming tidings' migration lock among PostgreSQL advisory locks.

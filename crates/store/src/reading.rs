@@ -129,6 +129,8 @@ pub struct ItemBody {
     pub content: Option<String>,
     /// Media enclosures.
     pub enclosures: Vec<crate::Enclosure>,
+    /// The article extracted from the item's page (F6), when one was kept.
+    pub full_content: Option<String>,
 }
 
 /// One page of a listing.
@@ -577,12 +579,13 @@ impl Store {
         }
         let placeholders: Vec<String> = (0..ids.len()).map(|n| format!("${}", n + 2)).collect();
         let sql = format!(
-            "SELECT i.id, i.content, i.enclosures FROM items i
+            "SELECT i.id, i.content, i.enclosures, t.content FROM items i
              JOIN subscriptions s ON s.feed_id = i.feed_id AND s.user_id = $1
+             LEFT JOIN item_full_texts t ON t.item_id = i.id
              WHERE i.id IN ({})",
             placeholders.join(", ")
         );
-        let rows: Vec<(i64, Option<String>, String)> = with_db!(self, read, |db| {
+        let rows: Vec<(i64, Option<String>, String, Option<String>)> = with_db!(self, read, |db| {
             let mut query = sqlx::query_as(sqlx::AssertSqlSafe(sql));
             query = query.bind(user_id);
             for id in ids {
@@ -592,7 +595,7 @@ impl Store {
         });
         Ok(rows
             .into_iter()
-            .map(|(id, content, enclosures)| {
+            .map(|(id, content, enclosures, full_content)| {
                 // Written by this store as JSON; a damaged value shows as none.
                 let enclosures = serde_json::from_str(&enclosures).unwrap_or_default();
                 (
@@ -600,6 +603,7 @@ impl Store {
                     ItemBody {
                         content,
                         enclosures,
+                        full_content,
                     },
                 )
             })

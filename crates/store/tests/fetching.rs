@@ -702,6 +702,7 @@ on_both_engines!(migration_normalizes_feed_urls_and_merges_duplicates, |db| {
                 title: Some(Some("My feed".into())),
                 group_id: Some(tech.id),
                 interval_minutes: Some(120),
+                ..Default::default()
             },
         )
         .await

@@ -25,6 +25,11 @@ pub const DEFAULT_RETENTION_KEEP_PER_FEED: u32 = 50;
 pub const DEFAULT_ORPHAN_DAYS: u32 = 7;
 /// Favicons are fetched again after this long (F3: monthly).
 pub const DEFAULT_FAVICON_MAX_AGE: Duration = Duration::from_secs(30 * 24 * 3600);
+/// Article pages fetched at once per worker for full text (F6), by default.
+pub const DEFAULT_FULL_TEXT_CONCURRENCY: usize = 4;
+/// Items whose feed text is shorter than this many characters get their article page in the
+/// `auto` mode (F6), by default.
+pub const DEFAULT_FULL_TEXT_THRESHOLD: usize = 1500;
 /// How often the daily jobs run.
 pub const DAILY: Duration = Duration::from_secs(24 * 3600);
 
@@ -70,6 +75,12 @@ pub struct WorkerConfig {
     /// the feed). The worker records them; a command run with settings of its own (`tidings
     /// refresh`) does not, so its settings never stop the feeds the server fetches fine.
     pub record_refusals: bool,
+    /// Article pages fetched at once for full text (F6); 0 turns full text off in this
+    /// process (nothing queued, nothing fetched in the background).
+    pub full_text_concurrency: usize,
+    /// In the `auto` mode, items whose feed text has fewer characters than this get their
+    /// article page.
+    pub full_text_threshold: usize,
 }
 
 impl Default for WorkerConfig {
@@ -89,6 +100,8 @@ impl Default for WorkerConfig {
             favicon_max_age: DEFAULT_FAVICON_MAX_AGE,
             sanitize: SanitizeOptions::default(),
             record_refusals: true,
+            full_text_concurrency: DEFAULT_FULL_TEXT_CONCURRENCY,
+            full_text_threshold: DEFAULT_FULL_TEXT_THRESHOLD,
         }
     }
 }

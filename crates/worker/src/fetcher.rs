@@ -162,6 +162,8 @@ struct Inner {
     sanitizer: Arc<Sanitizer>,
     metrics: Arc<WorkerMetrics>,
     config: WorkerConfig,
+    /// Wakes the full-text job when a fetch queued items (F6).
+    full_text_wakeup: Arc<tokio::sync::Notify>,
 }
 
 impl fmt::Debug for Fetcher {
@@ -195,6 +197,7 @@ impl Fetcher {
                 client,
                 metrics,
                 config,
+                full_text_wakeup: Arc::default(),
             }),
         }
     }
@@ -217,6 +220,21 @@ impl Fetcher {
     /// The settings.
     pub fn config(&self) -> &WorkerConfig {
         &self.inner.config
+    }
+
+    /// The per-host limiter every request of this fetcher waits for.
+    pub(crate) fn limiter(&self) -> &HostLimiter {
+        &self.inner.limiter
+    }
+
+    /// The HTML sanitizer, shared with blocking tasks.
+    pub(crate) fn sanitizer(&self) -> Arc<Sanitizer> {
+        Arc::clone(&self.inner.sanitizer)
+    }
+
+    /// What wakes the full-text job when this process queues items (F6).
+    pub(crate) fn full_text_wakeup(&self) -> Arc<tokio::sync::Notify> {
+        Arc::clone(&self.inner.full_text_wakeup)
     }
 
     /// Fetches one feed now, whatever its schedule (manual refresh, F15), and stores the
@@ -552,6 +570,11 @@ impl Fetcher {
             self.inner
                 .metrics
                 .record_items(report.items_inserted, report.items_updated);
+            // The new items' article pages, when their feed is short (F6): queued only, and
+            // fetched by the full-text job, so this fetch is done once they are queued.
+            if report.items_inserted > 0 {
+                self.queue_full_text(due.feed_id, now.timestamp()).await;
+            }
         }
 
         if let Some(new_url) = &decision.new_url {

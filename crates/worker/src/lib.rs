@@ -12,6 +12,8 @@
 //!   refresh.
 //! - [`discovery`] finds feeds behind a page URL over the network and subscribes with a first
 //!   fetch ([`subscribe_with_discovery`]); [`opml`] imports and exports subscriptions.
+//! - [`full_text`] fetches the article pages of items whose feed gives only a teaser (F6), as
+//!   an [`EnrichmentJob`] beside the fetching, with its own queue and parallelism.
 //! - [`WorkerMetrics`] counts every outcome and renders them for Prometheus.
 //!
 //! ```no_run
@@ -33,8 +35,10 @@
 pub mod body;
 pub mod config;
 pub mod discovery;
+pub mod enrich;
 pub mod favicon;
 pub mod fetcher;
+pub mod full_text;
 pub mod metrics;
 pub mod opml;
 pub mod search_index;
@@ -45,7 +49,9 @@ pub use discovery::{
     DiscoverError, ResolvedFeed, SubscribeError, SubscribeRequest, Subscribed, discover_feeds,
     parse_user_url, resolve_feed, subscribe_with_discovery, user_url_attempts,
 };
+pub use enrich::{EnrichmentJob, drain_enrichment, run_enrichment};
 pub use fetcher::{FeedReport, Fetcher, RefreshError};
+pub use full_text::{FoundArticle, FullTextJob, LoadError, PageError};
 pub use metrics::{FetchResult, MetricsSnapshot, WorkerMetrics};
 pub use opml::{
     ImportEntry, ImportError, ImportOptions, ImportReport, ImportStatus, OpmlDocument, OpmlError,

@@ -77,6 +77,9 @@ pub struct WorkerMetrics {
     retention_items_deleted: AtomicU64,
     retention_feeds_deleted: AtomicU64,
     lease_lost: AtomicU64,
+    full_text_extracted: AtomicU64,
+    full_text_shorter: AtomicU64,
+    full_text_failed: AtomicU64,
 }
 
 /// A copy of the counters at one moment, for the API's JSON and for tests.
@@ -110,6 +113,12 @@ pub struct MetricsSnapshot {
     pub retention_feeds_deleted: u64,
     /// Fetches whose lease had expired by the time they were recorded (not stored).
     pub lease_lost: u64,
+    /// Article pages whose article was kept (F6).
+    pub full_text_extracted: u64,
+    /// Article pages whose article had no more text than the feed.
+    pub full_text_shorter: u64,
+    /// Article pages that failed or held no article.
+    pub full_text_failed: u64,
 }
 
 impl MetricsSnapshot {
@@ -191,6 +200,16 @@ impl WorkerMetrics {
         counter.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// Counts an article page's outcome: `extracted`, `shorter` or `failed`.
+    pub fn record_full_text(&self, outcome: &str) {
+        let counter = match outcome {
+            "extracted" => &self.full_text_extracted,
+            "shorter" => &self.full_text_shorter,
+            _ => &self.full_text_failed,
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+
     /// Counts what a retention run deleted.
     pub fn record_retention(&self, items: u64, feeds: u64) {
         self.retention_items_deleted
@@ -222,6 +241,9 @@ impl WorkerMetrics {
             retention_items_deleted: load(&self.retention_items_deleted),
             retention_feeds_deleted: load(&self.retention_feeds_deleted),
             lease_lost: load(&self.lease_lost),
+            full_text_extracted: load(&self.full_text_extracted),
+            full_text_shorter: load(&self.full_text_shorter),
+            full_text_failed: load(&self.full_text_failed),
         }
     }
 
@@ -410,6 +432,19 @@ impl Collector for WorkerCollector {
             "tidings_fetch_lease_lost",
             "Fetches not stored because their lease had expired",
             [(None, snapshot.lease_lost)],
+        )?;
+        counter_family(
+            &mut encoder,
+            "tidings_full_text",
+            "Article pages fetched for full text, by outcome",
+            [
+                (
+                    Some(label("result", "extracted")),
+                    snapshot.full_text_extracted,
+                ),
+                (Some(label("result", "shorter")), snapshot.full_text_shorter),
+                (Some(label("result", "failed")), snapshot.full_text_failed),
+            ],
         )
     }
 }

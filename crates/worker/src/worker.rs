@@ -266,6 +266,17 @@ impl Worker {
                 tracing::warn!(%error, "search index backfill stopped; it resumes at the next start");
             }
         });
+        // Full text (F6) beside the fetching, with its own queue and parallelism, so that
+        // article pages never hold a feed's fetch slot.
+        let full_text = (config.full_text_concurrency > 0).then(|| {
+            let job = Arc::new(crate::FullTextJob::new(self.fetcher.clone()));
+            tokio::spawn(crate::run_enrichment(
+                job,
+                config.full_text_concurrency,
+                config.poll_interval,
+                std::future::pending(),
+            ))
+        });
         loop {
             if tokio::time::Instant::now() >= next_job_check {
                 next_job_check = tokio::time::Instant::now() + config.poll_interval;
@@ -347,6 +358,9 @@ impl Worker {
         self.give_back(&cancelled).await;
         jobs.abort_all();
         backfill.abort();
+        if let Some(full_text) = full_text {
+            full_text.abort();
+        }
         tracing::info!(owner = %config.owner, "worker stopped");
     }
 

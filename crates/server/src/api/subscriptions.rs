@@ -413,6 +413,7 @@ async fn update_subscription(
             .map(|title| title.filter(|t| !t.trim().is_empty())),
         group_id: body.group_id,
         interval_minutes: body.interval_minutes,
+        full_text: None,
     };
     state
         .store

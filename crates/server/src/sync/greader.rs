@@ -836,7 +836,7 @@ async fn subscription_edit(request: &Request<'_>) -> Result<Response> {
                 let changes = SubscriptionChanges {
                     title: title.clone().filter(|t| !t.is_empty()).map(Some),
                     group_id,
-                    interval_minutes: None,
+                    ..SubscriptionChanges::default()
                 };
                 state
                     .store
@@ -869,7 +869,7 @@ async fn subscription_edit(request: &Request<'_>) -> Result<Response> {
                     // An empty title goes back to the feed's own.
                     title: title.clone().map(|t| Some(t).filter(|t| !t.is_empty())),
                     group_id,
-                    interval_minutes: None,
+                    ..SubscriptionChanges::default()
                 };
                 state
                     .store

@@ -1,0 +1,442 @@
+//! Full text (F6): each subscription's mode, the queue of items waiting for their article
+//! page, and the articles extracted, kept apart from the feeds' content.
+
+use crate::{Engine, Result, Store, in_tx, with_db};
+
+/// Whether a subscription's items get their article page fetched.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FullTextMode {
+    /// Never fetched by the worker (the reader may still ask for one item).
+    Never,
+    /// Fetched when the feed's text is shorter than the threshold (the default).
+    #[default]
+    Auto,
+    /// Fetched for every item.
+    Always,
+}
+
+impl FullTextMode {
+    /// Every mode, weakest first.
+    pub const ALL: [FullTextMode; 3] = [
+        FullTextMode::Never,
+        FullTextMode::Auto,
+        FullTextMode::Always,
+    ];
+
+    /// The stored and API spelling: `never`, `auto`, `always`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FullTextMode::Never => "never",
+            FullTextMode::Auto => "auto",
+            FullTextMode::Always => "always",
+        }
+    }
+
+    /// Reads the stored and API spelling; `None` for anything else.
+    pub fn parse(text: &str) -> Option<FullTextMode> {
+        FullTextMode::ALL
+            .into_iter()
+            .find(|mode| mode.as_str() == text)
+    }
+}
+
+/// The strongest mode among a feed's subscribers, as a number SQL can take the maximum of:
+/// 0 never (or no subscriber), 1 auto, 2 always, for the item `i` of the query around it.
+const FEED_MODE_RANK: &str = "CAST(COALESCE((SELECT MAX(CASE s.full_text WHEN 'always' THEN 2
+                                                     WHEN 'auto' THEN 1 ELSE 0 END)
+                                   FROM subscriptions s WHERE s.feed_id = i.feed_id), 0) AS BIGINT)";
+
+fn mode_from_rank(rank: i64) -> FullTextMode {
+    match rank {
+        2 => FullTextMode::Always,
+        1 => FullTextMode::Auto,
+        _ => FullTextMode::Never,
+    }
+}
+
+/// A queued (or loadable) item as the queries read it: id, feed, link, proxy, content,
+/// summary, the feed's mode rank, attempts.
+type JobRow = (
+    i64,
+    i64,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    i64,
+    i64,
+);
+
+fn job_from_row(row: JobRow) -> FullTextJob {
+    let (item_id, feed_id, url, proxy_url, content, summary, rank, attempts) = row;
+    FullTextJob {
+        item_id,
+        feed_id,
+        url,
+        proxy_url,
+        content,
+        summary,
+        attempts,
+        mode: mode_from_rank(rank),
+    }
+}
+
+/// An item stored by a feed's latest fetch, for the decision whether to queue it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FullTextCandidate {
+    /// The item's id.
+    pub item_id: i64,
+    /// Its sanitized content.
+    pub content: Option<String>,
+    /// Its sanitized summary.
+    pub summary: Option<String>,
+}
+
+/// A queued item claimed by a worker, with what fetching its page needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FullTextJob {
+    /// The item's id.
+    pub item_id: i64,
+    /// Its feed.
+    pub feed_id: i64,
+    /// The article's page (the item's link).
+    pub url: Option<String>,
+    /// The feed's proxy, which the page is fetched through too.
+    pub proxy_url: Option<String>,
+    /// The item's sanitized content, to compare the article with.
+    pub content: Option<String>,
+    /// Its sanitized summary.
+    pub summary: Option<String>,
+    /// Attempts so far, this one included.
+    pub attempts: i64,
+    /// The strongest mode among the feed's subscribers now (they may have changed it since
+    /// the item was queued).
+    pub mode: FullTextMode,
+}
+
+/// What became of an item's article page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FullTextOutcome {
+    /// An article was extracted and kept.
+    Extracted {
+        /// The sanitized article.
+        content: String,
+        /// Characters of its text.
+        text_chars: i64,
+        /// The page it came from, after redirects.
+        source_url: String,
+    },
+    /// An article was extracted but had no more text than the feed: nothing kept.
+    Shorter {
+        /// Characters of the article's text.
+        text_chars: i64,
+        /// The page, after redirects.
+        source_url: String,
+    },
+    /// The page could not be fetched or held no article.
+    Failed {
+        /// Why, as the user should read it.
+        error: String,
+    },
+}
+
+/// An item's full text as the reader gets it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FullContent {
+    /// The sanitized article; `None` when the page was tried and nothing was kept.
+    pub content: Option<String>,
+    /// When the page was fetched.
+    pub fetched_at: i64,
+    /// `extracted`, `shorter` or `failed`.
+    pub outcome: String,
+    /// Why nothing was kept, for `failed`.
+    pub error: Option<String>,
+}
+
+impl Store {
+    /// The strongest full-text mode among a feed's subscribers ([`FullTextMode::Never`] when
+    /// it has none).
+    pub async fn feed_full_text_mode(&self, feed_id: i64) -> Result<FullTextMode> {
+        let rank: i64 = with_db!(self, read, |db| {
+            sqlx::query_scalar(
+                "SELECT CAST(COALESCE(MAX(CASE full_text WHEN 'always' THEN 2
+                                                         WHEN 'auto' THEN 1 ELSE 0 END), 0)
+                             AS BIGINT)
+                 FROM subscriptions WHERE feed_id = $1",
+            )
+            .bind(feed_id)
+            .fetch_one(db)
+            .await?
+        });
+        Ok(mode_from_rank(rank))
+    }
+
+    /// The items of `feed_id` first stored at `first_seen_at` (the fetch that just stored
+    /// them) that have a link, no article yet and no place in the queue.
+    pub async fn full_text_candidates(
+        &self,
+        feed_id: i64,
+        first_seen_at: i64,
+    ) -> Result<Vec<FullTextCandidate>> {
+        let rows: Vec<(i64, Option<String>, Option<String>)> = with_db!(self, read, |db| {
+            sqlx::query_as(
+                "SELECT i.id, i.content, i.summary FROM items i
+                 WHERE i.feed_id = $1 AND i.fetched_at = $2 AND i.url IS NOT NULL
+                   AND NOT EXISTS (SELECT 1 FROM item_full_texts t WHERE t.item_id = i.id)
+                   AND NOT EXISTS (SELECT 1 FROM full_text_jobs j WHERE j.item_id = i.id)
+                 ORDER BY i.id",
+            )
+            .bind(feed_id)
+            .bind(first_seen_at)
+            .fetch_all(db)
+            .await?
+        });
+        Ok(rows
+            .into_iter()
+            .map(|(item_id, content, summary)| FullTextCandidate {
+                item_id,
+                content,
+                summary,
+            })
+            .collect())
+    }
+
+    /// Queues items for their article page, due at `now`; items already queued stay as they
+    /// are. Returns how many were queued.
+    pub async fn queue_full_text(&self, item_ids: &[i64], now: i64) -> Result<u64> {
+        if item_ids.is_empty() {
+            return Ok(0);
+        }
+        let mut queued = 0;
+        in_tx!(self, |tx| {
+            for &item_id in item_ids {
+                queued += sqlx::query(
+                    "INSERT INTO full_text_jobs (item_id, queued_at, not_before)
+                     SELECT id, $2, $2 FROM items WHERE id = $1
+                     ON CONFLICT (item_id) DO NOTHING",
+                )
+                .bind(item_id)
+                .bind(now)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+            }
+        });
+        Ok(queued)
+    }
+
+    /// Items waiting in the full-text queue (leased ones included).
+    pub async fn full_text_queue_len(&self) -> Result<i64> {
+        Ok(with_db!(self, read, |db| {
+            sqlx::query_scalar::<_, i64>("SELECT COUNT(*) FROM full_text_jobs")
+                .fetch_one(db)
+                .await?
+        }))
+    }
+
+    /// Claims up to `limit` queued items that are due and not leased, for `lease_seconds`,
+    /// oldest first. Several workers never get the same item (`SKIP LOCKED` on PostgreSQL,
+    /// the single writer on SQLite).
+    pub async fn claim_full_text_jobs(
+        &self,
+        owner: &str,
+        now: i64,
+        limit: i64,
+        lease_seconds: i64,
+    ) -> Result<Vec<FullTextJob>> {
+        let lease_until = now.saturating_add(lease_seconds.max(1));
+        let lock = match self.engine() {
+            Engine::Sqlite => "",
+            Engine::Postgres => "FOR UPDATE SKIP LOCKED",
+        };
+        let claim = format!(
+            "UPDATE full_text_jobs SET lease_owner = $1, lease_until = $2, attempts = attempts + 1
+             WHERE item_id IN (SELECT item_id FROM full_text_jobs
+                               WHERE not_before <= $3 AND (lease_until IS NULL OR lease_until <= $3)
+                               ORDER BY not_before, item_id LIMIT $4 {lock})
+             RETURNING item_id"
+        );
+        let claimed: Vec<i64> = with_db!(self, write, |db| {
+            sqlx::query_scalar(sqlx::AssertSqlSafe(claim))
+                .bind(owner)
+                .bind(lease_until)
+                .bind(now)
+                .bind(limit)
+                .fetch_all(db)
+                .await?
+        });
+        let read = format!(
+            "SELECT j.item_id, i.feed_id, i.url, f.proxy_url, i.content, i.summary,
+                    {FEED_MODE_RANK}, j.attempts
+             FROM full_text_jobs j JOIN items i ON i.id = j.item_id JOIN feeds f ON f.id = i.feed_id
+             WHERE j.item_id = $1 AND j.lease_owner = $2"
+        );
+        let mut jobs = Vec::with_capacity(claimed.len());
+        // Claims are small (the worker's free slots), so one read per item keeps the SQL the
+        // same on both engines.
+        for item_id in claimed {
+            let row: Option<JobRow> = with_db!(self, write, |db| {
+                sqlx::query_as(sqlx::AssertSqlSafe(read.as_str()))
+                    .bind(item_id)
+                    .bind(owner)
+                    .fetch_optional(db)
+                    .await?
+            });
+            jobs.extend(row.map(job_from_row));
+        }
+        Ok(jobs)
+    }
+
+    /// What fetching an item's page needs, whether or not it is queued (the reader's "load
+    /// full article"). `None` when the item does not exist.
+    pub async fn full_text_source(&self, item_id: i64) -> Result<Option<FullTextJob>> {
+        let sql = format!(
+            "SELECT i.id, i.feed_id, i.url, f.proxy_url, i.content, i.summary, {FEED_MODE_RANK},
+                    CAST(0 AS BIGINT)
+             FROM items i JOIN feeds f ON f.id = i.feed_id WHERE i.id = $1"
+        );
+        let row: Option<JobRow> = with_db!(self, read, |db| {
+            sqlx::query_as(sqlx::AssertSqlSafe(sql))
+                .bind(item_id)
+                .fetch_optional(db)
+                .await?
+        });
+        Ok(row.map(job_from_row))
+    }
+
+    /// Puts a claimed item back in the queue, due at `not_before` (a page that failed for now:
+    /// a time-out, a 5xx, a 429).
+    pub async fn retry_full_text(&self, item_id: i64, not_before: i64, error: &str) -> Result<()> {
+        with_db!(self, write, |db| {
+            sqlx::query(
+                "UPDATE full_text_jobs SET not_before = $2, lease_owner = NULL, lease_until = NULL,
+                        last_error = $3
+                 WHERE item_id = $1",
+            )
+            .bind(item_id)
+            .bind(not_before)
+            .bind(error)
+            .execute(db)
+            .await?;
+        });
+        Ok(())
+    }
+
+    /// Records what became of an item's page and takes the item off the queue, in one
+    /// transaction. A later outcome replaces an earlier one. An item deleted meanwhile is
+    /// skipped; answers whether the outcome was stored.
+    pub async fn save_full_text(
+        &self,
+        item_id: i64,
+        outcome: &FullTextOutcome,
+        fetched_at: i64,
+    ) -> Result<bool> {
+        let (content, text_chars, source_url, name, error) = match outcome {
+            FullTextOutcome::Extracted {
+                content,
+                text_chars,
+                source_url,
+            } => (
+                Some(content.as_str()),
+                *text_chars,
+                Some(source_url.as_str()),
+                "extracted",
+                None,
+            ),
+            FullTextOutcome::Shorter {
+                text_chars,
+                source_url,
+            } => (
+                None,
+                *text_chars,
+                Some(source_url.as_str()),
+                "shorter",
+                None,
+            ),
+            FullTextOutcome::Failed { error } => (None, 0, None, "failed", Some(error.as_str())),
+        };
+        // A page's text is stored like a feed's: without control characters (PostgreSQL
+        // refuses a NUL).
+        let content = content.map(crate::text::strip_control_chars);
+        let error = error.map(crate::text::strip_control_chars);
+        let saved = in_tx!(self, |tx| {
+            let saved = sqlx::query(
+                "INSERT INTO item_full_texts
+                    (item_id, content, text_chars, source_url, outcome, error, fetched_at)
+                 SELECT id, $2, $3, $4, $5, $6, $7 FROM items WHERE id = $1
+                 ON CONFLICT (item_id) DO UPDATE SET content = excluded.content,
+                    text_chars = excluded.text_chars, source_url = excluded.source_url,
+                    outcome = excluded.outcome, error = excluded.error,
+                    fetched_at = excluded.fetched_at",
+            )
+            .bind(item_id)
+            .bind(content.as_deref())
+            .bind(text_chars)
+            .bind(source_url)
+            .bind(name)
+            .bind(error.as_deref())
+            .bind(fetched_at)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+            sqlx::query("DELETE FROM full_text_jobs WHERE item_id = $1")
+                .bind(item_id)
+                .execute(&mut *tx)
+                .await?;
+            saved > 0
+        });
+        Ok(saved)
+    }
+
+    /// Takes an item off the queue without recording anything (nobody wants its full text
+    /// any more).
+    pub async fn drop_full_text_job(&self, item_id: i64) -> Result<()> {
+        with_db!(self, write, |db| {
+            sqlx::query("DELETE FROM full_text_jobs WHERE item_id = $1")
+                .bind(item_id)
+                .execute(db)
+                .await?;
+        });
+        Ok(())
+    }
+
+    /// An item's full text, when its page was tried. The caller checks that the user may see
+    /// the item.
+    pub async fn full_content(&self, item_id: i64) -> Result<Option<FullContent>> {
+        let row: Option<(Option<String>, i64, String, Option<String>)> =
+            with_db!(self, read, |db| {
+                sqlx::query_as(
+                    "SELECT content, fetched_at, outcome, error FROM item_full_texts
+                     WHERE item_id = $1",
+                )
+                .bind(item_id)
+                .fetch_optional(db)
+                .await?
+            });
+        Ok(
+            row.map(|(content, fetched_at, outcome, error)| FullContent {
+                content,
+                fetched_at,
+                outcome,
+                error,
+            }),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn modes_read_back_and_order_by_strength() {
+        for mode in FullTextMode::ALL {
+            assert_eq!(FullTextMode::parse(mode.as_str()), Some(mode));
+        }
+        assert_eq!(FullTextMode::parse("Auto"), None);
+        assert!(FullTextMode::Always > FullTextMode::Auto);
+        assert!(FullTextMode::Auto > FullTextMode::Never);
+        assert_eq!(FullTextMode::default(), FullTextMode::Auto);
+    }
+}

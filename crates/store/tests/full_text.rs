@@ -1,0 +1,299 @@
+//! Full text (F6) on both engines: subscription modes and the feed's strongest one, the
+//! queue (candidates, claims with leases, retries), articles stored apart from the feed's
+//! content, and their removal with their items.
+
+mod common;
+
+use common::{add_user as user, follow};
+
+use tidings_store::{FullTextMode, FullTextOutcome, NewItem, Store, SubscriptionChanges};
+
+fn item(guid: &str, url: Option<&str>, summary: &str) -> NewItem {
+    NewItem {
+        guid: Some(guid.into()),
+        url: url.map(str::to_owned),
+        title: Some(format!("Item {guid}")),
+        summary: Some(summary.into()),
+        published: Some(1_700_000_000),
+        ..NewItem::default()
+    }
+}
+
+async fn set_mode(store: &Store, user_id: i64, subscription: i64, mode: FullTextMode) {
+    let changes = SubscriptionChanges {
+        full_text: Some(mode),
+        ..SubscriptionChanges::default()
+    };
+    let updated = store
+        .update_subscription(user_id, subscription, &changes)
+        .await
+        .expect("update");
+    assert_eq!(updated.full_text, mode);
+}
+
+on_both_engines!(
+    modes_default_to_auto_and_the_feed_takes_the_strongest,
+    |db| {
+        let store = db.migrated().await;
+        let ann = user(&store, "ann").await;
+        let bob = user(&store, "bob").await;
+        let (ann_sub, feed) = follow(&store, ann, "https://news.example/feed").await;
+        assert_eq!(
+            store.subscription(ann, ann_sub).await.unwrap().full_text,
+            FullTextMode::Auto
+        );
+        assert_eq!(
+            store.feed_full_text_mode(feed).await.unwrap(),
+            FullTextMode::Auto
+        );
+        set_mode(&store, ann, ann_sub, FullTextMode::Never).await;
+        assert_eq!(
+            store.feed_full_text_mode(feed).await.unwrap(),
+            FullTextMode::Never
+        );
+        let (bob_sub, _) = follow(&store, bob, "https://news.example/feed").await;
+        set_mode(&store, bob, bob_sub, FullTextMode::Always).await;
+        assert_eq!(
+            store.feed_full_text_mode(feed).await.unwrap(),
+            FullTextMode::Always
+        );
+        // Changing the mode leaves the other settings alone, and listing shows it.
+        let listed = store.list_subscriptions(ann).await.unwrap();
+        assert_eq!(listed[0].full_text, FullTextMode::Never);
+        assert_eq!(listed[0].interval_minutes, 60);
+        // Another user's subscription is not found.
+        let changes = SubscriptionChanges {
+            full_text: Some(FullTextMode::Always),
+            ..SubscriptionChanges::default()
+        };
+        assert!(
+            store
+                .update_subscription(ann, bob_sub, &changes)
+                .await
+                .is_err()
+        );
+        // A feed nobody follows gets nothing.
+        store.unsubscribe(ann, ann_sub).await.unwrap();
+        store.unsubscribe(bob, bob_sub).await.unwrap();
+        assert_eq!(
+            store.feed_full_text_mode(feed).await.unwrap(),
+            FullTextMode::Never
+        );
+    }
+);
+
+on_both_engines!(queue_claim_retry_and_store_apart_from_the_feed, |db| {
+    let store = db.migrated().await;
+    let ann = user(&store, "ann").await;
+    let (_, feed) = follow(&store, ann, "https://news.example/feed").await;
+    let first_fetch = 1_700_000_100;
+    store
+        .upsert_items(
+            feed,
+            &[
+                item("a", Some("https://news.example/a"), "Teaser A"),
+                item("b", Some("https://news.example/b"), "Teaser B"),
+                item("c", None, "No link"),
+            ],
+            first_fetch,
+        )
+        .await
+        .unwrap();
+    // Only the items this fetch stored, with a link.
+    let mut candidates = store.full_text_candidates(feed, first_fetch).await.unwrap();
+    candidates.sort_by(|a, b| a.summary.cmp(&b.summary));
+    assert_eq!(candidates.len(), 2);
+    assert_eq!(candidates[0].summary.as_deref(), Some("Teaser A"));
+    assert!(
+        store
+            .full_text_candidates(feed, first_fetch + 1)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    let ids: Vec<i64> = candidates.iter().map(|c| c.item_id).collect();
+    assert_eq!(store.queue_full_text(&ids, first_fetch).await.unwrap(), 2);
+    // Queued once; queued items are no candidates any more.
+    assert_eq!(store.queue_full_text(&ids, first_fetch).await.unwrap(), 0);
+    assert!(
+        store
+            .full_text_candidates(feed, first_fetch)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(store.full_text_queue_len().await.unwrap(), 2);
+
+    // Claims: one worker gets both; another finds nothing while the leases last.
+    let now = first_fetch + 10;
+    let mut jobs = store
+        .claim_full_text_jobs("w1", now, 10, 300)
+        .await
+        .unwrap();
+    // RETURNING gives no order.
+    jobs.sort_by(|a, b| a.url.cmp(&b.url));
+    assert_eq!(jobs.len(), 2);
+    assert_eq!(jobs[0].item_id, ids[0]);
+    assert_eq!(jobs[0].url.as_deref(), Some("https://news.example/a"));
+    assert_eq!(jobs[0].attempts, 1);
+    assert_eq!(jobs[0].mode, FullTextMode::Auto);
+    assert_eq!(jobs[0].feed_id, feed);
+    assert!(
+        store
+            .claim_full_text_jobs("w2", now, 10, 300)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    // An expired lease is claimed again, counting the attempt.
+    let again = store
+        .claim_full_text_jobs("w2", now + 301, 1, 300)
+        .await
+        .unwrap();
+    assert_eq!(again.len(), 1);
+    assert_eq!(again[0].attempts, 2);
+
+    // A retry waits until its time.
+    store
+        .retry_full_text(ids[1], now + 900, "HTTP 503")
+        .await
+        .unwrap();
+    assert!(
+        store
+            .claim_full_text_jobs("w3", now + 899, 10, 300)
+            .await
+            .unwrap()
+            .iter()
+            .all(|j| j.item_id != ids[1])
+    );
+    let retried = store
+        .claim_full_text_jobs("w3", now + 900, 10, 300)
+        .await
+        .unwrap();
+    assert!(retried.iter().any(|j| j.item_id == ids[1]));
+
+    // Outcomes: one article kept, one page shorter than the feed.
+    let article = "<p>The whole article, with a NUL\u{0} removed.</p>";
+    assert!(
+        store
+            .save_full_text(
+                ids[0],
+                &FullTextOutcome::Extracted {
+                    content: article.into(),
+                    text_chars: 40,
+                    source_url: "https://news.example/a?amp=0".into(),
+                },
+                now + 20,
+            )
+            .await
+            .unwrap()
+    );
+    store
+        .save_full_text(
+            ids[1],
+            &FullTextOutcome::Shorter {
+                text_chars: 5,
+                source_url: "https://news.example/b".into(),
+            },
+            now + 21,
+        )
+        .await
+        .unwrap();
+    assert_eq!(store.full_text_queue_len().await.unwrap(), 0);
+    let kept = store.full_content(ids[0]).await.unwrap().expect("a row");
+    assert_eq!(
+        kept.content.as_deref(),
+        Some("<p>The whole article, with a NUL removed.</p>")
+    );
+    assert_eq!(kept.fetched_at, now + 20);
+    assert_eq!(kept.outcome, "extracted");
+    let shorter = store.full_content(ids[1]).await.unwrap().expect("a row");
+    assert_eq!(shorter.content, None);
+    assert_eq!(shorter.outcome, "shorter");
+    // The feed's own content is untouched: the two are kept apart.
+    let stored = store.item(ann, ids[0]).await.unwrap();
+    assert_eq!(stored.summary.as_deref(), Some("Teaser A"));
+    // The listing's bodies carry the article beside the content.
+    let bodies = store.item_bodies(ann, &ids).await.unwrap();
+    assert_eq!(
+        bodies[&ids[0]].full_content.as_deref(),
+        kept.content.as_deref()
+    );
+    assert_eq!(bodies[&ids[1]].full_content, None);
+    // A later outcome replaces the earlier one (the reader's "load full article").
+    store
+        .save_full_text(
+            ids[1],
+            &FullTextOutcome::Extracted {
+                content: "<p>B in full</p>".into(),
+                text_chars: 9,
+                source_url: "https://news.example/b".into(),
+            },
+            now + 30,
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        store
+            .full_content(ids[1])
+            .await
+            .unwrap()
+            .unwrap()
+            .content
+            .as_deref(),
+        Some("<p>B in full</p>")
+    );
+    // The source for an on-demand load: the item's link and its feed's proxy.
+    let source = store
+        .full_text_source(ids[0])
+        .await
+        .unwrap()
+        .expect("exists");
+    assert_eq!(source.url.as_deref(), Some("https://news.example/a"));
+    assert_eq!(source.proxy_url, None);
+    assert!(store.full_text_source(i64::MAX).await.unwrap().is_none());
+});
+
+on_both_engines!(articles_and_jobs_go_with_their_items, |db| {
+    let store = db.migrated().await;
+    let ann = user(&store, "ann").await;
+    let (sub, feed) = follow(&store, ann, "https://blog.example/feed").await;
+    store
+        .upsert_items(feed, &[item("x", Some("https://blog.example/x"), "t")], 100)
+        .await
+        .unwrap();
+    store
+        .upsert_items(feed, &[item("y", Some("https://blog.example/y"), "t")], 200)
+        .await
+        .unwrap();
+    let ids = store.feed_item_ids(feed).await.unwrap();
+    assert_eq!(ids.len(), 2);
+    store
+        .save_full_text(
+            ids[0],
+            &FullTextOutcome::Failed {
+                error: "HTTP 404".into(),
+            },
+            300,
+        )
+        .await
+        .unwrap();
+    store.queue_full_text(&ids[1..], 300).await.unwrap();
+    // An item deleted meanwhile: the outcome is skipped, not an error.
+    assert!(
+        !store
+            .save_full_text(
+                i64::MAX,
+                &FullTextOutcome::Failed { error: "x".into() },
+                300
+            )
+            .await
+            .unwrap()
+    );
+    // The feed goes when its last subscriber leaves and retention collects it: articles
+    // and jobs go with its items.
+    store.unsubscribe(ann, sub).await.unwrap();
+    store.delete_orphan_feeds(i64::MAX).await.unwrap();
+    assert_eq!(store.full_text_queue_len().await.unwrap(), 0);
+    assert!(store.full_content(ids[0]).await.unwrap().is_none());
+});

@@ -1,0 +1,290 @@
+//! Full text (F6) against real HTTP servers on 127.0.0.1, on SQLite and PostgreSQL: a feed of
+//! teasers gets its articles from the saved pages, long items and `never` subscriptions are
+//! left alone, failing pages are tried again or recorded, and the feed's fetch never waits for
+//! an article page.
+
+#[path = "../../store/tests/common/mod.rs"]
+mod common;
+mod support;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::http::{StatusCode, header};
+use axum::routing::get;
+use common::follow;
+use support::{TestServer, fetcher, fetcher_with, local_client, user};
+use tidings_store::{FullTextMode, Store, SubscriptionChanges};
+use tidings_worker::{FullTextJob, drain_enrichment};
+
+const NEWS: &[u8] = include_bytes!("../../extract/testdata/news.html");
+const BLOG: &[u8] = include_bytes!("../../extract/testdata/blog.html");
+const JAPANESE_SJIS: &[u8] = include_bytes!("../../extract/testdata/japanese-sjis.html");
+
+/// An RSS feed on `base` whose items link to the site's pages: three teasers (news, blog,
+/// the Shift_JIS page), one long item, one item whose page is missing, one whose server fails.
+fn teaser_feed(base: &str) -> String {
+    let long = "<p>A feed that gives the whole article in its description.</p>".repeat(40);
+    let items = [
+        (
+            "news",
+            "/news/uk/tidal-mill",
+            "Harbour town votes to restore its tidal mill.".to_owned(),
+        ),
+        (
+            "blog",
+            "/2025/02/sqlite-growth/",
+            "Why my SQLite database stopped growing.".to_owned(),
+        ),
+        (
+            "ja",
+            "/news/20250310_toshokan.html",
+            "廃校が図書館に生まれ変わる".to_owned(),
+        ),
+        ("long", "/long", long),
+        ("gone", "/gone", "A teaser whose page is gone.".to_owned()),
+        (
+            "busy",
+            "/busy",
+            "A teaser whose server is overloaded.".to_owned(),
+        ),
+    ];
+    let mut out = String::from(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?><rss version=\"2.0\"><channel>\
+         <title>Teasers</title><link>https://site.example/</link>",
+    );
+    for (guid, path, description) in items {
+        out.push_str(&format!(
+            "<item><title>{guid}</title><link>{base}{path}</link><guid>{guid}</guid>\
+             <description><![CDATA[{description}]]></description></item>"
+        ));
+    }
+    out.push_str("</channel></rss>");
+    out
+}
+
+async fn site() -> TestServer {
+    let page = |body: &'static [u8], content_type: &'static str| {
+        get(move || async move { ([(header::CONTENT_TYPE, content_type)], body) })
+    };
+    let router = Router::new()
+        .route(
+            "/news/uk/tidal-mill",
+            page(NEWS, "text/html; charset=utf-8"),
+        )
+        .route("/2025/02/sqlite-growth/", page(BLOG, "text/html"))
+        .route(
+            "/news/20250310_toshokan.html",
+            page(JAPANESE_SJIS, "text/html"),
+        )
+        .route("/long", page(NEWS, "text/html"))
+        .route("/gone", get(|| async { StatusCode::NOT_FOUND }))
+        .route("/busy", get(|| async { StatusCode::SERVICE_UNAVAILABLE }));
+    TestServer::start(router).await
+}
+
+/// The teaser feed of `site`, served apart so that the site's requests are the pages only.
+async fn feed_server(site: &TestServer) -> TestServer {
+    let feed = teaser_feed(&format!("http://{}", site.addr));
+    TestServer::start(Router::new().route(
+        "/feed.xml",
+        get(move || {
+            let feed = feed.clone();
+            async move { ([(header::CONTENT_TYPE, "application/rss+xml")], feed) }
+        }),
+    ))
+    .await
+}
+
+/// The stored article of the item with `guid`, by the user's view of the feed.
+async fn article_of(store: &Store, user_id: i64, feed: i64, guid: &str) -> (i64, Option<String>) {
+    for id in store.feed_item_ids(feed).await.unwrap() {
+        let item = store.item(user_id, id).await.unwrap();
+        if item.guid.as_deref() == Some(guid) {
+            let full = store.full_content(id).await.unwrap();
+            return (id, full.and_then(|f| f.content));
+        }
+    }
+    panic!("no item {guid}");
+}
+
+on_both_engines!(
+    teasers_get_their_articles_and_the_rest_is_left_alone,
+    |db| {
+        let store = db.migrated().await;
+        let site = site().await;
+        let feeds = feed_server(&site).await;
+        let ann = user(&store, "ann").await;
+        let (_, feed) = follow(&store, ann, &feeds.url("/feed.xml")).await;
+        let fetcher = fetcher(&store);
+        let report = fetcher.refresh_feed(feed).await.expect("refresh");
+        assert_eq!(report.items_inserted, 6);
+        // The fetch only queued the teasers with a link; no article page was requested yet.
+        assert_eq!(store.full_text_queue_len().await.unwrap(), 5);
+        assert_eq!(
+            site.total_hits(),
+            0,
+            "the feed's fetch does not fetch pages"
+        );
+
+        let job = Arc::new(FullTextJob::new(fetcher.clone()));
+        drain_enrichment(Arc::clone(&job), 4).await.unwrap();
+
+        let (_, news) = article_of(&store, ann, feed, "news").await;
+        let news = news.expect("the news article");
+        assert!(
+            news.contains("The tidal mill at Porthcarrow last turned"),
+            "{news}"
+        );
+        assert!(
+            !news.contains("Seal pup rescued"),
+            "the sidebar is not kept: {news}"
+        );
+        assert!(!news.contains("<script"), "sanitized: {news}");
+        let (_, blog) = article_of(&store, ann, feed, "blog").await;
+        assert!(
+            blog.expect("the blog post")
+                .contains("Free pages are not lost pages")
+        );
+        let (_, ja) = article_of(&store, ann, feed, "ja").await;
+        let ja = ja.expect("the Japanese article");
+        assert!(
+            ja.contains("瀬戸内海に浮かぶ人口およそ三百人の大浜島"),
+            "{ja}"
+        );
+        // The feed's own content stays as it was.
+        let (news_id, _) = article_of(&store, ann, feed, "news").await;
+        let item = store.item(ann, news_id).await.unwrap();
+        assert_eq!(
+            item.summary.as_deref(),
+            Some("Harbour town votes to restore its tidal mill.")
+        );
+        // The long item was not queued in the auto mode: its page was never asked for.
+        assert_eq!(site.hits("/long"), 0);
+        let (long_id, long) = article_of(&store, ann, feed, "long").await;
+        assert_eq!(long, None);
+        assert!(store.full_content(long_id).await.unwrap().is_none());
+        // A missing page is recorded as failed at once, and not asked for again.
+        let (gone_id, _) = article_of(&store, ann, feed, "gone").await;
+        let gone = store
+            .full_content(gone_id)
+            .await
+            .unwrap()
+            .expect("recorded");
+        assert_eq!(gone.outcome, "failed");
+        assert_eq!(
+            gone.error.as_deref(),
+            Some("the article page answered HTTP 404")
+        );
+        assert_eq!(site.hits("/gone"), 1);
+        // An overloaded server is tried again later: still queued, nothing recorded yet.
+        let (busy_id, _) = article_of(&store, ann, feed, "busy").await;
+        assert!(store.full_content(busy_id).await.unwrap().is_none());
+        assert_eq!(store.full_text_queue_len().await.unwrap(), 1);
+        assert_eq!(site.hits("/busy"), 1);
+        let snapshot = fetcher.metrics().snapshot();
+        assert_eq!(snapshot.full_text_extracted, 3);
+        assert_eq!(snapshot.full_text_failed, 1);
+    }
+);
+
+on_both_engines!(never_and_always_follow_the_subscribers, |db| {
+    let store = db.migrated().await;
+    let site = site().await;
+    let feeds = feed_server(&site).await;
+    let ann = user(&store, "ann").await;
+    let (sub, feed) = follow(&store, ann, &feeds.url("/feed.xml")).await;
+    let never = SubscriptionChanges {
+        full_text: Some(FullTextMode::Never),
+        ..SubscriptionChanges::default()
+    };
+    store.update_subscription(ann, sub, &never).await.unwrap();
+    fetcher(&store).refresh_feed(feed).await.expect("refresh");
+    assert_eq!(
+        store.full_text_queue_len().await.unwrap(),
+        0,
+        "never: nothing queued"
+    );
+
+    // Another subscriber, of another feed with the same items, who wants every article: the
+    // long item's page too, but an article no longer than the feed's text is not kept.
+    let bob = user(&store, "bob").await;
+    let (bob_sub, feed2) = follow(&store, bob, &feeds.url("/feed.xml?again")).await;
+    let always = SubscriptionChanges {
+        full_text: Some(FullTextMode::Always),
+        ..SubscriptionChanges::default()
+    };
+    store
+        .update_subscription(bob, bob_sub, &always)
+        .await
+        .unwrap();
+    let fetcher = fetcher(&store);
+    fetcher.refresh_feed(feed2).await.expect("refresh");
+    assert_eq!(
+        store.full_text_queue_len().await.unwrap(),
+        6,
+        "always: every linked item"
+    );
+    drain_enrichment(Arc::new(FullTextJob::new(fetcher.clone())), 2)
+        .await
+        .unwrap();
+    let (long_id, long) = article_of(&store, bob, feed2, "long").await;
+    assert_eq!(site.hits("/long"), 1);
+    // The long item's text (2,400 characters) is shorter than the news article it links to
+    // (about 4,000), so the article is kept.
+    let full = store
+        .full_content(long_id)
+        .await
+        .unwrap()
+        .expect("recorded");
+    assert_eq!(full.outcome, "extracted");
+    assert!(long.expect("kept").contains("tidal mill"));
+});
+
+on_both_engines!(the_feeds_fetch_never_waits_for_article_pages, |db| {
+    let store = db.migrated().await;
+    // Article pages that take two seconds each.
+    let slow = TestServer::start(Router::new().route(
+        "/{*path}",
+        get(|| async {
+            tokio::time::sleep(Duration::from_secs(2)).await;
+            ([(header::CONTENT_TYPE, "text/html")], NEWS)
+        }),
+    ))
+    .await;
+    let feeds = feed_server(&slow).await;
+    let ann = user(&store, "ann").await;
+    let (_, feed) = follow(&store, ann, &feeds.url("/feed.xml")).await;
+    let fetcher = fetcher_with(&store, local_client(Duration::from_secs(10)), |config| {
+        config.full_text_concurrency = 2;
+    });
+    let worker = tidings_worker::Worker::new(fetcher.clone());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let running = tokio::spawn(async move {
+        worker
+            .run(async {
+                let _ = stopped.await;
+            })
+            .await;
+    });
+    let started = Instant::now();
+    support::wait_until(Duration::from_secs(10), "the feed's fetch", || async {
+        store.count_items(feed).await.unwrap() == 6
+    })
+    .await;
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "the fetch took {:?}: it waited for a page",
+        started.elapsed()
+    );
+    // Meanwhile the worker's full-text job fetches the five pages, two at a time.
+    // (The items are visible a moment before the fetch queues them: wait for the outcomes.)
+    support::wait_until(Duration::from_secs(30), "the articles", || async {
+        fetcher.metrics().snapshot().full_text_extracted == 5
+    })
+    .await;
+    assert_eq!(store.full_text_queue_len().await.unwrap(), 0);
+    let _ = stop.send(());
+    running.await.unwrap();
+});
