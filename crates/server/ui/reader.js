@@ -572,6 +572,8 @@ export class ItemList {
       case 'star': this.toggleStar(id); break;
       case 'read': this.toggleRead(id); break;
       case 'bookmark': this.bookmark(id); break;
+      case 'full-text': this.switchFullText(id); break;
+      case 'load-full-text': this.loadFullText(id, target); break;
       default: break;
     }
   }
@@ -643,9 +645,59 @@ export class ItemList {
     }
   }
 
+  /** The article from the item's page (F6), when one is known: listed, loaded or fetched. */
+  fullTextOf(item) {
+    const detail = this.detailCache.get(item.id);
+    return item.full_content || (detail && detail.full_content) || null;
+  }
+
+  /** Whether an item shows its full article: the reader's choice for it, else its feed's mode. */
+  showsFullText(item) {
+    if (!this.fullTextOf(item)) return false;
+    if (item.showFullText !== undefined) return item.showFullText;
+    const sub = app.subscriptionByFeed(item.feed_id);
+    return !sub || sub.full_text !== 'never';
+  }
+
+  /** Switches an opened item between its feed's content and its full article. */
+  switchFullText(id) {
+    const item = this.byId.get(id);
+    if (!item) return;
+    item.showFullText = !this.showsFullText(item);
+    this.refillBody(item);
+  }
+
+  /** Fills an opened item's body again, with what is known of it. */
+  refillBody(item) {
+    const li = this.liOf(item.id);
+    if (!li || this.expandedId !== item.id) return;
+    const full = item.enclosures !== undefined ? item : this.detailCache.get(item.id);
+    this.fillBody(li.querySelector('.item-body'), item, full ? full.content || full.summary : item.summary, !full, full ? full.enclosures : []);
+  }
+
+  /** "Load full article": the server fetches the item's page now and answers its article. */
+  async loadFullText(id, button) {
+    const item = this.byId.get(id);
+    if (!item) return;
+    button.disabled = true;
+    button.textContent = 'Loading the full article…';
+    try {
+      const loaded = await api('POST', '/items/' + id + '/full-content');
+      item.full_content = loaded.full_content;
+      item.showFullText = true;
+      this.refillBody(item);
+    } catch (e) {
+      button.disabled = false;
+      button.textContent = 'Load full article';
+      showError(e, 'The full article could not be loaded');
+    }
+  }
+
   fillBody(body, item, html, pending, enclosures) {
+    const fullText = this.showsFullText(item) ? this.fullTextOf(item) : null;
+    if (fullText) html = fullText;
     const media = mediaBlock(item, enclosures, html, app.prefs.show_images !== false);
-    const content = h('div', { class: 'item-content' + (pending ? ' pending' : '') });
+    const content = h('div', { class: 'item-content' + (pending ? ' pending' : '') + (fullText ? ' full-text' : '') });
     // The server sanitized this HTML (F5); the CSP forbids scripts and inline handlers anyway.
     content.innerHTML = html || '';
     for (const link of content.querySelectorAll('a[href]')) {
@@ -654,6 +706,9 @@ export class ItemList {
     }
     const actions = h('div', { class: 'item-tools' },
       item.url ? h('a', { class: 'button', href: item.url, target: '_blank', rel: 'noopener noreferrer', 'data-role': 'original' }, icon('external'), 'Open original') : null,
+      this.fullTextOf(item)
+        ? h('button', { type: 'button', class: 'button', 'data-action': 'full-text', 'aria-pressed': fullText ? 'true' : 'false' }, fullText ? 'Show feed text' : 'Show full article')
+        : item.url ? h('button', { type: 'button', class: 'button', 'data-action': 'load-full-text' }, 'Load full article') : null,
       h('button', { type: 'button', class: 'button', 'data-action': 'read' }, item.is_read ? 'Mark unread' : 'Mark read'),
       h('button', { type: 'button', class: 'button', 'data-action': 'bookmark' }, icon('bookmark'), 'Bookmark'),
       item.author ? h('span', { class: 'item-author' }, 'by ' + item.author) : null);

@@ -383,6 +383,13 @@ export function renderAdmin(root) {
       h('div', { class: 'button-row' }, resumeAll), resumeStatus));
 }
 
+/** The full-text modes of a subscription (F6), as the API spells them, with their labels. */
+const FULL_TEXT_MODES = [
+  ['auto', 'When the feed gives only a short text'],
+  ['always', 'Always'],
+  ['never', 'Never'],
+];
+
 const INTERVALS = Array.from({ length: 24 }, (_, i) => (i + 1) * 30);
 
 function intervalLabel(minutes) {
@@ -405,16 +412,19 @@ export async function renderFeedSettings(root, feedId) {
   const title = h('input', { type: 'text', id: 'feed-title', value: sub.custom_title || '', placeholder: sub.feed_title || sub.feed_url });
   const group = h('select', { id: 'feed-group' }, app.groups.map((g) => h('option', { value: g.id, selected: g.id === sub.group_id }, g.name)));
   const interval = h('select', { id: 'feed-interval' }, INTERVALS.map((m) => h('option', { value: m, selected: m === sub.interval_minutes }, 'Every ' + intervalLabel(m))));
+  const fullText = h('select', { id: 'feed-full-text' }, FULL_TEXT_MODES.map(([mode, label]) => h('option', { value: mode, selected: mode === sub.full_text }, label)));
   const status = h('div', { 'aria-live': 'polite' });
   const form = h('form', { class: 'form narrow' },
     h('label', { for: 'feed-title' }, 'Title'), title,
     h('p', { class: 'hint' }, 'Leave empty to use the feed’s own title.'),
     app.groups.length ? [h('label', { for: 'feed-group' }, 'Group'), group] : null,
     h('label', { for: 'feed-interval' }, 'Check for new items'), interval,
+    h('label', { for: 'feed-full-text' }, 'Full articles'), fullText,
+    h('p', { class: 'hint' }, 'tidings can fetch each new item’s web page and keep its article, for feeds that give only a teaser. “Load full article” on an item does it for one item whatever this says.'),
     status,
     h('button', { type: 'submit', class: 'button primary' }, 'Save'));
   onSubmit(form, status, async () => {
-    const changes = { title: title.value.trim() || null, interval_minutes: Number(interval.value) };
+    const changes = { title: title.value.trim() || null, interval_minutes: Number(interval.value), full_text: fullText.value };
     if (app.groups.length) changes.group_id = Number(group.value);
     await api('PATCH', '/subscriptions/' + sub.id, changes);
     await app.reloadFeeds();

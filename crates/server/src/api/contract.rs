@@ -13,7 +13,7 @@
 //! every answer is one the document declares, in the declared shape.
 
 use serde_json::Value;
-use tidings_store::{ApiKeyScope, FetchStatus};
+use tidings_store::{ApiKeyScope, FetchStatus, FullTextMode};
 use tidings_worker::ImportStatus;
 use utoipa::openapi::header::HeaderBuilder;
 use utoipa::openapi::path::{Operation, Parameter, ParameterIn};
@@ -295,6 +295,10 @@ fn enumerations() -> Vec<(&'static str, &'static str, Vec<Value>)> {
         serde_json::to_value(s).unwrap_or(Value::Null)
     })
     .collect();
+    let full_text_modes: Vec<Value> = FullTextMode::ALL
+        .iter()
+        .map(|mode| Value::from(mode.as_str()))
+        .collect();
     vec![
         ("SubscriptionView", "status", fetch_statuses),
         ("ApiKeyView", "scope", scopes.clone()),
@@ -313,6 +317,9 @@ fn enumerations() -> Vec<(&'static str, &'static str, Vec<Value>)> {
         ),
         ("ImportEntryView", "status", import_statuses),
         ("RefreshOutcome", "result", words(&["fetched", "busy"])),
+        ("SubscriptionView", "full_text", full_text_modes.clone()),
+        ("Subscribe", "full_text", full_text_modes.clone()),
+        ("UpdateSubscription", "full_text", full_text_modes),
         ("query", "filter", words(crate::api::items::FILTERS)),
         ("query", "order", words(crate::api::items::ORDERS)),
         ("query", "include", words(crate::api::items::INCLUDES)),

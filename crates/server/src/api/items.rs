@@ -123,6 +123,10 @@ pub struct ItemSummaryView {
     /// Media enclosures, with `include=content` (absent otherwise).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub enclosures: Option<Vec<EnclosureView>>,
+    /// The article extracted from the item's page (full text, F6), with `include=content`
+    /// when one was kept (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub full_content: Option<String>,
     /// The item's image to show beside it (a video's still, an episode's artwork): an absolute
     /// https URL, or null.
     pub thumbnail_url: Option<String>,
@@ -146,6 +150,7 @@ impl From<ItemSummary> for ItemSummaryView {
             snippet: None,
             content: None,
             enclosures: None,
+            full_content: None,
             thumbnail_url: item.thumbnail_url,
         }
     }
@@ -201,6 +206,11 @@ pub struct ItemView {
     pub enclosures: Vec<EnclosureView>,
     /// Categories.
     pub categories: Vec<String>,
+    /// The article extracted from the item's page (full text, F6), sanitized HTML kept apart
+    /// from `content`; null when none was kept. `POST /items/{id}/full-content` loads it.
+    pub full_content: Option<String>,
+    /// When the article's page was fetched; null with no article.
+    pub full_content_fetched_at: Option<String>,
 }
 
 /// An item, wrapped.
@@ -486,6 +496,7 @@ async fn list_items(
 fn proxy_item(state: &AppState, item: &mut ItemSummaryView) {
     proxy_images(state, &mut item.summary);
     proxy_images(state, &mut item.content);
+    proxy_images(state, &mut item.full_content);
     let config = &state.config;
     if let Some(url) = item.thumbnail_url.as_deref()
         && let Some(proxied) = config.media_proxy.proxied_if_wanted(&config.base_url, url)
@@ -495,7 +506,7 @@ fn proxy_item(state: &AppState, item: &mut ItemSummaryView) {
 }
 
 /// Points the images of an item's HTML at the media proxy, when it is on.
-fn proxy_images(state: &AppState, html: &mut Option<String>) {
+pub(crate) fn proxy_images(state: &AppState, html: &mut Option<String>) {
     let config = &state.config;
     if let Some(text) = html.as_deref()
         && let Some(rewritten) = config.media_proxy.rewrite_html(&config.base_url, text)
@@ -515,7 +526,9 @@ async fn add_bodies(state: &AppState, auth: &Auth, items: &mut [ItemSummaryView]
                 .map(|b| b.enclosures.iter().cloned().map(Into::into).collect())
                 .unwrap_or_default(),
         );
-        item.content = body.and_then(|b| b.content);
+        let (content, full_content) = body.map_or((None, None), |b| (b.content, b.full_content));
+        item.content = content;
+        item.full_content = full_content;
     }
     Ok(())
 }
@@ -610,6 +623,14 @@ async fn get_item(
     proxy_item(&state, &mut summary);
     let mut content = item.content;
     proxy_images(&state, &mut content);
+    // The article from the item's page (F6), kept apart from the feed's content.
+    let full = state.store.full_content(item.id).await?;
+    let full_content_fetched_at = full
+        .as_ref()
+        .filter(|full| full.content.is_some())
+        .map(|full| time(full.fetched_at));
+    let mut full_content = full.and_then(|full| full.content);
+    proxy_images(&state, &mut full_content);
     Ok(Json(ItemEnvelope {
         item: ItemView {
             summary,
@@ -619,6 +640,8 @@ async fn get_item(
             fetched_at: time(item.fetched_at),
             enclosures: item.enclosures.into_iter().map(Into::into).collect(),
             categories: item.categories,
+            full_content,
+            full_content_fetched_at,
         },
     }))
 }

@@ -8,6 +8,7 @@ pub mod bookmarks;
 pub mod contract;
 pub mod error;
 pub mod extract;
+pub mod full_text;
 pub mod groups;
 pub mod items;
 pub mod limits;
@@ -81,6 +82,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .merge(opml::router())
         .merge(groups::router())
         .merge(items::router())
+        .merge(full_text::router())
         .merge(bookmarks::router())
         .merge(preferences::router())
         .routes(routes!(openapi_json))

@@ -6,7 +6,9 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 use tidings_fetch::FetchError;
-use tidings_store::{FetchStatus, StoreError, Subscription, SubscriptionChanges, unix_now};
+use tidings_store::{
+    FetchStatus, FullTextMode, StoreError, Subscription, SubscriptionChanges, unix_now,
+};
 use tidings_worker::{DiscoverError, RefreshError, ResolvedFeed, SubscribeError, SubscribeRequest};
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
@@ -70,6 +72,11 @@ pub struct SubscriptionView {
     pub last_success_at: Option<String>,
     /// The fetch interval in minutes (30–720, step 30).
     pub interval_minutes: i64,
+    /// Full text (F6): `auto` fetches the article page of new items whose feed text is
+    /// shorter than the threshold (1,500 characters by default), `always` of every new item,
+    /// `never` of none.
+    #[schema(value_type = String, example = "auto")]
+    pub full_text: FullTextMode,
     /// When the user subscribed.
     pub created_at: String,
 }
@@ -100,8 +107,24 @@ fn view(subscription: Subscription) -> SubscriptionView {
         next_check_at: time(subscription.next_check_at),
         last_success_at: subscription.last_success_at.map(time),
         interval_minutes: subscription.interval_minutes,
+        full_text: subscription.full_text,
         created_at: time(subscription.created_at),
     }
+}
+
+/// Reads a `full_text` field: `auto`, `always` or `never`.
+fn full_text_mode(value: Option<&str>) -> ApiResult<Option<FullTextMode>> {
+    value
+        .map(|text| {
+            FullTextMode::parse(text.trim()).ok_or_else(|| {
+                ApiError::validation(
+                    format!("The field full_text must be auto, always or never, not {text:?}."),
+                    "Choose auto (the article page when the feed's text is short), always or \
+                     never.",
+                )
+            })
+        })
+        .transpose()
 }
 
 /// The subscriptions.
@@ -159,6 +182,8 @@ pub struct Subscribe {
     pub title: Option<String>,
     /// The fetch interval in minutes (30–720, step 30; default 60).
     pub interval_minutes: Option<i64>,
+    /// Full text: `auto` (default), `always` or `never` (see the subscription's `full_text`).
+    pub full_text: Option<String>,
 }
 
 /// Changes to a subscription; absent fields stay as they are.
@@ -173,6 +198,8 @@ pub struct UpdateSubscription {
     pub group_id: Option<i64>,
     /// The fetch interval in minutes (30–720, step 30).
     pub interval_minutes: Option<i64>,
+    /// Full text: `auto`, `always` or `never` (see the subscription's `full_text`).
+    pub full_text: Option<String>,
     /// Another URL for this feed (e.g. after the site moved it): checked as when subscribing
     /// (the address guard, discovery of a page's feed, the scheme tried when missing,
     /// normalization) and counted against the subscribe rate limit.
@@ -303,9 +330,20 @@ fn subscribe_error(field: &str, error: SubscribeError) -> ApiError {
 async fn subscribe(
     State(state): State<AppState>,
     auth: Auth,
-    Json(body): Json<Subscribe>,
+    Json(mut body): Json<Subscribe>,
 ) -> ApiResult<(StatusCode, Json<SubscriptionOutcome>)> {
-    let (subscription, resolved) = subscribe_checked(&state, auth.user.id, body).await?;
+    let full_text = full_text_mode(body.full_text.take().as_deref())?;
+    let (mut subscription, resolved) = subscribe_checked(&state, auth.user.id, body).await?;
+    if full_text.is_some_and(|mode| mode != subscription.full_text) {
+        let changes = SubscriptionChanges {
+            full_text,
+            ..SubscriptionChanges::default()
+        };
+        subscription = state
+            .store
+            .update_subscription(auth.user.id, subscription.id, &changes)
+            .await?;
+    }
     Ok((
         StatusCode::CREATED,
         Json(SubscriptionOutcome::new(subscription, Some(&resolved))),
@@ -368,7 +406,7 @@ async fn get_subscription(
     }))
 }
 
-/// Change a subscription's title, group, interval or feed URL. A new feed URL goes through
+/// Change a subscription's title, group, interval, full-text mode or feed URL. A new feed URL goes through
 /// what subscribing does (the subscribe rate limit, the address guard, discovery of a page's
 /// feed, the scheme tried when missing, normalization), and the new feed is fetched once.
 #[utoipa::path(patch, path = "/subscriptions/{id}", tag = "subscriptions",
@@ -390,6 +428,7 @@ async fn update_subscription(
     // Check everything before changing anything.
     state.store.subscription(auth.user.id, id).await?;
     check_group_and_interval(&state, auth.user.id, body.group_id, body.interval_minutes).await?;
+    let full_text = full_text_mode(body.full_text.as_deref())?;
     let resolved = match body.feed_url.as_deref() {
         None => None,
         Some(text) => {
@@ -413,7 +452,7 @@ async fn update_subscription(
             .map(|title| title.filter(|t| !t.trim().is_empty())),
         group_id: body.group_id,
         interval_minutes: body.interval_minutes,
-        full_text: None,
+        full_text,
     };
     state
         .store

@@ -799,6 +799,7 @@ async fn subscribe(
             group_id,
             title,
             interval_minutes: None,
+            full_text: None,
         },
     )
     .await?
