@@ -1,12 +1,12 @@
 //! Items of shared feeds, upserted by the identity rule (F4), and users' item states (F32).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use sha2::{Digest, Sha256};
 use tidings_feed::identity::item_identity;
 use tidings_feed::text::html_to_text;
 
-use crate::search::{item_index_write, write_index_row};
+use crate::search::{index_rows_sql, item_index_value};
 use crate::{Engine, Result, Store, StoreError, in_tx, row_decoder, with_db};
 
 /// A media enclosure of an item.
@@ -72,6 +72,10 @@ pub struct UpsertCounts {
 /// a feed never keeps more tombstones than the identities it listed within this time.
 pub const TOMBSTONE_GRACE_SECONDS: i64 = 7 * 86_400;
 
+/// Tombstones kept alive per statement by an upsert: well under both engines' limits on
+/// bound parameters.
+const TOMBSTONES_TOUCHED_PER_STATEMENT: usize = 500;
+
 /// On PostgreSQL, serializes a feed's item upserts (shared) with retention's deletions
 /// (exclusive), so that an upsert sees the tombstones of items deleted meanwhile. Bind: `$1` =
 /// feed id. (SQLite has one writer; a lock on the feed row would deadlock with unsubscribing.)
@@ -129,11 +133,14 @@ pub struct ItemState {
     pub is_starred: bool,
 }
 
-/// Binds an item's fields as `$1`–`$16` in the order both upsert statements use: feed,
-/// identity, guid, url, title, author, content, summary, published (or now), estimated,
-/// updated, now, content hash, enclosures, categories, thumbnail.
+/// Binds an item as the upsert statements read it: `$1` the feed, `$2` now (the fetch and
+/// change times), then [`BindItem::bind_item_values`].
 trait BindItem<'q>: Sized {
     fn bind_item(self, feed_id: i64, prepared: &'q PreparedItem<'q>, now: i64) -> Self;
+    /// The item's own values, [`INSERT_BINDS_PER_ITEM`] of them: identity, guid, url, title,
+    /// author, content, summary, published (or now), estimated, updated, content hash,
+    /// enclosures, categories, thumbnail.
+    fn bind_item_values(self, prepared: &'q PreparedItem<'q>, now: i64) -> Self;
 }
 
 impl<'q, DB> BindItem<'q> for sqlx::query::Query<'q, DB, <DB as sqlx::Database>::Arguments>
@@ -147,9 +154,12 @@ where
     &'q Option<String>: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
 {
     fn bind_item(self, feed_id: i64, p: &'q PreparedItem<'q>, now: i64) -> Self {
+        self.bind(feed_id).bind(now).bind_item_values(p, now)
+    }
+
+    fn bind_item_values(self, p: &'q PreparedItem<'q>, now: i64) -> Self {
         let item = p.item;
-        self.bind(feed_id)
-            .bind(&p.identity_key)
+        self.bind(&p.identity_key)
             .bind(&item.guid)
             .bind(&item.url)
             .bind(&item.title)
@@ -159,7 +169,6 @@ where
             .bind(item.published.unwrap_or(now))
             .bind(item.published.is_none())
             .bind(item.updated)
-            .bind(now)
             .bind(&p.content_hash)
             .bind(&p.enclosures)
             .bind(&p.categories)
@@ -253,6 +262,109 @@ pub(crate) type ItemRow = (
     (Option<String>,),
 );
 
+/// Rows per multi-row statement, largest first: a batch of any size is written with these few
+/// statement shapes, each prepared once per connection.
+const BATCH_SIZES: [usize; 4] = [64, 16, 4, 1];
+
+/// Splits `n` rows into the sizes of [`BATCH_SIZES`]: as many of the largest as fit, then the
+/// next, and so on.
+fn batches(mut n: usize) -> Vec<usize> {
+    let mut sizes = Vec::new();
+    for size in BATCH_SIZES {
+        while n >= size {
+            sizes.push(size);
+            n -= size;
+        }
+    }
+    sizes
+}
+
+/// Values bound per item by [`insert_items_sql`] (besides the feed and the time, bound once).
+const INSERT_BINDS_PER_ITEM: usize = 14;
+
+/// The insert of `rows` new items in one statement: `$1` the feed, `$2` now (the fetch and
+/// change times), then per item its identity, guid, url, title, author, content, summary,
+/// published (or now), estimated, updated, content hash, enclosures, categories and thumbnail.
+/// An identity stored meanwhile is left alone (it is not returned).
+fn insert_items_sql(rows: usize) -> String {
+    let mut sql = String::from(
+        "INSERT INTO items (feed_id, identity_key, guid, url, title, author, content, summary,
+            published_at, is_date_estimated, updated_at, fetched_at, changed_at, content_hash,
+            enclosures, categories, thumbnail_url)
+         VALUES ",
+    );
+    for row in 0..rows {
+        if row > 0 {
+            sql.push_str(", ");
+        }
+        let first = 3 + row * INSERT_BINDS_PER_ITEM;
+        let values: Vec<String> = (first..first + INSERT_BINDS_PER_ITEM)
+            .map(|n| format!("${n}"))
+            .collect();
+        // fetched_at and changed_at (both $2) go between `updated` and the content hash.
+        sql.push_str(&format!(
+            "($1, {}, $2, $2, {})",
+            values[..10].join(", "),
+            values[10..].join(", ")
+        ));
+    }
+    sql.push_str(" ON CONFLICT (feed_id, identity_key) DO NOTHING RETURNING id, identity_key");
+    sql
+}
+
+/// The read of the content hashes stored for `keys` identities of feed `$1` (`$2`…).
+fn stored_hashes_sql(keys: usize) -> String {
+    let placeholders: Vec<String> = (0..keys).map(|n| format!("${}", n + 2)).collect();
+    format!(
+        "SELECT identity_key, content_hash FROM items
+         WHERE feed_id = $1 AND identity_key IN ({})",
+        placeholders.join(", ")
+    )
+}
+
+/// An item to write, with its search index value computed ahead of the transaction.
+struct ItemWrite<'a> {
+    prepared: PreparedItem<'a>,
+    /// Whether a row of this identity was stored when the batch was read.
+    stored: bool,
+    index: String,
+}
+
+/// Updates the stored row of `$p` (a [`PreparedItem`]) when its content hash differs, else
+/// inserts it when no row has its identity (deleted meanwhile, or never stored), inside the
+/// transaction `$tx`. Evaluates to `(inserted id, updated id)`; both `None` when unchanged.
+macro_rules! update_or_insert_item {
+    ($tx:expr, $feed_id:expr, $p:expr, $now:expr) => {{
+        let (feed_id, p, now): (i64, &PreparedItem<'_>, i64) = ($feed_id, $p, $now);
+        let updated: Option<i64> = sqlx::query(
+            "UPDATE items SET guid = $4, url = $5, title = $6, author = $7,
+                    content = $8, summary = $9,
+                    published_at = CASE WHEN $11 THEN published_at ELSE $10 END,
+                    is_date_estimated =
+                        CASE WHEN $11 THEN is_date_estimated ELSE FALSE END,
+                    updated_at = $12, changed_at = $2, content_hash = $13,
+                    enclosures = $14, categories = $15, thumbnail_url = $16
+                 WHERE feed_id = $1 AND identity_key = $3 AND content_hash <> $13
+                 RETURNING id",
+        )
+        .bind_item(feed_id, p, now)
+        .fetch_optional(&mut *$tx)
+        .await?
+        .map(|row| sqlx::Row::try_get(&row, 0))
+        .transpose()?;
+        let inserted: Option<i64> = match updated {
+            Some(_) => None,
+            None => sqlx::query(sqlx::AssertSqlSafe(insert_items_sql(1)))
+                .bind_item(feed_id, p, now)
+                .fetch_optional(&mut *$tx)
+                .await?
+                .map(|row| sqlx::Row::try_get(&row, 0))
+                .transpose()?,
+        };
+        (inserted, updated)
+    }};
+}
+
 impl Store {
     /// Stores a feed's items by the identity rule (F4): a new identity is inserted, a known
     /// one is updated in place when its content changed (keeping every user's read and
@@ -263,9 +375,15 @@ impl Store {
     /// is kept alive while the feed lists it, and tombstones the feed has not listed for
     /// [`TOMBSTONE_GRACE_SECONDS`] are removed. Items are never refused for their date.
     ///
-    /// Race-safe without reading first: the insert relies on the `(feed_id, identity_key)`
-    /// unique constraint (`ON CONFLICT DO NOTHING`), and only then is the existing row
-    /// updated, so concurrent upserts of the same items never duplicate them.
+    /// Cheap for what did not change: the stored content hashes of the batch are read first
+    /// (before the write transaction, as is the search index text of what is to be written,
+    /// so SQLite's single writer never waits for that work), unchanged items cost no
+    /// statement, and new ones are inserted many rows per statement.
+    ///
+    /// Race-safe without locking first: inserts rely on the `(feed_id, identity_key)` unique
+    /// constraint (`ON CONFLICT DO NOTHING`); an item inserted meanwhile by a concurrent
+    /// upsert is then updated when its content differs, so concurrent upserts of the same
+    /// items never duplicate them.
     pub async fn upsert_items(
         &self,
         feed_id: i64,
@@ -281,8 +399,28 @@ impl Store {
         // batch of the same feed (no deadlocks) and never touches one row twice.
         prepared.sort_by(|a, b| a.identity_key.cmp(&b.identity_key));
         prepared.dedup_by(|a, b| a.identity_key == b.identity_key);
-        let mut counts = UpsertCounts::default();
         let engine = self.engine();
+        let stored = self.stored_content_hashes(feed_id, &prepared).await?;
+        // Unchanged items (same identity, same content hash) need no write; an item that
+        // may carry a legacy key is always written, which moves it to its key.
+        let (same, changed): (Vec<PreparedItem<'_>>, Vec<PreparedItem<'_>>) =
+            prepared.into_iter().partition(|p| {
+                p.legacy_key.is_none() && stored.get(&p.identity_key) == Some(&p.content_hash)
+            });
+        let writes: Vec<ItemWrite<'_>> = changed
+            .into_iter()
+            .map(|p| ItemWrite {
+                stored: stored.contains_key(&p.identity_key),
+                index: item_index_value(
+                    engine,
+                    p.item.title.as_deref(),
+                    p.item.content.as_deref(),
+                    p.item.summary.as_deref(),
+                ),
+                prepared: p,
+            })
+            .collect();
+        let mut counts = UpsertCounts::default();
         let is_postgres = engine == Engine::Postgres;
         in_tx!(self, |tx| {
             if is_postgres {
@@ -298,7 +436,23 @@ impl Store {
                     .await?
                     .into_iter()
                     .collect();
-            for p in &prepared {
+            // Tombstoned identities the feed still lists: their tombstones stay alive.
+            let mut listed_tombstones: Vec<&str> = Vec::new();
+            for p in &same {
+                if tombstones.contains(&p.identity_key) {
+                    listed_tombstones.push(&p.identity_key);
+                } else {
+                    counts.unchanged += 1;
+                }
+            }
+            // (item id, index value) of every new or changed item.
+            let mut indexed: Vec<(i64, &str)> = Vec::new();
+            // New items go in multi-row inserts; the others (stored, or maybe stored under a
+            // legacy key) one by one.
+            let mut new_items: Vec<&ItemWrite<'_>> = Vec::new();
+            let mut one_by_one: Vec<&ItemWrite<'_>> = Vec::new();
+            for write in &writes {
+                let p = &write.prepared;
                 if let Some(legacy) = &p.legacy_key {
                     if !tombstones.contains(&p.identity_key) && tombstones.contains(legacy) {
                         sqlx::query(
@@ -325,70 +479,86 @@ impl Store {
                     .await?;
                 }
                 if tombstones.contains(&p.identity_key) {
-                    counts.suppressed += 1;
-                    sqlx::query(
-                        "UPDATE item_tombstones SET last_seen_at = $3
-                         WHERE feed_id = $1 AND identity_key = $2",
-                    )
-                    .bind(feed_id)
-                    .bind(&p.identity_key)
-                    .bind(now)
-                    .execute(&mut *tx)
-                    .await?;
+                    listed_tombstones.push(&p.identity_key);
                     continue;
                 }
-                let inserted: Option<i64> = sqlx::query(
-                    "INSERT INTO items (feed_id, identity_key, guid, url, title, author, content,
-                        summary, published_at, is_date_estimated, updated_at, fetched_at,
-                        changed_at, content_hash, enclosures, categories, thumbnail_url)
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12, $13, $14, $15,
-                        $16)
-                     ON CONFLICT (feed_id, identity_key) DO NOTHING
-                     RETURNING id",
-                )
-                .bind_item(feed_id, p, now)
-                .fetch_optional(&mut *tx)
-                .await?
-                .map(|row| sqlx::Row::try_get(&row, 0))
-                .transpose()?;
-                let updated: Option<i64> = match inserted {
-                    Some(_) => None,
-                    None => sqlx::query(
-                        "UPDATE items SET guid = $3, url = $4, title = $5, author = $6,
-                                content = $7, summary = $8,
-                                published_at = CASE WHEN $10 THEN published_at ELSE $9 END,
-                                is_date_estimated =
-                                    CASE WHEN $10 THEN is_date_estimated ELSE FALSE END,
-                                updated_at = $11, changed_at = $12, content_hash = $13,
-                                enclosures = $14, categories = $15, thumbnail_url = $16
-                             WHERE feed_id = $1 AND identity_key = $2 AND content_hash <> $13
-                             RETURNING id",
-                    )
-                    .bind_item(feed_id, p, now)
-                    .fetch_optional(&mut *tx)
+                if !write.stored && p.legacy_key.is_none() {
+                    new_items.push(write);
+                } else {
+                    one_by_one.push(write);
+                }
+            }
+            let mut rest: &[&ItemWrite<'_>] = &new_items;
+            for size in batches(new_items.len()) {
+                let (chunk, after) = rest.split_at(size);
+                rest = after;
+                let mut insert = sqlx::query(sqlx::AssertSqlSafe(insert_items_sql(size)))
+                    .bind(feed_id)
+                    .bind(now);
+                for write in chunk {
+                    insert = insert.bind_item_values(&write.prepared, now);
+                }
+                let inserted: std::collections::HashMap<String, i64> = insert
+                    .fetch_all(&mut *tx)
                     .await?
-                    .map(|row| sqlx::Row::try_get(&row, 0))
-                    .transpose()?,
-                };
-                match (inserted, updated) {
-                    (Some(_), _) => counts.inserted += 1,
-                    (None, Some(_)) => counts.updated += 1,
+                    .iter()
+                    .map(|row| {
+                        Ok::<_, sqlx::Error>((
+                            sqlx::Row::try_get(row, 1)?,
+                            sqlx::Row::try_get(row, 0)?,
+                        ))
+                    })
+                    .collect::<std::result::Result<_, _>>()?;
+                for write in chunk {
+                    match inserted.get(&write.prepared.identity_key) {
+                        Some(&id) => {
+                            counts.inserted += 1;
+                            indexed.push((id, write.index.as_str()));
+                        }
+                        // Stored meanwhile by a concurrent upsert: updated when it differs.
+                        None => one_by_one.push(write),
+                    }
+                }
+            }
+            for write in one_by_one {
+                match update_or_insert_item!(tx, feed_id, &write.prepared, now) {
+                    (Some(id), _) => {
+                        counts.inserted += 1;
+                        indexed.push((id, write.index.as_str()));
+                    }
+                    (None, Some(id)) => {
+                        counts.updated += 1;
+                        indexed.push((id, write.index.as_str()));
+                    }
                     (None, None) => counts.unchanged += 1,
                 }
-                // A new or changed item's search index row, in the same transaction.
-                if let Some(id) = inserted.or(updated) {
-                    let item = p.item;
-                    write_index_row!(
-                        tx,
-                        id,
-                        item_index_write(
-                            engine,
-                            item.title.as_deref(),
-                            item.content.as_deref(),
-                            item.summary.as_deref()
-                        )
-                    );
+            }
+            // New and changed items' search index rows, in the same transaction.
+            let mut rest: &[(i64, &str)] = &indexed;
+            for size in batches(indexed.len()) {
+                let (chunk, after) = rest.split_at(size);
+                rest = after;
+                let mut write = sqlx::query(sqlx::AssertSqlSafe(index_rows_sql(engine, size)));
+                for (id, value) in chunk {
+                    write = write.bind(*id).bind(*value);
                 }
+                write.execute(&mut *tx).await?;
+            }
+            counts.suppressed = listed_tombstones.len() as u64;
+            for keys in listed_tombstones.chunks(TOMBSTONES_TOUCHED_PER_STATEMENT) {
+                let placeholders: Vec<String> =
+                    (0..keys.len()).map(|n| format!("${}", n + 3)).collect();
+                let mut touch = sqlx::query(sqlx::AssertSqlSafe(format!(
+                    "UPDATE item_tombstones SET last_seen_at = $2
+                     WHERE feed_id = $1 AND identity_key IN ({})",
+                    placeholders.join(", ")
+                )))
+                .bind(feed_id)
+                .bind(now);
+                for key in keys {
+                    touch = touch.bind(*key);
+                }
+                touch.execute(&mut *tx).await?;
             }
             if !tombstones.is_empty() {
                 sqlx::query("DELETE FROM item_tombstones WHERE feed_id = $1 AND last_seen_at < $2")
@@ -399,6 +569,30 @@ impl Store {
             }
         });
         Ok(counts)
+    }
+
+    /// The content hashes stored for the identities of `items` in feed `feed_id`, by identity.
+    async fn stored_content_hashes(
+        &self,
+        feed_id: i64,
+        items: &[PreparedItem<'_>],
+    ) -> Result<HashMap<String, String>> {
+        let mut stored = HashMap::new();
+        let mut rest = items;
+        for size in batches(items.len()) {
+            let (chunk, after) = rest.split_at(size);
+            rest = after;
+            let rows: Vec<(String, String)> = with_db!(self, read, |db| {
+                let mut read =
+                    sqlx::query_as(sqlx::AssertSqlSafe(stored_hashes_sql(size))).bind(feed_id);
+                for p in chunk {
+                    read = read.bind(&p.identity_key);
+                }
+                read.fetch_all(db).await?
+            });
+            stored.extend(rows);
+        }
+        Ok(stored)
     }
 
     /// How many tombstones a feed has: identities retention deleted that a fetch does not

@@ -328,14 +328,59 @@ fn index_write(engine: Engine, tokens: &[String]) -> (&'static str, String) {
     match engine {
         Engine::Sqlite => (
             "INSERT OR REPLACE INTO item_search (rowid, body) VALUES ($1, $2)",
-            tokens.join(" "),
+            index_value(engine, tokens),
         ),
         Engine::Postgres => (
             "INSERT INTO item_search (item_id, document) VALUES ($1, $2::tsvector)
              ON CONFLICT (item_id) DO UPDATE SET document = EXCLUDED.document",
-            tsvector_literal(tokens),
+            index_value(engine, tokens),
         ),
     }
+}
+
+/// The index value of `tokens` for `engine`: the tokens joined by spaces (SQLite's FTS5 table
+/// splits on them), or a tsvector literal.
+fn index_value(engine: Engine, tokens: &[String]) -> String {
+    match engine {
+        Engine::Sqlite => tokens.join(" "),
+        Engine::Postgres => tsvector_literal(tokens),
+    }
+}
+
+/// The index value of one item, for a batch of [`index_rows_sql`].
+pub(crate) fn item_index_value(
+    engine: Engine,
+    title: Option<&str>,
+    content: Option<&str>,
+    summary: Option<&str>,
+) -> String {
+    index_value(engine, &item_tokens(title, content, summary))
+}
+
+/// The statement that writes `rows` index rows at once: `$1`, `$2` the first item's id and
+/// value, `$3`, `$4` the second's, and so on (values from [`item_index_value`]).
+pub(crate) fn index_rows_sql(engine: Engine, rows: usize) -> String {
+    let (head, row, tail) = match engine {
+        Engine::Sqlite => (
+            "INSERT OR REPLACE INTO item_search (rowid, body) VALUES ",
+            "",
+            "",
+        ),
+        Engine::Postgres => (
+            "INSERT INTO item_search (item_id, document) VALUES ",
+            "::tsvector",
+            " ON CONFLICT (item_id) DO UPDATE SET document = EXCLUDED.document",
+        ),
+    };
+    let mut sql = String::from(head);
+    for n in 0..rows {
+        if n > 0 {
+            sql.push_str(", ");
+        }
+        sql.push_str(&format!("(${}, ${}{row})", 2 * n + 1, 2 * n + 2));
+    }
+    sql.push_str(tail);
+    sql
 }
 
 /// Runs `$sql` with `$1` = `$id` and `$2` = `$value` on the transaction `$tx`.
@@ -349,7 +394,6 @@ macro_rules! write_index_row {
             .await?;
     }};
 }
-pub(crate) use write_index_row;
 
 /// The index write of one item, for `upsert_items`.
 pub(crate) fn item_index_write(

@@ -597,3 +597,66 @@ on_both_engines!(bookmarks_are_searched_by_their_snapshots, |db| {
     let q = SearchQuery::parse("ＲＵＳＴ").unwrap();
     assert_eq!(store.search_bookmarks(user, &q).await.unwrap().len(), 1);
 });
+
+on_both_engines!(
+    a_large_batch_is_stored_indexed_and_counted_in_multi_row_statements,
+    |db| {
+        let store = db.migrated().await;
+        let user = add_user(&store, "bea").await;
+        let (subscription, feed) = follow(&store, user, "https://batch.example/feed").await;
+        // 150 items: two statements of 64, one of 16, one of 4 and two of one row.
+        let mut items: Vec<NewItem> = (0..150)
+            .map(|i| NewItem {
+                guid: Some(format!("b-{i}")),
+                title: Some(format!("Batch item w{i}x")),
+                content: Some(format!("<p>Body of number z{i}q</p>")),
+                published: Some(BASE - i),
+                ..NewItem::default()
+            })
+            .collect();
+        let counts = store.upsert_items(feed, &items, BASE).await.unwrap();
+        assert_eq!(
+            (counts.inserted, counts.updated, counts.unchanged),
+            (150, 0, 0)
+        );
+        assert_eq!(store.count_items(feed).await.unwrap(), 150);
+        let unread = store.subscription(user, subscription).await.unwrap();
+        assert_eq!(
+            unread.unread_count, 150,
+            "the insert trigger counted each row"
+        );
+        // Every row of every statement is indexed: the first, one in the middle, the last.
+        for n in [0, 77, 148, 149] {
+            let titles = hit_titles(&store, user, search_of(&format!("z{n}q"), all(10))).await;
+            assert_eq!(titles, vec![format!("Batch item w{n}x")]);
+        }
+        // Unchanged items cost nothing; changed ones are updated and indexed again.
+        for n in [3, 100, 149] {
+            items[n].content = Some(format!("<p>Rewritten y{n}k</p>"));
+        }
+        items.push(NewItem {
+            guid: Some("b-new".into()),
+            title: Some("Late arrival".into()),
+            published: Some(BASE + 1),
+            ..NewItem::default()
+        });
+        let counts = store.upsert_items(feed, &items, BASE + 60).await.unwrap();
+        assert_eq!(
+            (counts.inserted, counts.updated, counts.unchanged),
+            (1, 3, 147)
+        );
+        for n in [3, 100, 149] {
+            let titles = hit_titles(&store, user, search_of(&format!("y{n}k"), all(10))).await;
+            assert_eq!(titles, vec![format!("Batch item w{n}x")]);
+            let old = hit_titles(&store, user, search_of(&format!("z{n}q"), all(10))).await;
+            assert!(old.is_empty(), "the old text of {n} is no longer indexed");
+        }
+        let unread = store.subscription(user, subscription).await.unwrap();
+        assert_eq!(unread.unread_count, 151);
+        let counts = store.upsert_items(feed, &items, BASE + 120).await.unwrap();
+        assert_eq!(
+            (counts.inserted, counts.updated, counts.unchanged),
+            (0, 0, 151)
+        );
+    }
+);
