@@ -361,9 +361,11 @@ impl Fetcher {
     }
 
     /// Fetches `url` once (through the guard and the per-host limiter) and checks that it
-    /// answers with a feed that parses. `Err` says why not, as the user should read it: an
-    /// error status, no answer, or not a feed. Nothing is stored.
-    pub async fn check_feed(&self, url: &Url) -> Result<(), String> {
+    /// answers with a feed that parses; returns the response, which
+    /// [`Fetcher::refresh_feed_with`] can record as the feed's first fetch. `Err` says why
+    /// not, as the user should read it: an error status, no answer, or not a feed. Nothing is
+    /// stored.
+    pub async fn check_feed(&self, url: &Url) -> Result<FetchResponse, String> {
         let request = FetchRequest::new(url.clone());
         let host = url.host_str().unwrap_or_default().to_owned();
         let permit = self.inner.limiter.acquire(&host).await;
@@ -389,7 +391,8 @@ impl Fetcher {
         })
         .await
         // The parse error already says what the document is ("not a feed: an HTML page…").
-        .unwrap_or_else(|error| Err(format!("the parser failed: {error}")))
+        .unwrap_or_else(|error| Err(format!("the parser failed: {error}")))?;
+        Ok(response)
     }
 
     /// Fetches a feed this fetcher's owner has claimed, stores everything, releases the lease.

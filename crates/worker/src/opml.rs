@@ -1,14 +1,14 @@
 //! OPML import and export (F37): the pure reading and writing of OPML documents, and the
 //! import/export of a user's subscriptions on top of the store (an import fetches each feed
-//! once to check it, through the worker's fetcher). The command line's
-//! `tidings opml` and the API's `GET/POST /api/v1/opml` both call [`import_opml`] and
-//! [`export_opml`].
+//! once to check it, through the worker's fetcher, and records that fetch as the feed's
+//! first). The command line's `tidings opml` and the API's `GET/POST /api/v1/opml` both call
+//! [`import_opml`] and [`export_opml`].
 
 use std::collections::{HashMap, HashSet};
 
 use quick_xml::Reader;
 use quick_xml::events::{BytesStart, Event};
-use tidings_fetch::AddressPolicy;
+use tidings_fetch::{AddressPolicy, FetchResponse};
 use tidings_store::{NewSubscription, OpmlImportRecord, Store, StoreError};
 use tokio::task::JoinSet;
 use url::Url;
@@ -377,8 +377,10 @@ pub enum ImportError {
 /// at once): one that answers an HTTP error such as 404, does not answer, or is not a feed is
 /// reported as failed with the reason and not subscribed. The user's subscription limit takes
 /// feeds in file order; the rest are reported as over it (and not fetched). The import is
-/// recorded with its per-URL report in the user's history. The worker fetches the new feeds
-/// on its next tick, as they are due at once.
+/// recorded with its per-URL report in the user's history. The response that passed the
+/// check is recorded as the new feed's first fetch (its items are stored before this
+/// returns), so an import costs one request per feed; favicons are looked up afterwards,
+/// once per site.
 pub async fn import_opml(
     fetcher: &Fetcher,
     user_id: i64,
@@ -439,22 +441,33 @@ pub async fn import_opml(
             continue;
         }
         let checks = check_feeds(fetcher, batch).await;
+        // The first fetches of the batch's new feeds: spawned, so that one finishes (and
+        // releases its feed) even when the import's caller goes away, and awaited before the
+        // next batch, so that an import holds at most a batch of responses.
+        let mut first_fetches = Vec::new();
         for ((index, url), check) in batch.iter().zip(checks) {
             let entry = &mut entries[*index];
-            if let Err(reason) = check {
-                entry.status = ImportStatus::Failed;
-                entry.reason = Some(reason);
-                continue;
-            }
+            let response = match check {
+                Ok(response) => response,
+                Err(reason) => {
+                    entry.status = ImportStatus::Failed;
+                    entry.reason = Some(reason);
+                    continue;
+                }
+            };
             if let Some(limit) = limit_reached {
                 entry.reason = Some(over_subscription_limit_reason(limit));
                 continue;
             }
             let feed = &document.feeds[*index];
             match subscribe_one(store, user_id, feed, url, options, &mut groups).await? {
-                Ok(subscription_id) => {
+                Ok((subscription_id, feed_id)) => {
                     entry.status = ImportStatus::Added;
                     entry.subscription_id = Some(subscription_id);
+                    let fetcher = fetcher.clone();
+                    first_fetches.push(tokio::spawn(async move {
+                        (feed_id, fetcher.refresh_feed_with(feed_id, response).await)
+                    }));
                 }
                 Err(Refusal::LimitReached(limit)) => {
                     limit_reached = Some(limit);
@@ -464,6 +477,16 @@ pub async fn import_opml(
                     entry.status = status;
                     entry.reason = Some(reason);
                 }
+            }
+        }
+        for first_fetch in first_fetches {
+            match first_fetch.await {
+                Ok((_, Ok(report))) => tracing::debug!(%report, "imported feed fetched"),
+                // Another worker has it, or it is gone: its own fetch stores its items.
+                Ok((feed_id, Err(error))) => {
+                    tracing::debug!(feed = feed_id, %error, "an imported feed's first fetch was not recorded");
+                }
+                Err(error) => tracing::warn!(%error, "an imported feed's first fetch failed"),
             }
         }
     }
@@ -553,18 +576,24 @@ fn precheck(
     Ok(url)
 }
 
-/// Fetches each feed of `batch` once, all at once; the results are in `batch`'s order.
-async fn check_feeds(fetcher: &Fetcher, batch: &[(usize, Url)]) -> Vec<Result<(), String>> {
+/// Fetches each feed of `batch` once, all at once; the responses (or why a feed is not
+/// usable) are in `batch`'s order.
+async fn check_feeds(
+    fetcher: &Fetcher,
+    batch: &[(usize, Url)],
+) -> Vec<Result<FetchResponse, String>> {
     let mut tasks = JoinSet::new();
     for (position, (_, url)) in batch.iter().enumerate() {
         let (fetcher, url) = (fetcher.clone(), url.clone());
         tasks.spawn(async move { (position, fetcher.check_feed(&url).await) });
     }
-    let mut results: Vec<Result<(), String>> = vec![Ok(()); batch.len()];
+    let mut results: Vec<Result<FetchResponse, String>> = (0..batch.len())
+        .map(|_| Err("the check did not finish".to_owned()))
+        .collect();
     while let Some(done) = tasks.join_next().await {
         match done {
             Ok((position, result)) => results[position] = result,
-            // A check that panicked: its feed stays marked fine and is left to the worker.
+            // A check that panicked: its feed is reported as failed; importing again retries.
             Err(error) => tracing::warn!(%error, "an OPML feed check failed"),
         }
     }
@@ -580,7 +609,8 @@ enum Refusal {
 }
 
 /// Subscribes to one checked feed of an import in the group of its folder (created when
-/// missing), titled as in the file. A database failure stops the import.
+/// missing), titled as in the file; returns the subscription's and the feed's ids. A database
+/// failure stops the import.
 async fn subscribe_one(
     store: &Store,
     user_id: i64,
@@ -588,7 +618,7 @@ async fn subscribe_one(
     url: &Url,
     options: &ImportOptions,
     groups: &mut HashMap<String, i64>,
-) -> Result<Result<i64, Refusal>, StoreError> {
+) -> Result<Result<(i64, i64), Refusal>, StoreError> {
     let group_id = match &feed.group {
         None => None,
         Some(name) => match groups.get(&name.to_lowercase()) {
@@ -636,7 +666,7 @@ async fn subscribe_one(
         )
         .await;
     Ok(match subscribed {
-        Ok(subscription) => Ok(subscription.id),
+        Ok(subscription) => Ok((subscription.id, subscription.feed_id)),
         Err(StoreError::Conflict(_)) => Err(Refusal::Other(
             ImportStatus::Skipped,
             "already subscribed".into(),

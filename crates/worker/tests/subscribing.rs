@@ -132,6 +132,108 @@ async fn import_site() -> TestServer {
     TestServer::start(router).await
 }
 
+on_both_engines!(an_import_costs_one_request_per_feed, |db| {
+    let store = db.migrated().await;
+    let alice = user(&store, "alice").await;
+    // Feeds whose channel links a site page on this server, which links an icon: the favicon
+    // lookup is one site page and one icon for all of them.
+    let router = Router::new()
+        .route(
+            "/feeds/{name}",
+            get(
+                |axum::extract::Path(name): axum::extract::Path<String>,
+                 headers: axum::http::HeaderMap| async move {
+                    let host = headers
+                        .get("host")
+                        .and_then(|h| h.to_str().ok())
+                        .unwrap_or_default()
+                        .to_owned();
+                    rss(&name, 3).replace(
+                        "<link>https://site.example/</link>",
+                        &format!("<link>http://{host}/site</link>"),
+                    )
+                },
+            ),
+        )
+        .route(
+            "/site",
+            get(|| async {
+                axum::response::Html(
+                    "<html><head><link rel=\"icon\" href=\"/icon.png\"></head></html>",
+                )
+            }),
+        )
+        .route(
+            "/icon.png",
+            get(|| async {
+                (
+                    [("content-type", "image/png")],
+                    b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec(),
+                )
+            }),
+        );
+    let site = TestServer::start(router).await;
+    let names = ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l"];
+    let outlines: String = names
+        .iter()
+        .map(|name| {
+            format!(
+                "<outline text=\"{name}\" xmlUrl=\"{}\"/>",
+                site.url(&format!("/feeds/{name}"))
+            )
+        })
+        .collect();
+    let document = format!("<opml version=\"2.0\"><body>{outlines}</body></opml>");
+    let fetcher = support::fetcher_with(
+        &store,
+        support::local_client(std::time::Duration::from_secs(5)),
+        |config| config.favicons = true,
+    );
+    let report = import_opml(
+        &fetcher,
+        alice,
+        document.as_bytes(),
+        &ImportOptions::default(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(report.added, names.len(), "{report:?}");
+    // Each feed's items are stored by the import itself, from the check's response.
+    for name in names {
+        let feed_id = store
+            .feed_id_by_url(&site.url(&format!("/feeds/{name}")))
+            .await
+            .unwrap()
+            .expect("subscribed");
+        assert_eq!(store.count_items(feed_id).await.unwrap(), 3, "feed {name}");
+        let state = store.feed_fetch_state(feed_id).await.unwrap();
+        assert!(state.last_success_at.is_some(), "feed {name}: {state:?}");
+    }
+    // The worker finds nothing due: the check was the first refresh.
+    let worker = tidings_worker::Worker::new(fetcher.clone());
+    assert_eq!(worker.run_once().await.unwrap(), vec![]);
+    fetcher.wait_for_favicons().await;
+    for name in names {
+        assert_eq!(
+            site.hits(&format!("/feeds/{name}")),
+            1,
+            "{:?}",
+            site.hits_by_path()
+        );
+    }
+    // Favicons are looked up after the import, once for the site all the feeds share.
+    assert_eq!(site.hits("/site"), 1, "{:?}", site.hits_by_path());
+    assert_eq!(site.hits("/icon.png"), 1, "{:?}", site.hits_by_path());
+    assert_eq!(site.total_hits(), names.len() + 2);
+    let feed_id = store
+        .feed_id_by_url(&site.url("/feeds/a"))
+        .await
+        .unwrap()
+        .unwrap();
+    let icon = store.favicon(feed_id).await.unwrap().expect("stored");
+    assert_eq!(icon.mime_type.as_deref(), Some("image/png"));
+});
+
 on_both_engines!(opml_import_reports_each_url_and_export_round_trips, |db| {
     let store = db.migrated().await;
     let alice = user(&store, "alice").await;
@@ -268,8 +370,8 @@ on_both_engines!(opml_import_reports_each_url_and_export_round_trips, |db| {
             Some("Rust".to_owned()),
             Some("Tech".to_owned()),
         ),
-        // Not fetched yet (the worker does that), so named by its URL.
-        (third.clone(), Some(third.clone()), None),
+        // Fetched by the import (its check was its first refresh), so named by its title.
+        (third.clone(), Some("Feed third".to_owned()), None),
         (top.clone(), Some("Top".to_owned()), None),
     ];
     expected.sort();
