@@ -2014,3 +2014,106 @@ async fn search_in_chromium() {
     review(&b, "search").await;
     b.quit().await;
 }
+
+/// Full text (F6) in the reader: "Load full article" on an item fetches its page and shows the
+/// article, a button switches back to the feed's text and again, and the feed settings save
+/// the full-text mode.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn full_text_in_chromium() {
+    if skip_without_browser("ui_browser::full_text_in_chromium") {
+        return;
+    }
+    let site = FeedServer::start().await;
+    site.serve(
+        "/news.xml",
+        200,
+        "application/rss+xml",
+        rss(&site.base, "news", 2),
+    );
+    // The newest item links to /news/0: the saved news page.
+    site.serve(
+        "/news/0",
+        200,
+        "text/html; charset=utf-8",
+        include_bytes!("../../extract/testdata/news.html").as_slice(),
+    );
+    let db = TestDb::sqlite();
+    let store = db.migrated().await;
+    let base = start_server_on(store.clone()).await;
+    let b = Browser::start(1280, 860).await;
+    let (_, ids) = reader_with_feeds(&store, &b, &base, &[site.url("/news.xml")]).await;
+    let feed = ids[0];
+    b.goto(&format!("{base}/feeds/{feed}?filter=all")).await;
+    b.wait_for(
+        "the news items",
+        "document.querySelectorAll('#main li.item').length === 2",
+    )
+    .await;
+    let first = listed_ids(&b).await[0];
+    let item = format!("li.item[data-id='{first}']");
+    b.click(&format!("{item} .item-toggle")).await;
+    b.wait_for(
+        "the feed's text",
+        &format!("document.querySelector(\"{item} .item-content\")?.innerText.includes('Body 0')"),
+    )
+    .await;
+    assert_eq!(site.hits("/news/0"), 0, "nothing fetched before the click");
+    b.click(&format!("{item} [data-action=load-full-text]"))
+        .await;
+    let article = b
+        .wait_for(
+            "the full article",
+            &format!("document.querySelector(\"{item} .item-content.full-text\")?.innerText"),
+        )
+        .await;
+    let article = article.as_str().unwrap().to_owned();
+    assert!(
+        article.contains("The tidal mill at Porthcarrow last turned"),
+        "{article}"
+    );
+    assert!(!article.contains("Most read"), "the sidebar: {article}");
+    assert_eq!(site.hits("/news/0"), 1);
+    review(&b, "full-text").await;
+    // Back to the feed's text, and to the article again, without another request.
+    b.click(&format!("{item} [data-action=full-text]")).await;
+    b.wait_for(
+        "the feed's text again",
+        &format!(
+            "!document.querySelector(\"{item} .item-content.full-text\") && \
+             document.querySelector(\"{item} .item-content\")?.innerText.includes('Body 0') && \
+             document.querySelector(\"{item} [data-action=full-text]\").textContent === 'Show full article'"
+        ),
+    )
+    .await;
+    b.click(&format!("{item} [data-action=full-text]")).await;
+    b.wait_for(
+        "the article again",
+        &format!("document.querySelector(\"{item} .item-content.full-text\")?.innerText.includes('Porthcarrow')"),
+    )
+    .await;
+    assert_eq!(site.hits("/news/0"), 1);
+
+    // The feed settings save the mode.
+    b.goto(&format!("{base}/feeds/{feed}/settings")).await;
+    b.wait_for(
+        "the settings",
+        "document.querySelector('#feed-full-text') !== null",
+    )
+    .await;
+    assert_eq!(
+        b.eval("document.querySelector('#feed-full-text').value")
+            .await,
+        "auto"
+    );
+    b.eval("document.querySelector('#feed-full-text').value = 'never'")
+        .await;
+    b.click("form.form button[type=submit]").await;
+    b.wait_for(
+        "saved",
+        "document.querySelector('.settings .success') !== null",
+    )
+    .await;
+    let subscriptions = api_in_page(&b, "/subscriptions").await;
+    assert_eq!(subscriptions["subscriptions"][0]["full_text"], "never");
+    b.quit().await;
+}
