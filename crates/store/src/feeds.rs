@@ -23,19 +23,27 @@ macro_rules! ensure_feed {
         .bind($now)
         .fetch_one(&mut *$tx)
         .await?;
-        sqlx::query(
-            "INSERT INTO feed_fetch_state (feed_id, next_check_at) VALUES ($1, $2)
-             ON CONFLICT (feed_id) DO NOTHING",
-        )
-        .bind(feed_id)
-        .bind($now)
-        .execute(&mut *$tx)
-        .await?;
+        crate::feeds::ensure_fetch_state!($tx, feed_id, $now);
         feed_id
     }};
 }
 
-pub(crate) use ensure_feed;
+/// Gives the feed `$feed_id` its fetch state, due at `$now`, unless it has one. Runs inside
+/// the transaction `$tx`.
+macro_rules! ensure_fetch_state {
+    ($tx:ident, $feed_id:expr, $now:expr) => {
+        sqlx::query(
+            "INSERT INTO feed_fetch_state (feed_id, next_check_at) VALUES ($1, $2)
+             ON CONFLICT (feed_id) DO NOTHING",
+        )
+        .bind($feed_id)
+        .bind($now)
+        .execute(&mut *$tx)
+        .await?
+    };
+}
+
+pub(crate) use {ensure_feed, ensure_fetch_state};
 
 /// The default fetch interval of a subscription, in minutes (F10).
 pub const DEFAULT_INTERVAL_MINUTES: i64 = 60;
@@ -146,6 +154,9 @@ pub struct Subscription {
     pub has_favicon: bool,
     /// Whether the feed's items get their article page fetched (F6).
     pub full_text: crate::FullTextMode,
+    /// For a scraped source (F7), its configuration (the JSON of a `tidings_scrape`
+    /// `ScrapeConfig`); `None` for a feed.
+    pub scrape_config: Option<String>,
 }
 
 /// Summary of a shared feed, for administration and the command line.
@@ -184,6 +195,9 @@ pub struct DueFeed {
     pub proxy_url: Option<String>,
     /// When the lease on it ends.
     pub lease_until: i64,
+    /// For a scraped source (F7), its configuration (JSON): the page is scraped instead of
+    /// parsed as a feed.
+    pub scrape_config: Option<String>,
 }
 
 /// The outcome of a fetch, as the scheduling policy decided it, to store for a feed.
@@ -223,7 +237,7 @@ type SubscriptionRow = (
     (i64, i64, i64, Option<String>, Option<String>, String),
     (Option<String>, i64, String, Option<String>, Option<String>),
     (Option<i64>, i64, Option<i64>, i64, i64, bool),
-    (String,),
+    (String, Option<String>),
 );
 
 const SUBSCRIPTION_SELECT: &str = "
@@ -232,13 +246,19 @@ SELECT s.id, s.feed_id, s.group_id, s.title, f.title, f.url,
        st.last_http_status, st.next_check_at, st.last_success_at, s.created_at,
        s.unread_count,
        EXISTS (SELECT 1 FROM favicons fi WHERE fi.feed_id = s.feed_id AND fi.data IS NOT NULL),
-       s.full_text
+       s.full_text,
+       f.scrape_config
 FROM subscriptions s
 JOIN feeds f ON f.id = s.feed_id
 JOIN feed_fetch_state st ON st.feed_id = s.feed_id";
 
 fn subscription_from_row(row: SubscriptionRow) -> Subscription {
-    let ((id, feed_id, group_id, custom_title, feed_title, feed_url), rest, last, (full_text,)) =
+    let (
+        (id, feed_id, group_id, custom_title, feed_title, feed_url),
+        rest,
+        last,
+        (full_text, scrape_config),
+    ) =
         row;
     let (site_url, interval_minutes, status, status_reason, last_error) = rest;
     let (last_http_status, next_check_at, last_success_at, created_at, unread_count, has_favicon) =
@@ -263,12 +283,13 @@ fn subscription_from_row(row: SubscriptionRow) -> Subscription {
         has_favicon,
         // The column's CHECK allows only the three spellings.
         full_text: crate::FullTextMode::parse(&full_text).unwrap_or_default(),
+        scrape_config,
     }
 }
 
-// A subscription row has 18 columns: read as four groups (see `row_decoder!`).
+// A subscription row has 19 columns: read as four groups (see `row_decoder!`).
 row_decoder!(decode_subscription -> SubscriptionRow {
-    (0, 1, 2, 3, 4, 5), (6, 7, 8, 9, 10), (11, 12, 13, 14, 15, 16), (17)
+    (0, 1, 2, 3, 4, 5), (6, 7, 8, 9, 10), (11, 12, 13, 14, 15, 16), (17, 18)
 });
 
 impl Store {
@@ -288,6 +309,19 @@ impl Store {
         user_id: i64,
         new: &NewSubscription,
         max_subscriptions: Option<i64>,
+    ) -> Result<Subscription> {
+        self.subscribe_to_source(user_id, new, max_subscriptions, None)
+            .await
+    }
+
+    /// [`Store::subscribe_within_limit`] to a feed (`scrape_config` `None`) or to a scraped
+    /// source with that configuration (see [`Store::subscribe_scraped`]).
+    pub(crate) async fn subscribe_to_source(
+        &self,
+        user_id: i64,
+        new: &NewSubscription,
+        max_subscriptions: Option<i64>,
+        scrape_config: Option<&str>,
     ) -> Result<Subscription> {
         let interval = check_interval(new.interval_minutes.unwrap_or(DEFAULT_INTERVAL_MINUTES))?;
         let url = new.feed_url.trim();
@@ -339,7 +373,10 @@ impl Store {
                         .await?,
                     };
                 let group_id = group_id.ok_or(StoreError::NotFound("group"))?;
-                let feed_id = ensure_feed!(tx, url, now);
+                let feed_id = match scrape_config {
+                    None => ensure_feed!(tx, url, now),
+                    Some(config) => crate::scraped::ensure_scraped_source!(tx, url, config, now),
+                };
                 sqlx::query_scalar::<_, i64>(
                     "INSERT INTO subscriptions
                         (user_id, feed_id, group_id, title, fetch_interval_minutes, created_at)
@@ -643,7 +680,7 @@ impl Store {
                             st.parse_failures,
                             COALESCE((SELECT MIN(s.fetch_interval_minutes) FROM subscriptions s
                                       WHERE s.feed_id = f.id), $3),
-                            f.proxy_url, st.lease_until
+                            f.proxy_url, st.lease_until, f.scrape_config
                      FROM feeds f JOIN feed_fetch_state st ON st.feed_id = f.id
                      WHERE f.id = $1 AND st.lease_owner = $2",
                 )
@@ -786,10 +823,22 @@ type DueFeedRow = (
     i64,
     Option<String>,
     Option<i64>,
+    Option<String>,
 );
 
 fn due_feed_from_row(row: DueFeedRow) -> DueFeed {
-    let (feed_id, url, etag, last_modified, failures, parse_failures, interval, proxy, lease) = row;
+    let (
+        feed_id,
+        url,
+        etag,
+        last_modified,
+        failures,
+        parse_failures,
+        interval,
+        proxy,
+        lease,
+        scrape,
+    ) = row;
     DueFeed {
         feed_id,
         url,
@@ -800,6 +849,7 @@ fn due_feed_from_row(row: DueFeedRow) -> DueFeed {
         interval_minutes: interval,
         proxy_url: proxy,
         lease_until: lease.unwrap_or_default(),
+        scrape_config: scrape,
     }
 }
 

@@ -27,6 +27,7 @@ mod preferences;
 pub mod private_postgres;
 mod rate_limits;
 mod reading;
+mod scraped;
 mod search;
 mod sessions;
 mod subscription_changes;

@@ -224,6 +224,13 @@ pub const MIGRATIONS: &[Migration] = &[
         postgres: include_str!("../migrations/postgres/0014_full_text.sql"),
         data: None,
     },
+    Migration {
+        version: 15,
+        name: "scraped_sources",
+        sqlite: include_str!("../migrations/sqlite/0015_scraped_sources.sql"),
+        postgres: include_str!("../migrations/postgres/0015_scraped_sources.sql"),
+        data: None,
+    },
 ];
 
 /// An arbitrary constant naming tidings' migration lock among PostgreSQL advisory locks.

@@ -120,14 +120,14 @@ impl fmt::Display for FeedReport {
     }
 }
 
-/// A parsed, sanitized feed, ready to store.
-struct ParsedFeed {
-    title: Option<String>,
-    site_url: Option<String>,
-    description: Option<String>,
-    format: &'static str,
-    icon: Option<String>,
-    items: Vec<NewItem>,
+/// A parsed (or scraped), sanitized feed, ready to store.
+pub(crate) struct ParsedFeed {
+    pub(crate) title: Option<String>,
+    pub(crate) site_url: Option<String>,
+    pub(crate) description: Option<String>,
+    pub(crate) format: &'static str,
+    pub(crate) icon: Option<String>,
+    pub(crate) items: Vec<NewItem>,
 }
 
 /// Why a manual refresh could not run.
@@ -395,6 +395,26 @@ impl Fetcher {
         Ok(response)
     }
 
+    /// Fetches `url` once through the guard and the per-host limiter, as it is (no
+    /// validators): a scraped source's page for a preview (F7).
+    pub(crate) async fn fetch_page(
+        &self,
+        url: &Url,
+    ) -> Result<FetchResponse, tidings_fetch::FetchError> {
+        let request = FetchRequest::new(url.clone());
+        let host = url.host_str().unwrap_or_default().to_owned();
+        let permit = self.inner.limiter.acquire(&host).await;
+        self.inner
+            .limiter
+            .watch(permit, self.inner.client.fetch(&request))
+            .await
+    }
+
+    /// The sanitizer items are stored through.
+    pub(crate) fn sanitizer(&self) -> Arc<Sanitizer> {
+        Arc::clone(&self.inner.sanitizer)
+    }
+
     /// Fetches a feed this fetcher's owner has claimed, stores everything, releases the lease.
     /// Never fails: problems are in the report (and the lease expires if nothing was stored).
     pub async fn fetch_claimed(&self, due: DueFeed) -> FeedReport {
@@ -518,7 +538,7 @@ impl Fetcher {
                         report.result = FetchResult::Unchanged;
                         (response.outcome(ParseResult::Skipped), Some(response))
                     } else {
-                        match self.parse(&response).await {
+                        match self.parse(&response, due.scrape_config.as_deref()).await {
                             Ok(parsed) => {
                                 let counts = self.store_parsed(due.feed_id, &parsed, now).await?;
                                 self.save_body(due.feed_id, &response, digest, now).await?;
@@ -636,10 +656,29 @@ impl Fetcher {
     }
 
     /// Parses and sanitizes on the blocking pool: both are CPU work that would stall the
-    /// runtime's threads for a large feed.
-    async fn parse(&self, response: &FetchResponse) -> Result<ParsedFeed, String> {
+    /// runtime's threads for a large feed. A scraped source's page (F7) is read with its
+    /// configuration `scrape_config` instead.
+    async fn parse(
+        &self,
+        response: &FetchResponse,
+        scrape_config: Option<&str>,
+    ) -> Result<ParsedFeed, String> {
         // A cheap clone: the body is reference-counted.
         let body = response.body.clone();
+        if let Some(config) = scrape_config {
+            let (config, url, charset) = (
+                config.to_owned(),
+                response.url.clone(),
+                response.charset.clone(),
+            );
+            let sanitizer = Arc::clone(&self.inner.sanitizer);
+            let task = tokio::task::spawn_blocking(move || {
+                crate::scraping::scrape_and_sanitize(&body, &url, charset, &config, &sanitizer)
+            });
+            return task
+                .await
+                .unwrap_or_else(|error| Err(format!("the scraper failed: {error}")));
+        }
         let options = ParseOptions {
             feed_url: Some(response.url.clone()),
             http_charset: response.charset.clone(),
@@ -898,8 +937,24 @@ fn parse_and_sanitize(
         tracing::debug!(url = ?options.feed_url.as_ref().map(Url::as_str), warning, "damaged feed read partly");
     }
     feed.sanitize_html(sanitizer);
-    let items = feed
-        .items
+    let items = new_items(&feed.items);
+    Ok(ParsedFeed {
+        title: feed.title.clone(),
+        site_url: feed.site_url.clone(),
+        description: feed.description.clone(),
+        format: match feed.format() {
+            tidings_feed::FeedFormat::Rss => "rss",
+            tidings_feed::FeedFormat::Atom => "atom",
+            tidings_feed::FeedFormat::Json => "json",
+        },
+        icon: feed.icon.clone(),
+        items,
+    })
+}
+
+/// The store's items for sanitized model items (a feed's or a scraped page's).
+pub(crate) fn new_items(items: &[tidings_feed::Item]) -> Vec<NewItem> {
+    items
         .iter()
         .map(|item| NewItem {
             guid: item.guid.clone(),
@@ -923,19 +978,7 @@ fn parse_and_sanitize(
             thumbnail_url: item.thumbnail.clone(),
             identity_key: Some(item.identity().key.clone()),
         })
-        .collect();
-    Ok(ParsedFeed {
-        title: feed.title.clone(),
-        site_url: feed.site_url.clone(),
-        description: feed.description.clone(),
-        format: match feed.format() {
-            tidings_feed::FeedFormat::Rss => "rss",
-            tidings_feed::FeedFormat::Atom => "atom",
-            tidings_feed::FeedFormat::Json => "json",
-        },
-        icon: feed.icon.clone(),
-        items,
-    })
+        .collect()
 }
 
 /// A feed URL as logs show it: without a password (`user:***@`) and without the query's

@@ -14,6 +14,8 @@
 //!   fetch ([`subscribe_with_discovery`]); [`opml`] imports and exports subscriptions.
 //! - [`full_text`] fetches the article pages of items whose feed gives only a teaser (F6), as
 //!   an [`EnrichmentJob`] beside the fetching, with its own queue and parallelism.
+//! - [`scraping`] previews, subscribes to and reconfigures scraped sources (F7): pages without
+//!   a feed, read by `tidings-scrape` in the same fetch round.
 //! - [`WorkerMetrics`] counts every outcome and renders them for Prometheus.
 //!
 //! ```no_run
@@ -41,6 +43,7 @@ pub mod fetcher;
 pub mod full_text;
 pub mod metrics;
 pub mod opml;
+pub mod scraping;
 pub mod search_index;
 pub mod worker;
 
@@ -56,6 +59,10 @@ pub use metrics::{FetchResult, MetricsSnapshot, WorkerMetrics};
 pub use opml::{
     ImportEntry, ImportError, ImportOptions, ImportReport, ImportStatus, OpmlDocument, OpmlError,
     OpmlFeed, build_opml, export_opml, import_opml, parse_opml,
+};
+pub use scraping::{
+    ScrapePreview, ScrapeSourceError, ScrapedSource, ScrapedSourceRequest, preview_scraped,
+    reconfigure_scraped, subscribe_scraped,
 };
 pub use search_index::backfill_search_index;
 pub use worker::{RETENTION_JOB, RetentionReport, Worker, run_retention};
