@@ -58,6 +58,7 @@ pub const ASSETS: &[Asset] = &[
     asset!("settings.js", JS),
     asset!("keys.js", JS),
     asset!("search.js", JS),
+    asset!("scrape.js", JS),
     asset!("icon.svg", "image/svg+xml"),
 ];
 

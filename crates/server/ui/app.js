@@ -7,6 +7,7 @@ import { h, icon, replace } from './dom.js';
 import { renderSignIn, renderSetup } from './auth.js';
 import { Sidebar, ItemList, BookmarkList, startLiveUpdates } from './reader.js';
 import { openSubscribe, showError, showShortcuts, toast } from './dialogs.js';
+import { openScrape } from './scrape.js';
 import { renderSettings, renderAccount, renderAdmin, renderFeedSettings } from './settings.js';
 import { installKeys } from './keys.js';
 import { createSearchBox } from './search.js';
@@ -112,7 +113,7 @@ function buildLayout(root) {
       h('a', { class: 'brand', href: '/', 'data-link': '' }, icon('feed', 'brand-mark'), h('span', null, 'tidings')),
       app.search.element,
       h('span', { class: 'topbar-spacer' }),
-      h('button', { type: 'button', class: 'button primary', id: 'subscribe-button', onclick: () => openSubscribe() },
+      h('button', { type: 'button', class: 'button primary', id: 'subscribe-button', onclick: () => openSubscribe({ onScrape: (url) => openScrape({ url }) }) },
         icon('plus'), h('span', { class: 'label-wide' }, 'Subscribe')),
       themeButton,
       h('button', { type: 'button', class: 'icon-button', 'aria-label': 'Keyboard shortcuts', title: 'Keyboard shortcuts (?)', onclick: () => showShortcuts() }, icon('keyboard')),

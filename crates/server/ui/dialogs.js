@@ -51,7 +51,8 @@ export function errorBlock(failure) {
     failure.action ? h('p', { class: 'error-action' }, failure.action) : null);
 }
 
-function modal(labelId, ...children) {
+/** Opens a modal dialog labelled by the element `labelId`; it is removed once closed. */
+export function modal(labelId, ...children) {
   const dialog = h('dialog', { class: 'dialog', 'aria-labelledby': labelId }, ...children);
   dialog.addEventListener('close', () => dialog.remove());
   document.body.appendChild(dialog);
@@ -76,8 +77,11 @@ export function confirmDialog(title, message, confirmLabel, danger = true) {
   });
 }
 
-/** The subscribe dialog: a page or feed URL, a group, discovery progress, errors. */
-export function openSubscribe() {
+/**
+ * The subscribe dialog: a page or feed URL, a group, discovery progress, errors. With
+ * `onScrape`, it offers to scrape a page without a feed instead (called with the address).
+ */
+export function openSubscribe({ onScrape } = {}) {
   const input = h('input', { id: 'subscribe-url', name: 'url', type: 'text', inputmode: 'url', autocomplete: 'url', required: true, placeholder: 'https://example.com or https://example.com/feed.xml', spellcheck: 'false' });
   const groups = [...app.groups].sort((a, b) => (a.position || 0) - (b.position || 0));
   const group = groups.length
@@ -92,6 +96,7 @@ export function openSubscribe() {
     h('p', { class: 'hint' }, 'A page is enough: tidings looks for the feed it links to, then at the usual places (/feed, /rss, /atom.xml…).'),
     group ? [h('label', { for: 'subscribe-group' }, 'Group'), group] : null,
     status,
+    onScrape ? h('p', { class: 'hint' }, 'No feed? ', h('button', { type: 'button', class: 'link-button', id: 'scrape-instead', onclick: () => { dialog.close(); onScrape(input.value.trim()); } }, 'Scrape the page instead…')) : null,
     h('div', { class: 'dialog-buttons' }, cancel, submit));
   const dialog = modal('subscribe-title', h('h2', { id: 'subscribe-title' }, 'Subscribe'), form);
   cancel.addEventListener('click', () => dialog.close());

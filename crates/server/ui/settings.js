@@ -5,6 +5,7 @@ import { app } from './state.js';
 import { api } from './api.js';
 import { fullDate, h, icon, replace } from './dom.js';
 import { confirmDialog, errorBlock, showError, toast } from './dialogs.js';
+import { openScrape } from './scrape.js';
 
 function pageHeader(title, ...extra) {
   return h('div', { class: 'list-header' },
@@ -473,6 +474,10 @@ export async function renderFeedSettings(root, feedId) {
       showError(e, 'You are still subscribed');
     }
   });
+  const kindNames = { html: 'plain HTML, CSS selectors', nextjs: 'Next.js, __NEXT_DATA__', remix: 'Remix, __remixContext' };
+  const editScraper = sub.scraper
+    ? h('button', { type: 'button', class: 'button', id: 'edit-scraper', onclick: () => openScrape({ subscription: sub }).addEventListener('close', () => renderFeedSettings(root, feedId)) }, 'Edit scraper…')
+    : null;
   const statusWords = { active: 'Working', backoff: 'Failing — retried later and later', stopped: 'Stopped until you resume it' };
   root.removeAttribute('aria-labelledby');
   replace(root,
@@ -493,6 +498,9 @@ export async function renderFeedSettings(root, feedId) {
           h('dt', null, 'Next check'), h('dd', null, fullDate(sub.next_check_at))),
         h('div', { class: 'button-row' }, sub.status !== 'active' ? resume : null, refresh),
         stateStatus),
+      sub.scraper ? section('Scraper',
+        h('p', { class: 'hint' }, 'This page has no feed: its items are read as a ' + (kindNames[sub.scraper.kind] || sub.scraper.kind) + ' page.'),
+        h('div', { class: 'button-row' }, editScraper)) : null,
       section('Unsubscribe', unsubscribe)));
   root.setAttribute('aria-labelledby', 'page-title');
 }

@@ -40,6 +40,16 @@ pub const FIELD_LIMITS: &[(&str, usize)] = &[
     ("before", MAX_SHORT_CHARS),
     ("theme", MAX_SHORT_CHARS),
     ("default_view", MAX_SHORT_CHARS),
+    // A scraped source's configuration (F7): the scraper's own bounds.
+    ("item_selector", tidings_scrape::MAX_SELECTOR_LEN),
+    ("title_selector", tidings_scrape::MAX_SELECTOR_LEN),
+    ("url_selector", tidings_scrape::MAX_SELECTOR_LEN),
+    ("date_selector", tidings_scrape::MAX_SELECTOR_LEN),
+    ("date_format", tidings_scrape::MAX_SELECTOR_LEN),
+    ("summary_selector", tidings_scrape::MAX_SELECTOR_LEN),
+    ("data_key", tidings_scrape::MAX_SELECTOR_LEN),
+    ("context_key", tidings_scrape::MAX_SELECTOR_LEN),
+    ("url_prefix", tidings_scrape::MAX_URL_PREFIX_LEN),
 ];
 
 /// The longest accepted value of the field `name`.

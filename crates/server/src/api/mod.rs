@@ -14,6 +14,7 @@ pub mod items;
 pub mod limits;
 pub mod opml;
 pub mod preferences;
+pub mod scraped;
 pub(crate) mod search;
 pub mod subscriptions;
 
@@ -79,6 +80,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .merge(accounts::router())
         .merge(admin::router())
         .merge(subscriptions::router())
+        .merge(scraped::router())
         .merge(opml::router())
         .merge(groups::router())
         .merge(items::router())

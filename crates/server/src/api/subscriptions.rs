@@ -79,9 +79,12 @@ pub struct SubscriptionView {
     pub full_text: FullTextMode,
     /// When the user subscribed.
     pub created_at: String,
+    /// For a scraped source (F7), how its page is read; null for a feed.
+    pub scraper: Option<tidings_scrape::ScrapeConfig>,
 }
 
-fn view(subscription: Subscription) -> SubscriptionView {
+/// The API's view of a subscription.
+pub(crate) fn view(subscription: Subscription) -> SubscriptionView {
     let title = subscription
         .custom_title
         .clone()
@@ -109,6 +112,12 @@ fn view(subscription: Subscription) -> SubscriptionView {
         interval_minutes: subscription.interval_minutes,
         full_text: subscription.full_text,
         created_at: time(subscription.created_at),
+        // Stored by the API from a checked configuration; one unreadable (written by hand)
+        // shows as none rather than failing the list.
+        scraper: subscription
+            .scrape_config
+            .as_deref()
+            .and_then(|text| tidings_worker::scraping::parse_config_json(text).ok()),
     }
 }
 
@@ -228,7 +237,7 @@ async fn list_subscriptions(
 }
 
 /// The answer when the user has as many subscriptions as allowed (F29).
-fn subscription_limit(limit: i64) -> ApiError {
+pub(crate) fn subscription_limit(limit: i64) -> ApiError {
     ApiError::new(
         StatusCode::CONFLICT,
         "subscription_limit",
@@ -253,7 +262,7 @@ fn feed_error(code: &'static str, message: String, action: &str) -> ApiError {
 
 /// Refuses a group that is not the user's and an interval out of range, before any request
 /// leaves the server and before anything is changed.
-async fn check_group_and_interval(
+pub(crate) async fn check_group_and_interval(
     state: &AppState,
     user_id: i64,
     group_id: Option<i64>,
@@ -277,7 +286,7 @@ async fn check_group_and_interval(
 
 /// The answer for a URL (given in the body's `field`) that does not lead to a feed, or a
 /// subscription the store refuses.
-fn subscribe_error(field: &str, error: SubscribeError) -> ApiError {
+pub(crate) fn subscribe_error(field: &str, error: SubscribeError) -> ApiError {
     match error {
         SubscribeError::Store(StoreError::LimitReached { limit, .. }) => subscription_limit(limit),
         SubscribeError::Store(store) => ApiError::from(store),
