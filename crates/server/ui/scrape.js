@@ -1,42 +1,35 @@
-// The scraped source dialog (F7): a page without a feed, read with CSS selectors (plain HTML,
-// Webflow), a key path into Next.js' __NEXT_DATA__, or a route of Remix's context. The
-// preview shows what a configuration finds on the live page before anything is saved; the
-// same dialog changes the configuration of an existing source.
+// The scraped source dialog (F7): configure, preview on the live page, subscribe or save.
 
 import { app } from './state.js';
 import { api } from './api.js';
 import { fullDate, h, replace } from './dom.js';
 import { errorBlock, modal, toast } from './dialogs.js';
 
-// Which fields each kind uses, with an example as placeholder (the README explains each).
 const FIELDS = [
   { name: 'item_selector', label: 'Item selector', kinds: ['html'], example: '.w-dyn-item' },
-  { name: 'data_key', label: 'Data key (key path to the item list)', kinds: ['nextjs', 'remix'], example: { nextjs: 'props.pageProps.posts', remix: 'posts' } },
-  { name: 'context_key', label: 'Context key (the route in __remixContext)', kinds: ['remix'], example: 'routes/blog._index' },
-  { name: 'title_selector', label: 'Title', kinds: ['html', 'nextjs', 'remix'], example: { html: 'h3', nextjs: 'title', remix: 'title' } },
-  { name: 'url_selector', label: 'Link', kinds: ['html', 'nextjs', 'remix'], example: { html: 'a.post-link', nextjs: 'slug', remix: 'slug' } },
-  { name: 'date_selector', label: 'Date', kinds: ['html', 'nextjs', 'remix'], example: { html: '.post-date', nextjs: 'publishedAt', remix: 'date' } },
+  { name: 'data_key', label: 'Data key', kinds: ['nextjs', 'remix'], example: { nextjs: 'props.pageProps.posts', remix: 'posts' } },
+  { name: 'context_key', label: 'Context key', kinds: ['remix'], example: 'routes/blog._index' },
+  { name: 'title_selector', label: 'Title', kinds: ['html', 'nextjs', 'remix'], example: 'title' },
+  { name: 'url_selector', label: 'Link', kinds: ['html', 'nextjs', 'remix'], example: 'slug' },
+  { name: 'date_selector', label: 'Date', kinds: ['html', 'nextjs', 'remix'], example: 'date' },
   { name: 'date_format', label: 'Date format (strftime)', kinds: ['html', 'nextjs', 'remix'], example: '%B %d, %Y' },
-  { name: 'summary_selector', label: 'Summary', kinds: ['html', 'nextjs', 'remix'], example: { html: 'p.summary', nextjs: 'excerpt', remix: 'summary' } },
-  { name: 'url_prefix', label: 'URL prefix for relative links', kinds: ['html', 'nextjs', 'remix'], example: 'https://example.com/blog/' },
+  { name: 'summary_selector', label: 'Summary', kinds: ['html', 'nextjs', 'remix'], example: 'excerpt' },
+  { name: 'url_prefix', label: 'URL prefix', kinds: ['html', 'nextjs', 'remix'], example: 'https://example.com/blog/' },
 ];
 
 const KIND_HINTS = {
-  html: 'CSS selectors: the item selector finds each post, the others are looked for inside it. Without a link selector the item’s first link is taken, and its text is the title.',
-  nextjs: 'Key paths (keys joined by dots) into the JSON of <script id="__NEXT_DATA__">; the fields are key paths inside each item (defaults: title; url, link, href or slug; date, publishedAt…; excerpt, description, summary).',
-  remix: 'The context key names a route of window.__remixContext.state.loaderData; the data key is the path to the list inside it (empty when the route’s data is the list). Fields as for Next.js.',
+  html: 'CSS selectors; the fields are looked for inside each item.',
+  nextjs: 'Key paths (keys joined by dots) into __NEXT_DATA__, then inside each item.',
+  remix: 'A route of __remixContext, a key path to its list, then paths inside each item.',
 };
 
-/**
- * Opens the dialog. With `subscription` (a scraped source), it edits that source's
- * configuration; otherwise it subscribes to a new page, with `url` prefilled when given.
- */
+/** The dialog: edits `subscription`'s scraper, or subscribes to a page (`url`). */
 export function openScrape({ subscription, url } = {}) {
   const current = (subscription && subscription.scraper) || { kind: 'html' };
   const editing = Boolean(subscription);
   const address = h('input', { id: 'scrape-url', type: 'text', inputmode: 'url', required: true, spellcheck: 'false', placeholder: 'https://example.com/blog', value: editing ? subscription.feed_url : (url || ''), disabled: editing });
   const kind = h('select', { id: 'scrape-kind' },
-    h('option', { value: 'html', selected: current.kind === 'html' }, 'Plain HTML (Webflow and the like): CSS selectors'),
+    h('option', { value: 'html', selected: current.kind === 'html' }, 'Plain HTML (Webflow…)'),
     h('option', { value: 'nextjs', selected: current.kind === 'nextjs' }, 'Next.js: __NEXT_DATA__'),
     h('option', { value: 'remix', selected: current.kind === 'remix' }, 'Remix: __remixContext'));
   const kindHint = h('p', { class: 'hint' });
@@ -75,7 +68,7 @@ export function openScrape({ subscription, url } = {}) {
   cancel.addEventListener('click', () => dialog.close());
   (editing ? kind : address).focus();
 
-  // The configuration as the API takes it: empty fields and those of other kinds left out.
+  // Empty fields and those of other kinds are left out.
   const config = () => {
     const chosen = kind.value;
     const scraper = { kind: chosen };
@@ -95,7 +88,7 @@ export function openScrape({ subscription, url } = {}) {
       return;
     }
     previewButton.disabled = true;
-    busy('Fetching the page and reading it…');
+    busy('Reading the page…');
     try {
       const preview = await api('POST', '/scraped-sources/preview', { url: pageUrl(), scraper: config() });
       replace(status);
@@ -114,7 +107,7 @@ export function openScrape({ subscription, url } = {}) {
       return;
     }
     submit.disabled = true;
-    busy(editing ? 'Reading the page with the new configuration…' : 'Fetching the page and storing its items…');
+    busy(editing ? 'Reading the page…' : 'Reading the page…');
     try {
       const body = { scraper: config() };
       const outcome = editing
@@ -136,7 +129,7 @@ export function openScrape({ subscription, url } = {}) {
   return dialog;
 }
 
-/** The items a configuration found, as a list the user can check. */
+/** The items found. */
 function showPreview(box, preview) {
   if (!preview.items.length) {
     replace(box, h('p', { class: 'hint' }, 'No items.'));

@@ -258,8 +258,7 @@ fn subscription_from_row(row: SubscriptionRow) -> Subscription {
         rest,
         last,
         (full_text, scrape_config),
-    ) =
-        row;
+    ) = row;
     let (site_url, interval_minutes, status, status_reason, last_error) = rest;
     let (last_http_status, next_check_at, last_success_at, created_at, unread_count, has_favicon) =
         last;

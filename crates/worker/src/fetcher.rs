@@ -410,11 +410,6 @@ impl Fetcher {
             .await
     }
 
-    /// The sanitizer items are stored through.
-    pub(crate) fn sanitizer(&self) -> Arc<Sanitizer> {
-        Arc::clone(&self.inner.sanitizer)
-    }
-
     /// Fetches a feed this fetcher's owner has claimed, stores everything, releases the lease.
     /// Never fails: problems are in the report (and the lease expires if nothing was stored).
     pub async fn fetch_claimed(&self, due: DueFeed) -> FeedReport {

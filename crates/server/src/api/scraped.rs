@@ -163,7 +163,7 @@ async fn preview(
     auth: Auth,
     Json(body): Json<PreviewScrape>,
 ) -> ApiResult<Json<ScrapePreviewView>> {
-    within_limit(&state.limits.subscribe, &format!("user:{}", auth.user.id))?;
+    within_limit(&state.limits.subscribe, &format!("user:{}", auth.user.id)).await?;
     let preview = tidings_worker::preview_scraped(&state.fetcher, &body.url, &body.scraper)
         .await
         .map_err(scrape_source_error)?;
@@ -188,7 +188,7 @@ async fn create_scraped_source(
     Json(body): Json<CreateScrapedSource>,
 ) -> ApiResult<(StatusCode, Json<ScrapedSourceOutcome>)> {
     let user_id = auth.user.id;
-    within_limit(&state.limits.subscribe, &format!("user:{user_id}"))?;
+    within_limit(&state.limits.subscribe, &format!("user:{user_id}")).await?;
     if body.url.trim().is_empty() {
         return Err(ApiError::validation(
             "The field url is empty.",
@@ -239,7 +239,7 @@ async fn reconfigure(
     Json(body): Json<UpdateScraper>,
 ) -> ApiResult<Json<ScrapedSourceOutcome>> {
     state.store.subscription(auth.user.id, id).await?;
-    within_limit(&state.limits.subscribe, &format!("user:{}", auth.user.id))?;
+    within_limit(&state.limits.subscribe, &format!("user:{}", auth.user.id)).await?;
     let source =
         tidings_worker::reconfigure_scraped(&state.fetcher, auth.user.id, id, &body.scraper)
             .await
