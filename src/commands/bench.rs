@@ -58,6 +58,9 @@ pub enum BenchCommand {
     /// the farm on 127.0.0.1 until stopped: to measure `tidings refresh --all`, `tidings
     /// worker` and `tidings serve` against it (with TIDINGS_ALLOW_PRIVATE_NETWORKS=true).
     Farm(FarmArgs),
+    /// A simulated deployment on a private PostgreSQL under faults (workers killed, the
+    /// database away), checked for lost or duplicated items, error logs and memory growth.
+    Soak(super::bench_soak::SoakArgs),
 }
 
 /// Arguments of `tidings bench farm`.
@@ -106,6 +109,7 @@ pub async fn run(config: &GlobalConfig, command: BenchCommand) -> anyhow::Result
         BenchCommand::Search(args) => super::bench_search::run(config, args).await,
         BenchCommand::Parse(args) => super::bench_parse::run(&args),
         BenchCommand::Farm(args) => farm(config, args).await,
+        BenchCommand::Soak(args) => super::bench_soak::run(args).await,
     }
 }
 

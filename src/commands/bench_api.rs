@@ -202,21 +202,7 @@ pub async fn generate(config: &GlobalConfig, args: GenerateArgs) -> anyhow::Resu
                 values.join(",")
             ))
             .await?;
-        let secret = format!(
-            "{}{}",
-            tidings_server::api::auth::API_KEY_PREFIX,
-            tidings_server::api::auth::new_secret()
-        );
-        store
-            .create_api_key(
-                user.id,
-                "bench",
-                &secret[..10],
-                &tidings_server::api::auth::secret_hash(&secret),
-                ApiKeyScope::ReadWrite,
-                None,
-            )
-            .await?;
+        let secret = new_api_key(&store, user.id, "bench").await?;
         keys.push_str(&secret);
         keys.push('\n');
         if (u + 1) % 50 == 0 || u + 1 == users {
@@ -237,6 +223,30 @@ pub async fn generate(config: &GlobalConfig, args: GenerateArgs) -> anyhow::Resu
     );
     store.close().await;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Creates a read-write API key named `name` for a user; returns its secret.
+pub async fn new_api_key(
+    store: &tidings_store::Store,
+    user_id: i64,
+    name: &str,
+) -> anyhow::Result<String> {
+    let secret = format!(
+        "{}{}",
+        tidings_server::api::auth::API_KEY_PREFIX,
+        tidings_server::api::auth::new_secret()
+    );
+    store
+        .create_api_key(
+            user_id,
+            name,
+            &secret[..10],
+            &tidings_server::api::auth::secret_hash(&secret),
+            ApiKeyScope::ReadWrite,
+            None,
+        )
+        .await?;
+    Ok(secret)
 }
 
 /// The three measured calls.

@@ -160,18 +160,21 @@ impl Farm {
     }
 }
 
-/// A small deterministic generator (xorshift64*), so the farm is the same on every run.
-struct XorShift(u64);
+/// A small deterministic generator (xorshift64*), so the farm is the same on every run (and
+/// `bench soak --seed` repeats its choices). The seed must not be 0.
+pub struct XorShift(pub u64);
 
 impl XorShift {
-    fn next(&mut self) -> u64 {
+    /// The next number.
+    pub fn next(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;
         self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
     }
 
-    fn unit(&mut self) -> f64 {
+    /// A number in `[0, 1)`.
+    pub fn unit(&mut self) -> f64 {
         (self.next() >> 11) as f64 / (1u64 << 53) as f64
     }
 }

@@ -6,6 +6,7 @@ pub mod bench_api;
 pub mod bench_mix;
 pub mod bench_parse;
 pub mod bench_search;
+pub mod bench_soak;
 pub mod discover;
 pub mod feed;
 pub mod migrate;
@@ -13,6 +14,7 @@ pub mod opml;
 pub mod refresh;
 pub mod resume;
 pub mod serve;
+pub mod soak_farm;
 pub mod user;
 pub mod worker;
 

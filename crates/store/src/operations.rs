@@ -73,4 +73,26 @@ impl Store {
             Pools::Postgres(pool) => vec![usage("postgres", pool)],
         }
     }
+
+    /// Every stored item's GUID (empty when it has none) by its feed's URL, oldest first: for
+    /// checks that compare what was stored with what the feeds published (`tidings bench
+    /// soak`). Items of all feeds, so only for test deployments.
+    pub async fn item_guids_by_feed_url(
+        &self,
+    ) -> Result<std::collections::BTreeMap<String, Vec<String>>> {
+        let rows: Vec<(String, String)> = with_db!(self, read, |db| {
+            sqlx::query_as(
+                "SELECT f.url, COALESCE(i.guid, '') FROM items i
+                 JOIN feeds f ON f.id = i.feed_id
+                 ORDER BY f.url, i.id",
+            )
+            .fetch_all(db)
+            .await?
+        });
+        let mut by_feed = std::collections::BTreeMap::<String, Vec<String>>::new();
+        for (url, guid) in rows {
+            by_feed.entry(url).or_default().push(guid);
+        }
+        Ok(by_feed)
+    }
 }
