@@ -132,6 +132,8 @@ pub fn router(state: AppState) -> Router {
             state.clone(),
             middleware::security_headers,
         ))
+        // Outside `protect`, so that its refusals too reach a client still sending a large body.
+        .layer(axum::middleware::from_fn(middleware::receive_large_bodies))
         // gzip or brotli, as the client accepts; images and tiny bodies are left as they are.
         .layer(CompressionLayer::new())
         // Outside the others, so the count and the log line see every answer (a 429 or 403 of

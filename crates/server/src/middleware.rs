@@ -102,6 +102,74 @@ pub async fn protect(State(state): State<AppState>, mut request: Request, next: 
     json_errors(response).await
 }
 
+/// The largest body the server reads whole before a handler sees it when it is larger than the
+/// API's usual limit ([`crate::api::MAX_BODY_BYTES`]); see [`receive_large_bodies`].
+pub const RECEIVE_WHOLE_BODY_UP_TO: usize = 16 * 1024 * 1024;
+
+/// How many large bodies may be held in memory at once by [`receive_large_bodies`].
+const LARGE_BODIES_AT_ONCE: usize = 4;
+
+/// How long a client has to send a large body before the request is refused with 408.
+const LARGE_BODY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Reads a body above the usual limit (but at most [`RECEIVE_WHOLE_BODY_UP_TO`]) whole before
+/// the request goes on. A handler that refuses a body (413, or 401 before reading it) drops it
+/// unread, and the connection is then closed with the client's bytes still arriving: the kernel
+/// answers them with a reset, and the client (a browser uploading a 6 MB OPML file) shows a
+/// broken connection instead of the answer. Once the body has arrived, the answer always
+/// arrives too. At most a few such bodies are held at once; beyond that they pass unread.
+pub async fn receive_large_bodies(request: Request, next: Next) -> Response {
+    static LARGE_BODIES: tokio::sync::Semaphore =
+        tokio::sync::Semaphore::const_new(LARGE_BODIES_AT_ONCE);
+    let length = request
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok());
+    let is_large = length.is_some_and(|length| {
+        length > crate::api::MAX_BODY_BYTES && length <= RECEIVE_WHOLE_BODY_UP_TO
+    });
+    let permit = if is_large {
+        LARGE_BODIES.try_acquire().ok()
+    } else {
+        None
+    };
+    let Some(_permit) = permit else {
+        return next.run(request).await;
+    };
+    let (parts, body) = request.into_parts();
+    let received = tokio::time::timeout(
+        LARGE_BODY_TIMEOUT,
+        axum::body::to_bytes(body, RECEIVE_WHOLE_BODY_UP_TO),
+    )
+    .await;
+    match received {
+        Ok(Ok(bytes)) => {
+            next.run(Request::from_parts(parts, Body::from(bytes)))
+                .await
+        }
+        Ok(Err(_)) => ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "body_unreadable",
+            ErrorCategory::Validation,
+            "The request body ended before its Content-Length said, or was longer.",
+            "Send the request again with the whole body.",
+        )
+        .into_response(),
+        Err(_) => ApiError::new(
+            StatusCode::REQUEST_TIMEOUT,
+            "body_timeout",
+            ErrorCategory::Limit,
+            format!(
+                "The request body did not arrive within {} seconds.",
+                LARGE_BODY_TIMEOUT.as_secs()
+            ),
+            "Send the request again over a faster connection.",
+        )
+        .into_response(),
+    }
+}
+
 /// Sets the `X-RateLimit-Limit / -Remaining / -Reset` headers of one limiter's decision.
 pub fn rate_headers(headers: &mut HeaderMap, decision: RateDecision) {
     for (name, value) in [

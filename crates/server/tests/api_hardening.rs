@@ -637,3 +637,61 @@ on_both_engines!(
         }
     }
 );
+
+/// Posts `body_len` bytes of body with a `Content-Length`, in 64 KiB pieces sent slowly once
+/// past `slow_after` bytes (so that the server has decided before the body ends), as an HTTP
+/// client library does; returns the answer's status, or the error that ended the request.
+async fn upload_slowly(
+    request: reqwest::RequestBuilder,
+    body_len: usize,
+    slow_after: usize,
+) -> Result<StatusCode, reqwest::Error> {
+    let pieces = futures_util::stream::unfold(0usize, move |sent| async move {
+        if sent >= body_len {
+            return None;
+        }
+        if sent > slow_after {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let n = (64 * 1024).min(body_len - sent);
+        Some((Ok::<_, std::io::Error>(vec![b' '; n]), sent + n))
+    });
+    let response = request
+        .header(reqwest::header::CONTENT_LENGTH, body_len)
+        .body(reqwest::Body::wrap_stream(pieces))
+        .send()
+        .await?;
+    Ok(response.status())
+}
+
+// A refused upload (413, or 401 before the body is read) must reach a client that is still
+// sending: the server reads a large body whole before answering. Without that, an HTTP client
+// whose body write met the closed connection reported the broken pipe instead of the answer
+// (the OPML import test failed so under load).
+on_both_engines!(refused_large_uploads_still_get_their_answer, |db| {
+    let app = TestApp::start(db).await;
+    app.user("alice", false).await;
+    let browser = app.signed_in("alice").await;
+    let (_, _, created) = call(
+        &browser,
+        Method::POST,
+        &app.url("/api-keys"),
+        Some(json!({"name": "uploads", "scope": "read_write"})),
+    )
+    .await;
+    let key = created["key"].as_str().unwrap();
+    let six_mb = 6 * 1024 * 1024;
+    // Over the OPML limit: 413 once the body has arrived.
+    let request = Client::new()
+        .post(app.url("/opml"))
+        .bearer_auth(key)
+        .header("content-type", "text/x-opml");
+    let status = upload_slowly(request, six_mb, 5 * 1024 * 1024 + 512 * 1024).await;
+    assert_eq!(status.unwrap(), StatusCode::PAYLOAD_TOO_LARGE);
+    // Over the JSON limit, without credentials: the 401 arrives too.
+    let request = Client::new()
+        .post(app.url("/groups"))
+        .header("content-type", "application/json");
+    let status = upload_slowly(request, 2 * 1024 * 1024, 1024 * 1024).await;
+    assert_eq!(status.unwrap(), StatusCode::UNAUTHORIZED);
+});
