@@ -4,9 +4,9 @@
 //! `X-RateLimit-Limit / -Remaining / -Reset` values clients expect. On PostgreSQL, where
 //! several API replicas share one database, the windows are counted in the database
 //! ([`RateLimits::shared`]), so the limit holds for the installation rather than per
-//! replica. On SQLite (one process) they are kept in the process's memory; a limiter whose
-//! database cannot be reached falls back to its own memory too, so that a limit never fails
-//! a request by itself.
+//! replica. On SQLite (one process) they are kept in the process's memory; when the database
+//! cannot count, the limiters fall back to the process's memory for a few seconds at a time,
+//! so that a limit never fails a request by itself nor slows it down twice in an outage.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -48,7 +48,14 @@ pub struct RateLimiter {
 struct SharedWindows {
     store: Store,
     next_prune: Arc<Mutex<Instant>>,
+    /// Until when the limiters count in memory after the database failed to count: during
+    /// an outage each request would otherwise wait for the database twice, here and in its
+    /// handler, before its 503.
+    memory_until: Arc<Mutex<Instant>>,
 }
+
+/// How long the limiters count in memory after the database failed to count.
+const MEMORY_AFTER_FAILURE: Duration = Duration::from_secs(5);
 
 /// How often a process deletes the database's expired windows.
 const PRUNE_EVERY: Duration = Duration::from_secs(60);
@@ -122,7 +129,11 @@ impl RateLimiter {
     /// Counts one request for `key` now: in the database when the limiter is shared, else
     /// (or when the database cannot be reached) in this process's memory.
     pub async fn check(&self, key: &str) -> RateDecision {
-        let Some(shared) = &self.shared else {
+        let Some(shared) = self
+            .shared
+            .as_ref()
+            .filter(|shared| !shared.in_memory_now())
+        else {
             return self.check_at(key, Instant::now());
         };
         let stored_key = if key.len() > MAX_STORED_KEY {
@@ -159,6 +170,7 @@ impl RateLimiter {
                 // The request itself will meet the outage (and answer 503) if it needs the
                 // database; one that does not is limited by this process alone meanwhile.
                 tracing::debug!(%error, scope = self.scope, "shared rate limit unavailable; counting in memory");
+                shared.count_in_memory_for(MEMORY_AFTER_FAILURE);
                 self.check_at(key, Instant::now())
             }
         }
@@ -166,6 +178,16 @@ impl RateLimiter {
 }
 
 impl SharedWindows {
+    /// Whether the database recently failed to count, so memory counts for now.
+    fn in_memory_now(&self) -> bool {
+        Instant::now() < *self.memory_until.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Counts in memory for `period` from now.
+    fn count_in_memory_for(&self, period: Duration) {
+        *self.memory_until.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now() + period;
+    }
+
     /// Deletes expired windows in the background when [`PRUNE_EVERY`] has passed since this
     /// process last did.
     fn maybe_prune(&self) {
@@ -224,6 +246,7 @@ impl RateLimits {
         let shared = SharedWindows {
             store: store.clone(),
             next_prune: Arc::new(Mutex::new(Instant::now())),
+            memory_until: Arc::new(Mutex::new(Instant::now())),
         };
         let standard = RateLimits::standard();
         RateLimits {
@@ -268,6 +291,40 @@ mod tests {
         let next = limiter.check_at("k", t0 + Duration::from_secs(60));
         assert!(next.allowed);
         assert_eq!(next.remaining, 2);
+    }
+
+    #[tokio::test]
+    async fn a_database_that_cannot_count_leaves_counting_to_memory() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("t.db").display());
+        let store = Store::connect(&tidings_store::StoreOptions::new(url))
+            .await
+            .unwrap();
+        store.migrate().await.unwrap();
+        let limits = RateLimits::shared(&store);
+        let first = limits.login_per_ip.check("192.0.2.1").await;
+        assert_eq!((first.allowed, first.remaining), (true, 4));
+        // Counted in the database, where another process would see it.
+        let seen = store
+            .count_rate_hit("sign-in", "192.0.2.1", 60_000, 6)
+            .await
+            .unwrap();
+        assert_eq!(seen.hits, 2);
+
+        store.close().await;
+        let during = limits.login_per_ip.check("192.0.2.1").await;
+        assert_eq!(
+            (during.allowed, during.remaining),
+            (true, 4),
+            "counted in memory"
+        );
+        let shared = limits.login_per_ip.shared.as_ref().unwrap();
+        assert!(
+            shared.in_memory_now(),
+            "the database is left alone for a while"
+        );
+        let again = limits.login_per_ip.check("192.0.2.1").await;
+        assert_eq!(again.remaining, 3);
     }
 
     #[test]
