@@ -64,7 +64,7 @@ pub struct ItemListParams {
     /// `all`, `unread` (default) or `starred`.
     pub filter: Option<String>,
     /// `newest` (default) or `oldest` first; with `q` also `relevance` (best match first
-    /// among the newest 300 matches).
+    /// among the newest 200 matches).
     pub order: Option<String>,
     /// Search the items' titles and text (F35): words that must all occur, `"quoted
     /// phrases"`, and `-word` to exclude; up to 10 words or phrases of at most 100 characters
