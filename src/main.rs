@@ -35,6 +35,9 @@ enum Command {
     Worker(commands::worker::WorkerCommandArgs),
     /// Fetch feeds now, bypassing the schedule, and print what happened to each.
     Refresh(commands::refresh::RefreshArgs),
+    /// Re-derive feeds' items from their stored raw bodies, without fetching, so that a parser
+    /// fix reaches existing feeds at once.
+    Reparse(commands::reparse::ReparseArgs),
     /// Put stopped feeds back on schedule: every user's (--all) or one user's (--user NAME).
     Resume(commands::resume::ResumeArgs),
     /// Import or export a user's subscriptions as OPML.
@@ -84,6 +87,7 @@ fn main() -> ExitCode {
             Command::User(command) => commands::user::run(&config, command).await,
             Command::Worker(args) => commands::worker::run(&config, args).await,
             Command::Refresh(args) => commands::refresh::run(&config, args).await,
+            Command::Reparse(args) => commands::reparse::run(&config, args).await,
             Command::Resume(args) => commands::resume::run(&config, args).await,
             Command::Opml(command) => commands::opml::run(&config, command).await,
             Command::Discover(args) => commands::discover::run(&config, args).await,

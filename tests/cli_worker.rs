@@ -441,3 +441,112 @@ async fn a_worker_serves_metrics_on_its_own_listener() {
     );
     store.close().await;
 }
+
+/// `tidings reparse` on each engine: a feed fetched once, its server then stopped, is
+/// reparsed from the kept body into the same items; items an older parser stored differently
+/// are updated; a feed without a body and an unknown feed get errors that say what to do.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reparse_rederives_items_from_kept_bodies_with_the_server_stopped() {
+    let dir = tempfile::tempdir().unwrap();
+    for (url, admin) in test_databases(dir.path(), "reparse_rederives_items").await {
+        // A server the test can stop.
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let server = tokio::spawn(async move {
+            axum::serve(listener, feed_router()).await.unwrap();
+        });
+        let store = store_at(&url).await;
+        let alice = add_user(&store, "alice").await;
+        let fetched = subscribe(&store, alice, &format!("{base}/feed/kept")).await;
+        let never = subscribe(&store, alice, &format!("{base}/feed/never")).await;
+        let mut refresh = tidings(dir.path(), &url);
+        refresh
+            .args(["refresh", "--feed", &fetched.to_string()])
+            .env("TIDINGS_ALLOW_PRIVATE_NETWORKS", "true");
+        let output = run(&mut refresh).await;
+        assert!(output.status.success(), "{output:?}");
+        server.abort();
+        let _ = server.await;
+        let snapshot = |store: tidings_store::Store| async move {
+            let mut items = Vec::new();
+            for id in store.feed_item_ids(fetched).await.unwrap() {
+                let item = store.item(alice, id).await.unwrap();
+                items.push((item.guid, item.title, item.url, item.summary, item.content));
+            }
+            items
+        };
+        let before = snapshot(store.clone()).await;
+        assert_eq!(before.len(), 1);
+
+        let mut reparse = tidings(dir.path(), &url);
+        reparse.args(["reparse", "--all"]);
+        let output = run(&mut reparse).await;
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(output.status.success(), "{stdout}{output:?}");
+        assert!(
+            stdout.contains(&format!("feed {fetched} {base}/feed/kept: body of ")),
+            "{stdout}"
+        );
+        assert!(
+            stdout.contains("reparsed, 0 new, 0 updated, 1 unchanged"),
+            "{stdout}"
+        );
+        assert!(
+            stdout.contains(
+                "reparsed 1 feed from stored bodies: 0 new, 0 updated, 1 unchanged items"
+            ),
+            "{stdout}"
+        );
+        assert!(
+            stdout.contains("1 feed has no stored body yet")
+                && stdout.contains("tidings refresh --all"),
+            "{stdout}"
+        );
+        assert!(stdout.contains("stored bodies: 1, "), "{stdout}");
+        assert_eq!(snapshot(store.clone()).await, before);
+
+        // Items an older parser read differently (another title, another content hash).
+        store
+            .execute_raw(&format!(
+                "UPDATE items SET title = 'old reading', content_hash = 'old' WHERE feed_id = {fetched}"
+            ))
+            .await
+            .unwrap();
+        let mut reparse = tidings(dir.path(), &url);
+        reparse.args(["reparse", "--feed", &fetched.to_string()]);
+        let output = run(&mut reparse).await;
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(output.status.success(), "{stdout}{output:?}");
+        assert!(
+            stdout.contains("reparsed, 0 new, 1 updated, 0 unchanged"),
+            "{stdout}"
+        );
+        assert_eq!(snapshot(store.clone()).await, before);
+
+        let mut reparse = tidings(dir.path(), &url);
+        reparse.args(["reparse", "--feed", &never.to_string()]);
+        let output = run(&mut reparse).await;
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "feed {never} has no stored body yet: bodies are kept from each successful \
+                 fetch, so run `tidings refresh --feed {never}` once"
+            )),
+            "{stderr}"
+        );
+        let mut reparse = tidings(dir.path(), &url);
+        reparse.args(["reparse", "--feed", "987654"]);
+        let output = run(&mut reparse).await;
+        assert_eq!(output.status.code(), Some(1));
+        assert!(
+            String::from_utf8_lossy(&output.stderr).contains("feed 987654 not found"),
+            "{output:?}"
+        );
+        let mut reparse = tidings(dir.path(), &url);
+        reparse.arg("reparse");
+        assert_eq!(run(&mut reparse).await.status.code(), Some(2));
+        store.close().await;
+        drop_postgres(admin).await;
+    }
+}

@@ -350,6 +350,15 @@ async fn fetch(config: &GlobalConfig, args: FetchBenchArgs) -> anyhow::Result<Ex
         ))
     );
     outln!("database size:  {:.1} MB", size as f64 / 1_048_576.0);
+    let kept = store.feed_body_totals().await?;
+    outln!(
+        "raw bodies:     {} kept, {:.2} MB compressed from {:.2} MB ({:.1} %), {:.1} KB per feed",
+        kept.bodies,
+        kept.compressed_bytes as f64 / 1_048_576.0,
+        kept.raw_bytes as f64 / 1_048_576.0,
+        100.0 * kept.compressed_bytes as f64 / (kept.raw_bytes.max(1)) as f64,
+        kept.compressed_bytes as f64 / 1024.0 / (kept.bodies.max(1)) as f64
+    );
     let snapshot = metrics.snapshot();
     outln!(
         "outcomes:       {}",

@@ -6,6 +6,7 @@
 //! median round gives MB/s (10^6 bytes of feed documents a second) and items/s. The phases are
 //! what the worker does with a body that changed: `parse` alone, then `parse+sanitize`
 //! (every item's summary and content through the HTML sanitizer, as the worker stores them).
+//! Last, what keeping the files as raw bodies costs: their size with the worker's codec.
 //!
 //! `--generate` first writes the mix: WordPress and Substack RSS with CDATA and entities,
 //! Atom blogs with escaped HTML content, podcasts with iTunes tags, YouTube channels with
@@ -99,6 +100,23 @@ pub fn run(args: &ParseBenchArgs) -> anyhow::Result<ExitCode> {
         }
     });
     report("parse+sanitize", &parse_and_sanitize, bytes, items)?;
+    // What keeping these as raw bodies costs (F8): the worker's codec, once over every file.
+    let started = Instant::now();
+    let compressed: usize = feeds
+        .iter()
+        .map(|(bytes, _)| tidings_worker::body::compress(bytes).len())
+        .sum();
+    let took = started.elapsed();
+    outln!(
+        "raw bodies ({}): {:.2} MB kept for {:.2} MB ({:.1} %), {:.1} KB per feed, \
+         compressed in {:.1} ms per MB",
+        tidings_worker::body::CODEC,
+        compressed as f64 / 1e6,
+        bytes as f64 / 1e6,
+        100.0 * compressed as f64 / bytes.max(1) as f64,
+        compressed as f64 / 1e3 / feeds.len() as f64,
+        took.as_secs_f64() * 1e3 / (bytes as f64 / 1e6).max(1e-9)
+    );
     Ok(ExitCode::SUCCESS)
 }
 

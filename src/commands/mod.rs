@@ -12,6 +12,7 @@ pub mod feed;
 pub mod migrate;
 pub mod opml;
 pub mod refresh;
+pub mod reparse;
 pub mod resume;
 pub mod serve;
 pub mod soak_farm;

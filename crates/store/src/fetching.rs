@@ -4,19 +4,49 @@
 
 use crate::{Engine, Result, Store, StoreError, in_tx, with_db};
 
-/// The latest raw body of a feed, as the worker keeps it (F8).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The latest raw body of a feed, as the worker keeps it (F8), with what reading it again
+/// the way its fetch did needs.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct FeedBody {
-    /// When it was fetched (Unix seconds).
+    /// When it was fetched (Unix seconds); a later fetch of the identical body moves it on.
     pub fetched_at: i64,
     /// The response's media type.
     pub content_type: Option<String>,
-    /// Hex SHA-256 of the uncompressed body: an identical body skips parsing.
+    /// The `charset` parameter the server sent with it, which the parser weighs against the
+    /// document's own declaration.
+    pub charset: Option<String>,
+    /// The URL that answered, after redirects: the base of the body's relative links.
+    /// `None` for bodies kept before it was recorded (the feed's URL serves then).
+    pub source_url: Option<String>,
+    /// The response's `ETag`.
+    pub etag: Option<String>,
+    /// The response's `Last-Modified`.
+    pub last_modified: Option<String>,
+    /// Hex SHA-256 of the uncompressed body: an identical body that parsed skips parsing.
     pub sha256: String,
     /// How `body` is compressed (the worker names its codec, e.g. "zlib").
     pub compression: String,
+    /// The uncompressed size in bytes (`None` for bodies kept before it was recorded).
+    pub raw_size: Option<i64>,
+    /// Why the body did not parse, or `None` when it did.
+    pub parse_error: Option<String>,
     /// The compressed bytes.
     pub body: Vec<u8>,
+}
+
+/// How much the kept raw bodies (F8) hold, for `tidings reparse` and the README's figures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+pub struct FeedBodyTotals {
+    /// Feeds in the database.
+    pub feeds: i64,
+    /// Feeds with a kept body.
+    pub bodies: i64,
+    /// Kept bodies whose last parse failed.
+    pub unparsed: i64,
+    /// Their compressed bytes.
+    pub compressed_bytes: i64,
+    /// Their uncompressed bytes (bodies kept before sizes were recorded count 0).
+    pub raw_bytes: i64,
 }
 
 /// A feed's favicon (F3). `data` is `None` when the last attempt found none.
@@ -338,11 +368,13 @@ const RETENTION_BATCH: i64 = 1_000;
 const TOMBSTONES_PER_STATEMENT: usize = 500;
 
 impl Store {
-    /// The hex SHA-256 of the feed's stored raw body, if one is stored.
+    /// The hex SHA-256 of the feed's stored raw body, if one is stored and it parsed: an
+    /// identical body at the next fetch needs no parsing. A kept body that did not parse
+    /// answers `None`, so that an identical copy is parsed (and counted as failing) again.
     pub async fn feed_body_sha256(&self, feed_id: i64) -> Result<Option<String>> {
         Ok(with_db!(self, read, |db| {
             sqlx::query_scalar::<_, String>(
-                "SELECT body_sha256 FROM feed_bodies WHERE feed_id = $1",
+                "SELECT body_sha256 FROM feed_bodies WHERE feed_id = $1 AND parse_error IS NULL",
             )
             .bind(feed_id)
             .fetch_optional(db)
@@ -350,22 +382,37 @@ impl Store {
         }))
     }
 
-    /// Stores the feed's latest raw body, replacing the previous one (F8).
+    /// Stores the feed's latest raw body, replacing the previous one (F8): one per feed.
     pub async fn save_feed_body(&self, feed_id: i64, body: &FeedBody) -> Result<()> {
+        let parse_error = body
+            .parse_error
+            .as_deref()
+            .map(crate::text::strip_control_chars);
         with_db!(self, write, |db| {
             sqlx::query(
-                "INSERT INTO feed_bodies (feed_id, fetched_at, content_type, body_sha256,
-                                          compression, body)
-                 VALUES ($1, $2, $3, $4, $5, $6)
+                "INSERT INTO feed_bodies (feed_id, fetched_at, content_type, charset, source_url,
+                                          etag, last_modified, body_sha256, compression,
+                                          raw_size, parse_error, body)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
                  ON CONFLICT (feed_id) DO UPDATE SET fetched_at = excluded.fetched_at,
-                    content_type = excluded.content_type, body_sha256 = excluded.body_sha256,
-                    compression = excluded.compression, body = excluded.body",
+                    content_type = excluded.content_type, charset = excluded.charset,
+                    source_url = excluded.source_url, etag = excluded.etag,
+                    last_modified = excluded.last_modified,
+                    body_sha256 = excluded.body_sha256, compression = excluded.compression,
+                    raw_size = excluded.raw_size, parse_error = excluded.parse_error,
+                    body = excluded.body",
             )
             .bind(feed_id)
             .bind(body.fetched_at)
             .bind(&body.content_type)
+            .bind(&body.charset)
+            .bind(&body.source_url)
+            .bind(&body.etag)
+            .bind(&body.last_modified)
             .bind(&body.sha256)
             .bind(&body.compression)
+            .bind(body.raw_size)
+            .bind(parse_error.as_deref())
             .bind(&body.body)
             .execute(db)
             .await?;
@@ -373,27 +420,151 @@ impl Store {
         Ok(())
     }
 
+    /// Drops the feed's stored raw body, if any (a body too large to keep replaces it).
+    pub async fn delete_feed_body(&self, feed_id: i64) -> Result<()> {
+        with_db!(self, write, |db| {
+            sqlx::query("DELETE FROM feed_bodies WHERE feed_id = $1")
+                .bind(feed_id)
+                .execute(db)
+                .await?;
+        });
+        Ok(())
+    }
+
+    /// Records that the feed's stored body, the one with digest `sha256`, was fetched again
+    /// unchanged at `fetched_at` with these validators: the bytes stay, only the fetch time
+    /// and validators move. Returns `false` when the stored body is another one (or none).
+    pub async fn touch_feed_body(
+        &self,
+        feed_id: i64,
+        sha256: &str,
+        fetched_at: i64,
+        etag: Option<&str>,
+        last_modified: Option<&str>,
+    ) -> Result<bool> {
+        Ok(with_db!(self, write, |db| {
+            sqlx::query(
+                "UPDATE feed_bodies SET fetched_at = $3, etag = $4, last_modified = $5
+                 WHERE feed_id = $1 AND body_sha256 = $2",
+            )
+            .bind(feed_id)
+            .bind(sha256)
+            .bind(fetched_at)
+            .bind(etag)
+            .bind(last_modified)
+            .execute(db)
+            .await?
+            .rows_affected()
+                > 0
+        }))
+    }
+
+    /// Records how parsing the feed's stored body (digest `sha256`) ended when it was read
+    /// again (`tidings reparse`): `None` when it parsed. A body replaced meanwhile is left
+    /// alone. Returns whether the row was the one read.
+    pub async fn set_feed_body_parse_error(
+        &self,
+        feed_id: i64,
+        sha256: &str,
+        parse_error: Option<&str>,
+    ) -> Result<bool> {
+        let parse_error = parse_error.map(crate::text::strip_control_chars);
+        Ok(with_db!(self, write, |db| {
+            sqlx::query(
+                "UPDATE feed_bodies SET parse_error = $3 WHERE feed_id = $1 AND body_sha256 = $2",
+            )
+            .bind(feed_id)
+            .bind(sha256)
+            .bind(parse_error.as_deref())
+            .execute(db)
+            .await?
+            .rows_affected()
+                > 0
+        }))
+    }
+
     /// The feed's stored raw body, if any.
     pub async fn feed_body(&self, feed_id: i64) -> Result<Option<FeedBody>> {
-        let row: Option<(i64, Option<String>, String, String, Vec<u8>)> =
-            with_db!(self, read, |db| {
-                sqlx::query_as(
-                    "SELECT fetched_at, content_type, body_sha256, compression, body
-                     FROM feed_bodies WHERE feed_id = $1",
-                )
-                .bind(feed_id)
-                .fetch_optional(db)
-                .await?
-            });
-        Ok(row.map(
-            |(fetched_at, content_type, sha256, compression, body)| FeedBody {
+        type Row = (
+            i64,
+            Option<String>,
+            Option<String>,
+            Option<String>,
+            Option<String>,
+            Option<String>,
+            String,
+            String,
+            Option<i64>,
+            Option<String>,
+            Vec<u8>,
+        );
+        let row: Option<Row> = with_db!(self, read, |db| {
+            sqlx::query_as(
+                "SELECT fetched_at, content_type, charset, source_url, etag, last_modified,
+                        body_sha256, compression, raw_size, parse_error, body
+                 FROM feed_bodies WHERE feed_id = $1",
+            )
+            .bind(feed_id)
+            .fetch_optional(db)
+            .await?
+        });
+        Ok(row.map(|row| {
+            let (fetched_at, content_type, charset, source_url, etag, last_modified) =
+                (row.0, row.1, row.2, row.3, row.4, row.5);
+            let (sha256, compression, raw_size, parse_error, body) =
+                (row.6, row.7, row.8, row.9, row.10);
+            FeedBody {
                 fetched_at,
                 content_type,
+                charset,
+                source_url,
+                etag,
+                last_modified,
                 sha256,
                 compression,
+                raw_size,
+                parse_error,
                 body,
-            },
-        ))
+            }
+        }))
+    }
+
+    /// Ids of feeds with a stored raw body above `after`, in order, at most `limit`: the pages
+    /// of `tidings reparse --all`.
+    pub async fn feeds_with_bodies(&self, after: i64, limit: i64) -> Result<Vec<i64>> {
+        Ok(with_db!(self, read, |db| {
+            sqlx::query_scalar::<_, i64>(
+                "SELECT feed_id FROM feed_bodies WHERE feed_id > $1 ORDER BY feed_id LIMIT $2",
+            )
+            .bind(after)
+            .bind(limit.max(1))
+            .fetch_all(db)
+            .await?
+        }))
+    }
+
+    /// How many feeds have a kept body and how many bytes the bodies take.
+    pub async fn feed_body_totals(&self) -> Result<FeedBodyTotals> {
+        let (feeds, bodies, unparsed, compressed_bytes, raw_bytes): (i64, i64, i64, i64, i64) =
+            with_db!(self, read, |db| {
+                sqlx::query_as(
+                    "SELECT (SELECT COUNT(*) FROM feeds),
+                            COUNT(*),
+                            COUNT(parse_error),
+                            CAST(COALESCE(SUM(LENGTH(body)), 0) AS BIGINT),
+                            CAST(COALESCE(SUM(raw_size), 0) AS BIGINT)
+                     FROM feed_bodies",
+                )
+                .fetch_one(db)
+                .await?
+            });
+        Ok(FeedBodyTotals {
+            feeds,
+            bodies,
+            unparsed,
+            compressed_bytes,
+            raw_bytes,
+        })
     }
 
     /// When the feed's favicon was last fetched or attempted, `None` when never.

@@ -53,7 +53,9 @@ pub use feeds::{
     DueFeed, FeedSummary, FetchRecord, FetchStatus, NewSubscription, Subscription,
     SubscriptionChanges, check_interval,
 };
-pub use fetching::{Favicon, FeedBody, FeedFetchState, FeedMove, JobRun, OpmlImportRecord};
+pub use fetching::{
+    Favicon, FeedBody, FeedBodyTotals, FeedFetchState, FeedMove, JobRun, OpmlImportRecord,
+};
 pub use full_text::{FullContent, FullTextCandidate, FullTextJob, FullTextMode, FullTextOutcome};
 pub use items::{Enclosure, Item, ItemState, NewItem, UpsertCounts};
 pub use migrate::{MIGRATIONS, Migration, SchemaStatus};

@@ -231,6 +231,13 @@ pub const MIGRATIONS: &[Migration] = &[
         postgres: include_str!("../migrations/postgres/0015_scraped_sources.sql"),
         data: None,
     },
+    Migration {
+        version: 16,
+        name: "feed_body_validators",
+        sqlite: include_str!("../migrations/sqlite/0016_feed_body_validators.sql"),
+        postgres: include_str!("../migrations/postgres/0016_feed_body_validators.sql"),
+        data: None,
+    },
 ];
 
 /// An arbitrary constant naming tidings' migration lock among PostgreSQL advisory locks.

@@ -29,26 +29,185 @@ on_both_engines!(raw_bodies_are_kept_and_replaced, |db| {
     let first = FeedBody {
         fetched_at: 100,
         content_type: Some("application/rss+xml".into()),
+        charset: Some("Shift_JIS".into()),
+        source_url: Some("https://cdn.a.example/feed.xml".into()),
+        etag: Some("\"v1\"".into()),
+        last_modified: Some("Mon, 02 Jun 2025 10:00:00 GMT".into()),
         sha256: "aa".repeat(32),
         compression: "zlib".into(),
+        raw_size: Some(4000),
+        parse_error: None,
         body: vec![0, 1, 2, 255],
     };
     store.save_feed_body(feed, &first).await.unwrap();
     assert_eq!(store.feed_body(feed).await.unwrap(), Some(first.clone()));
+    // One per feed: the next body replaces every field, validators included.
     let second = FeedBody {
         fetched_at: 200,
         content_type: None,
+        charset: None,
+        etag: None,
         sha256: "bb".repeat(32),
         body: vec![9; 1000],
-        ..first
+        ..first.clone()
     };
     store.save_feed_body(feed, &second).await.unwrap();
     assert_eq!(
         store.feed_body_sha256(feed).await.unwrap(),
         Some("bb".repeat(32))
     );
-    assert_eq!(store.feed_body(feed).await.unwrap(), Some(second));
+    assert_eq!(store.feed_body(feed).await.unwrap(), Some(second.clone()));
+
+    // The identical body fetched again moves the fetch time and validators only; another
+    // digest touches nothing.
+    assert!(
+        store
+            .touch_feed_body(feed, &"bb".repeat(32), 300, Some("\"v2\""), None)
+            .await
+            .unwrap()
+    );
+    assert!(
+        !store
+            .touch_feed_body(feed, &"cc".repeat(32), 400, None, None)
+            .await
+            .unwrap()
+    );
+    let touched = store.feed_body(feed).await.unwrap().unwrap();
+    assert_eq!(
+        (
+            touched.fetched_at,
+            touched.etag.as_deref(),
+            touched.last_modified
+        ),
+        (300, Some("\"v2\""), None)
+    );
+    assert_eq!(touched.body, second.body);
+
+    // A body that did not parse is kept, but is no reason to skip parsing its copy.
+    let broken = FeedBody {
+        sha256: "dd".repeat(32),
+        parse_error: Some("not a feed: an HTML page\0".into()),
+        ..second.clone()
+    };
+    store.save_feed_body(feed, &broken).await.unwrap();
+    assert_eq!(store.feed_body_sha256(feed).await.unwrap(), None);
+    assert_eq!(
+        store
+            .feed_body(feed)
+            .await
+            .unwrap()
+            .unwrap()
+            .parse_error
+            .as_deref(),
+        Some("not a feed: an HTML page"),
+        "control characters are stripped"
+    );
+    assert!(
+        store
+            .set_feed_body_parse_error(feed, &"dd".repeat(32), None)
+            .await
+            .unwrap()
+    );
+    assert_eq!(
+        store.feed_body_sha256(feed).await.unwrap(),
+        Some("dd".repeat(32))
+    );
+    assert!(
+        !store
+            .set_feed_body_parse_error(feed, &"ee".repeat(32), Some("x"))
+            .await
+            .unwrap(),
+        "a body replaced meanwhile is left alone"
+    );
+
+    store.delete_feed_body(feed).await.unwrap();
+    assert_eq!(store.feed_body(feed).await.unwrap(), None);
 });
+
+on_both_engines!(
+    raw_bodies_are_listed_counted_and_deleted_with_their_feed,
+    |db| {
+        let store = db.migrated().await;
+        let alice = user(&store, "alice").await;
+        let mut feeds = Vec::new();
+        for n in 0..5 {
+            let (sub, feed) = follow(&store, alice, &format!("https://f{n}.example/feed")).await;
+            feeds.push((sub, feed));
+        }
+        assert_eq!(
+            store.feed_body_totals().await.unwrap(),
+            tidings_store::FeedBodyTotals {
+                feeds: 5,
+                ..Default::default()
+            }
+        );
+        // Bodies for four feeds of five; one of them did not parse, one predates raw sizes.
+        for (n, &(_, feed)) in feeds.iter().enumerate().take(4) {
+            let body = FeedBody {
+                fetched_at: 100,
+                sha256: format!("{n:064}"),
+                compression: "zlib".into(),
+                raw_size: (n != 3).then_some(1000),
+                parse_error: (n == 2).then(|| "not a feed".to_owned()),
+                body: vec![7; 10 + n],
+                ..Default::default()
+            };
+            store.save_feed_body(feed, &body).await.unwrap();
+        }
+        assert_eq!(
+            store.feed_body_totals().await.unwrap(),
+            tidings_store::FeedBodyTotals {
+                feeds: 5,
+                bodies: 4,
+                unparsed: 1,
+                compressed_bytes: 10 + 11 + 12 + 13,
+                raw_bytes: 3000,
+            }
+        );
+        // Keyset pages of the feeds with a body.
+        let with_body: Vec<i64> = feeds.iter().take(4).map(|&(_, id)| id).collect();
+        assert_eq!(
+            store.feeds_with_bodies(0, 3).await.unwrap(),
+            with_body[..3].to_vec()
+        );
+        assert_eq!(
+            store.feeds_with_bodies(with_body[2], 3).await.unwrap(),
+            vec![with_body[3]]
+        );
+        assert!(
+            store
+                .feeds_with_bodies(with_body[3], 3)
+                .await
+                .unwrap()
+                .is_empty()
+        );
+
+        // A feed deleted (nobody follows it past the grace period) takes its body along.
+        let (sub, gone) = feeds[0];
+        store.unsubscribe(alice, sub).await.unwrap();
+        store
+            .execute_raw(&format!(
+                "UPDATE feeds SET orphaned_at = {} WHERE id = {gone}",
+                unix_now() - 8 * 86_400
+            ))
+            .await
+            .unwrap();
+        assert_eq!(
+            store
+                .delete_orphan_feeds(unix_now() - 7 * 86_400)
+                .await
+                .unwrap(),
+            1
+        );
+        assert_eq!(store.feed_body(gone).await.unwrap(), None);
+        let totals = store.feed_body_totals().await.unwrap();
+        assert_eq!((totals.feeds, totals.bodies), (4, 3));
+        assert_eq!(
+            store.feeds_with_bodies(0, 10).await.unwrap(),
+            with_body[1..].to_vec()
+        );
+    }
+);
 
 on_both_engines!(favicons_record_hits_and_misses, |db| {
     let store = db.migrated().await;

@@ -136,8 +136,14 @@ on_both_engines!(
                 &FeedBody {
                     fetched_at: 100,
                     content_type: Some("text/html".into()),
+                    charset: None,
+                    source_url: None,
+                    etag: Some("\"v1\"".into()),
+                    last_modified: None,
                     sha256: "aa".repeat(32),
                     compression: "zlib".into(),
+                    raw_size: Some(3),
+                    parse_error: None,
                     body: vec![1, 2, 3],
                 },
             )

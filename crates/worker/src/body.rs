@@ -13,9 +13,13 @@ use sha2::{Digest, Sha256};
 /// The name stored in `feed_bodies.compression` for [`compress`]'s output.
 pub const CODEC: &str = "zlib";
 
-/// The largest body [`decompress`] produces: the fetch limit's 5 MB and some slack, so a
-/// damaged or hostile row cannot expand without bound.
-pub const MAX_DECOMPRESSED_BYTES: u64 = 8 * 1024 * 1024;
+/// The largest body kept: the fetch's body limit (5 MB), so a kept body is never larger than
+/// what a fetch may bring.
+pub const MAX_BODY_BYTES: usize = tidings_fetch::client::DEFAULT_MAX_BODY_BYTES;
+
+/// The largest body [`decompress`] produces ([`MAX_BODY_BYTES`]), so a damaged or hostile row
+/// cannot expand without bound.
+pub const MAX_DECOMPRESSED_BYTES: u64 = MAX_BODY_BYTES as u64;
 
 /// Hex SHA-256 of `bytes`: the stored body's identity, compared to skip parsing.
 pub fn sha256_hex(bytes: &[u8]) -> String {

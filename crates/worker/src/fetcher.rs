@@ -292,6 +292,22 @@ impl Fetcher {
         self.refresh_pages(pages, each).await.unwrap_or_default()
     }
 
+    /// [`Fetcher::refresh_pages`] with at most [`WorkerConfig::in_flight`] feeds in progress.
+    async fn refresh_pages(
+        &self,
+        pages: Pages,
+        each: impl FnMut(i64, Result<FeedReport, RefreshError>),
+    ) -> Result<u64, StoreError> {
+        let in_flight = self.inner.config.in_flight();
+        self.for_each_page(
+            pages,
+            in_flight,
+            |fetcher, id| async move { fetcher.refresh_feed(id).await },
+            each,
+        )
+        .await
+    }
+
     /// Refreshes every feed that has subscribers, stopped ones included, as
     /// [`Fetcher::refresh_feed`] does (`tidings refresh --all`). The ids are read from the
     /// store [`REFRESH_PAGE`] at a time, and at most [`WorkerConfig::in_flight`] feeds are in
@@ -309,24 +325,30 @@ impl Fetcher {
         self.refresh_pages(pages, each).await
     }
 
-    /// The loop of [`Fetcher::refresh_feeds`] and [`Fetcher::refresh_all`]: takes pages of ids
-    /// from `pages` while at most
-    /// [`WorkerConfig::in_flight`] feeds are in progress.
-    async fn refresh_pages(
+    /// The loop of refreshing and reparsing many feeds: takes pages of ids from `pages` and
+    /// runs `run` on each id, at most `in_flight` at once, handing each result to `each` as it
+    /// comes. Returns how many feeds were tried; a database error reading the ids ends the
+    /// loop once the feeds in progress are done.
+    pub(crate) async fn for_each_page<T, Fut>(
         &self,
         mut pages: Pages,
-        mut each: impl FnMut(i64, Result<FeedReport, RefreshError>),
-    ) -> Result<u64, StoreError> {
-        let in_flight = self.inner.config.in_flight();
-        let mut tasks: tokio::task::JoinSet<(i64, Result<FeedReport, RefreshError>)> =
-            tokio::task::JoinSet::new();
+        in_flight: usize,
+        run: impl Fn(Fetcher, i64) -> Fut,
+        mut each: impl FnMut(i64, T),
+    ) -> Result<u64, StoreError>
+    where
+        T: Send + 'static,
+        Fut: std::future::Future<Output = T> + Send + 'static,
+    {
+        let in_flight = in_flight.max(1);
+        let mut tasks: tokio::task::JoinSet<(i64, T)> = tokio::task::JoinSet::new();
         let mut tried = 0u64;
         let mut finished = |done: Result<(i64, _), tokio::task::JoinError>| {
             tried += 1;
             match done {
                 Ok((id, result)) => each(id, result),
-                // A panic is a bug; it goes on as if the refresh had run here. (Tasks are
-                // never aborted, so there is no other error.)
+                // A panic is a bug; it goes on as if the task had run here. (Tasks are never
+                // aborted, so there is no other error.)
                 Err(error) if error.is_panic() => std::panic::resume_unwind(error.into_panic()),
                 Err(_) => {}
             }
@@ -347,8 +369,8 @@ impl Fetcher {
                 {
                     finished(done);
                 }
-                let fetcher = self.clone();
-                tasks.spawn(async move { (id, fetcher.refresh_feed(id).await) });
+                let task = run(self.clone(), id);
+                tasks.spawn(async move { (id, task.await) });
             }
         }
         while let Some(done) = tasks.join_next().await {
@@ -530,13 +552,23 @@ impl Fetcher {
                 } else if response.is_success() {
                     let digest = body::sha256_hex(&response.body);
                     if store.feed_body_sha256(due.feed_id).await?.as_deref() == Some(&digest) {
+                        store
+                            .touch_feed_body(
+                                due.feed_id,
+                                &digest,
+                                now.timestamp(),
+                                response.etag.as_deref(),
+                                response.last_modified.as_deref(),
+                            )
+                            .await?;
                         report.result = FetchResult::Unchanged;
                         (response.outcome(ParseResult::Skipped), Some(response))
                     } else {
                         match self.parse(&response, due.scrape_config.as_deref()).await {
                             Ok(parsed) => {
                                 let counts = self.store_parsed(due.feed_id, &parsed, now).await?;
-                                self.save_body(due.feed_id, &response, digest, now).await?;
+                                self.save_body(due.feed_id, &response, digest, now, None)
+                                    .await?;
                                 report.result = FetchResult::Parsed;
                                 report.items_inserted = counts.inserted;
                                 report.items_updated = counts.updated;
@@ -546,6 +578,9 @@ impl Fetcher {
                                 (response.outcome(ParseResult::Parsed), Some(response))
                             }
                             Err(message) => {
+                                // Kept too: a parser fix then reaches it (`tidings reparse`).
+                                self.save_body(due.feed_id, &response, digest, now, Some(&message))
+                                    .await?;
                                 report.result = FetchResult::ParseFailed;
                                 report.error = Some(message.clone());
                                 failure_reason = Some("parse".to_owned());
@@ -660,35 +695,62 @@ impl Fetcher {
     ) -> Result<ParsedFeed, String> {
         // A cheap clone: the body is reference-counted.
         let body = response.body.clone();
+        self.parse_body(
+            body,
+            Some(response.url.clone()),
+            response.charset.clone(),
+            scrape_config,
+        )
+        .await
+    }
+
+    /// Parses and sanitizes `body` on the blocking pool, as a fetch does: `feed_url` is the
+    /// URL that answered (the base of relative links), `charset` the `Content-Type` charset it
+    /// came with, and `scrape_config` a scraped source's configuration (F7), which reads the
+    /// body as a page instead of a feed.
+    pub(crate) async fn parse_body<B: AsRef<[u8]> + Send + 'static>(
+        &self,
+        body: B,
+        feed_url: Option<Url>,
+        charset: Option<String>,
+        scrape_config: Option<&str>,
+    ) -> Result<ParsedFeed, String> {
         if let Some(config) = scrape_config {
-            let (config, url, charset) = (
-                config.to_owned(),
-                response.url.clone(),
-                response.charset.clone(),
-            );
+            let Some(url) = feed_url else {
+                return Err("a scraped source's page needs its URL to be read".to_owned());
+            };
+            let config = config.to_owned();
             let sanitizer = Arc::clone(&self.inner.sanitizer);
             let task = tokio::task::spawn_blocking(move || {
-                crate::scraping::scrape_and_sanitize(&body, &url, charset, &config, &sanitizer)
+                crate::scraping::scrape_and_sanitize(
+                    body.as_ref(),
+                    &url,
+                    charset,
+                    &config,
+                    &sanitizer,
+                )
             });
             return task
                 .await
                 .unwrap_or_else(|error| Err(format!("the scraper failed: {error}")));
         }
         let options = ParseOptions {
-            feed_url: Some(response.url.clone()),
-            http_charset: response.charset.clone(),
+            feed_url,
+            http_charset: charset,
             ..ParseOptions::default()
         };
         let sanitizer = Arc::clone(&self.inner.sanitizer);
-        let task =
-            tokio::task::spawn_blocking(move || parse_and_sanitize(&body, &options, &sanitizer));
+        let task = tokio::task::spawn_blocking(move || {
+            parse_and_sanitize(body.as_ref(), &options, &sanitizer)
+        });
         match task.await {
             Ok(result) => result,
             Err(error) => Err(format!("the parser failed: {error}")),
         }
     }
 
-    async fn store_parsed(
+    /// Stores a parsed feed's items and what it says about itself, as a fetch does.
+    pub(crate) async fn store_parsed(
         &self,
         feed_id: i64,
         parsed: &ParsedFeed,
@@ -715,27 +777,45 @@ impl Fetcher {
         Ok(counts)
     }
 
-    /// Keeps the raw body, compressed (F8). Compression runs on the blocking pool.
+    /// Keeps the raw body, compressed (F8), with what reparsing it needs and how parsing it
+    /// ended (`parse_error`). Compression runs on the blocking pool. A body past the stored
+    /// bound (only a client configured above the 5 MB default gets one) is not kept, and the
+    /// older one is dropped, so that `tidings reparse` never re-derives an outdated body.
     async fn save_body(
         &self,
         feed_id: i64,
         response: &FetchResponse,
         sha256: String,
         now: DateTime<Utc>,
+        parse_error: Option<&str>,
     ) -> Result<(), StoreError> {
+        let store = &self.inner.store;
+        if response.body.len() > body::MAX_BODY_BYTES {
+            tracing::debug!(
+                feed = feed_id,
+                bytes = response.body.len(),
+                "body too large to keep"
+            );
+            return store.delete_feed_body(feed_id).await;
+        }
         let raw = response.body.clone();
         let compressed = tokio::task::spawn_blocking(move || body::compress(&raw))
             .await
             .unwrap_or_default();
-        self.inner
-            .store
+        store
             .save_feed_body(
                 feed_id,
                 &FeedBody {
                     fetched_at: now.timestamp(),
                     content_type: response.content_type.clone(),
+                    charset: response.charset.clone(),
+                    source_url: Some(response.url.to_string()),
+                    etag: response.etag.clone(),
+                    last_modified: response.last_modified.clone(),
                     sha256,
                     compression: body::CODEC.to_owned(),
+                    raw_size: i64::try_from(response.body.len()).ok(),
+                    parse_error: parse_error.map(str::to_owned),
                     body: compressed,
                 },
             )
@@ -829,24 +909,34 @@ impl Fetcher {
     }
 }
 
-/// Where [`Fetcher::refresh_pages`] takes its feed ids from.
-enum Pages {
+/// Where [`Fetcher::for_each_page`] takes its feed ids from.
+pub(crate) enum Pages {
     /// The ids given, in one page.
     Given(Option<Vec<i64>>),
     /// Every feed with subscribers, by keyset pages of ids above `after`.
     Subscribed { after: i64, exhausted: bool },
+    /// Every feed with a kept raw body, by keyset pages of ids above `after`.
+    WithBody { after: i64, exhausted: bool },
 }
 
 impl Pages {
     /// The next page of ids; `None` or an empty page when there are no more.
     async fn next(&mut self, store: &Store) -> Result<Option<Vec<i64>>, StoreError> {
+        let subscribed = matches!(self, Pages::Subscribed { .. });
         match self {
             Pages::Given(ids) => Ok(ids.take()),
             Pages::Subscribed {
                 exhausted: true, ..
+            }
+            | Pages::WithBody {
+                exhausted: true, ..
             } => Ok(None),
-            Pages::Subscribed { after, exhausted } => {
-                let ids = store.subscribed_feed_ids(*after, REFRESH_PAGE).await?;
+            Pages::Subscribed { after, exhausted } | Pages::WithBody { after, exhausted } => {
+                let ids = if subscribed {
+                    store.subscribed_feed_ids(*after, REFRESH_PAGE).await?
+                } else {
+                    store.feeds_with_bodies(*after, REFRESH_PAGE).await?
+                };
                 *exhausted = (ids.len() as i64) < REFRESH_PAGE;
                 if let Some(&last) = ids.last() {
                     *after = last;

@@ -9,7 +9,8 @@
 //!   with `tidings-feed` and upsert the items; the outcome goes through the scheduling policy
 //!   into the store; permanent redirects move (and merge) the feed; the raw body is kept
 //!   compressed; the favicon is refreshed monthly. [`Fetcher::refresh_feed`] is the manual
-//!   refresh.
+//!   refresh, and [`Fetcher::reparse_feed`] re-derives a feed's items from its kept body
+//!   without fetching ([`reparse`]).
 //! - [`discovery`] finds feeds behind a page URL over the network and subscribes with a first
 //!   fetch ([`subscribe_with_discovery`]); [`opml`] imports and exports subscriptions.
 //! - [`full_text`] fetches the article pages of items whose feed gives only a teaser (F6), as
@@ -43,6 +44,7 @@ pub mod fetcher;
 pub mod full_text;
 pub mod metrics;
 pub mod opml;
+pub mod reparse;
 pub mod scraping;
 pub mod search_index;
 pub mod worker;
@@ -60,6 +62,7 @@ pub use opml::{
     ImportEntry, ImportError, ImportOptions, ImportReport, ImportStatus, OpmlDocument, OpmlError,
     OpmlFeed, build_opml, export_opml, import_opml, parse_opml,
 };
+pub use reparse::{ReparseError, ReparseReport};
 pub use scraping::{
     ScrapePreview, ScrapeSourceError, ScrapedSource, ScrapedSourceRequest, preview_scraped,
     reconfigure_scraped, subscribe_scraped,

@@ -241,6 +241,17 @@ on_both_engines!(
             "{changed}"
         );
         assert_eq!(stored_items(&store, alice, feed).await.len(), 5);
+        // Its kept body is the page, which reparsing reads with the source's configuration
+        // (as a feed it would not parse), without a request.
+        let hits = server.hits("/blog");
+        let reparsed = fetcher.reparse_feed(feed).await.unwrap();
+        assert_eq!(reparsed.parse_error, None, "{reparsed}");
+        assert_eq!(
+            (reparsed.items_inserted, reparsed.items_unchanged),
+            (0, 5),
+            "{reparsed}"
+        );
+        assert_eq!(server.hits("/blog"), hits);
 
         // The site is redesigned: the error names the selector that found nothing, and shows
         // as the subscription's last error.
