@@ -205,6 +205,9 @@ fn valid_body(path: &str, method: &Method) -> Option<Value> {
         }
         ("PATCH", p) if p.starts_with("/api/v1/users/") => Some(json!({"is_admin": true})),
         ("PUT", p) if p.ends_with("/state") => Some(json!({"is_read": true, "is_starred": true})),
+        ("PUT", p) if p.ends_with("/scraper") => {
+            Some(json!({"scraper": {"kind": "html", "item_selector": ".post"}}))
+        }
         _ => None,
     }
 }
