@@ -578,47 +578,6 @@ pub async fn run(args: SoakArgs) -> anyhow::Result<ExitCode> {
     )
     .await?;
 
-    // The series an operator watches (issue 15) are on every process's /metrics, with the
-    // run's requests and fetches counted, before anything stops.
-    let mut missing_series = Vec::new();
-    for (kind, processes, families, counted) in [
-        (
-            "API",
-            &apis,
-            API_FAMILIES,
-            "tidings_http_request_duration_seconds_count",
-        ),
-        ("worker", &workers, WORKER_FAMILIES, "tidings_fetches_total"),
-    ] {
-        // A worker restarted late may not have fetched yet, so the count is asked of the kind.
-        let mut kind_counted = false;
-        for (process, base) in processes.iter() {
-            let url = if kind == "API" {
-                format!("{base}/metrics")
-            } else {
-                base.clone()
-            };
-            let (present, counted_any) = metric_families(&http, &url, counted).await;
-            for family in families {
-                if !present.contains(*family) {
-                    missing_series.push(format!("{} lacks {family}", process.name));
-                }
-            }
-            kind_counted |= counted_any;
-        }
-        if !kind_counted {
-            missing_series.push(format!("no {kind} process counted any {counted}"));
-        }
-    }
-    outln!(
-        "metrics: {}",
-        if missing_series.is_empty() {
-            "every series present on every process".to_owned()
-        } else {
-            missing_series.join("; ")
-        }
-    );
-
     // Stop everything cleanly, then check.
     let mut unclean = Vec::new();
     for (process, _) in apis.iter_mut().chain(workers.iter_mut()) {
@@ -749,9 +708,6 @@ pub async fn run(args: SoakArgs) -> anyhow::Result<ExitCode> {
         farm.answered_200.load(Ordering::Relaxed),
         farm.answered_304.load(Ordering::Relaxed)
     );
-    if !missing_series.is_empty() {
-        failures.push(format!("metrics: {}", missing_series.join("; ")));
-    }
     failures.extend(unplanned_exits);
     if !unclean.is_empty() {
         failures.push(format!(
@@ -1012,59 +968,6 @@ async fn scrape(http: &reqwest::Client, url: &str) -> HashMap<String, f64> {
         .filter_map(|line| line.rsplit_once(' '))
         .filter_map(|(series, value)| Some((series.to_owned(), value.parse().ok()?)))
         .collect()
-}
-
-/// The metric families an API process serves: its requests and limits, the database's pool and
-/// the fetch queue as the database tells it.
-const API_FAMILIES: &[&str] = &[
-    "tidings_http_request_duration_seconds",
-    "tidings_rate_limited",
-    "tidings_db_pool_connections",
-    "tidings_database_up",
-    "tidings_feeds",
-    "tidings_fetch_queue_depth",
-];
-
-/// The metric families a worker process serves: fetch outcomes, failures by reason, HTTP
-/// statuses, latency, items, and the same database series.
-const WORKER_FAMILIES: &[&str] = &[
-    "tidings_fetches",
-    "tidings_fetch_failures",
-    "tidings_fetch_parse_failures",
-    "tidings_fetch_http_status",
-    "tidings_fetch_duration_seconds",
-    "tidings_items_upserted",
-    "tidings_db_pool_connections",
-    "tidings_database_up",
-    "tidings_feeds",
-    "tidings_fetch_queue_depth",
-];
-
-/// The families a `/metrics` page declares (its `# TYPE` lines, present even before a labelled
-/// series has a sample), and whether a sample of `counted` is above zero.
-async fn metric_families(
-    http: &reqwest::Client,
-    url: &str,
-    counted: &str,
-) -> (std::collections::HashSet<String>, bool) {
-    let Ok(response) = http.get(url).timeout(Duration::from_secs(5)).send().await else {
-        return Default::default();
-    };
-    let text = response.text().await.unwrap_or_default();
-    let families = text
-        .lines()
-        .filter_map(|line| line.strip_prefix("# TYPE "))
-        .filter_map(|rest| rest.split(' ').next())
-        .map(str::to_owned)
-        .collect();
-    let counted_any = text.lines().any(|line| {
-        line.starts_with(counted)
-            && line
-                .rsplit_once(' ')
-                .and_then(|(_, value)| value.parse::<f64>().ok())
-                .is_some_and(|value| value > 0.0)
-    });
-    (families, counted_any)
 }
 
 /// Fetches the live workers have stored (parsed or not modified), summed over their
