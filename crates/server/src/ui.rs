@@ -101,10 +101,16 @@ pub fn shell() -> &'static str {
     SHELL.get_or_init(|| SHELL_TEMPLATE.replace("{{V}}", asset_version()))
 }
 
-/// The total size of the UI's files in bytes, before compression (the budget is 150 KB).
+/// The total size of the UI's files in bytes, before compression.
 pub fn total_size() -> usize {
     SHELL_TEMPLATE.len() + ASSETS.iter().map(|a| a.bytes.len()).sum::<usize>()
 }
+
+/// The most the UI may weigh over the network, each file gzipped as the server's compression
+/// layer sends it: 64 KiB, so the first screen stays fast on a slow phone connection. The
+/// budget is on the compressed figure since that is what crosses the network; comments and
+/// clear names cost little in it.
+pub const COMPRESSED_BUDGET: usize = 64 * 1024;
 
 /// The UI's routes: the shell at every view path and the assets under `/ui/`.
 pub fn router() -> Router<AppState> {
@@ -169,13 +175,30 @@ async fn favicon() -> Response {
 mod tests {
     use super::*;
 
+    /// What a first visit downloads: each file gzipped on its own, summed.
+    fn compressed_size() -> usize {
+        use std::io::Write;
+        let gzipped = |bytes: &[u8]| {
+            let mut encoder =
+                flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+            // Writing into a Vec cannot fail.
+            encoder.write_all(bytes).expect("gzip into memory");
+            encoder.finish().expect("gzip into memory").len()
+        };
+        gzipped(SHELL_TEMPLATE.as_bytes()) + ASSETS.iter().map(|a| gzipped(a.bytes)).sum::<usize>()
+    }
+
     #[test]
     fn the_ui_stays_within_its_budget() {
+        let compressed = compressed_size();
         assert!(
-            total_size() < 150 * 1024,
-            "UI assets are {} bytes",
+            compressed < COMPRESSED_BUDGET,
+            "UI assets are {compressed} bytes gzipped ({} before compression), over the \
+             budget of {COMPRESSED_BUDGET}",
             total_size()
         );
+        // The figure is real: gzip shrinks the text, and every asset counts.
+        assert!(compressed < total_size() && compressed > total_size() / 10);
     }
 
     #[test]
