@@ -190,6 +190,11 @@ pub struct WorkerArgs {
     #[arg(long, env = "TIDINGS_RETENTION_KEEP_PER_FEED", default_value = "50")]
     pub retention_keep_per_feed: String,
 
+    /// Usage counts (clicks, tag page views and searches per day) are kept for this many
+    /// days, today included, and deleted by the daily retention run (1-3650).
+    #[arg(long, env = "TIDINGS_USAGE_RETENTION_DAYS", default_value = "90")]
+    pub usage_retention_days: String,
+
     /// Items' images through the server: off, http (only http: images, which HTTPS pages
     /// block) or all (image hosts never see readers' addresses). The worker keeps http:
     /// images in items when it is on; the server serves them.
@@ -272,6 +277,12 @@ impl WorkerArgs {
                 0..=100_000u32,
                 "TIDINGS_RETENTION_KEEP_PER_FEED",
                 "--retention-keep-per-feed",
+            )?,
+            usage_retention_days: config::check_number(
+                &self.usage_retention_days,
+                1..=3650u32,
+                "TIDINGS_USAGE_RETENTION_DAYS",
+                "--usage-retention-days",
             )?,
             full_text_concurrency: config::check_number(
                 &self.full_text_concurrency,

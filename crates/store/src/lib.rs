@@ -33,6 +33,7 @@ mod sessions;
 mod subscription_changes;
 mod sync;
 mod text;
+mod usage;
 mod users;
 
 use std::path::PathBuf;
@@ -77,6 +78,7 @@ pub use sync::{
     SyncQuery,
 };
 pub use text::{is_stripped_char, strip_control_chars};
+pub use usage::{ClickedItem, MAX_USAGE_KEY_CHARS, UsageCount, UsageKind, usage_day};
 pub use users::{
     DEFAULT_GROUP_NAME, Group, MAX_USERNAME_LEN, NewUser, User, normalize_username, username_key,
 };
@@ -510,6 +512,30 @@ impl Store {
                 .await?;
         });
         Ok(())
+    }
+
+    /// The column names of one of the database's tables, in order (none for an unknown
+    /// table): for checks of what the schema keeps, such as that a table holds no user.
+    pub async fn table_columns(&self, table: &str) -> Result<Vec<String>> {
+        Ok(match &*self.pools {
+            Pools::Sqlite { reader, .. } => {
+                sqlx::query_scalar("SELECT name FROM pragma_table_info($1) ORDER BY cid")
+                    .bind(table)
+                    .fetch_all(reader)
+                    .await?
+            }
+            Pools::Postgres(pool) => {
+                let mut connection = self.postgres_connection(pool).await?;
+                sqlx::query_scalar(
+                    "SELECT CAST(column_name AS TEXT) FROM information_schema.columns
+                     WHERE table_schema = current_schema() AND table_name = $1
+                     ORDER BY ordinal_position",
+                )
+                .bind(table)
+                .fetch_all(&mut *connection)
+                .await?
+            }
+        })
     }
 
     /// Closes every connection, waiting for the ones in use to be returned. A SQLite file's

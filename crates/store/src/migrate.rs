@@ -238,6 +238,13 @@ pub const MIGRATIONS: &[Migration] = &[
         postgres: include_str!("../migrations/postgres/0016_feed_body_validators.sql"),
         data: None,
     },
+    Migration {
+        version: 17,
+        name: "usage_counts",
+        sqlite: include_str!("../migrations/sqlite/0017_usage_counts.sql"),
+        postgres: include_str!("../migrations/postgres/0017_usage_counts.sql"),
+        data: None,
+    },
 ];
 
 /// An arbitrary constant naming tidings' migration lock among PostgreSQL advisory locks.

@@ -19,6 +19,7 @@
 
 #![warn(missing_docs)]
 
+mod canonical;
 mod normalize;
 mod query;
 mod relevance;

@@ -21,6 +21,8 @@ pub const DEFAULT_RETENTION_DAYS: u32 = 180;
 /// Retention keeps this many of every feed's newest items whatever their age, by default, so
 /// that a quiet feed always shows its latest items.
 pub const DEFAULT_RETENTION_KEEP_PER_FEED: u32 = 50;
+/// Usage counts (F45) of days more than this many days ago are deleted, by default.
+pub const DEFAULT_USAGE_RETENTION_DAYS: u32 = 90;
 /// Feeds nobody has followed for this many days are deleted (F17).
 pub const DEFAULT_ORPHAN_DAYS: u32 = 7;
 /// Favicons are fetched again after this long (F3: monthly).
@@ -63,6 +65,9 @@ pub struct WorkerConfig {
     pub retention_keep_per_feed: u32,
     /// Feeds without subscribers for this many days are deleted.
     pub orphan_days: u32,
+    /// Usage counts (F45) are kept for the last this many days (today included) and deleted
+    /// after; at least 1.
+    pub usage_retention_days: u32,
     /// How often the retention job runs (daily).
     pub retention_every: Duration,
     /// Whether favicons are fetched at all.
@@ -95,6 +100,7 @@ impl Default for WorkerConfig {
             retention_days: DEFAULT_RETENTION_DAYS,
             retention_keep_per_feed: DEFAULT_RETENTION_KEEP_PER_FEED,
             orphan_days: DEFAULT_ORPHAN_DAYS,
+            usage_retention_days: DEFAULT_USAGE_RETENTION_DAYS,
             retention_every: DAILY,
             favicons: true,
             favicon_max_age: DEFAULT_FAVICON_MAX_AGE,

@@ -34,13 +34,16 @@ pub struct RetentionReport {
     pub items_deleted: u64,
     /// Feeds deleted for having had no subscribers for a week.
     pub feeds_deleted: u64,
+    /// Usage counts (one day, kind and key each) deleted for age.
+    pub usage_counts_deleted: u64,
 }
 
 /// Retention (F17) at `now`: items tidings first stored more than `config.retention_days`
 /// ago are deleted, except each feed's `config.retention_keep_per_feed` newest items and
 /// starred and bookmarked ones, leaving tombstones so that fetches do not bring them back; and
-/// feeds orphaned for more than `config.orphan_days` are deleted. `retention_days = 0` keeps
-/// items forever.
+/// feeds orphaned for more than `config.orphan_days` are deleted; and usage counts (F45) of
+/// the days before the last `config.usage_retention_days` are deleted. `retention_days = 0`
+/// keeps items forever.
 pub async fn run_retention(
     store: &Store,
     now: i64,
@@ -60,9 +63,13 @@ pub async fn run_retention(
     let feeds_deleted = store
         .delete_orphan_feeds(now - i64::from(config.orphan_days) * 86_400)
         .await?;
+    let first_kept_day =
+        tidings_store::usage_day(now) - i64::from(config.usage_retention_days.max(1)) + 1;
+    let usage_counts_deleted = store.prune_usage_counts(first_kept_day).await?;
     Ok(RetentionReport {
         items_deleted,
         feeds_deleted,
+        usage_counts_deleted,
     })
 }
 
@@ -486,11 +493,12 @@ impl Worker {
                     tracing::info!(
                         items = report.items_deleted,
                         feeds = report.feeds_deleted,
+                        usage_counts = report.usage_counts_deleted,
                         "retention done"
                     );
                     format!(
-                        "deleted {} items and {} orphan feeds",
-                        report.items_deleted, report.feeds_deleted
+                        "deleted {} items, {} orphan feeds and {} usage counts",
+                        report.items_deleted, report.feeds_deleted, report.usage_counts_deleted
                     )
                 }
                 Err(error) => {
