@@ -76,6 +76,19 @@ pub struct ApiArgs {
     #[arg(long, env = "TIDINGS_MEDIA_PROXY_KEY", hide_env_values = true)]
     pub media_proxy_key: Option<String>,
 
+    /// Count, per day and without anything about who, the items' links opened, the tag pages
+    /// viewed and the searches made, for administrators (`false`: nothing is counted).
+    #[arg(
+        long,
+        env = "TIDINGS_USAGE_COUNTS",
+        default_value = "true",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "true",
+        value_name = "true|false"
+    )]
+    pub usage_counts: String,
+
     #[command(flatten)]
     pub metrics: MetricsArgs,
 }
@@ -224,6 +237,8 @@ impl ApiArgs {
             "--media-proxy-key",
         )?;
         server.media_proxy = tidings_server::media::MediaProxy::new(media_proxy, key);
+        server.usage_counts =
+            config::check_bool(&self.usage_counts, "TIDINGS_USAGE_COUNTS", "--usage-counts")?;
         server.session_idle = std::time::Duration::from_secs(idle * 86_400);
         server.session_lifetime = std::time::Duration::from_secs(lifetime * 86_400);
         Ok(server)
@@ -263,6 +278,7 @@ pub async fn run(config: &GlobalConfig, args: ServeArgs) -> anyhow::Result<ExitC
         None => config::check_base_url(&format!("http://{}/", reachable(bound)))?,
     };
     server_config.base_url = base_url.clone();
+    server_config.usage_retention_days = worker_settings.worker.usage_retention_days;
     if let Some(token) = setup::issue_setup_token(&store).await? {
         let mut link = base_url.clone();
         link.set_path(&format!(

@@ -49,6 +49,11 @@ pub struct ServerConfig {
     pub media_proxy: media::MediaProxy,
     /// Who may read `/metrics` (loopback only by default).
     pub metrics_access: metrics::MetricsAccess,
+    /// Whether link clicks, tag page views and searches are counted per day (F45); on by
+    /// default.
+    pub usage_counts: bool,
+    /// The days the worker keeps usage counts for (shown to administrators with them).
+    pub usage_retention_days: u32,
 }
 
 impl ServerConfig {
@@ -63,6 +68,8 @@ impl ServerConfig {
             max_subscriptions: 100,
             media_proxy: media::MediaProxy::default(),
             metrics_access: metrics::MetricsAccess::default(),
+            usage_counts: true,
+            usage_retention_days: tidings_worker::config::DEFAULT_USAGE_RETENTION_DAYS,
         }
     }
 }

@@ -334,6 +334,7 @@ fn integer_bounds() -> Vec<(&'static str, &'static str, i64, i64, Option<i64>)> 
     let interval = (30, 720, Some(30));
     vec![
         ("query", "limit", 1, MAX_PAGE_SIZE, None),
+        ("query", "days", 1, crate::api::usage::MAX_REPORT_DAYS, None),
         (
             "UpdatePreferences",
             "page_size",

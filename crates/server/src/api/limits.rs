@@ -40,6 +40,8 @@ pub const FIELD_LIMITS: &[(&str, usize)] = &[
     ("before", MAX_SHORT_CHARS),
     ("theme", MAX_SHORT_CHARS),
     ("default_view", MAX_SHORT_CHARS),
+    // A search (the usage count of one): the search language's own bound.
+    ("q", tidings_text::MAX_QUERY_CHARS),
     // A scraped source's configuration (F7): the scraper's own bounds.
     ("item_selector", tidings_scrape::MAX_SELECTOR_LEN),
     ("title_selector", tidings_scrape::MAX_SELECTOR_LEN),

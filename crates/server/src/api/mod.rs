@@ -17,6 +17,7 @@ pub mod preferences;
 pub mod scraped;
 pub(crate) mod search;
 pub mod subscriptions;
+pub mod usage;
 
 use std::sync::OnceLock;
 
@@ -53,6 +54,7 @@ pub const MAX_OPML_BYTES: usize = 5 * 1024 * 1024;
         (name = "items", description = "Items, their read and starred state, unread counts"),
         (name = "bookmarks", description = "Snapshots of items that outlive them"),
         (name = "preferences", description = "The user's reading preferences"),
+        (name = "usage", description = "Usage counts without personal data: links opened and searches made, per day"),
         (name = "meta", description = "This document"),
     )
 )]
@@ -87,6 +89,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .merge(full_text::router())
         .merge(bookmarks::router())
         .merge(preferences::router())
+        .merge(usage::router())
         .routes(routes!(openapi_json))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
 }
