@@ -2117,3 +2117,101 @@ async fn full_text_in_chromium() {
     assert_eq!(subscriptions["subscriptions"][0]["full_text"], "never");
     b.quit().await;
 }
+
+/// Whether the open item's title is really visible: inside the list's visible band and not
+/// under the sticky headers (the element at its centre is the title itself).
+const OPEN_TITLE_VISIBLE: &str = "(() => {
+  const li = document.querySelector('#main li.item.expanded');
+  if (!li) return 'nothing open';
+  const title = li.querySelector('.item-title').getBoundingClientRect();
+  const x = title.left + Math.min(20, title.width / 2), y = title.top + title.height / 2;
+  const hit = document.elementFromPoint(x, y);
+  if (!hit || !li.querySelector('.item-title').contains(hit)) return 'title covered by ' + (hit && hit.className);
+  const body = li.querySelector('.item-body').getBoundingClientRect();
+  if (body.top > window.innerHeight - 150) return 'text starts below the fold at ' + body.top;
+  return 'visible';
+})()";
+
+/// Waits until the item at `index` of the list is the open one, then says whether its title
+/// is visible ([`OPEN_TITLE_VISIBLE`]).
+async fn open_title_visible(b: &Browser, index: usize) -> Value {
+    b.wait_for(
+        &format!("item {index} open"),
+        &format!(
+            "document.querySelectorAll('#main li.item')[{index}]?.classList.contains('expanded')"
+        ),
+    )
+    .await;
+    b.eval(OPEN_TITLE_VISIBLE).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn opened_items_are_never_hidden_under_the_header() {
+    if skip_without_browser("ui_browser::opened_items_are_never_hidden_under_the_header") {
+        return;
+    }
+    // Items long enough that an open one fills more than the window.
+    let site = FeedServer::start().await;
+    let paragraphs = "&lt;p&gt;A paragraph of the article, long enough to wrap onto a second \
+                      line in a window of ordinary width.&lt;/p&gt;"
+        .repeat(30);
+    let now = chrono::Utc::now();
+    let items: String = (0..20)
+        .map(|i| {
+            let published = (now - chrono::Duration::hours(i + 1)).to_rfc2822();
+            format!(
+                "<item><title>Long item {i}</title><link>{0}/long/{i}</link><guid>long-{i}</guid>\
+                 <pubDate>{published}</pubDate><description>{paragraphs}</description></item>",
+                site.base
+            )
+        })
+        .collect();
+    site.serve(
+        "/long.xml",
+        200,
+        "application/rss+xml",
+        format!(
+            "<?xml version=\"1.0\"?><rss version=\"2.0\"><channel><title>Long</title>\
+             <link>{}/</link>{items}</channel></rss>",
+            site.base
+        ),
+    );
+    let db = TestDb::sqlite();
+    let store = db.migrated().await;
+    let base = start_server_on(store.clone()).await;
+    let b = Browser::start(1280, 860).await;
+    let (_, feeds) = reader_with_feeds(&store, &b, &base, &[site.url("/long.xml")]).await;
+    b.goto(&format!("{base}/feeds/{}?filter=all", feeds[0]))
+        .await;
+    b.wait_for(
+        "the list",
+        "document.querySelectorAll('#main li.item').length >= 20",
+    )
+    .await;
+    // The seventh item sits near the bottom of the window: opened, it comes up whole.
+    b.press(&["j", "j", "j", "j", "j", "j", "j", "o"]).await;
+    assert_eq!(
+        open_title_visible(&b, 6).await,
+        "visible",
+        "opened near the bottom"
+    );
+    // Reading on with j: each next item opens with its title in view.
+    for index in 7..11 {
+        b.press(&["j"]).await;
+        assert_eq!(
+            open_title_visible(&b, index).await,
+            "visible",
+            "after j to {index}"
+        );
+    }
+    // And back with k: the item above opens below the header, not under it.
+    for index in (7..10).rev() {
+        b.press(&["k"]).await;
+        assert_eq!(
+            open_title_visible(&b, index).await,
+            "visible",
+            "after k to {index}"
+        );
+    }
+    b.quit().await;
+}

@@ -431,6 +431,34 @@ export class ItemList {
     return window.matchMedia('(max-width: 760px)').matches ? null : this.root;
   }
 
+  /** The visible band of the list: below the sticky headers, above the bottom edge. */
+  visibleBand() {
+    const root = this.scrollRoot();
+    let top = root ? root.getBoundingClientRect().top : 0;
+    for (const sticky of document.querySelectorAll('.topbar, .list-header')) {
+      const box = sticky.getBoundingClientRect();
+      if (box.height && box.top <= top + 1) top = Math.max(top, box.bottom);
+    }
+    return { top, bottom: root ? root.getBoundingClientRect().bottom : window.innerHeight };
+  }
+
+  /**
+   * Scrolls `li` into the visible band: the least that shows it whole, or, with `toTop` and
+   * when it does not fit, its top at the band's top. `scrollIntoView` would put it under the
+   * sticky headers.
+   */
+  reveal(li, toTop) {
+    const band = this.visibleBand();
+    const rect = li.getBoundingClientRect();
+    let by = 0;
+    if (rect.top < band.top || (toTop && rect.bottom > band.bottom)) by = rect.top - band.top;
+    else if (rect.bottom > band.bottom) by = Math.min(rect.bottom - band.bottom, rect.top - band.top);
+    if (!by) return;
+    const root = this.scrollRoot();
+    if (root) root.scrollTop += by;
+    else window.scrollBy(0, by);
+  }
+
   async reload() {
     this.newBar.hidden = true;
     this.items = [];
@@ -616,12 +644,9 @@ export class ItemList {
     const index = this.items.indexOf(item);
     if (index >= 0) this.selectedIndex = index;
     this.markSelected();
-    if (!options.noScroll) {
-      const rect = li.getBoundingClientRect();
-      const root = this.scrollRoot();
-      const top = root ? root.getBoundingClientRect().top + 110 : 60;
-      if (rect.top < top || rect.top > (root ? root.getBoundingClientRect().bottom : window.innerHeight) - 80) li.scrollIntoView({ block: 'start' });
-    }
+    // An opened item that does not fit in view is brought to the top, its title just below
+    // the sticky header, so its text starts where the eye is.
+    if (!options.noScroll) this.reveal(li, true);
     performance.mark('tidings:expand-end');
     if (!options.fromRoute || location.search.indexOf('item=' + id) < 0) history.replaceState(null, '', this.urlFor(this.route.filter, id));
     if (!item.is_read && app.prefs.mark_read_on_open !== false) {
@@ -914,7 +939,7 @@ export class ItemList {
     const li = this.liOf(this.items[index].id);
     if (li && options.focus !== false) {
       li.querySelector('.item-toggle').focus({ preventScroll: true });
-      li.scrollIntoView({ block: 'nearest' });
+      this.reveal(li, false);
     }
   }
 
