@@ -41,6 +41,10 @@ impl FullTextMode {
     }
 }
 
+/// Items queued for their article page by one statement (well under SQLite's bound on
+/// parameters).
+const FULL_TEXT_QUEUED_PER_STATEMENT: usize = 500;
+
 /// The strongest mode among a feed's subscribers, as a number SQL can take the maximum of:
 /// 0 never (or no subscriber), 1 auto, 2 always, for the item `i` of the query around it.
 const FEED_MODE_RANK: &str = "CAST(COALESCE((SELECT MAX(CASE s.full_text WHEN 'always' THEN 2
@@ -209,18 +213,23 @@ impl Store {
             return Ok(0);
         }
         let mut queued = 0;
+        // Many items per statement: a feed's first fetch queues hundreds, and one round trip
+        // each held the fetch (and its connection) for as many.
         in_tx!(self, |tx| {
-            for &item_id in item_ids {
-                queued += sqlx::query(
+            for chunk in item_ids.chunks(FULL_TEXT_QUEUED_PER_STATEMENT) {
+                let placeholders: Vec<String> =
+                    (0..chunk.len()).map(|n| format!("${}", n + 2)).collect();
+                let mut insert = sqlx::query(sqlx::AssertSqlSafe(format!(
                     "INSERT INTO full_text_jobs (item_id, queued_at, not_before)
-                     SELECT id, $2, $2 FROM items WHERE id = $1
+                     SELECT id, $1, $1 FROM items WHERE id IN ({})
                      ON CONFLICT (item_id) DO NOTHING",
-                )
-                .bind(item_id)
-                .bind(now)
-                .execute(&mut *tx)
-                .await?
-                .rows_affected();
+                    placeholders.join(", ")
+                )))
+                .bind(now);
+                for item_id in chunk {
+                    insert = insert.bind(*item_id);
+                }
+                queued += insert.execute(&mut *tx).await?.rows_affected();
             }
         });
         Ok(queued)

@@ -245,6 +245,13 @@ pub const MIGRATIONS: &[Migration] = &[
         postgres: include_str!("../migrations/postgres/0017_usage_counts.sql"),
         data: None,
     },
+    Migration {
+        version: 18,
+        name: "item_insert_counts_per_statement",
+        sqlite: include_str!("../migrations/sqlite/0018_item_insert_counts_per_statement.sql"),
+        postgres: include_str!("../migrations/postgres/0018_item_insert_counts_per_statement.sql"),
+        data: None,
+    },
 ];
 
 /// An arbitrary constant naming tidings' migration lock among PostgreSQL advisory locks.

@@ -297,3 +297,46 @@ on_both_engines!(articles_and_jobs_go_with_their_items, |db| {
     assert_eq!(store.full_text_queue_len().await.unwrap(), 0);
     assert!(store.full_content(ids[0]).await.unwrap().is_none());
 });
+
+on_both_engines!(a_large_first_fetch_is_queued_whole, |db| {
+    let store = db.migrated().await;
+    let ann = user(&store, "ann").await;
+    let (_, feed) = follow(&store, ann, "https://big.example/feed").await;
+    let first_fetch = 1_700_000_000;
+    let items: Vec<NewItem> = (0..1_100)
+        .map(|n| {
+            let url = format!("https://big.example/{n}");
+            item(&format!("g{n}"), Some(&url), "Teaser")
+        })
+        .collect();
+    store.upsert_items(feed, &items, first_fetch).await.unwrap();
+    let mut ids: Vec<i64> = store
+        .full_text_candidates(feed, first_fetch)
+        .await
+        .unwrap()
+        .iter()
+        .map(|c| c.item_id)
+        .collect();
+    assert_eq!(ids.len(), 1_100);
+    // Queued in several statements; some already queued, an id that is no item is skipped.
+    assert_eq!(
+        store
+            .queue_full_text(&ids[..10], first_fetch)
+            .await
+            .unwrap(),
+        10
+    );
+    ids.push(i64::MAX);
+    assert_eq!(
+        store.queue_full_text(&ids, first_fetch).await.unwrap(),
+        1_090
+    );
+    assert_eq!(store.full_text_queue_len().await.unwrap(), 1_100);
+    assert!(
+        store
+            .full_text_candidates(feed, first_fetch)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+});
