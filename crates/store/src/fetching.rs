@@ -62,6 +62,30 @@ pub struct Favicon {
     pub fetched_at: i64,
 }
 
+/// A favicon's columns as read: `mime_type, data, source_url, fetched_at`.
+type FaviconRow = (Option<String>, Option<Vec<u8>>, Option<String>, i64);
+
+fn favicon_from_row((mime_type, data, source_url, fetched_at): FaviconRow) -> Favicon {
+    Favicon {
+        mime_type,
+        data,
+        source_url,
+        fetched_at,
+    }
+}
+
+/// What [`Store::claim_site_favicon`] found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SiteFaviconClaim {
+    /// The caller has the claim: it looks the site up and stores the result
+    /// ([`Store::save_site_favicon`]).
+    Claimed,
+    /// A lookup ended recently enough: its result, to reuse without a request.
+    Fresh(Favicon),
+    /// Another claim is running: its result will be stored when it ends.
+    Busy,
+}
+
 /// A feed's URL and fetch state, for the command line, the API and tests.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct FeedFetchState {
@@ -600,24 +624,106 @@ impl Store {
 
     /// The feed's favicon record, if one was ever attempted.
     pub async fn favicon(&self, feed_id: i64) -> Result<Option<Favicon>> {
-        let row: Option<(Option<String>, Option<Vec<u8>>, Option<String>, i64)> =
-            with_db!(self, read, |db| {
-                sqlx::query_as(
-                    "SELECT mime_type, data, source_url, fetched_at FROM favicons
-                     WHERE feed_id = $1",
-                )
-                .bind(feed_id)
-                .fetch_optional(db)
+        let row: Option<FaviconRow> = with_db!(self, read, |db| {
+            sqlx::query_as(
+                "SELECT mime_type, data, source_url, fetched_at FROM favicons WHERE feed_id = $1",
+            )
+            .bind(feed_id)
+            .fetch_optional(db)
+            .await?
+        });
+        Ok(row.map(favicon_from_row))
+    }
+
+    /// Claims the lookup of a site's favicon (`site_key`, shared by every feed of the site and
+    /// every process) for `claim_seconds` from `now`, unless its last lookup ended at or after
+    /// `fresh_since` (then that result is returned, to reuse without a request) or another
+    /// claim has not expired yet (then someone else is looking it up).
+    pub async fn claim_site_favicon(
+        &self,
+        site_key: &str,
+        now: i64,
+        fresh_since: i64,
+        claim_seconds: i64,
+    ) -> Result<SiteFaviconClaim> {
+        let site_key = crate::text::strip_control_chars(site_key);
+        let claimed_until = now.saturating_add(claim_seconds);
+        let claimed: Option<i64> = with_db!(self, write, |db| {
+            sqlx::query_scalar(
+                "INSERT INTO site_favicons (site_key, fetched_at, claimed_until)
+                 VALUES ($1, 0, $2)
+                 ON CONFLICT (site_key) DO UPDATE SET claimed_until = excluded.claimed_until
+                 WHERE site_favicons.claimed_until <= $3 AND site_favicons.fetched_at < $4
+                 RETURNING claimed_until",
+            )
+            .bind(&*site_key)
+            .bind(claimed_until)
+            .bind(now)
+            .bind(fresh_since)
+            .fetch_optional(db)
+            .await?
+        });
+        if claimed.is_some() {
+            return Ok(SiteFaviconClaim::Claimed);
+        }
+        Ok(match self.site_favicon(&site_key).await? {
+            Some(favicon) if favicon.fetched_at >= fresh_since => SiteFaviconClaim::Fresh(favicon),
+            _ => SiteFaviconClaim::Busy,
+        })
+    }
+
+    /// The last lookup's result for a site (see [`Store::claim_site_favicon`]), `None` when
+    /// no lookup of it has ended yet.
+    pub async fn site_favicon(&self, site_key: &str) -> Result<Option<Favicon>> {
+        let site_key = crate::text::strip_control_chars(site_key);
+        let row: Option<FaviconRow> = with_db!(self, read, |db| {
+            sqlx::query_as(
+                "SELECT mime_type, data, source_url, fetched_at FROM site_favicons
+                     WHERE site_key = $1 AND fetched_at > 0",
+            )
+            .bind(&*site_key)
+            .fetch_optional(db)
+            .await?
+        });
+        Ok(row.map(favicon_from_row))
+    }
+
+    /// Stores a site's lookup result (an icon, or none found: `data: None`) and ends its
+    /// claim, so that every feed of the site reuses it while it is fresh.
+    pub async fn save_site_favicon(&self, site_key: &str, favicon: &Favicon) -> Result<()> {
+        let site_key = crate::text::strip_control_chars(site_key);
+        with_db!(self, write, |db| {
+            sqlx::query(
+                "INSERT INTO site_favicons
+                    (site_key, mime_type, data, source_url, fetched_at, claimed_until)
+                 VALUES ($1, $2, $3, $4, $5, 0)
+                 ON CONFLICT (site_key) DO UPDATE SET mime_type = excluded.mime_type,
+                    data = excluded.data, source_url = excluded.source_url,
+                    fetched_at = excluded.fetched_at, claimed_until = 0",
+            )
+            .bind(&*site_key)
+            .bind(&favicon.mime_type)
+            .bind(&favicon.data)
+            .bind(&favicon.source_url)
+            .bind(favicon.fetched_at)
+            .execute(db)
+            .await?;
+        });
+        Ok(())
+    }
+
+    /// Deletes the site favicons (see [`Store::claim_site_favicon`]) last looked up before
+    /// `fetched_before` and not claimed at `now`: sites no feed has asked about for a long
+    /// time. Returns how many were deleted.
+    pub async fn delete_stale_site_favicons(&self, fetched_before: i64, now: i64) -> Result<u64> {
+        Ok(with_db!(self, write, |db| {
+            sqlx::query("DELETE FROM site_favicons WHERE fetched_at < $1 AND claimed_until < $2")
+                .bind(fetched_before)
+                .bind(now)
+                .execute(db)
                 .await?
-            });
-        Ok(
-            row.map(|(mime_type, data, source_url, fetched_at)| Favicon {
-                mime_type,
-                data,
-                source_url,
-                fetched_at,
-            }),
-        )
+                .rows_affected()
+        }))
     }
 
     /// Records the icon or logo URL the feed names (`None` clears it).

@@ -56,6 +56,7 @@ pub use feeds::{
 };
 pub use fetching::{
     Favicon, FeedBody, FeedBodyTotals, FeedFetchState, FeedMove, JobRun, OpmlImportRecord,
+    SiteFaviconClaim,
 };
 pub use full_text::{FullContent, FullTextCandidate, FullTextJob, FullTextMode, FullTextOutcome};
 pub use items::{Enclosure, Item, ItemState, NewItem, UpsertCounts};

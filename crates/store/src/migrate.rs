@@ -252,6 +252,13 @@ pub const MIGRATIONS: &[Migration] = &[
         postgres: include_str!("../migrations/postgres/0018_item_insert_counts_per_statement.sql"),
         data: None,
     },
+    Migration {
+        version: 19,
+        name: "site_favicons",
+        sqlite: include_str!("../migrations/sqlite/0019_site_favicons.sql"),
+        postgres: include_str!("../migrations/postgres/0019_site_favicons.sql"),
+        data: None,
+    },
 ];
 
 /// An arbitrary constant naming tidings' migration lock among PostgreSQL advisory locks.

@@ -6,7 +6,7 @@ mod common;
 use common::{add_user as user, follow};
 
 use tidings_store::{
-    Favicon, FeedBody, FeedMove, FetchStatus, NewItem, OpmlImportRecord, unix_now,
+    Favicon, FeedBody, FeedMove, FetchStatus, NewItem, OpmlImportRecord, SiteFaviconClaim, unix_now,
 };
 
 fn item(guid: &str, published: i64) -> NewItem {
@@ -236,6 +236,99 @@ on_both_engines!(favicons_record_hits_and_misses, |db| {
         .await
         .unwrap();
 });
+
+on_both_engines!(
+    site_favicons_are_claimed_once_and_reused_while_fresh,
+    |db| {
+        let store = db.migrated().await;
+        let site = "site https://a.example";
+        let (now, max_age, claim) = (1_700_000_000, 30 * 86_400, 120);
+        let fresh_since = now - max_age;
+        // Never looked up: the first asker claims it, a second one finds it busy.
+        assert_eq!(store.site_favicon(site).await.unwrap(), None);
+        assert_eq!(
+            store
+                .claim_site_favicon(site, now, fresh_since, claim)
+                .await
+                .unwrap(),
+            SiteFaviconClaim::Claimed
+        );
+        assert_eq!(
+            store
+                .claim_site_favicon(site, now + 1, fresh_since + 1, claim)
+                .await
+                .unwrap(),
+            SiteFaviconClaim::Busy
+        );
+        assert_eq!(store.site_favicon(site).await.unwrap(), None);
+        // A claim that expired (its process died) can be taken over.
+        assert_eq!(
+            store
+                .claim_site_favicon(site, now + claim, fresh_since + claim, claim)
+                .await
+                .unwrap(),
+            SiteFaviconClaim::Claimed
+        );
+        let found = Favicon {
+            mime_type: Some("image/png".into()),
+            data: Some(b"\x89PNG".to_vec()),
+            source_url: Some("https://a.example/icon.png".into()),
+            fetched_at: now + claim + 5,
+        };
+        store.save_site_favicon(site, &found).await.unwrap();
+        assert_eq!(store.site_favicon(site).await.unwrap(), Some(found.clone()));
+        // Fresh: every later asker reuses it, with no claim.
+        let later = now + claim + 10;
+        assert_eq!(
+            store
+                .claim_site_favicon(site, later, later - max_age, claim)
+                .await
+                .unwrap(),
+            SiteFaviconClaim::Fresh(found.clone())
+        );
+        // Another site is its own.
+        assert_eq!(
+            store
+                .claim_site_favicon("site https://b.example", later, later - max_age, claim)
+                .await
+                .unwrap(),
+            SiteFaviconClaim::Claimed
+        );
+        // Stale: claimed again; a lookup that found nothing is recorded as such.
+        let stale = found.fetched_at + max_age + 1;
+        assert_eq!(
+            store
+                .claim_site_favicon(site, stale, stale - max_age, claim)
+                .await
+                .unwrap(),
+            SiteFaviconClaim::Claimed
+        );
+        let missing = Favicon {
+            mime_type: None,
+            data: None,
+            source_url: None,
+            fetched_at: stale,
+        };
+        store.save_site_favicon(site, &missing).await.unwrap();
+        assert_eq!(
+            store
+                .claim_site_favicon(site, stale + 1, stale + 1 - max_age, claim)
+                .await
+                .unwrap(),
+            SiteFaviconClaim::Fresh(missing)
+        );
+        // Retention removes sites not looked up since a time, unless claimed at that moment.
+        assert_eq!(
+            store
+                .delete_stale_site_favicons(stale + 1, stale + 1)
+                .await
+                .unwrap(),
+            2,
+            "a.example's row (looked up at {stale}) and b.example's (claimed, never looked up)"
+        );
+        assert_eq!(store.site_favicon(site).await.unwrap(), None);
+    }
+);
 
 on_both_engines!(fetch_state_is_readable_by_id_and_url, |db| {
     let store = db.migrated().await;

@@ -1,11 +1,13 @@
 //! Favicons (F3): the feed's own icon or logo, else the icon its site's page links to, else
 //! `/favicon.ico`; images only, at most 256 KB, always through the guarded client. Looked up
-//! in the background once per site ([`FaviconQueue`]), never in a feed's own round.
+//! in the background once per site ([`FaviconQueue`]), never in a feed's own round, and shared
+//! with the site's other feeds and other processes through the store.
 
 use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
 
 use tidings_fetch::{FetchRequest, GuardedClient, HostLimiter};
+use tidings_store::Favicon;
 use url::Url;
 
 /// The largest favicon kept.
@@ -342,7 +344,7 @@ mod tests {
 const SITES_AT_ONCE: usize = 4;
 /// Most sites queued or being looked up; past this a feed's favicon waits for its next fetch.
 const MAX_QUEUED_SITES: usize = 4096;
-/// How long a site's lookup is reused for its other feeds without asking again.
+/// How long a site's lookup is reused for its other feeds without asking the store again.
 const REUSE_FOR: Duration = Duration::from_secs(3600);
 /// Most icon bytes kept for reuse; the table is emptied when it would grow past this.
 const MAX_REUSE_BYTES: usize = 2 * 1024 * 1024;
@@ -379,11 +381,29 @@ impl IconLookup {
     }
 }
 
+/// The record of a lookup's result (an icon, or none found) made at `fetched_at`.
+pub fn favicon_record(found: Option<FoundIcon>, fetched_at: i64) -> Favicon {
+    match found {
+        Some(icon) => Favicon {
+            mime_type: Some(icon.mime_type),
+            data: Some(icon.data),
+            source_url: Some(icon.source_url),
+            fetched_at,
+        },
+        None => Favicon {
+            mime_type: None,
+            data: None,
+            source_url: None,
+            fetched_at,
+        },
+    }
+}
+
 /// What [`FaviconQueue::add`] decided.
 #[derive(Debug)]
 pub enum Queued {
     /// The site was looked up a moment ago: store this for the feed now, no request needed.
-    Known(Option<FoundIcon>),
+    Known(Favicon),
     /// The feed waits for its site's lookup (queued or running).
     Waiting,
     /// The queue is full; the feed's favicon stays stale until its next fetch.
@@ -392,7 +412,9 @@ pub enum Queued {
 
 /// Favicons looked up in the background, once per site: a first fetch costs the feed's own
 /// request only, and the feeds of one site share one lookup. Feeds found by a lookup that just
-/// finished reuse its result for [`REUSE_FOR`].
+/// finished reuse its result for [`REUSE_FOR`]. The lookup itself is the caller's
+/// ([`FaviconQueue::drain`]); the fetcher's shares each site's result with other processes
+/// through the store.
 #[derive(Debug)]
 pub struct FaviconQueue {
     state: std::sync::Mutex<QueueState>,
@@ -405,8 +427,8 @@ struct QueueState {
     sites: HashMap<String, (IconLookup, Vec<i64>)>,
     /// Keys not started yet, oldest first.
     waiting: VecDeque<String>,
-    /// Results of recent lookups, and when they were made.
-    recent: HashMap<String, (Option<FoundIcon>, Instant)>,
+    /// Results of recent lookups, and when this process learnt them.
+    recent: HashMap<String, (Favicon, Instant)>,
     recent_bytes: usize,
     running: bool,
 }
@@ -450,11 +472,16 @@ impl FaviconQueue {
         (Queued::Waiting, start)
     }
 
-    /// Looks up the queued sites, [`SITES_AT_ONCE`] at a time, handing each result and its
-    /// feeds to `save`, until the queue is empty. Start it when [`FaviconQueue::add`] says so.
-    pub async fn drain<S, F>(&self, client: &GuardedClient, limiter: &HostLimiter, save: S)
+    /// Resolves the queued sites, [`SITES_AT_ONCE`] at a time, with `resolve` (given the
+    /// site's key and lookup; `None` when nothing could be learnt now), handing each result
+    /// and its feeds to `save`, until the queue is empty. Start it when [`FaviconQueue::add`]
+    /// says so. Feeds whose site could not be resolved keep their favicon until their next
+    /// fetch.
+    pub async fn drain<R, RF, S, F>(&self, resolve: R, save: S)
     where
-        S: Fn(Option<FoundIcon>, Vec<i64>) -> F,
+        R: Fn(String, IconLookup) -> RF,
+        RF: std::future::Future<Output = Option<Favicon>> + Send + 'static,
+        S: Fn(Favicon, Vec<i64>) -> F,
         F: std::future::Future<Output = ()>,
     {
         let mut running = tokio::task::JoinSet::new();
@@ -469,18 +496,8 @@ impl FaviconQueue {
                     })
                 };
                 let Some((key, lookup)) = next else { break };
-                let (client, limiter) = (client.clone(), limiter.clone());
-                running.spawn(async move {
-                    let found = find_favicon(
-                        &client,
-                        &limiter,
-                        lookup.feed_icon.as_deref(),
-                        lookup.site_url.as_deref(),
-                        &lookup.feed_url,
-                    )
-                    .await;
-                    (key, found)
-                });
+                let resolved = resolve(key.clone(), lookup);
+                running.spawn(async move { (key, resolved.await) });
             }
             let Some(done) = running.join_next().await else {
                 let mut state = self.lock();
@@ -495,18 +512,22 @@ impl FaviconQueue {
             let feeds = {
                 let mut state = self.lock();
                 let feeds = state.sites.remove(&key).map(|(_, feeds)| feeds);
-                let size = found.as_ref().map_or(0, |icon| icon.data.len());
-                if state.recent_bytes + size > MAX_REUSE_BYTES
-                    || state.recent.len() >= MAX_QUEUED_SITES
-                {
-                    state.recent.clear();
-                    state.recent_bytes = 0;
+                if let Some(found) = &found {
+                    let size = found.data.as_ref().map_or(0, Vec::len);
+                    if state.recent_bytes + size > MAX_REUSE_BYTES
+                        || state.recent.len() >= MAX_QUEUED_SITES
+                    {
+                        state.recent.clear();
+                        state.recent_bytes = 0;
+                    }
+                    state.recent_bytes += size;
+                    state.recent.insert(key, (found.clone(), Instant::now()));
                 }
-                state.recent_bytes += size;
-                state.recent.insert(key, (found.clone(), Instant::now()));
                 feeds.unwrap_or_default()
             };
-            save(found, feeds).await;
+            if let Some(found) = found {
+                save(found, feeds).await;
+            }
         }
     }
 

@@ -13,7 +13,8 @@ use tidings_fetch::{
     HostLimiter, NextCheck, Outcome, ParseResult, decide, effective_interval,
 };
 use tidings_store::{
-    DueFeed, FeedBody, FeedMove, FetchRecord, FetchStatus, NewItem, Store, StoreError, UpsertCounts,
+    DueFeed, Favicon, FeedBody, FeedMove, FetchRecord, FetchStatus, NewItem, SiteFaviconClaim,
+    Store, StoreError, UpsertCounts,
 };
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use url::Url;
@@ -22,6 +23,13 @@ use crate::body;
 use crate::config::WorkerConfig;
 use crate::favicon::{self, FaviconQueue, IconLookup, Queued};
 use crate::metrics::{FetchResult, WorkerMetrics};
+
+/// How long a process's claim on a site's favicon lookup lasts (see
+/// [`Store::claim_site_favicon`]): long enough for a page and a few icons within their
+/// time-outs; other processes wait for the result at most this long.
+const SITE_FAVICON_CLAIM: std::time::Duration = std::time::Duration::from_secs(120);
+/// How often a process waiting for another's favicon lookup looks at the store.
+const SITE_FAVICON_POLL: std::time::Duration = std::time::Duration::from_millis(250);
 
 /// Feed ids [`Fetcher::refresh_all`] reads from the store at once.
 pub const REFRESH_PAGE: i64 = 500;
@@ -866,35 +874,70 @@ impl Fetcher {
         if start {
             let fetcher = self.clone();
             tokio::spawn(async move {
-                let inner = &fetcher.inner;
-                inner
+                fetcher
+                    .inner
                     .favicons
-                    .drain(&inner.client, &inner.limiter, |found, feeds| {
-                        inner.metrics.record_favicon(found.is_some());
-                        fetcher.save_favicon(found, feeds)
-                    })
+                    .drain(
+                        |key, lookup| {
+                            let fetcher = fetcher.clone();
+                            async move { fetcher.resolve_site_favicon(&key, &lookup).await }
+                        },
+                        |found, feeds| fetcher.save_favicon(found, feeds),
+                    )
                     .await;
             });
         }
     }
 
-    /// Stores a lookup's result (an icon, or none found) for each of `feeds`.
-    async fn save_favicon(&self, found: Option<favicon::FoundIcon>, feeds: Vec<i64>) {
-        let fetched_at = Utc::now().timestamp();
-        let record = match found {
-            Some(icon) => tidings_store::Favicon {
-                mime_type: Some(icon.mime_type),
-                data: Some(icon.data),
-                source_url: Some(icon.source_url),
-                fetched_at,
-            },
-            None => tidings_store::Favicon {
-                mime_type: None,
-                data: None,
-                source_url: None,
-                fetched_at,
-            },
-        };
+    /// A site's favicon, shared through the store by every feed of the site and every
+    /// process: a fresh stored result is reused without a request; otherwise this process
+    /// claims the site and looks it up, or, when another process has the claim, waits for its
+    /// result. `None` when nothing was learnt (the store failed, or the other process's
+    /// lookup did not end in time): the feeds then try again at their next fetch.
+    async fn resolve_site_favicon(&self, key: &str, lookup: &IconLookup) -> Option<Favicon> {
+        let inner = &self.inner;
+        let max_age = i64::try_from(inner.config.favicon_max_age.as_secs()).unwrap_or(i64::MAX);
+        let claim = SITE_FAVICON_CLAIM.as_secs() as i64;
+        let give_up = Instant::now() + SITE_FAVICON_CLAIM;
+        loop {
+            let now = Utc::now().timestamp();
+            let claimed = inner
+                .store
+                .claim_site_favicon(key, now, now.saturating_sub(max_age), claim)
+                .await;
+            match claimed {
+                Ok(SiteFaviconClaim::Claimed) => {
+                    let found = favicon::find_favicon(
+                        &inner.client,
+                        &inner.limiter,
+                        lookup.feed_icon.as_deref(),
+                        lookup.site_url.as_deref(),
+                        &lookup.feed_url,
+                    )
+                    .await;
+                    inner.metrics.record_favicon(found.is_some());
+                    let record = favicon::favicon_record(found, Utc::now().timestamp());
+                    if let Err(error) = inner.store.save_site_favicon(key, &record).await {
+                        tracing::debug!(site = key, %error, "the site's favicon could not be stored");
+                    }
+                    return Some(record);
+                }
+                Ok(SiteFaviconClaim::Fresh(record)) => return Some(record),
+                Ok(SiteFaviconClaim::Busy) if Instant::now() < give_up => {
+                    tokio::time::sleep(SITE_FAVICON_POLL).await;
+                }
+                Ok(SiteFaviconClaim::Busy) => return None,
+                Err(error) => {
+                    tracing::debug!(site = key, %error, "the site's favicon state is unreadable");
+                    return None;
+                }
+            }
+        }
+    }
+
+    /// Stores a site's lookup result (an icon, or none found) for each of `feeds`, with the
+    /// lookup's time, so that they turn stale together with their site.
+    async fn save_favicon(&self, record: Favicon, feeds: Vec<i64>) {
         for feed_id in feeds {
             if let Err(error) = self.inner.store.save_favicon(feed_id, &record).await {
                 tracing::debug!(feed = feed_id, %error, "the favicon could not be stored");

@@ -41,9 +41,10 @@ pub struct RetentionReport {
 /// Retention (F17) at `now`: items tidings first stored more than `config.retention_days`
 /// ago are deleted, except each feed's `config.retention_keep_per_feed` newest items and
 /// starred and bookmarked ones, leaving tombstones so that fetches do not bring them back; and
-/// feeds orphaned for more than `config.orphan_days` are deleted; and usage counts (F45) of
-/// the days before the last `config.usage_retention_days` are deleted. `retention_days = 0`
-/// keeps items forever.
+/// feeds orphaned for more than `config.orphan_days` are deleted, and so are site favicons
+/// not looked up for twice `config.favicon_max_age`; and usage counts (F45) of the days before
+/// the last `config.usage_retention_days` are deleted. `retention_days = 0` keeps items
+/// forever.
 pub async fn run_retention(
     store: &Store,
     now: i64,
@@ -66,6 +67,12 @@ pub async fn run_retention(
     let first_kept_day =
         tidings_store::usage_day(now) - i64::from(config.usage_retention_days.max(1)) + 1;
     let usage_counts_deleted = store.prune_usage_counts(first_kept_day).await?;
+    // A site's favicon is looked up again when its feeds' copies are older than
+    // `favicon_max_age`; a site row twice that old serves no feed any more.
+    let max_age = i64::try_from(config.favicon_max_age.as_secs()).unwrap_or(i64::MAX / 2);
+    store
+        .delete_stale_site_favicons(now.saturating_sub(max_age.saturating_mul(2)), now)
+        .await?;
     Ok(RetentionReport {
         items_deleted,
         feeds_deleted,

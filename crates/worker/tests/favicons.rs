@@ -39,7 +39,11 @@ async fn site() -> TestServer {
         )
         .route(
             "/",
-            get(|| async { "<html><head><link rel=\"icon\" href=\"/icon.png\"></head></html>" }),
+            get(|| async {
+                // Slow enough that another process asking meanwhile finds the site claimed.
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                "<html><head><link rel=\"icon\" href=\"/icon.png\"></head></html>"
+            }),
         )
         .route(
             "/icon.png",
@@ -119,6 +123,89 @@ on_both_engines!(each_site_gets_its_own_lookup, |db| {
     for feed in &feeds {
         let favicon = store.favicon(*feed).await.unwrap().expect("stored");
         assert_eq!(favicon.data.as_deref(), Some(PNG));
+    }
+});
+
+on_both_engines!(processes_share_a_sites_favicon_through_the_store, |db| {
+    let store = db.migrated().await;
+    let alice = user(&store, "alice").await;
+    let server = site().await;
+    let mut feeds = Vec::new();
+    for n in 0..12 {
+        feeds.push(follow(&store, alice, &server.url(&format!("/feed/{n}"))).await);
+    }
+    // Three workers on one database, as three processes: each has its own memory.
+    let worker = || {
+        fetcher_with(&store, local_client(Duration::from_secs(5)), |config| {
+            config.favicons = true;
+        })
+    };
+    let workers = [worker(), worker(), worker()];
+    let rounds = workers
+        .iter()
+        .zip(feeds.chunks(4))
+        .map(|(fetcher, mine)| async move {
+            fetcher
+                .refresh_feeds(mine.to_vec(), |_, report| {
+                    assert_eq!(report.unwrap().result, FetchResult::Parsed);
+                })
+                .await;
+            fetcher.wait_for_favicons().await;
+        });
+    futures_util::future::join_all(rounds).await;
+    // One lookup for the site in all: the others waited for its result in the store.
+    assert_eq!(server.hits("/"), 1, "{:?}", server.hits_by_path());
+    assert_eq!(server.hits("/icon.png"), 1);
+    assert_eq!(server.total_hits(), 12 + 2);
+    for feed in &feeds {
+        let favicon = store.favicon(*feed).await.unwrap().expect("stored");
+        assert_eq!(favicon.data.as_deref(), Some(PNG), "feed {feed}");
+    }
+    let found: u64 = workers
+        .iter()
+        .map(|w| w.metrics().snapshot().favicons_found)
+        .sum();
+    assert_eq!(found, 1);
+
+    // A new process later, with nothing in memory, reuses the site's stored result.
+    let later = follow(&store, alice, &server.url("/feed/12")).await;
+    let fresh_process = worker();
+    fresh_process.refresh_feed(later).await.unwrap();
+    fresh_process.wait_for_favicons().await;
+    assert_eq!(server.total_hits(), 15, "{:?}", server.hits_by_path());
+    let favicon = store.favicon(later).await.unwrap().expect("stored");
+    assert_eq!(favicon.data.as_deref(), Some(PNG));
+
+    // Once the site's result is older than the favicon age, the first feed to notice looks it
+    // up again (one lookup), and the next one reuses the new result.
+    let month = 31 * 86_400;
+    store
+        .execute_raw(&format!(
+            "UPDATE site_favicons SET fetched_at = fetched_at - {month}"
+        ))
+        .await
+        .unwrap();
+    store
+        .execute_raw(&format!(
+            "UPDATE favicons SET fetched_at = fetched_at - {month}"
+        ))
+        .await
+        .unwrap();
+    // (Without a stored body the feeds are parsed again, which is when favicons are checked.)
+    store.execute_raw("DELETE FROM feed_bodies").await.unwrap();
+    for (n, feed) in feeds[..2].iter().enumerate() {
+        let process = worker();
+        process.refresh_feed(*feed).await.unwrap();
+        process.wait_for_favicons().await;
+        assert_eq!(server.hits("/"), 2, "after feed {n}");
+        assert_eq!(server.hits("/icon.png"), 2);
+    }
+    for feed in &feeds[..2] {
+        let favicon = store.favicon(*feed).await.unwrap().expect("stored");
+        assert!(
+            favicon.fetched_at > tidings_store::unix_now() - 60,
+            "{favicon:?}"
+        );
     }
 });
 
