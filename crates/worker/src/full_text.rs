@@ -257,10 +257,12 @@ impl Fetcher {
             outcome = name,
             "full text"
         );
-        self.metrics().record_full_text(name);
         if let Err(error) = store.save_full_text(job.item_id, &outcome, now).await {
             tracing::warn!(item = job.item_id, %error, "storing a full text failed");
         }
+        // Counted once stored (and out of the queue), so that a reader of the metrics never
+        // sees an outcome whose job is still queued.
+        self.metrics().record_full_text(name);
     }
 }
 
