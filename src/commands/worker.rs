@@ -210,6 +210,11 @@ pub struct WorkerArgs {
     /// many characters get their article page (0-1000000).
     #[arg(long, env = "TIDINGS_FULL_TEXT_THRESHOLD", default_value = "1500")]
     pub full_text_threshold: String,
+
+    /// Tags found per item, at most (0-8; 0 turns tagging off in this process: items wait in
+    /// the queue for a process with tagging on).
+    #[arg(long, env = "TIDINGS_TAGS_PER_ITEM", default_value = "8")]
+    pub tags_per_item: String,
 }
 
 /// The checked worker settings.
@@ -295,6 +300,12 @@ impl WorkerArgs {
                 0..=1_000_000usize,
                 "TIDINGS_FULL_TEXT_THRESHOLD",
                 "--full-text-threshold",
+            )?,
+            tags_per_item: config::check_number(
+                &self.tags_per_item,
+                0..=tidings_tags::MAX_TAGS,
+                "TIDINGS_TAGS_PER_ITEM",
+                "--tags-per-item",
             )?,
             ..WorkerConfig::default()
         };

@@ -268,7 +268,7 @@ const BATCH_SIZES: [usize; 4] = [64, 16, 4, 1];
 
 /// Splits `n` rows into the sizes of [`BATCH_SIZES`]: as many of the largest as fit, then the
 /// next, and so on.
-fn batches(mut n: usize) -> Vec<usize> {
+pub(crate) fn batches(mut n: usize) -> Vec<usize> {
     let mut sizes = Vec::new();
     for size in BATCH_SIZES {
         while n >= size {
@@ -379,6 +379,8 @@ impl Store {
     /// (before the write transaction, as is the search index text of what is to be written,
     /// so SQLite's single writer never waits for that work), unchanged items cost no
     /// statement, and new ones are inserted many rows per statement.
+    ///
+    /// New and changed items are queued for their tags (F41) in the same transaction.
     ///
     /// Race-safe without locking first: inserts rely on the `(feed_id, identity_key)` unique
     /// constraint (`ON CONFLICT DO NOTHING`); an item inserted meanwhile by a concurrent
@@ -544,6 +546,9 @@ impl Store {
                 }
                 write.execute(&mut *tx).await?;
             }
+            // New and changed items wait for their tags (F41), queued in the same transaction.
+            let changed_ids: Vec<i64> = indexed.iter().map(|(id, _)| *id).collect();
+            crate::tags::queue_tag_jobs!(tx, &changed_ids, now);
             counts.suppressed = listed_tombstones.len() as u64;
             for keys in listed_tombstones.chunks(TOMBSTONES_TOUCHED_PER_STATEMENT) {
                 let placeholders: Vec<String> =

@@ -32,6 +32,7 @@ mod search;
 mod sessions;
 mod subscription_changes;
 mod sync;
+mod tags;
 mod text;
 mod usage;
 mod users;
@@ -78,6 +79,7 @@ pub use sync::{
     MAX_LABEL_CHARS, MAX_SYNC_IDS, MAX_SYNC_ITEM_IDS, MAX_SYNC_ITEMS, SyncItem, SyncOrder,
     SyncQuery,
 };
+pub use tags::{ItemTag, MAX_TOP_TAGS, TAG_BACKFILL_BATCH, TagCount, TagJob, TaggedItem};
 pub use text::{is_stripped_char, strip_control_chars};
 pub use usage::{ClickedItem, MAX_USAGE_KEY_CHARS, UsageCount, UsageKind, usage_day};
 pub use users::{

@@ -259,6 +259,13 @@ pub const MIGRATIONS: &[Migration] = &[
         postgres: include_str!("../migrations/postgres/0019_site_favicons.sql"),
         data: None,
     },
+    Migration {
+        version: 20,
+        name: "tags",
+        sqlite: include_str!("../migrations/sqlite/0020_tags.sql"),
+        postgres: include_str!("../migrations/postgres/0020_tags.sql"),
+        data: None,
+    },
 ];
 
 /// An arbitrary constant naming tidings' migration lock among PostgreSQL advisory locks.

@@ -77,6 +77,8 @@ pub struct ItemQuery {
     pub feed_id: Option<i64>,
     /// Only items of this group's subscriptions (it must be one of the user's).
     pub group_id: Option<i64>,
+    /// Only items with this tag (F41; [`Store::tag_id`] gives a name's id).
+    pub tag_id: Option<i64>,
     /// All, unread or starred.
     pub filter: ItemFilter,
     /// Newest or oldest first.
@@ -327,6 +329,12 @@ impl Listing {
         if let Some(group_id) = query.group_id {
             let p = self.bind(group_id);
             self.push(format!("s.group_id = {p}"));
+        }
+        if let Some(tag_id) = query.tag_id {
+            let p = self.bind(tag_id);
+            self.push(format!(
+                "EXISTS (SELECT 1 FROM item_tags it WHERE it.item_id = i.id AND it.tag_id = {p})"
+            ));
         }
         if let Some(since) = query.since {
             let p = self.bind(since);

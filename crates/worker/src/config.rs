@@ -32,6 +32,8 @@ pub const DEFAULT_FULL_TEXT_CONCURRENCY: usize = 4;
 /// Items whose feed text is shorter than this many characters get their article page in the
 /// `auto` mode (F6), by default.
 pub const DEFAULT_FULL_TEXT_THRESHOLD: usize = 1500;
+/// Tags an item gets at most (F41), by default.
+pub const DEFAULT_TAGS_PER_ITEM: usize = tidings_tags::MAX_TAGS;
 /// How often the daily jobs run.
 pub const DAILY: Duration = Duration::from_secs(24 * 3600);
 
@@ -86,6 +88,9 @@ pub struct WorkerConfig {
     /// In the `auto` mode, items whose feed text has fewer characters than this get their
     /// article page.
     pub full_text_threshold: usize,
+    /// Tags found per item, at most (F41); 0 turns tagging off in this process (items stay
+    /// queued until a process with tagging on takes them).
+    pub tags_per_item: usize,
 }
 
 impl Default for WorkerConfig {
@@ -108,6 +113,7 @@ impl Default for WorkerConfig {
             record_refusals: true,
             full_text_concurrency: DEFAULT_FULL_TEXT_CONCURRENCY,
             full_text_threshold: DEFAULT_FULL_TEXT_THRESHOLD,
+            tags_per_item: DEFAULT_TAGS_PER_ITEM,
         }
     }
 }

@@ -172,6 +172,8 @@ struct Inner {
     config: WorkerConfig,
     /// Wakes the full-text job when a fetch queued items (F6).
     full_text_wakeup: Arc<tokio::sync::Notify>,
+    /// Wakes the tagging job when a fetch stored new or changed items (F41).
+    tags_wakeup: Arc<tokio::sync::Notify>,
 }
 
 impl fmt::Debug for Fetcher {
@@ -206,6 +208,7 @@ impl Fetcher {
                 metrics,
                 config,
                 full_text_wakeup: Arc::default(),
+                tags_wakeup: Arc::default(),
             }),
         }
     }
@@ -243,6 +246,11 @@ impl Fetcher {
     /// What wakes the full-text job when this process queues items (F6).
     pub(crate) fn full_text_wakeup(&self) -> Arc<tokio::sync::Notify> {
         Arc::clone(&self.inner.full_text_wakeup)
+    }
+
+    /// What wakes the tagging job when this process stores new or changed items (F41).
+    pub(crate) fn tags_wakeup(&self) -> Arc<tokio::sync::Notify> {
+        Arc::clone(&self.inner.tags_wakeup)
     }
 
     /// Fetches one feed now, whatever its schedule (manual refresh, F15), and stores the
@@ -768,6 +776,10 @@ impl Fetcher {
         let counts = store
             .upsert_items(feed_id, &parsed.items, now.timestamp())
             .await?;
+        // The store queued new and changed items for their tags (F41).
+        if counts.inserted + counts.updated > 0 {
+            self.inner.tags_wakeup.notify_one();
+        }
         store
             .update_feed_metadata(
                 feed_id,

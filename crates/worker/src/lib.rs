@@ -17,6 +17,8 @@
 //!   an [`EnrichmentJob`] beside the fetching, with its own queue and parallelism.
 //! - [`scraping`] previews, subscribes to and reconfigures scraped sources (F7): pages without
 //!   a feed, read by `tidings-scrape` in the same fetch round.
+//! - [`tagging`] finds the keyphrases of new and changed items (F41) with `tidings-tags`, as
+//!   an [`EnrichmentJob`] with its own queue, and queues older items by a resumable backfill.
 //! - [`WorkerMetrics`] counts every outcome and renders them for Prometheus.
 //!
 //! ```no_run
@@ -47,6 +49,7 @@ pub mod opml;
 pub mod reparse;
 pub mod scraping;
 pub mod search_index;
+pub mod tagging;
 pub mod worker;
 
 pub use config::WorkerConfig;
@@ -68,4 +71,5 @@ pub use scraping::{
     reconfigure_scraped, subscribe_scraped,
 };
 pub use search_index::backfill_search_index;
+pub use tagging::TaggingJob;
 pub use worker::{RETENTION_JOB, RetentionReport, Worker, run_retention};

@@ -291,6 +291,16 @@ impl Worker {
                 std::future::pending(),
             ))
         });
+        // Tags (F41) beside the fetching, from their own queue.
+        let tagging = (config.tags_per_item > 0).then(|| {
+            let job = Arc::new(crate::TaggingJob::new(&self.fetcher));
+            tokio::spawn(crate::run_enrichment(
+                job,
+                crate::tagging::CONCURRENCY,
+                config.poll_interval,
+                std::future::pending(),
+            ))
+        });
         loop {
             if tokio::time::Instant::now() >= next_job_check {
                 next_job_check = tokio::time::Instant::now() + config.poll_interval;
@@ -374,6 +384,9 @@ impl Worker {
         backfill.abort();
         if let Some(full_text) = full_text {
             full_text.abort();
+        }
+        if let Some(tagging) = tagging {
+            tagging.abort();
         }
         tracing::info!(owner = %config.owner, "worker stopped");
     }

@@ -130,6 +130,20 @@ pub struct ItemSummaryView {
     /// The item's image to show beside it (a video's still, an episode's artwork): an absolute
     /// https URL, or null.
     pub thumbnail_url: Option<String>,
+    /// Its tags (F41), best first: keyphrases found in its title and text, each with a score
+    /// in 0–1. Empty until the item is tagged (moments after it arrives) or when nothing
+    /// describes it.
+    pub tags: Vec<TagView>,
+}
+
+/// A tag of an item.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TagView {
+    /// The tag's name: NFKC, case-folded, at most 50 characters. `GET /tags/{tag}/items` lists
+    /// the items with it.
+    pub name: String,
+    /// How well it describes the item, from 0 to 1 (the item's best tag has 1).
+    pub score: f64,
 }
 
 impl From<ItemSummary> for ItemSummaryView {
@@ -152,6 +166,7 @@ impl From<ItemSummary> for ItemSummaryView {
             enclosures: None,
             full_content: None,
             thumbnail_url: item.thumbnail_url,
+            tags: Vec::new(),
         }
     }
 }
@@ -387,7 +402,8 @@ fn decode_relevance_cursor(text: &str) -> Option<i64> {
     (offset >= 0).then_some(offset)
 }
 
-fn item_query(params: ItemListParams) -> ApiResult<ItemQuery> {
+/// The listing `params` ask for, of the items with the tag `tag_id` when there is one.
+fn item_query(params: ItemListParams, tag_id: Option<i64>) -> ApiResult<ItemQuery> {
     let filter = match params.filter.as_deref().map(str::trim) {
         None | Some("unread") => ItemFilter::Unread,
         Some("all") => ItemFilter::All,
@@ -428,6 +444,7 @@ fn item_query(params: ItemListParams) -> ApiResult<ItemQuery> {
     Ok(ItemQuery {
         feed_id: params.feed_id,
         group_id: params.group_id,
+        tag_id,
         filter,
         order,
         since: params
@@ -460,7 +477,18 @@ fn item_query(params: ItemListParams) -> ApiResult<ItemQuery> {
 async fn list_items(
     State(state): State<AppState>,
     auth: Auth,
-    Query(mut params): Query<ItemListParams>,
+    Query(params): Query<ItemListParams>,
+) -> ApiResult<Json<ItemList>> {
+    list(&state, &auth, params, None).await
+}
+
+/// A listing of the user's items as `params` ask, only those with the tag `tag_id` when there
+/// is one (the tag page, F41).
+pub(crate) async fn list(
+    state: &AppState,
+    auth: &Auth,
+    mut params: ItemListParams,
+    tag_id: Option<i64>,
 ) -> ApiResult<Json<ItemList>> {
     let with_content = match params.include.take().as_deref().map(str::trim) {
         None | Some("") => false,
@@ -474,16 +502,17 @@ async fn list_items(
     };
     let search = search::parse_q(params.q.as_deref())?;
     if let Some(query) = search {
-        return search_items(&state, &auth, query, params, with_content).await;
+        return search_items(state, auth, query, params, tag_id, with_content).await;
     }
-    let query = item_query(params)?;
+    let query = item_query(params, tag_id)?;
     let page = state.store.list_items(auth.user.id, &query).await?;
     let mut items: Vec<ItemSummaryView> = page.items.into_iter().map(Into::into).collect();
     if with_content {
-        add_bodies(&state, &auth, &mut items).await?;
+        add_bodies(state, auth, &mut items).await?;
     }
+    add_tags(state, &mut items).await?;
     for item in &mut items {
-        proxy_item(&state, item);
+        proxy_item(state, item);
     }
     Ok(Json(ItemList {
         has_more: page.next_cursor.is_some(),
@@ -533,6 +562,24 @@ async fn add_bodies(state: &AppState, auth: &Auth, items: &mut [ItemSummaryView]
     Ok(())
 }
 
+/// Adds each listed item's tags (F41).
+pub(crate) async fn add_tags(state: &AppState, items: &mut [ItemSummaryView]) -> ApiResult<()> {
+    let ids: Vec<i64> = items.iter().map(|item| item.id).collect();
+    let mut tags = state.store.tags_of_items(&ids).await?;
+    for item in items {
+        item.tags = tags
+            .remove(&item.id)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|tag| TagView {
+                name: tag.name,
+                score: tag.score,
+            })
+            .collect();
+    }
+    Ok(())
+}
+
 /// `GET /items?q=…`: the listing's parameters over the items matching the search, each with a
 /// snippet.
 async fn search_items(
@@ -540,6 +587,7 @@ async fn search_items(
     auth: &Auth,
     query: SearchQuery,
     mut params: ItemListParams,
+    tag_id: Option<i64>,
     with_content: bool,
 ) -> ApiResult<Json<ItemList>> {
     let by_relevance = params.order.as_deref().map(str::trim) == Some("relevance");
@@ -555,7 +603,7 @@ async fn search_items(
             })?;
         }
     }
-    let listing = item_query(params)?;
+    let listing = item_query(params, tag_id)?;
     let search = ItemSearch {
         query,
         listing,
@@ -582,6 +630,7 @@ async fn search_items(
     if with_content {
         add_bodies(state, auth, &mut items).await?;
     }
+    add_tags(state, &mut items).await?;
     for item in &mut items {
         proxy_item(state, item);
     }
@@ -620,6 +669,7 @@ async fn get_item(
         thumbnail_url: item.thumbnail_url,
     };
     let mut summary: ItemSummaryView = summary.into();
+    add_tags(&state, std::slice::from_mut(&mut summary)).await?;
     proxy_item(&state, &mut summary);
     let mut content = item.content;
     proxy_images(&state, &mut content);

@@ -17,6 +17,7 @@ pub mod preferences;
 pub mod scraped;
 pub(crate) mod search;
 pub mod subscriptions;
+pub mod tags;
 pub mod usage;
 
 use std::sync::OnceLock;
@@ -86,6 +87,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .merge(opml::router())
         .merge(groups::router())
         .merge(items::router())
+        .merge(tags::router())
         .merge(full_text::router())
         .merge(bookmarks::router())
         .merge(preferences::router())

@@ -1,0 +1,388 @@
+//! Tags with scores (F41): each item's keyphrases, the queue of items waiting for them, and
+//! the counts of a user's tags.
+//!
+//! Items are queued in the transaction that inserts them or changes their text
+//! ([`Store::upsert_items`]); items stored before tags existed are queued from a cursor a
+//! batch at a time, when the queue runs short ([`Store::claim_tag_jobs`]). The tags
+//! themselves are found by `tidings-tags` in the worker; the store keeps what it is given.
+
+use std::collections::{BTreeSet, HashMap};
+
+use crate::{Engine, Result, Store, in_tx, with_db};
+
+/// Items the backfill queues per step, when the queue runs short.
+pub const TAG_BACKFILL_BATCH: i64 = 500;
+/// The most tags [`Store::top_tags`] answers.
+pub const MAX_TOP_TAGS: i64 = 200;
+
+/// Rows per multi-row insert of an item's tags, and ids per read of tags (well under both
+/// engines' limits on bound values).
+const ROWS_PER_STATEMENT: usize = 100;
+
+/// An item claimed for tagging, with the text its tags are found in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TagJob {
+    /// The item's id.
+    pub item_id: i64,
+    /// The queue's version of the item: tags are kept only if it did not change meanwhile.
+    pub version: i64,
+    /// Its title.
+    pub title: Option<String>,
+    /// Its sanitized content.
+    pub content: Option<String>,
+    /// Its sanitized summary.
+    pub summary: Option<String>,
+}
+
+/// A tag of an item.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ItemTag {
+    /// The tag's normalized name.
+    pub name: String,
+    /// How well it describes the item, in 0–1.
+    pub score: f64,
+}
+
+/// The tags found for a claimed item.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaggedItem {
+    /// The item's id.
+    pub item_id: i64,
+    /// The version it was claimed at ([`TagJob::version`]).
+    pub version: i64,
+    /// Its tags (names normalized, scores in 0–1); empty when nothing describes it.
+    pub tags: Vec<ItemTag>,
+}
+
+/// A tag and how many of a user's items carry it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct TagCount {
+    /// The tag's name.
+    pub name: String,
+    /// Items of the user's subscriptions with the tag.
+    pub count: i64,
+}
+
+/// The multi-row queueing of `rows` items: `$1` now, then the item ids. An item already
+/// queued gets a new version and loses its lease: its text changed after it was claimed.
+pub(crate) fn queue_tag_jobs_sql(rows: usize) -> String {
+    let values: Vec<String> = (0..rows).map(|n| format!("(${}, $1)", n + 2)).collect();
+    format!(
+        "INSERT INTO tag_jobs (item_id, queued_at) VALUES {}
+         ON CONFLICT (item_id) DO UPDATE SET version = tag_jobs.version + 1,
+            queued_at = excluded.queued_at, lease_owner = NULL, lease_until = NULL",
+        values.join(", ")
+    )
+}
+
+/// Queues `ids` for tagging inside the transaction `$tx`, at `$now`.
+macro_rules! queue_tag_jobs {
+    ($tx:expr, $ids:expr, $now:expr) => {{
+        let (mut rest, now): (&[i64], i64) = ($ids, $now);
+        // The item writes' few statement shapes, each prepared once per connection.
+        for size in $crate::items::batches(rest.len()) {
+            let (chunk, after) = rest.split_at(size);
+            rest = after;
+            let mut insert =
+                sqlx::query(sqlx::AssertSqlSafe($crate::tags::queue_tag_jobs_sql(size))).bind(now);
+            for id in chunk {
+                insert = insert.bind(*id);
+            }
+            insert.execute(&mut *$tx).await?;
+        }
+    }};
+}
+pub(crate) use queue_tag_jobs;
+
+impl Store {
+    /// Items waiting in the tagging queue (leased ones included).
+    pub async fn tag_queue_len(&self) -> Result<i64> {
+        Ok(with_db!(self, read, |db| {
+            sqlx::query_scalar::<_, i64>("SELECT COUNT(*) FROM tag_jobs")
+                .fetch_one(db)
+                .await?
+        }))
+    }
+
+    /// Queues the next `batch` of the items stored before tags existed, and records how far
+    /// it got, in one transaction (resumable; several workers take turns). Returns how many
+    /// items were queued; 0 once every such item was.
+    pub async fn queue_tag_backfill(&self, batch: i64, now: i64) -> Result<u64> {
+        let state: Option<(i64, i64)> = with_db!(self, read, |db| {
+            sqlx::query_as("SELECT next_item_id, last_item_id FROM tag_backfill WHERE id = 1")
+                .fetch_optional(db)
+                .await?
+        });
+        if state.is_none_or(|(next, last)| next > last) {
+            return Ok(0);
+        }
+        let state_sql = match self.engine() {
+            Engine::Sqlite => "SELECT next_item_id, last_item_id FROM tag_backfill WHERE id = 1",
+            Engine::Postgres => {
+                "SELECT next_item_id, last_item_id FROM tag_backfill WHERE id = 1 FOR UPDATE"
+            }
+        };
+        let batch = batch.clamp(1, 10_000);
+        Ok(in_tx!(self, |tx| {
+            let state: Option<(i64, i64)> =
+                sqlx::query_as(state_sql).fetch_optional(&mut *tx).await?;
+            match state {
+                Some((next, last)) if next <= last => {
+                    let ids: Vec<i64> = sqlx::query_scalar(
+                        "SELECT id FROM items WHERE id >= $1 AND id <= $2 ORDER BY id LIMIT $3",
+                    )
+                    .bind(next)
+                    .bind(last)
+                    .bind(batch)
+                    .fetch_all(&mut *tx)
+                    .await?;
+                    let next = match ids.last() {
+                        Some(id) if ids.len() as i64 == batch => id + 1,
+                        _ => last + 1,
+                    };
+                    queue_tag_jobs!(tx, &ids, now);
+                    sqlx::query("UPDATE tag_backfill SET next_item_id = $1 WHERE id = 1")
+                        .bind(next)
+                        .execute(&mut *tx)
+                        .await?;
+                    ids.len() as u64
+                }
+                _ => 0,
+            }
+        }))
+    }
+
+    /// Claims up to `limit` queued items that are not leased, for `lease_seconds`, newest
+    /// first. When the queue runs short, the next batch of items stored before tags existed
+    /// is queued first ([`Store::queue_tag_backfill`]). Several workers never get the same
+    /// item (`SKIP LOCKED` on PostgreSQL, the single writer on SQLite).
+    pub async fn claim_tag_jobs(
+        &self,
+        owner: &str,
+        now: i64,
+        limit: i64,
+        lease_seconds: i64,
+    ) -> Result<Vec<TagJob>> {
+        let limit = limit.clamp(1, 1000);
+        let mut jobs = self
+            .claim_queued_tags(owner, now, limit, lease_seconds)
+            .await?;
+        if (jobs.len() as i64) < limit
+            && self.queue_tag_backfill(TAG_BACKFILL_BATCH, now).await? > 0
+        {
+            let more = limit - jobs.len() as i64;
+            jobs.extend(
+                self.claim_queued_tags(owner, now, more, lease_seconds)
+                    .await?,
+            );
+        }
+        Ok(jobs)
+    }
+
+    /// Claims up to `limit` items already in the queue (see [`Store::claim_tag_jobs`]).
+    async fn claim_queued_tags(
+        &self,
+        owner: &str,
+        now: i64,
+        limit: i64,
+        lease_seconds: i64,
+    ) -> Result<Vec<TagJob>> {
+        let lease_until = now.saturating_add(lease_seconds.max(1));
+        let lock = match self.engine() {
+            Engine::Sqlite => "",
+            Engine::Postgres => "FOR UPDATE SKIP LOCKED",
+        };
+        let claim = format!(
+            "UPDATE tag_jobs SET lease_owner = $1, lease_until = $2
+             WHERE item_id IN (SELECT item_id FROM tag_jobs
+                               WHERE lease_until IS NULL OR lease_until <= $3
+                               ORDER BY item_id DESC LIMIT $4 {lock})
+             RETURNING item_id, version"
+        );
+        let claimed: Vec<(i64, i64)> = with_db!(self, write, |db| {
+            sqlx::query_as(sqlx::AssertSqlSafe(claim))
+                .bind(owner)
+                .bind(lease_until)
+                .bind(now)
+                .bind(limit)
+                .fetch_all(db)
+                .await?
+        });
+        if claimed.is_empty() {
+            return Ok(Vec::new());
+        }
+        let versions: HashMap<i64, i64> = claimed.into_iter().collect();
+        let placeholders: Vec<String> = (1..=versions.len()).map(|n| format!("${n}")).collect();
+        let sql = format!(
+            "SELECT id, title, content, summary FROM items WHERE id IN ({}) ORDER BY id DESC",
+            placeholders.join(", ")
+        );
+        let rows: Vec<(i64, Option<String>, Option<String>, Option<String>)> =
+            with_db!(self, read, |db| {
+                let mut query = sqlx::query_as(sqlx::AssertSqlSafe(sql));
+                for id in versions.keys() {
+                    query = query.bind(*id);
+                }
+                query.fetch_all(db).await?
+            });
+        Ok(rows
+            .into_iter()
+            .map(|(item_id, title, content, summary)| TagJob {
+                item_id,
+                version: versions[&item_id],
+                title,
+                content,
+                summary,
+            })
+            .collect())
+    }
+
+    /// Stores the tags found for claimed items, replacing what they had, and takes them off
+    /// the queue, in one transaction. An item that changed since it was claimed (its version
+    /// moved on) or was deleted is skipped: it is tagged again from its newer text. Returns
+    /// how many items' tags were stored.
+    pub async fn save_item_tags(&self, tagged: &[TaggedItem]) -> Result<u64> {
+        if tagged.is_empty() {
+            return Ok(0);
+        }
+        let mut tagged: Vec<&TaggedItem> = tagged.iter().collect();
+        tagged.sort_by_key(|item| item.item_id);
+        // Names in one order in every transaction, so concurrent inserts never deadlock.
+        let names: BTreeSet<&str> = tagged
+            .iter()
+            .flat_map(|item| item.tags.iter().map(|tag| tag.name.as_str()))
+            .collect();
+        let mut saved = 0;
+        in_tx!(self, |tx| {
+            let mut ids: HashMap<&str, i64> = HashMap::with_capacity(names.len());
+            for name in &names {
+                let inserted: Option<i64> = sqlx::query_scalar(
+                    "INSERT INTO tags (name) VALUES ($1) ON CONFLICT (name) DO NOTHING RETURNING id",
+                )
+                .bind(*name)
+                .fetch_optional(&mut *tx)
+                .await?;
+                let id = match inserted {
+                    Some(id) => id,
+                    None => {
+                        sqlx::query_scalar("SELECT id FROM tags WHERE name = $1")
+                            .bind(*name)
+                            .fetch_one(&mut *tx)
+                            .await?
+                    }
+                };
+                ids.insert(name, id);
+            }
+            for item in tagged {
+                let current =
+                    sqlx::query("DELETE FROM tag_jobs WHERE item_id = $1 AND version = $2")
+                        .bind(item.item_id)
+                        .bind(item.version)
+                        .execute(&mut *tx)
+                        .await?
+                        .rows_affected();
+                if current == 0 {
+                    continue;
+                }
+                sqlx::query("DELETE FROM item_tags WHERE item_id = $1")
+                    .bind(item.item_id)
+                    .execute(&mut *tx)
+                    .await?;
+                let mut rows: Vec<(i64, f64)> = Vec::with_capacity(item.tags.len());
+                for tag in &item.tags {
+                    let tag_id = ids[tag.name.as_str()];
+                    if !rows.iter().any(|(id, _)| *id == tag_id) {
+                        rows.push((tag_id, tag.score.clamp(0.0, 1.0)));
+                    }
+                }
+                for chunk in rows.chunks(ROWS_PER_STATEMENT) {
+                    let values: Vec<String> = (0..chunk.len())
+                        .map(|n| format!("($1, ${}, ${})", 2 * n + 2, 2 * n + 3))
+                        .collect();
+                    let mut insert = sqlx::query(sqlx::AssertSqlSafe(format!(
+                        "INSERT INTO item_tags (item_id, tag_id, score) VALUES {}",
+                        values.join(", ")
+                    )))
+                    .bind(item.item_id);
+                    for (tag_id, score) in chunk {
+                        insert = insert.bind(*tag_id).bind(*score);
+                    }
+                    insert.execute(&mut *tx).await?;
+                }
+                saved += 1;
+            }
+        });
+        Ok(saved)
+    }
+
+    /// The tags of these items, best first, by item. The caller checks that the user may
+    /// see the items.
+    pub async fn tags_of_items(&self, item_ids: &[i64]) -> Result<HashMap<i64, Vec<ItemTag>>> {
+        let mut tags: HashMap<i64, Vec<ItemTag>> = HashMap::new();
+        for chunk in item_ids.chunks(ROWS_PER_STATEMENT * 2) {
+            let placeholders: Vec<String> = (1..=chunk.len()).map(|n| format!("${n}")).collect();
+            let sql = format!(
+                "SELECT it.item_id, t.name, it.score FROM item_tags it
+                 JOIN tags t ON t.id = it.tag_id
+                 WHERE it.item_id IN ({})
+                 ORDER BY it.item_id, it.score DESC, t.name",
+                placeholders.join(", ")
+            );
+            let rows: Vec<(i64, String, f64)> = with_db!(self, read, |db| {
+                let mut query = sqlx::query_as(sqlx::AssertSqlSafe(sql));
+                for id in chunk {
+                    query = query.bind(*id);
+                }
+                query.fetch_all(db).await?
+            });
+            for (item_id, name, score) in rows {
+                tags.entry(item_id)
+                    .or_default()
+                    .push(ItemTag { name, score });
+            }
+        }
+        Ok(tags)
+    }
+
+    /// The id of the tag named `name` (already normalized), when any item ever had it.
+    pub async fn tag_id(&self, name: &str) -> Result<Option<i64>> {
+        Ok(with_db!(self, read, |db| {
+            sqlx::query_scalar("SELECT id FROM tags WHERE name = $1")
+                .bind(name)
+                .fetch_optional(db)
+                .await?
+        }))
+    }
+
+    /// The user's most frequent tags among the items of their subscriptions published at or
+    /// after `since` (all items when `None`), most items first, then by name; at most `limit`
+    /// (up to [`MAX_TOP_TAGS`]).
+    pub async fn top_tags(
+        &self,
+        user_id: i64,
+        since: Option<i64>,
+        limit: i64,
+    ) -> Result<Vec<TagCount>> {
+        let rows: Vec<(String, i64)> = with_db!(self, read, |db| {
+            sqlx::query_as(
+                "SELECT t.name, COUNT(*) FROM subscriptions s
+                 JOIN items i ON i.feed_id = s.feed_id
+                 JOIN item_tags it ON it.item_id = i.id
+                 JOIN tags t ON t.id = it.tag_id
+                 WHERE s.user_id = $1 AND i.published_at >= $2
+                 GROUP BY t.name
+                 ORDER BY COUNT(*) DESC, t.name
+                 LIMIT $3",
+            )
+            .bind(user_id)
+            .bind(since.unwrap_or(i64::MIN))
+            .bind(limit.clamp(1, MAX_TOP_TAGS))
+            .fetch_all(db)
+            .await?
+        });
+        Ok(rows
+            .into_iter()
+            .map(|(name, count)| TagCount { name, count })
+            .collect())
+    }
+}
