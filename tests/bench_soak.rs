@@ -3,11 +3,12 @@
 //! `database_unavailable` while PostgreSQL is away, recovery without restarts, no ERROR log
 //! outside the faults, flat memory); this test runs it and reads its verdict and report.
 //!
-//! Two and a half minutes of load keep the whole test near three minutes, inside CI's budget,
-//! and still hold every fault: 2,000 feeds changing every 30 seconds and due every 60 (so each
-//! is fetched about three times), 50 clients, a worker killed about every 20 seconds (with a
-//! 20-second lease, so its feeds come back within the run), and PostgreSQL away for 15 seconds
-//! in the middle. `tidings bench soak` alone runs the full 30 minutes with a 30-second outage.
+//! Five minutes of load, as the issue asks of CI, with every fault: 2,000 feeds changing every
+//! 30 seconds and due every 60 (so each is fetched about five times), 50 clients, a worker
+//! killed about every 20 seconds (with a 20-second lease, so its feeds come back within the
+//! run), and PostgreSQL away for 30 seconds in the middle, with a worker started again during
+//! it (it must wait for the database, then run); the API's and the workers' `/metrics` must
+//! show the operator's series. `tidings bench soak` alone runs 30 minutes.
 
 use std::process::Command;
 
@@ -37,7 +38,7 @@ fn a_short_soak_under_faults_loses_nothing_and_recovers() {
             "bench",
             "soak",
             "--minutes",
-            "2.5",
+            "5",
             "--feeds",
             "2000",
             "--clients",
@@ -53,7 +54,7 @@ fn a_short_soak_under_faults_loses_nothing_and_recovers() {
             "--kill-every-seconds",
             "20",
             "--outage-seconds",
-            "15",
+            "30",
             "--lease-seconds",
             "20",
         ])
@@ -77,6 +78,8 @@ fn a_short_soak_under_faults_loses_nothing_and_recovers() {
         " 0 lost, 0 stored more than once, 0 not published",
         "answered 503 database_unavailable while PostgreSQL was away",
         "memory (RSS, MB",
+        "metrics: every series present on every process",
+        "waited for PostgreSQL and ran",
     ] {
         assert!(report.contains(expected), "{expected:?} missing:\n{report}");
     }

@@ -7,8 +7,8 @@
 
 use std::collections::HashMap;
 use std::process::{Child, Stdio};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::Router;
@@ -108,10 +108,10 @@ async fn sigterm_stops_within_the_bound_and_gives_the_feeds_back() {
         command
             .env("TIDINGS_FETCH_TIMEOUT_SECONDS", "120")
             .env("TIDINGS_FETCH_FIRST_BYTE_TIMEOUT_SECONDS", "120");
-        let child: Child = if role == "serve" {
+        let child = if role == "serve" {
             start_serve(command, &[]).0
         } else {
-            command.arg("worker").spawn().unwrap()
+            spawn(command.arg("worker"))
         };
         wait_until(Duration::from_secs(60), "every fetch in flight", || async {
             hits_under(&server, "/slow/").len() == feeds.len()
@@ -202,7 +202,7 @@ async fn a_worker_killed_mid_run_loses_nothing_on_postgres() {
     };
     let mut first = worker_command(dir.path(), &url);
     leased(&mut first);
-    let first = first.spawn().unwrap();
+    let first = spawn(&mut first);
     wait_until(
         Duration::from_secs(60),
         "the fast feeds fetched and the slow ones in flight",
@@ -222,7 +222,7 @@ async fn a_worker_killed_mid_run_loses_nothing_on_postgres() {
     hang.store(false, Ordering::SeqCst);
     let mut second = worker_command(dir.path(), &url);
     leased(&mut second);
-    let second = second.spawn().unwrap();
+    let second = spawn(&mut second);
     let finished = tokio::time::timeout(Duration::from_secs(90), async {
         while !all_recorded(&store, &every).await {
             tokio::time::sleep(Duration::from_millis(200)).await;
@@ -417,16 +417,16 @@ async fn two_api_and_three_worker_processes_share_2000_feeds_on_postgres() {
     }
     assert_eq!(feeds.len(), FEEDS);
 
-    let apis: Vec<(Child, String)> = (0..2)
+    let apis: Vec<(KillOnDrop, String)> = (0..2)
         .map(|_| start_serve(tidings(dir.path(), &url), &["--no-worker"]))
         .collect();
-    let workers: Vec<Child> = (0..3)
+    let workers: Vec<KillOnDrop> = (0..3)
         .map(|_| {
             let mut command = worker_command(dir.path(), &url);
             command
                 .env("TIDINGS_WORKER_CONCURRENCY", "20")
                 .arg("worker");
-            command.spawn().unwrap()
+            spawn(&mut command)
         })
         .collect();
 
@@ -529,4 +529,178 @@ async fn two_api_and_three_worker_processes_share_2000_feeds_on_postgres() {
         read, expected,
         "the items read through one API are read through the other"
     );
+}
+
+/// The lines a process writes to standard error, collected as they come (the pipe is drained
+/// for as long as the process runs, so it never blocks).
+fn collect_stderr(child: &mut Child) -> Arc<Mutex<Vec<String>>> {
+    use std::io::BufRead;
+    let lines: Arc<Mutex<Vec<String>>> = Arc::default();
+    let sink = Arc::clone(&lines);
+    let stderr = child.stderr.take().expect("piped stderr");
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr).lines() {
+            let Ok(line) = line else { break };
+            sink.lock().unwrap().push(line);
+        }
+    });
+    lines
+}
+
+/// The collected lines that contain `needle`.
+fn lines_with(lines: &Mutex<Vec<String>>, needle: &str) -> Vec<String> {
+    lines
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|line| line.contains(needle))
+        .cloned()
+        .collect()
+}
+
+/// Waits up to `limit` for the process to end by itself.
+async fn exit_within(child: &mut KillOnDrop, limit: Duration) -> Option<std::process::ExitStatus> {
+    let deadline = tokio::time::Instant::now() + limit;
+    while tokio::time::Instant::now() < deadline {
+        if let Some(status) = child.try_wait().unwrap() {
+            return Some(status);
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    None
+}
+
+/// A process started while PostgreSQL is down waits for it instead of exiting (issue 15): on a
+/// private PostgreSQL instance that the test stops and starts, `tidings worker` started with
+/// the server stopped logs what it waits for, with growing pauses, and once the server is
+/// started it fetches without a restart; `tidings serve` waiting the same way stops cleanly on
+/// SIGTERM. Errors that waiting cannot fix still end the start at once: a database that does
+/// not exist, a SQLite file that cannot be created.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_process_started_while_postgres_is_down_waits_for_it() {
+    use tidings_store::private_postgres::{
+        NO_SERVER_PROGRAMS, PrivatePostgres, PrivatePostgresError,
+    };
+    let test = "cli_scale::a_process_started_while_postgres_is_down_waits_for_it";
+    let postgres = match PrivatePostgres::start() {
+        Ok(instance) => instance,
+        Err(PrivatePostgresError::NotInstalled) => {
+            skip::skip(test, NO_SERVER_PROGRAMS);
+            return;
+        }
+        Err(error) => panic!("the private PostgreSQL did not start: {error}"),
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let admin = store_at(&postgres.url()).await;
+    admin.execute_raw("CREATE DATABASE tidings").await.unwrap();
+    admin.close().await;
+    let url = postgres.database_url("tidings");
+    let server = FeedServer::start(feed_router()).await;
+    let store = store_at(&url).await;
+    let alice = add_user(&store, "alice").await;
+    subscribe(&store, alice, &server.url("/feed/waited")).await;
+    store.close().await;
+
+    // Waiting cannot make a missing database appear: the start fails at once, saying why.
+    let mut missing = worker_command(dir.path(), &postgres.database_url("no_such_database"));
+    missing.arg("worker").stderr(Stdio::piped());
+    let mut missing = spawn(&mut missing);
+    let missing_log = collect_stderr(&mut missing);
+    let status = exit_within(&mut missing, Duration::from_secs(20)).await;
+    assert_eq!(
+        status.and_then(|s| s.code()),
+        Some(1),
+        "a missing database ends the start: {:?}",
+        missing_log.lock().unwrap()
+    );
+    assert!(
+        !lines_with(&missing_log, "does not exist").is_empty(),
+        "{:?}",
+        missing_log.lock().unwrap()
+    );
+    // Nor a SQLite file in a folder that does not exist (serve creates missing files).
+    let unopenable = format!(
+        "sqlite://{}",
+        dir.path().join("no/such/folder/t.db").display()
+    );
+    let mut sqlite = tidings(dir.path(), &unopenable);
+    sqlite
+        .arg("serve")
+        .env("TIDINGS_LISTEN", "127.0.0.1:0")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let mut sqlite = spawn(&mut sqlite);
+    let sqlite_log = collect_stderr(&mut sqlite);
+    let status = exit_within(&mut sqlite, Duration::from_secs(20)).await;
+    assert_eq!(
+        status.and_then(|s| s.code()),
+        Some(1),
+        "an unopenable SQLite file ends the start: {:?}",
+        sqlite_log.lock().unwrap()
+    );
+    assert!(lines_with(&sqlite_log, "waiting for the database").is_empty());
+
+    // The worker starts while the server is stopped: it waits, saying for what.
+    postgres.down().unwrap();
+    let mut command = worker_command(dir.path(), &url);
+    command
+        .env("TIDINGS_LOG_LEVEL", "info")
+        .arg("worker")
+        .stderr(Stdio::piped());
+    let mut worker = spawn(&mut command);
+    let log = collect_stderr(&mut worker);
+    let shown = url.clone();
+    wait_until(Duration::from_secs(30), "two waiting lines", || {
+        let waiting = lines_with(&log, "waiting for the database");
+        async move { waiting.len() >= 2 }
+    })
+    .await;
+    let waiting = lines_with(&log, "waiting for the database");
+    assert!(
+        waiting[0].contains(&shown) && waiting[0].contains("trying again in 1 s"),
+        "{waiting:?}"
+    );
+    assert!(
+        waiting[1].contains("trying again in 2 s"),
+        "the pause grows: {waiting:?}"
+    );
+    assert!(worker.try_wait().unwrap().is_none(), "the worker waits");
+    assert!(server.hits().is_empty());
+
+    // The server starts: the same process fetches, without a restart.
+    postgres.up().unwrap();
+    wait_until(Duration::from_secs(60), "the feed fetched", || {
+        let fetched = server.hits().contains_key("/feed/waited");
+        async move { fetched }
+    })
+    .await;
+    assert!(
+        !lines_with(&log, "answers: starting").is_empty(),
+        "{:?}",
+        log.lock().unwrap()
+    );
+    let (status, _) = terminate(worker).await;
+    assert!(status.success(), "the worker stops cleanly: {status}");
+
+    // `serve` waits the same way, and SIGTERM while it waits stops it at once, cleanly.
+    postgres.down().unwrap();
+    let mut command = tidings(dir.path(), &url);
+    command
+        .args(["serve", "--no-worker"])
+        .env("TIDINGS_LISTEN", "127.0.0.1:0")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let mut serve = spawn(&mut command);
+    let serve_log = collect_stderr(&mut serve);
+    wait_until(Duration::from_secs(30), "serve waiting", || {
+        let waiting = lines_with(&serve_log, "waiting for the database");
+        async move { !waiting.is_empty() }
+    })
+    .await;
+    let (status, took) = terminate(serve).await;
+    assert!(
+        status.success(),
+        "serve stops cleanly while waiting: {status}"
+    );
+    assert!(took < Duration::from_secs(3), "serve took {took:?} to stop");
 }

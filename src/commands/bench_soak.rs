@@ -443,6 +443,11 @@ pub async fn run(args: SoakArgs) -> anyhow::Result<ExitCode> {
     let mut recovery: Option<(f64, f64)> = None;
     let mut unplanned_exits = Vec::new();
     let mut fetched_before_up = 0.0;
+    // A worker killed and started again while PostgreSQL is away, as a supervisor restarting
+    // it would: it must wait for the database, then work (issue 15). Its slot, its restarted
+    // incarnation, and when its /metrics first answered after the outage.
+    let mut outage_victim: Option<(usize, usize)> = None;
+    let mut victim_back: Option<f64> = None;
     while started.elapsed() < duration {
         let t = secs(started);
         // The outage, once.
@@ -476,11 +481,55 @@ pub async fn run(args: SoakArgs) -> anyhow::Result<ExitCode> {
                 );
             }
         }
-        // Kills, never while the database is away (the recovery is measured on the others).
-        if t >= next_kill && !in_outage {
+        // One kill in the outage (when it is long enough to restart within it): 2 s in, with
+        // the restart 3 s later, so that the new process starts with PostgreSQL away.
+        if let Some(down) = Outage::get(&outage.down_at)
+            && outage_victim.is_none()
+            && args.outage_seconds >= 8
+            && t >= down + 2.0
+        {
             let slot = (random.next() % workers.len() as u64) as usize;
             let (process, _) = &mut workers[slot];
             if let Some(pid) = process.pid() {
+                process.kill();
+                kills.push((t, process.name.clone(), pid));
+                outln!(
+                    "{t:6.1} s  kill -9 {} (pid {pid}), to restart it while PostgreSQL is away",
+                    process.name
+                );
+                restarts.push((t + 3.0, slot));
+                outage_victim = Some((slot, process.incarnation + 1));
+            }
+        }
+        if let (Some((slot, _)), Some(up), None) =
+            (outage_victim, Outage::get(&outage.up_at), victim_back)
+        {
+            let (process, url) = &workers[slot];
+            let answered = http
+                .get(url)
+                .timeout(Duration::from_secs(2))
+                .send()
+                .await
+                .is_ok_and(|response| response.status().is_success());
+            if answered {
+                victim_back = Some(secs(started) - up);
+                outln!(
+                    "{:6.1} s  {}, started while PostgreSQL was away, runs: its /metrics \
+                     answers {:.1} s after PostgreSQL came back",
+                    secs(started),
+                    process.name,
+                    secs(started) - up
+                );
+            }
+        }
+        // Kills, never while the database is away (the recovery is measured on the others),
+        // nor of the worker started in the outage until it is seen running.
+        if t >= next_kill && !in_outage {
+            let slot = (random.next() % workers.len() as u64) as usize;
+            let spared =
+                outage_victim.is_some_and(|(victim, _)| victim == slot) && victim_back.is_none();
+            let (process, _) = &mut workers[slot];
+            if let Some(pid) = process.pid().filter(|_| !spared) {
                 process.kill();
                 kills.push((t, process.name.clone(), pid));
                 outln!("{t:6.1} s  kill -9 {} (pid {pid})", process.name);
@@ -577,6 +626,48 @@ pub async fn run(args: SoakArgs) -> anyhow::Result<ExitCode> {
         secs(started),
     )
     .await?;
+
+    // The series an operator watches (issue 15) are on every process's /metrics, with the
+    // run's requests and fetches counted, before anything stops.
+    let mut missing_series = Vec::new();
+    for (kind, processes, families, counted) in [
+        (
+            "API",
+            &apis,
+            API_FAMILIES,
+            "tidings_http_request_duration_seconds_count",
+        ),
+        ("worker", &workers, WORKER_FAMILIES, "tidings_fetches_total"),
+    ] {
+        // A worker restarted late may not have fetched yet, so the count is asked of the kind.
+        let mut kind_counted = false;
+        for (process, base) in processes.iter() {
+            let url = if kind == "API" {
+                format!("{base}/metrics")
+            } else {
+                base.clone()
+            };
+            let (present, counted_any) = metric_families(&http, &url, counted).await;
+            for family in families {
+                let family = family.strip_suffix("_total").unwrap_or(family);
+                if !present.contains(family) {
+                    missing_series.push(format!("{} lacks {family}", process.name));
+                }
+            }
+            kind_counted |= counted_any;
+        }
+        if !kind_counted {
+            missing_series.push(format!("no {kind} process counted any {counted}"));
+        }
+    }
+    outln!(
+        "metrics: {}",
+        if missing_series.is_empty() {
+            "every series present on every process".to_owned()
+        } else {
+            missing_series.join("; ")
+        }
+    );
 
     // Stop everything cleanly, then check.
     let mut unclean = Vec::new();
@@ -708,6 +799,35 @@ pub async fn run(args: SoakArgs) -> anyhow::Result<ExitCode> {
         farm.answered_200.load(Ordering::Relaxed),
         farm.answered_304.load(Ordering::Relaxed)
     );
+    if !missing_series.is_empty() {
+        failures.push(format!("metrics: {}", missing_series.join("; ")));
+    }
+    if let Some((slot, incarnation)) = outage_victim {
+        let process = &workers[slot].0;
+        let waited = process.logs.get(incarnation - 1).is_some_and(|(_, log)| {
+            std::fs::read_to_string(log)
+                .unwrap_or_default()
+                .contains("waiting for the database")
+        });
+        outln!(
+            "restart in the outage: {} {} for PostgreSQL and {}",
+            process.name,
+            if waited {
+                "waited"
+            } else {
+                "did not log that it waited"
+            },
+            victim_back.map_or("never ran after it".to_owned(), |after| {
+                format!("ran {after:.1} s after it came back")
+            })
+        );
+        if !waited || victim_back.is_none() {
+            failures.push(format!(
+                "{} started while PostgreSQL was away did not wait for it and run",
+                process.name
+            ));
+        }
+    }
     failures.extend(unplanned_exits);
     if !unclean.is_empty() {
         failures.push(format!(
@@ -968,6 +1088,65 @@ async fn scrape(http: &reqwest::Client, url: &str) -> HashMap<String, f64> {
         .filter_map(|line| line.rsplit_once(' '))
         .filter_map(|(series, value)| Some((series.to_owned(), value.parse().ok()?)))
         .collect()
+}
+
+/// The metric families an API process serves: its requests, the database's pool and the fetch
+/// queue as the database tells it. `tidings_rate_limited` is not among them: a counter family
+/// with no sample (nothing refused) is not written at all.
+const API_FAMILIES: &[&str] = &[
+    "tidings_http_request_duration_seconds",
+    "tidings_db_pool_connections",
+    "tidings_database_up",
+    "tidings_feeds",
+    "tidings_fetch_queue_depth",
+];
+
+/// The metric families a worker process serves: fetch outcomes, failures by reason, HTTP
+/// statuses, latency, items, and the same database series.
+const WORKER_FAMILIES: &[&str] = &[
+    "tidings_fetches",
+    "tidings_fetch_failures",
+    "tidings_fetch_parse_failures",
+    "tidings_fetch_http_status",
+    "tidings_fetch_duration_seconds",
+    "tidings_items_upserted",
+    "tidings_db_pool_connections",
+    "tidings_database_up",
+    "tidings_feeds",
+    "tidings_fetch_queue_depth",
+];
+
+/// The families a `/metrics` page declares and whether a sample of `counted` is above zero
+/// (see [`declared_families`]); nothing when the page cannot be read.
+async fn metric_families(
+    http: &reqwest::Client,
+    url: &str,
+    counted: &str,
+) -> (std::collections::HashSet<String>, bool) {
+    let Ok(response) = http.get(url).timeout(Duration::from_secs(5)).send().await else {
+        return Default::default();
+    };
+    declared_families(&response.text().await.unwrap_or_default(), counted)
+}
+
+/// The families a `/metrics` text declares (its `# TYPE` lines), named without the `_total`
+/// that a counter's samples carry (whichever way a TYPE line names it), and whether a sample
+/// of `counted` is above zero.
+fn declared_families(text: &str, counted: &str) -> (std::collections::HashSet<String>, bool) {
+    let families = text
+        .lines()
+        .filter_map(|line| line.strip_prefix("# TYPE "))
+        .filter_map(|rest| rest.split(' ').next())
+        .map(|family| family.strip_suffix("_total").unwrap_or(family).to_owned())
+        .collect();
+    let counted_any = text.lines().any(|line| {
+        line.starts_with(counted)
+            && line
+                .rsplit_once(' ')
+                .and_then(|(_, value)| value.parse::<f64>().ok())
+                .is_some_and(|value| value > 0.0)
+    });
+    (families, counted_any)
 }
 
 /// Fetches the live workers have stored (parsed or not modified), summed over their
@@ -1275,6 +1454,27 @@ mod tests {
         assert!(outage.covers(131.0, 131.5));
         assert!(!outage.covers(90.0, 90.5));
         assert!(!outage.covers(140.0, 140.1));
+    }
+
+    #[test]
+    fn families_are_named_without_a_counters_total() {
+        let text = "# HELP tidings_fetches Fetches by result.\n\
+                    # TYPE tidings_fetches counter\n\
+                    tidings_fetches_total{result=\"parsed\"} 3\n\
+                    # TYPE tidings_items_upserted_total counter\n\
+                    # TYPE tidings_database_up gauge\n\
+                    tidings_database_up 1\n";
+        let (families, counted) = declared_families(text, "tidings_fetches_total");
+        for family in [
+            "tidings_fetches",
+            "tidings_items_upserted",
+            "tidings_database_up",
+        ] {
+            assert!(families.contains(family), "{family} in {families:?}");
+        }
+        assert!(counted);
+        let (_, counted) = declared_families(text, "tidings_items_upserted_total");
+        assert!(!counted, "a family without samples counted nothing");
     }
 
     #[test]

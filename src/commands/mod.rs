@@ -52,9 +52,14 @@ pub async fn open_existing_store(config: &GlobalConfig) -> anyhow::Result<Store>
 /// that holds no tidings schema, is an error that says which file was looked for and how to
 /// point at the right one.
 pub async fn connect_existing_store(config: &GlobalConfig) -> anyhow::Result<Store> {
-    let mut options = StoreOptions::new(&config.database_url);
-    options.max_connections = config.database_max_connections;
-    options.acquire_timeout = config.database_acquire_timeout;
+    connect_existing_store_with(config, store_options(config)).await
+}
+
+/// [`connect_existing_store`] with the given options (`create_if_missing` is turned off).
+async fn connect_existing_store_with(
+    config: &GlobalConfig,
+    mut options: StoreOptions,
+) -> anyhow::Result<Store> {
     options.create_if_missing = false;
     let store = match Store::connect(&options).await {
         Ok(store) => store,
@@ -149,8 +154,97 @@ pub fn describe_database(config: &GlobalConfig, store: &Store) -> String {
 
 /// Opens the configured database without migrating.
 pub async fn connect_store(config: &GlobalConfig) -> anyhow::Result<Store> {
+    Ok(Store::connect(&store_options(config)).await?)
+}
+
+/// The store options the global settings give.
+fn store_options(config: &GlobalConfig) -> StoreOptions {
     let mut options = StoreOptions::new(&config.database_url);
     options.max_connections = config.database_max_connections;
     options.acquire_timeout = config.database_acquire_timeout;
-    Ok(Store::connect(&options).await?)
+    options
+}
+
+/// Which database a long-running process opens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpenMode {
+    /// A new SQLite file is created (`serve`).
+    CreateIfMissing,
+    /// The database must exist already (`worker`).
+    Existing,
+}
+
+/// The first pause of [`open_store_waiting`], doubled after each failed attempt.
+const FIRST_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
+/// The longest pause of [`open_store_waiting`].
+const LONGEST_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Opens and migrates the database of a long-running process (`serve`, `worker`), waiting for
+/// as long as the database server is unreachable: a process started or restarted during a
+/// PostgreSQL outage (or before its database in a compose file) starts once the server is back
+/// instead of exiting. Each failed attempt logs a warning that says what it waits for; pauses
+/// grow from 1 s to 30 s. Errors that waiting cannot fix (a bad URL, a wrong password, a
+/// database or SQLite file that does not exist or cannot be opened, a failed migration) end
+/// the start at once. `None` when `stop` (SIGTERM, Ctrl-C) comes first.
+pub async fn open_store_waiting<S>(
+    config: &GlobalConfig,
+    mode: OpenMode,
+    stop: &mut S,
+) -> anyhow::Result<Option<Store>>
+where
+    S: std::future::Future<Output = ()> + Unpin,
+{
+    let database = tidings_store::redact_url(&config.database_url);
+    let mut pause = FIRST_WAIT;
+    let mut attempts = 0u32;
+    loop {
+        // One connection attempt each time: the pauses and their log lines are this loop's.
+        let mut options = store_options(config);
+        options.connect_wait = std::time::Duration::ZERO;
+        let attempt = async {
+            let store = match mode {
+                OpenMode::CreateIfMissing => Store::connect(&options).await?,
+                OpenMode::Existing => connect_existing_store_with(config, options).await?,
+            };
+            migrate(store).await
+        };
+        attempts += 1;
+        let error = tokio::select! {
+            opened = attempt => match opened {
+                Ok(store) => {
+                    if attempts > 1 {
+                        tracing::info!(
+                            database = %database,
+                            attempts,
+                            "the database {database} answers: starting"
+                        );
+                    }
+                    return Ok(Some(store));
+                }
+                Err(error) => error,
+            },
+            () = &mut *stop => return Ok(None),
+        };
+        let unreachable = error
+            .chain()
+            .filter_map(|cause| cause.downcast_ref::<StoreError>())
+            .any(StoreError::is_unreachable);
+        if !unreachable {
+            return Err(error);
+        }
+        // The innermost cause says why: "Connection refused", "the database system is
+        // starting up"; the URL (without its password) says where.
+        let reason = error.root_cause().to_string();
+        tracing::warn!(
+            retry_in_seconds = pause.as_secs(),
+            "waiting for the database {database} ({reason}); trying again in {} s; \
+             stop with Ctrl-C or SIGTERM",
+            pause.as_secs()
+        );
+        tokio::select! {
+            () = tokio::time::sleep(pause) => {}
+            () = &mut *stop => return Ok(None),
+        }
+        pause = (pause * 2).min(LONGEST_WAIT);
+    }
 }

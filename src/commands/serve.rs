@@ -263,12 +263,18 @@ pub async fn run(config: &GlobalConfig, args: ServeArgs) -> anyhow::Result<ExitC
     let run_worker =
         config::check_bool(&args.worker, "TIDINGS_WORKER", "--worker")? && !args.no_worker;
 
-    let store = super::open_store(config).await?;
+    // Registered first, so that a stop while waiting for the database ends the wait.
+    let mut shutdown = Box::pin(shutdown_signal()?);
+    let Some(store) =
+        super::open_store_waiting(config, super::OpenMode::CreateIfMissing, &mut shutdown).await?
+    else {
+        tracing::info!("stopped before the database answered");
+        return Ok(ExitCode::SUCCESS);
+    };
     if let Some((username, password)) = admin {
         ensure_admin(&store, &username, &password).await?;
     }
 
-    let shutdown = shutdown_signal()?;
     let listener = tokio::net::TcpListener::bind(listen)
         .await
         .with_context(|| format!("cannot listen on {listen}"))?;

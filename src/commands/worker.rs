@@ -357,10 +357,16 @@ pub async fn run(config: &GlobalConfig, args: WorkerCommandArgs) -> anyhow::Resu
         _ => None,
     };
     let access = args.metrics.check()?;
-    let store = super::open_existing_store(config).await?;
+    // Registered first, so that a stop while waiting for the database ends the wait.
+    let mut shutdown = Box::pin(super::serve::shutdown_signal()?);
+    let Some(store) =
+        super::open_store_waiting(config, super::OpenMode::Existing, &mut shutdown).await?
+    else {
+        tracing::info!("stopped before the database answered");
+        return Ok(ExitCode::SUCCESS);
+    };
     let metrics = Arc::new(WorkerMetrics::default());
     let fetcher = settings.fetcher(store.clone(), Arc::clone(&metrics))?;
-    let shutdown = super::serve::shutdown_signal()?;
     // Bound before the worker starts, so that a taken port stops the start with its reason.
     let (stop_metrics, metrics_stopped) = tokio::sync::oneshot::channel::<()>();
     let metrics_server = match metrics_listen {

@@ -149,8 +149,52 @@ where
     }
 }
 
+/// A spawned process that is killed (SIGKILL) and reaped when dropped, so that a test that
+/// panics leaves no `tidings` process running behind it. Derefs to the [`Child`].
+pub struct KillOnDrop(Option<Child>);
+
+impl KillOnDrop {
+    /// Guards `child`.
+    pub fn new(child: Child) -> KillOnDrop {
+        KillOnDrop(Some(child))
+    }
+
+    /// The process, no longer guarded: for a caller that waits for it itself.
+    pub fn into_inner(mut self) -> Child {
+        self.0.take().expect("a guarded child")
+    }
+}
+
+impl std::ops::Deref for KillOnDrop {
+    type Target = Child;
+    fn deref(&self) -> &Child {
+        self.0.as_ref().expect("a guarded child")
+    }
+}
+
+impl std::ops::DerefMut for KillOnDrop {
+    fn deref_mut(&mut self) -> &mut Child {
+        self.0.as_mut().expect("a guarded child")
+    }
+}
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.0.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// Starts `command`, guarded by [`KillOnDrop`].
+pub fn spawn(command: &mut Command) -> KillOnDrop {
+    KillOnDrop::new(command.spawn().expect("start tidings"))
+}
+
 /// Stops a child with SIGTERM and waits for it.
-pub fn stop(mut child: Child) -> bool {
+pub fn stop(child: KillOnDrop) -> bool {
+    let mut child = child.into_inner();
     let _ = Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
         .status();
@@ -214,7 +258,7 @@ pub async fn drop_postgres(admin: Option<(String, String)>) {
 /// Starts `tidings serve` from `command` with `args` on a free port of 127.0.0.1 and waits
 /// until it says where it listens; returns the process and its base URL. The log is read (and
 /// dropped) for as long as the process runs, so it never blocks on a full pipe.
-pub fn start_serve(mut command: Command, args: &[&str]) -> (Child, String) {
+pub fn start_serve(mut command: Command, args: &[&str]) -> (KillOnDrop, String) {
     use std::io::BufRead;
     command
         .arg("serve")
@@ -224,7 +268,7 @@ pub fn start_serve(mut command: Command, args: &[&str]) -> (Child, String) {
         .env_remove("TIDINGS_LOG_FORMAT")
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped());
-    let mut child = command.spawn().expect("start tidings serve");
+    let mut child = spawn(&mut command);
     let stderr = child.stderr.take().expect("piped stderr");
     let (address, found) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
@@ -253,7 +297,8 @@ pub fn start_serve(mut command: Command, args: &[&str]) -> (Child, String) {
 }
 
 /// Sends SIGKILL (`kill -9`): the process ends at once, giving nothing back.
-pub fn kill_hard(mut child: Child) {
+pub fn kill_hard(child: KillOnDrop) {
+    let mut child = child.into_inner();
     let _ = Command::new("kill")
         .args(["-KILL", &child.id().to_string()])
         .status();
@@ -262,7 +307,8 @@ pub fn kill_hard(mut child: Child) {
 
 /// Sends SIGTERM and waits (off the async executor) for the process to end; returns its exit
 /// status and how long it took from the signal.
-pub async fn terminate(mut child: Child) -> (std::process::ExitStatus, Duration) {
+pub async fn terminate(child: KillOnDrop) -> (std::process::ExitStatus, Duration) {
+    let mut child = child.into_inner();
     let signalled = std::time::Instant::now();
     let _ = Command::new("kill")
         .args(["-TERM", &child.id().to_string()])

@@ -78,6 +78,24 @@ async fn postgres_down_is_a_prompt_503_and_recovery_needs_no_restart() {
     );
     assert_eq!(ready.status(), StatusCode::SERVICE_UNAVAILABLE);
     assert!(took < PROMPT, "/readyz took {took:?}");
+    // Many at once, more than the pool has connections: each is still answered promptly
+    // (connection attempts that pile up in the pool do not make it look merely busy).
+    let started = Instant::now();
+    let burst: Vec<_> = (0..30)
+        .map(|_| {
+            let (browser, url) = (browser.clone(), app.url("/counts"));
+            tokio::spawn(async move {
+                let (status, _, _) = call(&browser, Method::GET, &url, None).await;
+                status
+            })
+        })
+        .collect();
+    for request in burst {
+        assert_eq!(request.await.unwrap(), StatusCode::SERVICE_UNAVAILABLE);
+    }
+    let took = started.elapsed();
+    eprintln!("30 requests at once with the database down: answered in {took:?}");
+    assert!(took < PROMPT * 3, "30 requests at once took {took:?}");
 
     // Back: the very next requests succeed, on the same server process and store.
     postgres.up().unwrap();

@@ -66,6 +66,47 @@ impl StoreError {
         }
     }
 
+    /// Whether the database server cannot be reached now but may be soon, so that a process
+    /// starting up should wait for it rather than exit: the connection was refused, reset or
+    /// timed out, the network or host is unreachable, or PostgreSQL says it is starting up,
+    /// shutting down or out of connections. Not an error that waiting cannot fix: a bad URL,
+    /// a wrong password, a database that does not exist, a migration that fails, or a SQLite
+    /// file that cannot be opened or is locked.
+    pub fn is_unreachable(&self) -> bool {
+        match self {
+            StoreError::Connect { source, .. } | StoreError::Database(source) => {
+                StoreError::is_unreachable_error(source)
+            }
+            _ => false,
+        }
+    }
+
+    /// [`StoreError::is_unreachable`] for a driver error.
+    fn is_unreachable_error(error: &sqlx::Error) -> bool {
+        use std::io::ErrorKind;
+        match error {
+            sqlx::Error::PoolTimedOut => true,
+            sqlx::Error::Io(io) => matches!(
+                io.kind(),
+                ErrorKind::ConnectionRefused
+                    | ErrorKind::ConnectionReset
+                    | ErrorKind::ConnectionAborted
+                    | ErrorKind::NotConnected
+                    | ErrorKind::BrokenPipe
+                    | ErrorKind::UnexpectedEof
+                    | ErrorKind::TimedOut
+                    | ErrorKind::HostUnreachable
+                    | ErrorKind::NetworkUnreachable
+                    | ErrorKind::NetworkDown
+                    | ErrorKind::AddrNotAvailable
+            ),
+            sqlx::Error::Database(db) => db
+                .try_downcast_ref::<sqlx::postgres::PgDatabaseError>()
+                .is_some_and(|pg| is_postgres_unreachable_code(pg.code())),
+            _ => false,
+        }
+    }
+
     /// [`StoreError::is_unavailable`] for a driver error.
     fn is_unavailable_error(error: &sqlx::Error) -> bool {
         match error {
@@ -76,10 +117,7 @@ impl StoreError {
             | sqlx::Error::WorkerCrashed => true,
             sqlx::Error::Database(db) => {
                 if let Some(pg) = db.try_downcast_ref::<sqlx::postgres::PgDatabaseError>() {
-                    let code = pg.code();
-                    // Class 08: connection exceptions; 57P01–57P03: the server is shutting
-                    // down, crashed or is starting; 53300: too many connections.
-                    code.starts_with("08") || matches!(code, "57P01" | "57P02" | "57P03" | "53300")
+                    is_postgres_unreachable_code(pg.code())
                 } else {
                     StoreError::is_sqlite_busy(error)
                 }
@@ -107,4 +145,11 @@ impl StoreError {
         // The primary result code is the low byte: 5 is SQLITE_BUSY, 6 is SQLITE_LOCKED.
         matches!(code & 0xff, 5 | 6)
     }
+}
+
+/// Whether a PostgreSQL SQLSTATE says the server cannot serve now but may soon. Class 08:
+/// connection exceptions; 57P01–57P03: the server is shutting down, crashed or is starting;
+/// 53300: too many connections.
+fn is_postgres_unreachable_code(code: &str) -> bool {
+    code.starts_with("08") || matches!(code, "57P01" | "57P02" | "57P03" | "53300")
 }

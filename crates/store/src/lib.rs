@@ -37,7 +37,7 @@ mod text;
 mod usage;
 mod users;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -125,13 +125,18 @@ pub struct StoreOptions {
     /// [`StoreError::is_unavailable`] recognizes. Short, so that with the database down a
     /// request is answered 503 at once rather than after seconds; a pool whose connections
     /// are all in use is not down, and its operations queue up to [`BUSY_POOL_WAIT`]. Opening
-    /// the store waits longer ([`STARTUP_CONNECT_BUDGET`]) for a server that is still
+    /// the store waits longer ([`StoreOptions::connect_wait`]) for a server that is still
     /// starting. SQLite waits for its single writer instead (its busy timeout applies).
     pub acquire_timeout: Duration,
     /// Whether a statement that takes over a second is logged as a warning, with its text.
     /// Bulk loads (`tidings bench generate`) turn this off: their statements are slow by
     /// design and megabytes long.
     pub warn_on_slow_statements: bool,
+    /// How long opening a PostgreSQL store keeps trying while the server refuses connections
+    /// or says it is starting ([`STARTUP_CONNECT_BUDGET`] by default). Zero makes one attempt,
+    /// for a caller that waits with its own back-off and log lines (`tidings serve` and
+    /// `tidings worker` wait for as long as the server is unreachable).
+    pub connect_wait: Duration,
 }
 
 /// How long an operation may queue for a connection of a PostgreSQL pool whose connections are
@@ -141,9 +146,17 @@ pub const BUSY_POOL_WAIT: Duration = Duration::from_secs(10);
 /// The default of [`StoreOptions::acquire_timeout`].
 pub const DEFAULT_ACQUIRE_TIMEOUT: Duration = Duration::from_millis(750);
 
+/// How long an operation that waits for a connection trusts that PostgreSQL accepted one
+/// (see [`Store::postgres_connection`]) before it checks again.
+pub const SERVER_SEEN_TRUST: Duration = Duration::from_secs(1);
+
 /// How long opening a PostgreSQL store waits for the server to accept a connection, so that
 /// tidings and its database can start together.
 pub const STARTUP_CONNECT_BUDGET: Duration = Duration::from_secs(10);
+
+/// How long one attempt to open a connection to PostgreSQL may take: a server behind a
+/// firewall that drops packets would otherwise hold it for the system's TCP time-out (minutes).
+pub const CONNECT_ATTEMPT_TIMEOUT: Duration = Duration::from_secs(10);
 
 impl StoreOptions {
     /// Options with the defaults for the given database URL.
@@ -155,6 +168,7 @@ impl StoreOptions {
             create_if_missing: true,
             acquire_timeout: DEFAULT_ACQUIRE_TIMEOUT,
             warn_on_slow_statements: true,
+            connect_wait: STARTUP_CONNECT_BUDGET,
         }
     }
 }
@@ -208,8 +222,10 @@ async fn connect_sqlite_pool(
 }
 
 /// Opens (and closes) one connection to PostgreSQL, retrying while the server refuses
-/// connections or says it is starting, for at most `budget`; the error is the server's last
-/// answer, so a wrong password or database name is reported as such at once.
+/// connections or says it is starting, for at most `budget` (one attempt when it is zero); the
+/// error is the server's last answer, so a wrong password or database name is reported as such
+/// at once. An attempt that gets no answer within [`CONNECT_ATTEMPT_TIMEOUT`] fails as timed
+/// out.
 async fn wait_for_postgres(
     connect: &PgConnectOptions,
     budget: Duration,
@@ -218,7 +234,15 @@ async fn wait_for_postgres(
     let deadline = std::time::Instant::now() + budget;
     let mut pause = Duration::from_millis(20);
     loop {
-        match connect.connect().await {
+        let attempt = tokio::time::timeout(CONNECT_ATTEMPT_TIMEOUT, connect.connect())
+            .await
+            .unwrap_or_else(|_| {
+                Err(sqlx::Error::Io(std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    format!("no answer within {} s", CONNECT_ATTEMPT_TIMEOUT.as_secs()),
+                )))
+            });
+        match attempt {
             Ok(connection) => {
                 let _ = connection.close().await;
                 return Ok(());
@@ -230,6 +254,39 @@ async fn wait_for_postgres(
             Err(error) => return Err(error),
         }
     }
+}
+
+/// Whether the PostgreSQL server of `options` accepts a connection (TCP, or its Unix socket)
+/// within `limit`: the connection is closed before a word is said, which PostgreSQL does not
+/// log. Tells a server that is down or unreachable from one that is slow to finish opening a
+/// session.
+async fn server_accepts(options: &PgConnectOptions, limit: Duration) -> std::io::Result<()> {
+    let socket = match options.get_socket() {
+        Some(folder) => Some(folder.join(format!(".s.PGSQL.{}", options.get_port()))),
+        None if options.get_host().starts_with('/') => {
+            Some(Path::new(options.get_host()).join(format!(".s.PGSQL.{}", options.get_port())))
+        }
+        None => None,
+    };
+    let connect = async {
+        match socket {
+            #[cfg(unix)]
+            Some(path) => tokio::net::UnixStream::connect(path).await.map(drop),
+            #[cfg(not(unix))]
+            Some(_) => Ok(()),
+            None => tokio::net::TcpStream::connect((options.get_host(), options.get_port()))
+                .await
+                .map(drop),
+        }
+    };
+    tokio::time::timeout(limit, connect)
+        .await
+        .unwrap_or_else(|_| {
+            Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                format!("no answer within {} ms", limit.as_millis()),
+            ))
+        })
 }
 
 /// Whether a connection attempt failed because the server is not accepting connections yet:
@@ -249,6 +306,9 @@ pub struct Store {
     /// How long an operation waits to learn that PostgreSQL can be reached (see
     /// [`StoreOptions::acquire_timeout`]).
     pub(crate) acquire_timeout: Duration,
+    /// When PostgreSQL last accepted a TCP connection of [`server_accepts`], shared by the
+    /// clones.
+    server_seen: Arc<std::sync::Mutex<Option<std::time::Instant>>>,
 }
 
 impl std::fmt::Debug for Store {
@@ -420,6 +480,7 @@ impl Store {
                 path,
             }),
             acquire_timeout: options.acquire_timeout,
+            server_seen: Arc::default(),
         })
     }
 
@@ -435,7 +496,7 @@ impl Store {
             // items) to machine code first, which takes 100-200 ms: longer than tidings'
             // statements take to run.
             .options([("jit", "off")]);
-        wait_for_postgres(&connect, STARTUP_CONNECT_BUDGET)
+        wait_for_postgres(&connect, options.connect_wait)
             .await
             .map_err(|e| StoreError::Connect {
                 url: redact_url(url),
@@ -456,30 +517,47 @@ impl Store {
         Ok(Store {
             pools: Arc::new(Pools::Postgres(pool)),
             acquire_timeout: options.acquire_timeout,
+            server_seen: Arc::default(),
         })
     }
 
     /// A connection for one operation, which shows that PostgreSQL can be reached, within
-    /// [`StoreOptions::acquire_timeout`]: an idle one (checked by a ping) or a new one. When none
-    /// comes in time, a pool with every connection in use is only busy, and the operation
-    /// queues for one as usual ([`BUSY_POOL_WAIT`]); otherwise the server is unreachable and the
-    /// operation fails at once with an error [`StoreError::is_unavailable`] recognizes, instead
-    /// of retrying the refused connection for the pool's whole wait. The operation runs on
-    /// this connection, so the check costs no second checkout.
+    /// [`StoreOptions::acquire_timeout`]: an idle one (checked by a ping) or a new one. When
+    /// none comes in time, the wait goes on (up to [`BUSY_POOL_WAIT`] in all) while the server
+    /// is there: every connection may be in use, or a new one slow to open on a loaded
+    /// machine. Whether it is there is found out by a TCP connection to it ([`server_accepts`];
+    /// one that succeeded is trusted for [`SERVER_SEEN_TRUST`], so that an overloaded process
+    /// does not add a connection per waiting operation). When the server refuses or does not
+    /// answer, the operation fails at once with an error [`StoreError::is_unavailable`]
+    /// recognizes, instead of retrying the refused connection for the pool's whole wait. The
+    /// operation runs on this connection, so the check costs no second checkout.
     pub(crate) async fn postgres_connection(
         &self,
         pool: &PgPool,
     ) -> Result<sqlx::pool::PoolConnection<sqlx::Postgres>> {
-        match tokio::time::timeout(self.acquire_timeout, pool.acquire()).await {
-            Ok(Ok(connection)) => Ok(connection),
-            Ok(Err(error)) => Err(error.into()),
-            Err(_)
-                if pool.num_idle() == 0 && pool.size() >= pool.options().get_max_connections() =>
-            {
-                Ok(pool.acquire().await?)
-            }
-            Err(_) => Err(StoreError::Database(sqlx::Error::PoolTimedOut)),
+        // One acquisition throughout: dropping it would abandon a connection half opened.
+        let acquire = pool.acquire();
+        tokio::pin!(acquire);
+        if let Ok(acquired) = tokio::time::timeout(self.acquire_timeout, &mut acquire).await {
+            return Ok(acquired?);
         }
+        let seen = || {
+            self.server_seen
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+        };
+        let trusted = seen().is_some_and(|at| at.elapsed() < SERVER_SEEN_TRUST);
+        if !trusted {
+            let options = pool.connect_options();
+            tokio::select! {
+                acquired = &mut acquire => return Ok(acquired?),
+                reachable = server_accepts(&options, self.acquire_timeout) => match reachable {
+                    Ok(()) => *seen() = Some(std::time::Instant::now()),
+                    Err(error) => return Err(StoreError::Database(sqlx::Error::Io(error))),
+                },
+            }
+        }
+        Ok(acquire.await?)
     }
 
     /// The engine this store runs on.

@@ -964,3 +964,77 @@ async fn sqlite_locked_past_the_busy_timeout_is_unavailable() {
     );
     store.close().await;
 }
+
+/// A local stand-in between the store and PostgreSQL that accepts at once but connects each
+/// client to the server only after `delay`: PostgreSQL on a loaded machine, slow to open a
+/// session. Returns the address to connect to instead.
+async fn slow_to_open(server: std::net::SocketAddr, delay: std::time::Duration) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((mut client, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                tokio::time::sleep(delay).await;
+                if let Ok(mut upstream) = tokio::net::TcpStream::connect(server).await {
+                    let _ = tokio::io::copy_bidirectional(&mut client, &mut upstream).await;
+                }
+            });
+        }
+    });
+    address.to_string()
+}
+
+/// A PostgreSQL server that is there but slow is busy, not down: operations wait for a
+/// connection (up to `BUSY_POOL_WAIT`, 10 s) and succeed, although opening each connection
+/// takes far longer than the acquire timeout that makes an unreachable server fail fast; and
+/// once the pool is full, operations queue for its connections. (Each connection here takes
+/// 400 ms to open against an acquire timeout of 100 ms; 12 operations share 3 connections.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_or_busy_postgres_is_waited_for_not_refused() {
+    let test = "storage::a_slow_or_busy_postgres_is_waited_for_not_refused";
+    let Some(db) = common::TestDb::postgres(test).await else {
+        return;
+    };
+    common::run_on(db, async |db: &common::TestDb| {
+        let mut url = url::Url::parse(&db.url()).unwrap();
+        let server = std::net::ToSocketAddrs::to_socket_addrs(&(
+            url.host_str().unwrap(),
+            url.port().unwrap_or(5432),
+        ))
+        .unwrap()
+        .next()
+        .unwrap();
+        let proxy = slow_to_open(server, std::time::Duration::from_millis(400)).await;
+        let (host, port) = proxy.split_once(':').unwrap();
+        url.set_host(Some(host)).unwrap();
+        url.set_port(Some(port.parse().unwrap())).unwrap();
+        let mut options = StoreOptions::new(url.as_str());
+        options.max_connections = 3;
+        options.acquire_timeout = std::time::Duration::from_millis(100);
+        let store = Store::connect(&options).await.unwrap();
+        let started = std::time::Instant::now();
+        let mut tasks = Vec::new();
+        for _ in 0..12 {
+            let store = store.clone();
+            tasks.push(tokio::spawn(async move {
+                let asked = std::time::Instant::now();
+                let outcome = store.execute_raw("SELECT pg_sleep(0.1)").await;
+                (outcome.map_err(|e| e.to_string()), asked.elapsed())
+            }));
+        }
+        let mut failures = Vec::new();
+        for task in tasks {
+            let (outcome, took) = task.await.unwrap();
+            if let Err(error) = outcome {
+                failures.push(format!("{error} after {took:?}"));
+            }
+        }
+        eprintln!(
+            "12 operations on 3 slow connections in {:?}",
+            started.elapsed()
+        );
+        assert!(failures.is_empty(), "{failures:?}");
+        store.close().await;
+    })
+    .await;
+}
