@@ -828,6 +828,77 @@ on_both_engines!(claims_are_exclusive_and_leases_expire, |db| {
     );
 });
 
+// Claims go oldest due first (`next_check_at`, then `feed_id` among feeds due at the same
+// instant). A claimed feed is leased, and once fetched its next check is later than any feed
+// already waiting, so feeds due at one instant are all claimed before any of them is claimed
+// again: high ids do not starve behind low ones however often those come due, even when the
+// workers fall behind (here every fetched feed is due again a second later).
+on_both_engines!(
+    feeds_due_at_one_instant_are_all_claimed_before_any_again,
+    |db| {
+        let store = db.migrated().await;
+        let u = user(&store, "ida").await;
+        let mut feeds = Vec::new();
+        for i in 0..30 {
+            feeds.push(subscribe(&store, u, &format!("https://s{i}.example/feed")).await);
+        }
+        feeds.sort();
+        let due = unix_now() - 1000;
+        store
+            .execute_raw(&format!(
+                "UPDATE feed_fetch_state SET next_check_at = {due}"
+            ))
+            .await
+            .unwrap();
+        let mut claimed_once = std::collections::BTreeSet::new();
+        let mut claimed_again = 0;
+        for round in 0..12 {
+            let now = due + 1 + round;
+            let batch = store.claim_due_feeds("w", now, 4, 300).await.unwrap();
+            assert_eq!(batch.len(), 4, "round {round}: the queue never runs dry");
+            let mut again = Vec::new();
+            for feed in batch {
+                if !claimed_once.insert(feed.feed_id) {
+                    again.push(feed.feed_id);
+                }
+                let record = FetchRecord {
+                    checked_at: now,
+                    success: true,
+                    status: FetchStatus::Active,
+                    status_reason: None,
+                    next_check_at: now + 1,
+                    http_status: Some(200),
+                    error: None,
+                    consecutive_failures: 0,
+                    parse_failures: 0,
+                    etag: None,
+                    last_modified: None,
+                    cache_control: None,
+                    expires_at: None,
+                    retry_after_until: None,
+                };
+                assert!(
+                    store
+                        .record_fetch(feed.feed_id, "w", &record)
+                        .await
+                        .unwrap()
+                );
+            }
+            // (A batch comes back in id order, not claim order, hence the check per batch.)
+            if !again.is_empty() {
+                assert_eq!(
+                    claimed_once.len(),
+                    feeds.len(),
+                    "round {round}: {again:?} claimed again before every feed was claimed once"
+                );
+            }
+            claimed_again += again.len();
+        }
+        assert_eq!(claimed_once.into_iter().collect::<Vec<_>>(), feeds);
+        assert_eq!(claimed_again, 12 * 4 - 30);
+    }
+);
+
 /// The shared skip rule: outside CI a skip is reported and the test returns; under `CI=true`
 /// the same skip fails the test, so CI never passes a test that checked nothing.
 #[test]
