@@ -7,8 +7,9 @@ use std::time::Duration;
 
 use tidings_store::{NewUser, Store, StoreOptions};
 
-#[path = "../crates/store/tests/common/skip.rs"]
-mod skip;
+mod support;
+
+use support::skip;
 
 const BIN: &str = env!("CARGO_BIN_EXE_tidings");
 
@@ -383,14 +384,15 @@ async fn the_start_up_log_says_where_to_go_and_each_fetch_cycle_is_summed_up() {
         .unwrap();
     store.close().await;
 
-    let mut child = tidings(dir.path())
-        .args(["serve", "--worker", "--allow-private-networks"])
-        .env("TIDINGS_LISTEN", "0.0.0.0:0")
-        .env("TIDINGS_LOG_LEVEL", "info")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    // Killed if the test fails before its SIGTERM.
+    let mut child = support::spawn(
+        tidings(dir.path())
+            .args(["serve", "--worker", "--allow-private-networks"])
+            .env("TIDINGS_LISTEN", "0.0.0.0:0")
+            .env("TIDINGS_LOG_LEVEL", "info")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped()),
+    );
     let stderr = child.stderr.take().unwrap();
     let (lines, log) = std::sync::mpsc::channel();
     std::thread::spawn(move || {

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::process::{Child, Output, Stdio};
+use std::process::{Output, Stdio};
 use std::time::Duration;
 
 use axum::routing::get;
@@ -22,15 +22,15 @@ async fn serve_fetches_a_subscribed_local_feed_within_one_tick() {
     let alice = add_user(&store, "alice").await;
     let feed = subscribe(&store, alice, &server.url("/feed/serve")).await;
     // A tick far longer than the test may wait: the first tick runs at start.
-    let child = tidings(dir.path(), &url)
-        .arg("serve")
-        .env("TIDINGS_LISTEN", "127.0.0.1:0")
-        .env("TIDINGS_ALLOW_PRIVATE_NETWORKS", "true")
-        .env("TIDINGS_WORKER_POLL_SECONDS", "3600")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let child = spawn(
+        tidings(dir.path(), &url)
+            .arg("serve")
+            .env("TIDINGS_LISTEN", "127.0.0.1:0")
+            .env("TIDINGS_ALLOW_PRIVATE_NETWORKS", "true")
+            .env("TIDINGS_WORKER_POLL_SECONDS", "3600")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null()),
+    );
     wait_until(Duration::from_secs(60), "the first fetch", || async {
         store.count_items(feed).await.unwrap() == 1
     })
@@ -318,16 +318,16 @@ async fn two_worker_processes_on_postgres_fetch_each_feed_once() {
         subscribe(&store, alice, &server.url(&format!("/feed/{id}"))).await;
     }
     let dir = tempfile::tempdir().unwrap();
-    let workers: Vec<Child> = (0..2)
+    let workers: Vec<KillOnDrop> = (0..2)
         .map(|_| {
-            tidings(dir.path(), &url)
-                .arg("worker")
-                .env("TIDINGS_ALLOW_PRIVATE_NETWORKS", "true")
-                .env("TIDINGS_WORKER_POLL_SECONDS", "1")
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .unwrap()
+            spawn(
+                tidings(dir.path(), &url)
+                    .arg("worker")
+                    .env("TIDINGS_ALLOW_PRIVATE_NETWORKS", "true")
+                    .env("TIDINGS_WORKER_POLL_SECONDS", "1")
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null()),
+            )
         })
         .collect();
     let result = tokio::time::timeout(Duration::from_secs(240), async {
@@ -391,16 +391,16 @@ async fn a_worker_serves_metrics_on_its_own_listener() {
     subscribe(&store, user, &server.url("/feed/metered")).await;
     let port = free_port();
     // Loopback is not among the allowed networks, so only the token lets the test in.
-    let child = tidings(dir.path(), &url)
-        .arg("worker")
-        .env("TIDINGS_ALLOW_PRIVATE_NETWORKS", "true")
-        .env("TIDINGS_WORKER_METRICS_LISTEN", format!("127.0.0.1:{port}"))
-        .env("TIDINGS_METRICS_ALLOWED_NETWORKS", "10.0.0.0/8")
-        .env("TIDINGS_METRICS_TOKEN", TOKEN)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let child = spawn(
+        tidings(dir.path(), &url)
+            .arg("worker")
+            .env("TIDINGS_ALLOW_PRIVATE_NETWORKS", "true")
+            .env("TIDINGS_WORKER_METRICS_LISTEN", format!("127.0.0.1:{port}"))
+            .env("TIDINGS_METRICS_ALLOWED_NETWORKS", "10.0.0.0/8")
+            .env("TIDINGS_METRICS_TOKEN", TOKEN)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null()),
+    );
     let metrics = format!("http://127.0.0.1:{port}/metrics");
     let _ = rustls::crypto::ring::default_provider().install_default();
     let client = reqwest::Client::new();
