@@ -75,6 +75,7 @@ pub const VIEW_PATHS: &[&str] = &[
     "/feeds/{id}",
     "/feeds/{id}/settings",
     "/groups/{id}",
+    "/tags/{tag}",
     "/settings",
     "/account",
     "/admin",

@@ -3,7 +3,7 @@
 //! (success and "no feed found"), infinite scroll past 150 items, exclusive expand marking
 //! read, the unread filter, stars and the starred view, mark all read, the keyboard, the
 //! theme across reloads, a stopped feed's error and "Resume all", unsubscribing and the phone
-//! layout.
+//! layout; tags on items, the tag list and a tag's page.
 //!
 //! Without Chromium the tests print `SKIPPED … : chromium not installed` and pass.
 //! `cargo test -p tidings-server --test ui_browser -- --ignored screenshots` rewrites
@@ -2213,5 +2213,143 @@ async fn opened_items_are_never_hidden_under_the_header() {
             "after k to {index}"
         );
     }
+    b.quit().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tags_in_chromium() {
+    if skip_without_browser("ui_browser::tags_in_chromium") {
+        return;
+    }
+    let site = FeedServer::start().await;
+    let home = format!("{}/", site.base);
+    site.serve(
+        "/tech.xml",
+        200,
+        "application/rss+xml",
+        demo_rss(
+            "Tech",
+            &home,
+            &[
+                (
+                    "Rust compiler gets faster",
+                    "<p>The Rust compiler is faster.</p>",
+                    Some(1),
+                ),
+                (
+                    "Rust in the Linux kernel",
+                    "<p>Rust drivers land in Linux.</p>",
+                    Some(2),
+                ),
+                (
+                    "Gardening in spring",
+                    "<p>Tomatoes and gardening tips.</p>",
+                    Some(3),
+                ),
+                (
+                    "東京都知事選挙の投票率",
+                    "<p>投票率は過去最低でした。</p>",
+                    Some(4),
+                ),
+            ],
+        ),
+    );
+    let db = TestDb::sqlite();
+    let store = db.migrated().await;
+    let base = start_server_on(store.clone()).await;
+    let b = Browser::start(1280, 860).await;
+    let (user, ids) = reader_with_feeds(&store, &b, &base, &[site.url("/tech.xml")]).await;
+    let feed = ids[0];
+    // The worker's tagging job, as `tidings serve` runs it beside the fetcher.
+    let fetcher = support::test_fetcher(store.clone(), true);
+    let job = Arc::new(tidings_worker::TaggingJob::new(&fetcher));
+    tidings_worker::drain_enrichment(job, 1).await.unwrap();
+
+    b.goto(&format!("{base}/feeds/{feed}?filter=all")).await;
+    b.wait_for(
+        "the items",
+        "document.querySelectorAll('#main li.item').length === 4",
+    )
+    .await;
+    // Each item shows its tags as links to their pages.
+    let first = listed_ids(&b).await[0];
+    let item = format!("li.item[data-id='{first}']");
+    let tags = b
+        .wait_for(
+            "the first item's tags",
+            &format!("[...document.querySelectorAll(\"{item} .item-tags a.tag\")].map(a => a.textContent)"),
+        )
+        .await;
+    assert_eq!(tags[0], "rust", "{tags}");
+    assert_eq!(
+        b.eval(&format!(
+            "document.querySelector(\"{item} .item-tags a.tag\").getAttribute('href')"
+        ))
+        .await,
+        "/tags/rust"
+    );
+    // The left pane lists the most frequent tags with their counts.
+    b.wait_for(
+        "the tag list",
+        "[...document.querySelectorAll('.tag-cloud a')].some(a => a.dataset.key === '/tags/rust' \
+         && a.querySelector('.count').textContent === '2')",
+    )
+    .await;
+    review(&b, "tags-on-items").await;
+
+    // A click on a tag opens its page: the tag's items only, the tag marked in the pane.
+    b.click(&format!("{item} .item-tags a.tag")).await;
+    b.wait_for(
+        "the tag page",
+        "location.pathname === '/tags/rust' \
+         && document.querySelector('#list-title')?.textContent === 'Tag: rust' \
+         && document.querySelectorAll('#main li.item').length === 2",
+    )
+    .await;
+    let titles = b
+        .eval("[...document.querySelectorAll('#main .item-title')].map(e => e.textContent)")
+        .await;
+    assert_eq!(
+        titles,
+        json!(["Rust compiler gets faster", "Rust in the Linux kernel"])
+    );
+    assert_eq!(
+        b.eval("document.querySelector('.tag-cloud a[aria-current=page]')?.dataset.key")
+            .await,
+        "/tags/rust"
+    );
+    review(&b, "tag-page").await;
+    // Mark all read on a tag's page marks its items only.
+    b.click("#mark-all-read").await;
+    b.wait_for(
+        "the tag's items read",
+        "document.querySelectorAll('#main li.item.is-read').length === 2",
+    )
+    .await;
+    let unread = wait_for_unread(&store, user, feed, 2).await;
+    assert_eq!(unread.len(), 2, "the other items stay unread");
+
+    // A Japanese tag from the pane, and its page loaded directly by its address.
+    b.goto(&format!("{base}/all?filter=all")).await;
+    b.wait_for(
+        "the Japanese tag",
+        "document.querySelector('.tag-cloud a[data-key=\"/tags/%E6%8A%95%E7%A5%A8%E7%8E%87\"]') !== null",
+    )
+    .await;
+    b.click(".tag-cloud a[data-key='/tags/%E6%8A%95%E7%A5%A8%E7%8E%87']")
+        .await;
+    b.wait_for(
+        "the Japanese tag's page",
+        "document.querySelector('#list-title')?.textContent === 'Tag: 投票率' \
+         && document.querySelectorAll('#main li.item').length === 1",
+    )
+    .await;
+    b.goto(&format!("{base}/tags/Rust?filter=all")).await;
+    b.wait_for(
+        "the tag page by its address, in another spelling",
+        "document.querySelector('#list-title')?.textContent === 'Tag: rust' \
+         && document.querySelectorAll('#main li.item').length === 2",
+    )
+    .await;
     b.quit().await;
 }

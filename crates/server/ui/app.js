@@ -56,10 +56,22 @@ function parseRoute() {
   if (path === '/bookmarks') return { name: 'bookmarks', item, q };
   if ((m = path.match(/^\/feeds\/(\d+)\/settings$/))) return { name: 'feed-settings', feedId: Number(m[1]) };
   const filter = ['all', 'unread', 'starred'].includes(params.get('filter')) ? params.get('filter') : null;
-  const route = { name: 'items', filter, item, feedId: null, groupId: null, q };
+  const route = { name: 'items', filter, item, feedId: null, groupId: null, tag: null, q };
   if ((m = path.match(/^\/feeds\/(\d+)$/))) route.feedId = Number(m[1]);
   else if ((m = path.match(/^\/groups\/(\d+)$/))) route.groupId = Number(m[1]);
+  else if ((m = path.match(/^\/tags\/([^/]+)$/))) route.tag = tagName(m[1]);
   return route;
+}
+
+/** A tag's name from its address, spelled as the server names tags (NFKC, lower case). */
+function tagName(segment) {
+  let name = segment;
+  try {
+    name = decodeURIComponent(segment);
+  } catch (e) {
+    // A malformed escape: the server reads the segment as it is.
+  }
+  return name.normalize('NFKC').toLowerCase().trim();
 }
 
 const THEME_LABELS = { auto: 'Theme: follows the system', light: 'Theme: light', dark: 'Theme: dark' };

@@ -57,6 +57,7 @@ export class Sidebar {
     if (r.name !== 'items') return null;
     if (r.feedId) return '/feeds/' + r.feedId;
     if (r.groupId) return '/groups/' + r.groupId;
+    if (r.tag) return tagPath(r.tag);
     return r.filter === 'starred' ? '/all?filter=starred' : '/all';
   }
 
@@ -190,11 +191,56 @@ export class Sidebar {
       resumeAll,
       empty,
       h('ul', { class: 'group-list', 'aria-label': 'Groups' }, sections),
+      this.tagsSection(),
     );
     this.updateCounts();
     this.markCurrent();
   }
+
+  /** The most frequent tags of the reader's items (last 30 days), kept across renders. */
+  tagsSection() {
+    if (!this.tagsEl) {
+      this.tagsEl = h('section', { class: 'tag-section', hidden: true, 'aria-labelledby': 'tags-heading' });
+      this.loadTags();
+    }
+    return this.tagsEl;
+  }
+
+  async loadTags() {
+    let answer;
+    try {
+      answer = await api('GET', '/tags?limit=' + SIDEBAR_TAGS);
+    } catch (e) {
+      return; // The tags are a convenience: the pane works without them.
+    }
+    const tags = answer.tags || [];
+    this.tagsEl.hidden = !tags.length;
+    replace(this.tagsEl,
+      h('h2', { class: 'pane-heading', id: 'tags-heading' }, 'Tags'),
+      h('ul', { class: 'tag-cloud' }, tags.map((t) => h('li', null,
+        h('a', { class: 'feed-link tag-link', href: tagPath(t.name), 'data-link': '', 'data-pane': 'main', dataset: { key: tagPath(t.name) } },
+          h('span', { class: 'feed-title' }, t.name), h('span', { class: 'count' }, String(t.count)))))));
+    this.markCurrent();
+  }
 }
+
+/** Tags the left pane lists. */
+const SIDEBAR_TAGS = 20;
+
+/** The page of a tag's items. */
+function tagPath(name) {
+  return '/tags/' + encodeURIComponent(name);
+}
+
+/** An item's tags as links to their pages, best first. */
+function tagLinks(item) {
+  if (!item.tags || !item.tags.length) return null;
+  return h('ul', { class: 'item-tags', 'aria-label': 'Tags' }, item.tags.slice(0, ITEM_TAGS_SHOWN).map((t) =>
+    h('li', null, h('a', { class: 'tag', href: tagPath(t.name), 'data-link': '', title: 'Items tagged ' + t.name + ' (score ' + t.score + ')' }, t.name))));
+}
+
+/** Tags shown on an item in the list. */
+const ITEM_TAGS_SHOWN = 5;
 
 /** Puts every stopped feed of the user back on schedule (they are fetched at the next tick). */
 async function resumeAllStopped(button) {
@@ -241,6 +287,8 @@ const UNDO_MS = 10000;
 /** How often counts and the current list look for news while the page is visible. */
 const LIVE_POLL_MS = 30000;
 const READ_BATCH_MAX = 100;
+/** The most ids one mark-read takes (the API's limit). */
+const MARK_IDS_MAX = 1000;
 const pendingReads = new Map(); // item id -> { item, list }
 let pendingReadsTimer = null;
 
@@ -338,6 +386,7 @@ export class ItemList {
   /** Whether `route` shows the same listing (only the expanded item may differ). */
   sameView(route) {
     return route.name === 'items' && route.feedId === this.route.feedId && route.groupId === this.route.groupId
+      && (route.tag || null) === (this.route.tag || null)
       && (route.filter || app.prefs.default_view || 'unread') === this.route.filter
       && (route.q || '') === (this.route.q || '');
   }
@@ -367,12 +416,14 @@ export class ItemList {
       const group = app.groups.find((g) => g.id === this.route.groupId);
       return group ? group.name : 'Group';
     }
+    if (this.route.tag) return 'Tag: ' + this.route.tag;
     return this.route.filter === 'starred' ? 'Starred' : 'All items';
   }
 
   basePath() {
     if (this.route.feedId) return '/feeds/' + this.route.feedId;
     if (this.route.groupId) return '/groups/' + this.route.groupId;
+    if (this.route.tag) return tagPath(this.route.tag);
     return '/all';
   }
 
@@ -492,7 +543,9 @@ export class ItemList {
     };
     let page;
     try {
-      page = await api('GET', '/items' + query(params));
+      // A tag's page lists through its own endpoint, with the same parameters.
+      const path = this.route.tag ? tagPath(this.route.tag) + '/items' : '/items';
+      page = await api('GET', path + query(params));
     } catch (e) {
       this.loading = false;
       if (this.destroyed) return;
@@ -580,6 +633,7 @@ export class ItemList {
               : h('span', { class: 'item-excerpt' }, excerpt(item.summary, 180)))),
         popularity !== null ? h('span', { class: 'popularity', title: popularity + ' bookmarks', 'aria-label': popularity + ' bookmarks' }, icon('bookmark'), String(popularity)) : null,
         h('button', { type: 'button', class: 'icon-button star', 'data-action': 'star', 'aria-pressed': item.is_starred ? 'true' : 'false', 'aria-label': 'Star', title: 'Star (s)' }, icon('star'))),
+      tagLinks(item),
       h('div', { class: 'item-body', id: 'item-body-' + item.id, hidden: true })));
     return li;
   }
@@ -817,6 +871,7 @@ export class ItemList {
       return sub ? sub.unread_count || 0 : 0;
     }
     if (this.route.groupId) return app.sidebar ? app.sidebar.groupUnread(this.route.groupId) : 0;
+    if (this.route.tag) return this.items.filter((item) => !item.is_read).length;
     return app.sidebar ? app.sidebar.totalUnread() : 0;
   }
 
@@ -832,12 +887,18 @@ export class ItemList {
       && !(await confirmDialog('Mark ' + count + ' items read?', this.title() + ': every unread item listed here becomes read. You can undo it for a few seconds.', 'Mark all read', false))) return;
     const newest = this.items.reduce((max, item) => Math.max(max, toMillis(item.published_at)), 0);
     const before = new Date(Math.max(this.loadedAt, newest + 1000)).toISOString().replace(/\.\d{3}Z$/, 'Z');
-    const body = { before };
-    if (this.route.feedId) body.feed_id = this.route.feedId;
-    else if (this.route.groupId) body.group_id = this.route.groupId;
-    else if (this.route.filter !== 'starred') body.all = true;
-    if (this.route.filter === 'starred') body.starred = true;
     const changed = this.items.filter((item) => !item.is_read && toMillis(item.published_at) < Date.parse(before));
+    let body;
+    if (this.route.tag) {
+      // No scope covers a tag: its page marks the items it lists, by id.
+      body = { ids: changed.map((item) => item.id).slice(0, MARK_IDS_MAX) };
+    } else {
+      body = { before };
+      if (this.route.feedId) body.feed_id = this.route.feedId;
+      else if (this.route.groupId) body.group_id = this.route.groupId;
+      else if (this.route.filter !== 'starred') body.all = true;
+      if (this.route.filter === 'starred') body.starred = true;
+    }
     const show = (value) => {
       for (const item of changed) {
         item.is_read = value;
