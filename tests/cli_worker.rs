@@ -550,3 +550,78 @@ async fn reparse_rederives_items_from_kept_bodies_with_the_server_stopped() {
         drop_postgres(admin).await;
     }
 }
+
+/// Popularity (F40) through the binary: `TIDINGS_POPULARITY=hatena` with the base URL of a
+/// stand-in on 127.0.0.1 gives the feeds' items their counts; bad values stop the start.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_with_popularity_on_asks_the_configured_count_source() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("t.db").display());
+    store_at(&url).await.close().await;
+    for (settings, variable) in [
+        (vec![("TIDINGS_POPULARITY", "yes")], "TIDINGS_POPULARITY"),
+        (
+            vec![
+                ("TIDINGS_POPULARITY", "hatena"),
+                ("TIDINGS_HATENA_BASE_URL", "ftp://bookmark.example"),
+            ],
+            "TIDINGS_HATENA_BASE_URL",
+        ),
+    ] {
+        let mut command = tidings(dir.path(), &url);
+        command.arg("worker").envs(settings);
+        let output = run(&mut command).await;
+        assert_eq!(output.status.code(), Some(2), "{variable}");
+        assert!(String::from_utf8_lossy(&output.stderr).contains(variable));
+    }
+
+    let hatena = FeedServer::start(axum::Router::new().route(
+        "/count/entries",
+        get(
+            |axum::extract::RawQuery(query): axum::extract::RawQuery| async move {
+                let counts: serde_json::Map<String, serde_json::Value> =
+                    url::form_urlencoded::parse(query.unwrap_or_default().as_bytes())
+                        .map(|(_, link)| (link.into_owned(), 7.into()))
+                        .collect();
+                axum::Json(counts)
+            },
+        ),
+    ))
+    .await;
+    let feeds = FeedServer::start(feed_router()).await;
+    let store = store_at(&url).await;
+    let user = add_user(&store, "hana").await;
+    let feed = subscribe(&store, user, &feeds.url("/feed/hot")).await;
+    let now = chrono::Utc::now().timestamp();
+    let items: Vec<tidings_store::NewItem> = (0..3)
+        .map(|n| tidings_store::NewItem {
+            guid: Some(format!("linked-{n}")),
+            url: Some(format!("https://blog.example/{n}")),
+            published: Some(now - 60),
+            ..Default::default()
+        })
+        .collect();
+    store.upsert_items(feed, &items, now).await.unwrap();
+    let ids = store.feed_item_ids(feed).await.unwrap();
+    let child = spawn(
+        tidings(dir.path(), &url)
+            .arg("worker")
+            .env("TIDINGS_ALLOW_PRIVATE_NETWORKS", "true")
+            .env("TIDINGS_POPULARITY", "hatena")
+            .env("TIDINGS_HATENA_BASE_URL", hatena.url("/"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null()),
+    );
+    wait_until(Duration::from_secs(60), "the counts", || async {
+        let known = store.popularity_of(&ids).await.unwrap();
+        known.len() == 3 && known.values().all(|p| p.count == 7)
+    })
+    .await;
+    assert!(stop(child), "the worker stops cleanly");
+    assert_eq!(
+        hatena.hits().get("/count/entries"),
+        Some(&1),
+        "one call for three links"
+    );
+    store.close().await;
+}

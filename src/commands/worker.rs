@@ -11,7 +11,7 @@ use clap::Args;
 use tidings_fetch::{AddressPolicy, ClientConfig, GuardedClient, HostLimits, limiter};
 use tidings_server::media::MediaProxyMode;
 use tidings_store::Store;
-use tidings_worker::{Fetcher, Worker, WorkerConfig, WorkerMetrics};
+use tidings_worker::{Fetcher, PopularitySource, Worker, WorkerConfig, WorkerMetrics};
 
 use crate::config::{self, ConfigError, GlobalConfig};
 
@@ -215,6 +215,15 @@ pub struct WorkerArgs {
     /// the queue for a process with tagging on).
     #[arg(long, env = "TIDINGS_TAGS_PER_ITEM", default_value = "8")]
     pub tags_per_item: String,
+
+    /// Popularity counts of items' links (F40): off, or hatena (Hatena Bookmark's bulk
+    /// count endpoint, at most one call every 5 s and 100 calls every 10 minutes).
+    #[arg(long, env = "TIDINGS_POPULARITY", default_value = "off")]
+    pub popularity: String,
+
+    /// The base URL of Hatena Bookmark's API, for a stand-in or a proxy.
+    #[arg(long, env = "TIDINGS_HATENA_BASE_URL", default_value = tidings_worker::popularity::HATENA_BASE_URL)]
+    pub hatena_base_url: String,
 }
 
 /// The checked worker settings.
@@ -310,11 +319,41 @@ impl WorkerArgs {
             ..WorkerConfig::default()
         };
         worker.sanitize.keep_http_media = media_proxy != MediaProxyMode::Off;
+        worker.popularity.source = self.popularity_source()?;
         Ok(WorkerSettings {
             fetch,
             worker,
             media_proxy,
         })
+    }
+}
+
+impl WorkerArgs {
+    /// The popularity count source the settings name, `None` when it is off.
+    fn popularity_source(&self) -> Result<Option<PopularitySource>, ConfigError> {
+        let base_url = || -> Result<url::Url, ConfigError> {
+            url::Url::parse(self.hatena_base_url.trim())
+                .ok()
+                .filter(|url| matches!(url.scheme(), "http" | "https") && url.host().is_some())
+                .ok_or_else(|| ConfigError {
+                    variable: "TIDINGS_HATENA_BASE_URL",
+                    flag: "--hatena-base-url",
+                    value: self.hatena_base_url.clone(),
+                    expected: "an http(s) URL such as https://bookmark.hatenaapis.com".into(),
+                })
+        };
+        match self.popularity.trim().to_ascii_lowercase().as_str() {
+            "off" | "" => Ok(None),
+            "hatena" => Ok(Some(PopularitySource::Hatena {
+                base_url: base_url()?,
+            })),
+            _ => Err(ConfigError {
+                variable: "TIDINGS_POPULARITY",
+                flag: "--popularity",
+                value: self.popularity.clone(),
+                expected: "off or hatena".into(),
+            }),
+        }
     }
 }
 

@@ -23,6 +23,7 @@ mod full_text;
 mod items;
 mod migrate;
 mod operations;
+mod popularity;
 mod preferences;
 pub mod private_postgres;
 mod rate_limits;
@@ -63,6 +64,10 @@ pub use full_text::{FullContent, FullTextCandidate, FullTextJob, FullTextMode, F
 pub use items::{Enclosure, Item, ItemState, NewItem, UpsertCounts};
 pub use migrate::{MIGRATIONS, Migration, SchemaStatus};
 pub use operations::{FetchQueue, PoolUse};
+pub use popularity::{
+    HotCursor, HotItem, HotPage, HotQuery, Popularity, PopularityCall, PopularityDue,
+    PopularityLink, PopularityPace, PopularitySourceState,
+};
 pub use preferences::{
     DEFAULT_VIEWS, MAX_PREFERRED_PAGE_SIZE, MIN_PREFERRED_PAGE_SIZE, PreferenceChanges,
     Preferences, THEMES,

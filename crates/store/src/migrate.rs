@@ -266,6 +266,13 @@ pub const MIGRATIONS: &[Migration] = &[
         postgres: include_str!("../migrations/postgres/0020_tags.sql"),
         data: None,
     },
+    Migration {
+        version: 21,
+        name: "popularity",
+        sqlite: include_str!("../migrations/sqlite/0021_popularity.sql"),
+        postgres: include_str!("../migrations/postgres/0021_popularity.sql"),
+        data: None,
+    },
 ];
 
 /// An arbitrary constant naming tidings' migration lock among PostgreSQL advisory locks.

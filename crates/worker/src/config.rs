@@ -91,6 +91,8 @@ pub struct WorkerConfig {
     /// Tags found per item, at most (F41); 0 turns tagging off in this process (items stay
     /// queued until a process with tagging on takes them).
     pub tags_per_item: usize,
+    /// Popularity (F40): the count source (off by default) and its pace.
+    pub popularity: crate::popularity::PopularityConfig,
 }
 
 impl Default for WorkerConfig {
@@ -114,6 +116,7 @@ impl Default for WorkerConfig {
             full_text_concurrency: DEFAULT_FULL_TEXT_CONCURRENCY,
             full_text_threshold: DEFAULT_FULL_TEXT_THRESHOLD,
             tags_per_item: DEFAULT_TAGS_PER_ITEM,
+            popularity: crate::popularity::PopularityConfig::default(),
         }
     }
 }

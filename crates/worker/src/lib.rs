@@ -15,6 +15,8 @@
 //!   fetch ([`subscribe_with_discovery`]); [`opml`] imports and exports subscriptions.
 //! - [`full_text`] fetches the article pages of items whose feed gives only a teaser (F6), as
 //!   an [`EnrichmentJob`] beside the fetching, with its own queue and parallelism.
+//! - [`popularity`] fetches how many people bookmarked items' links (F40) from a count source
+//!   (Hatena Bookmark) in paced batches, as another [`EnrichmentJob`].
 //! - [`scraping`] previews, subscribes to and reconfigures scraped sources (F7): pages without
 //!   a feed, read by `tidings-scrape` in the same fetch round.
 //! - [`tagging`] finds the keyphrases of new and changed items (F41) with `tidings-tags`, as
@@ -46,6 +48,7 @@ pub mod fetcher;
 pub mod full_text;
 pub mod metrics;
 pub mod opml;
+pub mod popularity;
 pub mod reparse;
 pub mod scraping;
 pub mod search_index;
@@ -64,6 +67,9 @@ pub use metrics::{FetchResult, MetricsSnapshot, WorkerMetrics};
 pub use opml::{
     ImportEntry, ImportError, ImportOptions, ImportReport, ImportStatus, OpmlDocument, OpmlError,
     OpmlFeed, build_opml, export_opml, import_opml, parse_opml,
+};
+pub use popularity::{
+    CountError, CountSource, HatenaBookmarks, PopularityConfig, PopularityJob, PopularitySource,
 };
 pub use reparse::{ReparseError, ReparseReport};
 pub use scraping::{

@@ -80,6 +80,8 @@ pub struct WorkerMetrics {
     full_text_extracted: AtomicU64,
     full_text_shorter: AtomicU64,
     full_text_failed: AtomicU64,
+    popularity_calls_ok: AtomicU64,
+    popularity_calls_failed: AtomicU64,
 }
 
 /// A copy of the counters at one moment, for the API's JSON and for tests.
@@ -119,6 +121,10 @@ pub struct MetricsSnapshot {
     pub full_text_shorter: u64,
     /// Article pages that failed or held no article.
     pub full_text_failed: u64,
+    /// Calls to the popularity count source that gave counts (F40).
+    pub popularity_calls_ok: u64,
+    /// Calls to the popularity count source that failed.
+    pub popularity_calls_failed: u64,
 }
 
 impl MetricsSnapshot {
@@ -210,6 +216,16 @@ impl WorkerMetrics {
         counter.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// Counts a call to the popularity count source: whether it gave counts.
+    pub fn record_popularity_call(&self, ok: bool) {
+        let counter = if ok {
+            &self.popularity_calls_ok
+        } else {
+            &self.popularity_calls_failed
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+
     /// Counts what a retention run deleted.
     pub fn record_retention(&self, items: u64, feeds: u64) {
         self.retention_items_deleted
@@ -244,6 +260,8 @@ impl WorkerMetrics {
             full_text_extracted: load(&self.full_text_extracted),
             full_text_shorter: load(&self.full_text_shorter),
             full_text_failed: load(&self.full_text_failed),
+            popularity_calls_ok: load(&self.popularity_calls_ok),
+            popularity_calls_failed: load(&self.popularity_calls_failed),
         }
     }
 
@@ -444,6 +462,18 @@ impl Collector for WorkerCollector {
                 ),
                 (Some(label("result", "shorter")), snapshot.full_text_shorter),
                 (Some(label("result", "failed")), snapshot.full_text_failed),
+            ],
+        )?;
+        counter_family(
+            &mut encoder,
+            "tidings_popularity_calls",
+            "Calls to the popularity count source (F40), by result",
+            [
+                (Some(label("result", "ok")), snapshot.popularity_calls_ok),
+                (
+                    Some(label("result", "failed")),
+                    snapshot.popularity_calls_failed,
+                ),
             ],
         )
     }

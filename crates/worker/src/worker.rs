@@ -301,6 +301,16 @@ impl Worker {
                 std::future::pending(),
             ))
         });
+        // Popularity (F40) beside it: one call at a time, paced through the store so that
+        // the pace holds however many workers run.
+        let popularity = crate::popularity::configured_job(&self.fetcher).map(|job| {
+            tokio::spawn(crate::run_enrichment(
+                Arc::new(job),
+                1,
+                config.poll_interval,
+                std::future::pending(),
+            ))
+        });
         loop {
             if tokio::time::Instant::now() >= next_job_check {
                 next_job_check = tokio::time::Instant::now() + config.poll_interval;
@@ -387,6 +397,9 @@ impl Worker {
         }
         if let Some(tagging) = tagging {
             tagging.abort();
+        }
+        if let Some(popularity) = popularity {
+            popularity.abort();
         }
         tracing::info!(owner = %config.owner, "worker stopped");
     }
