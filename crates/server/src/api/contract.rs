@@ -323,6 +323,11 @@ fn enumerations() -> Vec<(&'static str, &'static str, Vec<Value>)> {
         ("query", "filter", words(crate::api::items::FILTERS)),
         ("query", "order", words(crate::api::items::ORDERS)),
         ("query", "include", words(crate::api::items::INCLUDES)),
+        (
+            "query",
+            "window",
+            words(&crate::api::popularity::window_names()),
+        ),
     ]
 }
 
@@ -335,6 +340,13 @@ fn integer_bounds() -> Vec<(&'static str, &'static str, i64, i64, Option<i64>)> 
     vec![
         ("query", "limit", 1, MAX_PAGE_SIZE, None),
         ("query", "days", 1, crate::api::usage::MAX_REPORT_DAYS, None),
+        (
+            "query",
+            "min_count",
+            0,
+            crate::api::popularity::MAX_MIN_COUNT,
+            None,
+        ),
         (
             "UpdatePreferences",
             "page_size",

@@ -17,6 +17,7 @@ use crate::AppState;
 use crate::api::auth::Auth;
 use crate::api::error::{ApiError, ApiResult, ErrorBody};
 use crate::api::extract::{Json, Path, Query};
+use crate::api::popularity::add_popularity;
 use crate::api::search;
 use crate::api::time;
 use tidings_store::ItemSearch;
@@ -130,6 +131,9 @@ pub struct ItemSummaryView {
     /// The item's image to show beside it (a video's still, an episode's artwork): an absolute
     /// https URL, or null.
     pub thumbnail_url: Option<String>,
+    /// How many people bookmarked the item's link (F40), with when that was fetched; null
+    /// while no count is known (not yet fetched, or popularity is off), which is not 0.
+    pub popularity: Option<crate::api::popularity::PopularityView>,
     /// Its tags (F41), best first: keyphrases found in its title and text, each with a score
     /// in 0–1. Empty until the item is tagged (moments after it arrives) or when nothing
     /// describes it.
@@ -167,6 +171,7 @@ impl From<ItemSummary> for ItemSummaryView {
             full_content: None,
             thumbnail_url: item.thumbnail_url,
             tags: Vec::new(),
+            popularity: None,
         }
     }
 }
@@ -402,19 +407,35 @@ fn decode_relevance_cursor(text: &str) -> Option<i64> {
     (offset >= 0).then_some(offset)
 }
 
+/// Reads `filter` (`all`, `unread` or `starred`; `default` when absent).
+pub(crate) fn parse_filter(text: Option<&str>, default: ItemFilter) -> ApiResult<ItemFilter> {
+    match text.map(str::trim) {
+        None => Ok(default),
+        Some("all") => Ok(ItemFilter::All),
+        Some("unread") => Ok(ItemFilter::Unread),
+        Some("starred") => Ok(ItemFilter::Starred),
+        Some(other) => Err(ApiError::validation(
+            format!("filter must be all, unread or starred, not {other:?}"),
+            "Use filter=all, filter=unread or filter=starred.",
+        )),
+    }
+}
+
+/// Reads `limit`: 1 to [`MAX_PAGE_SIZE`], [`DEFAULT_PAGE_SIZE`] when absent.
+pub(crate) fn page_limit(limit: Option<i64>) -> ApiResult<i64> {
+    let limit = limit.unwrap_or(DEFAULT_PAGE_SIZE);
+    if !(1..=MAX_PAGE_SIZE).contains(&limit) {
+        return Err(ApiError::validation(
+            format!("limit must be 1 to {MAX_PAGE_SIZE}, not {limit}"),
+            "Ask for at most 200 items a page and follow next_cursor for more.",
+        ));
+    }
+    Ok(limit)
+}
+
 /// The listing `params` ask for, of the items with the tag `tag_id` when there is one.
 fn item_query(params: ItemListParams, tag_id: Option<i64>) -> ApiResult<ItemQuery> {
-    let filter = match params.filter.as_deref().map(str::trim) {
-        None | Some("unread") => ItemFilter::Unread,
-        Some("all") => ItemFilter::All,
-        Some("starred") => ItemFilter::Starred,
-        Some(other) => {
-            return Err(ApiError::validation(
-                format!("filter must be all, unread or starred, not {other:?}"),
-                "Use filter=all, filter=unread or filter=starred.",
-            ));
-        }
-    };
+    let filter = parse_filter(params.filter.as_deref(), ItemFilter::Unread)?;
     let order = match params.order.as_deref().map(str::trim) {
         None | Some("newest") => ItemOrder::NewestFirst,
         Some("oldest") => ItemOrder::OldestFirst,
@@ -425,13 +446,7 @@ fn item_query(params: ItemListParams, tag_id: Option<i64>) -> ApiResult<ItemQuer
             ));
         }
     };
-    let limit = params.limit.unwrap_or(DEFAULT_PAGE_SIZE);
-    if !(1..=MAX_PAGE_SIZE).contains(&limit) {
-        return Err(ApiError::validation(
-            format!("limit must be 1 to {MAX_PAGE_SIZE}, not {limit}"),
-            "Ask for at most 200 items a page and follow next_cursor for more.",
-        ));
-    }
+    let limit = page_limit(params.limit)?;
     let cursor = match params.cursor.as_deref() {
         None => None,
         Some(text) => Some(ItemCursor::decode(text).ok_or_else(|| {
@@ -511,6 +526,7 @@ pub(crate) async fn list(
         add_bodies(state, auth, &mut items).await?;
     }
     add_tags(state, &mut items).await?;
+    add_popularity(state, &mut items).await?;
     for item in &mut items {
         proxy_item(state, item);
     }
@@ -522,7 +538,7 @@ pub(crate) async fn list(
 }
 
 /// Points a listed item's images (its HTML and its thumbnail) at the media proxy, when it is on.
-fn proxy_item(state: &AppState, item: &mut ItemSummaryView) {
+pub(crate) fn proxy_item(state: &AppState, item: &mut ItemSummaryView) {
     proxy_images(state, &mut item.summary);
     proxy_images(state, &mut item.content);
     proxy_images(state, &mut item.full_content);
@@ -631,6 +647,7 @@ async fn search_items(
         add_bodies(state, auth, &mut items).await?;
     }
     add_tags(state, &mut items).await?;
+    add_popularity(state, &mut items).await?;
     for item in &mut items {
         proxy_item(state, item);
     }
@@ -670,6 +687,7 @@ async fn get_item(
     };
     let mut summary: ItemSummaryView = summary.into();
     add_tags(&state, std::slice::from_mut(&mut summary)).await?;
+    add_popularity(&state, std::slice::from_mut(&mut summary)).await?;
     proxy_item(&state, &mut summary);
     let mut content = item.content;
     proxy_images(&state, &mut content);

@@ -13,6 +13,7 @@ pub mod groups;
 pub mod items;
 pub mod limits;
 pub mod opml;
+pub mod popularity;
 pub mod preferences;
 pub mod scraped;
 pub(crate) mod search;
@@ -86,6 +87,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .merge(scraped::router())
         .merge(opml::router())
         .merge(groups::router())
+        .merge(popularity::router())
         .merge(items::router())
         .merge(tags::router())
         .merge(full_text::router())
