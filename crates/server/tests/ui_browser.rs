@@ -2353,3 +2353,152 @@ async fn tags_in_chromium() {
     .await;
     b.quit().await;
 }
+
+/// Waits up to 10 s for `check` to hold, polling.
+async fn eventually<F: std::future::Future<Output = bool>>(what: &str, check: impl Fn() -> F) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !check().await {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "timed out waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Usage counts (F45) in Chromium: opening an item's original link and a search typed in the
+/// box are counted (the search once, not each keystroke's), and show on the administrator's
+/// Users page.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn usage_counts_in_chromium() {
+    if skip_without_browser("ui_browser::usage_counts_in_chromium") {
+        return;
+    }
+    let db = TestDb::sqlite();
+    let (base, store) = start_server(&db).await;
+    let site = FeedServer::start().await;
+    site.serve(
+        "/story",
+        200,
+        "text/html",
+        "<html><body>The story</body></html>",
+    );
+    let hash = tidings_server::password::hash_password(PASSWORD).unwrap();
+    let root = store
+        .create_user(&tidings_store::NewUser {
+            username: "root".into(),
+            password_hash: Some(hash),
+            is_admin: true,
+        })
+        .await
+        .unwrap()
+        .id;
+    let feed = store
+        .subscribe(
+            root,
+            &tidings_store::NewSubscription {
+                feed_url: "https://usage.example/feed".into(),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap()
+        .feed_id;
+    let now = tidings_store::unix_now();
+    let item = |guid: &str, age: i64, title: &str, path: &str| tidings_store::NewItem {
+        guid: Some(guid.into()),
+        title: Some(title.into()),
+        url: Some(site.url(path)),
+        content: Some(format!("<p>{title}: the details.</p>")),
+        published: Some(now - age * 60),
+        ..Default::default()
+    };
+    store
+        .upsert_items(
+            feed,
+            &[
+                item("u1", 1, "Rust 2027 is out", "/story"),
+                item("u2", 2, "Gardening news", "/garden"),
+            ],
+            now,
+        )
+        .await
+        .unwrap();
+
+    let b = Browser::start(1280, 860).await;
+    sign_in(&b, &base, "root").await;
+    b.goto(&format!("{base}/all?filter=all")).await;
+    b.wait_for(
+        "two items",
+        "document.querySelectorAll('#main li.item').length === 2",
+    )
+    .await;
+    // Open the first item, then its original link: the page opens in a new tab…
+    b.click("#main li.item .item-toggle").await;
+    b.click("#main li.item [data-role=original]").await;
+    eventually("the story page opened", || async {
+        site.hits("/story") == 1
+    })
+    .await;
+    // …and the click is counted beside it.
+    let today = tidings_store::usage_day(now);
+    eventually("the click counted", || async {
+        store
+            .top_usage(tidings_store::UsageKind::Click, today, today, 10)
+            .await
+            .unwrap()
+            .len()
+            == 1
+    })
+    .await;
+
+    // A search typed in two goes ("ru", its results, then "rust"): only the one that stayed
+    // on screen counts, once, in its normalized spelling.
+    b.eval("document.activeElement && document.activeElement.blur()")
+        .await;
+    b.press(&["/"]).await;
+    b.press(&["R", "u"]).await;
+    b.wait_for(
+        "the results for Ru",
+        "location.search.includes('q=Ru') && !location.search.includes('q=Rus')",
+    )
+    .await;
+    b.press(&["s", "t"]).await;
+    b.wait_for(
+        "the results for Rust",
+        "location.search.includes('q=Rust') && document.querySelectorAll('#main li.item').length === 1",
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(2600)).await;
+    let searches = store
+        .top_usage(tidings_store::UsageKind::Search, today, today, 10)
+        .await
+        .unwrap();
+    assert_eq!(
+        searches,
+        [tidings_store::UsageCount {
+            key: "rust".into(),
+            count: 1
+        }]
+    );
+
+    // The administrator's page shows both.
+    b.goto(&format!("{base}/admin")).await;
+    let report = b
+        .wait_for(
+            "the usage report",
+            "(() => { const r = document.querySelector('#usage-report'); \
+             return r && r.querySelector('ol') ? r.innerText : false; })()",
+        )
+        .await;
+    let report = report.as_str().unwrap();
+    assert!(
+        report.contains("1 links opened, 0 tag pages viewed, 1 searches"),
+        "{report}"
+    );
+    assert!(report.contains("Rust 2027 is out · 1"), "{report}");
+    assert!(report.contains("rust · 1"), "{report}");
+    assert!(!report.contains("Gardening"), "{report}");
+    review(&b, "usage-counts").await;
+    b.quit().await;
+}

@@ -131,6 +131,20 @@ export async function api(method, path, body, options = {}) {
   throw failure;
 }
 
+/**
+ * Reports a use to the usage counts (F45) in the background: a POST that outlives the page
+ * (keepalive, like sendBeacon) and whose outcome nobody waits for, so opening a link or
+ * searching is never held up or interrupted by it.
+ */
+export function beacon(path, body) {
+  const init = { method: 'POST', keepalive: true, credentials: 'same-origin', headers: {} };
+  if (body) {
+    init.headers['Content-Type'] = 'application/json';
+    init.body = JSON.stringify(body);
+  }
+  fetch('/api/v1' + path, init).catch(() => {});
+}
+
 /** Query string of the defined values of `params`. */
 export function query(params) {
   const parts = [];

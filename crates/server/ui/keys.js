@@ -2,6 +2,7 @@
 // Shift, and while a dialog is open (its own keys apply there).
 
 import { showShortcuts } from './dialogs.js';
+import { beacon } from './api.js';
 
 export function installKeys(app) {
   let pendingG = 0;
@@ -51,7 +52,10 @@ export function installKeys(app) {
         break;
       case 'v': {
         const item = list && list.selected();
-        if (item && item.url) window.open(item.url, '_blank', 'noopener,noreferrer');
+        if (item && item.url) {
+          window.open(item.url, '_blank', 'noopener,noreferrer');
+          beacon('/items/' + item.id + '/click');
+        }
         break;
       }
       case 'A':

@@ -2,10 +2,10 @@
 // infinite scroll, exclusive expand, read and star state (F51, F52), and the bookmarks.
 
 import { app } from './state.js';
-import { api, query } from './api.js';
+import { api, beacon, query } from './api.js';
 import { fullDate, h, icon, replace, shortDate, toMillis } from './dom.js';
 import { confirmDialog, showError, toast } from './dialogs.js';
-import { snippetNodes } from './search.js';
+import { searchShown, snippetNodes } from './search.js';
 import { mediaBlock } from './media.js';
 
 const COLLAPSED_KEY = 'tidings.collapsedGroups';
@@ -572,6 +572,7 @@ export class ItemList {
       // The frame after the next one has painted the list: measured by the UI benchmark.
       requestAnimationFrame(() => setTimeout(() => performance.mark('tidings:first-page-painted'), 0));
       if (this.route.item) this.openLinkedItem(this.route.item);
+      searchShown(this.route.q);
     }
     if (!this.items.length && this.route.q) {
       replace(this.endEl, h('p', { class: 'empty' }, 'No ' + (this.route.filter === 'all' ? '' : this.route.filter + ' ') + 'items match “' + this.route.q + '”. ',
@@ -656,6 +657,8 @@ export class ItemList {
       case 'bookmark': this.bookmark(id); break;
       case 'full-text': this.switchFullText(id); break;
       case 'load-full-text': this.loadFullText(id, target); break;
+      // The link opens as usual; the click is counted beside it (F45).
+      case 'original': beacon('/items/' + id + '/click'); break;
       default: break;
     }
   }
@@ -784,7 +787,7 @@ export class ItemList {
       link.rel = 'noopener noreferrer';
     }
     const actions = h('div', { class: 'item-tools' },
-      item.url ? h('a', { class: 'button', href: item.url, target: '_blank', rel: 'noopener noreferrer', 'data-role': 'original' }, icon('external'), 'Open original') : null,
+      item.url ? h('a', { class: 'button', href: item.url, target: '_blank', rel: 'noopener noreferrer', 'data-role': 'original', 'data-action': 'original' }, icon('external'), 'Open original') : null,
       this.fullTextOf(item)
         ? h('button', { type: 'button', class: 'button', 'data-action': 'full-text', 'aria-pressed': fullText ? 'true' : 'false' }, fullText ? 'Show feed text' : 'Show full article')
         : item.url ? h('button', { type: 'button', class: 'button', 'data-action': 'load-full-text' }, 'Load full article') : null,
@@ -1058,6 +1061,7 @@ export class BookmarkList {
       return;
     }
     this.items = (data && data.bookmarks) || [];
+    searchShown(this.route.q);
     if (!this.items.length && this.route.q) {
       this.listEl.replaceWith(h('p', { class: 'empty' }, 'No bookmarks match “' + this.route.q + '”.'));
       return;

@@ -3,9 +3,35 @@
 // the caller turns that into a URL, so the list, reload and back all follow the address.
 
 import { h, icon } from './dom.js';
+import { beacon } from './api.js';
 
 /** Milliseconds of quiet typing before a search is sent. */
 const DEBOUNCE_MS = 180;
+/** Milliseconds a typed search's results stay on screen before it counts as meant (F45). */
+const SETTLE_MS = 2000;
+
+// The usage counts count a search the reader settled on, not each keystroke's search: the
+// last search typed in the box, until it is counted or replaced.
+let typed = '';
+let settleTimer = null;
+
+/** Counts `text` once, if it is the search typed last and not counted yet. */
+function countSearch(text) {
+  clearTimeout(settleTimer);
+  settleTimer = null;
+  if (!text || text !== typed) return;
+  typed = '';
+  beacon('/usage/searches', { q: text });
+}
+
+/**
+ * Called when the first results of the search `text` are on screen: a search typed in the
+ * box counts once they stay SETTLE_MS; one reached by a link, reload or Back does not.
+ */
+export function searchShown(text) {
+  clearTimeout(settleTimer);
+  if (text && text === typed) settleTimer = setTimeout(() => countSearch(text), SETTLE_MS);
+}
 
 /**
  * Creates the search box. `onSearch(text)` is called with the trimmed text (empty: back to
@@ -31,6 +57,8 @@ export function createSearchBox({ onSearch }) {
     const text = input.value.trim();
     if (text === last) return;
     last = text;
+    clearTimeout(settleTimer);
+    typed = text;
     onSearch(text);
   };
   input.addEventListener('input', () => {
@@ -41,6 +69,8 @@ export function createSearchBox({ onSearch }) {
     if (event.key === 'Enter') {
       event.preventDefault();
       fire();
+      // Enter says this is the search meant: it counts without waiting.
+      countSearch(input.value.trim());
     } else if (event.key === 'Escape') {
       event.preventDefault();
       input.value = '';

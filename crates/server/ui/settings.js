@@ -2,7 +2,7 @@
 // (password, API keys, sessions, deletion); users for administrators; one feed's settings.
 
 import { app } from './state.js';
-import { api } from './api.js';
+import { api, query } from './api.js';
 import { fullDate, h, icon, replace } from './dom.js';
 import { confirmDialog, errorBlock, showError, toast } from './dialogs.js';
 import { openScrape } from './scrape.js';
@@ -381,7 +381,42 @@ export function renderAdmin(root) {
   page(root, 'Users', section('Users', list), section('Add a user', form),
     section('Stopped feeds',
       h('p', { class: 'hint' }, 'Feeds stop after a 404, 410, 401 or 403, after ten parse failures in a row, or when the address guard refuses them. Once the cause is fixed (a setting such as TIDINGS_ALLOW_PRIVATE_NETWORKS, say), put every stopped feed of every user back on schedule:'),
-      h('div', { class: 'button-row' }, resumeAll), resumeStatus));
+      h('div', { class: 'button-row' }, resumeAll), resumeStatus),
+    usageSection());
+}
+
+/** Usage counts (F45): the top items, tags and searches of a day or of the days up to it. */
+function usageSection() {
+  const today = new Date().toISOString().slice(0, 10);
+  const day = h('input', { type: 'date', id: 'usage-day', value: today, max: today });
+  const days = h('select', { id: 'usage-days' },
+    [[1, 'That day'], [7, '7 days to it'], [30, '30 days to it']].map(([n, label]) => h('option', { value: n }, label)));
+  const report = h('div', { id: 'usage-report', 'aria-live': 'polite' });
+  const top = (title, rows, row) => h('div', { class: 'usage-list' }, h('h3', null, title),
+    rows.length ? h('ol', null, rows.map(row)) : h('p', { class: 'hint' }, 'None.'));
+  const draw = async () => {
+    try {
+      const r = await api('GET', '/admin/usage' + query({ day: day.value, days: days.value, limit: 10 }));
+      const span = r.first_day === r.last_day ? 'on ' + r.last_day : 'from ' + r.first_day + ' to ' + r.last_day;
+      replace(report,
+        r.enabled ? null : h('p', { class: 'hint' }, 'Counting is off (TIDINGS_USAGE_COUNTS=false): these are earlier counts.'),
+        h('p', null, r.totals.clicks + ' links opened, ' + r.totals.tag_views + ' tag pages viewed, ' + r.totals.searches + ' searches ' + span + ' (UTC). Counts are kept ' + r.retention_days + ' days.'),
+        top('Items opened most', r.items, (i) => h('li', { 'data-item': i.item_id },
+          i.url ? h('a', { href: i.url, target: '_blank', rel: 'noopener noreferrer' }, i.title || i.url) : (i.title || 'An item deleted since'),
+          h('span', { class: 'usage-count' }, ' · ' + i.clicks))),
+        top('Tags viewed most', r.tags, (t) => h('li', null, t.tag, h('span', { class: 'usage-count' }, ' · ' + t.views))),
+        top('Searched most', r.searches, (s) => h('li', null, s.query, h('span', { class: 'usage-count' }, ' · ' + s.searches))));
+    } catch (e) {
+      replace(report, errorBlock(e));
+    }
+  };
+  day.addEventListener('change', draw);
+  days.addEventListener('change', draw);
+  draw();
+  return section('Usage',
+    h('p', { class: 'hint' }, 'How often, per day, the items\' links were opened, tag pages viewed and searches made. Nothing says who.'),
+    h('div', { class: 'usage-controls' }, h('label', { for: 'usage-day' }, 'Day'), day, days),
+    report);
 }
 
 /** The full-text modes of a subscription (F6), as the API spells them, with their labels. */
