@@ -268,11 +268,10 @@ function excerpt(html, length) {
   return text.length > length ? text.slice(0, length - 1) + '…' : text;
 }
 
+/** The item's bookmark count (F40), or null while none is known (null is not 0). */
 function popularityOf(item) {
-  for (const key of ['popularity', 'bookmark_count', 'hatena_count', 'popularity_count']) {
-    if (typeof item[key] === 'number') return item[key];
-  }
-  return null;
+  const popularity = item.popularity;
+  return popularity && typeof popularity.count === 'number' ? popularity.count : null;
 }
 
 // Items opened are marked read in batches, one POST /items/mark-read for many, so that reading
