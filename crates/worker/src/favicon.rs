@@ -30,13 +30,16 @@ pub struct FoundIcon {
 }
 
 /// Looks for the feed's favicon in the order of F3 and returns the first image that loads.
-/// `None` when nothing usable was found (the UI then shows none).
+/// `None` when nothing usable was found (the UI then shows none). `page_icons` are the icon
+/// links of the site's page when the caller has just read that page (a scraped source is
+/// one): they are used instead of fetching the page again.
 pub async fn find_favicon(
     client: &GuardedClient,
     limiter: &HostLimiter,
     feed_icon: Option<&str>,
     site_url: Option<&str>,
     feed_url: &Url,
+    page_icons: Option<&[Url]>,
 ) -> Option<FoundIcon> {
     if let Some(icon) = feed_icon.and_then(|icon| feed_url.join(icon).ok())
         && let Some(found) = fetch_image(client, limiter, &icon).await
@@ -47,11 +50,16 @@ pub async fn find_favicon(
         .and_then(|site| feed_url.join(site).ok())
         .filter(|site| matches!(site.scheme(), "http" | "https"))
         .unwrap_or_else(|| origin(feed_url));
-    if let Some(page) = fetch_page(client, limiter, &site).await {
-        for icon in icon_links(&page.0, &page.1) {
-            if let Some(found) = fetch_image(client, limiter, &icon).await {
-                return Some(found);
-            }
+    let icons = match page_icons {
+        Some(icons) => icons.to_vec(),
+        None => fetch_page(client, limiter, &site)
+            .await
+            .map(|(html, url)| icon_links(&html, &url))
+            .unwrap_or_default(),
+    };
+    for icon in icons {
+        if let Some(found) = fetch_image(client, limiter, &icon).await {
+            return Some(found);
         }
     }
     let fallback = origin(&site).join("/favicon.ico").ok()?;
@@ -358,6 +366,9 @@ pub struct IconLookup {
     pub site_url: Option<String>,
     /// The feed's URL (after redirects).
     pub feed_url: Url,
+    /// The icons the site's page links to, when that page was just read (a scraped source's
+    /// page is its site): the lookup then does not fetch it again.
+    pub page_icons: Option<Vec<Url>>,
 }
 
 impl IconLookup {

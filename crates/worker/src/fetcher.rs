@@ -135,6 +135,9 @@ pub(crate) struct ParsedFeed {
     pub(crate) description: Option<String>,
     pub(crate) format: &'static str,
     pub(crate) icon: Option<String>,
+    /// The icon links of the page that was read, when it is the site's page itself (a scraped
+    /// source): the favicon lookup uses them instead of fetching it again.
+    pub(crate) page_icons: Option<Vec<Url>>,
     pub(crate) items: Vec<NewItem>,
 }
 
@@ -871,6 +874,7 @@ impl Fetcher {
             feed_icon: parsed.icon.clone(),
             site_url: parsed.site_url.clone(),
             feed_url: feed_url.clone(),
+            page_icons: parsed.page_icons.clone(),
         };
         let (queued, start) = self.inner.favicons.add(feed_id, lookup);
         match queued {
@@ -925,6 +929,7 @@ impl Fetcher {
                         lookup.feed_icon.as_deref(),
                         lookup.site_url.as_deref(),
                         &lookup.feed_url,
+                        lookup.page_icons.as_deref(),
                     )
                     .await;
                     inner.metrics.record_favicon(found.is_some());
@@ -1088,6 +1093,7 @@ fn parse_and_sanitize(
             tidings_feed::FeedFormat::Json => "json",
         },
         icon: feed.icon.clone(),
+        page_icons: None,
         items,
     })
 }

@@ -232,12 +232,16 @@ pub(crate) fn scrape_and_sanitize(
     let mut page = tidings_scrape::scrape(body, &options, &config)
         .map_err(|error| format!("scraping the page failed: {error}"))?;
     tidings_feed::sanitize_items(&mut page.items, sanitizer);
+    // The page is the source's site: its icon links are read here, so that the favicon
+    // lookup does not fetch the page a second time.
+    let text = tidings_feed::encoding::decode_document(body, options.http_charset.as_deref()).text;
     Ok(ParsedFeed {
         title: page.title,
         site_url: Some(page_url.to_string()),
         description: None,
         format: config.kind.as_str(),
         icon: None,
+        page_icons: Some(crate::favicon::icon_links(&text, page_url)),
         items: new_items(&page.items),
     })
 }

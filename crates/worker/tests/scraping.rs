@@ -434,3 +434,67 @@ on_both_engines!(
         );
     }
 );
+
+// A scraped source's page is its site: the favicon lookup takes the icon the page links to
+// from the page just read, without asking for the page a second time.
+on_both_engines!(the_favicon_comes_from_the_page_already_read, |db| {
+    let store = db.migrated().await;
+    let alice = user(&store, "alice").await;
+    let page = Arc::new(Mutex::new(String::new()));
+    let served = Arc::clone(&page);
+    let png: &'static [u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR";
+    let server = TestServer::start(
+        Router::new()
+            .route(
+                "/blog",
+                get(move || {
+                    let body = served.lock().unwrap().clone();
+                    async move { ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], body) }
+                }),
+            )
+            .route(
+                "/65a1f0c2d4e8b1a2c3d4e5a0/favicon.png",
+                get(move || async move { ([(header::CONTENT_TYPE, "image/png")], png) }),
+            ),
+    )
+    .await;
+    // The saved page's asset host is this server, so its `shortcut icon` link is local.
+    *page.lock().unwrap() = saved("webflow-blog.html").replace(
+        "https://assets-global.website-files.example",
+        &server.url(""),
+    );
+    let fetcher = support::fetcher_with(
+        &store,
+        support::local_client(std::time::Duration::from_secs(5)),
+        |config| config.favicons = true,
+    );
+    let source = subscribe_scraped(
+        &fetcher,
+        alice,
+        &ScrapedSourceRequest {
+            url: server.url("/blog"),
+            config: webflow(),
+            ..Default::default()
+        },
+    )
+    .await
+    .expect("subscribes");
+    fetcher.wait_for_favicons().await;
+    let favicon = store
+        .favicon(source.subscription.feed_id)
+        .await
+        .unwrap()
+        .expect("looked up");
+    assert_eq!(favicon.mime_type.as_deref(), Some("image/png"));
+    assert_eq!(
+        favicon.source_url.as_deref(),
+        Some(server.url("/65a1f0c2d4e8b1a2c3d4e5a0/favicon.png").as_str())
+    );
+    assert_eq!(
+        server.hits("/blog"),
+        1,
+        "the page is fetched once: {:?}",
+        server.hits_by_path()
+    );
+    assert_eq!(server.hits("/"), 0, "{:?}", server.hits_by_path());
+});
