@@ -2502,3 +2502,234 @@ async fn usage_counts_in_chromium() {
     review(&b, "usage-counts").await;
     b.quit().await;
 }
+
+/// The scraped-source dialog (F7) on the saved Webflow page, served locally with its asset
+/// host pointed at the test server: an item selector that matches nothing and a title
+/// selector that matches nothing inside the items are named in the dialog, the right
+/// configuration previews the page's four posts, **Subscribe** saves it and the reader lists
+/// them; **Edit scraper** in the source's settings opens the same dialog on its configuration.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scrape_dialog_in_chromium() {
+    if skip_without_browser("ui_browser::scrape_dialog_in_chromium") {
+        return;
+    }
+    let site = FeedServer::start().await;
+    let saved = include_str!("../../scrape/testdata/webflow-blog.html")
+        .replace("https://assets-global.website-files.example", &site.base);
+    site.serve("/blog", 200, "text/html; charset=utf-8", saved);
+    let db = TestDb::sqlite();
+    let store = db.migrated().await;
+    let base = start_server_on(store.clone()).await;
+    let b = Browser::start(1280, 860).await;
+    reader_with_feeds(&store, &b, &base, &[]).await;
+    b.goto(&format!("{base}/")).await;
+    b.wait_for(
+        "the reader",
+        "document.querySelector('#subscribe-button') !== null",
+    )
+    .await;
+
+    // From the subscribe dialog to the scrape dialog, with the address carried over.
+    b.click("#subscribe-button").await;
+    b.type_into("#subscribe-url", &site.url("/blog")).await;
+    b.click("#scrape-instead").await;
+    b.wait_for(
+        "the scrape dialog",
+        "document.querySelector('#scrape-item_selector') !== null",
+    )
+    .await;
+    assert_eq!(
+        b.eval("document.querySelector('#scrape-url').value").await,
+        site.url("/blog")
+    );
+    assert_eq!(
+        b.eval("document.querySelector('#scrape-kind').value").await,
+        "html"
+    );
+    // The Next.js and Remix fields are hidden for a plain HTML page.
+    assert_eq!(
+        b.eval("document.querySelector('#scrape-data_key').closest('.scrape-field').hidden")
+            .await,
+        true
+    );
+
+    // An item selector that matches nothing: the error names it.
+    let error_text = "document.querySelector('dialog .inline-error')?.innerText";
+    b.type_into("#scrape-item_selector", ".post-card").await;
+    b.click("#scrape-preview").await;
+    let error = b.wait_for("the item selector's error", error_text).await;
+    assert!(
+        error
+            .as_str()
+            .unwrap()
+            .contains("item_selector `.post-card` matched nothing"),
+        "{error}"
+    );
+    assert_eq!(
+        b.eval("document.querySelectorAll('dialog .scrape-items li').length")
+            .await,
+        0
+    );
+
+    // The right items, but a title selector that matches nothing inside any of them.
+    b.eval("document.querySelector('#scrape-item_selector').value = ''")
+        .await;
+    b.type_into("#scrape-item_selector", ".w-dyn-items .w-dyn-item")
+        .await;
+    b.type_into("#scrape-title_selector", "h2.post-title").await;
+    b.click("#scrape-preview").await;
+    let error = b
+        .wait_for(
+            "the title selector's error",
+            &format!("{error_text}?.includes('title_selector') && {error_text}"),
+        )
+        .await;
+    assert!(
+        error
+            .as_str()
+            .unwrap()
+            .contains("title_selector `h2.post-title` matched nothing"),
+        "{error}"
+    );
+
+    // The whole configuration: the preview lists the four posts with their dates and links.
+    b.eval("document.querySelector('#scrape-title_selector').value = ''")
+        .await;
+    for (field, value) in [
+        ("title_selector", ".blog-title"),
+        ("url_selector", "a.blog-card"),
+        ("date_selector", ".blog-date"),
+        ("date_format", "%B %d, %Y"),
+        ("summary_selector", ".blog-summary"),
+    ] {
+        b.type_into(&format!("#scrape-{field}"), value).await;
+    }
+    b.click("#scrape-preview").await;
+    b.wait_for(
+        "the preview",
+        "document.querySelectorAll('dialog .scrape-items li').length === 4",
+    )
+    .await;
+    assert_eq!(
+        b.eval("document.querySelector('dialog .inline-error')")
+            .await,
+        Value::Null,
+        "the earlier error is gone"
+    );
+    let previewed = b
+        .eval("[...document.querySelectorAll('dialog .scrape-items li strong')].map(s => s.textContent)")
+        .await;
+    assert_eq!(
+        previewed,
+        json!([
+            "How we cut cold starts by 80%",
+            "Introducing shared workspaces",
+            "PostgreSQL partitioning in practice",
+            "We're hiring in Lisbon & Berlin"
+        ])
+    );
+    let first = b
+        .eval("document.querySelector('dialog .scrape-items li').innerText")
+        .await;
+    let first = first.as_str().unwrap();
+    // The page's relative link, resolved against its address.
+    assert!(
+        first.contains(&site.url("/blog/how-we-cut-cold-starts-by-80")),
+        "{first}"
+    );
+    assert!(first.contains("2024"), "the date is shown: {first}");
+    assert!(
+        b.eval("document.querySelector('dialog .scrape-preview-title').textContent")
+            .await
+            .as_str()
+            .unwrap()
+            .contains("4 items on Blog | Northwind Labs"),
+    );
+    review(&b, "scrape-dialog").await;
+    assert!(
+        api_in_page(&b, "/subscriptions").await["subscriptions"]
+            .as_array()
+            .unwrap()
+            .is_empty(),
+        "a preview saves nothing"
+    );
+
+    // Subscribe: the dialog closes on the new source's items, newest first.
+    b.click("#scrape-submit").await;
+    b.wait_for(
+        "the source's items",
+        "!document.querySelector('dialog') && location.pathname.startsWith('/feeds/') && \
+         document.querySelectorAll('#main li.item').length === 4",
+    )
+    .await;
+    let feed = current_feed_id(&b).await;
+    let titles = b
+        .eval("[...document.querySelectorAll('#main li.item .item-title')].map(t => t.textContent.trim())")
+        .await;
+    assert_eq!(
+        titles,
+        json!([
+            "How we cut cold starts by 80%",
+            "Introducing shared workspaces",
+            "PostgreSQL partitioning in practice",
+            "We're hiring in Lisbon & Berlin"
+        ])
+    );
+    // The source is in the sidebar under the page's title, and its summary reads as content
+    // (sanitized: the page's script is gone).
+    b.wait_for(
+        "the source in the sidebar",
+        &format!(
+            "document.querySelector('a.feed-link[data-key=\"/feeds/{feed}\"]')?.textContent.includes('Blog | Northwind Labs')"
+        ),
+    )
+    .await;
+    let subscriptions = api_in_page(&b, "/subscriptions").await;
+    let sub = &subscriptions["subscriptions"][0];
+    assert_eq!(sub["feed_id"], feed);
+    assert_eq!(sub["scraper"]["item_selector"], ".w-dyn-items .w-dyn-item");
+    assert_eq!(sub["scraper"]["date_format"], "%B %d, %Y");
+    let second = listed_ids(&b).await[1];
+    b.click(&format!("li.item[data-id='{second}'] .item-toggle"))
+        .await;
+    let content = b
+        .wait_for(
+            "the summary",
+            &format!(
+                "document.querySelector(\"li.item[data-id='{second}'] .item-content\")?.innerText"
+            ),
+        )
+        .await;
+    assert!(
+        content.as_str().unwrap().contains("Invite your whole team"),
+        "{content}"
+    );
+    assert_eq!(
+        b.eval("document.querySelectorAll('#main script').length")
+            .await,
+        0
+    );
+
+    // Edit scraper: the same dialog, on the stored configuration, saved without a change.
+    b.goto(&format!("{base}/feeds/{feed}/settings")).await;
+    b.click("#edit-scraper").await;
+    b.wait_for(
+        "the scraper's configuration",
+        "document.querySelector('#scrape-item_selector')?.value === '.w-dyn-items .w-dyn-item'",
+    )
+    .await;
+    assert_eq!(
+        b.eval("document.querySelector('#scrape-url').disabled")
+            .await,
+        true
+    );
+    assert_eq!(
+        b.eval("document.querySelector('#scrape-date_format').value")
+            .await,
+        "%B %d, %Y"
+    );
+    b.click("#scrape-submit").await;
+    b.wait_for("the dialog closed", "!document.querySelector('dialog')")
+        .await;
+    b.quit().await;
+}

@@ -107,7 +107,7 @@ export function openScrape({ subscription, url } = {}) {
       return;
     }
     submit.disabled = true;
-    busy(editing ? 'Reading the page…' : 'Reading the page…');
+    busy('Reading the page…');
     try {
       const body = { scraper: config() };
       const outcome = editing
