@@ -54,6 +54,9 @@ pub enum BenchCommand {
     /// Parse (and sanitize) every feed file of a folder in rounds and report MB/s and items/s;
     /// --generate first writes a realistic mix of feeds there.
     Parse(super::bench_parse::ParseBenchArgs),
+    /// Extract the article of every saved page of a folder in rounds and report ms per page,
+    /// MB/s, and how much of each article (and of the rest of its page) was kept.
+    Extract(super::bench_extract::ExtractBenchArgs),
     /// Subscribe a new user of the configured database to a farm of local feeds, then serve
     /// the farm on 127.0.0.1 until stopped: to measure `tidings refresh --all`, `tidings
     /// worker` and `tidings serve` against it (with TIDINGS_ALLOW_PRIVATE_NETWORKS=true).
@@ -108,6 +111,7 @@ pub async fn run(config: &GlobalConfig, command: BenchCommand) -> anyhow::Result
         BenchCommand::Api(args) => super::bench_api::api(args).await,
         BenchCommand::Search(args) => super::bench_search::run(config, args).await,
         BenchCommand::Parse(args) => super::bench_parse::run(&args),
+        BenchCommand::Extract(args) => super::bench_extract::run(&args),
         BenchCommand::Farm(args) => farm(config, args).await,
         BenchCommand::Soak(args) => super::bench_soak::run(args).await,
     }

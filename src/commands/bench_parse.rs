@@ -154,7 +154,7 @@ fn measure(budget: Duration, mut round: impl FnMut()) -> Rounds {
 /// The CPU time this thread has used (Linux: `/proc/thread-self/schedstat`, in nanoseconds).
 /// On a machine busy with other work the wall-clock time includes waiting for a core; the CPU
 /// time does not, so it is the steadier figure there.
-fn thread_cpu_time() -> Option<Duration> {
+pub(super) fn thread_cpu_time() -> Option<Duration> {
     let stat = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
     let nanos = stat.split_whitespace().next()?.parse().ok()?;
     Some(Duration::from_nanos(nanos))

@@ -3,6 +3,7 @@
 pub mod backup;
 pub mod bench;
 pub mod bench_api;
+pub mod bench_extract;
 pub mod bench_mix;
 pub mod bench_parse;
 pub mod bench_search;

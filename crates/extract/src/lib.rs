@@ -29,6 +29,8 @@
 
 #![warn(missing_docs)]
 
+pub mod coverage;
+
 use std::borrow::Cow;
 
 use encoding_rs::Encoding;

@@ -7,7 +7,7 @@ use std::net::SocketAddr;
 use axum::Router;
 use axum::http::header;
 use axum::routing::get;
-use tidings_extract::{Article, ExtractError, extract, text_chars};
+use tidings_extract::{Article, ExtractError, coverage, extract, text_chars};
 use tidings_feed::Sanitizer;
 use tidings_fetch::{AddressPolicy, ClientConfig, FetchRequest, GuardedClient};
 use url::Url;
@@ -213,6 +213,52 @@ async fn shift_jis_page_without_a_charset_header_decodes_from_its_meta() {
         article.text_chars < article.text.len(),
         "characters, not bytes"
     );
+}
+
+/// Each saved page's article text (`NAME.article.txt`: the text of its article body), against
+/// which the extraction is measured in tokens: nearly all of the article, nearly none of the
+/// rest of the page. `tidings bench extract crates/extract/testdata` prints the same figures.
+#[tokio::test]
+async fn the_extraction_keeps_the_article_and_leaves_the_rest_of_the_page() {
+    let addr = serve_pages().await;
+    let pages: [(&str, &[u8], &str); 3] = [
+        (
+            "/news/uk/tidal-mill",
+            NEWS,
+            include_str!("../testdata/news.article.txt"),
+        ),
+        (
+            "/2025/02/sqlite-growth/",
+            BLOG,
+            include_str!("../testdata/blog.article.txt"),
+        ),
+        (
+            "/news/20250310_toshokan.html",
+            JAPANESE_SJIS,
+            include_str!("../testdata/japanese-sjis.article.txt"),
+        ),
+    ];
+    for (path, page, expected) in pages {
+        let article = fetch_and_extract(addr, path).await.expect("an article");
+        let page_text = coverage::page_text(page, None, &Sanitizer::default());
+        let measured = coverage::coverage(&article.text, expected, &page_text);
+        assert!(
+            measured.article_share() >= 0.98,
+            "{path}: only {:.1} % of the article kept: {measured:?}\n{}",
+            measured.article_share() * 100.0,
+            article.text
+        );
+        assert!(
+            measured.other_share() <= 0.10,
+            "{path}: {:.1} % of the page's other text came along: {measured:?}\n{}",
+            measured.other_share() * 100.0,
+            article.text
+        );
+        // The measure itself sees the difference: the whole page's text scores as all of it.
+        let everything = coverage::coverage(&page_text, expected, &page_text);
+        assert_eq!(everything.other_share(), 1.0, "{path}");
+        assert!(everything.other_tokens > 100, "{path}: {everything:?}");
+    }
 }
 
 #[tokio::test]
