@@ -76,6 +76,7 @@ pub const VIEW_PATHS: &[&str] = &[
     "/feeds/{id}/settings",
     "/groups/{id}",
     "/tags/{tag}",
+    "/hot",
     "/settings",
     "/account",
     "/admin",

@@ -2733,3 +2733,126 @@ async fn scrape_dialog_in_chromium() {
         .await;
     b.quit().await;
 }
+
+/// Bookmark counts beside items, and the Hot view: its sidebar entry, the order by count,
+/// the window choice and the empty state.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hot_list_in_chromium() {
+    if skip_without_browser("ui_browser::hot_list_in_chromium") {
+        return;
+    }
+    let site = FeedServer::start().await;
+    // 30 items an hour apart: the last ones are older than a day but within a week.
+    site.serve(
+        "/pop.xml",
+        200,
+        "application/rss+xml",
+        rss(&site.base, "Pop", 30),
+    );
+    let db = TestDb::sqlite();
+    let store = db.migrated().await;
+    let base = start_server_on(store.clone()).await;
+    let b = Browser::start(1280, 860).await;
+    let (_, _) = reader_with_feeds(&store, &b, &base, &[site.url("/pop.xml")]).await;
+
+    // No counts yet: the Hot view says why it is empty.
+    b.click("a.feed-link[href='/hot']").await;
+    b.wait_for(
+        "the empty hot list",
+        "document.querySelector('#main .empty')?.textContent.includes('Nothing hot here yet')",
+    )
+    .await;
+    assert_eq!(b.eval("location.pathname").await, "/hot");
+
+    let listed = api_in_page(&b, "/items?filter=all&limit=100").await;
+    let id_of = |title: &str| {
+        listed["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|item| item["title"] == title)
+            .and_then(|item| item["id"].as_i64())
+            .unwrap_or_else(|| panic!("{title} listed: {listed}"))
+    };
+    let (three, one, zero, old) = (
+        id_of("Pop item 3"),
+        id_of("Pop item 1"),
+        id_of("Pop item 0"),
+        id_of("Pop item 29"),
+    );
+    let now = chrono::Utc::now().timestamp();
+    store
+        .save_popularity(
+            "hatena",
+            "test",
+            &[(three, 120), (one, 45), (zero, 0), (old, 500)],
+            now - 60,
+            0,
+        )
+        .await
+        .unwrap();
+
+    // The counts show beside the items; an item counted 0 shows 0, one never counted nothing.
+    b.goto(&format!("{base}/all?filter=all")).await;
+    b.wait_for(
+        "counts beside items",
+        "document.querySelectorAll('#main li.item .popularity').length === 4",
+    )
+    .await;
+    let count_of = |id: i64| {
+        format!(
+            "document.querySelector('#main li.item[data-id=\"{id}\"] .popularity')?.textContent ?? null"
+        )
+    };
+    assert_eq!(b.eval(&count_of(three)).await, "120");
+    assert_eq!(b.eval(&count_of(zero)).await, "0");
+    assert_eq!(b.eval(&count_of(id_of("Pop item 2"))).await, Value::Null);
+
+    // The Hot view: the last 24 hours by count, then the week with the older item on top.
+    b.click("a.feed-link[href='/hot']").await;
+    b.wait_for(
+        "the hot list",
+        "document.querySelectorAll('#main li.item').length === 2",
+    )
+    .await;
+    assert_eq!(listed_ids(&b).await, vec![three, one]);
+    assert_eq!(
+        b.eval("document.querySelector('#list-title').textContent")
+            .await,
+        "Hot"
+    );
+    assert_eq!(
+        b.eval("document.querySelector('a.feed-link[href=\"/hot\"]').getAttribute('aria-current')")
+            .await,
+        "page"
+    );
+    assert_eq!(
+        b.eval("document.querySelector('.hot-windows [aria-current=page]').textContent")
+            .await,
+        "Last 24 hours"
+    );
+    b.click(".hot-windows a[href*='window=7d']").await;
+    b.wait_for(
+        "the week's hot list",
+        "document.querySelectorAll('#main li.item').length === 3",
+    )
+    .await;
+    assert_eq!(listed_ids(&b).await, vec![old, three, one]);
+    assert!(
+        b.eval("location.search")
+            .await
+            .as_str()
+            .unwrap()
+            .contains("window=7d"),
+        "the window is in the address, so reload and Back keep it"
+    );
+    // Opening a hot item shows its text (the list carries summaries only).
+    b.press(&["j", "o"]).await;
+    b.wait_for(
+        "the open hot item",
+        "document.querySelector('#main li.item.expanded .item-content')?.textContent.includes('Body 29')",
+    )
+    .await;
+    review(&b, "hot").await;
+    b.quit().await;
+}

@@ -56,12 +56,16 @@ function parseRoute() {
   if (path === '/bookmarks') return { name: 'bookmarks', item, q };
   if ((m = path.match(/^\/feeds\/(\d+)\/settings$/))) return { name: 'feed-settings', feedId: Number(m[1]) };
   const filter = ['all', 'unread', 'starred'].includes(params.get('filter')) ? params.get('filter') : null;
-  const route = { name: 'items', filter, item, feedId: null, groupId: null, tag: null, q };
+  const route = { name: 'items', filter, item, feedId: null, groupId: null, tag: null, hot: null, q };
   if ((m = path.match(/^\/feeds\/(\d+)$/))) route.feedId = Number(m[1]);
   else if ((m = path.match(/^\/groups\/(\d+)$/))) route.groupId = Number(m[1]);
   else if ((m = path.match(/^\/tags\/([^/]+)$/))) route.tag = tagName(m[1]);
+  else if (path === '/hot') route.hot = HOT_WINDOWS.includes(params.get('window')) ? params.get('window') : HOT_WINDOWS[0];
   return route;
 }
+
+/** The hot list's windows, as `GET /items/hot` names them; the first is the default. */
+const HOT_WINDOWS = ['24h', '7d', '30d'];
 
 /** A tag's name from its address, spelled as the server names tags (NFKC, lower case). */
 function tagName(segment) {

@@ -43,6 +43,7 @@ const SVG_NS = 'http://www.w3.org/2000/svg';
 /** The paths of the few icons the UI draws, on a 24×24 grid. */
 const ICONS = {
   star: 'M12 3.5l2.6 5.6 6.1.7-4.5 4.2 1.2 6L12 17l-5.4 3 1.2-6-4.5-4.2 6.1-.7z',
+  flame: 'M12 21a6 6 0 0 0 6-6c0-4-3-6-4-10-2 2-3 4-3 6-1-1-1.5-2-1.5-3C7 10 6 12.5 6 15a6 6 0 0 0 6 6z',
   bookmark: 'M6 3.5h12v17l-6-4-6 4z',
   external: 'M14 4h6v6M20 4l-9 9M18 14v5a1 1 0 0 1-1 1H5a1 1 0 0 1-1-1V7a1 1 0 0 1 1-1h5',
   check: 'M4 12.5l5 5L20 6.5',

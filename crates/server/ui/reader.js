@@ -58,6 +58,7 @@ export class Sidebar {
     if (r.feedId) return '/feeds/' + r.feedId;
     if (r.groupId) return '/groups/' + r.groupId;
     if (r.tag) return tagPath(r.tag);
+    if (r.hot) return '/hot';
     return r.filter === 'starred' ? '/all?filter=starred' : '/all';
   }
 
@@ -184,6 +185,8 @@ export class Sidebar {
           icon('menu', 'favicon'), h('span', { class: 'feed-title' }, 'All items'), h('span', { class: 'count', 'data-count': 'all' }))),
         h('li', { class: 'feed' }, h('a', { class: 'feed-link', href: '/all?filter=starred', 'data-link': '', 'data-pane': 'main', dataset: { key: '/all?filter=starred' } },
           icon('star', 'favicon'), h('span', { class: 'feed-title' }, 'Starred'), h('span', { class: 'count', 'data-count': 'starred' }))),
+        h('li', { class: 'feed' }, h('a', { class: 'feed-link', href: '/hot', 'data-link': '', 'data-pane': 'main', dataset: { key: '/hot' } },
+          icon('flame', 'favicon'), h('span', { class: 'feed-title' }, 'Hot'))),
         h('li', { class: 'feed' }, h('a', { class: 'feed-link', href: '/bookmarks', 'data-link': '', 'data-pane': 'main', dataset: { key: '/bookmarks' } },
           icon('bookmark', 'favicon'), h('span', { class: 'feed-title' }, 'Bookmarks'))),
       ),
@@ -386,6 +389,7 @@ export class ItemList {
   sameView(route) {
     return route.name === 'items' && route.feedId === this.route.feedId && route.groupId === this.route.groupId
       && (route.tag || null) === (this.route.tag || null)
+      && (route.hot || null) === (this.route.hot || null)
       && (route.filter || app.prefs.default_view || 'unread') === this.route.filter
       && (route.q || '') === (this.route.q || '');
   }
@@ -416,6 +420,7 @@ export class ItemList {
       return group ? group.name : 'Group';
     }
     if (this.route.tag) return 'Tag: ' + this.route.tag;
+    if (this.route.hot) return 'Hot';
     return this.route.filter === 'starred' ? 'Starred' : 'All items';
   }
 
@@ -423,11 +428,24 @@ export class ItemList {
     if (this.route.feedId) return '/feeds/' + this.route.feedId;
     if (this.route.groupId) return '/groups/' + this.route.groupId;
     if (this.route.tag) return tagPath(this.route.tag);
+    if (this.route.hot) return '/hot';
     return '/all';
   }
 
   urlFor(filter, item) {
-    return this.basePath() + query({ filter, q: this.route.q, item });
+    return this.basePath() + query({ window: this.route.hot, filter, q: this.route.q, item });
+  }
+
+  /** The hot list's window choice: the items of the last day, week or month by count. */
+  hotWindows() {
+    return h('nav', { class: 'tabs hot-windows', 'aria-label': 'Published within' },
+      [['24h', 'Last 24 hours'], ['7d', 'Last 7 days'], ['30d', 'Last 30 days']].map(([value, label]) =>
+        h('a', {
+          class: 'tab',
+          href: '/hot' + query({ window: value, filter: this.route.filter }),
+          'data-link': '',
+          'aria-current': value === this.route.hot ? 'page' : false,
+        }, label)));
   }
 
   build() {
@@ -463,6 +481,7 @@ export class ItemList {
             h('button', { type: 'button', class: 'button', id: 'mark-all-read', title: 'Mark all read (shift+a)', onclick: () => this.markAllRead() }, icon('check'), h('span', null, 'Mark all read')),
             sub ? h('a', { class: 'icon-button', href: '/feeds/' + sub.feed_id + '/settings', 'data-link': '', 'aria-label': 'Feed settings', title: 'Feed settings' }, icon('gear')) : null)),
         h('nav', { class: 'tabs', 'aria-label': 'Filter' }, filters),
+        this.route.hot ? this.hotWindows() : null,
         banner,
         this.newBar),
       this.listEl,
@@ -530,7 +549,13 @@ export class ItemList {
     // A first page must not list as unread what was just read in the view before.
     if (this.nextCursor === null) await flushPendingReads();
     replace(this.endEl, h('span', { class: 'spinner', 'aria-hidden': 'true' }), 'Loading items…');
-    const params = {
+    // The hot list has its own endpoint, ordered by count; it lists summaries only.
+    const params = this.route.hot ? {
+      window: this.route.hot,
+      filter: this.route.filter,
+      cursor: this.nextCursor,
+      limit: app.prefs.page_size || 50,
+    } : {
       filter: this.route.filter,
       feed_id: this.route.feedId,
       group_id: this.route.groupId,
@@ -543,7 +568,7 @@ export class ItemList {
     let page;
     try {
       // A tag's page lists through its own endpoint, with the same parameters.
-      const path = this.route.tag ? tagPath(this.route.tag) + '/items' : '/items';
+      const path = this.route.hot ? '/items/hot' : this.route.tag ? tagPath(this.route.tag) + '/items' : '/items';
       page = await api('GET', path + query(params));
     } catch (e) {
       this.loading = false;
@@ -576,6 +601,9 @@ export class ItemList {
     if (!this.items.length && this.route.q) {
       replace(this.endEl, h('p', { class: 'empty' }, 'No ' + (this.route.filter === 'all' ? '' : this.route.filter + ' ') + 'items match “' + this.route.q + '”. ',
         this.route.filter !== 'all' ? h('a', { href: this.urlFor('all'), 'data-link': '' }, 'Search all items') : null));
+    } else if (!this.items.length && this.route.hot) {
+      replace(this.endEl, h('p', { class: 'empty' }, 'Nothing hot here yet: the list shows items whose links people bookmarked, once the server counts them (popularity is off unless the administrator turns it on). ',
+        this.route.hot !== '30d' ? h('a', { href: '/hot' + query({ window: '30d', filter: this.route.filter }), 'data-link': '' }, 'Look at the last 30 days') : null));
     } else if (!this.items.length) {
       replace(this.endEl, h('p', { class: 'empty' }, this.route.filter === 'unread'
         ? 'Nothing unread here. '
@@ -873,7 +901,7 @@ export class ItemList {
       return sub ? sub.unread_count || 0 : 0;
     }
     if (this.route.groupId) return app.sidebar ? app.sidebar.groupUnread(this.route.groupId) : 0;
-    if (this.route.tag) return this.items.filter((item) => !item.is_read).length;
+    if (this.route.tag || this.route.hot) return this.items.filter((item) => !item.is_read).length;
     return app.sidebar ? app.sidebar.totalUnread() : 0;
   }
 
@@ -891,8 +919,8 @@ export class ItemList {
     const before = new Date(Math.max(this.loadedAt, newest + 1000)).toISOString().replace(/\.\d{3}Z$/, 'Z');
     const changed = this.items.filter((item) => !item.is_read && toMillis(item.published_at) < Date.parse(before));
     let body;
-    if (this.route.tag) {
-      // No scope covers a tag: its page marks the items it lists, by id.
+    if (this.route.tag || this.route.hot) {
+      // No scope covers a tag or the hot list: its page marks the items it lists, by id.
       body = { ids: changed.map((item) => item.id).slice(0, MARK_IDS_MAX) };
     } else {
       body = { before };
