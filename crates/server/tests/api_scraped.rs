@@ -16,7 +16,12 @@ fn saved(name: &str) -> Vec<u8> {
 
 async fn pages() -> FeedServer {
     let site = FeedServer::start().await;
-    site.serve("/blog", 200, "text/html", saved("webflow-blog.html"));
+    // The saved page names its real asset host; pointed at this server, so that looking up
+    // its icon never leaves the machine.
+    let webflow = String::from_utf8(saved("webflow-blog.html"))
+        .expect("the saved page is UTF-8")
+        .replace("https://assets-global.website-files.example", &site.base);
+    site.serve("/blog", 200, "text/html", webflow);
     site.serve("/next/blog", 200, "text/html", saved("nextjs-blog.html"));
     site.serve("/remix/blog/", 200, "text/html", saved("remix-blog.html"));
     site.serve_rss("/feed.xml", "news", 2);
