@@ -33,3 +33,4 @@ pub use extract::{
     Keyphrase, MAX_INPUT_CHARS, MAX_TAGS, MIN_SCORE, TITLE_WEIGHT, extract_keyphrases,
 };
 pub use name::{MAX_TAG_CHARS, normalize_tag};
+pub use stopwords::is_stop_word;
