@@ -16,6 +16,7 @@
 
 mod backup;
 mod bookmarks;
+mod embeddings;
 mod error;
 mod feeds;
 mod fetching;
@@ -51,6 +52,10 @@ use sqlx::sqlite::{
 
 pub use backup::BackupReport;
 pub use bookmarks::Bookmark;
+pub use embeddings::{
+    EMBEDDING_QUEUE_BATCH, EmbeddingJob, ItemVector, MAX_EMBEDDING_ATTEMPTS, StoredCode,
+    StoredVector,
+};
 pub use error::StoreError;
 pub use feeds::{
     DueFeed, FeedSummary, FetchRecord, FetchStatus, NewSubscription, Subscription,

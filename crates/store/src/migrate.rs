@@ -273,6 +273,13 @@ pub const MIGRATIONS: &[Migration] = &[
         postgres: include_str!("../migrations/postgres/0021_popularity.sql"),
         data: None,
     },
+    Migration {
+        version: 22,
+        name: "embeddings",
+        sqlite: include_str!("../migrations/sqlite/0022_embeddings.sql"),
+        postgres: include_str!("../migrations/postgres/0022_embeddings.sql"),
+        data: None,
+    },
 ];
 
 /// An arbitrary constant naming tidings' migration lock among PostgreSQL advisory locks.

@@ -423,7 +423,11 @@ row_decoder!(pub(crate) decode_summary -> SummaryRow {
 
 impl Store {
     /// Runs one listing query.
-    async fn run_listing(&self, sql: String, binds: &[SqlValue]) -> Result<Vec<ItemSummary>> {
+    pub(crate) async fn run_listing(
+        &self,
+        sql: String,
+        binds: &[SqlValue],
+    ) -> Result<Vec<ItemSummary>> {
         let rows = with_db!(self, read, |db| {
             let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
             for value in binds {
