@@ -80,7 +80,8 @@ impl RelatedIndex {
                     self.codes[at as usize] = row.code;
                 }
                 None => {
-                    self.positions.insert(row.item_id, self.item_ids.len() as u32);
+                    self.positions
+                        .insert(row.item_id, self.item_ids.len() as u32);
                     self.item_ids.push(row.item_id);
                     self.feeds.push(feed);
                     self.codes.push(row.code);

@@ -106,9 +106,9 @@ fn carries_weight(token: &str, kind: TokenKind) -> bool {
                 && !token.chars().all(|c| c.is_numeric())
                 && !tidings_tags::is_stop_word(token)
         }
-        TokenKind::Unigram | TokenKind::Bigram => {
-            !token.chars().all(|c| ('\u{3041}'..='\u{309F}').contains(&c))
-        }
+        TokenKind::Unigram | TokenKind::Bigram => !token
+            .chars()
+            .all(|c| ('\u{3041}'..='\u{309F}').contains(&c)),
     }
 }
 
@@ -136,7 +136,9 @@ mod tests {
     fn texts_on_one_subject_are_nearer_than_texts_on_others() {
         let rust = item_text(
             Some("Rust 1.80 released"),
-            Some("The Rust compiler gets LazyLock and exclusive range patterns in the new release."),
+            Some(
+                "The Rust compiler gets LazyLock and exclusive range patterns in the new release.",
+            ),
         );
         let rust2 = item_text(
             Some("What's new in the Rust compiler"),
@@ -146,15 +148,29 @@ mod tests {
             Some("Sourdough at home"),
             Some("Feed the starter, fold the dough and bake it in a hot oven."),
         );
-        assert!(similarity(&rust, &rust2) > 0.4, "{}", similarity(&rust, &rust2));
-        assert!(similarity(&rust, &cooking) < 0.2, "{}", similarity(&rust, &cooking));
+        assert!(
+            similarity(&rust, &rust2) > 0.4,
+            "{}",
+            similarity(&rust, &rust2)
+        );
+        assert!(
+            similarity(&rust, &cooking) < 0.2,
+            "{}",
+            similarity(&rust, &cooking)
+        );
         assert!((similarity(&rust, &rust) - 1.0).abs() < 1e-3);
     }
 
     #[test]
     fn japanese_is_compared_by_its_bigrams_not_its_particles() {
-        let a = item_text(Some("東京都知事選挙の結果"), Some("東京都知事選挙で現職が再選された。"));
-        let b = item_text(Some("都知事選挙、現職が勝利"), Some("東京都の知事選挙は現職の勝利に終わった。"));
+        let a = item_text(
+            Some("東京都知事選挙の結果"),
+            Some("東京都知事選挙で現職が再選された。"),
+        );
+        let b = item_text(
+            Some("都知事選挙、現職が勝利"),
+            Some("東京都の知事選挙は現職の勝利に終わった。"),
+        );
         let c = item_text(Some("大阪の天気"), Some("明日の大阪は雨のち晴れでしょう。"));
         assert!(similarity(&a, &b) > 0.3, "{}", similarity(&a, &b));
         assert!(similarity(&a, &c) < 0.15, "{}", similarity(&a, &c));
@@ -164,7 +180,12 @@ mod tests {
 
     #[test]
     fn stop_words_and_numbers_carry_no_weight() {
-        assert!(LocalEmbedder.vector("the and of 2024 a").iter().all(|v| *v == 0.0));
+        assert!(
+            LocalEmbedder
+                .vector("the and of 2024 a")
+                .iter()
+                .all(|v| *v == 0.0)
+        );
         let v = LocalEmbedder.vector("kubernetes");
         assert_eq!(v.len(), LOCAL_DIMS);
         assert!((v.iter().map(|x| x * x).sum::<f32>() - 1.0).abs() < 1e-5);
@@ -192,7 +213,10 @@ mod tests {
     fn futures_lite_block_on<F: Future>(future: F) -> F::Output {
         use std::task::{Context, Poll, Waker};
         let mut future = std::pin::pin!(future);
-        match future.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+        match future
+            .as_mut()
+            .poll(&mut Context::from_waker(Waker::noop()))
+        {
             Poll::Ready(output) => output,
             Poll::Pending => panic!("the local embedder never waits"),
         }
