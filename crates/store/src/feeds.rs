@@ -113,6 +113,9 @@ pub struct SubscriptionChanges {
     pub interval_minutes: Option<i64>,
     /// A new full-text mode (F6).
     pub full_text: Option<crate::FullTextMode>,
+    /// Whether the feed's new items are summarized for a user whose preference is `chosen`
+    /// (F42).
+    pub summarize: Option<bool>,
 }
 
 /// A user's subscription, with what the reader shows about its feed (F30).
@@ -157,6 +160,9 @@ pub struct Subscription {
     /// For a scraped source (F7), its configuration (the JSON of a `tidings_scrape`
     /// `ScrapeConfig`); `None` for a feed.
     pub scrape_config: Option<String>,
+    /// Whether the feed's new items are summarized when the user's summary preference is
+    /// `chosen` (F42).
+    pub summarize: bool,
 }
 
 /// Summary of a shared feed, for administration and the command line.
@@ -237,7 +243,7 @@ type SubscriptionRow = (
     (i64, i64, i64, Option<String>, Option<String>, String),
     (Option<String>, i64, String, Option<String>, Option<String>),
     (Option<i64>, i64, Option<i64>, i64, i64, bool),
-    (String, Option<String>),
+    (String, Option<String>, bool),
 );
 
 const SUBSCRIPTION_SELECT: &str = "
@@ -247,7 +253,8 @@ SELECT s.id, s.feed_id, s.group_id, s.title, f.title, f.url,
        s.unread_count,
        EXISTS (SELECT 1 FROM favicons fi WHERE fi.feed_id = s.feed_id AND fi.data IS NOT NULL),
        s.full_text,
-       f.scrape_config
+       f.scrape_config,
+       s.summarize
 FROM subscriptions s
 JOIN feeds f ON f.id = s.feed_id
 JOIN feed_fetch_state st ON st.feed_id = s.feed_id";
@@ -257,7 +264,7 @@ fn subscription_from_row(row: SubscriptionRow) -> Subscription {
         (id, feed_id, group_id, custom_title, feed_title, feed_url),
         rest,
         last,
-        (full_text, scrape_config),
+        (full_text, scrape_config, summarize),
     ) = row;
     let (site_url, interval_minutes, status, status_reason, last_error) = rest;
     let (last_http_status, next_check_at, last_success_at, created_at, unread_count, has_favicon) =
@@ -283,12 +290,13 @@ fn subscription_from_row(row: SubscriptionRow) -> Subscription {
         // The column's CHECK allows only the three spellings.
         full_text: crate::FullTextMode::parse(&full_text).unwrap_or_default(),
         scrape_config,
+        summarize,
     }
 }
 
-// A subscription row has 19 columns: read as four groups (see `row_decoder!`).
+// A subscription row has 20 columns: read as four groups (see `row_decoder!`).
 row_decoder!(decode_subscription -> SubscriptionRow {
-    (0, 1, 2, 3, 4, 5), (6, 7, 8, 9, 10), (11, 12, 13, 14, 15, 16), (17, 18)
+    (0, 1, 2, 3, 4, 5), (6, 7, 8, 9, 10), (11, 12, 13, 14, 15, 16), (17, 18, 19)
 });
 
 impl Store {
@@ -479,7 +487,8 @@ impl Store {
                  SET title = CASE WHEN $1 THEN $2 ELSE title END,
                      group_id = COALESCE($3, group_id),
                      fetch_interval_minutes = COALESCE($4, fetch_interval_minutes),
-                     full_text = COALESCE($6, full_text)
+                     full_text = COALESCE($6, full_text),
+                     summarize = COALESCE($7, summarize)
                  WHERE id = $5",
             )
             .bind(set_title)
@@ -488,6 +497,7 @@ impl Store {
             .bind(interval)
             .bind(id)
             .bind(changes.full_text.map(crate::FullTextMode::as_str))
+            .bind(changes.summarize)
             .execute(&mut *tx)
             .await?;
         });

@@ -1,7 +1,11 @@
 //! Full text (F6): each subscription's mode, the queue of items waiting for their article
 //! page, and the articles extracted, kept apart from the feeds' content.
 
-use crate::{Engine, Result, Store, in_tx, with_db};
+use crate::job_queue::JobQueue;
+use crate::{Result, Store, in_tx, with_db};
+
+/// The queue of items waiting for their article page.
+const FULL_TEXT_JOBS: JobQueue = JobQueue::new("full_text_jobs");
 
 /// Whether a subscription's items get their article page fetched.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
@@ -40,10 +44,6 @@ impl FullTextMode {
             .find(|mode| mode.as_str() == text)
     }
 }
-
-/// Items queued for their article page by one statement (well under SQLite's bound on
-/// parameters).
-const FULL_TEXT_QUEUED_PER_STATEMENT: usize = 500;
 
 /// The strongest mode among a feed's subscribers, as a number SQL can take the maximum of:
 /// 0 never (or no subscriber), 1 auto, 2 always, for the item `i` of the query around it.
@@ -209,44 +209,16 @@ impl Store {
     /// Queues items for their article page, due at `now`; items already queued stay as they
     /// are. Returns how many were queued.
     pub async fn queue_full_text(&self, item_ids: &[i64], now: i64) -> Result<u64> {
-        if item_ids.is_empty() {
-            return Ok(0);
-        }
-        let mut queued = 0;
-        // Many items per statement: a feed's first fetch queues hundreds, and one round trip
-        // each held the fetch (and its connection) for as many.
-        in_tx!(self, |tx| {
-            for chunk in item_ids.chunks(FULL_TEXT_QUEUED_PER_STATEMENT) {
-                let placeholders: Vec<String> =
-                    (0..chunk.len()).map(|n| format!("${}", n + 2)).collect();
-                let mut insert = sqlx::query(sqlx::AssertSqlSafe(format!(
-                    "INSERT INTO full_text_jobs (item_id, queued_at, not_before)
-                     SELECT id, $1, $1 FROM items WHERE id IN ({})
-                     ON CONFLICT (item_id) DO NOTHING",
-                    placeholders.join(", ")
-                )))
-                .bind(now);
-                for item_id in chunk {
-                    insert = insert.bind(*item_id);
-                }
-                queued += insert.execute(&mut *tx).await?.rows_affected();
-            }
-        });
-        Ok(queued)
+        FULL_TEXT_JOBS.queue(self, item_ids, now, now).await
     }
 
     /// Items waiting in the full-text queue (leased ones included).
     pub async fn full_text_queue_len(&self) -> Result<i64> {
-        Ok(with_db!(self, read, |db| {
-            sqlx::query_scalar::<_, i64>("SELECT COUNT(*) FROM full_text_jobs")
-                .fetch_one(db)
-                .await?
-        }))
+        FULL_TEXT_JOBS.len(self).await
     }
 
     /// Claims up to `limit` queued items that are due and not leased, for `lease_seconds`,
-    /// oldest first. Several workers never get the same item (`SKIP LOCKED` on PostgreSQL,
-    /// the single writer on SQLite).
+    /// oldest first. Several workers never get the same item (see [`JobQueue`]).
     pub async fn claim_full_text_jobs(
         &self,
         owner: &str,
@@ -254,27 +226,9 @@ impl Store {
         limit: i64,
         lease_seconds: i64,
     ) -> Result<Vec<FullTextJob>> {
-        let lease_until = now.saturating_add(lease_seconds.max(1));
-        let lock = match self.engine() {
-            Engine::Sqlite => "",
-            Engine::Postgres => "FOR UPDATE SKIP LOCKED",
-        };
-        let claim = format!(
-            "UPDATE full_text_jobs SET lease_owner = $1, lease_until = $2, attempts = attempts + 1
-             WHERE item_id IN (SELECT item_id FROM full_text_jobs
-                               WHERE not_before <= $3 AND (lease_until IS NULL OR lease_until <= $3)
-                               ORDER BY not_before, item_id LIMIT $4 {lock})
-             RETURNING item_id"
-        );
-        let claimed: Vec<i64> = with_db!(self, write, |db| {
-            sqlx::query_scalar(sqlx::AssertSqlSafe(claim))
-                .bind(owner)
-                .bind(lease_until)
-                .bind(now)
-                .bind(limit)
-                .fetch_all(db)
-                .await?
-        });
+        let claimed = FULL_TEXT_JOBS
+            .claim(self, owner, now, limit, lease_seconds)
+            .await?;
         let read = format!(
             "SELECT j.item_id, i.feed_id, i.url, f.proxy_url, i.content, i.summary,
                     {FEED_MODE_RANK}, j.attempts
@@ -284,10 +238,10 @@ impl Store {
         let mut jobs = Vec::with_capacity(claimed.len());
         // Claims are small (the worker's free slots), so one read per item keeps the SQL the
         // same on both engines.
-        for item_id in claimed {
+        for job in claimed {
             let row: Option<JobRow> = with_db!(self, write, |db| {
                 sqlx::query_as(sqlx::AssertSqlSafe(read.as_str()))
-                    .bind(item_id)
+                    .bind(job.item_id)
                     .bind(owner)
                     .fetch_optional(db)
                     .await?
@@ -317,18 +271,9 @@ impl Store {
     /// Puts a claimed item back in the queue, due at `not_before` (a page that failed for now:
     /// a time-out, a 5xx, a 429).
     pub async fn retry_full_text(&self, item_id: i64, not_before: i64, error: &str) -> Result<()> {
-        with_db!(self, write, |db| {
-            sqlx::query(
-                "UPDATE full_text_jobs SET not_before = $2, lease_owner = NULL, lease_until = NULL,
-                        last_error = $3
-                 WHERE item_id = $1",
-            )
-            .bind(item_id)
-            .bind(not_before)
-            .bind(error)
-            .execute(db)
+        FULL_TEXT_JOBS
+            .retry_later(self, item_id, not_before, error)
             .await?;
-        });
         Ok(())
     }
 
@@ -389,7 +334,7 @@ impl Store {
             .execute(&mut *tx)
             .await?
             .rows_affected();
-            sqlx::query("DELETE FROM full_text_jobs WHERE item_id = $1")
+            sqlx::query(sqlx::AssertSqlSafe(FULL_TEXT_JOBS.complete_sql()))
                 .bind(item_id)
                 .execute(&mut *tx)
                 .await?;
@@ -401,13 +346,7 @@ impl Store {
     /// Takes an item off the queue without recording anything (nobody wants its full text
     /// any more).
     pub async fn drop_full_text_job(&self, item_id: i64) -> Result<()> {
-        with_db!(self, write, |db| {
-            sqlx::query("DELETE FROM full_text_jobs WHERE item_id = $1")
-                .bind(item_id)
-                .execute(db)
-                .await?;
-        });
-        Ok(())
+        FULL_TEXT_JOBS.complete(self, item_id).await
     }
 
     /// An item's full text, when its page was tried. The caller checks that the user may see

@@ -22,6 +22,7 @@ mod feeds;
 mod fetching;
 mod full_text;
 mod items;
+mod job_queue;
 mod migrate;
 mod operations;
 mod popularity;
@@ -33,6 +34,7 @@ mod scraped;
 mod search;
 mod sessions;
 mod subscription_changes;
+mod summaries;
 mod sync;
 mod tags;
 mod text;
@@ -75,7 +77,7 @@ pub use popularity::{
 };
 pub use preferences::{
     DEFAULT_VIEWS, MAX_PREFERRED_PAGE_SIZE, MIN_PREFERRED_PAGE_SIZE, PreferenceChanges,
-    Preferences, THEMES,
+    Preferences, SUMMARIZE_MODES, THEMES,
 };
 pub use rate_limits::RateWindowHit;
 pub use reading::{
@@ -85,6 +87,7 @@ pub use reading::{
 };
 pub use search::{BackfillStep, DEFAULT_BACKFILL_BATCH, ItemSearch, SearchHit, SearchPage};
 pub use sessions::{ApiKey, ApiKeyScope, Authenticated, Session};
+pub use summaries::{GeneratedSummary, SummaryJob, SummaryJobState};
 pub use sync::{
     MAX_LABEL_CHARS, MAX_SYNC_IDS, MAX_SYNC_ITEM_IDS, MAX_SYNC_ITEMS, SyncItem, SyncOrder,
     SyncQuery,

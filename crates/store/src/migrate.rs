@@ -280,6 +280,13 @@ pub const MIGRATIONS: &[Migration] = &[
         postgres: include_str!("../migrations/postgres/0022_embeddings.sql"),
         data: None,
     },
+    Migration {
+        version: 23,
+        name: "summaries",
+        sqlite: include_str!("../migrations/sqlite/0023_summaries.sql"),
+        postgres: include_str!("../migrations/postgres/0023_summaries.sql"),
+        data: None,
+    },
 ];
 
 /// An arbitrary constant naming tidings' migration lock among PostgreSQL advisory locks.

@@ -10,6 +10,9 @@ pub const MAX_PREFERRED_PAGE_SIZE: i64 = 200;
 pub const THEMES: [&str; 3] = ["light", "dark", "auto"];
 /// The views a user may start in.
 pub const DEFAULT_VIEWS: [&str; 3] = ["all", "unread", "starred"];
+/// Which new items a user wants summarized (F42): none until asked, all of them, or those of
+/// the subscriptions marked for it.
+pub const SUMMARIZE_MODES: [&str; 3] = ["on_demand", "all", "chosen"];
 
 /// A user's preferences.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -24,6 +27,9 @@ pub struct Preferences {
     pub mark_read_on_open: bool,
     /// The listing shown first: `all`, `unread` or `starred`.
     pub default_view: String,
+    /// Which new items are summarized for the user (F42): `on_demand` (none until asked, the
+    /// default), `all`, or `chosen` (those of subscriptions whose `summarize` is on).
+    pub summarize: String,
     /// When they were last changed (Unix seconds).
     pub updated_at: i64,
 }
@@ -36,6 +42,7 @@ impl Default for Preferences {
             show_images: true,
             mark_read_on_open: true,
             default_view: "unread".into(),
+            summarize: "on_demand".into(),
             updated_at: 0,
         }
     }
@@ -54,6 +61,8 @@ pub struct PreferenceChanges {
     pub mark_read_on_open: Option<bool>,
     /// See [`Preferences::default_view`].
     pub default_view: Option<String>,
+    /// See [`Preferences::summarize`].
+    pub summarize: Option<String>,
 }
 
 impl PreferenceChanges {
@@ -80,6 +89,13 @@ impl PreferenceChanges {
                 "the field default_view must be all, unread or starred, not {view:?}"
             )));
         }
+        if let Some(mode) = &self.summarize
+            && !SUMMARIZE_MODES.contains(&mode.as_str())
+        {
+            return Err(StoreError::Invalid(format!(
+                "the field summarize must be on_demand, all or chosen, not {mode:?}"
+            )));
+        }
         Ok(())
     }
 }
@@ -87,24 +103,35 @@ impl PreferenceChanges {
 impl Store {
     /// The user's preferences (the defaults when none were stored).
     pub async fn preferences(&self, user_id: i64) -> Result<Preferences> {
-        let row: Option<(String, i64, bool, bool, String, i64)> = with_db!(self, read, |db| {
-            sqlx::query_as(
-                "SELECT theme, page_size, show_images, mark_read_on_open, default_view, updated_at
+        let row: Option<(String, i64, bool, bool, String, String, i64)> =
+            with_db!(self, read, |db| {
+                sqlx::query_as(
+                "SELECT theme, page_size, show_images, mark_read_on_open, default_view, summarize,
+                        updated_at
                  FROM user_preferences WHERE user_id = $1",
             )
             .bind(user_id)
             .fetch_optional(db)
             .await?
-        });
+            });
         Ok(row.map_or_else(
             Preferences::default,
-            |(theme, page_size, show_images, mark_read_on_open, default_view, updated_at)| {
+            |(
+                theme,
+                page_size,
+                show_images,
+                mark_read_on_open,
+                default_view,
+                summarize,
+                updated_at,
+            )| {
                 Preferences {
                     theme,
                     page_size,
                     show_images,
                     mark_read_on_open,
                     default_view,
+                    summarize,
                     updated_at,
                 }
             },
@@ -124,11 +151,11 @@ impl Store {
             sqlx::query(
                 "INSERT INTO user_preferences
                     (user_id, theme, page_size, show_images, mark_read_on_open, default_view,
-                     updated_at)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7)
+                     updated_at, summarize)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
                  ON CONFLICT (user_id) DO UPDATE SET theme = $2, page_size = $3,
                     show_images = $4, mark_read_on_open = $5, default_view = $6,
-                    updated_at = $7",
+                    updated_at = $7, summarize = $8",
             )
             .bind(user_id)
             .bind(changes.theme.as_ref().unwrap_or(&current.theme))
@@ -146,6 +173,7 @@ impl Store {
                     .unwrap_or(&current.default_view),
             )
             .bind(now)
+            .bind(changes.summarize.as_ref().unwrap_or(&current.summarize))
             .execute(db)
             .await
             .map_err(|e| {

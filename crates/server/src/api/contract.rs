@@ -315,6 +315,16 @@ fn enumerations() -> Vec<(&'static str, &'static str, Vec<Value>)> {
             "default_view",
             words(&tidings_store::DEFAULT_VIEWS),
         ),
+        (
+            "PreferencesView",
+            "summarize",
+            words(&tidings_store::SUMMARIZE_MODES),
+        ),
+        (
+            "UpdatePreferences",
+            "summarize",
+            words(&tidings_store::SUMMARIZE_MODES),
+        ),
         ("ImportEntryView", "status", import_statuses),
         ("RefreshOutcome", "result", words(&["fetched", "busy"])),
         ("SubscriptionView", "full_text", full_text_modes.clone()),

@@ -30,6 +30,9 @@ pub struct PreferencesView {
     pub mark_read_on_open: bool,
     /// The listing shown first: `all`, `unread` or `starred`.
     pub default_view: String,
+    /// Which new items are summarized (F42): `on_demand` (none until the user asks, the
+    /// default), `all`, or `chosen` (those of subscriptions whose `summarize` is true).
+    pub summarize: String,
     /// When they were last changed; null while they are the defaults.
     pub updated_at: Option<String>,
 }
@@ -42,6 +45,7 @@ impl From<Preferences> for PreferencesView {
             show_images: p.show_images,
             mark_read_on_open: p.mark_read_on_open,
             default_view: p.default_view,
+            summarize: p.summarize,
             updated_at: (p.updated_at > 0).then(|| time(p.updated_at)),
         }
     }
@@ -68,6 +72,8 @@ pub struct UpdatePreferences {
     pub mark_read_on_open: Option<bool>,
     /// `all`, `unread` or `starred`.
     pub default_view: Option<String>,
+    /// `on_demand`, `all` or `chosen`.
+    pub summarize: Option<String>,
 }
 
 /// The signed-in user's preferences.
@@ -100,6 +106,7 @@ async fn update_preferences(
         show_images: body.show_images,
         mark_read_on_open: body.mark_read_on_open,
         default_view: body.default_view.map(|v| v.trim().to_lowercase()),
+        summarize: body.summarize.map(|v| v.trim().to_lowercase()),
     };
     let preferences = state
         .store

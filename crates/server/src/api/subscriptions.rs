@@ -77,6 +77,9 @@ pub struct SubscriptionView {
     /// `never` of none.
     #[schema(value_type = String, example = "auto")]
     pub full_text: FullTextMode,
+    /// Whether the feed's new items are summarized for this user when their `summarize`
+    /// preference is `chosen` (F42).
+    pub summarize: bool,
     /// When the user subscribed.
     pub created_at: String,
     /// For a scraped source (F7), how its page is read; null for a feed.
@@ -111,6 +114,7 @@ pub(crate) fn view(subscription: Subscription) -> SubscriptionView {
         last_success_at: subscription.last_success_at.map(time),
         interval_minutes: subscription.interval_minutes,
         full_text: subscription.full_text,
+        summarize: subscription.summarize,
         created_at: time(subscription.created_at),
         // Stored by the API from a checked configuration; one unreadable (written by hand)
         // shows as none rather than failing the list.
@@ -209,6 +213,8 @@ pub struct UpdateSubscription {
     pub interval_minutes: Option<i64>,
     /// Full text: `auto`, `always` or `never` (see the subscription's `full_text`).
     pub full_text: Option<String>,
+    /// Summarize the feed's new items when the `summarize` preference is `chosen` (F42).
+    pub summarize: Option<bool>,
     /// Another URL for this feed (e.g. after the site moved it): checked as when subscribing
     /// (the address guard, discovery of a page's feed, the scheme tried when missing,
     /// normalization) and counted against the subscribe rate limit.
@@ -462,6 +468,7 @@ async fn update_subscription(
         group_id: body.group_id,
         interval_minutes: body.interval_minutes,
         full_text,
+        summarize: body.summarize,
     };
     state
         .store
