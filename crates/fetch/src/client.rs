@@ -206,6 +206,26 @@ impl FetchResponse {
     }
 }
 
+/// What a server answered a [`GuardedClient::post_json`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PostResponse {
+    /// The status code (204, 429, 500…); redirects are not followed.
+    pub status: u16,
+    /// `Retry-After`, as sent.
+    pub retry_after: Option<String>,
+    /// `X-RateLimit-Reset-After` (Discord: seconds until the bucket refills), as sent.
+    pub rate_limit_reset_after: Option<String>,
+    /// The answer's body, whatever the status, cut at the caller's limit.
+    pub body: Bytes,
+}
+
+impl PostResponse {
+    /// A 2xx status.
+    pub fn is_success(&self) -> bool {
+        (200..300).contains(&self.status)
+    }
+}
+
 /// Why a fetch produced no response.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum FetchError {
@@ -457,6 +477,78 @@ impl GuardedClient {
             self.inner.policy.check_ip(peer.ip())?;
         }
         Ok(response)
+    }
+
+    /// POSTs `body` as `application/json` to `url` (webhooks, F43), through the same guard
+    /// as every fetch: the URL, the resolver's answers and the peer address. Redirects are
+    /// not followed (a 3xx is returned as it is): a webhook that moves is the user's to fix,
+    /// and a POST must not be replayed at a place the guard never saw. The answer's body is
+    /// read whatever its status, up to `max_answer_bytes` (cut there, not an error), because
+    /// webhook services explain errors and rate limits in it; the time-outs are the client's.
+    pub async fn post_json(
+        &self,
+        url: &Url,
+        body: Bytes,
+        max_answer_bytes: usize,
+    ) -> Result<PostResponse, FetchError> {
+        let config = &self.inner.config;
+        let timeout = config.timeout;
+        let started = std::time::Instant::now();
+        let post = async {
+            self.inner.policy.check_url(url)?;
+            let first_byte = config.first_byte_timeout.min(timeout);
+            let send = self
+                .inner
+                .direct
+                .post(url.clone())
+                .header(header::CONTENT_TYPE, "application/json")
+                .header(header::ACCEPT, "application/json")
+                .body(body)
+                .send();
+            let mut response = match tokio::time::timeout(first_byte, send).await {
+                Ok(response) => response.map_err(|e| map_reqwest_error(&e, timeout))?,
+                Err(_) if first_byte < timeout => return Err(FetchError::NoResponse(first_byte)),
+                Err(_) => return Err(FetchError::Timeout(timeout)),
+            };
+            if let Some(peer) = response.remote_addr() {
+                self.inner.policy.check_ip(peer.ip())?;
+            }
+            let headers = response.headers();
+            let text = |name: HeaderName| header_text(headers, &name);
+            let mut answer = PostResponse {
+                status: response.status().as_u16(),
+                retry_after: text(header::RETRY_AFTER),
+                rate_limit_reset_after: text(HeaderName::from_static("x-ratelimit-reset-after")),
+                body: Bytes::new(),
+            };
+            let mut read = BytesMut::new();
+            while let Some(chunk) = response
+                .chunk()
+                .await
+                .map_err(|e| FetchError::Body(error_chain(&e)))?
+            {
+                let room = max_answer_bytes.saturating_sub(read.len());
+                read.extend_from_slice(&chunk[..chunk.len().min(room)]);
+                if read.len() >= max_answer_bytes {
+                    break;
+                }
+            }
+            answer.body = read.freeze();
+            Ok(answer)
+        };
+        let result = tokio::time::timeout(timeout, post)
+            .await
+            .unwrap_or(Err(FetchError::Timeout(timeout)));
+        match &result {
+            Ok(answer) => tracing::debug!(
+                %url,
+                status = answer.status,
+                elapsed_ms = started.elapsed().as_millis() as u64,
+                "posted"
+            ),
+            Err(error) => tracing::debug!(%url, %error, "post failed"),
+        }
+        result
     }
 
     fn client_for(&self, proxy: Option<&Url>) -> Result<reqwest::Client, FetchError> {

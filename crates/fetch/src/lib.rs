@@ -56,7 +56,9 @@ pub mod policy;
 mod resolve;
 
 pub use address::{AddressClass, AddressPolicy, IpNetwork, Refusal, classify};
-pub use client::{ClientConfig, FetchError, FetchRequest, FetchResponse, GuardedClient};
+pub use client::{
+    ClientConfig, FetchError, FetchRequest, FetchResponse, GuardedClient, PostResponse,
+};
 pub use limiter::{HostLimiter, HostLimits, HostPermit};
 pub use policy::{
     CacheHints, Decision, FailureCounts, FailureKind, FeedStatus, NextCheck, Outcome, ParseResult,

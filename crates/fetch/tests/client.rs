@@ -712,3 +712,93 @@ async fn an_http_proxy_receives_the_request_for_the_target() {
         "refused: proxy scheme ftp is not http, https, socks5 or socks5h"
     );
 }
+
+#[tokio::test]
+async fn post_json_sends_the_body_reads_error_answers_and_follows_no_redirect() {
+    use axum::routing::post;
+    let received: Arc<std::sync::Mutex<Vec<(String, String)>>> = Arc::default();
+    let log = Arc::clone(&received);
+    let router = Router::new()
+        .route(
+            "/hook",
+            post(move |headers: HeaderMap, body: String| {
+                let log = Arc::clone(&log);
+                async move {
+                    let kind = headers[header::CONTENT_TYPE].to_str().unwrap().to_owned();
+                    log.lock().unwrap().push((kind, body));
+                    StatusCode::NO_CONTENT
+                }
+            }),
+        )
+        .route(
+            "/limited",
+            post(|| async {
+                (
+                    StatusCode::TOO_MANY_REQUESTS,
+                    [
+                        (header::RETRY_AFTER, "3"),
+                        (
+                            header::HeaderName::from_static("x-ratelimit-reset-after"),
+                            "2.5",
+                        ),
+                    ],
+                    r#"{"retry_after": 2.5}"#,
+                )
+            }),
+        )
+        .route(
+            "/moved",
+            post(|| async {
+                (
+                    StatusCode::TEMPORARY_REDIRECT,
+                    [(header::LOCATION, "/hook")],
+                )
+            }),
+        );
+    let server = TestServer::start(router).await;
+    let client = lan_client();
+    let url = |path: &str| url::Url::parse(&server.url(path)).unwrap();
+
+    let sent = client
+        .post_json(&url("/hook"), bytes::Bytes::from_static(b"{\"a\":1}"), 1024)
+        .await
+        .unwrap();
+    assert_eq!(sent.status, 204);
+    assert!(sent.is_success());
+    assert_eq!(
+        received.lock().unwrap().as_slice(),
+        [("application/json".to_owned(), "{\"a\":1}".to_owned())]
+    );
+
+    let limited = client
+        .post_json(&url("/limited"), bytes::Bytes::new(), 8)
+        .await
+        .unwrap();
+    assert_eq!(limited.status, 429);
+    assert_eq!(limited.retry_after.as_deref(), Some("3"));
+    assert_eq!(limited.rate_limit_reset_after.as_deref(), Some("2.5"));
+    // The error answer's body is read, cut at the caller's limit.
+    assert_eq!(limited.body.as_ref(), b"{\"retry_");
+
+    let moved = client
+        .post_json(&url("/moved"), bytes::Bytes::new(), 1024)
+        .await
+        .unwrap();
+    assert_eq!(moved.status, 307);
+    assert_eq!(
+        received.lock().unwrap().len(),
+        1,
+        "the redirect was not followed"
+    );
+
+    // The guard holds for POSTs too: loopback is refused without the operator's say-so.
+    let guarded = GuardedClient::new(tidings_fetch::ClientConfig::default()).unwrap();
+    let refused = guarded
+        .post_json(&url("/hook"), bytes::Bytes::new(), 1024)
+        .await;
+    assert!(
+        matches!(refused, Err(FetchError::Refused(_))),
+        "{refused:?}"
+    );
+    assert_eq!(received.lock().unwrap().len(), 1);
+}

@@ -40,6 +40,7 @@ mod tags;
 mod text;
 mod usage;
 mod users;
+mod webhooks;
 
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -97,6 +98,10 @@ pub use text::{is_stripped_char, strip_control_chars};
 pub use usage::{ClickedItem, MAX_USAGE_KEY_CHARS, UsageCount, UsageKind, usage_day};
 pub use users::{
     DEFAULT_GROUP_NAME, Group, MAX_USERNAME_LEN, NewUser, User, normalize_username, username_key,
+};
+pub use webhooks::{
+    DELIVERY_LOG_KEEP, DeliveryLogEntry, DeliveryRecord, MAX_WEBHOOKS_PER_USER, MESSAGE_ITEMS,
+    MatchSettings, MatchStep, NewWebhook, QueuedItem, Webhook, WebhookChanges, WebhookMessage,
 };
 
 /// Result type of every store operation.

@@ -287,6 +287,13 @@ pub const MIGRATIONS: &[Migration] = &[
         postgres: include_str!("../migrations/postgres/0023_summaries.sql"),
         data: None,
     },
+    Migration {
+        version: 24,
+        name: "webhooks",
+        sqlite: include_str!("../migrations/sqlite/0024_webhooks.sql"),
+        postgres: include_str!("../migrations/postgres/0024_webhooks.sql"),
+        data: None,
+    },
 ];
 
 /// An arbitrary constant naming tidings' migration lock among PostgreSQL advisory locks.
