@@ -173,6 +173,25 @@ on_both_engines!(modes_in_the_api_and_full_articles_on_demand, |db| {
     let listed = items_of(&client, &app, feed).await;
     let listed = listed.iter().find(|i| i["id"] == news).unwrap();
     assert_eq!(listed["full_content"].as_str(), Some(article));
+    // Search finds the item by words only its article holds, with a snippet from the
+    // article; the feed's other items do not match.
+    let (status, _, body) = call(
+        &client,
+        Method::GET,
+        &app.url("/items?filter=all&q=Porthcarrow%20sluice"),
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let found = body["items"].as_array().unwrap();
+    assert_eq!(found.len(), 1, "{body}");
+    assert_eq!(found[0]["id"], news);
+    assert!(
+        found[0]["snippet"]
+            .as_str()
+            .is_some_and(|s| s.contains("<mark>Porthcarrow</mark>")),
+        "{body}"
+    );
 
     // The Shift_JIS page decodes.
     let (status, _, body) = load_full(&client, &app, ja).await;

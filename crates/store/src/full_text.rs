@@ -2,7 +2,8 @@
 //! page, and the articles extracted, kept apart from the feeds' content.
 
 use crate::job_queue::JobQueue;
-use crate::{Result, Store, in_tx, with_db};
+use crate::search::{item_index_value, write_index_rows};
+use crate::{Engine, Result, Store, in_tx, with_db};
 
 /// The queue of items waiting for their article page.
 const FULL_TEXT_JOBS: JobQueue = JobQueue::new("full_text_jobs");
@@ -280,6 +281,9 @@ impl Store {
     /// Records what became of an item's page and takes the item off the queue, in one
     /// transaction. A later outcome replaces an earlier one. An item deleted meanwhile is
     /// skipped; answers whether the outcome was stored.
+    ///
+    /// The item's search index row is written again in the same transaction, so that search
+    /// finds the item by its article's words (or no longer, when this outcome kept none).
     pub async fn save_full_text(
         &self,
         item_id: i64,
@@ -314,7 +318,23 @@ impl Store {
         // refuses a NUL).
         let content = content.map(crate::text::strip_control_chars);
         let error = error.map(crate::text::strip_control_chars);
+        let engine = self.engine();
+        // Locked on PostgreSQL: a feed's update of the item, or a search backfill step, waits
+        // for this and then reads this article (`search::full_texts_of`), and this indexes the
+        // item as any update before it left it. (Not FOR UPDATE: rows that merely refer to
+        // the item, its read state or tags, need not wait.)
+        let item_sql = match engine {
+            Engine::Sqlite => "SELECT title, content, summary FROM items WHERE id = $1",
+            Engine::Postgres => {
+                "SELECT title, content, summary FROM items WHERE id = $1 FOR NO KEY UPDATE"
+            }
+        };
         let saved = in_tx!(self, |tx| {
+            let item: Option<(Option<String>, Option<String>, Option<String>)> =
+                sqlx::query_as(item_sql)
+                    .bind(item_id)
+                    .fetch_optional(&mut *tx)
+                    .await?;
             let saved = sqlx::query(
                 "INSERT INTO item_full_texts
                     (item_id, content, text_chars, source_url, outcome, error, fetched_at)
@@ -334,6 +354,16 @@ impl Store {
             .execute(&mut *tx)
             .await?
             .rows_affected();
+            if let Some((title, feed_content, summary)) = item.filter(|_| saved > 0) {
+                let value = item_index_value(
+                    engine,
+                    title.as_deref(),
+                    feed_content.as_deref(),
+                    summary.as_deref(),
+                    content.as_deref(),
+                );
+                write_index_rows!(tx, engine, &[(item_id, value.as_str())]);
+            }
             sqlx::query(sqlx::AssertSqlSafe(FULL_TEXT_JOBS.complete_sql()))
                 .bind(item_id)
                 .execute(&mut *tx)

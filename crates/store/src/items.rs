@@ -6,7 +6,7 @@ use sha2::{Digest, Sha256};
 use tidings_feed::identity::item_identity;
 use tidings_feed::text::html_to_text;
 
-use crate::search::{item_index_value, write_index_rows};
+use crate::search::{full_texts_of, item_index_value, write_index_rows};
 use crate::{Engine, Result, Store, StoreError, in_tx, row_decoder, with_db};
 
 /// A media enclosure of an item.
@@ -418,6 +418,7 @@ impl Store {
                     p.item.title.as_deref(),
                     p.item.content.as_deref(),
                     p.item.summary.as_deref(),
+                    None,
                 ),
                 prepared: p,
             })
@@ -522,6 +523,8 @@ impl Store {
                     }
                 }
             }
+            // Stored items that changed: their full articles (F6) are indexed with them.
+            let mut updated: Vec<(i64, &ItemWrite<'_>)> = Vec::new();
             for write in one_by_one {
                 match update_or_insert_item!(tx, feed_id, &write.prepared, now) {
                     (Some(id), _) => {
@@ -531,8 +534,38 @@ impl Store {
                     (None, Some(id)) => {
                         counts.updated += 1;
                         indexed.push((id, write.index.as_str()));
+                        updated.push((id, write));
                     }
                     (None, None) => counts.unchanged += 1,
+                }
+            }
+            // A changed item keeps its full article, so its index row keeps the article's
+            // words: read after the updates, which a concurrent save of an article waits for
+            // (or waited on), so that a just-saved article is seen. New items have none.
+            let mut with_article: std::collections::HashMap<i64, String> =
+                std::collections::HashMap::new();
+            if !updated.is_empty() {
+                let ids: Vec<i64> = updated.iter().map(|(id, _)| *id).collect();
+                let articles = full_texts_of!(tx, &ids);
+                for (id, write) in &updated {
+                    if let Some(article) = articles.get(id) {
+                        let item = write.prepared.item;
+                        with_article.insert(
+                            *id,
+                            item_index_value(
+                                engine,
+                                item.title.as_deref(),
+                                item.content.as_deref(),
+                                item.summary.as_deref(),
+                                Some(article),
+                            ),
+                        );
+                    }
+                }
+            }
+            for (id, value) in &mut indexed {
+                if let Some(article_value) = with_article.get(id) {
+                    *value = article_value.as_str();
                 }
             }
             // New and changed items' search index rows, in the same transaction.

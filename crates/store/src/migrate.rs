@@ -294,6 +294,13 @@ pub const MIGRATIONS: &[Migration] = &[
         postgres: include_str!("../migrations/postgres/0024_webhooks.sql"),
         data: None,
     },
+    Migration {
+        version: 25,
+        name: "full_text_search",
+        sqlite: include_str!("../migrations/sqlite/0025_full_text_search.sql"),
+        postgres: include_str!("../migrations/postgres/0025_full_text_search.sql"),
+        data: None,
+    },
 ];
 
 /// An arbitrary constant naming tidings' migration lock among PostgreSQL advisory locks.

@@ -116,12 +116,14 @@ fn row_matches(engine: Engine, listing: &mut Listing, query: &SearchQuery) -> St
 }
 
 /// The columns of a search's rows over [`FROM_ITEMS`] or [`FROM_STATES`], in the order
-/// `search_rows` reads: the item as a listing shows it, then its content (else summary), for
-/// a snippet and for ranking.
+/// `search_rows` reads: the item as a listing shows it, then its content (else summary) and
+/// its full article, for a snippet and for ranking. (Read for the page's rows only, by the
+/// article table's primary key, not for each match.)
 fn search_columns() -> String {
     format!(
         "{SUMMARY_COLUMNS}, {IS_READ}, COALESCE(st.is_starred, FALSE), i.thumbnail_url,
-         COALESCE(i.content, i.summary)"
+         COALESCE(i.content, i.summary),
+         (SELECT ft.content FROM item_full_texts ft WHERE ft.item_id = i.id)"
     )
 }
 
@@ -200,7 +202,8 @@ pub struct ItemSearch {
 pub struct SearchHit {
     /// The item as a listing shows it.
     pub item: ItemSummary,
-    /// Its content (else its summary) as plain text.
+    /// Its content (else its summary) as plain text, followed by its full article's (F6)
+    /// when it has one: the text the index holds for it.
     pub text: String,
 }
 
@@ -215,36 +218,51 @@ pub struct SearchPage {
     pub next_offset: Option<i64>,
 }
 
-/// How far the indexing of items that predate the search index has come.
+/// How far the indexing of items that predate the search index (and of full articles that
+/// predate their indexing) has come.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BackfillStep {
     /// Items indexed by this step.
     pub indexed: u64,
-    /// The next item id to index.
+    /// The next item id to index (of the items' pass until it is done, then of the full
+    /// articles' pass).
     pub next_item_id: i64,
     /// The last item id to index.
     pub last_item_id: i64,
 }
 
 impl BackfillStep {
-    /// Whether every item that predates the index is indexed.
+    /// Whether every item that predates the index, and every full article that predates its
+    /// indexing, is indexed.
     pub fn is_done(&self) -> bool {
         self.next_item_id > self.last_item_id
     }
 }
 
-/// The tokens indexed for an item: its title, then its content (else summary) as text.
+/// The tokens indexed for an item: its title, then its content (else summary) as text, then
+/// the full article extracted from its page (F6), if any.
 pub(crate) fn item_tokens(
     title: Option<&str>,
     content: Option<&str>,
     summary: Option<&str>,
+    full_text: Option<&str>,
 ) -> Vec<String> {
-    let body = content.or(summary).and_then(plain_text).unwrap_or_default();
-    text_tokens(title, &body)
+    text_tokens(title, &searchable_text(content.or(summary), full_text))
 }
 
-/// The tokens of an item's title and the plain text of its content (as [`item_tokens`] makes
-/// it): what the index holds for the item.
+/// An item's searchable text after its title: the plain text of its content (else summary),
+/// then of its full article. Search hits carry the same text, so that a hit is ranked on the
+/// tokens the index holds for it and its snippet can show a match found in the article.
+fn searchable_text(body: Option<&str>, full_text: Option<&str>) -> String {
+    let body = body.and_then(plain_text).unwrap_or_default();
+    match full_text.and_then(plain_text) {
+        Some(article) => format!("{body}\n{article}"),
+        None => body,
+    }
+}
+
+/// The tokens of an item's title and its searchable text (as [`item_tokens`] makes it): what
+/// the index holds for the item.
 fn text_tokens(title: Option<&str>, body: &str) -> Vec<String> {
     index_tokens(&format!("{}\n{body}", title.unwrap_or("")))
 }
@@ -333,15 +351,46 @@ fn index_value(engine: Engine, tokens: &[String]) -> String {
     }
 }
 
-/// The index value of one item, for a batch of [`index_rows_sql`].
+/// The index value of one item, for a batch of [`index_rows_sql`]: its title, content (else
+/// summary) and full article.
 pub(crate) fn item_index_value(
     engine: Engine,
     title: Option<&str>,
     content: Option<&str>,
     summary: Option<&str>,
+    full_text: Option<&str>,
 ) -> String {
-    index_value(engine, &item_tokens(title, content, summary))
+    index_value(engine, &item_tokens(title, content, summary, full_text))
 }
+
+/// Full articles read per statement by [`full_texts_of`] (well under SQLite's bound on
+/// parameters).
+pub(crate) const FULL_TEXTS_READ_PER_STATEMENT: usize = 500;
+
+/// The full articles (F6) of those of `$ids` that have one, by item id, read on the
+/// transaction `$tx`. On PostgreSQL, callers read them in a statement after the one that
+/// locked or updated the items, so that an article saved meanwhile (its save locks the item
+/// first) is seen once its transaction has committed.
+macro_rules! full_texts_of {
+    ($tx:expr, $ids:expr) => {{
+        let ids: &[i64] = $ids;
+        let mut texts: std::collections::HashMap<i64, String> = std::collections::HashMap::new();
+        for chunk in ids.chunks(crate::search::FULL_TEXTS_READ_PER_STATEMENT) {
+            let placeholders: Vec<String> = (1..=chunk.len()).map(|n| format!("${n}")).collect();
+            let mut read = sqlx::query_as::<_, (i64, String)>(sqlx::AssertSqlSafe(format!(
+                "SELECT item_id, content FROM item_full_texts
+                 WHERE content IS NOT NULL AND item_id IN ({})",
+                placeholders.join(", ")
+            )));
+            for id in chunk {
+                read = read.bind(*id);
+            }
+            texts.extend(read.fetch_all(&mut *$tx).await?);
+        }
+        texts
+    }};
+}
+pub(crate) use full_texts_of;
 
 /// The statement that writes `rows` index rows at once: `$1`, `$2` the first item's id and
 /// value, `$3`, `$4` the second's, and so on (values from [`item_index_value`]).
@@ -390,7 +439,7 @@ macro_rules! write_index_rows {
 }
 pub(crate) use write_index_rows;
 
-type SearchRow = (crate::reading::SummaryRow, Option<String>);
+type SearchRow = (crate::reading::SummaryRow, Option<String>, Option<String>);
 
 impl Store {
     /// One page of the user's items matching `search`: the listing's scope (feed, group),
@@ -715,15 +764,16 @@ impl Store {
                 let summary = decode_summary(&row)?;
                 // After the summary's columns (the thumbnail is its last, 12).
                 let text: Option<String> = sqlx::Row::try_get(&row, 13)?;
-                rows.push((summary, text));
+                let full_text: Option<String> = sqlx::Row::try_get(&row, 14)?;
+                rows.push((summary, text, full_text));
             }
             rows
         });
         Ok(rows
             .into_iter()
-            .map(|(summary, text)| SearchHit {
+            .map(|(summary, text, full_text)| SearchHit {
                 item: summary_from_row(summary),
-                text: text.as_deref().and_then(plain_text).unwrap_or_default(),
+                text: searchable_text(text.as_deref(), full_text.as_deref()),
             })
             .collect())
     }
@@ -756,7 +806,7 @@ impl Store {
         Ok(bookmarks
             .into_iter()
             .filter(|b| {
-                let tokens = item_tokens(b.title.as_deref(), b.content.as_deref(), None);
+                let tokens = item_tokens(b.title.as_deref(), b.content.as_deref(), None, None);
                 query.matches(&tokens)
             })
             .collect())
@@ -838,29 +888,73 @@ impl Store {
     }
 
     /// Indexes up to `batch` of the items that existed before the search index (migration
-    /// 6), resuming where the last step stopped; new and changed items are indexed as they
-    /// are stored. Each step is one short transaction, so the server keeps serving while a
-    /// large database is indexed; search finds what is indexed so far.
+    /// 6), resuming where the last step stopped, then the full articles (F6) saved before
+    /// they were searched (migration 25); new and changed items and articles are indexed as
+    /// they are stored. Each step is one or two short transactions, so the server keeps
+    /// serving while a large database is indexed; search finds what is indexed so far. The
+    /// step answers the items' progress until they are done, then the articles'.
     pub async fn backfill_search_index(&self, batch: i64) -> Result<BackfillStep> {
         let batch = batch.clamp(1, 10_000);
+        let items = self.backfill_step(BackfillPass::Items, batch).await?;
+        if !items.is_done() {
+            return Ok(items);
+        }
+        let articles = self.backfill_step(BackfillPass::FullTexts, batch).await?;
+        Ok(BackfillStep {
+            indexed: items.indexed + articles.indexed,
+            ..articles
+        })
+    }
+
+    /// One step of one pass of [`Store::backfill_search_index`].
+    async fn backfill_step(&self, pass: BackfillPass, batch: i64) -> Result<BackfillStep> {
         let engine = self.engine();
-        let (state_sql, items_sql) = match engine {
-            Engine::Sqlite => (
-                "SELECT next_item_id, last_item_id FROM search_backfill WHERE id = 1",
-                "SELECT id, title, content, summary FROM items
-                 WHERE id >= $1 AND id <= $2 ORDER BY id LIMIT $3",
+        // The items' rows: on PostgreSQL locked, so that one backfill step runs at a time
+        // among processes, and an item changed (or given its article) while it is indexed
+        // waits, so its newer text is indexed after this.
+        let lock = match engine {
+            Engine::Sqlite => "",
+            Engine::Postgres => "FOR UPDATE",
+        };
+        let share = match engine {
+            Engine::Sqlite => "",
+            Engine::Postgres => "FOR SHARE",
+        };
+        let (state_sql, items_sql) = match pass {
+            BackfillPass::Items => (
+                format!(
+                    "SELECT next_item_id, last_item_id FROM search_backfill WHERE id = 1 {lock}"
+                ),
+                format!(
+                    "SELECT id, title, content, summary FROM items
+                     WHERE id >= $1 AND id <= $2 ORDER BY id LIMIT $3 {share}"
+                ),
             ),
-            // Locked: one backfill step at a time among processes, and an item changed while
-            // it is indexed waits, so its newer text is indexed after this.
-            Engine::Postgres => (
-                "SELECT next_item_id, last_item_id FROM search_backfill WHERE id = 1 FOR UPDATE",
-                "SELECT id, title, content, summary FROM items
-                 WHERE id >= $1 AND id <= $2 ORDER BY id LIMIT $3 FOR SHARE",
+            BackfillPass::FullTexts => (
+                format!(
+                    "SELECT next_item_id, last_item_id FROM search_full_text_backfill
+                     WHERE id = 1 {lock}"
+                ),
+                format!(
+                    "SELECT id, title, content, summary FROM items
+                     WHERE id IN (SELECT item_id FROM item_full_texts
+                                  WHERE item_id >= $1 AND item_id <= $2
+                                    AND content IS NOT NULL
+                                  ORDER BY item_id LIMIT $3)
+                     ORDER BY id {share}"
+                ),
             ),
         };
+        let progress_sql = match pass {
+            BackfillPass::Items => "UPDATE search_backfill SET next_item_id = $1 WHERE id = 1",
+            BackfillPass::FullTexts => {
+                "UPDATE search_full_text_backfill SET next_item_id = $1 WHERE id = 1"
+            }
+        };
         let step = in_tx!(self, |tx| {
-            let state: Option<(i64, i64)> =
-                sqlx::query_as(state_sql).fetch_optional(&mut *tx).await?;
+            let state: Option<(i64, i64)> = sqlx::query_as(sqlx::AssertSqlSafe(state_sql))
+                .fetch_optional(&mut *tx)
+                .await?;
             let Some((next, last)) = state else {
                 return Ok(BackfillStep {
                     indexed: 0,
@@ -876,34 +970,38 @@ impl Store {
                 }
             } else {
                 let items: Vec<(i64, Option<String>, Option<String>, Option<String>)> =
-                    sqlx::query_as(items_sql)
+                    sqlx::query_as(sqlx::AssertSqlSafe(items_sql))
                         .bind(next)
                         .bind(last)
                         .bind(batch)
                         .fetch_all(&mut *tx)
                         .await?;
+                let ids: Vec<i64> = items.iter().map(|(id, ..)| *id).collect();
+                // After the statement that locked the items (see `full_texts_of`).
+                let full_texts = full_texts_of!(tx, &ids);
                 let values: Vec<String> = items
                     .iter()
-                    .map(|(_, title, content, summary)| {
+                    .map(|(id, title, content, summary)| {
                         item_index_value(
                             engine,
                             title.as_deref(),
                             content.as_deref(),
                             summary.as_deref(),
+                            full_texts.get(id).map(String::as_str),
                         )
                     })
                     .collect();
-                let rows: Vec<(i64, &str)> = items
+                let rows: Vec<(i64, &str)> = ids
                     .iter()
                     .zip(&values)
-                    .map(|((id, ..), value)| (*id, value.as_str()))
+                    .map(|(id, value)| (*id, value.as_str()))
                     .collect();
                 write_index_rows!(tx, engine, &rows);
                 let next = match items.last() {
                     Some((id, ..)) if items.len() as i64 == batch => id + 1,
                     _ => last + 1,
                 };
-                sqlx::query("UPDATE search_backfill SET next_item_id = $1 WHERE id = 1")
+                sqlx::query(progress_sql)
                     .bind(next)
                     .execute(&mut *tx)
                     .await?;
@@ -916,6 +1014,15 @@ impl Store {
         });
         Ok(step)
     }
+}
+
+/// The two passes of the search backfill.
+#[derive(Debug, Clone, Copy)]
+enum BackfillPass {
+    /// Items stored before the search index (migration 6).
+    Items,
+    /// Full articles saved before they were searched (migration 25).
+    FullTexts,
 }
 
 #[cfg(test)]
@@ -1206,9 +1313,25 @@ mod tests {
             Some("Rust 東京"),
             Some("<p>Hello <b>wörld</b> &amp; <a href=\"https://x.example/secret\">link</a></p>"),
             Some("ignored summary"),
+            None,
         );
         assert_eq!(tokens, ["rust", "東京", "hello", "world", "link", "京"]);
-        let tokens = item_tokens(None, None, Some("<p>summary only</p>"));
+        let tokens = item_tokens(None, None, Some("<p>summary only</p>"), None);
         assert_eq!(tokens, ["summary", "only"]);
+        // The full article follows the feed's text; a hit carries the same text.
+        let tokens = item_tokens(
+            Some("Title"),
+            Some("<p>teaser</p>"),
+            None,
+            Some("<article><p>Whole <i>story</i></p></article>"),
+        );
+        assert_eq!(tokens, ["title", "teaser", "whole", "story"]);
+        assert_eq!(
+            text_tokens(
+                Some("Title"),
+                &searchable_text(Some("<p>teaser</p>"), Some("<p>Whole story</p>"))
+            ),
+            tokens
+        );
     }
 }

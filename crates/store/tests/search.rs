@@ -1,6 +1,7 @@
 //! Full-text search (F35) on both engines: a table of queries over a fixed multilingual corpus
 //! with the same hits on SQLite and PostgreSQL, filters and pagination, the index following
-//! updates and deletions, and the backfill of items that predate the index.
+//! updates and deletions, items' full articles (F6), and the backfill of items and articles
+//! that predate the index.
 
 mod common;
 
@@ -8,7 +9,9 @@ use common::{add_user, follow};
 
 use std::collections::BTreeSet;
 
-use tidings_store::{Engine, ItemFilter, ItemOrder, ItemQuery, ItemSearch, NewItem, Store};
+use tidings_store::{
+    Engine, FullTextOutcome, ItemFilter, ItemOrder, ItemQuery, ItemSearch, NewItem, Store,
+};
 use tidings_text::{SearchQuery, TermStatistics, index_tokens, rank};
 
 const BASE: i64 = 1_700_000_000;
@@ -517,11 +520,9 @@ async fn index_rows(store: &Store) -> i64 {
     store.search_index_rows().await.unwrap()
 }
 
-on_both_engines!(backfill_indexes_existing_items_in_batches, |db| {
-    let store = db.migrated().await;
-    let (user, _) = corpus(&store).await;
-    // As after migration 6 on a database with items: an empty index and the whole id range
-    // still to do.
+/// Puts the database as migration 6 left one that had items: an empty index and the whole
+/// id range still to do.
+async fn as_before_the_index(store: &Store) {
     match store.engine() {
         Engine::Sqlite => store
             .execute_raw("INSERT INTO item_search (item_search) VALUES ('delete-all')")
@@ -536,6 +537,12 @@ on_both_engines!(backfill_indexes_existing_items_in_batches, |db| {
         )
         .await
         .unwrap();
+}
+
+on_both_engines!(backfill_indexes_existing_items_in_batches, |db| {
+    let store = db.migrated().await;
+    let (user, _) = corpus(&store).await;
+    as_before_the_index(&store).await;
     assert!(found(&store, user, "rust").await.is_empty());
     let mut steps = 0;
     let mut indexed = 0;
@@ -559,6 +566,247 @@ on_both_engines!(backfill_indexes_existing_items_in_batches, |db| {
     let step = store.backfill_search_index(5).await.unwrap();
     assert!(step.is_done() && step.indexed == 0);
     assert_eq!(index_rows(&store).await, CORPUS.len() as i64);
+});
+
+/// A teaser item of the feed `feed` (guid `guid`), as a feed that needs full text gives it.
+fn teaser(guid: &str, title: &str, summary: &str, n: i64) -> NewItem {
+    NewItem {
+        guid: Some(guid.into()),
+        url: Some(format!("https://news.example/{guid}")),
+        title: Some(title.into()),
+        summary: Some(summary.into()),
+        published: Some(BASE + 10_000 + n * 60),
+        ..NewItem::default()
+    }
+}
+
+/// An article extracted from an item's page.
+fn article(html: &str) -> FullTextOutcome {
+    FullTextOutcome::Extracted {
+        content: html.into(),
+        text_chars: html.len() as i64,
+        source_url: "https://news.example/page".into(),
+    }
+}
+
+/// The id of the item titled `title` (searched by its title's first word).
+async fn id_of(store: &Store, user: i64, title: &str) -> i64 {
+    let word = title.split(' ').next().unwrap();
+    let page = store
+        .search_items(user, &search_of(word, all(50)))
+        .await
+        .unwrap();
+    page.hits
+        .iter()
+        .find(|h| h.item.title.as_deref() == Some(title))
+        .unwrap_or_else(|| panic!("{title} not found"))
+        .item
+        .id
+}
+
+on_both_engines!(an_items_full_text_is_searched_with_it, |db| {
+    let store = db.migrated().await;
+    let (user, _) = corpus(&store).await;
+    let (_, feed) = follow(&store, user, "https://news.example/feed").await;
+    store
+        .upsert_items(
+            feed,
+            &[
+                teaser("mill", "Harbour mill", "<p>The town votes.</p>", 0),
+                teaser("other", "Harbour ferry", "<p>A lighthouse is seen.</p>", 1),
+            ],
+            BASE,
+        )
+        .await
+        .unwrap();
+    let mill = id_of(&store, user, "Harbour mill").await;
+    assert!(found(&store, user, "millwright").await.is_empty());
+    assert!(found(&store, user, "潮力").await.is_empty());
+    assert!(
+        store
+            .save_full_text(
+                mill,
+                &article(
+                    "<article><p>The <b>millwright</b> restores the tidal wheel and the \
+                     lighthouse.</p><p>港町の潮力水車が九十年ぶりに回る。</p></article>"
+                ),
+                BASE + 5,
+            )
+            .await
+            .unwrap()
+    );
+    // Words that only the article holds find the item, in English and in Japanese (bigrams),
+    // as words, phrases, prefixes and exclusions; the feed's own words still do.
+    assert_eq!(found(&store, user, "millwright").await, ["Harbour mill"]);
+    assert_eq!(found(&store, user, "MILLWRIGHT").await, ["Harbour mill"]);
+    assert_eq!(
+        found(&store, user, "\"tidal wheel\"").await,
+        ["Harbour mill"]
+    );
+    assert_eq!(found(&store, user, "潮力水車").await, ["Harbour mill"]);
+    assert_eq!(found(&store, user, "九十年").await, ["Harbour mill"]);
+    assert_eq!(
+        found(&store, user, "votes millwright").await,
+        ["Harbour mill"]
+    );
+    assert_eq!(
+        found(&store, user, "lighthouse").await,
+        ["Harbour ferry", "Harbour mill"]
+    );
+    assert_eq!(
+        found(&store, user, "lighthouse -millwright").await,
+        ["Harbour ferry"]
+    );
+    assert!(found(&store, user, "\"wheel tidal\"").await.is_empty());
+    // The hit carries the article's text (for its snippet and its rank), and ranking by
+    // relevance finds it too.
+    let page = store
+        .search_items(user, &search_of("millwright", all(50)))
+        .await
+        .unwrap();
+    assert!(
+        page.hits[0].text.starts_with("The town votes."),
+        "{}",
+        page.hits[0].text
+    );
+    assert!(
+        page.hits[0].text.contains("millwright restores"),
+        "{}",
+        page.hits[0].text
+    );
+    let mut by_relevance = search_of("millwright 潮力", all(50));
+    by_relevance.by_relevance = true;
+    let ranked = store.search_items(user, &by_relevance).await.unwrap();
+    assert_eq!(ranked.hits.len(), 1);
+    assert_eq!(ranked.hits[0].item.id, mill);
+    // The article stays searchable when the feed changes the item, and the feed's new words
+    // are found while its old ones are not.
+    store
+        .upsert_items(
+            feed,
+            &[teaser(
+                "mill",
+                "Harbour mill",
+                "<p>The council agrees.</p>",
+                0,
+            )],
+            BASE + 10,
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        found(&store, user, "council millwright").await,
+        ["Harbour mill"]
+    );
+    assert!(found(&store, user, "votes").await.is_empty());
+    // A later outcome that kept no article takes its words out of the index.
+    store
+        .save_full_text(
+            mill,
+            &FullTextOutcome::Failed {
+                error: "404".into(),
+            },
+            BASE + 20,
+        )
+        .await
+        .unwrap();
+    assert!(found(&store, user, "millwright").await.is_empty());
+    assert_eq!(found(&store, user, "council").await, ["Harbour mill"]);
+    // An article for an item deleted meanwhile is not saved, and indexes nothing.
+    let rows = index_rows(&store).await;
+    store
+        .execute_raw(&format!("DELETE FROM items WHERE id = {mill}"))
+        .await
+        .unwrap();
+    assert!(
+        !store
+            .save_full_text(mill, &article("<p>millwright</p>"), BASE + 30)
+            .await
+            .unwrap()
+    );
+    assert_eq!(index_rows(&store).await, rows - 1);
+    assert!(found(&store, user, "millwright").await.is_empty());
+});
+
+on_both_engines!(the_backfill_indexes_full_texts_too, |db| {
+    // Articles saved before they were searched (schema version 24), then the upgrade.
+    let store = db.open().await;
+    store.migrate_to(24).await.unwrap();
+    let user = add_user(&store, "ann").await;
+    let (_, feed) = follow(&store, user, "https://news.example/feed").await;
+    let teasers: Vec<NewItem> = (0..4)
+        .map(|n| {
+            teaser(
+                &format!("t{n}"),
+                &format!("Teaser {n}"),
+                "<p>Read more.</p>",
+                n,
+            )
+        })
+        .collect();
+    store.upsert_items(feed, &teasers, BASE).await.unwrap();
+    let mut ids = Vec::new();
+    for n in 0..4 {
+        ids.push(id_of(&store, user, &format!("Teaser {n}")).await);
+    }
+    // Three articles and one page that failed, written as version 24 wrote them: without
+    // touching the index.
+    for (n, id) in ids.iter().enumerate() {
+        let (content, outcome) = match n {
+            2 => ("NULL".to_string(), "failed"),
+            _ => (
+                format!("'<p>Article {n}: the gazetteer 地名辞典 entry.</p>'"),
+                "extracted",
+            ),
+        };
+        store
+            .execute_raw(&format!(
+                "INSERT INTO item_full_texts (item_id, content, text_chars, outcome, fetched_at)
+                 VALUES ({id}, {content}, 40, '{outcome}', {BASE})"
+            ))
+            .await
+            .unwrap();
+    }
+    assert_eq!(store.migrate().await.unwrap(), [25]);
+    assert!(found(&store, user, "gazetteer").await.is_empty());
+    // One article per step, resuming where the last stopped; search finds what is done.
+    let first = store.backfill_search_index(1).await.unwrap();
+    assert_eq!(first.indexed, 1);
+    assert!(!first.is_done());
+    assert_eq!(found(&store, user, "gazetteer").await, ["Teaser 0"]);
+    let mut indexed = first.indexed;
+    loop {
+        let step = store.backfill_search_index(1).await.unwrap();
+        indexed += step.indexed;
+        if step.is_done() {
+            break;
+        }
+    }
+    assert_eq!(indexed, 3);
+    assert_eq!(
+        found(&store, user, "gazetteer").await,
+        ["Teaser 3", "Teaser 1", "Teaser 0"]
+    );
+    assert_eq!(
+        found(&store, user, "地名辞典").await,
+        ["Teaser 3", "Teaser 1", "Teaser 0"]
+    );
+    // The feed's text is still indexed with each article; done stays done.
+    assert_eq!(
+        found(&store, user, "\"read more\" gazetteer").await.len(),
+        3
+    );
+    assert_eq!(found(&store, user, "read").await.len(), 4);
+    let step = store.backfill_search_index(5).await.unwrap();
+    assert!(step.is_done() && step.indexed == 0);
+    // Items that predate the index itself (migration 6) are indexed with their articles.
+    as_before_the_index(&store).await;
+    assert!(found(&store, user, "gazetteer").await.is_empty());
+    let step = store.backfill_search_index(100).await.unwrap();
+    assert!(step.is_done());
+    assert_eq!(step.indexed, 4);
+    assert_eq!(found(&store, user, "gazetteer").await.len(), 3);
+    assert_eq!(index_rows(&store).await, 4);
 });
 
 on_both_engines!(bookmarks_are_searched_by_their_snapshots, |db| {

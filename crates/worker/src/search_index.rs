@@ -1,6 +1,7 @@
-//! The search index backfill (F35): items stored before the search index existed (migration 6)
-//! are indexed in the background, one small batch per transaction, so that upgrading a large
-//! database neither blocks the migration nor the server. Search finds what is indexed so far.
+//! The search index backfill (F35): items stored before the search index existed (migration 6),
+//! then full articles (F6) saved before they were searched (migration 25), are indexed in the
+//! background, one small batch per transaction, so that upgrading a large database neither
+//! blocks the migration nor the server. Search finds what is indexed so far.
 
 use std::time::Duration;
 
@@ -10,7 +11,8 @@ use tidings_store::{DEFAULT_BACKFILL_BATCH, Store, StoreError};
 /// SQLite's single writer.
 pub const BACKFILL_PAUSE: Duration = Duration::from_millis(20);
 
-/// Indexes every item that predates the search index, `DEFAULT_BACKFILL_BATCH` at a time with
+/// Indexes every item that predates the search index, and every full article that predates
+/// its indexing, `DEFAULT_BACKFILL_BATCH` at a time with
 /// `pause` between batches, and returns how many were indexed. Progress is stored after each
 /// batch, so a restart resumes where this stopped; several workers at once take turns.
 pub async fn backfill_search_index(store: &Store, pause: Duration) -> Result<u64, StoreError> {
