@@ -250,6 +250,18 @@ fn link_from(tag: &Tag) -> LinkElement {
     }
 }
 
+/// Every `<link>` element of a page as (rel, href), and its first `<base href>`: WebSub's
+/// `rel="hub"` and `rel="self"` discovery reads the same scan.
+pub(crate) fn link_elements(html: &str) -> (Vec<(String, String)>, Option<String>) {
+    let scan = scan_links(html);
+    let links = scan
+        .links
+        .into_iter()
+        .map(|link| (link.rel, link.href))
+        .collect();
+    (links, scan.base_href)
+}
+
 fn scan_links(html: &str) -> LinkScan {
     let tokenizer = Tokenizer::new(LinkCollector::default(), TokenizerOpts::default());
     let queue = BufferQueue::default();

@@ -7,7 +7,8 @@
 //!   encoding into a [`Feed`] (F1);
 //! - [`Item::identity`] is the item identity key of F4 (see [`identity`]);
 //! - [`Sanitizer`] makes feed HTML safe to show (F5), [`Feed::sanitize_html`] applies it;
-//! - [`discover`] finds the feeds of a web page (F2).
+//! - [`discover`] finds the feeds of a web page (F2);
+//! - [`websub_links`] finds the WebSub hub and topic a feed or page advertises (F18).
 //!
 //! The parser is our own, on quick-xml, rather than feed-rs: see `BENCHMARKS.md` and the
 //! commit introducing it for the measurements and the cases that decided it.
@@ -27,6 +28,7 @@ pub mod sanitize;
 mod simple_html;
 pub mod text;
 mod urls;
+pub mod websub;
 mod xml;
 mod xml_feed;
 
@@ -37,6 +39,7 @@ pub use identity::{IdentitySource, ItemIdentity, item_identity};
 pub use model::{Enclosure, Feed, FeedFormat, FeedVersion, Item, ItemDraft, sanitize_items};
 pub use sanitize::{SanitizeOptions, Sanitizer, sanitize_html};
 pub use urls::{normalize_feed_url, normalize_feed_url_text};
+pub use websub::{AdvertisedLinks, WebSubLinks, websub_links};
 
 use url::Url;
 
