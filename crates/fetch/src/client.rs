@@ -181,6 +181,9 @@ pub struct FetchResponse {
     pub cache_hints: CacheHints,
     /// The peer the response came from (the proxy's address when proxied).
     pub remote_addr: Option<SocketAddr>,
+    /// The `Link` headers (several joined with ", "), where WebSub hubs and the `self` URL
+    /// are advertised (F18).
+    pub link: Option<String>,
 }
 
 impl FetchResponse {
@@ -206,7 +209,7 @@ impl FetchResponse {
     }
 }
 
-/// What a server answered a [`GuardedClient::post_json`].
+/// What a server answered a [`GuardedClient::post_json`] or [`GuardedClient::post_form`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PostResponse {
     /// The status code (204, 429, 500…); redirects are not followed.
@@ -450,6 +453,86 @@ impl GuardedClient {
         }
     }
 
+    /// POSTs `form` as `application/x-www-form-urlencoded` to `url` (a WebSub hub, F18), through
+    /// the same guard as fetches: the URL and every address are checked, and a 307 or 308
+    /// redirect is followed with the same body to a URL the guard checks again (a hub may move,
+    /// W3C WebSub §5.1.2); other redirects are answers, since a POST is not turned into a GET.
+    /// The answer's body is kept up to `max_answer_bytes`. Within the configured timeout.
+    pub async fn post_form(
+        &self,
+        url: &Url,
+        form: &[(&str, &str)],
+        max_answer_bytes: usize,
+    ) -> Result<PostResponse, FetchError> {
+        let timeout = self.inner.config.timeout;
+        let body = url::form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(form)
+            .finish();
+        tokio::time::timeout(timeout, self.post_hops(url, body, max_answer_bytes))
+            .await
+            .unwrap_or(Err(FetchError::Timeout(timeout)))
+    }
+
+    async fn post_hops(
+        &self,
+        url: &Url,
+        body: String,
+        max_answer_bytes: usize,
+    ) -> Result<PostResponse, FetchError> {
+        let config = &self.inner.config;
+        let client = self.inner.direct.clone();
+        let mut url = url.clone();
+        let mut redirects = 0;
+        loop {
+            self.inner.policy.check_url(&url)?;
+            let mut response = client
+                .post(url.clone())
+                .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+                .body(body.clone())
+                .send()
+                .await
+                .map_err(|e| map_reqwest_error(&e, config.timeout))?;
+            if let Some(peer) = response.remote_addr() {
+                self.inner.policy.check_ip(peer.ip())?;
+            }
+            let status = response.status();
+            if matches!(
+                status,
+                StatusCode::TEMPORARY_REDIRECT | StatusCode::PERMANENT_REDIRECT
+            ) {
+                if redirects >= config.max_redirects {
+                    return Err(FetchError::TooManyRedirects {
+                        limit: config.max_redirects,
+                    });
+                }
+                url = redirect_target(&url, &response)?;
+                redirects += 1;
+                continue;
+            }
+            let headers = response.headers();
+            let text = |name: HeaderName| header_text(headers, &name);
+            let mut answer = PostResponse {
+                status: status.as_u16(),
+                retry_after: text(header::RETRY_AFTER),
+                rate_limit_reset_after: None,
+                body: Bytes::new(),
+            };
+            let mut kept = BytesMut::new();
+            while kept.len() < max_answer_bytes {
+                match response.chunk().await {
+                    Ok(Some(chunk)) => {
+                        let room = max_answer_bytes - kept.len();
+                        kept.extend_from_slice(&chunk[..chunk.len().min(room)]);
+                    }
+                    // The body is only for messages: a broken one is just shorter.
+                    Ok(None) | Err(_) => break,
+                }
+            }
+            answer.body = kept.freeze();
+            return Ok(answer);
+        }
+    }
+
     /// Sends one hop and checks who answered.
     async fn send(
         &self,
@@ -678,6 +761,7 @@ async fn read_response(
             date: text(header::DATE),
         },
         remote_addr: response.remote_addr(),
+        link: text(header::LINK),
     };
     // Only a 2xx body means anything to the caller; error pages are not read at all.
     if !fetched.is_success() {

@@ -802,3 +802,93 @@ async fn post_json_sends_the_body_reads_error_answers_and_follows_no_redirect() 
     );
     assert_eq!(received.lock().unwrap().len(), 1);
 }
+
+/// WebSub (F18): a feed's `Link` headers reach the fetcher (several joined), and a hub's
+/// subscription request is a form POST that follows 307/308 with its body (websub.rocks 203,
+/// 204) but never turns into a GET on 302; the guard applies to the POST too.
+#[tokio::test]
+async fn link_headers_and_form_posts_for_websub() {
+    use axum::routing::post;
+    let seen: Arc<std::sync::Mutex<Vec<String>>> = Arc::default();
+    let log = Arc::clone(&seen);
+    let log_new = Arc::clone(&seen);
+    let router = Router::new()
+        .route(
+            "/feed",
+            get(|| async {
+                let mut headers = HeaderMap::new();
+                headers.append(header::LINK, "<https://hub.example/>; rel=\"hub\"".parse().unwrap());
+                headers.append(header::LINK, "</feed>; rel=\"self\"".parse().unwrap());
+                (headers, FEED)
+            }),
+        )
+        .route(
+            "/old-hub",
+            post(|| async { (StatusCode::TEMPORARY_REDIRECT, [(header::LOCATION, "/moved-hub")]) }),
+        )
+        .route(
+            "/moved-hub",
+            post(|| async { (StatusCode::PERMANENT_REDIRECT, [(header::LOCATION, "/hub")]) }),
+        )
+        .route(
+            "/hub",
+            post(move |headers: HeaderMap, body: String| async move {
+                let kind = headers[header::CONTENT_TYPE].to_str().unwrap().to_owned();
+                log.lock().unwrap().push(format!("{kind} {body}"));
+                (StatusCode::ACCEPTED, "ok")
+            }),
+        )
+        .route(
+            "/found",
+            post(|| async { (StatusCode::FOUND, [(header::LOCATION, "/hub")]) }),
+        )
+        .route(
+            "/refuses",
+            post(move || async move {
+                log_new.lock().unwrap().push("refuses".into());
+                (StatusCode::BAD_REQUEST, "the topic is not allowed here")
+            }),
+        );
+    let server = TestServer::start(router).await;
+    let client = lan_client();
+    let feed = client.fetch(&request(&server.url("/feed"))).await.unwrap();
+    assert_eq!(
+        feed.link.as_deref(),
+        Some("<https://hub.example/>; rel=\"hub\", </feed>; rel=\"self\"")
+    );
+
+    let form = [("hub.mode", "subscribe"), ("hub.topic", "https://b.example/f?a=1&b")];
+    let answer = client
+        .post_form(&url::Url::parse(&server.url("/old-hub")).unwrap(), &form, 1024)
+        .await
+        .unwrap();
+    assert_eq!(answer.status, 202);
+    assert_eq!(answer.body.as_ref(), b"ok", "answered by /hub after the 307 and the 308");
+    assert_eq!(
+        seen.lock().unwrap().as_slice(),
+        ["application/x-www-form-urlencoded hub.mode=subscribe&hub.topic=https%3A%2F%2Fb.example%2Ff%3Fa%3D1%26b"]
+    );
+
+    let found = client
+        .post_form(&url::Url::parse(&server.url("/found")).unwrap(), &form, 1024)
+        .await
+        .unwrap();
+    assert_eq!(found.status, 302, "a 302 is the hub's answer, not followed");
+    assert_eq!(seen.lock().unwrap().len(), 1);
+
+    let refused = client
+        .post_form(&url::Url::parse(&server.url("/refuses")).unwrap(), &form, 8)
+        .await
+        .unwrap();
+    assert_eq!(refused.status, 400);
+    assert_eq!(refused.body.as_ref(), b"the topi", "cut at the limit");
+
+    // The default policy refuses loopback for POSTs as for fetches.
+    let guarded = GuardedClient::new(tidings_fetch::ClientConfig::default()).unwrap();
+    let error = guarded
+        .post_form(&url::Url::parse(&server.url("/hub")).unwrap(), &form, 1024)
+        .await
+        .unwrap_err();
+    assert!(matches!(error, FetchError::Refused(_)), "{error}");
+    assert_eq!(seen.lock().unwrap().len(), 2, "only /refuses was reached since");
+}
