@@ -625,3 +625,107 @@ async fn a_worker_with_popularity_on_asks_the_configured_count_source() {
     );
     store.close().await;
 }
+
+/// WebSub (F18) through the binary: `TIDINGS_WEBSUB=true` needs a base URL hubs can reach
+/// (a loopback one only with private networks allowed), and a `tidings worker` with it on
+/// subscribes a feed that advertises a hub, with a callback under that base URL.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_with_websub_on_subscribes_feeds_at_their_hubs() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("t.db").display());
+    store_at(&url).await.close().await;
+    for (settings, variable, says) in [
+        (
+            vec![("TIDINGS_WEBSUB", "often")],
+            "TIDINGS_WEBSUB",
+            "true or false",
+        ),
+        (
+            vec![("TIDINGS_WEBSUB", "true")],
+            "TIDINGS_BASE_URL",
+            "TIDINGS_WEBSUB=true needs",
+        ),
+        (
+            vec![
+                ("TIDINGS_WEBSUB", "true"),
+                ("TIDINGS_BASE_URL", "http://127.0.0.1:9/"),
+            ],
+            "TIDINGS_BASE_URL",
+            "TIDINGS_ALLOW_PRIVATE_NETWORKS=true",
+        ),
+    ] {
+        for command in ["worker", "serve"] {
+            let mut tidings_command = tidings(dir.path(), &url);
+            tidings_command.arg(command).envs(settings.clone());
+            let output = run(&mut tidings_command).await;
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            assert_eq!(
+                output.status.code(),
+                Some(2),
+                "{command} {variable}: {stderr}"
+            );
+            assert!(
+                stderr.contains(variable) && stderr.contains(says),
+                "{stderr}"
+            );
+        }
+    }
+
+    let requests: std::sync::Arc<std::sync::Mutex<Vec<String>>> = Default::default();
+    let seen = std::sync::Arc::clone(&requests);
+    let publisher = FeedServer::start(
+        axum::Router::new()
+            .route(
+                "/feed",
+                get(|| async {
+                    (
+                        [
+                            (axum::http::header::CONTENT_TYPE, "application/rss+xml"),
+                            (axum::http::header::LINK, "</hub>; rel=\"hub\""),
+                        ],
+                        rss("pushed"),
+                    )
+                }),
+            )
+            .route(
+                "/hub",
+                axum::routing::post(move |body: String| async move {
+                    seen.lock().unwrap().push(body);
+                    axum::http::StatusCode::ACCEPTED
+                }),
+            ),
+    )
+    .await;
+    let store = store_at(&url).await;
+    let user = add_user(&store, "wes").await;
+    let feed = subscribe(&store, user, &publisher.url("/feed")).await;
+    let child = spawn(
+        tidings(dir.path(), &url)
+            .arg("worker")
+            .env("TIDINGS_ALLOW_PRIVATE_NETWORKS", "true")
+            .env("TIDINGS_WEBSUB", "true")
+            .env("TIDINGS_BASE_URL", "http://127.0.0.1:9/reader/")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null()),
+    );
+    wait_until(
+        Duration::from_secs(60),
+        "the subscription request",
+        || async { !requests.lock().unwrap().is_empty() },
+    )
+    .await;
+    assert!(stop(child), "the worker stops cleanly");
+    let body = requests.lock().unwrap()[0].clone();
+    let form: HashMap<String, String> = url::form_urlencoded::parse(body.as_bytes())
+        .into_owned()
+        .collect();
+    assert_eq!(form["hub.mode"], "subscribe");
+    assert_eq!(form["hub.topic"], publisher.url("/feed"));
+    assert!(
+        form["hub.callback"].starts_with("http://127.0.0.1:9/reader/websub/"),
+        "{form:?}"
+    );
+    let row = store.websub_subscription(feed).await.unwrap().unwrap();
+    assert_eq!(row.pending_mode, Some(tidings_store::WebSubMode::Subscribe));
+    store.close().await;
+}

@@ -252,7 +252,8 @@ pub async fn run(config: &GlobalConfig, args: ServeArgs) -> anyhow::Result<ExitC
         Some(url) => Some(config::check_base_url(url)?),
         None => None,
     };
-    let worker_settings = args.worker_settings.check()?;
+    let mut worker_settings = args.worker_settings.check()?;
+    worker_settings.set_websub_base_url(explicit_base_url.as_ref())?;
     // Checked now so that a bad value stops the start before anything is created; the base
     // URL is filled in once the listener is bound.
     let mut server_config = args.api.check(

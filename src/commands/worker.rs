@@ -224,6 +224,21 @@ pub struct WorkerArgs {
     /// The base URL of Hatena Bookmark's API, for a stand-in or a proxy.
     #[arg(long, env = "TIDINGS_HATENA_BASE_URL", default_value = tidings_worker::popularity::HATENA_BASE_URL)]
     pub hatena_base_url: String,
+
+    /// Subscribe feeds that advertise a WebSub hub to it, so their new items arrive within
+    /// seconds (F18). Needs TIDINGS_BASE_URL, which the hubs must reach: a public address, or
+    /// a private one with TIDINGS_ALLOW_PRIVATE_NETWORKS (a LAN, tests). The flag alone means
+    /// true.
+    #[arg(
+        long,
+        env = "TIDINGS_WEBSUB",
+        default_value = "false",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "true",
+        value_name = "true|false"
+    )]
+    pub websub: String,
 }
 
 /// The checked worker settings.
@@ -320,6 +335,7 @@ impl WorkerArgs {
         };
         worker.sanitize.keep_http_media = media_proxy != MediaProxyMode::Off;
         worker.popularity.source = self.popularity_source()?;
+        worker.websub.enabled = config::check_bool(&self.websub, "TIDINGS_WEBSUB", "--websub")?;
         Ok(WorkerSettings {
             fetch,
             worker,
@@ -358,6 +374,36 @@ impl WorkerArgs {
 }
 
 impl WorkerSettings {
+    /// Gives WebSub (F18) the server's public URL for its callbacks. With `TIDINGS_WEBSUB` on,
+    /// the URL must be given and be one hubs can reach: not loopback, private or a local name,
+    /// unless private networks are allowed (a LAN, tests).
+    pub fn set_websub_base_url(&mut self, base: Option<&url::Url>) -> Result<(), ConfigError> {
+        self.worker.websub.base_url = base.cloned();
+        if !self.worker.websub.enabled {
+            return Ok(());
+        }
+        let Some(base) = base else {
+            return Err(ConfigError {
+                variable: "TIDINGS_BASE_URL",
+                flag: "--base-url",
+                value: String::new(),
+                expected: "the URL hubs reach this server at, which TIDINGS_WEBSUB=true needs \
+                           (e.g. https://reader.example.com)"
+                    .into(),
+            });
+        };
+        tidings_worker::websub::check_public_base_url(base, self.fetch.allow_private_networks)
+            .map_err(|reason| ConfigError {
+                variable: "TIDINGS_BASE_URL",
+                flag: "--base-url",
+                value: base.to_string(),
+                expected: format!(
+                    "a public URL hubs can reach for TIDINGS_WEBSUB=true ({reason}); for a LAN \
+                     or tests, set TIDINGS_ALLOW_PRIVATE_NETWORKS=true"
+                ),
+            })
+    }
+
     /// A fetcher on `store` with these settings, counting into `metrics`.
     pub fn fetcher(&self, store: Store, metrics: Arc<WorkerMetrics>) -> anyhow::Result<Fetcher> {
         Ok(Fetcher::with_metrics(
@@ -382,11 +428,21 @@ pub struct WorkerCommandArgs {
 
     #[command(flatten)]
     pub metrics: super::serve::MetricsArgs,
+
+    /// The URL people and WebSub hubs reach the server at: the worker subscribes feeds with
+    /// callbacks under it when TIDINGS_WEBSUB is on.
+    #[arg(long, env = "TIDINGS_BASE_URL")]
+    pub base_url: Option<String>,
 }
 
 /// Runs `tidings worker` until SIGINT or SIGTERM.
 pub async fn run(config: &GlobalConfig, args: WorkerCommandArgs) -> anyhow::Result<ExitCode> {
-    let settings = args.worker.check()?;
+    let mut settings = args.worker.check()?;
+    let base_url = match args.base_url.as_deref() {
+        Some(url) => Some(config::check_base_url(url)?),
+        None => None,
+    };
+    settings.set_websub_base_url(base_url.as_ref())?;
     let metrics_listen = match args.metrics_listen.as_deref().map(str::trim) {
         Some(listen) if !listen.is_empty() => Some(config::check_listen_as(
             listen,

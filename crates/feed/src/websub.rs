@@ -306,7 +306,11 @@ mod tests {
         let fetched = url("https://b.example/fetched");
         for (body, hub, topic) in [
             (&atom[..], "https://hub.example/", "https://b.example/atom"),
-            (&rss[..], "https://hub.example/rss-hub", "https://b.example/rss"),
+            (
+                &rss[..],
+                "https://hub.example/rss-hub",
+                "https://b.example/rss",
+            ),
         ] {
             let feed = crate::parse(
                 body,

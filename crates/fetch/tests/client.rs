@@ -817,14 +817,22 @@ async fn link_headers_and_form_posts_for_websub() {
             "/feed",
             get(|| async {
                 let mut headers = HeaderMap::new();
-                headers.append(header::LINK, "<https://hub.example/>; rel=\"hub\"".parse().unwrap());
+                headers.append(
+                    header::LINK,
+                    "<https://hub.example/>; rel=\"hub\"".parse().unwrap(),
+                );
                 headers.append(header::LINK, "</feed>; rel=\"self\"".parse().unwrap());
                 (headers, FEED)
             }),
         )
         .route(
             "/old-hub",
-            post(|| async { (StatusCode::TEMPORARY_REDIRECT, [(header::LOCATION, "/moved-hub")]) }),
+            post(|| async {
+                (
+                    StatusCode::TEMPORARY_REDIRECT,
+                    [(header::LOCATION, "/moved-hub")],
+                )
+            }),
         )
         .route(
             "/moved-hub",
@@ -857,20 +865,37 @@ async fn link_headers_and_form_posts_for_websub() {
         Some("<https://hub.example/>; rel=\"hub\", </feed>; rel=\"self\"")
     );
 
-    let form = [("hub.mode", "subscribe"), ("hub.topic", "https://b.example/f?a=1&b")];
+    let form = [
+        ("hub.mode", "subscribe"),
+        ("hub.topic", "https://b.example/f?a=1&b"),
+    ];
     let answer = client
-        .post_form(&url::Url::parse(&server.url("/old-hub")).unwrap(), &form, 1024)
+        .post_form(
+            &url::Url::parse(&server.url("/old-hub")).unwrap(),
+            &form,
+            1024,
+        )
         .await
         .unwrap();
     assert_eq!(answer.status, 202);
-    assert_eq!(answer.body.as_ref(), b"ok", "answered by /hub after the 307 and the 308");
+    assert_eq!(
+        answer.body.as_ref(),
+        b"ok",
+        "answered by /hub after the 307 and the 308"
+    );
     assert_eq!(
         seen.lock().unwrap().as_slice(),
-        ["application/x-www-form-urlencoded hub.mode=subscribe&hub.topic=https%3A%2F%2Fb.example%2Ff%3Fa%3D1%26b"]
+        [
+            "application/x-www-form-urlencoded hub.mode=subscribe&hub.topic=https%3A%2F%2Fb.example%2Ff%3Fa%3D1%26b"
+        ]
     );
 
     let found = client
-        .post_form(&url::Url::parse(&server.url("/found")).unwrap(), &form, 1024)
+        .post_form(
+            &url::Url::parse(&server.url("/found")).unwrap(),
+            &form,
+            1024,
+        )
         .await
         .unwrap();
     assert_eq!(found.status, 302, "a 302 is the hub's answer, not followed");
@@ -890,5 +915,9 @@ async fn link_headers_and_form_posts_for_websub() {
         .await
         .unwrap_err();
     assert!(matches!(error, FetchError::Refused(_)), "{error}");
-    assert_eq!(seen.lock().unwrap().len(), 2, "only /refuses was reached since");
+    assert_eq!(
+        seen.lock().unwrap().len(),
+        2,
+        "only /refuses was reached since"
+    );
 }

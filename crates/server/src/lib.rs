@@ -1,5 +1,5 @@
 //! The tidings HTTP server: health and readiness, the REST API under `/api/v1` with its
-//! OpenAPI document, and the web UI as it arrives.
+//! OpenAPI document, the web UI, and the WebSub callback (F18).
 
 #![warn(missing_docs)]
 
@@ -14,6 +14,7 @@ pub mod ratelimit;
 pub mod setup;
 pub mod sync;
 pub mod ui;
+pub mod websub;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -130,6 +131,7 @@ pub fn router(state: AppState) -> Router {
         .nest("/api/v1", api)
         .merge(sync::router())
         .merge(ui::router())
+        .merge(websub::router())
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             middleware::protect,

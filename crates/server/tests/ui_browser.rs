@@ -2856,3 +2856,106 @@ async fn hot_list_in_chromium() {
     review(&b, "hot").await;
     b.quit().await;
 }
+
+/// WebSub push (F18) on the feed's settings page: a feed whose hub pushes shows "Pushed by its
+/// hub — active until …" with its last push; a denial shows the hub's reason.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn websub_push_on_the_feed_settings_page_in_chromium() {
+    if skip_without_browser("ui_browser::websub_push_on_the_feed_settings_page_in_chromium") {
+        return;
+    }
+    let site = FeedServer::start().await;
+    site.serve(
+        "/pushed.xml",
+        200,
+        "application/rss+xml",
+        rss(&site.base, "Pushed", 3),
+    );
+    let db = TestDb::sqlite();
+    let store = db.migrated().await;
+    let base = start_server_on(store.clone()).await;
+    let b = Browser::start(1280, 860).await;
+    let (_, feeds) = reader_with_feeds(&store, &b, &base, &[site.url("/pushed.xml")]).await;
+    let feed = feeds[0];
+
+    // No hub: no Push row.
+    b.goto(&format!("{base}/feeds/{feed}/settings")).await;
+    b.wait_for(
+        "the status section",
+        "document.querySelector('.feed-state') !== null",
+    )
+    .await;
+    assert_eq!(
+        b.eval("document.querySelector('#feed-push') === null")
+            .await,
+        true
+    );
+
+    // The hub verified a subscription and pushed once.
+    let now = chrono::Utc::now().timestamp();
+    let hub = Some(("https://hub.example/", "https://blog.example/feed"));
+    store
+        .record_websub_discovery(feed, hub, "token", "secret", now)
+        .await
+        .unwrap();
+    store.claim_websub_due("test", now, 1, 60).await.unwrap();
+    let request = tidings_store::WebSubRequest {
+        mode: tidings_store::WebSubMode::Subscribe,
+        hub_url: "https://hub.example/",
+        topic_url: "https://blog.example/feed",
+        callback_token: "token",
+        secret: "secret",
+    };
+    assert!(
+        store
+            .websub_request_sent(feed, "test", &request, now)
+            .await
+            .unwrap()
+    );
+    assert!(
+        store
+            .websub_verified(
+                "token",
+                tidings_store::WebSubMode::Subscribe,
+                86_400,
+                now,
+                now
+            )
+            .await
+            .unwrap()
+    );
+    store.record_websub_push("token", true, now).await.unwrap();
+    b.goto(&format!("{base}/feeds/{feed}/settings")).await;
+    let push = b
+        .wait_for(
+            "the push row",
+            "document.querySelector('#feed-push')?.innerText",
+        )
+        .await;
+    assert!(
+        push.as_str()
+            .unwrap()
+            .starts_with("Pushed by its hub — active until "),
+        "{push}"
+    );
+    let facts = b.eval("document.querySelector('.facts').innerText").await;
+    assert!(facts.as_str().unwrap().contains("(1 in all)"), "{facts}");
+    review(&b, "websub-push-active").await;
+
+    // The hub denies it: the reason shows.
+    assert!(
+        store
+            .websub_denied("token", Some("not on this hub"), now + 86_400)
+            .await
+            .unwrap()
+    );
+    b.goto(&format!("{base}/feeds/{feed}/settings")).await;
+    let push = b
+        .wait_for(
+            "the denial",
+            "document.querySelector('#feed-push.push-denied')?.innerText",
+        )
+        .await;
+    assert_eq!(push, "Refused by the hub: not on this hub");
+    b.quit().await;
+}

@@ -514,6 +514,14 @@ export async function renderFeedSettings(root, feedId) {
     ? h('button', { type: 'button', class: 'button', id: 'edit-scraper', onclick: () => openScrape({ subscription: sub }).addEventListener('close', () => renderFeedSettings(root, feedId)) }, 'Edit scraper…')
     : null;
   const statusWords = { active: 'Working', backoff: 'Failing — retried later and later', stopped: 'Stopped until you resume it' };
+  // Push (F18): only the single subscription carries it; a failure to load it hides the row.
+  const push = await api('GET', '/subscriptions/' + sub.id).then((r) => r.subscription.push, () => null);
+  const pushWords = {
+    active: () => 'Pushed by its hub — active until ' + fullDate(push.active_until),
+    pending: () => 'Asked the hub; waiting for it to confirm',
+    denied: () => 'Refused by the hub' + (push.denied_reason ? ': ' + push.denied_reason : ''),
+    inactive: () => push.enabled ? 'Not subscribed yet' : 'Off on this server (TIDINGS_WEBSUB)',
+  };
   root.removeAttribute('aria-labelledby');
   replace(root,
     h('div', { class: 'list-header' },
@@ -530,7 +538,10 @@ export async function renderFeedSettings(root, feedId) {
           h('dt', null, 'Feed address'), h('dd', null, h('code', null, sub.feed_url)),
           sub.site_url ? [h('dt', null, 'Site'), h('dd', null, h('a', { href: sub.site_url, target: '_blank', rel: 'noopener noreferrer' }, sub.site_url))] : null,
           sub.last_success_at ? [h('dt', null, 'Last fetched'), h('dd', null, fullDate(sub.last_success_at))] : null,
-          h('dt', null, 'Next check'), h('dd', null, fullDate(sub.next_check_at))),
+          h('dt', null, 'Next check'), h('dd', null, fullDate(sub.next_check_at)),
+          push ? [h('dt', null, 'Push'), h('dd', { id: 'feed-push', class: 'push-' + push.state }, (pushWords[push.state] || (() => push.state))())] : null,
+          push && push.last_error ? [h('dt', null, 'Push error'), h('dd', { class: 'feed-error' }, push.last_error)] : null,
+          push && push.pushes ? [h('dt', null, 'Last push'), h('dd', null, fullDate(push.last_push_at) + ' (' + push.pushes + ' in all)')] : null),
         h('div', { class: 'button-row' }, sub.status !== 'active' ? resume : null, refresh),
         stateStatus),
       sub.scraper ? section('Scraper',

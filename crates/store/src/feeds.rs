@@ -204,6 +204,9 @@ pub struct DueFeed {
     /// For a scraped source (F7), its configuration (JSON): the page is scraped instead of
     /// parsed as a feed.
     pub scrape_config: Option<String>,
+    /// When the feed's WebSub lease ends, while a hub pushes its updates (F18): polling is
+    /// then only a slow safety net.
+    pub push_until: Option<i64>,
 }
 
 /// The outcome of a fetch, as the scheduling policy decided it, to store for a feed.
@@ -689,7 +692,9 @@ impl Store {
                             st.parse_failures,
                             COALESCE((SELECT MIN(s.fetch_interval_minutes) FROM subscriptions s
                                       WHERE s.feed_id = f.id), $3),
-                            f.proxy_url, st.lease_until, f.scrape_config
+                            f.proxy_url, st.lease_until, f.scrape_config,
+                            (SELECT w.active_until FROM websub_subscriptions w
+                             WHERE w.feed_id = f.id AND w.state = 'active')
                      FROM feeds f JOIN feed_fetch_state st ON st.feed_id = f.id
                      WHERE f.id = $1 AND st.lease_owner = $2",
                 )
@@ -833,6 +838,7 @@ type DueFeedRow = (
     Option<String>,
     Option<i64>,
     Option<String>,
+    Option<i64>,
 );
 
 fn due_feed_from_row(row: DueFeedRow) -> DueFeed {
@@ -847,6 +853,7 @@ fn due_feed_from_row(row: DueFeedRow) -> DueFeed {
         proxy,
         lease,
         scrape,
+        push_until,
     ) = row;
     DueFeed {
         feed_id,
@@ -859,6 +866,7 @@ fn due_feed_from_row(row: DueFeedRow) -> DueFeed {
         proxy_url: proxy,
         lease_until: lease.unwrap_or_default(),
         scrape_config: scrape,
+        push_until,
     }
 }
 

@@ -41,6 +41,7 @@ mod text;
 mod usage;
 mod users;
 mod webhooks;
+mod websub;
 
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -103,6 +104,7 @@ pub use webhooks::{
     DELIVERY_LOG_KEEP, DeliveryLogEntry, DeliveryRecord, MAX_WEBHOOKS_PER_USER, MESSAGE_ITEMS,
     MatchSettings, MatchStep, NewWebhook, QueuedItem, Webhook, WebhookChanges, WebhookMessage,
 };
+pub use websub::{WebSubMode, WebSubRequest, WebSubState, WebSubSubscription};
 
 /// Result type of every store operation.
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;

@@ -301,6 +301,13 @@ pub const MIGRATIONS: &[Migration] = &[
         postgres: include_str!("../migrations/postgres/0025_full_text_search.sql"),
         data: None,
     },
+    Migration {
+        version: 26,
+        name: "websub",
+        sqlite: include_str!("../migrations/sqlite/0026_websub.sql"),
+        postgres: include_str!("../migrations/postgres/0026_websub.sql"),
+        data: None,
+    },
 ];
 
 /// An arbitrary constant naming tidings' migration lock among PostgreSQL advisory locks.

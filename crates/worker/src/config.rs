@@ -93,6 +93,9 @@ pub struct WorkerConfig {
     pub tags_per_item: usize,
     /// Popularity (F40): the count source (off by default) and its pace.
     pub popularity: crate::popularity::PopularityConfig,
+    /// WebSub (F18): whether feeds are subscribed to their hubs (off by default), the
+    /// callbacks' base URL, the lease asked for and the safety-net polling of pushed feeds.
+    pub websub: crate::websub::WebSubConfig,
 }
 
 impl Default for WorkerConfig {
@@ -117,6 +120,7 @@ impl Default for WorkerConfig {
             full_text_threshold: DEFAULT_FULL_TEXT_THRESHOLD,
             tags_per_item: DEFAULT_TAGS_PER_ITEM,
             popularity: crate::popularity::PopularityConfig::default(),
+            websub: crate::websub::WebSubConfig::default(),
         }
     }
 }

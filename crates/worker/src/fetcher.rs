@@ -139,6 +139,8 @@ pub(crate) struct ParsedFeed {
     /// source): the favicon lookup uses them instead of fetching it again.
     pub(crate) page_icons: Option<Vec<Url>>,
     pub(crate) items: Vec<NewItem>,
+    /// The WebSub hubs and `self` URL the document names (F18).
+    pub(crate) advertised: tidings_feed::AdvertisedLinks,
 }
 
 /// Why a manual refresh could not run.
@@ -177,6 +179,8 @@ struct Inner {
     full_text_wakeup: Arc<tokio::sync::Notify>,
     /// Wakes the tagging job when a fetch stored new or changed items (F41).
     tags_wakeup: Arc<tokio::sync::Notify>,
+    /// Wakes the WebSub subscriber when a fetch found a new hub or topic (F18).
+    websub_wakeup: Arc<tokio::sync::Notify>,
 }
 
 impl fmt::Debug for Fetcher {
@@ -212,6 +216,7 @@ impl Fetcher {
                 config,
                 full_text_wakeup: Arc::default(),
                 tags_wakeup: Arc::default(),
+                websub_wakeup: Arc::default(),
             }),
         }
     }
@@ -256,10 +261,24 @@ impl Fetcher {
         Arc::clone(&self.inner.tags_wakeup)
     }
 
+    /// What wakes the WebSub subscriber when this process finds a hub (F18).
+    pub(crate) fn websub_wakeup(&self) -> Arc<tokio::sync::Notify> {
+        Arc::clone(&self.inner.websub_wakeup)
+    }
+
     /// Fetches one feed now, whatever its schedule (manual refresh, F15), and stores the
-    /// outcome. A stopped feed is fetched too; its status then follows the result.
+    /// outcome. A stopped feed is fetched too; its status then follows the result. Its WebSub
+    /// subscription, if any, is retried at once (F18).
     pub async fn refresh_feed(&self, feed_id: i64) -> Result<FeedReport, RefreshError> {
-        self.claim_and_fetch(feed_id, None).await
+        let report = self.claim_and_fetch(feed_id, None).await?;
+        // A manual refresh retries the feed's WebSub subscription too (F18), whatever its
+        // back-off: the subscriber job looks at it at its next round.
+        self.inner
+            .store
+            .websub_retry_now(feed_id, Utc::now().timestamp())
+            .await?;
+        self.inner.websub_wakeup.notify_one();
+        Ok(report)
     }
 
     /// Like [`Fetcher::refresh_feed`], but records `response`, which the caller fetched from
@@ -588,6 +607,8 @@ impl Fetcher {
                                 let counts = self.store_parsed(due.feed_id, &parsed, now).await?;
                                 self.save_body(due.feed_id, &response, digest, now, None)
                                     .await?;
+                                self.record_websub_discovery(due.feed_id, &response, &parsed, now)
+                                    .await?;
                                 report.result = FetchResult::Parsed;
                                 report.items_inserted = counts.inserted;
                                 report.items_updated = counts.updated;
@@ -624,7 +645,19 @@ impl Fetcher {
             consecutive_parse_failures: due.parse_failures.clamp(0, u32::MAX as i64) as u32,
         };
         let decision = decide(&self.inner.config.policy, now, &outcome, counts, interval);
-        let record = fetch_record(&decision, &outcome, response.as_ref(), now);
+        let mut record = fetch_record(&decision, &outcome, response.as_ref(), now);
+        // A hub pushes this feed's updates (F18): polling is only a slow safety net while the
+        // lease lasts. Failures keep their own schedule.
+        if record.status == FetchStatus::Active
+            && matches!(decision.next_check, NextCheck::At(_))
+            && due.push_until.is_some_and(|until| until > now.timestamp())
+        {
+            let safety = i64::try_from(self.inner.config.websub.safety_poll.as_secs())
+                .unwrap_or(i64::MAX / 2);
+            record.next_check_at = record
+                .next_check_at
+                .max(now.timestamp().saturating_add(safety));
+        }
         report.status = record.status;
         report.status_reason = record.status_reason.clone();
         report.next_check_at =
@@ -798,6 +831,60 @@ impl Fetcher {
                 .await?;
         }
         Ok(counts)
+    }
+
+    /// Stores a body a WebSub hub pushed for `feed_id` (F18) as a fetched body is stored: parsed
+    /// (or scraped with `scrape_config`) and sanitized, items upserted (search index, tags),
+    /// full text queued for new items, the raw body kept. `Ok(Err(message))` when it is not a
+    /// feed; nothing is stored then.
+    pub(crate) async fn store_pushed(
+        &self,
+        feed_id: i64,
+        response: &FetchResponse,
+        scrape_config: Option<&str>,
+        now: DateTime<Utc>,
+    ) -> Result<Result<UpsertCounts, String>, StoreError> {
+        let parsed = match self.parse(response, scrape_config).await {
+            Ok(parsed) => parsed,
+            Err(message) => return Ok(Err(message)),
+        };
+        let counts = self.store_parsed(feed_id, &parsed, now).await?;
+        let digest = body::sha256_hex(&response.body);
+        self.save_body(feed_id, response, digest, now, None).await?;
+        self.inner
+            .metrics
+            .record_items(counts.inserted, counts.updated);
+        if counts.inserted > 0 {
+            self.queue_full_text(feed_id, now.timestamp()).await;
+        }
+        Ok(Ok(counts))
+    }
+
+    /// Keeps the hub and topic the fetched feed advertises (its `Link` headers first, then
+    /// the document), or that it advertises none (F18); a new one wakes the subscriber.
+    async fn record_websub_discovery(
+        &self,
+        feed_id: i64,
+        response: &FetchResponse,
+        parsed: &ParsedFeed,
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        let found = crate::websub::discovered_links(response, &parsed.advertised);
+        let pair = found.as_ref().map(|f| (f.hub.as_str(), f.topic.as_str()));
+        self.inner
+            .store
+            .record_websub_discovery(
+                feed_id,
+                pair,
+                &crate::websub::random_token(),
+                &crate::websub::random_token(),
+                now.timestamp(),
+            )
+            .await?;
+        if found.is_some() {
+            self.inner.websub_wakeup.notify_one();
+        }
+        Ok(())
     }
 
     /// Keeps the raw body, compressed (F8), with what reparsing it needs and how parsing it
@@ -1095,6 +1182,7 @@ fn parse_and_sanitize(
         icon: feed.icon.clone(),
         page_icons: None,
         items,
+        advertised: tidings_feed::AdvertisedLinks::of_feed(&feed),
     })
 }
 

@@ -21,6 +21,9 @@
 //!   a feed, read by `tidings-scrape` in the same fetch round.
 //! - [`tagging`] finds the keyphrases of new and changed items (F41) with `tidings-tags`, as
 //!   an [`EnrichmentJob`] with its own queue, and queues older items by a resumable backfill.
+//! - [`websub`] subscribes feeds that advertise a WebSub hub (F18), renews and ends those
+//!   subscriptions as another [`EnrichmentJob`], and takes the hub's verifications and pushes
+//!   for the server's callback.
 //! - [`WorkerMetrics`] counts every outcome and renders them for Prometheus.
 //!
 //! ```no_run
@@ -53,6 +56,7 @@ pub mod reparse;
 pub mod scraping;
 pub mod search_index;
 pub mod tagging;
+pub mod websub;
 pub mod worker;
 
 pub use config::WorkerConfig;
@@ -78,4 +82,5 @@ pub use scraping::{
 };
 pub use search_index::backfill_search_index;
 pub use tagging::TaggingJob;
+pub use websub::{PushOutcome, VerifyAnswer, WebSubConfig, WebSubJob};
 pub use worker::{RETENTION_JOB, RetentionReport, Worker, run_retention};

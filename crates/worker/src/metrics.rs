@@ -82,6 +82,9 @@ pub struct WorkerMetrics {
     full_text_failed: AtomicU64,
     popularity_calls_ok: AtomicU64,
     popularity_calls_failed: AtomicU64,
+    websub_requests: Mutex<BTreeMap<String, u64>>,
+    websub_verifications: Mutex<BTreeMap<String, u64>>,
+    websub_pushes: Mutex<BTreeMap<String, u64>>,
 }
 
 /// A copy of the counters at one moment, for the API's JSON and for tests.
@@ -125,6 +128,14 @@ pub struct MetricsSnapshot {
     pub popularity_calls_ok: u64,
     /// Calls to the popularity count source that failed.
     pub popularity_calls_failed: u64,
+    /// WebSub requests sent to hubs (F18), by mode and whether the hub accepted them
+    /// (`subscribe_accepted`, `unsubscribe_failed`…).
+    pub websub_requests: BTreeMap<String, u64>,
+    /// Hubs' GETs at the callback, by outcome: confirmed, refused, denied.
+    pub websub_verifications: BTreeMap<String, u64>,
+    /// Content distributions, by outcome: stored, unreadable, bad_signature,
+    /// missing_signature, gone.
+    pub websub_pushes: BTreeMap<String, u64>,
 }
 
 impl MetricsSnapshot {
@@ -226,6 +237,22 @@ impl WorkerMetrics {
         counter.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// Counts a WebSub request (`subscribe` or `unsubscribe`) and whether the hub accepted it.
+    pub fn record_websub_request(&self, mode: &str, accepted: bool) {
+        let result = if accepted { "accepted" } else { "failed" };
+        bump(&self.websub_requests, format!("{mode}_{result}"));
+    }
+
+    /// Counts a hub's GET at the callback by outcome.
+    pub fn record_websub_verification(&self, outcome: &str) {
+        bump(&self.websub_verifications, outcome.to_owned());
+    }
+
+    /// Counts a content distribution by outcome.
+    pub fn record_websub_push(&self, outcome: &str) {
+        bump(&self.websub_pushes, outcome.to_owned());
+    }
+
     /// Counts what a retention run deleted.
     pub fn record_retention(&self, items: u64, feeds: u64) {
         self.retention_items_deleted
@@ -262,6 +289,9 @@ impl WorkerMetrics {
             full_text_failed: load(&self.full_text_failed),
             popularity_calls_ok: load(&self.popularity_calls_ok),
             popularity_calls_failed: load(&self.popularity_calls_failed),
+            websub_requests: copy(&self.websub_requests),
+            websub_verifications: copy(&self.websub_verifications),
+            websub_pushes: copy(&self.websub_pushes),
         }
     }
 
@@ -475,6 +505,33 @@ impl Collector for WorkerCollector {
                     snapshot.popularity_calls_failed,
                 ),
             ],
+        )?;
+        counter_family(
+            &mut encoder,
+            "tidings_websub_requests",
+            "WebSub subscription requests sent to hubs (F18), by mode and whether accepted",
+            snapshot
+                .websub_requests
+                .iter()
+                .map(|(outcome, n)| (Some(label("outcome", outcome)), *n)),
+        )?;
+        counter_family(
+            &mut encoder,
+            "tidings_websub_verifications",
+            "Hubs' verifications of intent at the WebSub callback, by outcome",
+            snapshot
+                .websub_verifications
+                .iter()
+                .map(|(outcome, n)| (Some(label("outcome", outcome)), *n)),
+        )?;
+        counter_family(
+            &mut encoder,
+            "tidings_websub_pushes",
+            "Content distributions received at the WebSub callback, by outcome",
+            snapshot
+                .websub_pushes
+                .iter()
+                .map(|(outcome, n)| (Some(label("outcome", outcome)), *n)),
         )
     }
 }

@@ -243,5 +243,7 @@ pub(crate) fn scrape_and_sanitize(
         icon: None,
         page_icons: Some(crate::favicon::icon_links(&text, page_url)),
         items: new_items(&page.items),
+        // A page may advertise a WebSub hub in its <link> elements (websub.rocks 101).
+        advertised: tidings_feed::AdvertisedLinks::of_html(body, page_url),
     })
 }

@@ -311,6 +311,15 @@ impl Worker {
                 std::future::pending(),
             ))
         });
+        // WebSub (F18): subscribing, renewing and unsubscribing feeds at their hubs, when on.
+        let websub = crate::WebSubJob::new(&self.fetcher).map(|job| {
+            tokio::spawn(crate::run_enrichment(
+                Arc::new(job),
+                crate::websub::CONCURRENCY,
+                config.poll_interval,
+                std::future::pending(),
+            ))
+        });
         loop {
             if tokio::time::Instant::now() >= next_job_check {
                 next_job_check = tokio::time::Instant::now() + config.poll_interval;
@@ -400,6 +409,9 @@ impl Worker {
         }
         if let Some(popularity) = popularity {
             popularity.abort();
+        }
+        if let Some(websub) = websub {
+            websub.abort();
         }
         tracing::info!(owner = %config.owner, "worker stopped");
     }

@@ -84,6 +84,70 @@ pub struct SubscriptionView {
     pub created_at: String,
     /// For a scraped source (F7), how its page is read; null for a feed.
     pub scraper: Option<tidings_scrape::ScrapeConfig>,
+    /// WebSub push (F18), in `GET /subscriptions/{id}` only, when the feed advertises (or
+    /// advertised) a hub; absent otherwise and in lists.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub push: Option<PushView>,
+}
+
+/// A feed's WebSub push as the reader shows it (F18).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PushView {
+    /// Whether this installation subscribes feeds to their hubs (`TIDINGS_WEBSUB` with a
+    /// public `TIDINGS_BASE_URL`).
+    pub enabled: bool,
+    /// `pending` (asked, awaiting the hub's verification), `active` (the hub pushes until
+    /// `active_until`), `denied` (the hub refused), or `inactive` (no subscription: push off,
+    /// nobody asked yet, or the lease lapsed).
+    #[schema(example = "active")]
+    pub state: String,
+    /// The hub the feed advertises.
+    pub hub_url: Option<String>,
+    /// The topic (the feed's `self` URL) subscribed to.
+    pub topic_url: Option<String>,
+    /// When the hub's lease ends (renewed before).
+    pub active_until: Option<String>,
+    /// The hub's reason for a denial.
+    pub denied_reason: Option<String>,
+    /// The last failed request to the hub.
+    pub last_error: Option<String>,
+    /// Pushes stored.
+    pub pushes: i64,
+    /// When the last push arrived.
+    pub last_push_at: Option<String>,
+    /// Pushes dropped for a bad or missing signature.
+    pub rejected_pushes: i64,
+}
+
+/// The push view of a feed's WebSub row at `now`.
+pub(crate) fn push_view(
+    row: tidings_store::WebSubSubscription,
+    enabled: bool,
+    now: i64,
+) -> PushView {
+    use tidings_store::{WebSubMode, WebSubState};
+    let active = row.is_active(now);
+    let state = if active {
+        "active"
+    } else if row.state == WebSubState::Denied {
+        "denied"
+    } else if row.pending_mode == Some(WebSubMode::Subscribe) {
+        "pending"
+    } else {
+        "inactive"
+    };
+    PushView {
+        enabled,
+        state: state.into(),
+        hub_url: row.hub_url.or(row.sub_hub_url),
+        topic_url: row.sub_topic_url.or(row.topic_url),
+        active_until: active.then_some(row.active_until).flatten().map(time),
+        denied_reason: row.denied_reason,
+        last_error: row.last_error,
+        pushes: row.pushes,
+        last_push_at: row.last_push_at.map(time),
+        rejected_pushes: row.rejected_pushes,
+    }
 }
 
 /// The API's view of a subscription.
@@ -122,6 +186,7 @@ pub(crate) fn view(subscription: Subscription) -> SubscriptionView {
             .scrape_config
             .as_deref()
             .and_then(|text| tidings_worker::scraping::parse_config_json(text).ok()),
+        push: None,
     }
 }
 
@@ -416,9 +481,14 @@ async fn get_subscription(
     Path(id): Path<i64>,
 ) -> ApiResult<Json<SubscriptionEnvelope>> {
     let subscription = state.store.subscription(auth.user.id, id).await?;
-    Ok(Json(SubscriptionEnvelope {
-        subscription: view(subscription),
-    }))
+    let websub = state
+        .store
+        .websub_subscription(subscription.feed_id)
+        .await?;
+    let enabled = state.fetcher.config().websub.is_on();
+    let mut subscription = view(subscription);
+    subscription.push = websub.map(|row| push_view(row, enabled, chrono::Utc::now().timestamp()));
+    Ok(Json(SubscriptionEnvelope { subscription }))
 }
 
 /// Change a subscription's title, group, interval, full-text mode or feed URL. A new feed URL goes through
@@ -520,9 +590,14 @@ async fn resume(
     let subscription = state.store.subscription(auth.user.id, id).await?;
     state.store.resume_feed(subscription.feed_id).await?;
     let subscription = state.store.subscription(auth.user.id, id).await?;
-    Ok(Json(SubscriptionEnvelope {
-        subscription: view(subscription),
-    }))
+    let websub = state
+        .store
+        .websub_subscription(subscription.feed_id)
+        .await?;
+    let enabled = state.fetcher.config().websub.is_on();
+    let mut subscription = view(subscription);
+    subscription.push = websub.map(|row| push_view(row, enabled, chrono::Utc::now().timestamp()));
+    Ok(Json(SubscriptionEnvelope { subscription }))
 }
 
 /// How many stopped feeds were put back on schedule.
