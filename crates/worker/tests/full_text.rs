@@ -1,7 +1,7 @@
 //! Full text (F6) against real HTTP servers on 127.0.0.1, on SQLite and PostgreSQL: a feed of
 //! teasers gets its articles from the saved pages, long items and `never` subscriptions are
-//! left alone, failing pages are tried again or recorded, and the feed's fetch never waits for
-//! an article page.
+//! left alone, failing pages are tried again or recorded, the feed's fetch never waits for
+//! an article page, and saved real-world pages give their articles, which search finds.
 
 #[path = "../../store/tests/common/mod.rs"]
 mod common;
@@ -15,7 +15,8 @@ use axum::http::{StatusCode, header};
 use axum::routing::get;
 use common::follow;
 use support::{TestServer, fetcher, fetcher_with, local_client, user};
-use tidings_store::{FullTextMode, Store, SubscriptionChanges};
+use tidings_store::{FullTextMode, ItemFilter, ItemQuery, ItemSearch, Store, SubscriptionChanges};
+use tidings_text::SearchQuery;
 use tidings_worker::{FullTextJob, drain_enrichment};
 
 const NEWS: &[u8] = include_bytes!("../../extract/testdata/news.html");
@@ -50,6 +51,11 @@ fn teaser_feed(base: &str) -> String {
             "A teaser whose server is overloaded.".to_owned(),
         ),
     ];
+    rss_of(base, &items)
+}
+
+/// An RSS feed of teasers `(guid, path on base, description)`.
+fn rss_of(base: &str, items: &[(&str, &str, String)]) -> String {
     let mut out = String::from(
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?><rss version=\"2.0\"><channel>\
          <title>Teasers</title><link>https://site.example/</link>",
@@ -86,7 +92,11 @@ async fn site() -> TestServer {
 
 /// The teaser feed of `site`, served apart so that the site's requests are the pages only.
 async fn feed_server(site: &TestServer) -> TestServer {
-    let feed = teaser_feed(&format!("http://{}", site.addr));
+    serve_feed(teaser_feed(&format!("http://{}", site.addr))).await
+}
+
+/// Serves `feed` at `/feed.xml`.
+async fn serve_feed(feed: String) -> TestServer {
     TestServer::start(Router::new().route(
         "/feed.xml",
         get(move || {
@@ -186,6 +196,136 @@ on_both_engines!(
         let snapshot = fetcher.metrics().snapshot();
         assert_eq!(snapshot.full_text_extracted, 3);
         assert_eq!(snapshot.full_text_failed, 1);
+    }
+);
+
+/// Saved real-world pages (see `crates/extract/testdata/README.md`): a Herald Sun column, a
+/// blog post on ebb.org, a Japanese page in Shift_JIS served without a charset header.
+async fn real_site() -> TestServer {
+    let page = |body: &'static [u8], content_type: &'static str| {
+        get(move || async move { ([(header::CONTENT_TYPE, content_type)], body) })
+    };
+    TestServer::start(
+        Router::new()
+            .route(
+                "/news/opinion/angry-media",
+                page(
+                    include_bytes!("../../extract/testdata/herald-sun/source.html"),
+                    "text/html; charset=utf-8",
+                ),
+            )
+            .route(
+                "/bkuhn/blog/2019/10/15/fsf-rms.html",
+                page(
+                    include_bytes!("../../extract/testdata/ebb-org/source.html"),
+                    "text/html",
+                ),
+            )
+            .route(
+                "/douwa/pc/aesop/01/01.htm",
+                page(
+                    include_bytes!("../../extract/testdata/hukumusume-sjis/source.html"),
+                    "text/html",
+                ),
+            ),
+    )
+    .await
+}
+
+/// The titles of the user's items that match `query` (all of them, newest first).
+async fn found(store: &Store, user_id: i64, query: &str) -> Vec<String> {
+    let search = ItemSearch {
+        query: SearchQuery::parse(query).unwrap(),
+        listing: ItemQuery {
+            filter: ItemFilter::All,
+            limit: 50,
+            ..ItemQuery::default()
+        },
+        by_relevance: false,
+        offset: 0,
+    };
+    let page = store.search_items(user_id, &search).await.unwrap();
+    page.hits
+        .into_iter()
+        .map(|hit| hit.item.title.unwrap_or_default())
+        .collect()
+}
+
+on_both_engines!(
+    saved_real_pages_give_their_articles_and_search_finds_them,
+    |db| {
+        let store = db.migrated().await;
+        let site = real_site().await;
+        let base = format!("http://{}", site.addr);
+        let feeds = serve_feed(rss_of(
+            &base,
+            &[
+                (
+                    "column",
+                    "/news/opinion/angry-media",
+                    "A government team tried to allay the media's concerns.".to_owned(),
+                ),
+                (
+                    "post",
+                    "/bkuhn/blog/2019/10/15/fsf-rms.html",
+                    "On recent controversial events.".to_owned(),
+                ),
+                (
+                    "fable",
+                    "/douwa/pc/aesop/01/01.htm",
+                    "欲張りなイヌ".to_owned(),
+                ),
+            ],
+        ))
+        .await;
+        let ann = user(&store, "ann").await;
+        let (_, feed) = follow(&store, ann, &feeds.url("/feed.xml")).await;
+        let fetcher = fetcher(&store);
+        fetcher.refresh_feed(feed).await.expect("refresh");
+        assert!(found(&store, ann, "Weisbrot").await.is_empty());
+        drain_enrichment(Arc::new(FullTextJob::new(fetcher.clone())), 3)
+            .await
+            .unwrap();
+
+        // Each article as readability.js has it, without the page's menus and footers.
+        let (_, column) = article_of(&store, ann, feed, "column").await;
+        let column = column.expect("the column");
+        assert!(
+            column.contains("The Press Council is concerned the laws would crush"),
+            "{column}"
+        );
+        for other in ["Barefoot Investor", "Login with Facebook", "Most Popular"] {
+            assert!(!column.contains(other), "{other} kept: {column}");
+        }
+        let (_, post) = article_of(&store, ann, feed, "post").await;
+        let post = post.expect("the post");
+        assert!(
+            post.contains("The last 33 days have been unprecedentedly difficult"),
+            "{post}"
+        );
+        for other in ["gpl-compatibility", "Pump.io Social Network"] {
+            assert!(!post.contains(other), "{other} kept: {post}");
+        }
+        let (_, fable) = article_of(&store, ann, feed, "fable").await;
+        let fable = fable.expect("the fable");
+        assert!(
+            fable.contains("肉をくわえたイヌが、橋を渡っていました。"),
+            "{fable}"
+        );
+        assert!(!fable.contains('\u{FFFD}'), "{fable}");
+
+        // Search finds each item by words only its article holds (English words, Japanese
+        // bigrams), and not by the navigation the extraction left out.
+        assert_eq!(found(&store, ann, "Weisbrot").await, ["column"]);
+        assert_eq!(
+            found(&store, ann, "\"investigative journalism\"").await,
+            ["column"]
+        );
+        assert_eq!(found(&store, ann, "Epstein gaslighting").await, ["post"]);
+        assert_eq!(found(&store, ann, "ポチャン").await, ["fable"]);
+        assert_eq!(found(&store, ann, "損をする").await, ["fable"]);
+        assert!(found(&store, ann, "Horoscopes").await.is_empty());
+        assert!(found(&store, ann, "np-complete").await.is_empty());
     }
 );
 
