@@ -7,6 +7,7 @@ pub mod api;
 pub mod health;
 pub mod media;
 pub mod metrics;
+pub mod mfa;
 pub mod middleware;
 pub mod observe;
 pub mod password;

@@ -52,6 +52,7 @@ pub const ASSETS: &[Asset] = &[
     asset!("api.js", JS),
     asset!("dom.js", JS),
     asset!("auth.js", JS),
+    asset!("mfa.js", JS),
     asset!("reader.js", JS),
     asset!("media.js", JS),
     asset!("dialogs.js", JS),

@@ -4,6 +4,7 @@
 import { api } from './api.js';
 import { h, icon, replace } from './dom.js';
 import { errorBlock } from './dialogs.js';
+import { passkeyButton, secondStep } from './mfa.js';
 
 function field(id, label, attrs, hint) {
   const hintId = hint ? id + '-hint' : null;
@@ -33,7 +34,8 @@ export function renderSignIn(root, done) {
     status,
     submit);
   const setupNote = h('div', { class: 'setup-note' });
-  page(root, 'Sign in', form, setupNote);
+  const passkeyStatus = h('div', { class: 'form-status', 'aria-live': 'polite' });
+  page(root, 'Sign in', form, passkeyButton(passkeyStatus, done), passkeyStatus, setupNote);
   form.querySelector('#username').focus();
   api('GET', '/setup', null, { quiet401: true }).then((setup) => {
     if (setup && setup.required) {
@@ -51,6 +53,11 @@ export function renderSignIn(root, done) {
         username: form.querySelector('#username').value.trim(),
         password: form.querySelector('#password').value,
       }, { quiet401: true });
+      // 202: the password was right and a second factor is on (issue 19).
+      if (result.second_factor) {
+        page(root, 'Two-step sign-in', secondStep(result.second_factor.methods, done, () => renderSignIn(root, done)));
+        return;
+      }
       done(result.user);
     } catch (e) {
       submit.disabled = false;

@@ -1,11 +1,12 @@
 // Settings pages (F53): preferences and theme, groups, OPML import/export; the account
-// (password, API keys, sessions, deletion); users for administrators; one feed's settings.
+// (password, two-step sign-in, API keys, sessions, deletion); users for administrators; one feed's settings.
 
 import { app } from './state.js';
 import { api, query } from './api.js';
 import { fullDate, h, icon, replace } from './dom.js';
 import { confirmDialog, errorBlock, showError, toast } from './dialogs.js';
 import { openScrape } from './scrape.js';
+import { twoStepSettings } from './mfa.js';
 
 function pageHeader(title, ...extra) {
   return h('div', { class: 'list-header' },
@@ -165,6 +166,7 @@ export function renderAccount(root) {
       h('p', null, 'Signed in as ', h('strong', null, me.username), me.is_admin ? ' (administrator)' : '', '.'),
       h('button', { type: 'button', class: 'button', id: 'sign-out', onclick: () => app.signOut() }, 'Sign out')),
     passwordSection(),
+    section('Two-step sign-in', ...twoStepSettings()),
     keysSection(),
     sessionsSection(),
     deleteSection());

@@ -32,6 +32,7 @@ mod rate_limits;
 mod reading;
 mod scraped;
 mod search;
+mod second_factors;
 mod sessions;
 mod subscription_changes;
 mod summaries;
@@ -88,6 +89,7 @@ pub use reading::{
     MarkReadScope, ReadUndo, SubscriptionCount, UnreadCounts, UpdatedFeed, WatermarkBefore,
 };
 pub use search::{BackfillStep, DEFAULT_BACKFILL_BATCH, ItemSearch, SearchHit, SearchPage};
+pub use second_factors::{AuthChallenge, ChallengePurpose, Passkey, SecondFactors, TotpSecret};
 pub use sessions::{ApiKey, ApiKeyScope, Authenticated, Session};
 pub use summaries::{GeneratedSummary, SummaryJob, SummaryJobState};
 pub use sync::{

@@ -308,6 +308,13 @@ pub const MIGRATIONS: &[Migration] = &[
         postgres: include_str!("../migrations/postgres/0026_websub.sql"),
         data: None,
     },
+    Migration {
+        version: 27,
+        name: "second_factors",
+        sqlite: include_str!("../migrations/sqlite/0027_second_factors.sql"),
+        postgres: include_str!("../migrations/postgres/0027_second_factors.sql"),
+        data: None,
+    },
 ];
 
 /// An arbitrary constant naming tidings' migration lock among PostgreSQL advisory locks.

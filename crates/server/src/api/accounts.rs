@@ -130,7 +130,7 @@ pub(crate) fn check_policy(password: &str, username: &str) -> ApiResult<()> {
 }
 
 /// Starts a session for `user` and answers with the cookie.
-async fn start_session(
+pub(crate) async fn start_session(
     state: &AppState,
     user: User,
     client: &ClientContext,
@@ -167,6 +167,7 @@ async fn start_session(
 #[utoipa::path(post, path = "/session", tag = "accounts", request_body = SignIn, security(()),
     responses(
         (status = 200, description = "Signed in; the cookie is set", body = UserEnvelope),
+        (status = 202, description = "The password is right and a second factor is on: send it to /session/second-factor or /session/passkey within 5 minutes", body = crate::api::mfa::SecondFactorNeeded),
         (status = 401, description = "Wrong user name or password", body = ErrorBody),
         (status = 403, description = "The account is disabled", body = ErrorBody),
         (status = 429, description = "Too many attempts", body = ErrorBody),
@@ -198,6 +199,10 @@ async fn sign_in(
             "This account is disabled.",
             "Ask an administrator to enable it.",
         ));
+    }
+    // With a second factor on, the password opens only a short wait for it (issue 19).
+    if let Some(pending) = crate::api::mfa::await_second_factor(&state, &user, &client).await? {
+        return Ok(pending);
     }
     start_session(&state, user, &client, &headers, StatusCode::OK).await
 }
@@ -361,7 +366,11 @@ pub(crate) fn new_username(name: &str) -> ApiResult<String> {
 }
 
 /// Verifies the signed-in user's current password (rate-limited like sign-in attempts).
-async fn check_current_password(state: &AppState, auth: &Auth, password: String) -> ApiResult<()> {
+pub(crate) async fn check_current_password(
+    state: &AppState,
+    auth: &Auth,
+    password: String,
+) -> ApiResult<()> {
     let account = tidings_store::username_key(&auth.user.username)
         .unwrap_or_else(|_| auth.user.username.to_lowercase());
     within_limit(&state.limits.login_per_account, &account).await?;

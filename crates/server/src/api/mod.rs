@@ -12,6 +12,7 @@ pub mod full_text;
 pub mod groups;
 pub mod items;
 pub mod limits;
+pub mod mfa;
 pub mod opml;
 pub mod popularity;
 pub mod preferences;
@@ -82,6 +83,7 @@ impl Modify for SecuritySchemes {
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::with_openapi(ApiDoc::openapi())
         .merge(accounts::router())
+        .merge(mfa::router())
         .merge(admin::router())
         .merge(subscriptions::router())
         .merge(scraped::router())

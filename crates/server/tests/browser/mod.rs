@@ -30,8 +30,9 @@ pub const CHROMIUM_FLAGS: &[&str] = &[
     "--force-color-profile=srgb",
     "--lang=en-US",
     // Every name but the loopback fails to resolve: a page that tries to load something from
-    // the internet (a video thumbnail, an embed) cannot reach it from a test.
-    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+    // the internet (a video thumbnail, an embed) cannot reach it from a test. `localhost`
+    // too is the loopback: passkeys need a domain for their RP ID, and an IP address is none.
+    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost",
 ];
 
 fn find_binary(names: &[&str]) -> Option<PathBuf> {
@@ -197,6 +198,37 @@ impl Browser {
 
     async fn post(&self, path: &str, body: Value) -> WdResult<Value> {
         self.command(reqwest::Method::POST, path, Some(body)).await
+    }
+
+    /// Adds a virtual WebAuthn authenticator (WebDriver's extension): a platform
+    /// authenticator (internal transport, CTAP2) that keeps discoverable credentials and
+    /// verifies its user, so passkeys can be registered and used without a person. Answers
+    /// its id.
+    pub async fn add_virtual_authenticator(&self) -> WdResult<String> {
+        let value = self
+            .post(
+                "/webauthn/authenticator",
+                json!({
+                    "protocol": "ctap2",
+                    "transport": "internal",
+                    "hasResidentKey": true,
+                    "hasUserVerification": true,
+                    "isUserConsenting": true,
+                    "isUserVerified": true,
+                }),
+            )
+            .await?;
+        Ok(value.as_str().unwrap_or_default().to_string())
+    }
+
+    /// The credentials the virtual authenticator `id` holds (WebDriver's extension).
+    pub async fn virtual_credentials(&self, id: &str) -> WdResult<Value> {
+        self.command(
+            reqwest::Method::GET,
+            &format!("/webauthn/authenticator/{id}/credentials"),
+            None,
+        )
+        .await
     }
 
     /// Navigates and waits for the page load.
