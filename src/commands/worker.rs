@@ -239,6 +239,28 @@ pub struct WorkerArgs {
         value_name = "true|false"
     )]
     pub websub: String,
+
+    /// Notification channels sent to at once by this process (0-100; 0 turns notifications
+    /// off in this process: new items wait for a process with them on).
+    #[arg(long, env = "TIDINGS_WEBHOOK_CONCURRENCY", default_value = "4")]
+    pub webhook_concurrency: String,
+
+    /// The least time between two messages to one channel, in milliseconds (100-600000).
+    #[arg(long, env = "TIDINGS_WEBHOOK_SPACING_MS", default_value = "2000")]
+    pub webhook_spacing_ms: String,
+
+    /// Time for one webhook delivery, in seconds (1-60).
+    #[arg(long, env = "TIDINGS_WEBHOOK_TIMEOUT_SECONDS", default_value = "10")]
+    pub webhook_timeout_seconds: String,
+
+    /// Where Discord webhooks are sent (channels keep Discord's URL; deliveries go to its
+    /// path under this base): for a stand-in or a relay.
+    #[arg(long, env = "TIDINGS_WEBHOOK_DISCORD_BASE_URL", default_value = tidings_notify::target::DISCORD_BASE_URL)]
+    pub webhook_discord_base_url: String,
+
+    /// Where Slack webhooks are sent, as for Discord.
+    #[arg(long, env = "TIDINGS_WEBHOOK_SLACK_BASE_URL", default_value = tidings_notify::target::SLACK_BASE_URL)]
+    pub webhook_slack_base_url: String,
 }
 
 /// The checked worker settings.
@@ -336,6 +358,7 @@ impl WorkerArgs {
         worker.sanitize.keep_http_media = media_proxy != MediaProxyMode::Off;
         worker.popularity.source = self.popularity_source()?;
         worker.websub.enabled = config::check_bool(&self.websub, "TIDINGS_WEBSUB", "--websub")?;
+        self.notifications(&mut worker.notifications)?;
         Ok(WorkerSettings {
             fetch,
             worker,
@@ -345,6 +368,53 @@ impl WorkerArgs {
 }
 
 impl WorkerArgs {
+    /// Applies the notification settings (F43).
+    fn notifications(
+        &self,
+        notifications: &mut tidings_worker::NotificationConfig,
+    ) -> Result<(), ConfigError> {
+        notifications.concurrency = config::check_number(
+            &self.webhook_concurrency,
+            0..=100usize,
+            "TIDINGS_WEBHOOK_CONCURRENCY",
+            "--webhook-concurrency",
+        )?;
+        notifications.policy.spacing = Duration::from_millis(config::check_number(
+            &self.webhook_spacing_ms,
+            100..=600_000u64,
+            "TIDINGS_WEBHOOK_SPACING_MS",
+            "--webhook-spacing-ms",
+        )?);
+        notifications.timeout = Duration::from_secs(config::check_number(
+            &self.webhook_timeout_seconds,
+            1..=60u64,
+            "TIDINGS_WEBHOOK_TIMEOUT_SECONDS",
+            "--webhook-timeout-seconds",
+        )?);
+        let base = |value: &str, variable: &'static str, flag: &'static str| {
+            url::Url::parse(value.trim())
+                .ok()
+                .filter(|url| matches!(url.scheme(), "http" | "https") && url.host().is_some())
+                .ok_or_else(|| ConfigError {
+                    variable,
+                    flag,
+                    value: value.to_owned(),
+                    expected: "an http(s) URL such as https://discord.com".into(),
+                })
+        };
+        notifications.endpoints.discord = base(
+            &self.webhook_discord_base_url,
+            "TIDINGS_WEBHOOK_DISCORD_BASE_URL",
+            "--webhook-discord-base-url",
+        )?;
+        notifications.endpoints.slack = base(
+            &self.webhook_slack_base_url,
+            "TIDINGS_WEBHOOK_SLACK_BASE_URL",
+            "--webhook-slack-base-url",
+        )?;
+        Ok(())
+    }
+
     /// The popularity count source the settings name, `None` when it is off.
     fn popularity_source(&self) -> Result<Option<PopularitySource>, ConfigError> {
         let base_url = || -> Result<url::Url, ConfigError> {

@@ -83,6 +83,24 @@ impl Default for ClientConfig {
     }
 }
 
+impl ClientConfig {
+    /// Lets requests reach `base_url`'s host when it is an IP address, even on a private
+    /// network: for service bases the operator chose (a stand-in on 127.0.0.1, a relay on the
+    /// LAN), which are not user input. A host name goes through the guard as any
+    /// (`allow_private_networks` lifts local ones); the never-allowed classes stay refused.
+    pub fn allow_operator_base(&mut self, base_url: &Url) {
+        let address = match base_url.host() {
+            Some(url::Host::Ipv4(ip)) => IpAddr::V4(ip),
+            Some(url::Host::Ipv6(ip)) => IpAddr::V6(ip),
+            _ => return,
+        };
+        let prefix = if address.is_ipv4() { 32 } else { 128 };
+        self.address_policy
+            .allowed_networks
+            .extend(crate::IpNetwork::new(address, prefix));
+    }
+}
+
 /// One GET to make: the URL and what the caller knows about it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FetchRequest {

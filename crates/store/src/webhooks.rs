@@ -114,7 +114,7 @@ pub struct QueuedItem {
     pub item_id: i64,
     /// Its feed.
     pub feed_id: i64,
-    /// The subscription's title, else the feed's.
+    /// The subscription's title, else the feed's, else its URL.
     pub feed_title: Option<String>,
     /// Its title.
     pub title: Option<String>,
@@ -598,6 +598,18 @@ impl Store {
         let Some(first_new) = first_new else {
             return Ok(MatchStep::default());
         };
+        // Nothing new since the cursor: no lease to write (SQLite's one writer is shared).
+        let (next, newest): (i64, i64) = with_db!(self, read, |db| {
+            sqlx::query_as(
+                "SELECT m.next_item_id, (SELECT COALESCE(MAX(id), 0) FROM items)
+                 FROM webhook_matcher m WHERE m.id = 1",
+            )
+            .fetch_one(db)
+            .await?
+        });
+        if newest < next.max(first_new + 1) {
+            return Ok(MatchStep::default());
+        }
         let lease_until = now.saturating_add(settings.lease_seconds.max(1));
         let cursor: Option<i64> = with_db!(self, write, |db| {
             sqlx::query_scalar(
@@ -804,7 +816,7 @@ impl Store {
                 (Option<String>, Option<String>, Option<String>, i64),
             )> = with_db!(self, read, |db| {
                 let rows = sqlx::query(
-                    "SELECT q.item_id, q.attempts, i.feed_id, COALESCE(s.title, f.title), i.title,
+                    "SELECT q.item_id, q.attempts, i.feed_id, COALESCE(s.title, f.title, f.url), i.title,
                             i.url, i.author, i.summary, i.content, i.published_at
                      FROM webhook_queue q
                      JOIN items i ON i.id = q.item_id

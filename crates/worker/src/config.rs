@@ -96,6 +96,9 @@ pub struct WorkerConfig {
     /// WebSub (F18): whether feeds are subscribed to their hubs (off by default), the
     /// callbacks' base URL, the lease asked for and the safety-net polling of pushed feeds.
     pub websub: crate::websub::WebSubConfig,
+    /// Notifications to webhooks (F43): parallelism, pace, breaker, where Discord and Slack
+    /// are reached.
+    pub notifications: crate::notifications::NotificationConfig,
 }
 
 impl Default for WorkerConfig {
@@ -121,6 +124,7 @@ impl Default for WorkerConfig {
             tags_per_item: DEFAULT_TAGS_PER_ITEM,
             popularity: crate::popularity::PopularityConfig::default(),
             websub: crate::websub::WebSubConfig::default(),
+            notifications: crate::notifications::NotificationConfig::default(),
         }
     }
 }

@@ -24,6 +24,9 @@
 //! - [`websub`] subscribes feeds that advertise a WebSub hub (F18), renews and ends those
 //!   subscriptions as another [`EnrichmentJob`], and takes the hub's verifications and pushes
 //!   for the server's callback.
+//! - [`notifications`] matches new items to users' webhook channels (Discord, Slack, generic
+//!   JSON; F43) and sends them from a queue, paced per channel with a circuit breaker, as an
+//!   [`EnrichmentJob`].
 //! - [`WorkerMetrics`] counts every outcome and renders them for Prometheus.
 //!
 //! ```no_run
@@ -50,6 +53,7 @@ pub mod favicon;
 pub mod fetcher;
 pub mod full_text;
 pub mod metrics;
+pub mod notifications;
 pub mod opml;
 pub mod popularity;
 pub mod reparse;
@@ -68,6 +72,7 @@ pub use enrich::{EnrichmentJob, drain_enrichment, run_enrichment};
 pub use fetcher::{FeedReport, Fetcher, RefreshError};
 pub use full_text::{FoundArticle, FullTextJob, LoadError, PageError};
 pub use metrics::{FetchResult, MetricsSnapshot, WorkerMetrics};
+pub use notifications::{NotificationConfig, NotificationJob, Notifier, TestOutcome};
 pub use opml::{
     ImportEntry, ImportError, ImportOptions, ImportReport, ImportStatus, OpmlDocument, OpmlError,
     OpmlFeed, build_opml, export_opml, import_opml, parse_opml,

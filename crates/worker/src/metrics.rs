@@ -85,6 +85,9 @@ pub struct WorkerMetrics {
     websub_requests: Mutex<BTreeMap<String, u64>>,
     websub_verifications: Mutex<BTreeMap<String, u64>>,
     websub_pushes: Mutex<BTreeMap<String, u64>>,
+    webhook_sent: AtomicU64,
+    webhook_retrying: AtomicU64,
+    webhook_dropped: AtomicU64,
 }
 
 /// A copy of the counters at one moment, for the API's JSON and for tests.
@@ -136,6 +139,12 @@ pub struct MetricsSnapshot {
     /// Content distributions, by outcome: stored, unreadable, bad_signature,
     /// missing_signature, gone.
     pub websub_pushes: BTreeMap<String, u64>,
+    /// Webhook messages that went through (F43).
+    pub webhook_sent: u64,
+    /// Webhook messages that failed and are tried again.
+    pub webhook_retrying: u64,
+    /// Webhook messages whose items were dropped (failed for good).
+    pub webhook_dropped: u64,
 }
 
 impl MetricsSnapshot {
@@ -253,6 +262,16 @@ impl WorkerMetrics {
         bump(&self.websub_pushes, outcome.to_owned());
     }
 
+    /// Counts a webhook message by its outcome (`sent`, `retrying`, `dropped`).
+    pub fn record_webhook_message(&self, status: &str) {
+        let counter = match status {
+            "sent" => &self.webhook_sent,
+            "retrying" => &self.webhook_retrying,
+            _ => &self.webhook_dropped,
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+
     /// Counts what a retention run deleted.
     pub fn record_retention(&self, items: u64, feeds: u64) {
         self.retention_items_deleted
@@ -292,6 +311,9 @@ impl WorkerMetrics {
             websub_requests: copy(&self.websub_requests),
             websub_verifications: copy(&self.websub_verifications),
             websub_pushes: copy(&self.websub_pushes),
+            webhook_sent: load(&self.webhook_sent),
+            webhook_retrying: load(&self.webhook_retrying),
+            webhook_dropped: load(&self.webhook_dropped),
         }
     }
 
@@ -532,6 +554,16 @@ impl Collector for WorkerCollector {
                 .websub_pushes
                 .iter()
                 .map(|(outcome, n)| (Some(label("outcome", outcome)), *n)),
+        )?;
+        counter_family(
+            &mut encoder,
+            "tidings_webhook_messages",
+            "Messages to notification webhooks (F43), by result",
+            [
+                (Some(label("result", "sent")), snapshot.webhook_sent),
+                (Some(label("result", "retrying")), snapshot.webhook_retrying),
+                (Some(label("result", "dropped")), snapshot.webhook_dropped),
+            ],
         )
     }
 }

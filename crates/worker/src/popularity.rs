@@ -18,16 +18,13 @@
 
 use std::collections::HashMap;
 use std::future::Future;
-use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::Utc;
-use tidings_fetch::{
-    ClientConfig, FetchError, FetchRequest, FetchResponse, GuardedClient, IpNetwork,
-};
+use tidings_fetch::{ClientConfig, FetchError, FetchRequest, FetchResponse, GuardedClient};
 use tidings_store::{PopularityCall, PopularityDue, PopularityPace, StoreError};
-use url::{Host, Url};
+use url::Url;
 
 use crate::enrich::EnrichmentJob;
 use crate::fetcher::Fetcher;
@@ -165,18 +162,7 @@ impl HatenaBookmarks {
     /// guard as any (`TIDINGS_ALLOW_PRIVATE_NETWORKS` lifts local ones).
     pub fn new(base_url: &Url, config: &ClientConfig) -> Result<HatenaBookmarks, FetchError> {
         let mut config = config.clone();
-        let address = match base_url.host() {
-            Some(Host::Ipv4(ip)) => Some(IpAddr::V4(ip)),
-            Some(Host::Ipv6(ip)) => Some(IpAddr::V6(ip)),
-            _ => None,
-        };
-        if let Some(address) = address {
-            let prefix = if address.is_ipv4() { 32 } else { 128 };
-            config
-                .address_policy
-                .allowed_networks
-                .extend(IpNetwork::new(address, prefix));
-        }
+        config.allow_operator_base(base_url);
         Ok(HatenaBookmarks {
             endpoint: hatena_endpoint(base_url),
             client: GuardedClient::new(config)?,

@@ -320,6 +320,16 @@ impl Worker {
                 std::future::pending(),
             ))
         });
+        // Notifications (F43) beside it: new items matched to channels and sent from their
+        // own queue, paced per channel, never in the fetch's way.
+        let notifications = crate::notifications::configured_job(&self.fetcher).map(|job| {
+            tokio::spawn(crate::run_enrichment(
+                Arc::new(job),
+                config.notifications.concurrency,
+                config.notifications.poll,
+                std::future::pending(),
+            ))
+        });
         loop {
             if tokio::time::Instant::now() >= next_job_check {
                 next_job_check = tokio::time::Instant::now() + config.poll_interval;
@@ -412,6 +422,9 @@ impl Worker {
         }
         if let Some(websub) = websub {
             websub.abort();
+        }
+        if let Some(notifications) = notifications {
+            notifications.abort();
         }
         tracing::info!(owner = %config.owner, "worker stopped");
     }
