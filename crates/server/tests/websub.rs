@@ -97,6 +97,12 @@ impl Hub {
         };
         let app = axum::Router::new()
             .route("/feed", get(serve_feed))
+            // A temporarily redirected topic (websub.rocks 201): the topic is still the
+            // `self` the final answer names.
+            .route(
+                "/moved-feed",
+                get(|| async { (AxumStatus::FOUND, [(header::LOCATION, "/feed")]) }),
+            )
             .route(
                 "/hub-moved",
                 post(|| async { (AxumStatus::PERMANENT_REDIRECT, [(header::LOCATION, "/hub")]) }),
@@ -490,7 +496,15 @@ on_both_engines!(push_delivery_verification_and_unsubscription, |db| {
 
     // 300: a signed distribution is answered 2xx and stored like a fetched body (sha1,
     // sha256 and sha512 alike): items, search index, raw body.
+    // The callback answers once the push is stored: the publish's time is the delay from the
+    // hub's POST to the item in the reader.
+    let started = std::time::Instant::now();
     assert_eq!(hub.publish("second", Signing::Valid("sha256")).await, [202]);
+    eprintln!(
+        "a signed push stored in {} ms ({})",
+        started.elapsed().as_millis(),
+        db.url().split(':').next().unwrap_or_default()
+    );
     assert_eq!(hub.publish("third", Signing::Valid("sha1")).await, [202]);
     assert_eq!(hub.publish("fourth", Signing::Valid("sha512")).await, [202]);
     let seen = titles(&app, &ann, feed_id).await;
@@ -538,6 +552,23 @@ on_both_engines!(push_delivery_verification_and_unsubscription, |db| {
     assert_eq!(metrics.websub_pushes.get("stored"), Some(&3));
     assert_eq!(metrics.websub_pushes.get("bad_signature"), Some(&1));
     assert_eq!(metrics.websub_pushes.get("missing_signature"), Some(&1));
+    let scraped = reqwest::get(format!("{}/metrics", app.base))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    for line in [
+        "tidings_websub_pushes_total{outcome=\"stored\"} 3",
+        "tidings_websub_pushes_total{outcome=\"bad_signature\"} 1",
+        "tidings_websub_requests_total{outcome=\"subscribe_accepted\"} 1",
+        "tidings_websub_verifications_total{outcome=\"confirmed\"} 1",
+    ] {
+        assert!(
+            scraped.lines().any(|l| l == line),
+            "{line} in /metrics:\n{scraped}"
+        );
+    }
 
     // Unknown callbacks: a push is told the subscription is gone, a verification is refused;
     // bad input never breaks the callback.
@@ -683,8 +714,16 @@ on_both_engines!(renewal_before_the_lease_ends_refusal_and_denial, |db| {
     let hub = Hub::start(10).await;
     let (app, fetcher) = start_app(db).await;
     let ann_id = app.user("ann", false).await;
-    let (_, feed_id) = common::follow(&app.store, ann_id, &hub.feed_url()).await;
+    let moved = format!("{}/moved-feed", hub.base);
+    let (_, feed_id) = common::follow(&app.store, ann_id, &moved).await;
     fetcher.refresh_feed(feed_id).await.unwrap();
+    let row = app
+        .store
+        .websub_subscription(feed_id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(row.topic_url.as_deref(), Some(hub.topic().as_str()));
 
     // 205: the hub verifies with another topic; the callback refuses with 404, and the
     // request stays pending (the subscriber does not believe it subscribed).
