@@ -21,6 +21,7 @@ mod error;
 mod feeds;
 mod fetching;
 mod full_text;
+mod identities;
 mod items;
 mod job_queue;
 mod migrate;
@@ -71,6 +72,7 @@ pub use fetching::{
     SiteFaviconClaim,
 };
 pub use full_text::{FullContent, FullTextCandidate, FullTextJob, FullTextMode, FullTextOutcome};
+pub use identities::{Identity, NewOidcLogin, OidcLogin};
 pub use items::{Enclosure, Item, ItemState, NewItem, UpsertCounts};
 pub use migrate::{MIGRATIONS, Migration, SchemaStatus};
 pub use operations::{FetchQueue, PoolUse};

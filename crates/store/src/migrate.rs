@@ -315,6 +315,13 @@ pub const MIGRATIONS: &[Migration] = &[
         postgres: include_str!("../migrations/postgres/0027_second_factors.sql"),
         data: None,
     },
+    Migration {
+        version: 28,
+        name: "oidc",
+        sqlite: include_str!("../migrations/sqlite/0028_oidc.sql"),
+        postgres: include_str!("../migrations/postgres/0028_oidc.sql"),
+        data: None,
+    },
 ];
 
 /// An arbitrary constant naming tidings' migration lock among PostgreSQL advisory locks.

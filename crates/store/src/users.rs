@@ -73,7 +73,7 @@ macro_rules! insert_user {
              VALUES ($1, $2, 0, TRUE, $3)",
         )
         .bind(id)
-        .bind(DEFAULT_GROUP_NAME)
+        .bind($crate::users::DEFAULT_GROUP_NAME)
         .bind($now)
         .execute(&mut *$tx)
         .await?;
@@ -86,14 +86,16 @@ macro_rules! insert_user {
     }};
 }
 
+pub(crate) use insert_user;
+
 const SETUP_TOKEN_KEY: &str = "setup_token_sha256";
 
-type UserRow = (i64, String, bool, bool, Option<String>, i64, Option<i64>);
+pub(crate) type UserRow = (i64, String, bool, bool, Option<String>, i64, Option<i64>);
 
-const USER_COLUMNS: &str =
+pub(crate) const USER_COLUMNS: &str =
     "id, username, is_admin, is_disabled, password_hash, created_at, last_login_at";
 
-fn user_from_row(row: UserRow) -> User {
+pub(crate) fn user_from_row(row: UserRow) -> User {
     let (id, username, is_admin, is_disabled, password_hash, created_at, last_login_at) = row;
     User {
         id,
@@ -675,7 +677,7 @@ pub(crate) fn keys_of_existing_users(users: &[(i64, String)]) -> Vec<(i64, Strin
 }
 
 /// The refusal of a name whose key another account has.
-fn name_taken(username: &str) -> StoreError {
+pub(crate) fn name_taken(username: &str) -> StoreError {
     StoreError::Conflict(format!(
         "a user named {username} already exists (names are compared ignoring case, letter \
          width and accent composition)"
