@@ -16,6 +16,7 @@ pub mod refresh;
 pub mod reparse;
 pub mod resume;
 pub mod serve;
+pub mod serve_oidc;
 pub mod soak_farm;
 pub mod user;
 pub mod worker;

@@ -91,6 +91,9 @@ pub struct ApiArgs {
 
     #[command(flatten)]
     pub metrics: MetricsArgs,
+
+    #[command(flatten)]
+    pub oidc: super::serve_oidc::OidcArgs,
 }
 
 /// Who may read `/metrics`: of `serve`, and of `tidings worker`'s own listener.
@@ -239,6 +242,7 @@ impl ApiArgs {
         server.media_proxy = tidings_server::media::MediaProxy::new(media_proxy, key);
         server.usage_counts =
             config::check_bool(&self.usage_counts, "TIDINGS_USAGE_COUNTS", "--usage-counts")?;
+        server.oidc = self.oidc.check()?;
         server.session_idle = std::time::Duration::from_secs(idle * 86_400);
         server.session_lifetime = std::time::Duration::from_secs(lifetime * 86_400);
         Ok(server)
@@ -286,6 +290,15 @@ pub async fn run(config: &GlobalConfig, args: ServeArgs) -> anyhow::Result<ExitC
     };
     server_config.base_url = base_url.clone();
     server_config.usage_retention_days = worker_settings.worker.usage_retention_days;
+    if let Some(oidc) = &server_config.oidc {
+        tracing::info!(
+            issuer = %oidc.issuer,
+            "single sign-on through {} ({}): register {} as the redirect URI there",
+            oidc.display_name,
+            oidc.issuer,
+            tidings_server::oidc::routes::redirect_uri(&base_url)
+        );
+    }
     if let Some(token) = setup::issue_setup_token(&store).await? {
         let mut link = base_url.clone();
         link.set_path(&format!(

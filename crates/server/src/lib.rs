@@ -10,6 +10,7 @@ pub mod metrics;
 pub mod mfa;
 pub mod middleware;
 pub mod observe;
+pub mod oidc;
 pub mod password;
 pub mod ratelimit;
 pub mod setup;
@@ -56,6 +57,8 @@ pub struct ServerConfig {
     pub usage_counts: bool,
     /// The days the worker keeps usage counts for (shown to administrators with them).
     pub usage_retention_days: u32,
+    /// The OpenID Connect provider people may sign in with (F22); none by default.
+    pub oidc: Option<oidc::OidcConfig>,
 }
 
 impl ServerConfig {
@@ -72,6 +75,7 @@ impl ServerConfig {
             metrics_access: metrics::MetricsAccess::default(),
             usage_counts: true,
             usage_retention_days: tidings_worker::config::DEFAULT_USAGE_RETENTION_DAYS,
+            oidc: None,
         }
     }
 }
@@ -94,6 +98,9 @@ pub struct AppState {
     pub decoy_hash: Arc<String>,
     /// The server's own series for `/metrics` (the worker's are in `fetcher`).
     pub metrics: Arc<metrics::ServerMetrics>,
+    /// The OpenID Connect provider, with its discovery document and keys cached, when one
+    /// is configured.
+    pub oidc: Option<Arc<oidc::Provider>>,
 }
 
 impl std::fmt::Debug for AppState {
@@ -110,7 +117,16 @@ impl AppState {
     pub fn new(store: Store, config: ServerConfig, fetcher: tidings_worker::Fetcher) -> AppState {
         let decoy = password::hash_password("decoy password that never matches")
             .unwrap_or_else(|_| String::from("$argon2id$v=19$m=19456,t=2,p=1$ZGVjb3k$ZGVjb3k"));
+        // Building the provider's client only fails when TLS cannot be set up at all, which
+        // every other client of the process would meet first; sign-in then says it is off.
+        let oidc = config.oidc.clone().and_then(|settings| {
+            oidc::Provider::new(settings)
+                .inspect_err(|error| tracing::error!(%error, "OpenID Connect is unavailable"))
+                .ok()
+                .map(Arc::new)
+        });
         AppState {
+            oidc,
             limits: Arc::new(RateLimits::for_store(&store)),
             store,
             config: Arc::new(config),
@@ -131,6 +147,7 @@ pub fn router(state: AppState) -> Router {
         .route("/metrics", get(metrics::serve_metrics))
         .nest("/api/v1", api)
         .merge(sync::router())
+        .merge(oidc::routes::router())
         .merge(ui::router())
         .merge(websub::router())
         .layer(axum::middleware::from_fn_with_state(

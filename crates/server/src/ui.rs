@@ -53,6 +53,7 @@ pub const ASSETS: &[Asset] = &[
     asset!("dom.js", JS),
     asset!("auth.js", JS),
     asset!("mfa.js", JS),
+    asset!("identities.js", JS),
     asset!("reader.js", JS),
     asset!("media.js", JS),
     asset!("dialogs.js", JS),

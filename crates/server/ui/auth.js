@@ -5,6 +5,7 @@ import { api } from './api.js';
 import { h, icon, replace } from './dom.js';
 import { errorBlock } from './dialogs.js';
 import { passkeyButton, secondStep } from './mfa.js';
+import { signInMethods, ssoButton } from './identities.js';
 
 function field(id, label, attrs, hint) {
   const hintId = hint ? id + '-hint' : null;
@@ -35,8 +36,14 @@ export function renderSignIn(root, done) {
     submit);
   const setupNote = h('div', { class: 'setup-note' });
   const passkeyStatus = h('div', { class: 'form-status', 'aria-live': 'polite' });
-  page(root, 'Sign in', form, passkeyButton(passkeyStatus, done), passkeyStatus, setupNote);
+  const sso = h('div', { class: 'sso' });
+  page(root, 'Sign in', sso, form, passkeyButton(passkeyStatus, done), passkeyStatus, setupNote);
   form.querySelector('#username').focus();
+  signInMethods().then((methods) => {
+    replace(sso, ssoButton(methods, new URLSearchParams(location.search).get('next')));
+    // Passwords turned off: the provider's button is the only way in.
+    form.hidden = !methods.password;
+  });
   api('GET', '/setup', null, { quiet401: true }).then((setup) => {
     if (setup && setup.required) {
       replace(setupNote, h('p', { class: 'note' },

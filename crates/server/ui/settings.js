@@ -7,6 +7,7 @@ import { fullDate, h, icon, replace } from './dom.js';
 import { confirmDialog, errorBlock, showError, toast } from './dialogs.js';
 import { openScrape } from './scrape.js';
 import { twoStepSettings } from './mfa.js';
+import { identitiesSection, passwordSwitch } from './identities.js';
 
 function pageHeader(title, ...extra) {
   return h('div', { class: 'list-header' },
@@ -167,6 +168,7 @@ export function renderAccount(root) {
       h('button', { type: 'button', class: 'button', id: 'sign-out', onclick: () => app.signOut() }, 'Sign out')),
     passwordSection(),
     section('Two-step sign-in', ...twoStepSettings()),
+    identitiesSection(section),
     keysSection(),
     sessionsSection(),
     deleteSection());
@@ -384,6 +386,7 @@ export function renderAdmin(root) {
     section('Stopped feeds',
       h('p', { class: 'hint' }, 'Feeds stop after a 404, 410, 401 or 403, after ten parse failures in a row, or when the address guard refuses them. Once the cause is fixed (a setting such as TIDINGS_ALLOW_PRIVATE_NETWORKS, say), put every stopped feed of every user back on schedule:'),
       h('div', { class: 'button-row' }, resumeAll), resumeStatus),
+    passwordSwitch(section),
     usageSection());
 }
 

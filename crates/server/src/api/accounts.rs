@@ -137,6 +137,21 @@ pub(crate) async fn start_session(
     headers: &HeaderMap,
     status: StatusCode,
 ) -> ApiResult<Response> {
+    let cookie = open_session(state, user.id, client, headers).await?;
+    let user = state.store.user(user.id).await?;
+    let mut response = (status, Json(UserEnvelope { user: user.into() })).into_response();
+    response.headers_mut().insert(header::SET_COOKIE, cookie);
+    Ok(response)
+}
+
+/// Creates a session for the user, records the sign-in, and returns the `Set-Cookie` value
+/// that carries it: for the password sign-in and the OpenID Connect callback alike.
+pub(crate) async fn open_session(
+    state: &AppState,
+    user_id: i64,
+    client: &ClientContext,
+    headers: &HeaderMap,
+) -> ApiResult<axum::http::HeaderValue> {
     let token = new_secret();
     let lifetime = state.config.session_lifetime.as_secs();
     let user_agent = headers
@@ -145,21 +160,15 @@ pub(crate) async fn start_session(
     state
         .store
         .create_session(
-            user.id,
+            user_id,
             &secret_hash(&token),
             unix_now().saturating_add(lifetime as i64),
             user_agent,
             client.ip.map(|ip| ip.to_string()).as_deref(),
         )
         .await?;
-    state.store.touch_login(user.id).await?;
-    let user = state.store.user(user.id).await?;
-    let mut response = (status, Json(UserEnvelope { user: user.into() })).into_response();
-    response.headers_mut().insert(
-        header::SET_COOKIE,
-        session_cookie(&token, lifetime, client.https),
-    );
-    Ok(response)
+    state.store.touch_login(user_id).await?;
+    Ok(session_cookie(&token, lifetime, client.https))
 }
 
 /// Sign in with a user name and password; sets the session cookie (HttpOnly, SameSite=Lax,
@@ -179,6 +188,9 @@ async fn sign_in(
     Json(body): Json<SignIn>,
 ) -> ApiResult<Response> {
     within_limit(&state.limits.login_per_ip, &client.key()).await?;
+    if !state.store.password_sign_in().await? {
+        return Err(crate::api::oidc::password_sign_in_off());
+    }
     // Every spelling of a name counts against the same account's budget.
     let account = tidings_store::username_key(&body.username)
         .unwrap_or_else(|_| body.username.trim().to_lowercase());

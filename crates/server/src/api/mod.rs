@@ -13,6 +13,7 @@ pub mod groups;
 pub mod items;
 pub mod limits;
 pub mod mfa;
+pub mod oidc;
 pub mod opml;
 pub mod popularity;
 pub mod preferences;
@@ -84,6 +85,7 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::with_openapi(ApiDoc::openapi())
         .merge(accounts::router())
         .merge(mfa::router())
+        .merge(oidc::router())
         .merge(admin::router())
         .merge(subscriptions::router())
         .merge(scraped::router())

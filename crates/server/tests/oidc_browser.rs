@@ -1,0 +1,290 @@
+//! OpenID Connect in real headless Chromium against a real OpenID provider: the npm package
+//! `oidc-provider` (a certified implementation), started by the test from
+//! `tests/oidc_provider/provider.mjs` on 127.0.0.1. A person signs in with a password, links
+//! an identity from the account page, signs out, signs in with "Sign in with …", unlinks the
+//! identity, and is then refused by the provider's sign-in. The provider signs ID tokens with
+//! RS256 on SQLite and ES256 on PostgreSQL, so both verify against a real JWKS.
+//!
+//! Needs `node` and the provider's packages: `.ci/run` installs them with `npm ci` into a cache
+//! folder named by `TIDINGS_TEST_OIDC_PROVIDER` (or run `npm ci` in tests/oidc_provider/).
+//! Without them the tests print `SKIPPED …` (and fail under `CI=true`).
+
+mod browser;
+#[path = "../../store/tests/common/mod.rs"]
+mod common;
+mod support;
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use browser::{Browser, skip_without_browser};
+use serde_json::Value;
+use support::PASSWORD;
+use tidings_server::oidc::OidcConfig;
+use tidings_server::{AppState, ServerConfig};
+
+/// The provider's script, copied next to its installed packages for each run.
+const PROVIDER_SCRIPT: &str = include_str!("oidc_provider/provider.mjs");
+/// The client secret both of the provider's clients have.
+const CLIENT_SECRET: &str = "browser test secret";
+
+/// The folder holding the provider's `node_modules`: `TIDINGS_TEST_OIDC_PROVIDER`, or
+/// `tests/oidc_provider/` after a local `npm ci` there.
+fn provider_packages() -> Option<PathBuf> {
+    let candidates = [
+        std::env::var_os("TIDINGS_TEST_OIDC_PROVIDER").map(PathBuf::from),
+        Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/oidc_provider")),
+    ];
+    candidates.into_iter().flatten().find(|dir| {
+        dir.join("node_modules/oidc-provider/package.json")
+            .is_file()
+    })
+}
+
+/// Answers true (after reporting the skip) when the provider cannot run here.
+fn skip_without_provider(test: &str) -> bool {
+    let node = Command::new("node")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !node {
+        common::skip::skip(test, "node is not installed (apt-get install nodejs)");
+        return true;
+    }
+    if provider_packages().is_none() {
+        common::skip::skip(
+            test,
+            "the oidc-provider package is not installed: set TIDINGS_TEST_OIDC_PROVIDER to a \
+             folder where `npm ci` ran on tests/oidc_provider/package.json (.ci/run does)",
+        );
+        return true;
+    }
+    skip_without_browser(test)
+}
+
+/// A running `oidc-provider`; stopped (its standard input closed, then killed) on drop.
+struct NodeProvider {
+    child: Child,
+    issuer: String,
+    _dir: tempfile::TempDir,
+}
+
+impl NodeProvider {
+    fn start(redirect_uri: &str) -> NodeProvider {
+        let packages = provider_packages().expect("provider packages");
+        // The script runs from a folder of its own whose node_modules is the installed one,
+        // so that the committed script is the one that runs.
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("provider.mjs"), PROVIDER_SCRIPT).unwrap();
+        std::os::unix::fs::symlink(
+            packages.join("node_modules"),
+            dir.path().join("node_modules"),
+        )
+        .unwrap();
+        std::fs::write(dir.path().join("package.json"), "{\"type\": \"module\"}").unwrap();
+        let mut child = Command::new("node")
+            .arg("provider.mjs")
+            .current_dir(dir.path())
+            .env("REDIRECT_URI", redirect_uri)
+            .env("CLIENT_SECRET", CLIENT_SECRET)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start node");
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if let Ok(value) = serde_json::from_str::<Value>(&line)
+                    && let Some(issuer) = value["issuer"].as_str()
+                {
+                    let _ = tx.send(issuer.to_string());
+                }
+            }
+        });
+        let issuer = rx
+            .recv_timeout(Duration::from_secs(30))
+            .expect("the provider announced its issuer");
+        NodeProvider {
+            child,
+            issuer,
+            _dir: dir,
+        }
+    }
+}
+
+impl Drop for NodeProvider {
+    fn drop(&mut self) {
+        if let Some(mut stdin) = self.child.stdin.take() {
+            let _ = stdin.flush();
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Clicks `selector`, which leaves for the provider, and signs in there as `login` if it asks
+/// (it remembers its session, and then sends the browser straight back) and consents, until
+/// the browser is back on a page of `base`.
+async fn through_the_provider(
+    b: &Browser,
+    provider: &NodeProvider,
+    base: &str,
+    selector: &str,
+    login: &str,
+) {
+    // A mark on the current page: gone once the browser has navigated away.
+    let left = "window.__stay === undefined && document.readyState === 'complete'";
+    b.eval("(window.__stay = true)").await;
+    b.click(selector).await;
+    for _ in 0..5 {
+        b.wait_for("the next page", left).await;
+        let here = b.eval("location.href").await;
+        let here = here.as_str().unwrap_or_default();
+        if here.starts_with(base) {
+            return;
+        }
+        assert!(here.starts_with(&provider.issuer), "left for {here}");
+        if b.eval("document.querySelector('input[name=login]') !== null")
+            .await
+            == Value::Bool(true)
+        {
+            b.type_into("input[name=login]", login).await;
+            b.type_into("input[name=password]", "any password").await;
+        }
+        b.eval("(window.__stay = true)").await;
+        b.click("button[type=submit]").await;
+    }
+    panic!("the provider did not send the browser back");
+}
+
+/// Signs out with the account page's button, brought out from under the sticky header.
+async fn sign_out(b: &Browser) {
+    b.wait_for(
+        "the sign-out button",
+        "document.querySelector('#sign-out') !== null",
+    )
+    .await;
+    b.eval("document.querySelector('#sign-out').scrollIntoView({block: 'center'})")
+        .await;
+    b.click("#sign-out").await;
+}
+
+async fn signed_in_as(b: &Browser) -> Value {
+    b.js_async(
+        "const done = arguments[arguments.length - 1];
+         fetch('/api/v1/me').then(r => r.ok ? r.json() : {}).then(j => done(j.user ? j.user.username : null));",
+    )
+    .await
+    .unwrap()
+}
+
+on_both_engines!(sign_in_link_and_unlink_in_chromium, |db| {
+    let test = "oidc_browser::sign_in_link_and_unlink_in_chromium";
+    if skip_without_provider(test) {
+        return;
+    }
+    let (client_id, algorithm) = match db {
+        common::TestDb::Sqlite(_) => ("tidings-rs", "RS256"),
+        common::TestDb::Postgres { .. } => ("tidings-es", "ES256"),
+    };
+    let store = db.migrated().await;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let provider = NodeProvider::start(&format!("{base}/auth/oidc/callback"));
+    let mut config = ServerConfig::new(base.parse().unwrap());
+    let mut oidc = OidcConfig::new(provider.issuer.parse().unwrap(), client_id);
+    oidc.client_secret = Some(CLIENT_SECRET.into());
+    oidc.display_name = "Test provider".into();
+    config.oidc = Some(oidc);
+    let state = AppState::new(
+        store.clone(),
+        config,
+        support::test_fetcher(store.clone(), true),
+    );
+    tokio::spawn(tidings_server::serve(
+        listener,
+        state,
+        std::future::pending(),
+    ));
+    let hash = tidings_server::password::hash_password(PASSWORD).unwrap();
+    store
+        .create_user(&tidings_store::NewUser {
+            username: "ann".into(),
+            password_hash: Some(hash),
+            is_admin: false,
+        })
+        .await
+        .unwrap();
+
+    let b = Browser::start(1200, 900).await;
+    // The sign-in page offers the provider beside the password.
+    b.goto(&format!("{base}/login")).await;
+    b.wait_for(
+        "the single sign-on button",
+        "document.querySelector('#oidc-sign-in')?.textContent === 'Sign in with Test provider'",
+    )
+    .await;
+    b.type_into("#username", "ann").await;
+    b.type_into("#password", PASSWORD).await;
+    b.click("#sign-in-form button[type=submit]").await;
+    b.wait_for("the reader", "document.querySelector('nav#feeds') !== null")
+        .await;
+
+    // Link an identity from the account page.
+    b.goto(&format!("{base}/account")).await;
+    through_the_provider(&b, &provider, &base, "#link-identity", "ann-at-idp").await;
+    b.wait_for(
+        "the linked identity",
+        "document.querySelector('#identities')?.textContent.includes('ann-at-idp@example.com')",
+    )
+    .await;
+    assert_eq!(b.eval("location.pathname").await, "/account");
+    let linked = store
+        .list_identities(store.user_credentials("ann").await.unwrap().unwrap().0.id)
+        .await
+        .unwrap();
+    assert_eq!(linked.len(), 1, "{algorithm}");
+    assert_eq!(linked[0].subject, "ann-at-idp");
+    assert_eq!(linked[0].issuer, provider.issuer);
+
+    // Sign out, then sign in with the provider: back to the page asked for.
+    sign_out(&b).await;
+    b.wait_for("the sign-in page", "location.pathname === '/login'")
+        .await;
+    b.goto(&format!("{base}/login?next=%2Fsettings")).await;
+    through_the_provider(&b, &provider, &base, "#oidc-sign-in", "ann-at-idp").await;
+    b.wait_for("the settings page", "location.pathname === '/settings'")
+        .await;
+    assert_eq!(
+        signed_in_as(&b).await,
+        "ann",
+        "signed in through {algorithm}"
+    );
+
+    // Unlink it (ann has a password, so it is not her last way in).
+    b.goto(&format!("{base}/account")).await;
+    b.click("#identities button").await;
+    b.click("dialog[open] .button.danger").await;
+    b.wait_for(
+        "no identity left",
+        "document.querySelector('#identities')?.textContent.includes('No linked identities')",
+    )
+    .await;
+
+    // The provider's sign-in no longer reaches the account.
+    sign_out(&b).await;
+    b.wait_for("the sign-in page", "location.pathname === '/login'")
+        .await;
+    through_the_provider(&b, &provider, &base, "#oidc-sign-in", "ann-at-idp").await;
+    b.wait_for(
+        "the refusal",
+        "document.querySelector('#oidc-failure h1')?.textContent === 'No account is linked to this identity'",
+    )
+    .await;
+    assert_eq!(signed_in_as(&b).await, Value::Null);
+    b.quit().await;
+});
