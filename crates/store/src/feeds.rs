@@ -7,6 +7,81 @@ pub(crate) const MARK_ORPHANS: &str = "UPDATE feeds SET orphaned_at = $1
      WHERE orphaned_at IS NULL
        AND NOT EXISTS (SELECT 1 FROM subscriptions s WHERE s.feed_id = feeds.id)";
 
+/// Updates feed `$feed_id` with what its parse says about it (a [`crate::FeedMetadata`]; a
+/// `None` keeps the stored value) on `$db`, a connection or a transaction.
+macro_rules! update_feed_metadata_on {
+    ($db:expr, $feed_id:expr, $metadata:expr) => {{
+        let metadata: &$crate::FeedMetadata<'_> = $metadata;
+        let clean =
+            |text: Option<&str>| text.map(|t| $crate::text::strip_control_chars(t).into_owned());
+        let (title, site_url, description) = (
+            clean(metadata.title),
+            clean(metadata.site_url),
+            clean(metadata.description),
+        );
+        sqlx::query(
+            "UPDATE feeds SET title = COALESCE($1, title), site_url = COALESCE($2, site_url),
+                    description = COALESCE($3, description), format = COALESCE($4, format),
+                    updated_at = $5
+             WHERE id = $6",
+        )
+        .bind(&title)
+        .bind(&site_url)
+        .bind(&description)
+        .bind(metadata.format)
+        .bind($crate::unix_now())
+        .bind($feed_id)
+        .execute($db)
+        .await?;
+    }};
+}
+pub(crate) use update_feed_metadata_on;
+
+/// Stores a fetch's outcome (a [`FetchRecord`]) for feed `$feed_id` and releases the lease of
+/// `$owner` on `$db`, a connection or a transaction; evaluates to the rows changed (0 when
+/// `$owner` no longer holds the lease).
+macro_rules! record_fetch_on {
+    ($db:expr, $feed_id:expr, $owner:expr, $record:expr) => {{
+        let (feed_id, owner, record): (i64, &str, &$crate::FetchRecord) =
+            ($feed_id, $owner, $record);
+        sqlx::query(
+            "UPDATE feed_fetch_state SET
+                status = $1, status_reason = $2, next_check_at = $3, last_checked_at = $4,
+                last_success_at = CASE WHEN $5 THEN $4 ELSE last_success_at END,
+                last_error_at = CASE WHEN $5 THEN last_error_at ELSE $4 END,
+                last_error = CASE WHEN $5 THEN NULL ELSE $6 END,
+                last_http_status = COALESCE($7, last_http_status),
+                consecutive_failures = $8, parse_failures = $9,
+                etag = COALESCE($10, etag), last_modified = COALESCE($11, last_modified),
+                cache_control = CASE WHEN $5 THEN $12 ELSE cache_control END,
+                expires_at = CASE WHEN $5 THEN $13 ELSE expires_at END,
+                retry_after_until = $14,
+                lease_owner = NULL, lease_until = NULL
+             WHERE feed_id = $15 AND lease_owner = $16",
+        )
+        .bind(record.status.as_str())
+        .bind(&record.status_reason)
+        .bind(record.next_check_at)
+        .bind(record.checked_at)
+        .bind(record.success)
+        .bind(&record.error)
+        .bind(record.http_status)
+        .bind(record.consecutive_failures)
+        .bind(record.parse_failures)
+        .bind(&record.etag)
+        .bind(&record.last_modified)
+        .bind(&record.cache_control)
+        .bind(record.expires_at)
+        .bind(record.retry_after_until)
+        .bind(feed_id)
+        .bind(owner)
+        .execute($db)
+        .await?
+        .rows_affected()
+    }};
+}
+pub(crate) use record_fetch_on;
+
 /// The id of the shared feed with `$url` (normalized first, so that every spelling of one
 /// address finds the same row, F10), created (with its fetch state, due at once) when nobody
 /// follows it yet, and no longer orphaned either way. Runs inside the transaction `$tx`.
@@ -589,24 +664,14 @@ impl Store {
         description: Option<&str>,
         format: Option<&str>,
     ) -> Result<()> {
-        let clean =
-            |text: Option<&str>| text.map(|t| crate::text::strip_control_chars(t).into_owned());
-        let (title, site_url, description) = (clean(title), clean(site_url), clean(description));
+        let metadata = crate::FeedMetadata {
+            title,
+            site_url,
+            description,
+            format,
+        };
         with_db!(self, write, |db| {
-            sqlx::query(
-                "UPDATE feeds SET title = COALESCE($1, title), site_url = COALESCE($2, site_url),
-                        description = COALESCE($3, description), format = COALESCE($4, format),
-                        updated_at = $5
-                 WHERE id = $6",
-            )
-            .bind(&title)
-            .bind(&site_url)
-            .bind(&description)
-            .bind(format)
-            .bind(unix_now())
-            .bind(feed_id)
-            .execute(db)
-            .await?;
+            update_feed_metadata_on!(db, feed_id, &metadata);
         });
         Ok(())
     }
@@ -744,42 +809,9 @@ impl Store {
         owner: &str,
         record: &FetchRecord,
     ) -> Result<bool> {
-        let updated = with_db!(self, write, |db| {
-            sqlx::query(
-                "UPDATE feed_fetch_state SET
-                    status = $1, status_reason = $2, next_check_at = $3, last_checked_at = $4,
-                    last_success_at = CASE WHEN $5 THEN $4 ELSE last_success_at END,
-                    last_error_at = CASE WHEN $5 THEN last_error_at ELSE $4 END,
-                    last_error = CASE WHEN $5 THEN NULL ELSE $6 END,
-                    last_http_status = COALESCE($7, last_http_status),
-                    consecutive_failures = $8, parse_failures = $9,
-                    etag = COALESCE($10, etag), last_modified = COALESCE($11, last_modified),
-                    cache_control = CASE WHEN $5 THEN $12 ELSE cache_control END,
-                    expires_at = CASE WHEN $5 THEN $13 ELSE expires_at END,
-                    retry_after_until = $14,
-                    lease_owner = NULL, lease_until = NULL
-                 WHERE feed_id = $15 AND lease_owner = $16",
-            )
-            .bind(record.status.as_str())
-            .bind(&record.status_reason)
-            .bind(record.next_check_at)
-            .bind(record.checked_at)
-            .bind(record.success)
-            .bind(&record.error)
-            .bind(record.http_status)
-            .bind(record.consecutive_failures)
-            .bind(record.parse_failures)
-            .bind(&record.etag)
-            .bind(&record.last_modified)
-            .bind(&record.cache_control)
-            .bind(record.expires_at)
-            .bind(record.retry_after_until)
-            .bind(feed_id)
-            .bind(owner)
-            .execute(db)
-            .await?
-            .rows_affected()
-        });
+        let updated = with_db!(self, write, |db| record_fetch_on!(
+            db, feed_id, owner, record
+        ));
         Ok(updated > 0)
     }
 

@@ -34,6 +34,141 @@ pub struct FeedBody {
     pub body: Vec<u8>,
 }
 
+/// What a parse says about its feed itself; a `None` keeps the stored value.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FeedMetadata<'a> {
+    /// The feed's title.
+    pub title: Option<&'a str>,
+    /// The site the feed belongs to.
+    pub site_url: Option<&'a str>,
+    /// The feed's description.
+    pub description: Option<&'a str>,
+    /// The feed's format (`rss`, `atom`, `json`…).
+    pub format: Option<&'a str>,
+}
+
+/// What becomes of a feed's kept raw body (F8) when a fetch is stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BodyWrite<'a> {
+    /// Keep this body, replacing the previous one.
+    Keep(&'a FeedBody),
+    /// Drop the kept body (the new one is too large to keep, so the old one is outdated).
+    Drop,
+}
+
+/// Which new items a fetch queues for their article page (F6), given the feed's subscribers'
+/// strongest mode: `true` for an item whose feed text is short (queued in the `auto` mode),
+/// `false` for one queued only in the `always` mode.
+pub type ShortText<'a> = &'a (dyn Fn(&crate::NewItem) -> bool + Send + Sync);
+
+/// Everything a parsed fetch stores besides its items, written in the items' transaction so
+/// that the fetch commits once (on PostgreSQL each commit waits for the disk).
+#[derive(Default, Clone, Copy)]
+pub struct FetchWrites<'a> {
+    /// What the feed says about itself.
+    pub metadata: Option<FeedMetadata<'a>>,
+    /// The icon or logo URL the feed names, when it names one.
+    pub icon_url: Option<&'a str>,
+    /// The raw body to keep or drop; `None` leaves the kept one alone.
+    pub body: Option<BodyWrite<'a>>,
+    /// Queue the new items with a link for their article page (F6), as the feed's
+    /// subscribers' modes ask: `Some(short)` tells which items' feed text is short.
+    pub full_text: Option<ShortText<'a>>,
+    /// The fetch's outcome, recorded (and the lease released) when this owner still holds the
+    /// feed's lease: `(owner, record)`.
+    pub record: Option<(&'a str, &'a crate::FetchRecord)>,
+}
+
+impl std::fmt::Debug for FetchWrites<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FetchWrites")
+            .field("metadata", &self.metadata)
+            .field("icon_url", &self.icon_url)
+            .field("body", &self.body.map(|b| matches!(b, BodyWrite::Keep(_))))
+            .field("full_text", &self.full_text.is_some())
+            .field("record", &self.record)
+            .finish()
+    }
+}
+
+/// What [`crate::Store::store_fetch`] wrote.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FetchWritten {
+    /// How the items went.
+    pub counts: crate::UpsertCounts,
+    /// Whether the outcome was recorded: `false` when the lease was lost (the items and the
+    /// rest are stored all the same), `true` when no outcome was given.
+    pub recorded: bool,
+    /// New items queued for their article page.
+    pub full_text_queued: u64,
+}
+
+/// Stores `$body` (a [`FeedBody`]) as feed `$feed_id`'s kept raw body on `$db`, a connection or
+/// a transaction, replacing the previous one.
+macro_rules! save_feed_body_on {
+    ($db:expr, $feed_id:expr, $body:expr) => {{
+        let body: &$crate::FeedBody = $body;
+        let parse_error = body
+            .parse_error
+            .as_deref()
+            .map($crate::text::strip_control_chars);
+        sqlx::query(
+            "INSERT INTO feed_bodies (feed_id, fetched_at, content_type, charset, source_url,
+                                      etag, last_modified, body_sha256, compression,
+                                      raw_size, parse_error, body)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+             ON CONFLICT (feed_id) DO UPDATE SET fetched_at = excluded.fetched_at,
+                content_type = excluded.content_type, charset = excluded.charset,
+                source_url = excluded.source_url, etag = excluded.etag,
+                last_modified = excluded.last_modified,
+                body_sha256 = excluded.body_sha256, compression = excluded.compression,
+                raw_size = excluded.raw_size, parse_error = excluded.parse_error,
+                body = excluded.body",
+        )
+        .bind($feed_id)
+        .bind(body.fetched_at)
+        .bind(&body.content_type)
+        .bind(&body.charset)
+        .bind(&body.source_url)
+        .bind(&body.etag)
+        .bind(&body.last_modified)
+        .bind(&body.sha256)
+        .bind(&body.compression)
+        .bind(body.raw_size)
+        .bind(parse_error.as_deref())
+        .bind(&body.body)
+        .execute($db)
+        .await?;
+    }};
+}
+pub(crate) use save_feed_body_on;
+
+/// Drops feed `$feed_id`'s kept raw body on `$db`, a connection or a transaction.
+macro_rules! delete_feed_body_on {
+    ($db:expr, $feed_id:expr) => {{
+        sqlx::query("DELETE FROM feed_bodies WHERE feed_id = $1")
+            .bind($feed_id)
+            .execute($db)
+            .await?;
+    }};
+}
+pub(crate) use delete_feed_body_on;
+
+/// Records the icon URL `$icon_url` (`None` clears it) of feed `$feed_id` on `$db`, a
+/// connection or a transaction.
+macro_rules! set_feed_icon_url_on {
+    ($db:expr, $feed_id:expr, $icon_url:expr) => {{
+        let icon_url: Option<&str> = $icon_url;
+        let icon_url = icon_url.map($crate::text::strip_control_chars);
+        sqlx::query("UPDATE feeds SET icon_url = $1 WHERE id = $2")
+            .bind(icon_url.as_deref())
+            .bind($feed_id)
+            .execute($db)
+            .await?;
+    }};
+}
+pub(crate) use set_feed_icon_url_on;
+
 /// How much the kept raw bodies (F8) hold, for `tidings reparse` and the README's figures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
 pub struct FeedBodyTotals {
@@ -408,38 +543,8 @@ impl Store {
 
     /// Stores the feed's latest raw body, replacing the previous one (F8): one per feed.
     pub async fn save_feed_body(&self, feed_id: i64, body: &FeedBody) -> Result<()> {
-        let parse_error = body
-            .parse_error
-            .as_deref()
-            .map(crate::text::strip_control_chars);
         with_db!(self, write, |db| {
-            sqlx::query(
-                "INSERT INTO feed_bodies (feed_id, fetched_at, content_type, charset, source_url,
-                                          etag, last_modified, body_sha256, compression,
-                                          raw_size, parse_error, body)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
-                 ON CONFLICT (feed_id) DO UPDATE SET fetched_at = excluded.fetched_at,
-                    content_type = excluded.content_type, charset = excluded.charset,
-                    source_url = excluded.source_url, etag = excluded.etag,
-                    last_modified = excluded.last_modified,
-                    body_sha256 = excluded.body_sha256, compression = excluded.compression,
-                    raw_size = excluded.raw_size, parse_error = excluded.parse_error,
-                    body = excluded.body",
-            )
-            .bind(feed_id)
-            .bind(body.fetched_at)
-            .bind(&body.content_type)
-            .bind(&body.charset)
-            .bind(&body.source_url)
-            .bind(&body.etag)
-            .bind(&body.last_modified)
-            .bind(&body.sha256)
-            .bind(&body.compression)
-            .bind(body.raw_size)
-            .bind(parse_error.as_deref())
-            .bind(&body.body)
-            .execute(db)
-            .await?;
+            save_feed_body_on!(db, feed_id, body);
         });
         Ok(())
     }
@@ -447,10 +552,7 @@ impl Store {
     /// Drops the feed's stored raw body, if any (a body too large to keep replaces it).
     pub async fn delete_feed_body(&self, feed_id: i64) -> Result<()> {
         with_db!(self, write, |db| {
-            sqlx::query("DELETE FROM feed_bodies WHERE feed_id = $1")
-                .bind(feed_id)
-                .execute(db)
-                .await?;
+            delete_feed_body_on!(db, feed_id);
         });
         Ok(())
     }
@@ -728,14 +830,8 @@ impl Store {
 
     /// Records the icon or logo URL the feed names (`None` clears it).
     pub async fn set_feed_icon_url(&self, feed_id: i64, icon_url: Option<&str>) -> Result<()> {
-        let icon_url = icon_url.map(crate::text::strip_control_chars);
-        let icon_url = icon_url.as_deref();
         with_db!(self, write, |db| {
-            sqlx::query("UPDATE feeds SET icon_url = $1 WHERE id = $2")
-                .bind(icon_url)
-                .bind(feed_id)
-                .execute(db)
-                .await?;
+            set_feed_icon_url_on!(db, feed_id, icon_url);
         });
         Ok(())
     }

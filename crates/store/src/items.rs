@@ -7,7 +7,10 @@ use tidings_feed::identity::item_identity;
 use tidings_feed::text::html_to_text;
 
 use crate::search::{full_texts_of, item_index_value, write_index_rows};
-use crate::{Engine, Result, Store, StoreError, in_tx, row_decoder, with_db};
+use crate::{
+    BodyWrite, Engine, FetchWrites, FetchWritten, FullTextMode, Result, Store, StoreError, in_tx,
+    row_decoder, with_db,
+};
 
 /// A media enclosure of an item.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -76,12 +79,17 @@ pub const TOMBSTONE_GRACE_SECONDS: i64 = 7 * 86_400;
 /// bound parameters.
 const TOMBSTONES_TOUCHED_PER_STATEMENT: usize = 500;
 
-/// On PostgreSQL, serializes a feed's item upserts (shared) with retention's deletions
-/// (exclusive), so that an upsert sees the tombstones of items deleted meanwhile. Bind: `$1` =
-/// feed id. (SQLite has one writer; a lock on the feed row would deadlock with unsubscribing.)
-pub(crate) const PG_FEED_ITEMS_LOCK_SHARED: &str =
-    "SELECT pg_advisory_xact_lock_shared(7467, ($1 % 2147483647)::integer)";
-/// The exclusive form of [`PG_FEED_ITEMS_LOCK_SHARED`], taken by retention.
+/// On PostgreSQL, the start of a feed's item upsert: a transaction that takes the lock that
+/// serializes the feed's upserts (shared) with retention's deletions (exclusive,
+/// [`PG_FEED_ITEMS_LOCK`]), so that an upsert sees the tombstones of items deleted meanwhile.
+/// Both go in one simple query, one round trip; the tombstones are read by the next statement,
+/// whose snapshot is taken after the lock. (SQLite has one writer; a lock on the feed row would
+/// deadlock with unsubscribing.)
+pub(crate) fn pg_begin_feed_items(feed_id: i64) -> String {
+    format!("BEGIN; SELECT pg_advisory_xact_lock_shared(7467, ({feed_id} % 2147483647)::integer)")
+}
+/// The exclusive form of the lock [`pg_begin_feed_items`] takes, taken by retention. Bind: `$1`
+/// = feed id.
 pub(crate) const PG_FEED_ITEMS_LOCK: &str =
     "SELECT pg_advisory_xact_lock(7467, ($1 % 2147483647)::integer)";
 
@@ -330,6 +338,214 @@ struct ItemWrite<'a> {
     index: String,
 }
 
+/// The PostgreSQL insert of any number of new items in one statement: one array per column
+/// (`$3`…`$16`, in the order of [`BindItem::bind_item_values`]), then the items' search index
+/// values (`$17`); `$1` is the feed and `$2` now. The same statement writes their index rows
+/// and queues them for tags, so that a feed's first fetch costs one round trip for its items
+/// (a statement per 64 rows of each table before). Rows go in in the arrays' order (sorted
+/// by identity), so concurrent batches of one feed take row locks in the same order. Returns
+/// the inserted rows' id and identity; an identity stored meanwhile is left alone.
+const PG_INSERT_NEW_ITEMS: &str = "
+WITH new AS (
+    SELECT * FROM UNNEST($3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+                         $8::text[], $9::text[], $10::bigint[], $11::boolean[], $12::bigint[],
+                         $13::text[], $14::text[], $15::text[], $16::text[], $17::text[])
+        WITH ORDINALITY
+        AS n(identity_key, guid, url, title, author, content, summary, published_at,
+             is_date_estimated, updated_at, content_hash, enclosures, categories,
+             thumbnail_url, document, position)
+), inserted AS (
+    INSERT INTO items (feed_id, identity_key, guid, url, title, author, content, summary,
+        published_at, is_date_estimated, updated_at, fetched_at, changed_at, content_hash,
+        enclosures, categories, thumbnail_url)
+    SELECT $1, identity_key, guid, url, title, author, content, summary, published_at,
+           is_date_estimated, updated_at, $2, $2, content_hash, enclosures, categories,
+           thumbnail_url
+    FROM new ORDER BY position
+    ON CONFLICT (feed_id, identity_key) DO NOTHING
+    RETURNING id, identity_key
+), indexed AS (
+    INSERT INTO item_search (item_id, document)
+    SELECT i.id, n.document::tsvector FROM inserted i JOIN new n USING (identity_key)
+    ON CONFLICT (item_id) DO UPDATE SET document = EXCLUDED.document
+), tagged AS (
+    INSERT INTO tag_jobs (item_id, queued_at) SELECT id, $2 FROM inserted
+    ON CONFLICT (item_id) DO UPDATE SET version = tag_jobs.version + 1,
+        queued_at = excluded.queued_at, lease_owner = NULL, lease_until = NULL
+)
+SELECT id, identity_key FROM inserted";
+
+/// The writes of a fetch whose SQL differs by engine: PostgreSQL takes a whole batch in one
+/// statement through arrays (each round trip to the server costs), SQLite (in the process,
+/// without arrays) takes it in a few multi-row statements of fixed shapes.
+trait EngineWrites {
+    /// Inserts `writes` (new identities, sorted) with their search index rows and tag jobs,
+    /// and returns the inserted ones' ids by identity; an identity stored meanwhile is left
+    /// out (the caller updates it when it differs).
+    async fn insert_new_items(
+        &mut self,
+        feed_id: i64,
+        now: i64,
+        writes: &[&ItemWrite<'_>],
+    ) -> Result<HashMap<String, i64>>;
+
+    /// Queues `ids` (new items with a link) for their article page (F6) when a subscriber of
+    /// `feed_id` asks for it: `mode` `auto` queues them in the `auto` and `always` modes,
+    /// `always` only in the `always` mode. Returns how many were queued.
+    async fn queue_new_full_text(
+        &mut self,
+        feed_id: i64,
+        now: i64,
+        ids: &[i64],
+        mode: &str,
+    ) -> Result<u64>;
+}
+
+/// The full-text queueing of [`EngineWrites::queue_new_full_text`]: `$1` now, `$2` the mode
+/// that asks for these items besides `always`, `$3` the feed; the ids follow (`IN` list or
+/// array).
+fn queue_new_full_text_sql(ids: &str) -> String {
+    format!(
+        "INSERT INTO full_text_jobs (item_id, queued_at, not_before)
+         SELECT i.id, $1, $1 FROM items i
+         WHERE i.feed_id = $3 AND i.id {ids} AND i.url IS NOT NULL
+           AND EXISTS (SELECT 1 FROM subscriptions s
+                       WHERE s.feed_id = $3 AND s.full_text IN ('always', $2))
+           AND NOT EXISTS (SELECT 1 FROM item_full_texts t WHERE t.item_id = i.id)
+         ON CONFLICT (item_id) DO NOTHING"
+    )
+}
+
+impl EngineWrites for sqlx::PgConnection {
+    async fn insert_new_items(
+        &mut self,
+        feed_id: i64,
+        now: i64,
+        writes: &[&ItemWrite<'_>],
+    ) -> Result<HashMap<String, i64>> {
+        if writes.is_empty() {
+            return Ok(HashMap::new());
+        }
+        let text = |get: for<'w> fn(&'w ItemWrite<'w>) -> Option<&'w str>| -> Vec<Option<&str>> {
+            writes.iter().map(|w| get(w)).collect()
+        };
+        let published: Vec<i64> = writes
+            .iter()
+            .map(|w| w.prepared.item.published.unwrap_or(now))
+            .collect();
+        let estimated: Vec<bool> = writes
+            .iter()
+            .map(|w| w.prepared.item.published.is_none())
+            .collect();
+        let updated: Vec<Option<i64>> = writes.iter().map(|w| w.prepared.item.updated).collect();
+        let rows: Vec<(i64, String)> = sqlx::query_as(PG_INSERT_NEW_ITEMS)
+            .bind(feed_id)
+            .bind(now)
+            .bind(text(|w| Some(w.prepared.identity_key.as_str())))
+            .bind(text(|w| w.prepared.item.guid.as_deref()))
+            .bind(text(|w| w.prepared.item.url.as_deref()))
+            .bind(text(|w| w.prepared.item.title.as_deref()))
+            .bind(text(|w| w.prepared.item.author.as_deref()))
+            .bind(text(|w| w.prepared.item.content.as_deref()))
+            .bind(text(|w| w.prepared.item.summary.as_deref()))
+            .bind(published)
+            .bind(estimated)
+            .bind(updated)
+            .bind(text(|w| Some(w.prepared.content_hash.as_str())))
+            .bind(text(|w| Some(w.prepared.enclosures.as_str())))
+            .bind(text(|w| Some(w.prepared.categories.as_str())))
+            .bind(text(|w| w.prepared.item.thumbnail_url.as_deref()))
+            .bind(text(|w| Some(w.index.as_str())))
+            .fetch_all(&mut *self)
+            .await?;
+        Ok(rows.into_iter().map(|(id, key)| (key, id)).collect())
+    }
+
+    async fn queue_new_full_text(
+        &mut self,
+        feed_id: i64,
+        now: i64,
+        ids: &[i64],
+        mode: &str,
+    ) -> Result<u64> {
+        if ids.is_empty() {
+            return Ok(0);
+        }
+        Ok(
+            sqlx::query(sqlx::AssertSqlSafe(queue_new_full_text_sql("= ANY($4)")))
+                .bind(now)
+                .bind(mode)
+                .bind(feed_id)
+                .bind(ids)
+                .execute(&mut *self)
+                .await?
+                .rows_affected(),
+        )
+    }
+}
+
+impl EngineWrites for sqlx::SqliteConnection {
+    async fn insert_new_items(
+        &mut self,
+        feed_id: i64,
+        now: i64,
+        writes: &[&ItemWrite<'_>],
+    ) -> Result<HashMap<String, i64>> {
+        let mut inserted = HashMap::new();
+        let mut rest = writes;
+        for size in batches(writes.len()) {
+            let (chunk, after) = rest.split_at(size);
+            rest = after;
+            let mut insert = sqlx::query(sqlx::AssertSqlSafe(insert_items_sql(size)))
+                .bind(feed_id)
+                .bind(now);
+            for write in chunk {
+                insert = insert.bind_item_values(&write.prepared, now);
+            }
+            for row in insert.fetch_all(&mut *self).await? {
+                inserted.insert(sqlx::Row::try_get(&row, 1)?, sqlx::Row::try_get(&row, 0)?);
+            }
+        }
+        let indexed: Vec<(i64, &str)> = writes
+            .iter()
+            .filter_map(|w| {
+                let id = *inserted.get(&w.prepared.identity_key)?;
+                Some((id, w.index.as_str()))
+            })
+            .collect();
+        let ids: Vec<i64> = indexed.iter().map(|(id, _)| *id).collect();
+        write_index_rows!(self, Engine::Sqlite, &indexed);
+        crate::tags::queue_tag_jobs!(self, &ids, now);
+        Ok(inserted)
+    }
+
+    async fn queue_new_full_text(
+        &mut self,
+        feed_id: i64,
+        now: i64,
+        ids: &[i64],
+        mode: &str,
+    ) -> Result<u64> {
+        let mut queued = 0;
+        for chunk in ids.chunks(TOMBSTONES_TOUCHED_PER_STATEMENT) {
+            let placeholders: Vec<String> =
+                (0..chunk.len()).map(|n| format!("${}", n + 4)).collect();
+            let mut insert = sqlx::query(sqlx::AssertSqlSafe(queue_new_full_text_sql(&format!(
+                "IN ({})",
+                placeholders.join(", ")
+            ))))
+            .bind(now)
+            .bind(mode)
+            .bind(feed_id);
+            for id in chunk {
+                insert = insert.bind(*id);
+            }
+            queued += insert.execute(&mut *self).await?.rows_affected();
+        }
+        Ok(queued)
+    }
+}
+
 /// Updates the stored row of `$p` (a [`PreparedItem`]) when its content hash differs, else
 /// inserts it when no row has its identity (deleted meanwhile, or never stored), inside the
 /// transaction `$tx`. Evaluates to `(inserted id, updated id)`; both `None` when unchanged.
@@ -378,7 +594,8 @@ impl Store {
     /// Cheap for what did not change: the stored content hashes of the batch are read first
     /// (before the write transaction, as is the search index text of what is to be written,
     /// so SQLite's single writer never waits for that work), unchanged items cost no
-    /// statement, and new ones are inserted many rows per statement.
+    /// statement, and new ones are inserted many rows per statement (on PostgreSQL all in
+    /// one, with their search index rows and tag jobs).
     ///
     /// New and changed items are queued for their tags (F41) in the same transaction.
     ///
@@ -392,6 +609,24 @@ impl Store {
         items: &[NewItem],
         now: i64,
     ) -> Result<UpsertCounts> {
+        Ok(self
+            .store_fetch(feed_id, items, now, &FetchWrites::default())
+            .await?
+            .counts)
+    }
+
+    /// Stores a parsed fetch of feed `feed_id` in one transaction: its items as
+    /// [`Store::upsert_items`] does, then what `writes` holds (the feed's metadata and icon
+    /// URL, its raw body, the new items' full-text queueing, the fetch's outcome and the
+    /// release of its lease). One commit per fetch instead of one per write: on PostgreSQL
+    /// each commit waits for the disk, and a feed's writes were five of them.
+    pub async fn store_fetch(
+        &self,
+        feed_id: i64,
+        items: &[NewItem],
+        now: i64,
+        writes: &FetchWrites<'_>,
+    ) -> Result<FetchWritten> {
         // Control characters are removed before the identity is computed, so that a NUL in
         // a feed neither fails the write (PostgreSQL) nor makes an item differ by engine.
         let cleaned: Vec<std::borrow::Cow<'_, NewItem>> =
@@ -409,7 +644,7 @@ impl Store {
             prepared.into_iter().partition(|p| {
                 p.legacy_key.is_none() && stored.get(&p.identity_key) == Some(&p.content_hash)
             });
-        let writes: Vec<ItemWrite<'_>> = changed
+        let writes_of_items: Vec<ItemWrite<'_>> = changed
             .into_iter()
             .map(|p| ItemWrite {
                 stored: stored.contains_key(&p.identity_key),
@@ -423,15 +658,12 @@ impl Store {
                 prepared: p,
             })
             .collect();
-        let mut counts = UpsertCounts::default();
-        let is_postgres = engine == Engine::Postgres;
-        in_tx!(self, |tx| {
-            if is_postgres {
-                sqlx::query(PG_FEED_ITEMS_LOCK_SHARED)
-                    .bind(feed_id)
-                    .execute(&mut *tx)
-                    .await?;
-            }
+        let mut written = FetchWritten {
+            recorded: true,
+            ..FetchWritten::default()
+        };
+        in_tx!(self, postgres_begin = pg_begin_feed_items(feed_id), |tx| {
+            let counts = &mut written.counts;
             let mut tombstones: HashSet<String> =
                 sqlx::query_scalar("SELECT identity_key FROM item_tombstones WHERE feed_id = $1")
                     .bind(feed_id)
@@ -448,13 +680,11 @@ impl Store {
                     counts.unchanged += 1;
                 }
             }
-            // (item id, index value) of every new or changed item.
-            let mut indexed: Vec<(i64, &str)> = Vec::new();
             // New items go in multi-row inserts; the others (stored, or maybe stored under a
             // legacy key) one by one.
             let mut new_items: Vec<&ItemWrite<'_>> = Vec::new();
             let mut one_by_one: Vec<&ItemWrite<'_>> = Vec::new();
-            for write in &writes {
+            for write in &writes_of_items {
                 let p = &write.prepared;
                 if let Some(legacy) = &p.legacy_key {
                     if !tombstones.contains(&p.identity_key) && tombstones.contains(legacy) {
@@ -491,38 +721,21 @@ impl Store {
                     one_by_one.push(write);
                 }
             }
-            let mut rest: &[&ItemWrite<'_>] = &new_items;
-            for size in batches(new_items.len()) {
-                let (chunk, after) = rest.split_at(size);
-                rest = after;
-                let mut insert = sqlx::query(sqlx::AssertSqlSafe(insert_items_sql(size)))
-                    .bind(feed_id)
-                    .bind(now);
-                for write in chunk {
-                    insert = insert.bind_item_values(&write.prepared, now);
-                }
-                let inserted: std::collections::HashMap<String, i64> = insert
-                    .fetch_all(&mut *tx)
-                    .await?
-                    .iter()
-                    .map(|row| {
-                        Ok::<_, sqlx::Error>((
-                            sqlx::Row::try_get(row, 1)?,
-                            sqlx::Row::try_get(row, 0)?,
-                        ))
-                    })
-                    .collect::<std::result::Result<_, _>>()?;
-                for write in chunk {
-                    match inserted.get(&write.prepared.identity_key) {
-                        Some(&id) => {
-                            counts.inserted += 1;
-                            indexed.push((id, write.index.as_str()));
-                        }
-                        // Stored meanwhile by a concurrent upsert: updated when it differs.
-                        None => one_by_one.push(write),
+            // The new items, with their index rows and tag jobs; (id, item) of each inserted.
+            let inserted = tx.insert_new_items(feed_id, now, &new_items).await?;
+            let mut new_ids: Vec<(i64, &NewItem)> = Vec::new();
+            for write in new_items {
+                match inserted.get(&write.prepared.identity_key) {
+                    Some(&id) => {
+                        counts.inserted += 1;
+                        new_ids.push((id, write.prepared.item));
                     }
+                    // Stored meanwhile by a concurrent upsert: updated when it differs.
+                    None => one_by_one.push(write),
                 }
             }
+            // (item id, index value) of the items written one by one.
+            let mut indexed: Vec<(i64, &str)> = Vec::new();
             // Stored items that changed: their full articles (F6) are indexed with them.
             let mut updated: Vec<(i64, &ItemWrite<'_>)> = Vec::new();
             for write in one_by_one {
@@ -530,6 +743,7 @@ impl Store {
                     (Some(id), _) => {
                         counts.inserted += 1;
                         indexed.push((id, write.index.as_str()));
+                        new_ids.push((id, write.prepared.item));
                     }
                     (None, Some(id)) => {
                         counts.updated += 1;
@@ -568,9 +782,9 @@ impl Store {
                     *value = article_value.as_str();
                 }
             }
-            // New and changed items' search index rows, in the same transaction.
+            // Their search index rows, in the same transaction.
             write_index_rows!(tx, engine, &indexed);
-            // New and changed items wait for their tags (F41), queued in the same transaction.
+            // They wait for their tags (F41), queued in the same transaction.
             let changed_ids: Vec<i64> = indexed.iter().map(|(id, _)| *id).collect();
             crate::tags::queue_tag_jobs!(tx, &changed_ids, now);
             counts.suppressed = listed_tombstones.len() as u64;
@@ -596,17 +810,74 @@ impl Store {
                     .execute(&mut *tx)
                     .await?;
             }
+            // The new items with a link wait for their article page (F6) when a subscriber
+            // asks for it: short ones in the `auto` mode, the others in `always` only.
+            if let Some(short) = writes.full_text {
+                let (mut short_ids, mut long_ids) = (Vec::new(), Vec::new());
+                for (id, item) in new_ids.iter().filter(|(_, item)| item.url.is_some()) {
+                    if short(item) {
+                        short_ids.push(*id);
+                    } else {
+                        long_ids.push(*id);
+                    }
+                }
+                short_ids.sort_unstable();
+                long_ids.sort_unstable();
+                written.full_text_queued += tx
+                    .queue_new_full_text(feed_id, now, &short_ids, FullTextMode::Auto.as_str())
+                    .await?;
+                written.full_text_queued += tx
+                    .queue_new_full_text(feed_id, now, &long_ids, FullTextMode::Always.as_str())
+                    .await?;
+            }
+            // What the feed says about itself, its raw body and the fetch's outcome come
+            // last: the feed's rows are locked after its items, as everywhere else.
+            if let Some(metadata) = &writes.metadata {
+                crate::feeds::update_feed_metadata_on!(&mut *tx, feed_id, metadata);
+            }
+            if let Some(icon_url) = writes.icon_url {
+                crate::fetching::set_feed_icon_url_on!(&mut *tx, feed_id, Some(icon_url));
+            }
+            match writes.body {
+                Some(BodyWrite::Keep(body)) => {
+                    crate::fetching::save_feed_body_on!(&mut *tx, feed_id, body);
+                }
+                Some(BodyWrite::Drop) => crate::fetching::delete_feed_body_on!(&mut *tx, feed_id),
+                None => {}
+            }
+            if let Some((owner, record)) = writes.record {
+                written.recorded =
+                    crate::feeds::record_fetch_on!(&mut *tx, feed_id, owner, record) > 0;
+            }
         });
-        Ok(counts)
+        Ok(written)
     }
 
-    /// The content hashes stored for the identities of `items` in feed `feed_id`, by identity.
+    /// The content hashes stored for the identities of `items` in feed `feed_id`, by identity:
+    /// one query on PostgreSQL (an array of identities), a few of fixed shapes on SQLite.
     async fn stored_content_hashes(
         &self,
         feed_id: i64,
         items: &[PreparedItem<'_>],
     ) -> Result<HashMap<String, String>> {
         let mut stored = HashMap::new();
+        if items.is_empty() {
+            return Ok(stored);
+        }
+        if let crate::Pools::Postgres(pool) = &*self.pools {
+            let keys: Vec<&str> = items.iter().map(|p| p.identity_key.as_str()).collect();
+            let mut connection = self.postgres_connection(pool).await?;
+            let rows: Vec<(String, String)> = sqlx::query_as(
+                "SELECT identity_key, content_hash FROM items
+                 WHERE feed_id = $1 AND identity_key = ANY($2)",
+            )
+            .bind(feed_id)
+            .bind(keys)
+            .fetch_all(&mut *connection)
+            .await?;
+            stored.extend(rows);
+            return Ok(stored);
+        }
         let mut rest = items;
         for size in batches(items.len()) {
             let (chunk, after) = rest.split_at(size);

@@ -68,8 +68,8 @@ pub use feeds::{
     SubscriptionChanges, check_interval,
 };
 pub use fetching::{
-    Favicon, FeedBody, FeedBodyTotals, FeedFetchState, FeedMove, JobRun, OpmlImportRecord,
-    SiteFaviconClaim,
+    BodyWrite, Favicon, FeedBody, FeedBodyTotals, FeedFetchState, FeedMetadata, FeedMove,
+    FetchWrites, FetchWritten, JobRun, OpmlImportRecord, ShortText, SiteFaviconClaim,
 };
 pub use full_text::{FullContent, FullTextCandidate, FullTextJob, FullTextMode, FullTextOutcome};
 pub use identities::{Identity, NewOidcLogin, OidcLogin};
@@ -384,6 +384,11 @@ macro_rules! with_db {
 /// the transaction starts `IMMEDIATE` so it holds the write lock from its first statement.
 macro_rules! in_tx {
     ($store:expr, |$tx:ident| $body:expr) => {
+        $crate::in_tx!($store, postgres_begin = "BEGIN", |$tx| $body)
+    };
+    // On PostgreSQL the transaction opens with `$begin`, a simple query that may carry more
+    // statements after `BEGIN` (a lock), run in the same round trip.
+    ($store:expr, postgres_begin = $begin:expr, |$tx:ident| $body:expr) => {
         match &*$store.pools {
             $crate::Pools::Sqlite { writer, .. } => {
                 #[allow(unused_mut)]
@@ -395,7 +400,9 @@ macro_rules! in_tx {
             $crate::Pools::Postgres(pool) => {
                 let mut connection = $store.postgres_connection(pool).await?;
                 #[allow(unused_mut)]
-                let mut $tx = sqlx::Connection::begin(&mut *connection).await?;
+                let mut $tx =
+                    sqlx::Connection::begin_with(&mut *connection, sqlx::AssertSqlSafe($begin))
+                        .await?;
                 let value = $body;
                 $tx.commit().await?;
                 value

@@ -13,8 +13,9 @@ use tidings_fetch::{
     HostLimiter, NextCheck, Outcome, ParseResult, decide, effective_interval,
 };
 use tidings_store::{
-    DueFeed, Favicon, FeedBody, FeedMove, FetchRecord, FetchStatus, NewItem, SiteFaviconClaim,
-    Store, StoreError, UpsertCounts,
+    BodyWrite, DueFeed, Favicon, FeedBody, FeedMetadata, FeedMove, FetchRecord, FetchStatus,
+    FetchWrites, FetchWritten, NewItem, ShortText, SiteFaviconClaim, Store, StoreError,
+    UpsertCounts,
 };
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use url::Url;
@@ -22,6 +23,7 @@ use url::Url;
 use crate::body;
 use crate::config::WorkerConfig;
 use crate::favicon::{self, FaviconQueue, IconLookup, Queued};
+use crate::full_text::feed_text_chars;
 use crate::metrics::{FetchResult, WorkerMetrics};
 
 /// How long a process's claim on a site's favicon lookup lasts (see
@@ -141,6 +143,18 @@ pub(crate) struct ParsedFeed {
     pub(crate) items: Vec<NewItem>,
     /// The WebSub hubs and `self` URL the document names (F18).
     pub(crate) advertised: tidings_feed::AdvertisedLinks,
+}
+
+impl ParsedFeed {
+    /// What the feed says about itself, as the store keeps it.
+    fn metadata(&self) -> FeedMetadata<'_> {
+        FeedMetadata {
+            title: self.title.as_deref(),
+            site_url: self.site_url.as_deref(),
+            description: self.description.as_deref(),
+            format: Some(self.format),
+        }
+    }
 }
 
 /// Why a manual refresh could not run.
@@ -574,6 +588,8 @@ impl Fetcher {
         }
         let now = Utc::now();
         let mut parsed_feed: Option<(ParsedFeed, Url)> = None;
+        // A parsed feed and its body's digest, stored with the outcome.
+        let mut to_store: Option<(ParsedFeed, String)> = None;
         let mut failure_reason = None;
         let (outcome, response) = match fetched {
             Err(error) => {
@@ -604,17 +620,11 @@ impl Fetcher {
                     } else {
                         match self.parse(&response, due.scrape_config.as_deref()).await {
                             Ok(parsed) => {
-                                let counts = self.store_parsed(due.feed_id, &parsed, now).await?;
-                                self.save_body(due.feed_id, &response, digest, now, None)
-                                    .await?;
                                 self.record_websub_discovery(due.feed_id, &response, &parsed, now)
                                     .await?;
+                                // Stored below with the outcome, in one transaction.
                                 report.result = FetchResult::Parsed;
-                                report.items_inserted = counts.inserted;
-                                report.items_updated = counts.updated;
-                                report.items_unchanged = counts.unchanged;
-                                report.items_suppressed = counts.suppressed;
-                                parsed_feed = Some((parsed, response.url.clone()));
+                                to_store = Some((parsed, digest));
                                 (response.outcome(ParseResult::Parsed), Some(response))
                             }
                             Err(message) => {
@@ -662,7 +672,27 @@ impl Fetcher {
         report.status_reason = record.status_reason.clone();
         report.next_check_at =
             matches!(decision.next_check, NextCheck::At(_)).then_some(record.next_check_at);
-        report.recorded = store.record_fetch(due.feed_id, owner, &record).await?;
+        report.recorded = match (to_store, &response) {
+            (Some((parsed, digest)), Some(response)) => {
+                let written = self
+                    .store_fetched(
+                        due.feed_id,
+                        &parsed,
+                        response,
+                        digest,
+                        now,
+                        Some((owner, &record)),
+                    )
+                    .await?;
+                report.items_inserted = written.counts.inserted;
+                report.items_updated = written.counts.updated;
+                report.items_unchanged = written.counts.unchanged;
+                report.items_suppressed = written.counts.suppressed;
+                parsed_feed = Some((parsed, response.url.clone()));
+                written.recorded
+            }
+            _ => store.record_fetch(due.feed_id, owner, &record).await?,
+        };
         if !report.recorded {
             self.inner.metrics.record_lease_lost();
             tracing::warn!(
@@ -675,11 +705,6 @@ impl Fetcher {
             self.inner
                 .metrics
                 .record_items(report.items_inserted, report.items_updated);
-            // The new items' article pages, when their feed is short (F6): queued only, and
-            // fetched by the full-text job, so this fetch is done once they are queued.
-            if report.items_inserted > 0 {
-                self.queue_full_text(due.feed_id, now.timestamp()).await;
-            }
         }
 
         if let Some(new_url) = &decision.new_url {
@@ -801,36 +826,73 @@ impl Fetcher {
         }
     }
 
-    /// Stores a parsed feed's items and what it says about itself, as a fetch does.
+    /// Stores a parsed feed's items and what it says about itself, as a fetch does (without
+    /// its body and outcome: `tidings reparse`).
     pub(crate) async fn store_parsed(
         &self,
         feed_id: i64,
         parsed: &ParsedFeed,
         now: DateTime<Utc>,
     ) -> Result<UpsertCounts, StoreError> {
-        let store = &self.inner.store;
-        let counts = store
-            .upsert_items(feed_id, &parsed.items, now.timestamp())
+        let writes = FetchWrites {
+            metadata: Some(parsed.metadata()),
+            icon_url: parsed.icon.as_deref(),
+            ..FetchWrites::default()
+        };
+        let written = self
+            .inner
+            .store
+            .store_fetch(feed_id, &parsed.items, now.timestamp(), &writes)
             .await?;
-        // The store queued new and changed items for their tags (F41).
-        if counts.inserted + counts.updated > 0 {
+        self.wake_enrichment(&written);
+        Ok(written.counts)
+    }
+
+    /// Stores a fetch that parsed, in one transaction: its items, what the feed says about
+    /// itself, its raw body (F8), the new items' full-text queueing (F6) and the outcome
+    /// `record` of `owner`'s lease, when given (one commit per fetch: on PostgreSQL each waits
+    /// for the disk).
+    async fn store_fetched(
+        &self,
+        feed_id: i64,
+        parsed: &ParsedFeed,
+        response: &FetchResponse,
+        sha256: String,
+        now: DateTime<Utc>,
+        record: Option<(&str, &FetchRecord)>,
+    ) -> Result<FetchWritten, StoreError> {
+        let body = self
+            .body_to_keep(feed_id, response, sha256, now, None)
+            .await;
+        let threshold = self.inner.config.full_text_threshold;
+        let short = move |item: &NewItem| {
+            feed_text_chars(item.content.as_deref(), item.summary.as_deref()) < threshold
+        };
+        let writes = FetchWrites {
+            metadata: Some(parsed.metadata()),
+            icon_url: parsed.icon.as_deref(),
+            body: Some(body.as_ref().map_or(BodyWrite::Drop, BodyWrite::Keep)),
+            full_text: (self.inner.config.full_text_concurrency > 0).then_some(&short as ShortText),
+            record,
+        };
+        let written = self
+            .inner
+            .store
+            .store_fetch(feed_id, &parsed.items, now.timestamp(), &writes)
+            .await?;
+        self.wake_enrichment(&written);
+        Ok(written)
+    }
+
+    /// Wakes the jobs that have work from a stored fetch: tagging for new and changed items
+    /// (F41), full text for queued ones (F6).
+    fn wake_enrichment(&self, written: &FetchWritten) {
+        if written.counts.inserted + written.counts.updated > 0 {
             self.inner.tags_wakeup.notify_one();
         }
-        store
-            .update_feed_metadata(
-                feed_id,
-                parsed.title.as_deref(),
-                parsed.site_url.as_deref(),
-                parsed.description.as_deref(),
-                Some(parsed.format),
-            )
-            .await?;
-        if parsed.icon.is_some() {
-            store
-                .set_feed_icon_url(feed_id, parsed.icon.as_deref())
-                .await?;
+        if written.full_text_queued > 0 {
+            self.inner.full_text_wakeup.notify_one();
         }
-        Ok(counts)
     }
 
     /// Stores a body a WebSub hub pushed for `feed_id` (F18) as a fetched body is stored: parsed
@@ -848,15 +910,14 @@ impl Fetcher {
             Ok(parsed) => parsed,
             Err(message) => return Ok(Err(message)),
         };
-        let counts = self.store_parsed(feed_id, &parsed, now).await?;
         let digest = body::sha256_hex(&response.body);
-        self.save_body(feed_id, response, digest, now, None).await?;
+        let counts = self
+            .store_fetched(feed_id, &parsed, response, digest, now, None)
+            .await?
+            .counts;
         self.inner
             .metrics
             .record_items(counts.inserted, counts.updated);
-        if counts.inserted > 0 {
-            self.queue_full_text(feed_id, now.timestamp()).await;
-        }
         Ok(Ok(counts))
     }
 
@@ -888,9 +949,8 @@ impl Fetcher {
     }
 
     /// Keeps the raw body, compressed (F8), with what reparsing it needs and how parsing it
-    /// ended (`parse_error`). Compression runs on the blocking pool. A body past the stored
-    /// bound (only a client configured above the 5 MB default gets one) is not kept, and the
-    /// older one is dropped, so that `tidings reparse` never re-derives an outdated body.
+    /// ended (`parse_error`): the body that did not parse is kept too, so that a parser fix
+    /// reaches it (`tidings reparse`).
     async fn save_body(
         &self,
         feed_id: i64,
@@ -900,36 +960,51 @@ impl Fetcher {
         parse_error: Option<&str>,
     ) -> Result<(), StoreError> {
         let store = &self.inner.store;
+        match self
+            .body_to_keep(feed_id, response, sha256, now, parse_error)
+            .await
+        {
+            Some(body) => store.save_feed_body(feed_id, &body).await,
+            None => store.delete_feed_body(feed_id).await,
+        }
+    }
+
+    /// The raw body to keep, compressed on the blocking pool, or `None` when it is past the
+    /// stored bound (only a client configured above the 5 MB default gets one): then the older
+    /// one is dropped, so that `tidings reparse` never re-derives an outdated body.
+    async fn body_to_keep(
+        &self,
+        feed_id: i64,
+        response: &FetchResponse,
+        sha256: String,
+        now: DateTime<Utc>,
+        parse_error: Option<&str>,
+    ) -> Option<FeedBody> {
         if response.body.len() > body::MAX_BODY_BYTES {
             tracing::debug!(
                 feed = feed_id,
                 bytes = response.body.len(),
                 "body too large to keep"
             );
-            return store.delete_feed_body(feed_id).await;
+            return None;
         }
         let raw = response.body.clone();
         let compressed = tokio::task::spawn_blocking(move || body::compress(&raw))
             .await
             .unwrap_or_default();
-        store
-            .save_feed_body(
-                feed_id,
-                &FeedBody {
-                    fetched_at: now.timestamp(),
-                    content_type: response.content_type.clone(),
-                    charset: response.charset.clone(),
-                    source_url: Some(response.url.to_string()),
-                    etag: response.etag.clone(),
-                    last_modified: response.last_modified.clone(),
-                    sha256,
-                    compression: body::CODEC.to_owned(),
-                    raw_size: i64::try_from(response.body.len()).ok(),
-                    parse_error: parse_error.map(str::to_owned),
-                    body: compressed,
-                },
-            )
-            .await
+        Some(FeedBody {
+            fetched_at: now.timestamp(),
+            content_type: response.content_type.clone(),
+            charset: response.charset.clone(),
+            source_url: Some(response.url.to_string()),
+            etag: response.etag.clone(),
+            last_modified: response.last_modified.clone(),
+            sha256,
+            compression: body::CODEC.to_owned(),
+            raw_size: i64::try_from(response.body.len()).ok(),
+            parse_error: parse_error.map(str::to_owned),
+            body: compressed,
+        })
     }
 
     /// Queues the feed's favicon when it is missing or older than `favicon_max_age`: looked

@@ -2,10 +2,11 @@
 //! the guarded client under the per-host limiter, its main content extracted
 //! ([`tidings_extract`]) and stored beside the feed's content.
 //!
-//! - A feed's fetch queues its new items ([`Fetcher::queue_full_text`]) when a subscriber's
-//!   mode asks for it: `auto` for items whose text is shorter than
+//! - A feed's fetch queues its new items with a link when a subscriber's mode asks for it:
+//!   `auto` for items whose text is shorter than
 //!   [`WorkerConfig::full_text_threshold`](crate::WorkerConfig::full_text_threshold), `always`
-//!   for every item. Queueing is two short queries; the pages are fetched later.
+//!   for every item. Queueing is part of the fetch's one transaction
+//!   ([`tidings_store::FetchWrites::full_text`]); the pages are fetched later.
 //! - [`FullTextJob`] works through the queue as an [`EnrichmentJob`], at most
 //!   `full_text_concurrency` pages at once per worker, each host's pages under the same limiter
 //!   as its feeds. The article is kept when its text is longer than the feed's.
@@ -96,46 +97,6 @@ pub fn wants_full_text(mode: FullTextMode, feed_chars: usize, threshold: usize) 
 }
 
 impl Fetcher {
-    /// Queues the items a fetch of `feed_id` just stored (first seen at `first_seen_at`) for
-    /// their article page, as its subscribers' modes ask. Errors are logged, never returned:
-    /// full text must not fail a feed's fetch. Returns how many items were queued.
-    pub async fn queue_full_text(&self, feed_id: i64, first_seen_at: i64) -> u64 {
-        let config = self.config();
-        if config.full_text_concurrency == 0 {
-            return 0;
-        }
-        let store = self.store();
-        let queued: Result<u64, StoreError> = async {
-            let mode = store.feed_full_text_mode(feed_id).await?;
-            if mode == FullTextMode::Never {
-                return Ok(0);
-            }
-            let ids: Vec<i64> = store
-                .full_text_candidates(feed_id, first_seen_at)
-                .await?
-                .into_iter()
-                .filter(|item| {
-                    let chars = feed_text_chars(item.content.as_deref(), item.summary.as_deref());
-                    wants_full_text(mode, chars, config.full_text_threshold)
-                })
-                .map(|item| item.item_id)
-                .collect();
-            store.queue_full_text(&ids, first_seen_at).await
-        }
-        .await;
-        match queued {
-            Ok(0) => 0,
-            Ok(count) => {
-                self.full_text_wakeup().notify_one();
-                count
-            }
-            Err(error) => {
-                tracing::warn!(feed = feed_id, %error, "queueing items for full text failed");
-                0
-            }
-        }
-    }
-
     /// Fetches `url` (through the feed's `proxy` when it has one) under the per-host limiter
     /// and extracts its article. Nothing is stored.
     pub async fn fetch_article(
