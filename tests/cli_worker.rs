@@ -729,3 +729,102 @@ async fn a_worker_with_websub_on_subscribes_feeds_at_their_hubs() {
     assert_eq!(row.pending_mode, Some(tidings_store::WebSubMode::Subscribe));
     store.close().await;
 }
+
+/// Related items (F44) through the binary: with `TIDINGS_EMBEDDINGS_BASE_URL` the worker asks
+/// the stand-in `/v1/embeddings` on 127.0.0.1 for the items' vectors, with the model and key,
+/// in batches of `TIDINGS_EMBEDDINGS_BATCH`; bad values stop the start.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_embeds_items_through_the_configured_provider() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("t.db").display());
+    store_at(&url).await.close().await;
+    for (variable, value) in [
+        ("TIDINGS_EMBEDDINGS_BASE_URL", "ftp://embeddings.example/v1"),
+        ("TIDINGS_EMBEDDINGS_BATCH", "0"),
+        ("TIDINGS_EMBEDDINGS_CONCURRENCY", "17"),
+    ] {
+        let mut command = tidings(dir.path(), &url);
+        command.arg("worker").env(variable, value);
+        let output = run(&mut command).await;
+        assert_eq!(output.status.code(), Some(2), "{variable}");
+        assert!(
+            String::from_utf8_lossy(&output.stderr).contains(variable),
+            "{variable}"
+        );
+    }
+
+    let requests: std::sync::Arc<std::sync::Mutex<Vec<(usize, String, String)>>> =
+        Default::default();
+    let seen = std::sync::Arc::clone(&requests);
+    let provider = FeedServer::start(axum::Router::new().route(
+        "/v1/embeddings",
+        axum::routing::post(
+            move |headers: axum::http::HeaderMap, axum::Json(body): axum::Json<serde_json::Value>| {
+                let seen = std::sync::Arc::clone(&seen);
+                async move {
+                    let inputs = body["input"].as_array().cloned().unwrap_or_default();
+                    seen.lock().unwrap().push((
+                        inputs.len(),
+                        body["model"].as_str().unwrap_or_default().to_string(),
+                        headers
+                            .get("authorization")
+                            .and_then(|v| v.to_str().ok())
+                            .unwrap_or_default()
+                            .to_string(),
+                    ));
+                    let data: Vec<serde_json::Value> = (0..inputs.len())
+                        .map(|index| {
+                            serde_json::json!({"index": index, "embedding": [1.0, index as f64, 0.5]})
+                        })
+                        .collect();
+                    axum::Json(serde_json::json!({"data": data}))
+                }
+            },
+        ),
+    ))
+    .await;
+    let feeds = FeedServer::start(feed_router()).await;
+    let store = store_at(&url).await;
+    let user = add_user(&store, "hana").await;
+    let feed = subscribe(&store, user, &feeds.url("/feed/related")).await;
+    let now = chrono::Utc::now().timestamp();
+    let items: Vec<tidings_store::NewItem> = (0..3)
+        .map(|n| tidings_store::NewItem {
+            guid: Some(format!("story-{n}")),
+            title: Some(format!("Story {n}")),
+            published: Some(now - 60),
+            ..Default::default()
+        })
+        .collect();
+    store.upsert_items(feed, &items, now).await.unwrap();
+    let child = spawn(
+        tidings(dir.path(), &url)
+            .arg("worker")
+            .env("TIDINGS_EMBEDDINGS_BASE_URL", provider.url("/v1"))
+            .env("TIDINGS_EMBEDDINGS_MODEL", "test-model")
+            .env("TIDINGS_EMBEDDINGS_API_KEY", "sk-cli")
+            .env("TIDINGS_EMBEDDINGS_BATCH", "2")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null()),
+    );
+    wait_until(Duration::from_secs(60), "the vectors", || async {
+        store
+            .embedding_codes_after("openai:test-model", 0, 100)
+            .await
+            .unwrap()
+            .len()
+            == 3
+    })
+    .await;
+    assert!(stop(child), "the worker stops cleanly");
+    let requests = requests.lock().unwrap().clone();
+    assert_eq!(
+        requests.len(),
+        2,
+        "three items, two per request: {requests:?}"
+    );
+    assert!(requests.iter().all(|(inputs, model, key)| *inputs <= 2
+        && model == "test-model"
+        && key == "Bearer sk-cli"));
+    store.close().await;
+}

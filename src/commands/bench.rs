@@ -51,6 +51,9 @@ pub enum BenchCommand {
     /// Time searches (single word, two words, CJK, phrase, filtered, by relevance) on the data
     /// set of `generate`, through the store, with p95 per kind and the index's size.
     Search(super::bench_search::SearchBenchArgs),
+    /// Embed every item of the data set of `generate` with the local embedder, then time the
+    /// related-items search (F44) as the first bench user: index load, p50 / p95, memory.
+    Related(super::bench_related::RelatedBenchArgs),
     /// Parse (and sanitize) every feed file of a folder in rounds and report MB/s and items/s;
     /// --generate first writes a realistic mix of feeds there.
     Parse(super::bench_parse::ParseBenchArgs),
@@ -110,6 +113,7 @@ pub async fn run(config: &GlobalConfig, command: BenchCommand) -> anyhow::Result
         BenchCommand::Generate(args) => super::bench_api::generate(config, args).await,
         BenchCommand::Api(args) => super::bench_api::api(args).await,
         BenchCommand::Search(args) => super::bench_search::run(config, args).await,
+        BenchCommand::Related(args) => super::bench_related::run(config, args).await,
         BenchCommand::Parse(args) => super::bench_parse::run(&args),
         BenchCommand::Extract(args) => super::bench_extract::run(&args),
         BenchCommand::Farm(args) => farm(config, args).await,

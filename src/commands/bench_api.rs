@@ -46,6 +46,10 @@ pub struct GenerateArgs {
     /// Where to write the users' API keys, one a line.
     #[arg(long, default_value = "bench-keys.txt")]
     pub keys_file: std::path::PathBuf,
+    /// Leave the search index to the worker's backfill (the items are then not searchable
+    /// until it ran): for benchmarks that need no search, such as `bench related`.
+    #[arg(long)]
+    pub skip_search_index: bool,
 }
 
 /// Arguments of `tidings bench api`.
@@ -162,7 +166,7 @@ pub async fn generate(config: &GlobalConfig, args: GenerateArgs) -> anyhow::Resu
         .await?;
     let indexing = Instant::now();
     let mut indexed: u64 = 0;
-    loop {
+    while !args.skip_search_index {
         let step = store.backfill_search_index(5_000).await?;
         indexed += step.indexed;
         if step.is_done() {

@@ -717,7 +717,7 @@ pub async fn run(config: &GlobalConfig, args: SearchBenchArgs) -> anyhow::Result
 }
 
 /// The first bench user and the feeds they follow.
-async fn bench_user(store: &Store) -> anyhow::Result<Option<(i64, Vec<i64>)>> {
+pub(crate) async fn bench_user(store: &Store) -> anyhow::Result<Option<(i64, Vec<i64>)>> {
     let users = store.list_users().await?;
     let Some(user) = users.iter().find(|u| u.username.starts_with("bench-")) else {
         return Ok(None);

@@ -6,6 +6,7 @@ pub mod bench_api;
 pub mod bench_extract;
 pub mod bench_mix;
 pub mod bench_parse;
+pub mod bench_related;
 pub mod bench_search;
 pub mod bench_soak;
 pub mod discover;

@@ -11,7 +11,10 @@ use clap::Args;
 use tidings_fetch::{AddressPolicy, ClientConfig, GuardedClient, HostLimits, limiter};
 use tidings_server::media::MediaProxyMode;
 use tidings_store::Store;
-use tidings_worker::{Fetcher, PopularitySource, Worker, WorkerConfig, WorkerMetrics};
+use tidings_worker::{
+    EmbeddingsConfig, EmbeddingsProvider, Fetcher, PopularitySource, Worker, WorkerConfig,
+    WorkerMetrics,
+};
 
 use crate::config::{self, ConfigError, GlobalConfig};
 
@@ -261,6 +264,33 @@ pub struct WorkerArgs {
     /// Where Slack webhooks are sent, as for Discord.
     #[arg(long, env = "TIDINGS_WEBHOOK_SLACK_BASE_URL", default_value = tidings_notify::target::SLACK_BASE_URL)]
     pub webhook_slack_base_url: String,
+    /// An OpenAI-compatible embeddings API for related items (F44), up to and including its
+    /// version: https://api.openai.com/v1, or a local Ollama's http://127.0.0.1:11434/v1.
+    /// Without it items get local vectors (hashed term frequencies: no model, no key).
+    #[arg(long, env = "TIDINGS_EMBEDDINGS_BASE_URL")]
+    pub embeddings_base_url: Option<String>,
+
+    /// The embeddings model asked for (with TIDINGS_EMBEDDINGS_BASE_URL). Changing it embeds
+    /// every item again, newest first.
+    #[arg(
+        long,
+        env = "TIDINGS_EMBEDDINGS_MODEL",
+        default_value = "text-embedding-3-small"
+    )]
+    pub embeddings_model: String,
+
+    /// The embeddings API's key, sent as a bearer token (none for a local server).
+    #[arg(long, env = "TIDINGS_EMBEDDINGS_API_KEY", hide_env_values = true)]
+    pub embeddings_api_key: Option<String>,
+
+    /// Items per embeddings request (1-2048).
+    #[arg(long, env = "TIDINGS_EMBEDDINGS_BATCH", default_value = "64")]
+    pub embeddings_batch: String,
+
+    /// Embeddings requests at once (0-16; 0 turns embedding off in this process: items wait
+    /// in the queue for a process with it on).
+    #[arg(long, env = "TIDINGS_EMBEDDINGS_CONCURRENCY", default_value = "1")]
+    pub embeddings_concurrency: String,
 }
 
 /// The checked worker settings.
@@ -359,6 +389,7 @@ impl WorkerArgs {
         worker.popularity.source = self.popularity_source()?;
         worker.websub.enabled = config::check_bool(&self.websub, "TIDINGS_WEBSUB", "--websub")?;
         self.notifications(&mut worker.notifications)?;
+        worker.embeddings = self.embeddings()?;
         Ok(WorkerSettings {
             fetch,
             worker,
@@ -413,6 +444,63 @@ impl WorkerArgs {
             "--webhook-slack-base-url",
         )?;
         Ok(())
+    }
+
+    /// The embeddings settings (F44): a provider when a base URL is given, else local.
+    fn embeddings(&self) -> Result<EmbeddingsConfig, ConfigError> {
+        let provider = match self
+            .embeddings_base_url
+            .as_deref()
+            .map(str::trim)
+            .filter(|url| !url.is_empty())
+        {
+            None => EmbeddingsProvider::Local,
+            Some(text) => {
+                let base_url = url::Url::parse(text)
+                    .ok()
+                    .filter(|url| matches!(url.scheme(), "http" | "https") && url.host().is_some())
+                    .ok_or_else(|| ConfigError {
+                        variable: "TIDINGS_EMBEDDINGS_BASE_URL",
+                        flag: "--embeddings-base-url",
+                        value: text.to_string(),
+                        expected: "an http(s) URL such as https://api.openai.com/v1".into(),
+                    })?;
+                let model = self.embeddings_model.trim();
+                if model.is_empty() {
+                    return Err(ConfigError {
+                        variable: "TIDINGS_EMBEDDINGS_MODEL",
+                        flag: "--embeddings-model",
+                        value: self.embeddings_model.clone(),
+                        expected: "a model name such as text-embedding-3-small".into(),
+                    });
+                }
+                EmbeddingsProvider::OpenAi {
+                    base_url,
+                    model: model.to_string(),
+                    api_key: self
+                        .embeddings_api_key
+                        .as_deref()
+                        .map(str::trim)
+                        .filter(|key| !key.is_empty())
+                        .map(str::to_string),
+                }
+            }
+        };
+        Ok(EmbeddingsConfig {
+            provider,
+            batch: config::check_number(
+                &self.embeddings_batch,
+                1..=2048usize,
+                "TIDINGS_EMBEDDINGS_BATCH",
+                "--embeddings-batch",
+            )?,
+            concurrency: config::check_number(
+                &self.embeddings_concurrency,
+                0..=16usize,
+                "TIDINGS_EMBEDDINGS_CONCURRENCY",
+                "--embeddings-concurrency",
+            )?,
+        })
     }
 
     /// The popularity count source the settings name, `None` when it is off.

@@ -13,6 +13,7 @@ pub mod observe;
 pub mod oidc;
 pub mod password;
 pub mod ratelimit;
+pub mod related;
 pub mod setup;
 pub mod sync;
 pub mod ui;
@@ -101,6 +102,8 @@ pub struct AppState {
     /// The OpenID Connect provider, with its discovery document and keys cached, when one
     /// is configured.
     pub oidc: Option<Arc<oidc::Provider>>,
+    /// Related items (F44): the in-memory index of the stored vectors' codes.
+    pub related: Arc<related::RelatedItems>,
 }
 
 impl std::fmt::Debug for AppState {
@@ -133,6 +136,7 @@ impl AppState {
             fetcher,
             decoy_hash: Arc::new(decoy),
             metrics: Arc::new(metrics::ServerMetrics::default()),
+            related: Arc::new(related::RelatedItems::new()),
         }
     }
 }

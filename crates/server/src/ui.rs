@@ -56,6 +56,7 @@ pub const ASSETS: &[Asset] = &[
     asset!("identities.js", JS),
     asset!("reader.js", JS),
     asset!("media.js", JS),
+    asset!("related.js", JS),
     asset!("dialogs.js", JS),
     asset!("settings.js", JS),
     asset!("keys.js", JS),

@@ -466,6 +466,16 @@ on_both_engines!(every_answer_is_documented, |db| {
     assert_eq!(status, StatusCode::CREATED, "{body}");
     let (_, _, items) = call(&browser, Method::GET, &app.url("/items?filter=all"), None).await;
     let item = items["items"][0]["id"].as_i64().expect("an item");
+    // Vectors for the items, so that related items (F44) answer some.
+    let embedding = tidings_worker::EmbeddingJob::new(
+        app.store.clone(),
+        tidings_embed::LocalEmbedder,
+        "fuzzer",
+        60,
+    );
+    tidings_worker::drain_enrichment(std::sync::Arc::new(embedding), 1)
+        .await
+        .unwrap();
     let (status, _, _) = call(
         &browser,
         Method::POST,

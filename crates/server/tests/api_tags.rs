@@ -10,30 +10,9 @@ use std::sync::Arc;
 
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
-use support::{FeedServer, TestApp, assert_error, call, test_fetcher};
+use support::{FeedServer, TestApp, assert_error, call, rss_items, test_fetcher};
 use tidings_store::UsageKind;
 use tidings_worker::{TaggingJob, drain_enrichment};
-
-/// An RSS feed of `items` (guid, title, description), published an hour apart, newest first.
-fn feed(site: &str, items: &[(&str, &str, &str)]) -> String {
-    let now = chrono::Utc::now();
-    let items: String = items
-        .iter()
-        .enumerate()
-        .map(|(n, (guid, title, description))| {
-            let published = now - chrono::Duration::hours(n as i64 + 1);
-            format!(
-                "<item><title>{title}</title><link>{site}/{guid}</link><guid>{guid}</guid>\
-                 <pubDate>{}</pubDate><description>{description}</description></item>",
-                published.to_rfc2822()
-            )
-        })
-        .collect();
-    format!(
-        "<?xml version=\"1.0\"?><rss version=\"2.0\"><channel><title>t</title>\
-         <link>{site}/</link>{items}</channel></rss>"
-    )
-}
 
 async fn subscribe(client: &reqwest::Client, app: &TestApp, url: &str) -> i64 {
     let (status, _, body) = call(
@@ -77,7 +56,7 @@ on_both_engines!(tags_on_items_top_tags_and_tag_pages, |db| {
         "/tech.xml",
         200,
         "application/rss+xml",
-        feed(
+        rss_items(
             &site.base,
             &[
                 (
@@ -99,7 +78,7 @@ on_both_engines!(tags_on_items_top_tags_and_tag_pages, |db| {
         "/garden.xml",
         200,
         "application/rss+xml",
-        feed(
+        rss_items(
             &site.base,
             &[("g", "Gardening tools", "Gardening with good tools.")],
         ),

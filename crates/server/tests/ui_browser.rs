@@ -2959,3 +2959,100 @@ async fn websub_push_on_the_feed_settings_page_in_chromium() {
     assert_eq!(push, "Refused by the hub: not on this hub");
     b.quit().await;
 }
+
+/// Related items (F44): an opened item shows its most similar items (local vectors, as a fresh
+/// install makes them) under its text, as links that open the related item in its feed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn related_items_in_chromium() {
+    if skip_without_browser("ui_browser::related_items_in_chromium") {
+        return;
+    }
+    let site = FeedServer::start().await;
+    let home = format!("{}/", site.base);
+    site.serve(
+        "/tech.xml",
+        200,
+        "application/rss+xml",
+        demo_rss(
+            "Tech",
+            &home,
+            &[
+                (
+                    "Rust compiler release brings faster builds",
+                    "<p>The Rust compiler team released faster incremental builds and better borrow checker diagnostics.</p>",
+                    Some(1),
+                ),
+                (
+                    "Tomatoes in a small garden",
+                    "<p>Plant tomatoes in spring and water them in the morning.</p>",
+                    Some(2),
+                ),
+                (
+                    "Faster builds with the new Rust compiler",
+                    "<p>Incremental builds in the Rust compiler are faster; the borrow checker explains errors better.</p>",
+                    Some(3),
+                ),
+            ],
+        ),
+    );
+    let db = TestDb::sqlite();
+    let store = db.migrated().await;
+    let base = start_server_on(store.clone()).await;
+    let b = Browser::start(1280, 860).await;
+    let (_, ids) = reader_with_feeds(&store, &b, &base, &[site.url("/tech.xml")]).await;
+    let feed = ids[0];
+    // The worker's embedding job, as `tidings serve` runs it beside the fetcher.
+    let job =
+        tidings_worker::EmbeddingJob::new(store.clone(), tidings_embed::LocalEmbedder, "ui", 60);
+    tidings_worker::drain_enrichment(Arc::new(job), 1)
+        .await
+        .unwrap();
+
+    b.goto(&format!("{base}/feeds/{feed}?filter=all")).await;
+    b.wait_for(
+        "the items",
+        "document.querySelectorAll('#main li.item').length === 3",
+    )
+    .await;
+    let first = listed_ids(&b).await[0];
+    let item = format!("li.item[data-id='{first}']");
+    assert_eq!(
+        b.eval(&format!(
+            "document.querySelector(\"{item} .item-title\").textContent"
+        ))
+        .await,
+        "Rust compiler release brings faster builds"
+    );
+    b.click(&format!("{item} .item-toggle")).await;
+    let related = b
+        .wait_for(
+            "the related items",
+            &format!(
+                "(() => {{ const s = document.querySelector(\"{item} .related\"); \
+                 return s && !s.hidden && [...s.querySelectorAll('a')].map(a => a.textContent); }})()"
+            ),
+        )
+        .await;
+    assert_eq!(
+        related[0], "Faster builds with the new Rust compiler",
+        "{related}"
+    );
+    assert_eq!(
+        b.eval(&format!(
+            "document.querySelector(\"{item} .related h3\").textContent"
+        ))
+        .await,
+        "Related"
+    );
+    review(&b, "related-items").await;
+    // The link opens the related item in its feed, expanded.
+    b.click(&format!("{item} .related a")).await;
+    b.wait_for(
+        "the related item opened",
+        "new URLSearchParams(location.search).get('item') !== null \
+         && document.querySelector('#main li.item.expanded .item-title')?.textContent \
+            === 'Faster builds with the new Rust compiler'",
+    )
+    .await;
+    b.quit().await;
+}

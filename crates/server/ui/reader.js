@@ -7,6 +7,7 @@ import { fullDate, h, icon, replace, shortDate, toMillis } from './dom.js';
 import { confirmDialog, showError, toast } from './dialogs.js';
 import { searchShown, snippetNodes } from './search.js';
 import { mediaBlock } from './media.js';
+import { relatedSection } from './related.js';
 
 const COLLAPSED_KEY = 'tidings.collapsedGroups';
 
@@ -821,7 +822,7 @@ export class ItemList {
       h('button', { type: 'button', class: 'button', 'data-action': 'read' }, item.is_read ? 'Mark unread' : 'Mark read'),
       h('button', { type: 'button', class: 'button', 'data-action': 'bookmark' }, icon('bookmark'), 'Bookmark'),
       item.author ? h('span', { class: 'item-author' }, 'by ' + item.author) : null);
-    replace(body, media, content, actions);
+    replace(body, media, content, actions, relatedSection(item.id));
   }
 
   /** Shows an item as read or unread, with the unread counts, without asking the server. */

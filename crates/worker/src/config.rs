@@ -99,6 +99,8 @@ pub struct WorkerConfig {
     /// Notifications to webhooks (F43): parallelism, pace, breaker, where Discord and Slack
     /// are reached.
     pub notifications: crate::notifications::NotificationConfig,
+    /// Item vectors for related items (F44): the embedder, its batch and parallelism.
+    pub embeddings: crate::embedding::EmbeddingsConfig,
 }
 
 impl Default for WorkerConfig {
@@ -125,6 +127,7 @@ impl Default for WorkerConfig {
             popularity: crate::popularity::PopularityConfig::default(),
             websub: crate::websub::WebSubConfig::default(),
             notifications: crate::notifications::NotificationConfig::default(),
+            embeddings: crate::embedding::EmbeddingsConfig::default(),
         }
     }
 }

@@ -27,6 +27,9 @@
 //! - [`notifications`] matches new items to users' webhook channels (Discord, Slack, generic
 //!   JSON; F43) and sends them from a queue, paced per channel with a circuit breaker, as an
 //!   [`EnrichmentJob`].
+//! - [`embedding`] makes the vectors of new and older items for related items (F44), locally
+//!   or through an OpenAI-compatible `/embeddings` endpoint, as an [`EnrichmentJob`] with its
+//!   own queue, back-off and pause on provider failures.
 //! - [`WorkerMetrics`] counts every outcome and renders them for Prometheus.
 //!
 //! ```no_run
@@ -48,6 +51,7 @@
 pub mod body;
 pub mod config;
 pub mod discovery;
+pub mod embedding;
 pub mod enrich;
 pub mod favicon;
 pub mod fetcher;
@@ -68,6 +72,7 @@ pub use discovery::{
     DiscoverError, ResolvedFeed, SubscribeError, SubscribeRequest, Subscribed, discover_feeds,
     parse_user_url, resolve_feed, subscribe_with_discovery, user_url_attempts,
 };
+pub use embedding::{EmbeddingJob, EmbeddingsConfig, EmbeddingsProvider, OpenAiEmbeddings};
 pub use enrich::{EnrichmentJob, drain_enrichment, run_enrichment};
 pub use fetcher::{FeedReport, Fetcher, RefreshError};
 pub use full_text::{FoundArticle, FullTextJob, LoadError, PageError};

@@ -330,6 +330,28 @@ impl Worker {
                 std::future::pending(),
             ))
         });
+        // Item vectors for related items (F44) from their own queue; a failing provider only
+        // slows this job.
+        let embeddings = {
+            let store = self.fetcher.store().clone();
+            let embeddings = config.embeddings.clone();
+            let (owner, lease, poll) = (
+                config.owner.clone(),
+                config.lease.as_secs() as i64,
+                config.poll_interval,
+            );
+            tokio::spawn(async move {
+                crate::embedding::run_configured(
+                    store,
+                    &embeddings,
+                    &owner,
+                    lease,
+                    poll,
+                    std::future::pending(),
+                )
+                .await;
+            })
+        };
         loop {
             if tokio::time::Instant::now() >= next_job_check {
                 next_job_check = tokio::time::Instant::now() + config.poll_interval;
@@ -426,6 +448,7 @@ impl Worker {
         if let Some(notifications) = notifications {
             notifications.abort();
         }
+        embeddings.abort();
         tracing::info!(owner = %config.owner, "worker stopped");
     }
 

@@ -17,6 +17,7 @@ pub mod oidc;
 pub mod opml;
 pub mod popularity;
 pub mod preferences;
+pub mod related;
 pub mod scraped;
 pub(crate) mod search;
 pub mod subscriptions;
@@ -94,6 +95,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .merge(popularity::router())
         .merge(items::router())
         .merge(tags::router())
+        .merge(related::router())
         .merge(full_text::router())
         .merge(bookmarks::router())
         .merge(preferences::router())

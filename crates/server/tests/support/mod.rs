@@ -291,3 +291,25 @@ pub const PNG_1X1: &[u8] = &[
     0x00, 0x05, 0x00, 0x01, 0x7a, 0x5e, 0xab, 0x3f, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4e, 0x44,
     0xae, 0x42, 0x60, 0x82,
 ];
+
+/// An RSS feed of `items` (guid, title, description) linking under `site`, published an hour
+/// apart, newest first.
+pub fn rss_items(site: &str, items: &[(&str, &str, &str)]) -> String {
+    let now = chrono::Utc::now();
+    let items: String = items
+        .iter()
+        .enumerate()
+        .map(|(n, (guid, title, description))| {
+            let published = now - chrono::Duration::hours(n as i64 + 1);
+            format!(
+                "<item><title>{title}</title><link>{site}/{guid}</link><guid>{guid}</guid>\
+                 <pubDate>{}</pubDate><description>{description}</description></item>",
+                published.to_rfc2822()
+            )
+        })
+        .collect();
+    format!(
+        "<?xml version=\"1.0\"?><rss version=\"2.0\"><channel><title>t</title>\
+         <link>{site}/</link>{items}</channel></rss>"
+    )
+}
