@@ -15,7 +15,7 @@ use tidings_server::related::RelatedItems;
 use tidings_store::ItemVector;
 
 use crate::config::GlobalConfig;
-use crate::outln;
+use crate::output::outln;
 
 /// Arguments of `tidings bench related`.
 #[derive(Debug, Args)]
