@@ -166,17 +166,20 @@ pub async fn generate(config: &GlobalConfig, args: GenerateArgs) -> anyhow::Resu
         .await?;
     let indexing = Instant::now();
     let mut indexed: u64 = 0;
-    while !args.skip_search_index {
-        let step = store.backfill_search_index(5_000).await?;
-        indexed += step.indexed;
-        if step.is_done() {
-            break;
-        }
-        if indexed % 100_000 < 5_000 {
-            println!(
-                "search index:   {indexed} items in {:.1} s",
-                indexing.elapsed().as_secs_f64()
-            );
+    // Left to the worker's backfill with --skip-search-index.
+    if !args.skip_search_index {
+        loop {
+            let step = store.backfill_search_index(5_000).await?;
+            indexed += step.indexed;
+            if step.is_done() {
+                break;
+            }
+            if indexed % 100_000 < 5_000 {
+                println!(
+                    "search index:   {indexed} items in {:.1} s",
+                    indexing.elapsed().as_secs_f64()
+                );
+            }
         }
     }
     println!(

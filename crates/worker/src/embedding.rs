@@ -81,7 +81,8 @@ impl Default for EmbeddingsConfig {
 #[derive(Debug, Clone)]
 pub struct OpenAiEmbeddings {
     endpoint: Url,
-    model: String,
+    /// The model asked for.
+    requested: String,
     /// `openai:{model}`, the name the vectors are stored under.
     name: String,
     api_key: Option<String>,
@@ -137,7 +138,7 @@ impl OpenAiEmbeddings {
         endpoint.set_path(&path);
         Ok(OpenAiEmbeddings {
             endpoint,
-            model: model.to_string(),
+            requested: model.to_string(),
             name: format!("openai:{model}"),
             api_key,
             batch: batch.clamp(1, 2048),
@@ -152,7 +153,7 @@ impl OpenAiEmbeddings {
     }
 
     async fn request(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let body = serde_json::json!({ "model": self.model, "input": texts });
+        let body = serde_json::json!({ "model": self.requested, "input": texts });
         let mut request = self.client.post(self.endpoint.clone()).json(&body);
         if let Some(key) = &self.api_key {
             request = request.bearer_auth(key);
