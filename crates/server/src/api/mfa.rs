@@ -475,7 +475,11 @@ pub struct SecondFactorsView {
 
 /// The signed-in user's second factors: one-time codes, recovery codes left, passkeys.
 #[utoipa::path(get, path = "/me/second-factors", tag = "accounts",
-    responses((status = 200, body = SecondFactorsView), (status = 401, body = ErrorBody)))]
+    responses(
+        (status = 200, body = SecondFactorsView),
+        (status = 401, body = ErrorBody),
+        (status = 403, description = "Called with an API key", body = ErrorBody),
+    ))]
 async fn second_factors(
     State(state): State<AppState>,
     SessionAuth(auth): SessionAuth,
