@@ -23,6 +23,7 @@ pub(crate) mod search;
 pub mod subscriptions;
 pub mod tags;
 pub mod usage;
+pub mod webhooks;
 
 use std::sync::OnceLock;
 
@@ -58,6 +59,7 @@ pub const MAX_OPML_BYTES: usize = 5 * 1024 * 1024;
         (name = "groups", description = "Groups of subscriptions"),
         (name = "items", description = "Items, their read and starred state, unread counts"),
         (name = "bookmarks", description = "Snapshots of items that outlive them"),
+        (name = "webhooks", description = "Notification channels: Discord, Slack and generic webhooks for new items"),
         (name = "preferences", description = "The user's reading preferences"),
         (name = "usage", description = "Usage counts without personal data: links opened and searches made, per day"),
         (name = "meta", description = "This document"),
@@ -100,6 +102,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .merge(bookmarks::router())
         .merge(preferences::router())
         .merge(usage::router())
+        .merge(webhooks::router())
         .routes(routes!(openapi_json))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
 }
