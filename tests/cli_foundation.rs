@@ -411,6 +411,74 @@ fn user_commands_on(dir: &Path, database_url: Option<&str>) {
     assert_eq!(code, 1);
     assert!(err.contains("too short"), "{err}");
 
+    // A user who lost their authenticator gets back in through the operator: codes,
+    // recovery codes and passkeys go, sessions end, API keys stay.
+    let (sessions, keys) = signed_in("d");
+    with_store(&store_url, async |store| {
+        let (bob, _) = store.user_credentials("bob").await.unwrap().unwrap();
+        store
+            .begin_totp(bob.id, b"0123456789abcdefghij")
+            .await
+            .unwrap();
+        assert!(store.confirm_totp(bob.id, 1).await.unwrap());
+        let codes: Vec<String> = (0..10).map(|n| format!("hash-{n}")).collect();
+        store.replace_recovery_codes(bob.id, &codes).await.unwrap();
+        assert!(store.use_recovery_code(bob.id, "hash-3").await.unwrap());
+        for n in 0..2 {
+            let credential = format!("credential-{n}");
+            store
+                .add_passkey(bob.id, &credential, b"cose key", 0, "phone")
+                .await
+                .unwrap();
+        }
+        assert!(store.second_factors(bob.id).await.unwrap().required());
+    });
+    let (code, out, err) = run(cmd().args(["user", "reset-second-factors", "bob"]), None);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains(
+            "second factors of Bob removed: one-time codes, 2 passkeys, 9 unused recovery codes; \
+             2 sessions ended"
+        ),
+        "{out}"
+    );
+    assert_eq!(still_working(&store_url, &sessions, &keys), (0, 1));
+    with_store(&store_url, async |store| {
+        let (bob, _) = store.user_credentials("bob").await.unwrap().unwrap();
+        let left = store.second_factors(bob.id).await.unwrap();
+        assert!(
+            !left.totp && left.passkeys == 0 && left.recovery_codes_left == 0,
+            "{left:?}"
+        );
+        assert!(!left.required());
+    });
+    let (code, _, err) = run(cmd().args(["user", "reset-second-factors", "nobody"]), None);
+    assert_eq!(code, 1);
+    assert!(err.contains("no user named nobody"), "{err}");
+
+    // Password sign-in turned off (by an administrator relying on the OpenID provider) comes
+    // back on from the command line.
+    let (code, out, _) = run(cmd().args(["user", "password-sign-in"]), None);
+    assert_eq!(code, 0);
+    assert!(out.contains("password sign-in is on"), "{out}");
+    let (code, out, _) = run(cmd().args(["user", "password-sign-in", "off"]), None);
+    assert_eq!(code, 0);
+    assert!(out.contains("password sign-in is off"), "{out}");
+    assert!(!with_store(&store_url, async |store| store
+        .password_sign_in()
+        .await
+        .unwrap()));
+    let (code, out, _) = run(cmd().args(["user", "password-sign-in", "on"]), None);
+    assert_eq!(code, 0);
+    assert!(out.contains("password sign-in is on"), "{out}");
+    assert!(with_store(&store_url, async |store| store
+        .password_sign_in()
+        .await
+        .unwrap()));
+    let (code, _, err) = run(cmd().args(["user", "password-sign-in", "maybe"]), None);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("possible values: on, off"), "{err}");
+
     let (code, _, err) = run(cmd().args(["user", "delete", "bob"]), None);
     assert_eq!(code, 1);
     assert!(err.contains("--yes"), "{err}");
@@ -597,6 +665,8 @@ fn every_subcommand_has_help() {
         vec!["user", "list", "--help"],
         vec!["user", "passwd", "--help"],
         vec!["user", "delete", "--help"],
+        vec!["user", "reset-second-factors", "--help"],
+        vec!["user", "password-sign-in", "--help"],
     ] {
         let dir = tempfile::tempdir().unwrap();
         let (code, out, _) = run(tidings(dir.path()).args(&args), None);

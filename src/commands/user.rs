@@ -1,4 +1,6 @@
-//! `tidings user`: add, list, change the password of, and delete user accounts.
+//! `tidings user`: add, list, change the password of, and delete user accounts; the operator's
+//! ways back in (a user's lost second factor, password sign-in turned off while the OpenID
+//! provider is down).
 
 use crate::output::{out, outln};
 use std::io::{BufRead, IsTerminal, Write};
@@ -27,6 +29,27 @@ pub enum UserCommand {
     Passwd(PasswdArgs),
     /// Delete a user and everything that is only theirs; shared feeds stay.
     Delete(DeleteArgs),
+    /// Remove a user's one-time codes, recovery codes and passkeys (the way back in for a user
+    /// who lost them). Their sessions end; API keys keep working.
+    ResetSecondFactors(ResetSecondFactorsArgs),
+    /// Turn password sign-in on or off for every user (the way back in when passwords are off
+    /// and the OpenID provider is down). Shows the current setting without an argument.
+    PasswordSignIn(PasswordSignInArgs),
+}
+
+/// Arguments of `tidings user reset-second-factors`.
+#[derive(Debug, Args)]
+pub struct ResetSecondFactorsArgs {
+    /// The login name.
+    pub name: String,
+}
+
+/// Arguments of `tidings user password-sign-in`.
+#[derive(Debug, Args)]
+pub struct PasswordSignInArgs {
+    /// `on` or `off`; without it the current setting is printed.
+    #[arg(value_parser = ["on", "off"])]
+    pub state: Option<String>,
 }
 
 /// Arguments of `tidings user add`.
@@ -80,6 +103,8 @@ pub async fn run(config: &GlobalConfig, command: UserCommand) -> anyhow::Result<
         UserCommand::List(args) => list(&store, args).await,
         UserCommand::Passwd(args) => passwd(&store, args).await,
         UserCommand::Delete(args) => delete(&store, args).await,
+        UserCommand::ResetSecondFactors(args) => reset_second_factors(&store, args).await,
+        UserCommand::PasswordSignIn(args) => password_sign_in(&store, args).await,
     };
     store.close().await;
     result.map(|()| ExitCode::SUCCESS)
@@ -182,6 +207,52 @@ async fn passwd(store: &Store, args: PasswdArgs) -> anyhow::Result<()> {
         format!("{revoked} API key{} revoked", plural(revoked))
     };
     outln!("password of {} changed; {sessions}, {keys}", user.username);
+    Ok(())
+}
+
+async fn reset_second_factors(store: &Store, args: ResetSecondFactorsArgs) -> anyhow::Result<()> {
+    let Some((user, _)) = store.user_credentials(&args.name).await? else {
+        bail!("no user named {}", args.name.trim());
+    };
+    let before = store.second_factors(user.id).await?;
+    store.delete_totp(user.id).await?;
+    store.delete_recovery_codes(user.id).await?;
+    for passkey in store.passkeys(user.id).await? {
+        store.delete_passkey(user.id, passkey.id).await?;
+    }
+    // Whoever holds the lost device may be signed in with it: those sessions end too.
+    let ended = store.delete_user_sessions(user.id, None).await?;
+    let passkeys = u64::try_from(before.passkeys).unwrap_or(0);
+    outln!(
+        "second factors of {} removed: {}, {passkeys} passkey{}, {} unused recovery code{}; \
+         {ended} session{} ended; they now sign in with their password alone",
+        user.username,
+        if before.totp {
+            "one-time codes"
+        } else {
+            "no one-time codes"
+        },
+        plural(passkeys),
+        before.recovery_codes_left,
+        plural(u64::try_from(before.recovery_codes_left).unwrap_or(0)),
+        plural(ended),
+    );
+    Ok(())
+}
+
+async fn password_sign_in(store: &Store, args: PasswordSignInArgs) -> anyhow::Result<()> {
+    if let Some(state) = args.state {
+        store.set_password_sign_in(state == "on").await?;
+    }
+    let on = store.password_sign_in().await?;
+    outln!(
+        "password sign-in is {}",
+        if on {
+            "on"
+        } else {
+            "off: only linked OpenID identities and passkeys sign in"
+        }
+    );
     Ok(())
 }
 
