@@ -828,3 +828,82 @@ async fn a_worker_embeds_items_through_the_configured_provider() {
         && key == "Bearer sk-cli"));
     store.close().await;
 }
+
+/// Summaries (F42): a remote provider without what it needs, or a value out of range, stops
+/// the start with the variable's name (exit 2); the API key's value is never printed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_summary_settings_stop_the_start_with_their_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("t.db").display());
+    store_at(&url).await.close().await;
+    for (settings, variable) in [
+        (
+            vec![("TIDINGS_SUMMARY_PROVIDER", "gpt")],
+            "TIDINGS_SUMMARY_PROVIDER",
+        ),
+        (
+            vec![
+                ("TIDINGS_SUMMARY_PROVIDER", "openai"),
+                ("TIDINGS_SUMMARY_MODEL", "llama3"),
+            ],
+            "TIDINGS_SUMMARY_BASE_URL",
+        ),
+        (
+            vec![
+                ("TIDINGS_SUMMARY_PROVIDER", "openai"),
+                ("TIDINGS_SUMMARY_BASE_URL", "http://127.0.0.1:11434"),
+            ],
+            "TIDINGS_SUMMARY_MODEL",
+        ),
+        (
+            vec![
+                ("TIDINGS_SUMMARY_PROVIDER", "openai"),
+                ("TIDINGS_SUMMARY_BASE_URL", "ftp://models.example"),
+                ("TIDINGS_SUMMARY_MODEL", "m"),
+            ],
+            "TIDINGS_SUMMARY_BASE_URL",
+        ),
+        (
+            vec![
+                ("TIDINGS_SUMMARY_PROVIDER", "anthropic"),
+                ("TIDINGS_SUMMARY_MODEL", "claude-x"),
+            ],
+            "TIDINGS_SUMMARY_API_KEY",
+        ),
+        (
+            vec![
+                ("TIDINGS_SUMMARY_PROVIDER", "anthropic"),
+                ("TIDINGS_SUMMARY_API_KEY", "sk-secret-value"),
+            ],
+            "TIDINGS_SUMMARY_MODEL",
+        ),
+        (
+            vec![("TIDINGS_SUMMARY_TARGET_CHARS", "50")],
+            "TIDINGS_SUMMARY_TARGET_CHARS",
+        ),
+        (
+            vec![("TIDINGS_SUMMARY_TARGET_CHARS", "5001")],
+            "TIDINGS_SUMMARY_TARGET_CHARS",
+        ),
+        (
+            vec![("TIDINGS_SUMMARY_DAILY_BUDGET", "-1")],
+            "TIDINGS_SUMMARY_DAILY_BUDGET",
+        ),
+        (
+            vec![("TIDINGS_SUMMARY_PARALLELISM", "65")],
+            "TIDINGS_SUMMARY_PARALLELISM",
+        ),
+        (
+            vec![("TIDINGS_SUMMARY_TIMEOUT_SECONDS", "0")],
+            "TIDINGS_SUMMARY_TIMEOUT_SECONDS",
+        ),
+    ] {
+        let mut command = tidings(dir.path(), &url);
+        command.arg("worker").envs(settings.clone());
+        let output = run(&mut command).await;
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{settings:?}: {stderr}");
+        assert!(stderr.contains(variable), "{settings:?}: {stderr}");
+        assert!(!stderr.contains("sk-secret-value"), "{stderr}");
+    }
+}

@@ -11,10 +11,16 @@ use clap::Args;
 use tidings_fetch::{AddressPolicy, ClientConfig, GuardedClient, HostLimits, limiter};
 use tidings_server::media::MediaProxyMode;
 use tidings_store::Store;
+use tidings_worker::summaries::{ProviderKind, RemoteSettings};
 use tidings_worker::{
-    EmbeddingsConfig, EmbeddingsProvider, Fetcher, PopularitySource, Worker, WorkerConfig,
-    WorkerMetrics,
+    EmbeddingsConfig, EmbeddingsProvider, Fetcher, PopularitySource, SummaryConfig, Worker,
+    WorkerConfig, WorkerMetrics,
 };
+
+/// The summary lengths one may ask for (F42).
+fn tidings_summary_range() -> std::ops::RangeInclusive<usize> {
+    tidings_worker::summaries::MIN_TARGET_CHARS..=tidings_worker::summaries::MAX_TARGET_CHARS
+}
 
 use crate::config::{self, ConfigError, GlobalConfig};
 
@@ -291,6 +297,44 @@ pub struct WorkerArgs {
     /// in the queue for a process with it on).
     #[arg(long, env = "TIDINGS_EMBEDDINGS_CONCURRENCY", default_value = "1")]
     pub embeddings_concurrency: String,
+
+    /// Who writes item summaries (F42): local (the built-in extractive summarizer: no key, no
+    /// network), openai (any OpenAI-compatible /v1/chat/completions: OpenAI, Ollama,
+    /// llama.cpp…) or anthropic (the Messages API).
+    #[arg(long, env = "TIDINGS_SUMMARY_PROVIDER", default_value = "local")]
+    pub summary_provider: String,
+
+    /// The remote provider's base URL, with or without its /v1 (required for openai; for
+    /// anthropic https://api.anthropic.com when absent).
+    #[arg(long, env = "TIDINGS_SUMMARY_BASE_URL")]
+    pub summary_base_url: Option<String>,
+
+    /// The remote provider's model (required for openai and anthropic).
+    #[arg(long, env = "TIDINGS_SUMMARY_MODEL")]
+    pub summary_model: Option<String>,
+
+    /// The remote provider's API key (required for anthropic; optional for openai, whose
+    /// local servers often need none).
+    #[arg(long, env = "TIDINGS_SUMMARY_API_KEY", hide_env_values = true)]
+    pub summary_api_key: Option<String>,
+
+    /// The summaries' length, in characters (100-5000).
+    #[arg(long, env = "TIDINGS_SUMMARY_TARGET_CHARS", default_value = "900")]
+    pub summary_target_chars: String,
+
+    /// Requests to a remote provider per UTC day, across all processes (0-10000000; 0 means
+    /// no limit). Retries count; the local provider makes none.
+    #[arg(long, env = "TIDINGS_SUMMARY_DAILY_BUDGET", default_value = "1000")]
+    pub summary_daily_budget: String,
+
+    /// Items summarized at once by this process (0-64; 0 turns the summary worker off here:
+    /// new items are not queued by its fetches, "Summarize" still works).
+    #[arg(long, env = "TIDINGS_SUMMARY_PARALLELISM", default_value = "2")]
+    pub summary_parallelism: String,
+
+    /// How long one request to a remote provider may take, in seconds (1-600).
+    #[arg(long, env = "TIDINGS_SUMMARY_TIMEOUT_SECONDS", default_value = "60")]
+    pub summary_timeout_seconds: String,
 }
 
 /// The checked worker settings.
@@ -390,6 +434,7 @@ impl WorkerArgs {
         worker.websub.enabled = config::check_bool(&self.websub, "TIDINGS_WEBSUB", "--websub")?;
         self.notifications(&mut worker.notifications)?;
         worker.embeddings = self.embeddings()?;
+        worker.summary = self.summary_config()?;
         Ok(WorkerSettings {
             fetch,
             worker,
@@ -501,6 +546,105 @@ impl WorkerArgs {
                 "--embeddings-concurrency",
             )?,
         })
+    }
+
+    /// The summary settings (F42): a remote provider needs its model, openai its base URL and
+    /// anthropic its key.
+    fn summary_config(&self) -> Result<SummaryConfig, ConfigError> {
+        let provider = ProviderKind::parse(&self.summary_provider).ok_or_else(|| ConfigError {
+            variable: "TIDINGS_SUMMARY_PROVIDER",
+            flag: "--summary-provider",
+            value: self.summary_provider.clone(),
+            expected: "local, openai or anthropic".into(),
+        })?;
+        let mut summary = SummaryConfig {
+            provider,
+            target_chars: config::check_number(
+                &self.summary_target_chars,
+                tidings_summary_range(),
+                "TIDINGS_SUMMARY_TARGET_CHARS",
+                "--summary-target-chars",
+            )?,
+            daily_budget: config::check_number(
+                &self.summary_daily_budget,
+                0..=10_000_000i64,
+                "TIDINGS_SUMMARY_DAILY_BUDGET",
+                "--summary-daily-budget",
+            )?,
+            parallelism: config::check_number(
+                &self.summary_parallelism,
+                0..=64usize,
+                "TIDINGS_SUMMARY_PARALLELISM",
+                "--summary-parallelism",
+            )?,
+            ..SummaryConfig::default()
+        };
+        let timeout = Duration::from_secs(config::check_number(
+            &self.summary_timeout_seconds,
+            1..=600u64,
+            "TIDINGS_SUMMARY_TIMEOUT_SECONDS",
+            "--summary-timeout-seconds",
+        )?);
+        if !provider.is_remote() {
+            return Ok(summary);
+        }
+        let name = provider.as_str();
+        let given = |value: &Option<String>| {
+            value
+                .as_deref()
+                .map(str::trim)
+                .filter(|v| !v.is_empty())
+                .map(str::to_owned)
+        };
+        let base_text = match (given(&self.summary_base_url), provider) {
+            (Some(url), _) => url,
+            (None, ProviderKind::Anthropic) => {
+                tidings_worker::summaries::provider::ANTHROPIC_BASE_URL.to_owned()
+            }
+            (None, _) => {
+                return Err(ConfigError {
+                    variable: "TIDINGS_SUMMARY_BASE_URL",
+                    flag: "--summary-base-url",
+                    value: String::new(),
+                    expected: format!(
+                        "the endpoint's base URL with TIDINGS_SUMMARY_PROVIDER={name}, such as \
+                         https://api.openai.com or http://127.0.0.1:11434 (Ollama)"
+                    ),
+                });
+            }
+        };
+        let base_url = url::Url::parse(&base_text)
+            .ok()
+            .filter(|url| matches!(url.scheme(), "http" | "https") && url.host().is_some())
+            .ok_or_else(|| ConfigError {
+                variable: "TIDINGS_SUMMARY_BASE_URL",
+                flag: "--summary-base-url",
+                value: base_text.clone(),
+                expected: "an http(s) URL such as https://api.openai.com".into(),
+            })?;
+        let model = given(&self.summary_model).ok_or_else(|| ConfigError {
+            variable: "TIDINGS_SUMMARY_MODEL",
+            flag: "--summary-model",
+            value: String::new(),
+            expected: format!("the model to ask, with TIDINGS_SUMMARY_PROVIDER={name}"),
+        })?;
+        let api_key = given(&self.summary_api_key);
+        if provider == ProviderKind::Anthropic && api_key.is_none() {
+            return Err(ConfigError {
+                variable: "TIDINGS_SUMMARY_API_KEY",
+                flag: "--summary-api-key",
+                value: String::new(),
+                expected: "an API key, with TIDINGS_SUMMARY_PROVIDER=anthropic".into(),
+            });
+        }
+        summary.remote = Some(RemoteSettings {
+            kind: provider,
+            base_url,
+            model,
+            api_key,
+            timeout,
+        });
+        Ok(summary)
     }
 
     /// The popularity count source the settings name, `None` when it is off.

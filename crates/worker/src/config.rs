@@ -101,6 +101,9 @@ pub struct WorkerConfig {
     pub notifications: crate::notifications::NotificationConfig,
     /// Item vectors for related items (F44): the embedder, its batch and parallelism.
     pub embeddings: crate::embedding::EmbeddingsConfig,
+    /// Summaries (F42): the provider (the built-in one by default), length, parallelism,
+    /// budget and retries.
+    pub summary: crate::summaries::SummaryConfig,
 }
 
 impl Default for WorkerConfig {
@@ -128,6 +131,7 @@ impl Default for WorkerConfig {
             websub: crate::websub::WebSubConfig::default(),
             notifications: crate::notifications::NotificationConfig::default(),
             embeddings: crate::embedding::EmbeddingsConfig::default(),
+            summary: crate::summaries::SummaryConfig::default(),
         }
     }
 }

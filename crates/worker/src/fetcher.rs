@@ -195,6 +195,8 @@ struct Inner {
     tags_wakeup: Arc<tokio::sync::Notify>,
     /// Wakes the WebSub subscriber when a fetch found a new hub or topic (F18).
     websub_wakeup: Arc<tokio::sync::Notify>,
+    /// The summary service (F42), shared by the worker's summary job and the API.
+    summarizer: Arc<crate::summaries::Summarizer>,
 }
 
 impl fmt::Debug for Fetcher {
@@ -218,8 +220,15 @@ impl Fetcher {
         config: WorkerConfig,
         metrics: Arc<WorkerMetrics>,
     ) -> Fetcher {
+        let summarizer = Arc::new(crate::summaries::Summarizer::new(
+            store.clone(),
+            config.summary.clone(),
+            config.owner.clone(),
+            config.lease,
+        ));
         Fetcher {
             inner: Arc::new(Inner {
+                summarizer,
                 limiter: HostLimiter::new(config.per_host, None),
                 slots: Arc::new(Semaphore::new(config.concurrency.max(1))),
                 favicons: FaviconQueue::default(),
@@ -268,6 +277,11 @@ impl Fetcher {
     /// What wakes the full-text job when this process queues items (F6).
     pub(crate) fn full_text_wakeup(&self) -> Arc<tokio::sync::Notify> {
         Arc::clone(&self.inner.full_text_wakeup)
+    }
+
+    /// The summary service (F42).
+    pub fn summarizer(&self) -> &Arc<crate::summaries::Summarizer> {
+        &self.inner.summarizer
     }
 
     /// What wakes the tagging job when this process stores new or changed items (F41).
@@ -705,6 +719,13 @@ impl Fetcher {
             self.inner
                 .metrics
                 .record_items(report.items_inserted, report.items_updated);
+            // Their summaries, when a subscriber wants them (F42): queued only.
+            if report.items_inserted > 0 {
+                self.inner
+                    .summarizer
+                    .queue_new_items(due.feed_id, now.timestamp())
+                    .await;
+            }
         }
 
         if let Some(new_url) = &decision.new_url {
@@ -918,6 +939,13 @@ impl Fetcher {
         self.inner
             .metrics
             .record_items(counts.inserted, counts.updated);
+        // Pushed items are summarized like fetched ones, when a subscriber wants them (F42).
+        if counts.inserted > 0 {
+            self.inner
+                .summarizer
+                .queue_new_items(feed_id, now.timestamp())
+                .await;
+        }
         Ok(Ok(counts))
     }
 

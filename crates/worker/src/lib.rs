@@ -30,6 +30,10 @@
 //! - [`embedding`] makes the vectors of new and older items for related items (F44), locally
 //!   or through an OpenAI-compatible `/embeddings` endpoint, as an [`EnrichmentJob`] with its
 //!   own queue, back-off and pause on provider failures.
+//! - [`summaries`] summarizes items (F42) with the built-in extractive summarizer or a remote
+//!   model (OpenAI-compatible, Anthropic), as an [`EnrichmentJob`] with its own queue,
+//!   retries, circuit breaker and daily budget; [`Summarizer::request`] is the reader's
+//!   "Summarize".
 //! - [`WorkerMetrics`] counts every outcome and renders them for Prometheus.
 //!
 //! ```no_run
@@ -63,6 +67,7 @@ pub mod popularity;
 pub mod reparse;
 pub mod scraping;
 pub mod search_index;
+pub mod summaries;
 pub mod tagging;
 pub mod websub;
 pub mod worker;
@@ -91,6 +96,7 @@ pub use scraping::{
     reconfigure_scraped, subscribe_scraped,
 };
 pub use search_index::backfill_search_index;
+pub use summaries::{Requested, Summarizer, SummaryConfig, SummaryJob};
 pub use tagging::TaggingJob;
 pub use websub::{PushOutcome, VerifyAnswer, WebSubConfig, WebSubJob};
 pub use worker::{RETENTION_JOB, RetentionReport, Worker, run_retention};

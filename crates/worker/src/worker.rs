@@ -301,6 +301,19 @@ impl Worker {
                 std::future::pending(),
             ))
         });
+        // Summaries (F42) beside it, from their own queue, so that a slow provider never
+        // holds a fetch.
+        let summaries = (config.summary.parallelism > 0).then(|| {
+            let job = Arc::new(crate::SummaryJob::new(Arc::clone(
+                self.fetcher.summarizer(),
+            )));
+            tokio::spawn(crate::run_enrichment(
+                job,
+                config.summary.parallelism,
+                config.poll_interval,
+                std::future::pending(),
+            ))
+        });
         // Popularity (F40) beside it: one call at a time, paced through the store so that
         // the pace holds however many workers run.
         let popularity = crate::popularity::configured_job(&self.fetcher).map(|job| {
@@ -438,6 +451,9 @@ impl Worker {
         }
         if let Some(tagging) = tagging {
             tagging.abort();
+        }
+        if let Some(summaries) = summaries {
+            summaries.abort();
         }
         if let Some(popularity) = popularity {
             popularity.abort();

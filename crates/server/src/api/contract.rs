@@ -325,6 +325,16 @@ fn enumerations() -> Vec<(&'static str, &'static str, Vec<Value>)> {
             "summarize",
             words(&tidings_store::SUMMARIZE_MODES),
         ),
+        (
+            "SummarizeResult",
+            "status",
+            words(&crate::api::summaries::SUMMARIZE_STATUSES),
+        ),
+        (
+            "GeneratedSummaryView",
+            "provider",
+            words(&["local", "openai", "anthropic"]),
+        ),
         ("ImportEntryView", "status", import_statuses),
         ("RefreshOutcome", "result", words(&["fetched", "busy"])),
         ("SubscriptionView", "full_text", full_text_modes.clone()),

@@ -19,6 +19,7 @@ use crate::api::error::{ApiError, ApiResult, ErrorBody};
 use crate::api::extract::{Json, Path, Query};
 use crate::api::popularity::add_popularity;
 use crate::api::search;
+use crate::api::summaries::add_generated_summaries;
 use crate::api::time;
 use tidings_store::ItemSearch;
 use tidings_text::SearchQuery;
@@ -138,6 +139,10 @@ pub struct ItemSummaryView {
     /// in 0–1. Empty until the item is tagged (moments after it arrives) or when nothing
     /// describes it.
     pub tags: Vec<TagView>,
+    /// Its generated summary (F42), plain text, with who made it and when; null until it is
+    /// summarized (`POST /items/{id}/summarize`, or for new items when the user's
+    /// `summarize` preference asks for it).
+    pub generated_summary: Option<crate::api::summaries::GeneratedSummaryView>,
 }
 
 /// A tag of an item.
@@ -172,6 +177,7 @@ impl From<ItemSummary> for ItemSummaryView {
             thumbnail_url: item.thumbnail_url,
             tags: Vec::new(),
             popularity: None,
+            generated_summary: None,
         }
     }
 }
@@ -527,6 +533,7 @@ pub(crate) async fn list(
     }
     add_tags(state, &mut items).await?;
     add_popularity(state, &mut items).await?;
+    add_generated_summaries(state, &mut items).await?;
     for item in &mut items {
         proxy_item(state, item);
     }
@@ -648,6 +655,7 @@ async fn search_items(
     }
     add_tags(state, &mut items).await?;
     add_popularity(state, &mut items).await?;
+    add_generated_summaries(state, &mut items).await?;
     for item in &mut items {
         proxy_item(state, item);
     }
@@ -688,6 +696,7 @@ async fn get_item(
     let mut summary: ItemSummaryView = summary.into();
     add_tags(&state, std::slice::from_mut(&mut summary)).await?;
     add_popularity(&state, std::slice::from_mut(&mut summary)).await?;
+    add_generated_summaries(&state, std::slice::from_mut(&mut summary)).await?;
     proxy_item(&state, &mut summary);
     let mut content = item.content;
     proxy_images(&state, &mut content);

@@ -21,6 +21,7 @@ pub mod related;
 pub mod scraped;
 pub(crate) mod search;
 pub mod subscriptions;
+pub mod summaries;
 pub mod tags;
 pub mod usage;
 pub mod webhooks;
@@ -99,6 +100,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .merge(tags::router())
         .merge(related::router())
         .merge(full_text::router())
+        .merge(summaries::router())
         .merge(bookmarks::router())
         .merge(preferences::router())
         .merge(usage::router())

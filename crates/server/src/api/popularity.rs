@@ -162,6 +162,7 @@ async fn hot_items(
         })
         .collect();
     add_tags(&state, &mut items).await?;
+    crate::api::summaries::add_generated_summaries(&state, &mut items).await?;
     Ok(Json(ItemList {
         has_more: page.next_cursor.is_some(),
         next_cursor: page.next_cursor.map(|cursor| cursor.encode()),

@@ -64,13 +64,23 @@ impl TestApp {
         allow_private: bool,
         adjust: impl FnOnce(&mut ServerConfig),
     ) -> TestApp {
+        TestApp::start_with_worker(db, allow_private, adjust, Default::default()).await
+    }
+
+    /// A server with an adjusted configuration and the worker's settings (its fetcher's).
+    pub async fn start_with_worker(
+        db: &TestDb,
+        allow_private: bool,
+        adjust: impl FnOnce(&mut ServerConfig),
+        worker: tidings_worker::WorkerConfig,
+    ) -> TestApp {
         let store = db.migrated().await;
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let address = listener.local_addr().unwrap();
         let base = format!("http://{address}");
         let mut config = ServerConfig::new(base.parse().unwrap());
         adjust(&mut config);
-        let fetcher = test_fetcher(store.clone(), allow_private);
+        let fetcher = test_fetcher_with(store.clone(), allow_private, worker);
         let state = AppState::new(store.clone(), config, fetcher);
         tokio::spawn(tidings_server::serve(
             listener,

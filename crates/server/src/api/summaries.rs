@@ -1,0 +1,124 @@
+//! Summaries (F42) for the reader: "Summarize" on an item, and the stored summary on every
+//! item the API lists or shows. The work is the worker crate's ([`tidings_worker::Summarizer`]):
+//! its queue, retries, breaker and budget; this module only answers.
+
+use std::collections::HashMap;
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use serde::Serialize;
+use tidings_store::GeneratedSummary;
+use tidings_worker::Requested;
+use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use crate::AppState;
+use crate::api::auth::Auth;
+use crate::api::error::{ApiError, ApiResult, ErrorBody, ErrorCategory};
+use crate::api::extract::{Json, Path};
+use crate::api::items::ItemSummaryView;
+use crate::api::time;
+
+pub(crate) fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(summarize_item))
+}
+
+/// An item's generated summary.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct GeneratedSummaryView {
+    /// The summary, plain text.
+    pub text: String,
+    /// Who wrote it: `local` (the built-in extractive summarizer), `openai` (an
+    /// OpenAI-compatible model) or `anthropic`.
+    pub provider: String,
+    /// When it was made.
+    pub created_at: String,
+}
+
+impl From<GeneratedSummary> for GeneratedSummaryView {
+    fn from(summary: GeneratedSummary) -> GeneratedSummaryView {
+        GeneratedSummaryView {
+            text: summary.text,
+            provider: summary.provider,
+            created_at: time(summary.created_at),
+        }
+    }
+}
+
+/// The answer to "Summarize".
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SummarizeResult {
+    /// The summary; null while it is queued.
+    pub generated_summary: Option<GeneratedSummaryView>,
+    /// `done`, or `queued` (the item's `generated_summary` carries it once made).
+    pub status: &'static str,
+    /// Why it is queued (a slow or failing provider, its breaker open, its daily budget
+    /// spent), when known.
+    pub reason: Option<String>,
+}
+
+/// The statuses of [`SummarizeResult`].
+pub const SUMMARIZE_STATUSES: [&str; 2] = ["done", "queued"];
+
+/// Summarize the item now. An item summarized before answers its summary at once (summaries
+/// are made once and kept). Otherwise the configured provider is asked: the built-in one
+/// answers at once; a remote one gets up to 20 s (retries included), after which the answer is
+/// 202 with `status: queued` and the summary arrives on the item later (poll
+/// `GET /items/{id}`). A provider that keeps failing, whose breaker is open or whose daily
+/// budget is spent also answers 202: the item waits in the queue.
+#[utoipa::path(post, path = "/items/{id}/summarize", tag = "items",
+    params(("id" = i64, Path, description = "The item's id")),
+    responses(
+        (status = 200, description = "The summary", body = SummarizeResult),
+        (status = 202, description = "Queued: the provider is slow or failing for now; the item carries the summary once made", body = SummarizeResult),
+        (status = 400, description = "The item cannot be summarized: it has no text, or the provider refused it (`summary_unavailable`)", body = ErrorBody),
+        (status = 404, description = "No such item among the user's subscriptions", body = ErrorBody),
+    ))]
+async fn summarize_item(
+    State(state): State<AppState>,
+    auth: Auth,
+    Path(id): Path<i64>,
+) -> ApiResult<(StatusCode, Json<SummarizeResult>)> {
+    // Only items of the user's own subscriptions.
+    state.store.item(auth.user.id, id).await?;
+    let summarizer = state.fetcher.summarizer();
+    match summarizer.request(id).await? {
+        Requested::Done(summary) => Ok((
+            StatusCode::OK,
+            Json(SummarizeResult {
+                generated_summary: Some(summary.into()),
+                status: "done",
+                reason: None,
+            }),
+        )),
+        Requested::Queued(reason) => Ok((
+            StatusCode::ACCEPTED,
+            Json(SummarizeResult {
+                generated_summary: None,
+                status: "queued",
+                reason,
+            }),
+        )),
+        Requested::Failed(why) => Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "summary_unavailable",
+            ErrorCategory::Validation,
+            format!("This item cannot be summarized: {why}."),
+            "Read the item itself; an administrator can check the summary provider's settings.",
+        )),
+    }
+}
+
+/// Adds each listed item's generated summary (null when it has none).
+pub(crate) async fn add_generated_summaries(
+    state: &AppState,
+    items: &mut [ItemSummaryView],
+) -> ApiResult<()> {
+    let ids: Vec<i64> = items.iter().map(|item| item.id).collect();
+    let mut found: HashMap<i64, GeneratedSummary> = state.store.summaries_of_items(&ids).await?;
+    for item in items {
+        item.generated_summary = found.remove(&item.id).map(Into::into);
+    }
+    Ok(())
+}

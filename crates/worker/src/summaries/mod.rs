@@ -1,0 +1,523 @@
+//! Summaries (F42): each item summarized at most once, by the configured provider, from its
+//! own queue and worker pool, so that a slow or failing provider never touches fetching or
+//! reading.
+//!
+//! - A feed's fetch queues its new items when a subscriber wants them summarized (preference
+//!   `all`, or `chosen` with the subscription marked) — one statement; nothing else waits.
+//! - [`SummaryJob`] works through the queue as an [`EnrichmentJob`], `parallelism` items at
+//!   once per process. The reader's "Summarize" goes through [`Summarizer::request`], which
+//!   claims the item at once and answers when the summary is stored or the wait ends.
+//! - A remote provider's requests pass its circuit breaker ([`breaker`]) and the per-day
+//!   budget (counted in the store, across processes). A request that fails for now (time-out,
+//!   connection, 429, 5xx) is tried again after an exponential back-off with jitter (or the
+//!   429's `Retry-After`), up to `tries` requests per attempt; then the item goes back in the
+//!   queue for later, up to `max_attempts` attempts. A refusal (another 4xx) drops it.
+//! - Summaries are stored once per item and never computed again.
+
+pub mod breaker;
+pub mod provider;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::Utc;
+use tidings_feed::text::html_to_text;
+use tidings_store::{GeneratedSummary, Store, StoreError, SummaryJob as QueuedItem};
+use tokio::sync::{Notify, Semaphore};
+
+pub use breaker::{Breaker, BreakerConfig, BreakerState};
+pub use provider::{ProviderError, ProviderKind, RemoteProvider, RemoteSettings};
+pub use tidings_summary::{DEFAULT_TARGET_CHARS, MAX_TARGET_CHARS, MIN_TARGET_CHARS};
+
+use crate::enrich::EnrichmentJob;
+
+/// Items summarized at once per process, by default.
+pub const DEFAULT_PARALLELISM: usize = 2;
+/// Requests to a remote provider per UTC day, by default, across all processes.
+pub const DEFAULT_DAILY_BUDGET: i64 = 1000;
+/// How long one request to a remote provider may take, by default.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long the reader's "Summarize" waits for a remote provider before answering that the
+/// summary is queued.
+pub const DEFAULT_REQUEST_WAIT: Duration = Duration::from_secs(20);
+
+/// Retries of a remote provider's requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetryPolicy {
+    /// Requests per attempt at most (the first and its retries).
+    pub tries: u32,
+    /// The wait before the first retry; it doubles for each further one, ±25 % jitter.
+    pub first_backoff: Duration,
+    /// The longest wait between two requests of an attempt; a `Retry-After` asking for more
+    /// ends the attempt and the item waits in the queue instead.
+    pub max_backoff: Duration,
+    /// The wait in the queue after a failed attempt; it doubles for each further attempt.
+    pub requeue_after: Duration,
+    /// Attempts per item before it is given up.
+    pub max_attempts: i64,
+}
+
+impl Default for RetryPolicy {
+    /// The catchup-feed seed's retries (1 s, 2 s, 4 s… up to 10 s, ±25 %), then 5 minutes
+    /// doubling in the queue, 5 attempts.
+    fn default() -> RetryPolicy {
+        RetryPolicy {
+            tries: 3,
+            first_backoff: Duration::from_secs(1),
+            max_backoff: Duration::from_secs(10),
+            requeue_after: Duration::from_secs(5 * 60),
+            max_attempts: 5,
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// The wait before retry `retry` (1 for the first) of an attempt, with ±25 % jitter.
+    pub fn backoff(&self, retry: u32) -> Duration {
+        let base = self
+            .first_backoff
+            .saturating_mul(1u32 << retry.saturating_sub(1).min(16))
+            .min(self.max_backoff);
+        let jitter: f64 = rand::random_range(0.75..=1.25);
+        base.mul_f64(jitter).min(self.max_backoff)
+    }
+
+    /// The wait in the queue after failed attempt `attempts` (1 for the first).
+    pub fn requeue(&self, attempts: i64) -> Duration {
+        self.requeue_after
+            .saturating_mul(1u32 << (attempts.clamp(1, 12) - 1))
+    }
+}
+
+/// The summary settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SummaryConfig {
+    /// The provider; the built-in one by default.
+    pub provider: ProviderKind,
+    /// A remote provider's endpoint, model, key and time-out (`None` for `local`).
+    pub remote: Option<RemoteSettings>,
+    /// The summary's length, in characters (100–5,000).
+    pub target_chars: usize,
+    /// Items summarized at once in this process; 0 turns the summary worker off here (and
+    /// nothing is queued by this process's fetches; "Summarize" still works).
+    pub parallelism: usize,
+    /// Requests to a remote provider per UTC day across all processes (0: no limit).
+    pub daily_budget: i64,
+    /// Retries.
+    pub retry: RetryPolicy,
+    /// The breaker.
+    pub breaker: BreakerConfig,
+    /// How long "Summarize" waits before answering that the summary is queued.
+    pub request_wait: Duration,
+}
+
+impl Default for SummaryConfig {
+    fn default() -> SummaryConfig {
+        SummaryConfig {
+            provider: ProviderKind::Local,
+            remote: None,
+            target_chars: tidings_summary::DEFAULT_TARGET_CHARS,
+            parallelism: DEFAULT_PARALLELISM,
+            daily_budget: DEFAULT_DAILY_BUDGET,
+            retry: RetryPolicy::default(),
+            breaker: BreakerConfig::default(),
+            request_wait: DEFAULT_REQUEST_WAIT,
+        }
+    }
+}
+
+/// What became of one attempt at an item's summary.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Attempt {
+    /// Stored (or already there).
+    Stored(GeneratedSummary),
+    /// Not now: back in the queue, due later, with why.
+    Later(String),
+    /// Given up: the item has no text, or the provider refused it; off the queue.
+    GaveUp(String),
+    /// The item no longer exists.
+    Gone,
+}
+
+/// The reader's "Summarize", answered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Requested {
+    /// The summary is there.
+    Done(GeneratedSummary),
+    /// It is queued (the provider is slow, failing for now, its breaker open or its budget
+    /// spent, or another worker is on it); the item carries it once stored.
+    Queued(Option<String>),
+    /// It cannot be made: the item has no text, or the provider refused it.
+    Failed(String),
+}
+
+/// The summary service of a process: the provider, its breaker, the parallelism, and the
+/// store. Shared by the worker's [`SummaryJob`] and the API's "Summarize".
+#[derive(Debug)]
+pub struct Summarizer {
+    store: Store,
+    config: SummaryConfig,
+    remote: Option<RemoteProvider>,
+    breaker: Breaker,
+    slots: Semaphore,
+    owner: String,
+    lease_seconds: i64,
+    wakeup: Arc<Notify>,
+}
+
+impl Summarizer {
+    /// The service on `store` with `config`, leasing items as `owner` for `lease`.
+    pub fn new(store: Store, config: SummaryConfig, owner: String, lease: Duration) -> Summarizer {
+        let remote = config
+            .remote
+            .clone()
+            .filter(|_| config.provider.is_remote())
+            .map(RemoteProvider::new);
+        // Requests bounded per process: the worker's pool and "Summarize" share it.
+        let slots = Semaphore::new(config.parallelism.max(1));
+        // A lease outlives an attempt: every try with its time-out and back-off.
+        let attempt = config.remote.as_ref().map_or(Duration::ZERO, |r| {
+            (r.timeout + config.retry.max_backoff).saturating_mul(config.retry.tries.max(1))
+        });
+        Summarizer {
+            breaker: Breaker::new(config.breaker),
+            store,
+            remote,
+            slots,
+            owner,
+            lease_seconds: lease.max(attempt + Duration::from_secs(30)).as_secs() as i64,
+            wakeup: Arc::default(),
+            config,
+        }
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &SummaryConfig {
+        &self.config
+    }
+
+    /// The provider's name as summaries record it.
+    pub fn provider_name(&self) -> &'static str {
+        self.config.provider.as_str()
+    }
+
+    /// The breaker's state (always closed for the local provider).
+    pub fn breaker_state(&self) -> BreakerState {
+        self.breaker.state()
+    }
+
+    /// The store.
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// Queues the items `feed_id`'s fetch just stored that a subscriber wants summarized,
+    /// and wakes the worker. Errors are logged, never returned: summaries must not fail a
+    /// feed's fetch. Returns how many were queued.
+    pub async fn queue_new_items(&self, feed_id: i64, first_seen_at: i64) -> u64 {
+        if self.config.parallelism == 0 {
+            return 0;
+        }
+        match self.store.queue_new_summaries(feed_id, first_seen_at).await {
+            Ok(0) => 0,
+            Ok(queued) => {
+                self.wakeup.notify_one();
+                queued
+            }
+            Err(error) => {
+                tracing::warn!(feed = feed_id, %error, "queueing items for summaries failed");
+                0
+            }
+        }
+    }
+
+    /// The reader's "Summarize": the stored summary if there is one; else the item is queued
+    /// and claimed at once, and its attempt runs (on its own task, so that a request that
+    /// stops waiting does not stop it) for up to [`SummaryConfig::request_wait`].
+    pub async fn request(self: &Arc<Self>, item_id: i64) -> Result<Requested, StoreError> {
+        if let Some(summary) = self.store.generated_summary(item_id).await? {
+            return Ok(Requested::Done(summary));
+        }
+        let now = Utc::now().timestamp();
+        self.store.queue_summaries(&[item_id], now, now).await?;
+        let Some(job) = self
+            .store
+            .claim_summary_item(item_id, &self.owner, now, self.lease_seconds)
+            .await?
+        else {
+            // Another worker has it, or it was stored meanwhile.
+            return Ok(match self.store.generated_summary(item_id).await? {
+                Some(summary) => Requested::Done(summary),
+                None => Requested::Queued(None),
+            });
+        };
+        let summarizer = Arc::clone(self);
+        let attempt = tokio::spawn(async move { summarizer.attempt(job).await });
+        match tokio::time::timeout(self.config.request_wait, attempt).await {
+            Ok(Ok(Attempt::Stored(summary))) => Ok(Requested::Done(summary)),
+            Ok(Ok(Attempt::Later(why))) => Ok(Requested::Queued(Some(why))),
+            Ok(Ok(Attempt::GaveUp(why))) => Ok(Requested::Failed(why)),
+            Ok(Ok(Attempt::Gone)) => Err(StoreError::NotFound("item")),
+            // The attempt panicked: its lease expires and the worker tries again.
+            Ok(Err(error)) => Ok(Requested::Queued(Some(error.to_string()))),
+            Err(_) => Ok(Requested::Queued(None)),
+        }
+    }
+
+    /// One attempt at a claimed item: summarize, store (or put back, or give up).
+    pub async fn attempt(&self, job: QueuedItem) -> Attempt {
+        let outcome = self.try_item(&job).await;
+        let recorded = self.record(&job, outcome).await;
+        match recorded {
+            Ok(attempt) => attempt,
+            Err(error) => {
+                tracing::warn!(item = job.item_id, %error, "storing a summary outcome failed");
+                Attempt::Later(error.to_string())
+            }
+        }
+    }
+
+    /// The text and the provider's answer for one claimed item.
+    async fn try_item(&self, job: &QueuedItem) -> Outcome {
+        let text = job
+            .html
+            .as_deref()
+            .and_then(html_to_text)
+            .filter(|t| !t.trim().is_empty());
+        let Some(text) = text else {
+            return Outcome::GiveUp("the item has no text to summarize".into());
+        };
+        let target = self.config.target_chars;
+        let Some(remote) = &self.remote else {
+            let _slot = self.slots.acquire().await;
+            let summary =
+                tokio::task::spawn_blocking(move || tidings_summary::summarize(&text, target).text)
+                    .await;
+            return match summary {
+                Ok(summary) if !summary.is_empty() => Outcome::Summary(summary, None),
+                Ok(_) => Outcome::GiveUp("the item has no sentences to summarize".into()),
+                Err(error) => Outcome::Later(format!("the summarizer failed: {error}"), None),
+            };
+        };
+        let input = provider::input_text(job.title.as_deref(), &text);
+        let _slot = self.slots.acquire().await;
+        let retry = self.config.retry;
+        let mut last: Option<ProviderError> = None;
+        for try_number in 1..=retry.tries.max(1) {
+            if let Some(error) = &last {
+                let wait = error
+                    .retry_after()
+                    .unwrap_or_else(|| retry.backoff(try_number - 1));
+                if wait > retry.max_backoff {
+                    // A long Retry-After: wait in the queue, not holding a slot.
+                    return Outcome::Later(error.to_string(), Some(wait));
+                }
+                tokio::time::sleep(wait).await;
+            }
+            let permit = match self.breaker.try_acquire() {
+                Ok(permit) => permit,
+                Err(wait) => {
+                    return Outcome::Defer(
+                        format!(
+                            "the {} provider's circuit breaker is open after repeated failures",
+                            self.provider_name()
+                        ),
+                        wait,
+                    );
+                }
+            };
+            match self.take_budget().await {
+                Ok(true) => {}
+                Ok(false) => {
+                    self.breaker.cancel(permit);
+                    return Outcome::Defer(
+                        format!(
+                            "the daily budget of {} requests to the {} provider is spent",
+                            self.config.daily_budget,
+                            self.provider_name()
+                        ),
+                        until_next_day(),
+                    );
+                }
+                Err(error) => {
+                    self.breaker.cancel(permit);
+                    return Outcome::Later(error.to_string(), None);
+                }
+            }
+            let answer = remote.summarize(&input, target).await;
+            self.breaker.record(permit, answer.is_ok());
+            match answer {
+                Ok(summary) => {
+                    // A provider that overshoots the length is cut to it, at sentences.
+                    let summary = if summary.chars().count() > target {
+                        tidings_summary::summarize(&summary, target).text
+                    } else {
+                        summary
+                    };
+                    return Outcome::Summary(summary, Some(remote.settings().model.clone()));
+                }
+                Err(error) if error.is_temporary() => {
+                    tracing::debug!(item = job.item_id, %error, try_number, "summary request failed");
+                    last = Some(error);
+                }
+                Err(error) => return Outcome::GiveUp(error.to_string()),
+            }
+        }
+        let error = last.map(|e| e.to_string()).unwrap_or_default();
+        Outcome::Later(error, None)
+    }
+
+    /// Counts a request against the day's budget; `true` when it may be made.
+    async fn take_budget(&self) -> Result<bool, StoreError> {
+        let budget = if self.config.daily_budget <= 0 {
+            i64::MAX
+        } else {
+            self.config.daily_budget
+        };
+        let day = Utc::now().timestamp().div_euclid(86_400);
+        self.store
+            .take_summary_request(day, self.provider_name(), budget)
+            .await
+    }
+
+    /// Stores an outcome: the summary, the item back in the queue, or off it.
+    async fn record(&self, job: &QueuedItem, outcome: Outcome) -> Result<Attempt, StoreError> {
+        let now = Utc::now().timestamp();
+        let store = &self.store;
+        Ok(match outcome {
+            Outcome::Summary(text, model) => {
+                match store
+                    .save_summary(
+                        job.item_id,
+                        &text,
+                        self.provider_name(),
+                        model.as_deref(),
+                        now,
+                    )
+                    .await?
+                {
+                    Some(summary) => {
+                        tracing::debug!(
+                            item = job.item_id,
+                            provider = self.provider_name(),
+                            "summarized"
+                        );
+                        Attempt::Stored(summary)
+                    }
+                    None => Attempt::Gone,
+                }
+            }
+            Outcome::Later(why, wait) if job.attempts < self.config.retry.max_attempts => {
+                let wait = wait
+                    .unwrap_or_default()
+                    .max(self.config.retry.requeue(job.attempts));
+                store
+                    .retry_summary(job.item_id, now + wait.as_secs().max(1) as i64, &why)
+                    .await?;
+                Attempt::Later(why)
+            }
+            Outcome::Later(why, _) | Outcome::GiveUp(why) => {
+                tracing::info!(item = job.item_id, reason = %why, "summary given up");
+                store.drop_summary_job(job.item_id).await?;
+                Attempt::GaveUp(why)
+            }
+            Outcome::Defer(why, wait) => {
+                store
+                    .release_summary_job(
+                        job.item_id,
+                        &self.owner,
+                        now + wait.as_secs().max(1) as i64,
+                    )
+                    .await?;
+                Attempt::Later(why)
+            }
+        })
+    }
+}
+
+/// What one attempt came to, before it is stored.
+enum Outcome {
+    /// A summary, with the model that wrote it.
+    Summary(String, Option<String>),
+    /// A failure that may pass: try again later (at least after the wait given).
+    Later(String, Option<Duration>),
+    /// Not tried (breaker open, budget spent): back in the queue after the wait, the attempt
+    /// not counted.
+    Defer(String, Duration),
+    /// A failure that will not pass.
+    GiveUp(String),
+}
+
+/// The time until the next UTC day, when the daily budget starts again.
+fn until_next_day() -> Duration {
+    let now = Utc::now().timestamp();
+    let next = (now.div_euclid(86_400) + 1) * 86_400;
+    Duration::from_secs((next - now).max(1) as u64)
+}
+
+/// The summary queue as an [`EnrichmentJob`] of a worker.
+#[derive(Debug, Clone)]
+pub struct SummaryJob {
+    summarizer: Arc<Summarizer>,
+}
+
+impl SummaryJob {
+    /// The job of a process's summary service.
+    pub fn new(summarizer: Arc<Summarizer>) -> SummaryJob {
+        SummaryJob { summarizer }
+    }
+}
+
+impl EnrichmentJob for SummaryJob {
+    type Task = QueuedItem;
+
+    fn name(&self) -> &'static str {
+        "summaries"
+    }
+
+    async fn claim(&self, limit: usize) -> Result<Vec<QueuedItem>, StoreError> {
+        let summarizer = &self.summarizer;
+        summarizer
+            .store
+            .claim_summary_jobs(
+                &summarizer.owner,
+                Utc::now().timestamp(),
+                limit as i64,
+                summarizer.lease_seconds,
+            )
+            .await
+    }
+
+    async fn run(&self, task: QueuedItem) {
+        self.summarizer.attempt(task).await;
+    }
+
+    fn wakeup(&self) -> Option<Arc<Notify>> {
+        Some(Arc::clone(&self.summarizer.wakeup))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_with_jitter_within_the_cap() {
+        let policy = RetryPolicy::default();
+        for _ in 0..50 {
+            let first = policy.backoff(1);
+            assert!(first >= Duration::from_millis(750) && first <= Duration::from_millis(1250));
+            let third = policy.backoff(3);
+            assert!(third >= Duration::from_secs(3) && third <= Duration::from_secs(5));
+            assert!(policy.backoff(10) <= policy.max_backoff);
+        }
+        assert_eq!(policy.requeue(1), Duration::from_secs(300));
+        assert_eq!(policy.requeue(3), Duration::from_secs(1200));
+    }
+
+    #[test]
+    fn the_budget_starts_again_at_midnight_utc() {
+        let wait = until_next_day();
+        assert!(wait > Duration::ZERO && wait <= Duration::from_secs(86_400));
+    }
+}
