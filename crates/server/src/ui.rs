@@ -57,6 +57,7 @@ pub const ASSETS: &[Asset] = &[
     asset!("reader.js", JS),
     asset!("media.js", JS),
     asset!("related.js", JS),
+    asset!("summary.js", JS),
     asset!("dialogs.js", JS),
     asset!("settings.js", JS),
     asset!("keys.js", JS),

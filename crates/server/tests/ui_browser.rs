@@ -3056,3 +3056,148 @@ async fn related_items_in_chromium() {
     .await;
     b.quit().await;
 }
+
+/// Summaries (F42) in the reader: an opened item has a "Summarize" button; clicking it shows
+/// the summary above the content (the built-in summarizer answers at once) and the button
+/// goes; the summary stays on reload; the settings save the summarize preference and the
+/// feed settings save a feed's mark.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn summaries_in_chromium() {
+    if skip_without_browser("ui_browser::summaries_in_chromium") {
+        return;
+    }
+    let site = FeedServer::start().await;
+    let items: String = (0..2)
+        .map(|i| {
+            format!(
+                "<item><title>Mill {i}</title><link>{}/mill/{i}</link><guid>mill-{i}</guid>\
+                 <description>&lt;p&gt;The harbour town of Porthcarrow voted to restore mill {i}. \
+                 The mill last turned in 1950. Volunteers raised the money in two years. \
+                 Work starts in spring.&lt;/p&gt;</description></item>",
+                site.base
+            )
+        })
+        .collect();
+    site.serve(
+        "/mills.xml",
+        200,
+        "application/rss+xml",
+        format!(
+            "<?xml version=\"1.0\"?><rss version=\"2.0\"><channel><title>Mills</title>\
+             <link>{}/</link><description>d</description>{items}</channel></rss>",
+            site.base
+        ),
+    );
+    let db = TestDb::sqlite();
+    let store = db.migrated().await;
+    let base = start_server_on(store.clone()).await;
+    let b = Browser::start(1280, 860).await;
+    let (_, ids) = reader_with_feeds(&store, &b, &base, &[site.url("/mills.xml")]).await;
+    let feed = ids[0];
+    b.goto(&format!("{base}/feeds/{feed}?filter=all")).await;
+    b.wait_for(
+        "the items",
+        "document.querySelectorAll('#main li.item').length === 2",
+    )
+    .await;
+    let first = listed_ids(&b).await[0];
+    let item = format!("li.item[data-id='{first}']");
+    b.click(&format!("{item} .item-toggle")).await;
+    b.wait_for(
+        "the Summarize button",
+        &format!("document.querySelector(\"{item} [data-action=summarize]\") !== null"),
+    )
+    .await;
+    assert_eq!(
+        b.eval(&format!(
+            "document.querySelector(\"{item} .item-summary\") === null"
+        ))
+        .await,
+        true
+    );
+    b.click(&format!("{item} [data-action=summarize]")).await;
+    let text = b
+        .wait_for(
+            "the summary",
+            &format!("document.querySelector(\"{item} .item-summary p\")?.innerText"),
+        )
+        .await;
+    assert!(
+        text.as_str()
+            .unwrap()
+            .contains("Porthcarrow voted to restore mill"),
+        "{text}"
+    );
+    // Above the content, and the button is gone.
+    assert_eq!(
+        b.eval(&format!(
+            "document.querySelector(\"{item} .item-summary\").nextElementSibling.classList.contains('item-content')"
+        ))
+        .await,
+        true
+    );
+    assert_eq!(
+        b.eval(&format!(
+            "document.querySelector(\"{item} [data-action=summarize]\") === null"
+        ))
+        .await,
+        true
+    );
+    review(&b, "summary").await;
+    let detail = api_in_page(&b, &format!("/items/{first}")).await;
+    assert_eq!(detail["item"]["generated_summary"]["provider"], "local");
+    // Listed with it after a reload: shown when the item is opened, without asking again.
+    b.goto(&format!("{base}/feeds/{feed}?filter=all")).await;
+    b.wait_for(
+        "the items again",
+        "document.querySelectorAll('#main li.item').length === 2",
+    )
+    .await;
+    b.click(&format!("{item} .item-toggle")).await;
+    b.wait_for(
+        "the stored summary",
+        &format!(
+            "document.querySelector(\"{item} .item-summary p\")?.innerText.includes('Porthcarrow')"
+        ),
+    )
+    .await;
+
+    // The preference in the settings.
+    b.goto(&format!("{base}/settings")).await;
+    b.wait_for(
+        "the settings",
+        "document.querySelector('#pref-summarize')?.value === 'on_demand'",
+    )
+    .await;
+    b.eval(
+        "(() => { const s = document.querySelector('#pref-summarize'); s.value = 'chosen'; \
+         s.dispatchEvent(new Event('change')); })()",
+    )
+    .await;
+    let mut saved = Value::Null;
+    for _ in 0..50 {
+        saved = api_in_page(&b, "/preferences").await;
+        if saved["preferences"]["summarize"] == "chosen" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(saved["preferences"]["summarize"], "chosen", "{saved}");
+    // The feed's mark in its settings.
+    b.goto(&format!("{base}/feeds/{feed}/settings")).await;
+    b.wait_for(
+        "the feed settings",
+        "document.querySelector('#feed-summarize')?.checked === false",
+    )
+    .await;
+    b.click("#feed-summarize").await;
+    b.click("form.form button[type=submit]").await;
+    b.wait_for(
+        "saved",
+        "document.querySelector('.settings .success') !== null",
+    )
+    .await;
+    let subscriptions = api_in_page(&b, "/subscriptions").await;
+    assert_eq!(subscriptions["subscriptions"][0]["summarize"], true);
+    b.quit().await;
+}

@@ -8,6 +8,7 @@ import { confirmDialog, showError, toast } from './dialogs.js';
 import { searchShown, snippetNodes } from './search.js';
 import { mediaBlock } from './media.js';
 import { relatedSection } from './related.js';
+import { requestSummary, summaryBlock } from './summary.js';
 
 const COLLAPSED_KEY = 'tidings.collapsedGroups';
 
@@ -685,6 +686,7 @@ export class ItemList {
       case 'bookmark': this.bookmark(id); break;
       case 'full-text': this.switchFullText(id); break;
       case 'load-full-text': this.loadFullText(id, target); break;
+      case 'summarize': this.summarize(id, target); break;
       // The link opens as usual; the click is counted beside it (F45).
       case 'original': beacon('/items/' + id + '/click'); break;
       default: break;
@@ -803,6 +805,22 @@ export class ItemList {
     }
   }
 
+  /** "Summarize": asks for the item's summary and shows it above the content once made. */
+  async summarize(id, button) {
+    const item = this.byId.get(id);
+    if (!item) return;
+    button.disabled = true;
+    button.textContent = 'Summarizing…';
+    try {
+      if (await requestSummary(item)) this.refillBody(item);
+      else button.textContent = 'Summary queued';
+    } catch (e) {
+      button.disabled = false;
+      button.textContent = 'Summarize';
+      showError(e, 'The item could not be summarized');
+    }
+  }
+
   fillBody(body, item, html, pending, enclosures) {
     const fullText = this.showsFullText(item) ? this.fullTextOf(item) : null;
     if (fullText) html = fullText;
@@ -819,10 +837,11 @@ export class ItemList {
       this.fullTextOf(item)
         ? h('button', { type: 'button', class: 'button', 'data-action': 'full-text', 'aria-pressed': fullText ? 'true' : 'false' }, fullText ? 'Show feed text' : 'Show full article')
         : item.url ? h('button', { type: 'button', class: 'button', 'data-action': 'load-full-text' }, 'Load full article') : null,
+      item.generated_summary ? null : h('button', { type: 'button', class: 'button', 'data-action': 'summarize' }, 'Summarize'),
       h('button', { type: 'button', class: 'button', 'data-action': 'read' }, item.is_read ? 'Mark unread' : 'Mark read'),
       h('button', { type: 'button', class: 'button', 'data-action': 'bookmark' }, icon('bookmark'), 'Bookmark'),
       item.author ? h('span', { class: 'item-author' }, 'by ' + item.author) : null);
-    replace(body, media, content, actions, relatedSection(item.id));
+    replace(body, media, summaryBlock(item), content, actions, relatedSection(item.id));
   }
 
   /** Shows an item as read or unread, with the unread counts, without asking the server. */

@@ -63,6 +63,8 @@ export function renderSettings(root) {
   const images = h('input', { type: 'checkbox', id: 'pref-images', checked: prefs.show_images !== false, onchange: (e) => app.savePrefs({ show_images: e.target.checked }) });
   const view = h('select', { id: 'pref-view', onchange: (e) => app.savePrefs({ default_view: e.target.value }) },
     [['unread', 'Unread'], ['all', 'All'], ['starred', 'Starred']].map(([value, label]) => h('option', { value, selected: prefs.default_view === value }, label)));
+  const summarize = h('select', { id: 'pref-summarize', onchange: (e) => app.savePrefs({ summarize: e.target.value }) },
+    [['on_demand', 'Only when I ask'], ['all', 'Every new item'], ['chosen', 'New items of the feeds I choose']].map(([value, label]) => h('option', { value, selected: (prefs.summarize || 'on_demand') === value }, label)));
   const pageSize = h('select', { id: 'pref-page-size', onchange: (e) => app.savePrefs({ page_size: Number(e.target.value) }) },
     [25, 50, 100, 200].map((n) => h('option', { value: n, selected: Number(prefs.page_size) === n }, String(n))));
 
@@ -72,7 +74,9 @@ export function renderSettings(root) {
       h('div', { class: 'check-row' }, markRead, h('label', { for: 'pref-mark-read' }, 'Opening an item marks it read')),
       h('div', { class: 'check-row' }, images, h('label', { for: 'pref-images' }, 'Show images in items')),
       h('div', { class: 'field-row' }, h('label', { for: 'pref-view' }, 'Filter shown first'), view),
-      h('div', { class: 'field-row' }, h('label', { for: 'pref-page-size' }, 'Items loaded at a time'), pageSize)),
+      h('div', { class: 'field-row' }, h('label', { for: 'pref-page-size' }, 'Items loaded at a time'), pageSize),
+      h('div', { class: 'field-row' }, h('label', { for: 'pref-summarize' }, 'Summarize'), summarize),
+      h('p', { class: 'hint' }, '“The feeds I choose” are those whose settings say so. Any item can be summarized with its Summarize button.')),
     groupsSection(),
     opmlSection());
 }
@@ -454,6 +458,7 @@ export async function renderFeedSettings(root, feedId) {
   const group = h('select', { id: 'feed-group' }, app.groups.map((g) => h('option', { value: g.id, selected: g.id === sub.group_id }, g.name)));
   const interval = h('select', { id: 'feed-interval' }, INTERVALS.map((m) => h('option', { value: m, selected: m === sub.interval_minutes }, 'Every ' + intervalLabel(m))));
   const fullText = h('select', { id: 'feed-full-text' }, FULL_TEXT_MODES.map(([mode, label]) => h('option', { value: mode, selected: mode === sub.full_text }, label)));
+  const summarize = h('input', { type: 'checkbox', id: 'feed-summarize', checked: !!sub.summarize });
   const status = h('div', { 'aria-live': 'polite' });
   const form = h('form', { class: 'form narrow' },
     h('label', { for: 'feed-title' }, 'Title'), title,
@@ -462,10 +467,12 @@ export async function renderFeedSettings(root, feedId) {
     h('label', { for: 'feed-interval' }, 'Check for new items'), interval,
     h('label', { for: 'feed-full-text' }, 'Full articles'), fullText,
     h('p', { class: 'hint' }, 'tidings can fetch each new item’s web page and keep its article, for feeds that give only a teaser. “Load full article” on an item does it for one item whatever this says.'),
+    h('div', { class: 'check-row' }, summarize, h('label', { for: 'feed-summarize' }, 'Summarize new items')),
+    h('p', { class: 'hint' }, 'When Settings say to summarize “new items of the feeds I choose”.'),
     status,
     h('button', { type: 'submit', class: 'button primary' }, 'Save'));
   onSubmit(form, status, async () => {
-    const changes = { title: title.value.trim() || null, interval_minutes: Number(interval.value), full_text: fullText.value };
+    const changes = { title: title.value.trim() || null, interval_minutes: Number(interval.value), full_text: fullText.value, summarize: summarize.checked };
     if (app.groups.length) changes.group_id = Number(group.value);
     await api('PATCH', '/subscriptions/' + sub.id, changes);
     await app.reloadFeeds();

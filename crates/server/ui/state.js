@@ -11,6 +11,7 @@ const DEFAULT_PREFS = {
   show_images: true,
   mark_read_on_open: true,
   default_view: 'unread',
+  summarize: 'on_demand',
 };
 
 /** Everything the views share. */
