@@ -82,6 +82,29 @@ on_both_engines!(a_second_user_gets_404_for_every_object_of_the_first, |db| {
         .as_i64()
         .unwrap();
 
+    // A linked sign-in identity, a passkey and a notification channel.
+    let identity_id = app
+        .store
+        .link_identity(owner_id, "https://id.example", "owner-subject", None)
+        .await
+        .unwrap()
+        .id;
+    let passkey_id = app
+        .store
+        .add_passkey(owner_id, "owner-credential", b"cose key", 0, "phone")
+        .await
+        .unwrap()
+        .id;
+    let (status, _, webhook) = call(
+        &owner,
+        Method::POST,
+        &app.url("/webhooks"),
+        Some(json!({"kind": "generic", "url": "https://hooks.example/owner"})),
+    )
+    .await;
+    assert!(status.is_success(), "{webhook}");
+    let webhook_id = webhook["webhook"]["id"].as_i64().unwrap();
+
     // Which id each `{id}` path takes, and what the intruder must get.
     let table: Vec<(&str, i64, StatusCode)> = vec![
         (
@@ -94,6 +117,9 @@ on_both_engines!(a_second_user_gets_404_for_every_object_of_the_first, |db| {
         ("/api/v1/bookmarks/", bookmark_id, StatusCode::NOT_FOUND),
         ("/api/v1/api-keys/", key_id, StatusCode::NOT_FOUND),
         ("/api/v1/me/sessions/", session_id, StatusCode::NOT_FOUND),
+        ("/api/v1/me/identities/", identity_id, StatusCode::NOT_FOUND),
+        ("/api/v1/me/passkeys/", passkey_id, StatusCode::NOT_FOUND),
+        ("/api/v1/webhooks/", webhook_id, StatusCode::NOT_FOUND),
         // Users are administrators' objects: an ordinary user is refused outright.
         ("/api/v1/users/", owner_id, StatusCode::FORBIDDEN),
     ];
@@ -204,6 +230,7 @@ fn valid_body(path: &str, method: &Method) -> Option<Value> {
             Some(json!({"title": "Mine now"}))
         }
         ("PATCH", p) if p.starts_with("/api/v1/users/") => Some(json!({"is_admin": true})),
+        ("PATCH", p) if p.starts_with("/api/v1/webhooks/") => Some(json!({"name": "Mine now"})),
         ("PUT", p) if p.ends_with("/state") => Some(json!({"is_read": true, "is_starred": true})),
         ("PUT", p) if p.ends_with("/scraper") => {
             Some(json!({"scraper": {"kind": "html", "item_selector": ".post"}}))
