@@ -767,7 +767,9 @@ on_both_engines!(the_backfill_indexes_full_texts_too, |db| {
             .await
             .unwrap();
     }
-    assert_eq!(store.migrate().await.unwrap(), [25]);
+    // 25 and every migration after it (later ones do not touch the index).
+    let applied = store.migrate().await.unwrap();
+    assert_eq!(applied.first(), Some(&25), "{applied:?}");
     assert!(found(&store, user, "gazetteer").await.is_empty());
     // One article per step, resuming where the last stopped; search finds what is done.
     let first = store.backfill_search_index(1).await.unwrap();
