@@ -8,7 +8,12 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use crate::{Engine, Result, Store, in_tx, with_db};
+use crate::job_queue::{JobQueue, Refill, placeholders};
+use crate::{Result, Store, in_tx, with_db};
+
+/// The queue of items waiting for their tags: newest first, versioned (an item whose text
+/// changes is queued again and tagged from its newer text).
+pub(crate) const TAG_JOBS: JobQueue = JobQueue::new("tag_jobs").newest_first().versioned();
 
 /// Items the backfill queues per step, when the queue runs short.
 pub const TAG_BACKFILL_BATCH: i64 = 500;
@@ -63,93 +68,28 @@ pub struct TagCount {
     pub count: i64,
 }
 
-/// The multi-row queueing of `rows` items: `$1` now, then the item ids. An item already
-/// queued gets a new version and loses its lease: its text changed after it was claimed.
-pub(crate) fn queue_tag_jobs_sql(rows: usize) -> String {
-    let values: Vec<String> = (0..rows).map(|n| format!("(${}, $1)", n + 2)).collect();
-    format!(
-        "INSERT INTO tag_jobs (item_id, queued_at) VALUES {}
-         ON CONFLICT (item_id) DO UPDATE SET version = tag_jobs.version + 1,
-            queued_at = excluded.queued_at, lease_owner = NULL, lease_until = NULL",
-        values.join(", ")
-    )
-}
-
-/// Queues `ids` for tagging inside the transaction `$tx`, at `$now`.
+/// Queues `ids` for tagging inside the transaction `$tx`, at `$now`. An item already queued
+/// gets a new version and loses its lease: its text changed after it was claimed.
 macro_rules! queue_tag_jobs {
-    ($tx:expr, $ids:expr, $now:expr) => {{
-        let (mut rest, now): (&[i64], i64) = ($ids, $now);
-        // The item writes' few statement shapes, each prepared once per connection.
-        for size in $crate::items::batches(rest.len()) {
-            let (chunk, after) = rest.split_at(size);
-            rest = after;
-            let mut insert =
-                sqlx::query(sqlx::AssertSqlSafe($crate::tags::queue_tag_jobs_sql(size))).bind(now);
-            for id in chunk {
-                insert = insert.bind(*id);
-            }
-            insert.execute(&mut *$tx).await?;
-        }
-    }};
+    ($tx:expr, $ids:expr, $now:expr) => {
+        $crate::job_queue::queue_jobs!($tx, $crate::tags::TAG_JOBS, $ids, $now)
+    };
 }
 pub(crate) use queue_tag_jobs;
 
 impl Store {
     /// Items waiting in the tagging queue (leased ones included).
     pub async fn tag_queue_len(&self) -> Result<i64> {
-        Ok(with_db!(self, read, |db| {
-            sqlx::query_scalar::<_, i64>("SELECT COUNT(*) FROM tag_jobs")
-                .fetch_one(db)
-                .await?
-        }))
+        TAG_JOBS.len(self).await
     }
 
     /// Queues the next `batch` of the items stored before tags existed, and records how far
     /// it got, in one transaction (resumable; several workers take turns). Returns how many
     /// items were queued; 0 once every such item was.
     pub async fn queue_tag_backfill(&self, batch: i64, now: i64) -> Result<u64> {
-        let state: Option<(i64, i64)> = with_db!(self, read, |db| {
-            sqlx::query_as("SELECT next_item_id, last_item_id FROM tag_backfill WHERE id = 1")
-                .fetch_optional(db)
-                .await?
-        });
-        if state.is_none_or(|(next, last)| next > last) {
-            return Ok(0);
-        }
-        let state_sql = match self.engine() {
-            Engine::Sqlite => "SELECT next_item_id, last_item_id FROM tag_backfill WHERE id = 1",
-            Engine::Postgres => {
-                "SELECT next_item_id, last_item_id FROM tag_backfill WHERE id = 1 FOR UPDATE"
-            }
-        };
-        let batch = batch.clamp(1, 10_000);
-        Ok(in_tx!(self, |tx| {
-            let state: Option<(i64, i64)> =
-                sqlx::query_as(state_sql).fetch_optional(&mut *tx).await?;
-            match state {
-                Some((next, last)) if next <= last => {
-                    let ids: Vec<i64> = sqlx::query_scalar(
-                        "SELECT id FROM items WHERE id >= $1 AND id <= $2 ORDER BY id LIMIT $3",
-                    )
-                    .bind(next)
-                    .bind(last)
-                    .bind(batch)
-                    .fetch_all(&mut *tx)
-                    .await?;
-                    let next = match ids.last() {
-                        Some(id) if ids.len() as i64 == batch => id + 1,
-                        _ => last + 1,
-                    };
-                    queue_tag_jobs!(tx, &ids, now);
-                    sqlx::query("UPDATE tag_backfill SET next_item_id = $1 WHERE id = 1")
-                        .bind(next)
-                        .execute(&mut *tx)
-                        .await?;
-                    ids.len() as u64
-                }
-                _ => 0,
-            }
-        }))
+        TAG_JOBS
+            .queue_backfill(self, "tag_backfill", batch, now)
+            .await
     }
 
     /// Claims up to `limit` queued items that are not leased, for `lease_seconds`, newest
@@ -163,76 +103,29 @@ impl Store {
         limit: i64,
         lease_seconds: i64,
     ) -> Result<Vec<TagJob>> {
-        let limit = limit.clamp(1, 1000);
-        let mut jobs = self
-            .claim_queued_tags(owner, now, limit, lease_seconds)
-            .await?;
-        if (jobs.len() as i64) < limit
-            && self.queue_tag_backfill(TAG_BACKFILL_BATCH, now).await? > 0
-        {
-            let more = limit - jobs.len() as i64;
-            jobs.extend(
-                self.claim_queued_tags(owner, now, more, lease_seconds)
-                    .await?,
-            );
-        }
-        Ok(jobs)
-    }
-
-    /// Claims up to `limit` items already in the queue (see [`Store::claim_tag_jobs`]).
-    async fn claim_queued_tags(
-        &self,
-        owner: &str,
-        now: i64,
-        limit: i64,
-        lease_seconds: i64,
-    ) -> Result<Vec<TagJob>> {
-        let lease_until = now.saturating_add(lease_seconds.max(1));
-        let lock = match self.engine() {
-            Engine::Sqlite => "",
-            Engine::Postgres => "FOR UPDATE SKIP LOCKED",
+        // One backfill step at most per claim.
+        let backfill = Refill {
+            rounds: 1,
+            step: || self.queue_tag_backfill(TAG_BACKFILL_BATCH, now),
         };
-        let claim = format!(
-            "UPDATE tag_jobs SET lease_owner = $1, lease_until = $2
-             WHERE item_id IN (SELECT item_id FROM tag_jobs
-                               WHERE lease_until IS NULL OR lease_until <= $3
-                               ORDER BY item_id DESC LIMIT $4 {lock})
-             RETURNING item_id, version"
-        );
-        let claimed: Vec<(i64, i64)> = with_db!(self, write, |db| {
-            sqlx::query_as(sqlx::AssertSqlSafe(claim))
-                .bind(owner)
-                .bind(lease_until)
-                .bind(now)
-                .bind(limit)
-                .fetch_all(db)
-                .await?
-        });
-        if claimed.is_empty() {
-            return Ok(Vec::new());
-        }
-        let versions: HashMap<i64, i64> = claimed.into_iter().collect();
-        let placeholders: Vec<String> = (1..=versions.len()).map(|n| format!("${n}")).collect();
-        let sql = format!(
-            "SELECT id, title, content, summary FROM items WHERE id IN ({}) ORDER BY id DESC",
-            placeholders.join(", ")
-        );
-        let rows: Vec<(i64, Option<String>, Option<String>, Option<String>)> =
-            with_db!(self, read, |db| {
-                let mut query = sqlx::query_as(sqlx::AssertSqlSafe(sql));
-                for id in versions.keys() {
-                    query = query.bind(*id);
-                }
-                query.fetch_all(db).await?
-            });
-        Ok(rows
+        let claimed = TAG_JOBS
+            .claim_texts(
+                self,
+                owner,
+                now,
+                limit.clamp(1, 1000),
+                lease_seconds,
+                backfill,
+            )
+            .await?;
+        Ok(claimed
             .into_iter()
-            .map(|(item_id, title, content, summary)| TagJob {
-                item_id,
-                version: versions[&item_id],
-                title,
-                content,
-                summary,
+            .map(|claimed| TagJob {
+                item_id: claimed.job.item_id,
+                version: claimed.job.version,
+                title: claimed.title,
+                content: claimed.content,
+                summary: claimed.summary,
             })
             .collect())
     }
@@ -253,6 +146,7 @@ impl Store {
             .flat_map(|item| item.tags.iter().map(|tag| tag.name.as_str()))
             .collect();
         let mut saved = 0;
+        let complete = TAG_JOBS.complete_at_version_sql();
         in_tx!(self, |tx| {
             let mut ids: HashMap<&str, i64> = HashMap::with_capacity(names.len());
             for name in &names {
@@ -274,13 +168,12 @@ impl Store {
                 ids.insert(name, id);
             }
             for item in tagged {
-                let current =
-                    sqlx::query("DELETE FROM tag_jobs WHERE item_id = $1 AND version = $2")
-                        .bind(item.item_id)
-                        .bind(item.version)
-                        .execute(&mut *tx)
-                        .await?
-                        .rows_affected();
+                let current = sqlx::query(sqlx::AssertSqlSafe(complete.as_str()))
+                    .bind(item.item_id)
+                    .bind(item.version)
+                    .execute(&mut *tx)
+                    .await?
+                    .rows_affected();
                 if current == 0 {
                     continue;
                 }
@@ -320,13 +213,12 @@ impl Store {
     pub async fn tags_of_items(&self, item_ids: &[i64]) -> Result<HashMap<i64, Vec<ItemTag>>> {
         let mut tags: HashMap<i64, Vec<ItemTag>> = HashMap::new();
         for chunk in item_ids.chunks(ROWS_PER_STATEMENT * 2) {
-            let placeholders: Vec<String> = (1..=chunk.len()).map(|n| format!("${n}")).collect();
             let sql = format!(
                 "SELECT it.item_id, t.name, it.score FROM item_tags it
                  JOIN tags t ON t.id = it.tag_id
                  WHERE it.item_id IN ({})
                  ORDER BY it.item_id, it.score DESC, t.name",
-                placeholders.join(", ")
+                placeholders(1, chunk.len())
             );
             let rows: Vec<(i64, String, f64)> = with_db!(self, read, |db| {
                 let mut query = sqlx::query_as(sqlx::AssertSqlSafe(sql));
