@@ -1394,19 +1394,39 @@ fn scan_logs(
     scan
 }
 
+/// How long a process warms up (connection pool, caches, its first batch) before its memory is
+/// judged: a worker restarted late in the run starts near 26 MB and reaches the others' plateau
+/// within its first batches, which is warm-up, not growth.
+const MEMORY_WARM_UP_SECONDS: f64 = 30.0;
+
 /// A process's memory over its longest incarnation: the median of the first and the last
-/// third of the samples after the first (start-up), and whether it stayed flat (the last third
-/// at most 25 % and 8 MB above the first).
+/// third of the samples taken after its warm-up, and whether it stayed flat (the last third
+/// at most 25 % and 8 MB above the first). An incarnation with fewer than four samples after
+/// its warm-up is too short to tell growth from warm-up, and is not judged.
 fn memory_line(process: &Process) -> (String, bool) {
-    let Some(series) = process
+    let steady_part = |series: &Vec<(f64, u64)>| -> Vec<(f64, u64)> {
+        let Some(&(started, _)) = series.first() else {
+            return Vec::new();
+        };
+        series
+            .iter()
+            .copied()
+            .filter(|(at, _)| *at >= started + MEMORY_WARM_UP_SECONDS)
+            .collect()
+    };
+    let Some(steady) = process
         .rss
         .iter()
-        .max_by_key(|series| series.len())
-        .filter(|series| series.len() >= 4)
+        .map(steady_part)
+        .max_by_key(|steady| steady.len())
+        .filter(|steady| steady.len() >= 4)
     else {
-        return (format!("{}: too few samples", process.name), true);
+        return (
+            format!("{}: too few samples after warm-up", process.name),
+            true,
+        );
     };
-    let steady = &series[1..];
+    let steady = steady.as_slice();
     let third = (steady.len() / 3).max(1);
     let median = |part: &[(f64, u64)]| {
         let mut values: Vec<u64> = part.iter().map(|(_, kib)| *kib).collect();
@@ -1480,11 +1500,39 @@ mod tests {
     #[test]
     fn memory_that_grows_is_flagged() {
         let mut process = Process::new("w".into(), &[], Vec::new());
-        process.rss = vec![(0..10).map(|n| (n as f64, 40_000)).collect()];
-        assert!(memory_line(&process).1);
-        process.rss = vec![(0..10).map(|n| (n as f64, 40_000 + n * 10_000)).collect()];
+        process.rss = vec![(0..10).map(|n| (n as f64 * 10.0, 40_000)).collect()];
+        let (line, flat) = memory_line(&process);
+        assert!(flat && !line.contains("too few"), "{line}");
+        process.rss = vec![
+            (0..10)
+                .map(|n| (n as f64 * 10.0, 40_000 + n * 10_000))
+                .collect(),
+        ];
         let (line, flat) = memory_line(&process);
         assert!(!flat, "{line}");
         assert!(line.contains("GREW"));
+    }
+
+    #[test]
+    fn warming_up_after_a_restart_is_not_growth() {
+        // A worker restarted late: 26 MB at start, the others' 47 MB plateau 20 s later.
+        let mut process = Process::new("w".into(), &[], Vec::new());
+        let restarted: Vec<(f64, u64)> = (0..10)
+            .map(|n| {
+                let kib = if n < 2 { 26_500 } else { 47_000 + n * 100 };
+                (200.0 + n as f64 * 10.0, kib)
+            })
+            .collect();
+        process.rss = vec![vec![(0.0, 40_000), (10.0, 40_000)], restarted];
+        let (line, flat) = memory_line(&process);
+        assert!(flat, "{line}");
+        // Too short after its warm-up to judge at all.
+        process.rss = vec![
+            (0..5)
+                .map(|n| (n as f64 * 10.0, 20_000 + n * 20_000))
+                .collect(),
+        ];
+        let (line, flat) = memory_line(&process);
+        assert!(flat && line.contains("too few samples"), "{line}");
     }
 }
