@@ -220,6 +220,11 @@ on_both_engines!(a_second_user_gets_404_for_every_object_of_the_first, |db| {
     assert_eq!(keys["api_keys"].as_array().unwrap().len(), 1);
     let (_, _, sessions) = call(&owner, Method::GET, &app.url("/me/sessions"), None).await;
     assert_eq!(sessions["sessions"].as_array().unwrap().len(), 2);
+    let passkeys = app.store.passkeys(owner_id).await.unwrap();
+    assert_eq!(
+        passkeys[0].name, "phone",
+        "the rename by another user changed nothing"
+    );
 });
 
 /// A well-formed body for the operation, so that the answer is about the id, not the body.
@@ -231,6 +236,7 @@ fn valid_body(path: &str, method: &Method) -> Option<Value> {
         }
         ("PATCH", p) if p.starts_with("/api/v1/users/") => Some(json!({"is_admin": true})),
         ("PATCH", p) if p.starts_with("/api/v1/webhooks/") => Some(json!({"name": "Mine now"})),
+        ("PATCH", p) if p.starts_with("/api/v1/me/passkeys/") => Some(json!({"name": "Mine now"})),
         ("PUT", p) if p.ends_with("/state") => Some(json!({"is_read": true, "is_starred": true})),
         ("PUT", p) if p.ends_with("/scraper") => {
             Some(json!({"scraper": {"kind": "html", "item_selector": ".post"}}))

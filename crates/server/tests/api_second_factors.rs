@@ -854,3 +854,74 @@ on_both_engines!(passkeys_register_sign_in_alone_and_as_second_factor, |db| {
         "a removed passkey: {body}"
     );
 });
+
+on_both_engines!(a_passkey_is_renamed_with_a_checked_name, |db| {
+    let app = start_with_limits(db, generous()).await;
+    app.user("eve", false).await;
+    let eve = app.signed_in("eve").await;
+    let (_, _, options) = call(&eve, Method::POST, &app.url("/me/passkeys/options"), None).await;
+    let answer = SoftPasskey::new().register(&options, &app.base);
+    let (status, _, body) = call(
+        &eve,
+        Method::POST,
+        &app.url("/me/passkeys"),
+        Some(json!({"name": "  phone  ", "credential": answer})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    assert_eq!(body["passkey"]["name"], "phone", "the name is trimmed");
+    let id = body["passkey"]["id"].as_i64().unwrap();
+    let url = app.url(&format!("/me/passkeys/{id}"));
+
+    // Renamed: trimmed, 64 characters at most (counted as characters, not bytes).
+    let long_ok = "é".repeat(64);
+    for (sent, stored) in [
+        ("  Work laptop  ", "Work laptop"),
+        (long_ok.as_str(), long_ok.as_str()),
+    ] {
+        let (status, _, body) =
+            call(&eve, Method::PATCH, &url, Some(json!({ "name": sent }))).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert_eq!(body["passkey"]["name"], stored);
+        assert_eq!(body["passkey"]["id"], id);
+    }
+    let (_, _, factors) = call(&eve, Method::GET, &app.url("/me/second-factors"), None).await;
+    assert_eq!(factors["passkeys"][0]["name"], long_ok.as_str());
+
+    // Refused with a message naming the rule; the name stays.
+    for bad in ["", "   ", &"x".repeat(65)] {
+        let (status, _, body) = call(&eve, Method::PATCH, &url, Some(json!({ "name": bad }))).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{bad:?}: {body}");
+        assert_error(&body, "invalid_request", "validation");
+        let message = body["error"]["message"].as_str().unwrap();
+        assert!(message.contains("1 to 64 characters"), "{message}");
+    }
+    let (_, _, factors) = call(&eve, Method::GET, &app.url("/me/second-factors"), None).await;
+    assert_eq!(factors["passkeys"][0]["name"], long_ok.as_str());
+
+    // No such passkey: 404; with an API key: 403 (account settings need a session).
+    let (status, _, _) = call(
+        &eve,
+        Method::PATCH,
+        &app.url(&format!("/me/passkeys/{}", id + 1000)),
+        Some(json!({"name": "ghost"})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let (_, _, key) = call(
+        &eve,
+        Method::POST,
+        &app.url("/api-keys"),
+        Some(json!({"name": "script", "scope": "read_write"})),
+    )
+    .await;
+    let script = reqwest::Client::new();
+    let response = script
+        .patch(&url)
+        .bearer_auth(key["key"].as_str().unwrap())
+        .json(&json!({"name": "by script"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::FORBIDDEN);
+});

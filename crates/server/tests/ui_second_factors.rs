@@ -191,6 +191,17 @@ on_both_engines!(two_step_sign_in_in_chromium, |db| {
         "a discoverable credential"
     );
     assert_eq!(store.passkeys(user).await.unwrap().len(), 1);
+    // Renamed in place: the new name, trimmed, in the list and the store.
+    b.click("#passkey-list li button[data-action=rename]").await;
+    b.type_into("#passkey-rename", "  work laptop ").await;
+    b.click("#passkey-rename-form button[type=submit]").await;
+    b.wait_for(
+        "the new name in the list",
+        "document.querySelector('#passkey-list')?.textContent.includes('work laptop') \
+         && !document.querySelector('#passkey-rename-form')",
+    )
+    .await;
+    assert_eq!(store.passkeys(user).await.unwrap()[0].name, "work laptop");
 
     // Password, then a one-time code (the next step's: the current one may be used).
     sign_out(&b, &base).await;
@@ -242,10 +253,10 @@ on_both_engines!(two_step_sign_in_in_chromium, |db| {
     b.goto(&format!("{base}/account")).await;
     b.wait_for(
         "the passkey list",
-        "document.querySelector('#passkey-list li button') !== null",
+        "document.querySelector('#passkey-list li button.danger') !== null",
     )
     .await;
-    b.click("#passkey-list li button").await;
+    b.click("#passkey-list li button.danger").await;
     b.click("dialog .dialog-buttons button.danger").await;
     b.wait_for(
         "the list to be empty",

@@ -148,6 +148,7 @@ export function twoStepSettings() {
       h('h3', null, 'Passkeys'),
       h('ul', { class: 'plain-list', id: 'passkey-list' }, factors.passkeys.map((p) => h('li', { class: 'row' },
         h('span', null, h('strong', null, p.name), h('span', { class: 'hint' }, ' · added ' + fullDate(p.created_at) + (p.last_used_at ? ' · last used ' + fullDate(p.last_used_at) : ''))),
+        h('button', { type: 'button', class: 'button', 'data-action': 'rename', onclick: (event) => renameForm(p, event.target.closest('li')) }, 'Rename'),
         h('button', { type: 'button', class: 'button danger', onclick: async () => {
           if (!(await confirmDialog('Remove the passkey “' + p.name + '”?', 'It will not sign you in any more.', 'Remove passkey'))) return;
           api('DELETE', '/me/passkeys/' + p.id).then(draw, fail('The passkey was not removed'));
@@ -181,8 +182,21 @@ export function twoStepSettings() {
     replace(shown, form);
     code.focus();
   }
+  /** Replaces a passkey's row by a form for its new name (1–64 characters, as the server checks). */
+  function renameForm(p, row) {
+    const name = h('input', { type: 'text', id: 'passkey-rename', required: true, maxlength: 64, value: p.name, 'aria-label': 'New name of the passkey' });
+    const form = h('form', { class: 'inline-form wrap', id: 'passkey-rename-form' }, name,
+      h('button', { type: 'submit', class: 'button primary' }, 'Save'),
+      h('button', { type: 'button', class: 'button', onclick: draw }, 'Cancel'));
+    form.addEventListener('submit', (event) => {
+      event.preventDefault();
+      api('PATCH', '/me/passkeys/' + p.id, { name: name.value }).then(draw, fail('The passkey was not renamed'));
+    });
+    replace(row, form);
+    name.select();
+  }
   function addPasskeyForm() {
-    const name = h('input', { type: 'text', id: 'passkey-name', required: true, maxlength: 100, placeholder: 'e.g. laptop' });
+    const name = h('input', { type: 'text', id: 'passkey-name', required: true, maxlength: 64, placeholder: 'e.g. laptop' });
     const form = h('form', { class: 'inline-form wrap', id: 'passkey-add' },
       h('label', { for: 'passkey-name' }, 'Name'), name,
       h('button', { type: 'submit', class: 'button primary' }, 'Add a passkey'));

@@ -363,6 +363,30 @@ impl Store {
         Ok(written == 1)
     }
 
+    /// Renames one of the user's passkeys (the caller checked the name); `None` when the user
+    /// has no passkey with this id, so that another user's id is not told apart from a
+    /// missing one.
+    pub async fn rename_passkey(
+        &self,
+        user_id: i64,
+        id: i64,
+        name: &str,
+    ) -> Result<Option<Passkey>> {
+        let sql = format!(
+            "UPDATE passkeys SET name = $3 WHERE id = $1 AND user_id = $2
+             RETURNING {PASSKEY_COLUMNS}"
+        );
+        let row = with_db!(self, write, |db| {
+            sqlx::query_as::<_, PasskeyRow>(sqlx::AssertSqlSafe(sql))
+                .bind(id)
+                .bind(user_id)
+                .bind(name)
+                .fetch_optional(db)
+                .await?
+        });
+        Ok(row.map(passkey))
+    }
+
     /// Removes one of the user's passkeys; false when the user has no passkey with this id.
     pub async fn delete_passkey(&self, user_id: i64, id: i64) -> Result<bool> {
         let deleted = with_db!(self, write, |db| {

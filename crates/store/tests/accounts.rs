@@ -426,3 +426,43 @@ on_both_engines!(rate_windows_count_per_key_cap_and_reset, |db| {
     assert_eq!(store.prune_rate_windows().await.unwrap(), 0);
     other.close().await;
 });
+
+on_both_engines!(a_passkey_is_renamed_only_by_its_user, |db| {
+    let store = db.migrated().await;
+    let ann = user(&store, "ann").await;
+    let bob = user(&store, "bob").await;
+    let key = store
+        .add_passkey(ann, "cred-ann", b"cose", 0, "phone")
+        .await
+        .unwrap();
+    let renamed = store
+        .rename_passkey(ann, key.id, "old laptop")
+        .await
+        .unwrap()
+        .expect("ann's own passkey");
+    assert_eq!(
+        (
+            renamed.id,
+            renamed.name.as_str(),
+            renamed.credential_id.as_str()
+        ),
+        (key.id, "old laptop", "cred-ann")
+    );
+    // Another user's id, and an id nobody has, change nothing.
+    assert_eq!(
+        store.rename_passkey(bob, key.id, "mine").await.unwrap(),
+        None
+    );
+    assert_eq!(
+        store.rename_passkey(ann, key.id + 1000, "x").await.unwrap(),
+        None
+    );
+    let names: Vec<String> = store
+        .passkeys(ann)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|p| p.name)
+        .collect();
+    assert_eq!(names, ["old laptop"]);
+});

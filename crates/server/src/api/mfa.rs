@@ -44,7 +44,27 @@ pub(crate) fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(regenerate_recovery_codes))
         .routes(routes!(passkey_registration_options))
         .routes(routes!(register_passkey))
-        .routes(routes!(delete_passkey))
+        .routes(routes!(rename_passkey, delete_passkey))
+}
+
+/// The most characters of a passkey's name: enough for "Work laptop's fingerprint reader",
+/// short enough to fit on one line of the account page.
+pub const MAX_PASSKEY_NAME_CHARS: usize = 64;
+
+/// A passkey's name as it is stored: trimmed, 1 to [`MAX_PASSKEY_NAME_CHARS`] characters.
+fn passkey_name(name: &str) -> ApiResult<&str> {
+    let name = name.trim();
+    let length = name.chars().count();
+    if length == 0 || length > MAX_PASSKEY_NAME_CHARS {
+        return Err(ApiError::validation(
+            format!(
+                "The field name must have 1 to {MAX_PASSKEY_NAME_CHARS} characters (spaces at \
+                 either end do not count); it has {length}."
+            ),
+            "Name the passkey after its device, e.g. \"Phone\".",
+        ));
+    }
+    Ok(name)
 }
 
 /// The answer to a right password when a second factor is on.
@@ -778,7 +798,7 @@ async fn passkey_registration_options(
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewPasskeyRequest {
-    /// A name to recognise it by ("Phone", "YubiKey"); 1–100 characters.
+    /// A name to recognise it by ("Phone", "YubiKey"); 1–64 characters, trimmed.
     pub name: String,
     /// The `PublicKeyCredential` from `navigator.credentials.create()`, binary fields as
     /// base64url.
@@ -808,13 +828,7 @@ async fn register_passkey(
     SessionAuth(auth): SessionAuth,
     Json(body): Json<NewPasskeyRequest>,
 ) -> ApiResult<Response> {
-    let name = body.name.trim();
-    if name.is_empty() || name.chars().count() > 100 {
-        return Err(ApiError::validation(
-            "The field name must have 1 to 100 characters.",
-            "Name the passkey after its device, e.g. \"Phone\".",
-        ));
-    }
+    let name = passkey_name(&body.name)?;
     let refused = |error: WebauthnError| {
         ApiError::new(
             StatusCode::BAD_REQUEST,
@@ -861,6 +875,45 @@ async fn register_passkey(
         }),
     )
         .into_response())
+}
+
+/// A passkey's new name.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PasskeyRename {
+    /// The new name; 1–64 characters once spaces at either end are trimmed.
+    pub name: String,
+}
+
+/// An answer holding one passkey.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PasskeyEnvelope {
+    /// The passkey.
+    pub passkey: PasskeyView,
+}
+
+/// Rename one of the signed-in user's passkeys (its name is only for recognising it).
+#[utoipa::path(patch, path = "/me/passkeys/{id}", tag = "accounts", request_body = PasskeyRename,
+    params(("id" = i64, Path, description = "The passkey's id")),
+    responses(
+        (status = 200, body = PasskeyEnvelope),
+        (status = 400, description = "An empty name, or one longer than 64 characters", body = ErrorBody),
+        (status = 403, description = "Called with an API key", body = ErrorBody),
+        (status = 404, description = "No such passkey of the user's", body = ErrorBody),
+    ))]
+async fn rename_passkey(
+    State(state): State<AppState>,
+    SessionAuth(auth): SessionAuth,
+    Path(id): Path<i64>,
+    Json(body): Json<PasskeyRename>,
+) -> ApiResult<Json<PasskeyEnvelope>> {
+    let name = passkey_name(&body.name)?;
+    match state.store.rename_passkey(auth.user.id, id, name).await? {
+        Some(passkey) => Ok(Json(PasskeyEnvelope {
+            passkey: passkey.into(),
+        })),
+        None => Err(ApiError::not_found("Passkey")),
+    }
 }
 
 /// Remove one of the signed-in user's passkeys.
