@@ -683,3 +683,159 @@ on_both_engines!(an_unreachable_provider_is_a_clear_failure, |db| {
         "{body}"
     );
 });
+
+/// Signs `subject` in through the provider in a new browser (signing up when sign-up is on).
+async fn through_provider(
+    app: &TestApp,
+    provider: &StandIn,
+    key: &TestKey,
+    subject: &str,
+) -> Client {
+    let client = browser(app);
+    let started = start(&client, app, provider, "/").await;
+    let code = format!("code-{subject}-{}", started.nonce);
+    provider.issue(
+        &code,
+        &started.challenge,
+        key.sign(&provider.claims(subject, &started.nonce)),
+    );
+    let (status, _, body) = callback(&client, app, &code, &started.state).await;
+    assert_eq!(status, StatusCode::SEE_OTHER, "{body}");
+    client
+}
+
+on_both_engines!(
+    an_account_made_by_single_sign_on_sets_a_password_and_deletes_itself_from_a_fresh_sign_in,
+    |db| {
+        let key = TestKey::new("k");
+        let provider = StandIn::start(&[&key]).await;
+        let app = app_with(db, &provider, true).await;
+        const PASSWORD: &str = "a sturdy passphrase for later";
+
+        // A signed-up account has no password, and says so.
+        let reader = through_provider(&app, &provider, &key, "reader").await;
+        let (status, me_body) = me(&reader, &app).await;
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(me_body["user"]["has_password"], false, "{me_body}");
+        let reader_id = me_body["user"]["id"].as_i64().unwrap();
+
+        // Fresh from the provider, it sets a password without a current one...
+        let (status, _, body) = call(
+            &reader,
+            Method::PUT,
+            &app.url("/me/password"),
+            Some(json!({"new_password": PASSWORD, "keep_api_keys": true})),
+        )
+        .await;
+        assert_eq!(status, StatusCode::NO_CONTENT, "{body}");
+        let (_, me_body) = me(&reader, &app).await;
+        assert_eq!(me_body["user"]["has_password"], true);
+        // ...which then signs in, and is asked for from now on.
+        let (status, _, body) = call(
+            &app.browser(),
+            Method::POST,
+            &app.url("/session"),
+            Some(json!({"username": "reader", "password": PASSWORD})),
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        let (status, _, body) = call(
+            &reader,
+            Method::PUT,
+            &app.url("/me/password"),
+            Some(json!({"new_password": "another sturdy passphrase"})),
+        )
+        .await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+        assert!(
+            body["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("current_password")
+        );
+        let (status, _, body) = call(
+            &reader,
+            Method::DELETE,
+            &app.url("/me"),
+            Some(json!({"confirm_username": "reader"})),
+        )
+        .await;
+        assert_eq!(
+            status,
+            StatusCode::BAD_REQUEST,
+            "a password account types its password: {body}"
+        );
+        let (status, _, _) = call(
+            &reader,
+            Method::DELETE,
+            &app.url("/me"),
+            Some(json!({"password": "not the passphrase at all"})),
+        )
+        .await;
+        assert_eq!(status, StatusCode::FORBIDDEN);
+        assert!(app.store.user(reader_id).await.is_ok(), "still there");
+
+        // A sign-in older than 10 minutes cannot do either: it signs in again first.
+        let leaver = through_provider(&app, &provider, &key, "leaver").await;
+        let (_, me_body) = me(&leaver, &app).await;
+        let leaver_id = me_body["user"]["id"].as_i64().unwrap();
+        app.store
+            .execute_raw(&format!(
+                "UPDATE sessions SET created_at = created_at - 660 WHERE user_id = {leaver_id}"
+            ))
+            .await
+            .unwrap();
+        let (status, _, body) = call(
+            &leaver,
+            Method::PUT,
+            &app.url("/me/password"),
+            Some(json!({"new_password": PASSWORD})),
+        )
+        .await;
+        assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+        assert_error(&body, "sign_in_again", "auth");
+        assert!(
+            body["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("11 minutes old"),
+            "{body}"
+        );
+        let (status, _, body) = call(
+            &leaver,
+            Method::DELETE,
+            &app.url("/me"),
+            Some(json!({"confirm_username": "LEAVER"})),
+        )
+        .await;
+        assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+        assert_error(&body, "sign_in_again", "auth");
+        let (_, me_body) = me(&leaver, &app).await;
+        assert_eq!(me_body["user"]["has_password"], false, "nothing was set");
+
+        // Signed in again: deletion needs the user name typed, then happens.
+        let again = through_provider(&app, &provider, &key, "leaver").await;
+        for wrong in [json!({}), json!({"confirm_username": "reader"})] {
+            let (status, _, body) =
+                call(&again, Method::DELETE, &app.url("/me"), Some(wrong)).await;
+            assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+            assert!(
+                body["error"]["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains("leaver"),
+                "{body}"
+            );
+        }
+        let (status, _, body) = call(
+            &again,
+            Method::DELETE,
+            &app.url("/me"),
+            Some(json!({"confirm_username": " Leaver "})),
+        )
+        .await;
+        assert_eq!(status, StatusCode::NO_CONTENT, "{body}");
+        assert!(app.store.user(leaver_id).await.is_err(), "deleted");
+        assert!(app.store.user(reader_id).await.is_ok());
+    }
+);

@@ -178,23 +178,39 @@ export function renderAccount(root) {
     deleteSection());
 }
 
+/** An account made by single sign-on has no password: setting one and deleting the account
+ * then need a sign-in of the last 10 minutes (the server's rule), renewed by this link. */
+const freshSignInHint = () => h('p', { class: 'hint' }, 'Your account has no password: this needs a sign-in within the last 10 minutes. ',
+  h('a', { href: '/auth/oidc/start?next=/account', id: 'sign-in-again' }, 'Sign in again'), '.');
+
 function passwordSection() {
   const status = h('div', { 'aria-live': 'polite' });
-  const current = h('input', { type: 'password', id: 'current-password', autocomplete: 'current-password', required: true });
+  const has = app.me.has_password;
+  const current = has ? h('input', { type: 'password', id: 'current-password', autocomplete: 'current-password', required: true }) : null;
   const next = h('input', { type: 'password', id: 'new-password', autocomplete: 'new-password', required: true, minlength: 12, 'aria-describedby': 'new-password-hint' });
   const keep = h('input', { type: 'checkbox', id: 'keep-access' });
-  const form = h('form', { class: 'form narrow' },
-    h('label', { for: 'current-password' }, 'Current password'), current,
+  const form = h('form', { class: 'form narrow', id: 'password-form' },
+    has ? [h('label', { for: 'current-password' }, 'Current password'), current] : freshSignInHint(),
     h('label', { for: 'new-password' }, 'New password'), next,
     h('p', { class: 'hint', id: 'new-password-hint' }, 'At least 12 characters. Your other sessions are signed out and your API keys stop working, unless you keep them.'),
     h('div', { class: 'check-row' }, keep, h('label', { for: 'keep-access' }, 'Keep my other sessions and API keys')),
     status,
-    h('button', { type: 'submit', class: 'button primary' }, 'Change password'));
+    h('button', { type: 'submit', class: 'button primary' }, has ? 'Change password' : 'Set password'));
   onSubmit(form, status, async () => {
-    await api('PUT', '/me/password', { current_password: current.value, new_password: next.value, keep_other_sessions: keep.checked, keep_api_keys: keep.checked });
-    current.value = '';
+    await api('PUT', '/me/password', { ...(has ? { current_password: current.value } : {}), new_password: next.value, keep_other_sessions: keep.checked, keep_api_keys: keep.checked });
     next.value = '';
-    replace(status, h('p', { class: 'success' }, keep.checked ? 'Password changed.' : 'Password changed. Other sessions were signed out and API keys revoked.'));
+    const done = h('p', { class: 'success' }, (has ? 'Password changed.' : 'Password set.') + (keep.checked ? '' : ' Other sessions were signed out and API keys revoked.'));
+    if (!has) {
+      // Now the account has one: the forms ask for it from here on.
+      app.me.has_password = true;
+      const again = passwordSection();
+      form.closest('section').replaceWith(again);
+      again.append(done);
+      document.getElementById('delete-form')?.closest('section').replaceWith(deleteSection());
+      return;
+    }
+    current.value = '';
+    replace(status, done);
   });
   return section('Password', form);
 }
@@ -297,20 +313,22 @@ function browserName(agent) {
 }
 
 function deleteSection() {
+  const has = app.me.has_password;
   const confirmName = h('input', { type: 'text', id: 'delete-confirm', autocomplete: 'off', 'aria-describedby': 'delete-hint' });
-  const password = h('input', { type: 'password', id: 'delete-password', autocomplete: 'current-password', required: true });
+  const password = has ? h('input', { type: 'password', id: 'delete-password', autocomplete: 'current-password', required: true }) : null;
   const status = h('div', { 'aria-live': 'polite' });
-  const form = h('form', { class: 'form narrow' },
-    h('p', { id: 'delete-hint' }, 'Deletes your subscriptions, read states, stars, bookmarks, keys and sessions. Type your user name and password to confirm.'),
+  const form = h('form', { class: 'form narrow', id: 'delete-form' },
+    h('p', { id: 'delete-hint' }, 'Deletes your subscriptions, read states, stars, bookmarks, keys and sessions. Type your user name' + (has ? ' and password' : '') + ' to confirm.'),
+    has ? null : freshSignInHint(),
     h('label', { for: 'delete-confirm' }, 'User name'), confirmName,
-    h('label', { for: 'delete-password' }, 'Password'), password, status,
+    has ? [h('label', { for: 'delete-password' }, 'Password'), password] : null, status,
     h('button', { type: 'submit', class: 'button danger' }, 'Delete my account'));
   onSubmit(form, status, async () => {
     if (confirmName.value.trim() !== app.me.username) {
       replace(status, errorBlock({ category: 'validation', message: 'The name does not match.', action: 'Type your user name exactly: ' + app.me.username }));
       return;
     }
-    await api('DELETE', '/me', { password: password.value });
+    await api('DELETE', '/me', has ? { password: password.value } : { confirm_username: confirmName.value.trim() });
     app.me = null;
     app.layoutReady = false;
     app.navigate('/login', { replace: true });

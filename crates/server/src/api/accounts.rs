@@ -49,6 +49,9 @@ pub struct UserView {
     pub created_at: String,
     /// The last sign-in.
     pub last_login_at: Option<String>,
+    /// Whether the account has a password. An account made by single sign-on has none: it
+    /// sets one, and deletes itself, without a current password but from a fresh sign-in.
+    pub has_password: bool,
 }
 
 impl From<User> for UserView {
@@ -60,6 +63,7 @@ impl From<User> for UserView {
             is_disabled: user.is_disabled,
             created_at: time(user.created_at),
             last_login_at: user.last_login_at.map(time),
+            has_password: user.has_password,
         }
     }
 }
@@ -329,18 +333,61 @@ async fn me(auth: Auth) -> Json<UserEnvelope> {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DeleteAccount {
-    /// The password the user signs in with.
-    pub password: String,
+    /// The password the user signs in with; required when the account has one.
+    #[serde(default)]
+    pub password: Option<String>,
+    /// The user name, typed again; required instead of the password when the account has
+    /// none (made by single sign-on).
+    #[serde(default)]
+    pub confirm_username: Option<String>,
+}
+
+/// How recent a sign-in must be for what a password would otherwise confirm, on an account
+/// without one: 10 minutes. Such an account proves who is at the browser only through its
+/// provider, at sign-in. Asking the provider again from here would need a second round trip
+/// through it for every confirmation; a sign-in this recent is as good a proof as typing a
+/// password, and it keeps a cookie stolen from a long-lived session (up to
+/// `TIDINGS_SESSION_LIFETIME_DAYS`) from setting a password that takes the account over or
+/// deleting it. Signing in again through the provider renews it.
+pub const FRESH_SIGN_IN_SECONDS: i64 = 600;
+
+/// Refuses (403 `sign_in_again`) unless the caller's session began within
+/// [`FRESH_SIGN_IN_SECONDS`].
+async fn require_fresh_sign_in(state: &AppState, auth: &Auth, what: &str) -> ApiResult<()> {
+    let sessions = state.store.list_sessions(auth.user.id).await?;
+    let started = sessions
+        .iter()
+        .find(|s| Some(s.id) == auth.session_id)
+        .map(|s| s.created_at);
+    let age = started.map(|at| unix_now().saturating_sub(at));
+    if age.is_some_and(|age| age <= FRESH_SIGN_IN_SECONDS) {
+        return Ok(());
+    }
+    Err(ApiError::new(
+        StatusCode::FORBIDDEN,
+        "sign_in_again",
+        ErrorCategory::Auth,
+        format!(
+            "Your account has no password, so {what} needs a sign-in within the last {} \
+             minutes{}.",
+            FRESH_SIGN_IN_SECONDS / 60,
+            age.map(|age| format!("; this one is {} minutes old", age / 60))
+                .unwrap_or_default()
+        ),
+        "Sign out, sign in again with single sign-on, and try again at once.",
+    ))
 }
 
 /// Delete the signed-in user's account and everything that is only theirs (subscriptions,
 /// states, bookmarks, keys, sessions). Shared feeds and items stay (F28). Needs a signed-in
-/// session (not an API key) and the current password. The last active administrator cannot
-/// delete their account.
+/// session (not an API key) and the current password; an account without a password (made by
+/// single sign-on) sends its user name as `confirm_username` instead, from a sign-in of the
+/// last 10 minutes. The last active administrator cannot delete their account.
 #[utoipa::path(delete, path = "/me", tag = "accounts", request_body = DeleteAccount,
     responses(
         (status = 204, description = "Deleted"),
-        (status = 403, description = "Wrong password, or called with an API key", body = ErrorBody),
+        (status = 400, description = "The password (or, without one, the user name) is missing, or the name does not match", body = ErrorBody),
+        (status = 403, description = "Wrong password, a sign-in older than 10 minutes on an account without a password (`sign_in_again`), or called with an API key", body = ErrorBody),
         (status = 409, description = "The last administrator", body = ErrorBody),
     ))]
 async fn delete_me(
@@ -349,7 +396,30 @@ async fn delete_me(
     SessionAuth(auth): SessionAuth,
     Json(body): Json<DeleteAccount>,
 ) -> ApiResult<Response> {
-    check_current_password(&state, &auth, body.password).await?;
+    if auth.user.has_password {
+        let Some(password) = body.password else {
+            return Err(ApiError::validation(
+                "The field password is required: type the password you sign in with.",
+                "Send {\"password\": \"…\"} to confirm the deletion.",
+            ));
+        };
+        check_current_password(&state, &auth, password).await?;
+    } else {
+        let typed = body.confirm_username.as_deref().map(str::trim);
+        let key = |name: &str| tidings_store::username_key(name).ok();
+        if typed.is_none_or(|typed| key(typed).is_none() || key(typed) != key(&auth.user.username))
+        {
+            return Err(ApiError::validation(
+                format!(
+                    "The field confirm_username must be your user name, {}, to confirm the \
+                     deletion (your account has no password).",
+                    auth.user.username
+                ),
+                "Type your user name exactly as shown on the account page.",
+            ));
+        }
+        require_fresh_sign_in(&state, &auth, "deleting it").await?;
+    }
     state
         .store
         .delete_user(auth.user.id)
@@ -405,8 +475,10 @@ pub(crate) async fn check_current_password(
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ChangePassword {
-    /// The password in use now.
-    pub current_password: String,
+    /// The password in use now; required when the account has one (an account made by
+    /// single sign-on has none, and sets its first one from a sign-in of the last 10 minutes).
+    #[serde(default)]
+    pub current_password: Option<String>,
     /// The new password.
     pub new_password: String,
     /// Keep the user's other sessions signed in (default false: they end).
@@ -417,21 +489,32 @@ pub struct ChangePassword {
     pub keep_api_keys: bool,
 }
 
-/// Change the signed-in user's password. Needs a signed-in session (not an API key). Every
-/// other session of the user ends and every API key is revoked, unless the request asks to
-/// keep them.
+/// Change the signed-in user's password, or set the first one of an account made by single
+/// sign-on (which has none to type: it needs a sign-in of the last 10 minutes instead). Needs
+/// a signed-in session (not an API key). Every other session of the user ends and every API
+/// key is revoked, unless the request asks to keep them.
 #[utoipa::path(put, path = "/me/password", tag = "accounts", request_body = ChangePassword,
     responses(
         (status = 204, description = "Changed"),
-        (status = 403, description = "The current password is wrong, or called with an API key", body = ErrorBody),
-        (status = 400, description = "The new password is too weak", body = ErrorBody),
+        (status = 403, description = "The current password is wrong, a sign-in older than 10 minutes on an account without a password (`sign_in_again`), or called with an API key", body = ErrorBody),
+        (status = 400, description = "The new password is too weak, or the current one is missing", body = ErrorBody),
     ))]
 async fn change_password(
     State(state): State<AppState>,
     SessionAuth(auth): SessionAuth,
     Json(body): Json<ChangePassword>,
 ) -> ApiResult<StatusCode> {
-    check_current_password(&state, &auth, body.current_password).await?;
+    if auth.user.has_password {
+        let Some(current) = body.current_password else {
+            return Err(ApiError::validation(
+                "The field current_password is required: your account has a password.",
+                "Type the password you sign in with now.",
+            ));
+        };
+        check_current_password(&state, &auth, current).await?;
+    } else {
+        require_fresh_sign_in(&state, &auth, "setting one").await?;
+    }
     check_policy(&body.new_password, &auth.user.username)?;
     let new_hash = hash(body.new_password).await?;
     state

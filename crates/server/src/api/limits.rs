@@ -28,6 +28,7 @@ pub const MAX_OTHER_CHARS: usize = 1000;
 /// The longest value, in characters, of each request-body field by its name.
 pub const FIELD_LIMITS: &[(&str, usize)] = &[
     ("username", MAX_USERNAME_CHARS),
+    ("confirm_username", MAX_USERNAME_CHARS),
     ("password", MAX_PASSWORD_CHARS),
     ("current_password", MAX_PASSWORD_CHARS),
     ("new_password", MAX_PASSWORD_CHARS),
