@@ -13,19 +13,25 @@ use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 use support::{FeedServer, TestApp, assert_error, call};
 
-/// A feed whose items have a few sentences each, and one item with no text at all.
+/// Sentences that make a story longer than a summary (900 characters by default).
+const MORE: &str = "The council will pay for a new wheel once the volunteers have repaired the mill's stone walls. Local schools plan visits to the mill so that children can watch grain become flour. The mill's old miller, now ninety, has offered to teach the volunteers how the stones are dressed. Engineers surveyed the mill race last winter and found the channel sound after seventy years of silence. A bakery in the harbour has promised to buy the mill's first flour for its bread. The restoration of the mill is expected to bring visitors to Porthcarrow through the summer. Fishermen in the harbour remember their grandparents carrying sacks of grain up the hill to the mill. Once the mill turns again, the volunteers hope to open a small museum of the town's trades beside it. The trust that owns the mill will hold an open day in June for anyone who gave money to the work. Storms damaged the mill's roof in 1987, and tarpaulins kept the rain off the machinery until now.";
+
+/// A feed whose items have a dozen sentences each, one short item (shorter than a summary)
+/// and one item with no text at all.
 fn feed(site: &str) -> String {
     let mut items = String::new();
     for i in 0..2 {
         items.push_str(&format!(
             "<item><title>Story {i}</title><link>{site}/{i}</link><guid>g{i}</guid>\
              <description>&lt;p&gt;The harbour town of Porthcarrow voted to restore mill {i}. \
-             The mill last turned in 1950. Volunteers raised the money in two years.&lt;/p&gt;\
+             The mill last turned in 1950. Volunteers raised the money in two years. {MORE}&lt;/p&gt;\
              </description></item>"
         ));
     }
     items.push_str(&format!(
-        "<item><title>Empty</title><link>{site}/empty</link><guid>empty</guid></item>"
+        "<item><title>Brief</title><link>{site}/brief</link><guid>brief</guid>\
+         <description>The mill opens on Sunday.</description></item>\
+         <item><title>Empty</title><link>{site}/empty</link><guid>empty</guid></item>"
     ));
     format!(
         "<?xml version=\"1.0\"?><rss version=\"2.0\"><channel><title>News</title>\
@@ -85,7 +91,7 @@ on_both_engines!(summarize_with_the_built_in_summarizer, |db| {
     let ann = app.signed_in("ann").await;
     let bob = app.signed_in("bob").await;
     let (sub, items) = subscribe(&ann, &app, &site).await;
-    let (empty, story0, story1) = (items[0].1, items[1].1, items[2].1);
+    let (brief, empty, story0, story1) = (items[0].1, items[1].1, items[2].1, items[3].1);
 
     // None yet: listed and shown as null.
     let (_, _, body) = call(&ann, Method::GET, &app.url("/items?filter=all"), None).await;
@@ -102,10 +108,8 @@ on_both_engines!(summarize_with_the_built_in_summarizer, |db| {
     let summary = &body["generated_summary"];
     assert_eq!(summary["provider"], "local");
     let text = summary["text"].as_str().unwrap();
-    assert!(
-        text.contains("Porthcarrow voted to restore mill 0."),
-        "{text}"
-    );
+    assert!(text.contains("Porthcarrow"), "{text}");
+    assert!(text.chars().count() <= 900, "{text}");
     assert!(!text.contains('<'), "{text}");
     assert!(summary["created_at"].as_str().unwrap().ends_with('Z'));
     // The item and the listing carry it; the other item has none.
@@ -117,6 +121,7 @@ on_both_engines!(summarize_with_the_built_in_summarizer, |db| {
     )
     .await;
     assert_eq!(&item["item"]["generated_summary"], summary);
+    assert_eq!(item["item"]["summarizable"], true);
     let (_, _, body) = call(&ann, Method::GET, &app.url("/items?filter=all"), None).await;
     for listed in body["items"].as_array().unwrap() {
         if listed["id"] == story0 {
@@ -135,6 +140,42 @@ on_both_engines!(summarize_with_the_built_in_summarizer, |db| {
     assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
     let (status, _) = summarize(&ann, &app, story1 + 1000).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
+    // A short item is its own summary: the item says so, and "Summarize" answers why
+    // without making one.
+    let (_, _, item) = call(
+        &ann,
+        Method::GET,
+        &app.url(&format!("/items/{brief}")),
+        None,
+    )
+    .await;
+    assert_eq!(item["item"]["summarizable"], false, "{item}");
+    let (_, _, listed) = call(
+        &ann,
+        Method::GET,
+        &app.url("/items?filter=all&include=content"),
+        None,
+    )
+    .await;
+    for listed in listed["items"].as_array().unwrap() {
+        let long = listed["id"] == story0 || listed["id"] == story1;
+        assert_eq!(listed["summarizable"], long, "{listed}");
+    }
+    let (_, _, listed) = call(&ann, Method::GET, &app.url("/items?filter=all"), None).await;
+    assert!(
+        listed["items"][0].get("summarizable").is_none(),
+        "only with the text"
+    );
+    let (status, body) = summarize(&ann, &app, brief).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert_error(&body, "too_short_to_summarize", "validation");
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("25 characters") && message.contains("900"),
+        "{message}"
+    );
+    assert!(app.store.generated_summary(brief).await.unwrap().is_none());
+    assert!(app.store.summary_job_state(brief).await.unwrap().is_none());
     // An item with no text cannot be summarized.
     let (status, body) = summarize(&ann, &app, empty).await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
@@ -226,7 +267,7 @@ on_both_engines!(
         app.user("ann", false).await;
         let ann = app.signed_in("ann").await;
         let (_, items) = subscribe(&ann, &app, &site).await;
-        let story0 = items[1].1;
+        let story0 = items[2].1;
         let started = std::time::Instant::now();
         let (status, body) = summarize(&ann, &app, story0).await;
         assert_eq!(status, StatusCode::ACCEPTED, "{body}");

@@ -798,6 +798,9 @@ export class ItemList {
       item.full_content = loaded.full_content;
       item.showFullText = true;
       this.refillBody(item);
+      // The article may make a short item long enough to summarize: the server says.
+      const li = this.liOf(id);
+      if (li && item.summarizable === undefined) this.loadDetail(id, li.querySelector('.item-body'));
     } catch (e) {
       button.disabled = false;
       button.textContent = 'Load full article';
@@ -821,6 +824,13 @@ export class ItemList {
     }
   }
 
+  /** Whether the server says the item's text is long enough to summarize (known once its
+   * text is loaded; a short item is its own summary). */
+  summarizable(item) {
+    const known = item.summarizable !== undefined ? item : this.detailCache.get(item.id);
+    return !!(known && known.summarizable);
+  }
+
   fillBody(body, item, html, pending, enclosures) {
     const fullText = this.showsFullText(item) ? this.fullTextOf(item) : null;
     if (fullText) html = fullText;
@@ -837,7 +847,7 @@ export class ItemList {
       this.fullTextOf(item)
         ? h('button', { type: 'button', class: 'button', 'data-action': 'full-text', 'aria-pressed': fullText ? 'true' : 'false' }, fullText ? 'Show feed text' : 'Show full article')
         : item.url ? h('button', { type: 'button', class: 'button', 'data-action': 'load-full-text' }, 'Load full article') : null,
-      item.generated_summary ? null : h('button', { type: 'button', class: 'button', 'data-action': 'summarize' }, 'Summarize'),
+      !item.generated_summary && this.summarizable(item) ? h('button', { type: 'button', class: 'button', 'data-action': 'summarize' }, 'Summarize') : null,
       h('button', { type: 'button', class: 'button', 'data-action': 'read' }, item.is_read ? 'Mark unread' : 'Mark read'),
       h('button', { type: 'button', class: 'button', 'data-action': 'bookmark' }, icon('bookmark'), 'Bookmark'),
       item.author ? h('span', { class: 'item-author' }, 'by ' + item.author) : null);

@@ -363,6 +363,23 @@ impl Store {
                     content.as_deref(),
                 );
                 write_index_rows!(tx, engine, &[(item_id, value.as_str())]);
+                // A summary made from a text much shorter than this article (the feed's
+                // teaser) is made once more, from the article (see `save_summary`).
+                if content.is_some() {
+                    sqlx::query(
+                        "INSERT INTO summary_jobs (item_id, queued_at, not_before)
+                         SELECT m.item_id, $2, $2 FROM item_summaries m
+                         WHERE m.item_id = $1 AND m.source_chars IS NOT NULL
+                           AND m.source_chars * $3 <= $4
+                         ON CONFLICT (item_id) DO NOTHING",
+                    )
+                    .bind(item_id)
+                    .bind(fetched_at)
+                    .bind(crate::summaries::REDO_SUMMARY_FACTOR)
+                    .bind(text_chars)
+                    .execute(&mut *tx)
+                    .await?;
+                }
             }
             sqlx::query(sqlx::AssertSqlSafe(FULL_TEXT_JOBS.complete_sql()))
                 .bind(item_id)

@@ -93,7 +93,7 @@ pub use reading::{
 pub use search::{BackfillStep, DEFAULT_BACKFILL_BATCH, ItemSearch, SearchHit, SearchPage};
 pub use second_factors::{AuthChallenge, ChallengePurpose, Passkey, SecondFactors, TotpSecret};
 pub use sessions::{ApiKey, ApiKeyScope, Authenticated, Session};
-pub use summaries::{GeneratedSummary, SummaryJob, SummaryJobState};
+pub use summaries::{GeneratedSummary, REDO_SUMMARY_FACTOR, SummaryJob, SummaryJobState};
 pub use sync::{
     MAX_LABEL_CHARS, MAX_SYNC_IDS, MAX_SYNC_ITEM_IDS, MAX_SYNC_ITEMS, SyncItem, SyncOrder,
     SyncQuery,

@@ -322,6 +322,13 @@ pub const MIGRATIONS: &[Migration] = &[
         postgres: include_str!("../migrations/postgres/0028_oidc.sql"),
         data: None,
     },
+    Migration {
+        version: 29,
+        name: "summary_sources",
+        sqlite: include_str!("../migrations/sqlite/0029_summary_sources.sql"),
+        postgres: include_str!("../migrations/postgres/0029_summary_sources.sql"),
+        data: None,
+    },
 ];
 
 /// An arbitrary constant naming tidings' migration lock among PostgreSQL advisory locks.

@@ -10,6 +10,12 @@ use crate::{Result, Store, in_tx, with_db};
 /// The queue of items waiting for their summary.
 const SUMMARY_JOBS: JobQueue = JobQueue::new("summary_jobs");
 
+/// How many times longer than a summary's source an item's full article must be for the
+/// summary to be made again from it: a summary of a teaser (a first paragraph, a sentence) is
+/// redone once the article arrives, while an article about as long as the feed's text (or a
+/// page fetched again) changes nothing.
+pub const REDO_SUMMARY_FACTOR: i64 = 2;
+
 /// An item's generated summary.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GeneratedSummary {
@@ -23,6 +29,9 @@ pub struct GeneratedSummary {
     pub model: Option<String>,
     /// When it was stored (Unix seconds).
     pub created_at: i64,
+    /// Characters of the text it was made from; `None` for summaries stored before this was
+    /// recorded.
+    pub source_chars: Option<i64>,
 }
 
 /// An item claimed for its summary, with the text to summarize.
@@ -66,11 +75,12 @@ impl Store {
         for chunk in item_ids.chunks(500) {
             let placeholders: Vec<String> = (1..=chunk.len()).map(|n| format!("${n}")).collect();
             let sql = format!(
-                "SELECT item_id, text, provider, model, created_at FROM item_summaries
-                 WHERE item_id IN ({})",
+                "SELECT item_id, text, provider, model, created_at, source_chars
+                 FROM item_summaries WHERE item_id IN ({})",
                 placeholders.join(", ")
             );
-            let rows: Vec<(i64, String, String, Option<String>, i64)> =
+            #[allow(clippy::type_complexity)]
+            let rows: Vec<(i64, String, String, Option<String>, i64, Option<i64>)> =
                 with_db!(self, read, |db| {
                     let mut query = sqlx::query_as(sqlx::AssertSqlSafe(sql));
                     for id in chunk {
@@ -78,7 +88,7 @@ impl Store {
                     }
                     query.fetch_all(db).await?
                 });
-            for (item_id, text, provider, model, created_at) in rows {
+            for (item_id, text, provider, model, created_at, source_chars) in rows {
                 found.insert(
                     item_id,
                     GeneratedSummary {
@@ -87,6 +97,7 @@ impl Store {
                         provider,
                         model,
                         created_at,
+                        source_chars,
                     },
                 );
             }
@@ -99,16 +110,19 @@ impl Store {
         Ok(self.summaries_of_items(&[item_id]).await?.remove(&item_id))
     }
 
-    /// Stores an item's summary and takes the item off the queue, in one transaction. An item
-    /// that already has one keeps it (summaries are never computed again, and two workers
-    /// racing store the first); answers the summary the item has now, `None` when the item
-    /// was deleted meanwhile.
+    /// Stores an item's summary, made from a text of `source_chars` characters, and takes the
+    /// item off the queue, in one transaction. An item that already has one keeps it
+    /// (summaries are not computed again, and two workers racing store the first), unless
+    /// this one was made from a text at least [`REDO_SUMMARY_FACTOR`] times longer (the
+    /// article that arrived after a summary of its teaser). Answers the summary the item has
+    /// now, `None` when the item was deleted meanwhile.
     pub async fn save_summary(
         &self,
         item_id: i64,
         text: &str,
         provider: &str,
         model: Option<&str>,
+        source_chars: i64,
         now: i64,
     ) -> Result<Option<GeneratedSummary>> {
         // Stored like any text from outside: without control characters (PostgreSQL refuses
@@ -116,15 +130,21 @@ impl Store {
         let text = crate::text::strip_control_chars(text);
         in_tx!(self, |tx| {
             sqlx::query(
-                "INSERT INTO item_summaries (item_id, text, provider, model, created_at)
-                 SELECT id, $2, $3, $4, $5 FROM items WHERE id = $1
-                 ON CONFLICT (item_id) DO NOTHING",
+                "INSERT INTO item_summaries (item_id, text, provider, model, created_at, source_chars)
+                 SELECT id, $2, $3, $4, $5, $6 FROM items WHERE id = $1
+                 ON CONFLICT (item_id) DO UPDATE SET text = excluded.text,
+                    provider = excluded.provider, model = excluded.model,
+                    created_at = excluded.created_at, source_chars = excluded.source_chars
+                 WHERE item_summaries.source_chars IS NOT NULL
+                   AND item_summaries.source_chars * $7 <= excluded.source_chars",
             )
             .bind(item_id)
             .bind(text.as_ref())
             .bind(provider)
             .bind(model)
             .bind(now)
+            .bind(source_chars)
+            .bind(REDO_SUMMARY_FACTOR)
             .execute(&mut *tx)
             .await?;
             sqlx::query(sqlx::AssertSqlSafe(SUMMARY_JOBS.complete_sql()))

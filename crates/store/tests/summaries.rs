@@ -273,6 +273,7 @@ on_both_engines!(summaries_are_stored_once_and_go_with_their_items, |db| {
             "First, with a NUL\u{0}.",
             "openai",
             Some("m1"),
+            1200,
             fetch + 5,
         )
         .await
@@ -284,11 +285,12 @@ on_both_engines!(summaries_are_stored_once_and_go_with_their_items, |db| {
         ("openai", Some("m1"))
     );
     assert_eq!(first.created_at, fetch + 5);
+    assert_eq!(first.source_chars, Some(1200));
     // Off the queue with it.
     assert!(store.summary_job_state(ids[0]).await.unwrap().is_none());
     // A second summary (a racing worker) does not replace the first.
     let kept = store
-        .save_summary(ids[0], "Second.", "local", None, fetch + 9)
+        .save_summary(ids[0], "Second.", "local", None, 2399, fetch + 9)
         .await
         .unwrap()
         .unwrap();
@@ -309,7 +311,7 @@ on_both_engines!(summaries_are_stored_once_and_go_with_their_items, |db| {
     // Saving for an item that is gone stores nothing.
     assert!(
         store
-            .save_summary(ids[1], "x", "local", None, fetch)
+            .save_summary(ids[1], "x", "local", None, 1000, fetch)
             .await
             .unwrap()
             .is_none()
@@ -353,3 +355,118 @@ on_both_engines!(the_daily_budget_is_counted_per_day_and_provider, |db| {
         0
     );
 });
+
+on_both_engines!(
+    a_summary_of_a_teaser_is_redone_once_when_the_article_arrives,
+    |db| {
+        let store = db.migrated().await;
+        let ann = user(&store, "ann").await;
+        let (_, feed) = follow(&store, ann, "https://news.example/feed").await;
+        let fetch = 1_700_000_100;
+        store
+            .upsert_items(
+                feed,
+                &[
+                    item("t", None, "teaser"),
+                    item("l", None, "long"),
+                    item("o", None, "old"),
+                ],
+                fetch,
+            )
+            .await
+            .unwrap();
+        let ids = ids_of(&store, ann, feed).await;
+        let (long, old, teaser) = (ids[0], ids[1], ids[2]);
+        for (id, source) in [(teaser, Some(1000)), (long, Some(1000)), (old, None)] {
+            store.queue_summaries(&[id], fetch, fetch).await.unwrap();
+            store
+                .save_summary(
+                    id,
+                    "From the feed.",
+                    "openai",
+                    None,
+                    source.unwrap_or(1000),
+                    fetch,
+                )
+                .await
+                .unwrap();
+        }
+        // A summary stored before sources were recorded has none, and is left alone.
+        store
+            .execute_raw(&format!(
+                "UPDATE item_summaries SET source_chars = NULL WHERE item_id = {old}"
+            ))
+            .await
+            .unwrap();
+        assert_eq!(store.summary_queue_len().await.unwrap(), 0);
+        let article = |chars: i64| FullTextOutcome::Extracted {
+            content: "<p>The whole article.</p>".into(),
+            text_chars: chars,
+            source_url: "https://news.example/page".into(),
+        };
+        // Twice as long as the teaser or more: queued again, once; a little longer: not.
+        store
+            .save_full_text(teaser, &article(2000), fetch + 60)
+            .await
+            .unwrap();
+        store
+            .save_full_text(long, &article(1999), fetch + 60)
+            .await
+            .unwrap();
+        store
+            .save_full_text(old, &article(50_000), fetch + 60)
+            .await
+            .unwrap();
+        assert!(store.summary_job_state(teaser).await.unwrap().is_some());
+        assert!(store.summary_job_state(long).await.unwrap().is_none());
+        assert!(store.summary_job_state(old).await.unwrap().is_none());
+        // The new summary, from the article, replaces the teaser's; a racing worker's summary
+        // of the teaser does not come back over it.
+        let redone = store
+            .save_summary(
+                teaser,
+                "From the article.",
+                "openai",
+                None,
+                2000,
+                fetch + 70,
+            )
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (redone.text.as_str(), redone.source_chars),
+            ("From the article.", Some(2000))
+        );
+        let kept = store
+            .save_summary(
+                teaser,
+                "From the feed again.",
+                "openai",
+                None,
+                1000,
+                fetch + 71,
+            )
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(kept, redone);
+        assert_eq!(store.summary_queue_len().await.unwrap(), 0);
+        // The same article fetched again queues nothing: the summary was made from it.
+        store
+            .save_full_text(teaser, &article(2000), fetch + 120)
+            .await
+            .unwrap();
+        assert!(store.summary_job_state(teaser).await.unwrap().is_none());
+        // A page that kept no article (shorter than the feed's text) queues nothing either.
+        let shorter = FullTextOutcome::Shorter {
+            text_chars: 9000,
+            source_url: "https://news.example/page".into(),
+        };
+        store
+            .save_full_text(long, &shorter, fetch + 120)
+            .await
+            .unwrap();
+        assert!(store.summary_job_state(long).await.unwrap().is_none());
+    }
+);

@@ -140,8 +140,16 @@ async fn model_server() -> (TestServer, Arc<Model>) {
     (TestServer::start(router).await, model)
 }
 
-/// A feed of `count` items with a few sentences each, on its own server.
+/// Sentences that make a story longer than a summary (900 characters by default).
+const MORE: &str = "The council will pay for a new wheel once the volunteers have repaired the mill's stone walls. Local schools plan visits to the mill so that children can watch grain become flour. The mill's old miller, now ninety, has offered to teach the volunteers how the stones are dressed. Engineers surveyed the mill race last winter and found the channel sound after seventy years of silence. A bakery in the harbour has promised to buy the mill's first flour for its bread. The restoration of the mill is expected to bring visitors to Porthcarrow through the summer. Fishermen in the harbour remember their grandparents carrying sacks of grain up the hill to the mill. Once the mill turns again, the volunteers hope to open a small museum of the town's trades beside it. The trust that owns the mill will hold an open day in June for anyone who gave money to the work. Storms damaged the mill's roof in 1987, and tarpaulins kept the rain off the machinery until now.";
+
+/// A feed of `count` items with a dozen sentences each, on its own server.
 async fn feed_server(count: usize) -> TestServer {
+    feed_server_with(count, 0).await
+}
+
+/// A feed of `count` long items and `short` ones shorter than a summary ("Note 0"…).
+async fn feed_server_with(count: usize, short: usize) -> TestServer {
     let mut feed = String::from(
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?><rss version=\"2.0\"><channel>\
          <title>News</title><link>https://site.example/</link>",
@@ -151,7 +159,13 @@ async fn feed_server(count: usize) -> TestServer {
             "<item><title>Story {i}</title><link>https://site.example/{i}</link><guid>g{i}</guid>\
              <description><![CDATA[<p>The harbour town of Porthcarrow voted to restore story {i}'s \
              tidal mill. The mill last turned in 1950. Volunteers raised the money in two years. \
-             Work starts in spring and the mill should grind flour again by autumn.</p>]]></description></item>"
+             Work starts in spring and the mill should grind flour again by autumn. {MORE}</p>]]></description></item>"
+        ));
+    }
+    for i in 0..short {
+        feed.push_str(&format!(
+            "<item><title>Note {i}</title><link>https://site.example/note/{i}</link><guid>n{i}</guid>\
+             <description>The mill opens on Sunday {i}.</description></item>"
         ));
     }
     feed.push_str("</channel></rss>");
@@ -495,4 +509,49 @@ on_both_engines!(a_slow_provider_never_delays_fetching, |db| {
     runner.abort();
     // Two at a time (the parallelism), one request each.
     assert_eq!(model.requests().len(), 5);
+});
+
+on_both_engines!(short_items_are_skipped_before_any_request, |db| {
+    let store = db.migrated().await;
+    let feeds = feed_server_with(1, 1).await;
+    let (server, model) = model_server().await;
+    let config = remote(ProviderKind::OpenAi, &server, Duration::from_secs(5));
+    let (fetcher, ann, ids) = setup(&store, &feeds, config).await;
+    let summarizer = fetcher.summarizer();
+    // "Note 0" is its own summary: no request, nothing stored, nothing left queued.
+    match summarizer.request(ids[0]).await.unwrap() {
+        Requested::TooShort(chars) => assert_eq!(chars, "The mill opens on Sunday 0.".len()),
+        other => panic!("expected too short, got {other:?}"),
+    }
+    assert!(model.requests().is_empty());
+    assert!(store.generated_summary(ids[0]).await.unwrap().is_none());
+    assert_eq!(store.summary_queue_len().await.unwrap(), 0);
+
+    // Summarizing every new item: the short ones leave the queue without a request, so the
+    // budget goes to the long ones only.
+    prefer(&store, ann, "all").await;
+    let more = feed_server_with(2, 3).await;
+    let (_, feed2) = follow(&store, ann, &more.url("/feed.xml")).await;
+    fetcher.refresh_feed(feed2).await.unwrap();
+    assert_eq!(store.summary_queue_len().await.unwrap(), 5);
+    let ran = drain_enrichment(Arc::new(SummaryJob::new(Arc::clone(summarizer))), 2)
+        .await
+        .unwrap();
+    assert_eq!(ran, 5);
+    assert_eq!(store.summary_queue_len().await.unwrap(), 0);
+    assert_eq!(model.requests().len(), 2);
+    let day = chrono::Utc::now().timestamp().div_euclid(86_400);
+    assert_eq!(store.summary_requests_on(day, "openai").await.unwrap(), 2);
+    let new_ids = store.feed_item_ids(feed2).await.unwrap();
+    let stored = store.summaries_of_items(&new_ids).await.unwrap();
+    assert_eq!(stored.len(), 2);
+    for summary in stored.values() {
+        let item = store.item(ann, summary.item_id).await.unwrap();
+        assert!(
+            item.title.as_deref().unwrap().starts_with("Story"),
+            "{item:?}"
+        );
+        // What it was made from: the item's whole text.
+        assert!(summary.source_chars.unwrap() > 900, "{summary:?}");
+    }
 });

@@ -143,6 +143,13 @@ pub struct ItemSummaryView {
     /// summarized (`POST /items/{id}/summarize`, or for new items when the user's
     /// `summarize` preference asks for it).
     pub generated_summary: Option<crate::api::summaries::GeneratedSummaryView>,
+    /// Whether the item's text is long enough to summarize: longer than a summary
+    /// (`TIDINGS_SUMMARY_TARGET_CHARS`, counted in the text the summarizer reads: the full
+    /// article, else the content, else the summary). False for a short item, whose text is
+    /// its own summary (`POST /items/{id}/summarize` answers 400 `too_short_to_summarize`).
+    /// Given by `GET /items/{id}` and with `include=content`; absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub summarizable: Option<bool>,
 }
 
 /// A tag of an item.
@@ -178,6 +185,7 @@ impl From<ItemSummary> for ItemSummaryView {
             tags: Vec::new(),
             popularity: None,
             generated_summary: None,
+            summarizable: None,
         }
     }
 }
@@ -579,10 +587,36 @@ async fn add_bodies(state: &AppState, auth: &Auth, items: &mut [ItemSummaryView]
                 .unwrap_or_default(),
         );
         let (content, full_content) = body.map_or((None, None), |b| (b.content, b.full_content));
+        item.summarizable = Some(summarizable(
+            state,
+            full_content.as_deref(),
+            content.as_deref(),
+            item.summary.as_deref(),
+        ));
         item.content = content;
         item.full_content = full_content;
     }
     Ok(())
+}
+
+/// Whether the summarizer would summarize an item with these texts: its best one, as the
+/// summary queue reads it (the article, else the content, else the summary), must be longer
+/// than a summary. The summarizer's own rule, so the reader offers "Summarize" exactly when
+/// it can work.
+fn summarizable(
+    state: &AppState,
+    full_content: Option<&str>,
+    content: Option<&str>,
+    summary: Option<&str>,
+) -> bool {
+    use tidings_worker::summaries::{source_chars, worth_summarizing};
+    let best = full_content
+        .or(content.filter(|c| !c.is_empty()))
+        .or(summary);
+    worth_summarizing(
+        source_chars(best),
+        state.fetcher.summarizer().config().target_chars,
+    )
 }
 
 /// Adds each listed item's tags (F41).
@@ -707,6 +741,12 @@ async fn get_item(
         .filter(|full| full.content.is_some())
         .map(|full| time(full.fetched_at));
     let mut full_content = full.and_then(|full| full.content);
+    summary.summarizable = Some(summarizable(
+        &state,
+        full_content.as_deref(),
+        content.as_deref(),
+        summary.summary.as_deref(),
+    ));
     proxy_images(&state, &mut full_content);
     Ok(Json(ItemEnvelope {
         item: ItemView {

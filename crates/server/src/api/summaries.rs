@@ -66,13 +66,15 @@ pub const SUMMARIZE_STATUSES: [&str; 2] = ["done", "queued"];
 /// answers at once; a remote one gets up to 20 s (retries included), after which the answer is
 /// 202 with `status: queued` and the summary arrives on the item later (poll
 /// `GET /items/{id}`). A provider that keeps failing, whose breaker is open or whose daily
-/// budget is spent also answers 202: the item waits in the queue.
+/// budget is spent also answers 202: the item waits in the queue. An item whose text is no
+/// longer than a summary (`TIDINGS_SUMMARY_TARGET_CHARS`) is its own summary: 400
+/// `too_short_to_summarize`, and no provider is asked.
 #[utoipa::path(post, path = "/items/{id}/summarize", tag = "items",
     params(("id" = i64, Path, description = "The item's id")),
     responses(
         (status = 200, description = "The summary", body = SummarizeResult),
         (status = 202, description = "Queued: the provider is slow or failing for now; the item carries the summary once made", body = SummarizeResult),
-        (status = 400, description = "The item cannot be summarized: it has no text, or the provider refused it (`summary_unavailable`)", body = ErrorBody),
+        (status = 400, description = "The item cannot be summarized: it has no text, or the provider refused it (`summary_unavailable`), or its text is no longer than a summary (`too_short_to_summarize`)", body = ErrorBody),
         (status = 404, description = "No such item among the user's subscriptions", body = ErrorBody),
     ))]
 async fn summarize_item(
@@ -99,6 +101,17 @@ async fn summarize_item(
                 status: "queued",
                 reason,
             }),
+        )),
+        Requested::TooShort(chars) => Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "too_short_to_summarize",
+            ErrorCategory::Validation,
+            format!(
+                "This item is too short to summarize: its text has {chars} characters, no more \
+                 than a summary's {}.",
+                summarizer.config().target_chars
+            ),
+            "Read the item itself: it is as short as its summary would be.",
         )),
         Requested::Failed(why) => Err(ApiError::new(
             StatusCode::BAD_REQUEST,

@@ -12,7 +12,14 @@
 //!   connection, 429, 5xx) is tried again after an exponential back-off with jitter (or the
 //!   429's `Retry-After`), up to `tries` requests per attempt; then the item goes back in the
 //!   queue for later, up to `max_attempts` attempts. A refusal (another 4xx) drops it.
-//! - Summaries are stored once per item and never computed again.
+//! - An item whose text is no longer than a summary ([`worth_summarizing`]) is not
+//!   summarized: its summary would be its text. It is dropped from the queue before any
+//!   request (no budget spent), "Summarize" answers that it is too short, and the items the
+//!   API shows say `summarizable: false`, so the reader offers no button for it.
+//! - Summaries are stored once per item, with the length of the text they were made from.
+//!   The one exception: when an item's full article arrives and is at least
+//!   [`tidings_store::REDO_SUMMARY_FACTOR`] times longer than that text (a summary of the
+//!   feed's teaser), the store queues the item once more and the new summary replaces it.
 
 pub mod breaker;
 pub mod provider;
@@ -126,6 +133,19 @@ impl Default for SummaryConfig {
     }
 }
 
+/// Whether a text of `text_chars` characters is worth summarizing in `target_chars`: only a
+/// text longer than a summary may have one, or its "summary" would be the text itself. The one
+/// rule for the summarizer, its queue and the item's `summarizable` in the API.
+pub fn worth_summarizing(text_chars: usize, target_chars: usize) -> bool {
+    text_chars > target_chars
+}
+
+/// Characters of the text a summary of `html` is made from (tags removed, entities decoded,
+/// whitespace collapsed), as the summarizer counts them.
+pub fn source_chars(html: Option<&str>) -> usize {
+    html.map_or(0, tidings_extract::text_chars)
+}
+
 /// What became of one attempt at an item's summary.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Attempt {
@@ -135,6 +155,9 @@ pub enum Attempt {
     Later(String),
     /// Given up: the item has no text, or the provider refused it; off the queue.
     GaveUp(String),
+    /// Not summarized, off the queue: the text has this many characters, no more than a
+    /// summary.
+    TooShort(usize),
     /// The item no longer exists.
     Gone,
 }
@@ -149,6 +172,9 @@ pub enum Requested {
     Queued(Option<String>),
     /// It cannot be made: the item has no text, or the provider refused it.
     Failed(String),
+    /// The item's text has this many characters, no more than a summary's: it is its own
+    /// summary.
+    TooShort(usize),
 }
 
 /// The summary service of a process: the provider, its breaker, the parallelism, and the
@@ -257,6 +283,7 @@ impl Summarizer {
             Ok(Ok(Attempt::Stored(summary))) => Ok(Requested::Done(summary)),
             Ok(Ok(Attempt::Later(why))) => Ok(Requested::Queued(Some(why))),
             Ok(Ok(Attempt::GaveUp(why))) => Ok(Requested::Failed(why)),
+            Ok(Ok(Attempt::TooShort(chars))) => Ok(Requested::TooShort(chars)),
             Ok(Ok(Attempt::Gone)) => Err(StoreError::NotFound("item")),
             // The attempt panicked: its lease expires and the worker tries again.
             Ok(Err(error)) => Ok(Requested::Queued(Some(error.to_string()))),
@@ -288,13 +315,18 @@ impl Summarizer {
             return Outcome::GiveUp("the item has no text to summarize".into());
         };
         let target = self.config.target_chars;
+        // Checked before the provider, its breaker and its budget: a short item costs nothing.
+        let chars = text.chars().count();
+        if !worth_summarizing(chars, target) {
+            return Outcome::TooShort(chars);
+        }
         let Some(remote) = &self.remote else {
             let _slot = self.slots.acquire().await;
             let summary =
                 tokio::task::spawn_blocking(move || tidings_summary::summarize(&text, target).text)
                     .await;
             return match summary {
-                Ok(summary) if !summary.is_empty() => Outcome::Summary(summary, None),
+                Ok(summary) if !summary.is_empty() => Outcome::Summary(summary, None, chars),
                 Ok(_) => Outcome::GiveUp("the item has no sentences to summarize".into()),
                 Err(error) => Outcome::Later(format!("the summarizer failed: {error}"), None),
             };
@@ -354,7 +386,7 @@ impl Summarizer {
                     } else {
                         summary
                     };
-                    return Outcome::Summary(summary, Some(remote.settings().model.clone()));
+                    return Outcome::Summary(summary, Some(remote.settings().model.clone()), chars);
                 }
                 Err(error) if error.is_temporary() => {
                     tracing::debug!(item = job.item_id, %error, try_number, "summary request failed");
@@ -385,13 +417,14 @@ impl Summarizer {
         let now = Utc::now().timestamp();
         let store = &self.store;
         Ok(match outcome {
-            Outcome::Summary(text, model) => {
+            Outcome::Summary(text, model, source_chars) => {
                 match store
                     .save_summary(
                         job.item_id,
                         &text,
                         self.provider_name(),
                         model.as_deref(),
+                        source_chars as i64,
                         now,
                     )
                     .await?
@@ -416,6 +449,11 @@ impl Summarizer {
                     .await?;
                 Attempt::Later(why)
             }
+            Outcome::TooShort(chars) => {
+                tracing::debug!(item = job.item_id, chars, "too short to summarize");
+                store.drop_summary_job(job.item_id).await?;
+                Attempt::TooShort(chars)
+            }
             Outcome::Later(why, _) | Outcome::GiveUp(why) => {
                 tracing::info!(item = job.item_id, reason = %why, "summary given up");
                 store.drop_summary_job(job.item_id).await?;
@@ -437,8 +475,11 @@ impl Summarizer {
 
 /// What one attempt came to, before it is stored.
 enum Outcome {
-    /// A summary, with the model that wrote it.
-    Summary(String, Option<String>),
+    /// A summary, with the model that wrote it and the characters of the text it was made
+    /// from.
+    Summary(String, Option<String>, usize),
+    /// The text has this many characters, no more than a summary: nothing to do.
+    TooShort(usize),
     /// A failure that may pass: try again later (at least after the wait given).
     Later(String, Option<Duration>),
     /// Not tried (breaker open, budget spent): back in the queue after the wait, the attempt
