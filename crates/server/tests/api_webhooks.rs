@@ -7,49 +7,10 @@
 mod common;
 mod support;
 
-use std::sync::{Arc, Mutex};
-
-use axum::http::StatusCode as AxumStatus;
-use axum::routing::post;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
-use support::{FeedServer, TestApp, assert_error, call, test_fetcher_with};
+use support::{DiscordStandIn, FeedServer, TestApp, assert_error, call, test_fetcher_with};
 use tidings_server::{AppState, ServerConfig};
-
-/// A Discord stand-in: records each body, answers 204 (or 404 once `gone` is set).
-#[derive(Clone, Default)]
-struct Discord {
-    received: Arc<Mutex<Vec<Value>>>,
-    gone: Arc<Mutex<bool>>,
-}
-
-impl Discord {
-    async fn start(&self) -> String {
-        let discord = self.clone();
-        let router = axum::Router::new().route(
-            "/api/webhooks/{id}/{token}",
-            post(move |body: String| {
-                let discord = discord.clone();
-                async move {
-                    discord
-                        .received
-                        .lock()
-                        .unwrap()
-                        .push(serde_json::from_str(&body).unwrap());
-                    if *discord.gone.lock().unwrap() {
-                        (AxumStatus::NOT_FOUND, r#"{"message": "Unknown Webhook"}"#)
-                    } else {
-                        (AxumStatus::NO_CONTENT, "")
-                    }
-                }
-            }),
-        );
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let address = listener.local_addr().unwrap();
-        tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
-        format!("http://{address}")
-    }
-}
 
 /// A server whose notifications go to `discord` for Discord URLs.
 async fn start(db: &common::TestDb, discord: &str) -> TestApp {
@@ -73,7 +34,7 @@ async fn start(db: &common::TestDb, discord: &str) -> TestApp {
 }
 
 on_both_engines!(channels_rules_send_test_and_the_delivery_log, |db| {
-    let discord = Discord::default();
+    let discord = DiscordStandIn::default();
     let discord_base = discord.start().await;
     let app = start(db, &discord_base).await;
     app.user("ann", false).await;

@@ -3,8 +3,8 @@
 
 #![allow(dead_code)]
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use axum::http::{StatusCode as AxumStatus, header};
 use axum::response::IntoResponse;
@@ -268,6 +268,56 @@ impl FeedServer {
     /// Requests seen in all.
     pub fn total_hits(&self) -> usize {
         self.total.load(Ordering::SeqCst)
+    }
+}
+
+/// A Discord stand-in on 127.0.0.1 for notification tests (the server's Discord base is set to
+/// [`DiscordStandIn::start`]'s answer): records each message, answers 204, or 404 ("Unknown
+/// Webhook") once `gone` is set.
+#[derive(Clone, Default)]
+pub struct DiscordStandIn {
+    /// Each message's body, in order.
+    pub received: Arc<Mutex<Vec<Value>>>,
+    /// Each message's webhook, as `{id}/{token}`.
+    pub webhooks: Arc<Mutex<Vec<String>>>,
+    /// Whether the webhooks are deleted (404) from now on.
+    pub gone: Arc<Mutex<bool>>,
+}
+
+impl DiscordStandIn {
+    /// Starts serving; answers its base URL.
+    pub async fn start(&self) -> String {
+        let discord = self.clone();
+        let router = axum::Router::new().route(
+            "/api/webhooks/{id}/{token}",
+            axum::routing::post(
+                move |axum::extract::Path((id, token)): axum::extract::Path<(String, String)>,
+                      body: String| {
+                    let discord = discord.clone();
+                    async move {
+                        discord
+                            .webhooks
+                            .lock()
+                            .unwrap()
+                            .push(format!("{id}/{token}"));
+                        discord
+                            .received
+                            .lock()
+                            .unwrap()
+                            .push(serde_json::from_str(&body).unwrap());
+                        if *discord.gone.lock().unwrap() {
+                            (AxumStatus::NOT_FOUND, r#"{"message": "Unknown Webhook"}"#)
+                        } else {
+                            (AxumStatus::NO_CONTENT, "")
+                        }
+                    }
+                },
+            ),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+        format!("http://{address}")
     }
 }
 
