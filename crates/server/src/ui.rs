@@ -54,6 +54,7 @@ pub const ASSETS: &[Asset] = &[
     asset!("auth.js", JS),
     asset!("mfa.js", JS),
     asset!("identities.js", JS),
+    asset!("notifications.js", JS),
     asset!("reader.js", JS),
     asset!("media.js", JS),
     asset!("related.js", JS),
@@ -83,6 +84,7 @@ pub const VIEW_PATHS: &[&str] = &[
     "/hot",
     "/settings",
     "/account",
+    "/notifications",
     "/admin",
 ];
 

@@ -3,7 +3,8 @@
 //! (success and "no feed found"), infinite scroll past 150 items, exclusive expand marking
 //! read, the unread filter, stars and the starred view, mark all read, the keyboard, the
 //! theme across reloads, a stopped feed's error and "Resume all", unsubscribing and the phone
-//! layout; tags on items, the tag list and a tag's page.
+//! layout; tags on items, the tag list and a tag's page; the Notifications page's channels
+//! against a Discord stand-in.
 //!
 //! Without Chromium the tests print `SKIPPED … : chromium not installed` and pass.
 //! `cargo test -p tidings-server --test ui_browser -- --ignored screenshots` rewrites
@@ -21,7 +22,7 @@ use std::time::Duration;
 use browser::{Browser, skip_without_browser};
 use common::TestDb;
 use serde_json::{Value, json};
-use support::{FeedServer, PASSWORD, rss};
+use support::{DiscordStandIn, FeedServer, PASSWORD, rss};
 use tidings_server::ratelimit::{RateLimiter, RateLimits};
 use tidings_server::{AppState, ServerConfig};
 use tidings_store::Store;
@@ -48,21 +49,21 @@ async fn start_server_on(store: Store) -> String {
 
 /// A server on `store` with these rate limits; answers the base URL.
 async fn start_server_with(store: Store, limits: RateLimits) -> String {
-    start_server_configured(store, limits, |_| {}).await
+    start_server_configured(store, limits, |_, _| {}).await
 }
 
-/// [`start_server_with`] with the configuration adjusted.
+/// [`start_server_with`] with the server's and the worker's configuration adjusted.
 async fn start_server_configured(
     store: Store,
     limits: RateLimits,
-    adjust: impl FnOnce(&mut ServerConfig),
+    adjust: impl FnOnce(&mut ServerConfig, &mut tidings_worker::WorkerConfig),
 ) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let mut config = ServerConfig::new(base.parse().unwrap());
-    adjust(&mut config);
-    // As `tidings serve` does: with the media proxy on, items keep their http: images.
     let mut worker = tidings_worker::WorkerConfig::default();
+    adjust(&mut config, &mut worker);
+    // As `tidings serve` does: with the media proxy on, items keep their http: images.
     worker.sanitize.keep_http_media =
         config.media_proxy.mode != tidings_server::media::MediaProxyMode::Off;
     let fetcher = support::test_fetcher_with(store.clone(), true, worker);
@@ -1572,7 +1573,7 @@ async fn reading_view_in_chromium() {
             subscribe: RateLimiter::new(1_000, Duration::from_secs(60)),
             ..RateLimits::standard()
         },
-        |config| {
+        |config, _| {
             config.media_proxy = tidings_server::media::MediaProxy::new(
                 tidings_server::media::MediaProxyMode::Insecure,
                 None,
@@ -3253,3 +3254,229 @@ async fn summaries_in_chromium() {
     assert_eq!(subscriptions["subscriptions"][0]["summarize"], true);
     b.quit().await;
 }
+
+/// A notification channel's row on the Notifications page.
+fn channel_row(id: i64) -> String {
+    format!("#channels li.channel[data-id='{id}']")
+}
+
+/// The text of the element matching `css`, once there is one with some.
+async fn text_of(b: &Browser, css: &str) -> String {
+    let selector = serde_json::to_string(css).unwrap();
+    let text = b
+        .wait_for(
+            css,
+            &format!("document.querySelector({selector})?.innerText"),
+        )
+        .await;
+    text.as_str().unwrap().to_string()
+}
+
+/// Brings `css` to the middle of the screen, as a person scrolls to it, then clicks it:
+/// WebDriver scrolls only until it is inside the window, where the sticky header may cover it.
+async fn click_centered(b: &Browser, css: &str) {
+    let selector = serde_json::to_string(css).unwrap();
+    b.wait_for(
+        css,
+        &format!(
+            "(() => {{ const e = document.querySelector({selector}); \
+             e?.scrollIntoView({{block: 'center'}}); return e !== null; }})()"
+        ),
+    )
+    .await;
+    b.click(css).await;
+}
+
+// The Notifications page (F43) against a Discord stand-in on 127.0.0.1: a Discord URL of the
+// wrong form is refused with the form it should have; the right one lists the channel with
+// its token hidden; Send test reaches the stand-in and says so, and a refusal shows its
+// status and message; the delivery log lists both tests; editing the rules (a feed ticked,
+// words typed) reaches the API and keeps the URL; deleting empties the list. On a phone the
+// page fits the screen.
+on_both_engines!(notifications_in_chromium, |db| {
+    if skip_without_browser("ui_browser::notifications_in_chromium") {
+        return;
+    }
+    let discord = DiscordStandIn::default();
+    let discord_base = discord.start().await;
+    let store = db.migrated().await;
+    let base = start_server_configured(
+        store.clone(),
+        RateLimits {
+            per_user: RateLimiter::new(100_000, Duration::from_secs(60)),
+            ..RateLimits::standard()
+        },
+        |_, worker| worker.notifications.endpoints.discord = discord_base.parse().unwrap(),
+    )
+    .await;
+    let site = feed_site().await;
+    let b = Browser::start(1280, 860).await;
+    let (_, feeds) = reader_with_feeds(&store, &b, &base, &[site.url("/news.xml")]).await;
+    let feed = feeds[0];
+
+    b.goto(&format!("{base}/notifications")).await;
+    b.wait_for(
+        "the empty list and the form",
+        "document.querySelector('#channels')?.innerText.includes('No channels yet') \
+         && document.querySelector('#new-channel-url') !== null",
+    )
+    .await;
+    assert_eq!(
+        b.eval("document.querySelector('.tab[aria-current=page]').textContent")
+            .await,
+        "Notifications"
+    );
+    let add = "form.channel-form button[type=submit]";
+    b.type_into("#new-channel-name", "News").await;
+    b.type_into(
+        "#new-channel-url",
+        "https://example.com/api/webhooks/42/secret-token",
+    )
+    .await;
+    b.click(add).await;
+    let error = text_of(&b, "form.channel-form .inline-error").await;
+    assert!(error.contains("Check your input"), "{error}");
+    assert!(
+        error.contains("https://discord.com/api/webhooks/{id}/{token}"),
+        "{error}"
+    );
+    assert!(error.contains("Copy the webhook URL again"), "{error}");
+    review(&b, "notifications-refused").await;
+    assert_eq!(api_in_page(&b, "/webhooks").await["webhooks"], json!([]));
+
+    b.type_into(
+        "#new-channel-url",
+        "https://discord.com/api/webhooks/42/secret-token",
+    )
+    .await;
+    b.click(add).await;
+    b.wait_for(
+        "the channel listed",
+        "document.querySelectorAll('#channels li.channel').length === 1",
+    )
+    .await;
+    let listed = api_in_page(&b, "/webhooks").await;
+    let id = listed["webhooks"][0]["id"].as_i64().unwrap();
+    assert_eq!(listed["webhooks"][0]["name"], "News");
+    let row = channel_row(id);
+    let text = b
+        .eval(&format!("document.querySelector(\"{row}\").innerText"))
+        .await;
+    let text = text.as_str().unwrap();
+    assert!(text.contains("News") && text.contains("Discord"), "{text}");
+    assert!(text.contains("discord.com/api/…"), "{text}");
+    assert!(text.contains("every new item"), "{text}");
+    assert!(!text.contains("secret-token"), "the token shows: {text}");
+    // The form is fresh for the next channel.
+    assert_eq!(
+        b.eval("document.querySelector('#new-channel-url').value")
+            .await,
+        ""
+    );
+    review(&b, "notifications").await;
+
+    // Send test: the stand-in gets Discord's message, the page says it went.
+    click_centered(&b, &format!("{row} [data-action=test]")).await;
+    let sent = text_of(&b, &format!("{row} .channel-more .success")).await;
+    assert!(sent.starts_with("Test sent (HTTP 204)"), "{sent}");
+    assert_eq!(*discord.webhooks.lock().unwrap(), ["42/secret-token"]);
+    assert_eq!(
+        discord.received.lock().unwrap()[0]["content"],
+        "Test message from tidings: this channel works."
+    );
+    // A webhook deleted at Discord's end: the refusal's status and message.
+    *discord.gone.lock().unwrap() = true;
+    click_centered(&b, &format!("{row} [data-action=test]")).await;
+    let refused = text_of(&b, &format!("{row} .channel-more .inline-error")).await;
+    assert!(refused.contains("Not delivered"), "{refused}");
+    assert!(
+        refused.contains("The webhook answered HTTP 404"),
+        "{refused}"
+    );
+    assert!(refused.contains("Unknown Webhook"), "{refused}");
+    assert_eq!(discord.received.lock().unwrap().len(), 2);
+
+    // The delivery log, newest first.
+    click_centered(&b, &format!("{row} [data-action=log]")).await;
+    let rows = b
+        .wait_for(
+            "the delivery log",
+            &format!(
+                "(() => {{ const rows = [...document.querySelectorAll(\"{row} table tbody tr\")]; \
+                 return rows.length === 2 && rows.map((r) => [...r.cells].slice(1, 4).map((c) => c.textContent)); }})()"
+            ),
+        )
+        .await;
+    assert_eq!(
+        rows,
+        json!([["failed (test)", "404", "0"], ["sent (test)", "204", "0"]])
+    );
+    review(&b, "notifications-log").await;
+
+    // Edit: a feed ticked and words typed; the address is kept.
+    click_centered(&b, &format!("{row} [data-action=edit]")).await;
+    click_centered(&b, &format!("{row} input[name=feed][value='{feed}']")).await;
+    b.type_into(&format!("#channel-{id}-words"), "outage, 東京都")
+        .await;
+    review(&b, "notifications-edit").await;
+    click_centered(&b, &format!("{row} button[type=submit]")).await;
+    b.wait_for(
+        "the new rules on the row",
+        &format!("document.querySelector(\"{row} .channel-facts\")?.innerText.includes('words: outage, 東京都')"),
+    )
+    .await;
+    let saved = api_in_page(&b, &format!("/webhooks/{id}")).await;
+    assert_eq!(
+        saved["webhook"]["rules"]["feed_ids"],
+        json!([feed]),
+        "{saved}"
+    );
+    assert_eq!(saved["webhook"]["rules"]["group_ids"], json!([]), "{saved}");
+    assert_eq!(
+        saved["webhook"]["rules"]["keywords"],
+        json!(["outage", "東京都"]),
+        "{saved}"
+    );
+    assert_eq!(
+        saved["webhook"]["url"],
+        "https://discord.com/api/webhooks/42/secret-token"
+    );
+    assert_eq!(saved["webhook"]["enabled"], true);
+
+    // On a phone the page fits: nothing wider than the screen.
+    b.resize(360, 740).await;
+    b.goto(&format!("{base}/notifications")).await;
+    b.wait_for(
+        "the channel on a phone",
+        &format!("document.querySelector(\"{row}\") !== null"),
+    )
+    .await;
+    click_centered(&b, &format!("{row} [data-action=log]")).await;
+    b.wait_for(
+        "the log on a phone",
+        &format!("document.querySelector(\"{row} table\") !== null"),
+    )
+    .await;
+    assert_eq!(
+        b.eval(
+            "document.documentElement.scrollWidth <= window.innerWidth \
+             && [...document.querySelectorAll('.tabs')].every((t) => t.scrollWidth <= t.clientWidth)"
+        )
+        .await,
+        true
+    );
+    review(&b, "notifications-phone").await;
+    b.resize(1280, 860).await;
+
+    // Delete, after a confirmation.
+    click_centered(&b, &format!("{row} [data-action=delete]")).await;
+    b.click("dialog .button.danger").await;
+    b.wait_for(
+        "the empty list",
+        "document.querySelector('#channels')?.innerText.includes('No channels yet')",
+    )
+    .await;
+    assert_eq!(api_in_page(&b, "/webhooks").await["webhooks"], json!([]));
+    assert_eq!(discord.received.lock().unwrap().len(), 2);
+    b.quit().await;
+});

@@ -21,6 +21,7 @@ const CATEGORY_NAMES = {
   limit: 'Limit reached',
   system: 'Server problem',
   network: 'Offline',
+  delivery: 'Not delivered',
 };
 
 /** The category as a short heading for people. */

@@ -8,7 +8,7 @@ import { renderSignIn, renderSetup } from './auth.js';
 import { Sidebar, ItemList, BookmarkList, startLiveUpdates } from './reader.js';
 import { openSubscribe, showError, showShortcuts, toast } from './dialogs.js';
 import { openScrape } from './scrape.js';
-import { renderSettings, renderAccount, renderAdmin, renderFeedSettings } from './settings.js';
+import { renderSettings, renderAccount, renderNotifications, renderAdmin, renderFeedSettings } from './settings.js';
 import { installKeys } from './keys.js';
 import { createSearchBox } from './search.js';
 
@@ -51,6 +51,7 @@ function parseRoute() {
   if (path === '/setup') return { name: 'setup', token: params.get('token') || '' };
   if (path === '/settings') return { name: 'settings' };
   if (path === '/account') return { name: 'account' };
+  if (path === '/notifications') return { name: 'notifications' };
   if (path === '/admin') return { name: 'admin' };
   const q = (params.get('q') || '').trim();
   if (path === '/bookmarks') return { name: 'bookmarks', item, q };
@@ -166,6 +167,7 @@ async function loadSession() {
 const PAGES = {
   settings: ['Settings', renderSettings],
   account: ['Account', renderAccount],
+  notifications: ['Notifications', renderNotifications],
   admin: ['Users', renderAdmin],
 };
 

@@ -1,5 +1,6 @@
 // Settings pages (F53): preferences and theme, groups, OPML import/export; the account
-// (password, two-step sign-in, API keys, sessions, deletion); users for administrators; one feed's settings.
+// (password, two-step sign-in, API keys, sessions, deletion); notification channels; users for
+// administrators; one feed's settings.
 
 import { app } from './state.js';
 import { api, query } from './api.js';
@@ -8,6 +9,7 @@ import { confirmDialog, errorBlock, showError, toast } from './dialogs.js';
 import { openScrape } from './scrape.js';
 import { twoStepSettings } from './mfa.js';
 import { identitiesSection, passwordSwitch } from './identities.js';
+import { notificationSections } from './notifications.js';
 
 function pageHeader(title, ...extra) {
   return h('div', { class: 'list-header' },
@@ -15,7 +17,7 @@ function pageHeader(title, ...extra) {
       h('a', { class: 'icon-button only-phone', href: '#feeds', 'aria-label': 'Back to the feeds', onclick: (e) => { e.preventDefault(); app.showPane('feeds'); } }, icon('back')),
       h('h1', { class: 'list-title', id: 'page-title' }, title)),
     h('nav', { class: 'tabs', 'aria-label': 'Settings pages' },
-      [['/settings', 'Reading'], ['/account', 'Account'], app.me && app.me.is_admin ? ['/admin', 'Users'] : null]
+      [['/settings', 'Reading'], ['/account', 'Account'], ['/notifications', 'Notifications'], app.me && app.me.is_admin ? ['/admin', 'Users'] : null]
         .filter(Boolean)
         .map(([href, label]) => h('a', { class: 'tab', href, 'data-link': '', 'aria-current': location.pathname === href ? 'page' : false }, label))),
     ...extra);
@@ -334,6 +336,11 @@ function deleteSection() {
     app.navigate('/login', { replace: true });
   });
   return section('Delete account', form);
+}
+
+/** Notification channels (F43): Discord, Slack and generic webhooks for new items. */
+export function renderNotifications(root) {
+  page(root, 'Notifications', ...notificationSections(section, onSubmit));
 }
 
 /** User management for administrators. */
