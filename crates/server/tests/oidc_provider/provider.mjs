@@ -9,8 +9,17 @@
 //
 // Two clients: `tidings-rs` gets ID tokens signed with RS256, `tidings-es` with ES256. Both
 // must use PKCE (S256) and authenticate with client_secret_basic.
+//
+// Test-only controls, on the provider's own server beside its real endpoints:
+// - `POST /__test/tamper` with {"mode": M} makes the token endpoint's answer carry a spoilt
+//   ID token until the mode is set back to `none`: `audience` (meant for the other client)
+//   and `expired` (`exp` and `iat` an hour and more in the past) are re-signed with the
+//   provider's own key, so only that claim is wrong; `signature` flips a byte of the
+//   signature. Discovery, the keys and everything else stay the real provider's.
+// - `GET /__test/last-callback` answers {"url": U}: the last redirect to REDIRECT_URI the
+//   provider sent a browser (with its code and state), for a test that replays it.
 import { createServer } from 'node:http';
-import { generateKeyPairSync } from 'node:crypto';
+import { generateKeyPairSync, sign } from 'node:crypto';
 import Provider from 'oidc-provider';
 
 const redirectUri = process.env.REDIRECT_URI;
@@ -20,9 +29,11 @@ if (!redirectUri) {
 }
 const secret = process.env.CLIENT_SECRET || 'test client secret';
 
-// Keys made for this run only.
-const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ format: 'jwk' });
-const ec = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ format: 'jwk' });
+// Keys made for this run only; the private ones also re-sign tampered tokens.
+const rsaKey = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
+const ecKey = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
+const rsa = rsaKey.export({ format: 'jwk' });
+const ec = ecKey.export({ format: 'jwk' });
 
 const server = createServer();
 await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -70,7 +81,91 @@ const provider = new Provider(issuer, {
 });
 // The development pages are meant for this; the warning would only clutter the test log.
 provider.on('server_error', (ctx, error) => console.error('server_error', error));
-server.on('request', provider.callback());
+
+const MODES = ['none', 'audience', 'expired', 'signature'];
+let tamper = 'none';
+let lastCallback = null;
+
+const base64url = (bytes) => Buffer.from(bytes).toString('base64url');
+const decode = (part) => JSON.parse(Buffer.from(part, 'base64url').toString('utf8'));
+
+// Signs `header.payload` as the provider would: RS256 is PKCS#1 v1.5 with SHA-256, ES256 the
+// raw r||s that JWS uses (not DER).
+function signJws(header, payload) {
+  const input = `${base64url(JSON.stringify(header))}.${base64url(JSON.stringify(payload))}`;
+  const data = Buffer.from(input);
+  const signature = header.alg === 'ES256'
+    ? sign('sha256', data, { key: ecKey, dsaEncoding: 'ieee-p1363' })
+    : sign('sha256', data, rsaKey);
+  return `${input}.${base64url(signature)}`;
+}
+
+function spoil(idToken, mode) {
+  const [h, p, s] = idToken.split('.');
+  const header = decode(h);
+  const payload = decode(p);
+  if (mode === 'audience') {
+    const other = payload.aud === 'tidings-rs' ? 'tidings-es' : 'tidings-rs';
+    return signJws(header, { ...payload, aud: other });
+  }
+  if (mode === 'expired') {
+    const now = Math.floor(Date.now() / 1000);
+    return signJws(header, { ...payload, iat: now - 7200, exp: now - 3600 });
+  }
+  // The last byte: flipping it keeps the signature's length and, for ES256, its s below the
+  // curve order, so the token is refused for its signature, not as malformed.
+  const signature = Buffer.from(s, 'base64url');
+  signature[signature.length - 1] ^= 0x01;
+  return `${h}.${p}.${base64url(signature)}`;
+}
+
+provider.use(async (ctx, next) => {
+  await next();
+  if (ctx.path === provider.pathFor('token') && tamper !== 'none'
+      && typeof ctx.body?.id_token === 'string') {
+    ctx.body = { ...ctx.body, id_token: spoil(ctx.body.id_token, tamper) };
+  }
+  const location = ctx.response.get('location');
+  if (location && location.startsWith(`${redirectUri}?`)) lastCallback = location;
+});
+
+function control(req, res) {
+  const answer = (status, body) => {
+    res.writeHead(status, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(body));
+  };
+  if (req.method === 'GET' && req.url === '/__test/last-callback') {
+    answer(200, { url: lastCallback });
+    return;
+  }
+  if (req.method !== 'POST' || req.url !== '/__test/tamper') {
+    answer(404, { error: 'no such control' });
+    return;
+  }
+  let body = '';
+  req.on('data', (chunk) => { body += chunk; });
+  req.on('end', () => {
+    let mode;
+    try {
+      ({ mode } = JSON.parse(body));
+    } catch {
+      mode = undefined;
+    }
+    // An unknown mode is an error, so a typo in a test cannot leave the tokens untouched.
+    if (!MODES.includes(mode)) {
+      answer(400, { error: `mode must be one of ${MODES.join(', ')}` });
+      return;
+    }
+    tamper = mode;
+    answer(200, { mode });
+  });
+}
+
+const handle = provider.callback();
+server.on('request', (req, res) => {
+  if (req.url.startsWith('/__test/')) control(req, res);
+  else handle(req, res);
+});
 
 console.log(JSON.stringify({ issuer }));
 process.stdin.resume();
