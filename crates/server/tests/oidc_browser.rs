@@ -2,8 +2,13 @@
 //! `oidc-provider` (a certified implementation), started by the test from
 //! `tests/oidc_provider/provider.mjs` on 127.0.0.1. A person signs in with a password, links
 //! an identity from the account page, signs out, signs in with "Sign in with …", unlinks the
-//! identity, and is then refused by the provider's sign-in. The provider signs ID tokens with
-//! RS256 on SQLite and ES256 on PostgreSQL, so both verify against a real JWKS.
+//! identity, and is then refused by the provider's sign-in. Then the refusals: the provider's
+//! test-only switch spoils the ID token its token endpoint answers (meant for another client,
+//! expired, or a signature that does not verify), and each sign-in ends on tidings' 403 page
+//! saying why, with no session; with the switch off the same sign-in works, and the callback
+//! it came back with, replayed after signing out (also with its state cookie put back), ends
+//! on the 400 page of a used sign-in. The provider signs ID tokens with RS256 on SQLite and
+//! ES256 on PostgreSQL, so both verify against a real JWKS.
 //!
 //! Needs `node` and the provider's packages: `.ci/run` installs them with `npm ci` into a cache
 //! folder named by `TIDINGS_TEST_OIDC_PROVIDER` (or run `npm ci` in tests/oidc_provider/).
@@ -114,6 +119,33 @@ impl NodeProvider {
             _dir: dir,
         }
     }
+
+    /// Sets the provider's tampering switch (`none`, `audience`, `expired` or `signature`):
+    /// the ID tokens its token endpoint answers from now on.
+    async fn tamper(&self, mode: &str) {
+        let response = reqwest::Client::new()
+            .post(format!("{}/__test/tamper", self.issuer))
+            .json(&serde_json::json!({ "mode": mode }))
+            .send()
+            .await
+            .expect("the provider's tampering switch");
+        assert!(
+            response.status().is_success(),
+            "tamper {mode}: {response:?}"
+        );
+    }
+
+    /// The last redirect to tidings' callback the provider sent a browser, code and state
+    /// included.
+    async fn last_callback(&self) -> Option<String> {
+        let answer: Value = reqwest::get(format!("{}/__test/last-callback", self.issuer))
+            .await
+            .expect("the provider's last callback")
+            .json()
+            .await
+            .expect("a JSON answer");
+        answer["url"].as_str().map(str::to_string)
+    }
 }
 
 impl Drop for NodeProvider {
@@ -161,7 +193,16 @@ async fn through_the_provider(
     panic!("the provider did not send the browser back");
 }
 
-/// Signs out with the account page's button, brought out from under the sticky header.
+/// Signs in from the sign-in page with "Sign in with Test provider", as ann-at-idp there,
+/// asking to go on to `next`; answers once the browser is back at tidings.
+async fn sign_in_with_provider(b: &Browser, provider: &NodeProvider, base: &str, next: &str) {
+    let next: String = url::form_urlencoded::byte_serialize(next.as_bytes()).collect();
+    b.goto(&format!("{base}/login?next={next}")).await;
+    through_the_provider(b, provider, base, "#oidc-sign-in", "ann-at-idp").await;
+}
+
+/// Signs out with the account page's button, brought out from under the sticky header, and
+/// waits for the sign-in page.
 async fn sign_out(b: &Browser) {
     b.wait_for(
         "the sign-out button",
@@ -171,6 +212,28 @@ async fn sign_out(b: &Browser) {
     b.eval("document.querySelector('#sign-out').scrollIntoView({block: 'center'})")
         .await;
     b.click("#sign-out").await;
+    b.wait_for("the sign-in page", "location.pathname === '/login'")
+        .await;
+}
+
+/// The HTTP status of the page the browser shows (the last answer of its navigation).
+async fn page_status(b: &Browser) -> Value {
+    b.eval("performance.getEntriesByType('navigation')[0].responseStatus")
+        .await
+}
+
+/// Waits for tidings' sign-in failure page titled `title`, and answers its explanation.
+async fn failure_page(b: &Browser, title: &str) -> String {
+    let expected = serde_json::to_string(title).unwrap();
+    b.wait_for(
+        title,
+        &format!("document.querySelector('#oidc-failure h1')?.textContent === {expected}"),
+    )
+    .await;
+    let text = b
+        .eval("document.querySelector('#oidc-failure p').textContent")
+        .await;
+    text.as_str().unwrap_or_default().to_string()
 }
 
 async fn signed_in_as(b: &Browser) -> Value {
@@ -182,43 +245,83 @@ async fn signed_in_as(b: &Browser) -> Value {
     .unwrap()
 }
 
+/// tidings on a free port with the provider as its single sign-on ("Sign in with Test
+/// provider"), and ann, who has a password.
+struct Tidings {
+    store: tidings_store::Store,
+    base: String,
+    provider: NodeProvider,
+    /// The provider's client tidings is: `tidings-rs` (RS256) on SQLite, `tidings-es`
+    /// (ES256) on PostgreSQL, so both algorithms verify against a real JWKS.
+    client_id: &'static str,
+    algorithm: &'static str,
+    /// ann's user id.
+    ann: i64,
+}
+
+impl Tidings {
+    /// Starts it all for `test`; `None` (after reporting the skip) when the provider or the
+    /// browser cannot run here.
+    async fn start(db: &common::TestDb, test: &str) -> Option<Tidings> {
+        if skip_without_provider(test) {
+            return None;
+        }
+        let (client_id, algorithm) = match db {
+            common::TestDb::Sqlite(_) => ("tidings-rs", "RS256"),
+            common::TestDb::Postgres { .. } => ("tidings-es", "ES256"),
+        };
+        let store = db.migrated().await;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let provider = NodeProvider::start(&format!("{base}/auth/oidc/callback"));
+        let mut config = ServerConfig::new(base.parse().unwrap());
+        let mut oidc = OidcConfig::new(provider.issuer.parse().unwrap(), client_id);
+        oidc.client_secret = Some(CLIENT_SECRET.into());
+        oidc.display_name = "Test provider".into();
+        config.oidc = Some(oidc);
+        let state = AppState::new(
+            store.clone(),
+            config,
+            support::test_fetcher(store.clone(), true),
+        );
+        tokio::spawn(tidings_server::serve(
+            listener,
+            state,
+            std::future::pending(),
+        ));
+        let hash = tidings_server::password::hash_password(PASSWORD).unwrap();
+        let ann = store
+            .create_user(&tidings_store::NewUser {
+                username: "ann".into(),
+                password_hash: Some(hash),
+                is_admin: false,
+            })
+            .await
+            .unwrap()
+            .id;
+        Some(Tidings {
+            store,
+            base,
+            provider,
+            client_id,
+            algorithm,
+            ann,
+        })
+    }
+}
+
 on_both_engines!(sign_in_link_and_unlink_in_chromium, |db| {
     let test = "oidc_browser::sign_in_link_and_unlink_in_chromium";
-    if skip_without_provider(test) {
+    let Some(Tidings {
+        store,
+        base,
+        provider,
+        algorithm,
+        ..
+    }) = Tidings::start(db, test).await
+    else {
         return;
-    }
-    let (client_id, algorithm) = match db {
-        common::TestDb::Sqlite(_) => ("tidings-rs", "RS256"),
-        common::TestDb::Postgres { .. } => ("tidings-es", "ES256"),
     };
-    let store = db.migrated().await;
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let provider = NodeProvider::start(&format!("{base}/auth/oidc/callback"));
-    let mut config = ServerConfig::new(base.parse().unwrap());
-    let mut oidc = OidcConfig::new(provider.issuer.parse().unwrap(), client_id);
-    oidc.client_secret = Some(CLIENT_SECRET.into());
-    oidc.display_name = "Test provider".into();
-    config.oidc = Some(oidc);
-    let state = AppState::new(
-        store.clone(),
-        config,
-        support::test_fetcher(store.clone(), true),
-    );
-    tokio::spawn(tidings_server::serve(
-        listener,
-        state,
-        std::future::pending(),
-    ));
-    let hash = tidings_server::password::hash_password(PASSWORD).unwrap();
-    store
-        .create_user(&tidings_store::NewUser {
-            username: "ann".into(),
-            password_hash: Some(hash),
-            is_admin: false,
-        })
-        .await
-        .unwrap();
 
     let b = Browser::start(1200, 900).await;
     // The sign-in page offers the provider beside the password.
@@ -253,10 +356,7 @@ on_both_engines!(sign_in_link_and_unlink_in_chromium, |db| {
 
     // Sign out, then sign in with the provider: back to the page asked for.
     sign_out(&b).await;
-    b.wait_for("the sign-in page", "location.pathname === '/login'")
-        .await;
-    b.goto(&format!("{base}/login?next=%2Fsettings")).await;
-    through_the_provider(&b, &provider, &base, "#oidc-sign-in", "ann-at-idp").await;
+    sign_in_with_provider(&b, &provider, &base, "/settings").await;
     b.wait_for("the settings page", "location.pathname === '/settings'")
         .await;
     assert_eq!(
@@ -277,14 +377,116 @@ on_both_engines!(sign_in_link_and_unlink_in_chromium, |db| {
 
     // The provider's sign-in no longer reaches the account.
     sign_out(&b).await;
-    b.wait_for("the sign-in page", "location.pathname === '/login'")
-        .await;
-    through_the_provider(&b, &provider, &base, "#oidc-sign-in", "ann-at-idp").await;
-    b.wait_for(
-        "the refusal",
-        "document.querySelector('#oidc-failure h1')?.textContent === 'No account is linked to this identity'",
-    )
-    .await;
+    sign_in_with_provider(&b, &provider, &base, "/").await;
+    failure_page(&b, "No account is linked to this identity").await;
     assert_eq!(signed_in_as(&b).await, Value::Null);
+    b.quit().await;
+});
+
+on_both_engines!(refused_tokens_and_a_replayed_state_in_chromium, |db| {
+    let test = "oidc_browser::refused_tokens_and_a_replayed_state_in_chromium";
+    let Some(Tidings {
+        store,
+        base,
+        provider,
+        client_id,
+        algorithm,
+        ann,
+    }) = Tidings::start(db, test).await
+    else {
+        return;
+    };
+    // ann's identity is linked, so a tampered token that got through would sign her in.
+    store
+        .link_identity(
+            ann,
+            &provider.issuer,
+            "ann-at-idp",
+            Some("ann-at-idp@example.com"),
+        )
+        .await
+        .unwrap();
+    let other_client = if client_id == "tidings-rs" {
+        "tidings-es"
+    } else {
+        "tidings-rs"
+    };
+
+    let b = Browser::start(1200, 900).await;
+    // Each spoilt token: the real provider answers it from its token endpoint, tidings
+    // refuses it with 403 and says why, and nobody is signed in.
+    let refusals = [
+        (
+            "audience",
+            format!("The ID token is meant for another client (audience \"{other_client}\")"),
+        ),
+        ("expired", "The ID token has expired".to_string()),
+        (
+            "signature",
+            "The ID token's signature does not verify".to_string(),
+        ),
+    ];
+    for (mode, reason) in &refusals {
+        provider.tamper(mode).await;
+        sign_in_with_provider(&b, &provider, &base, "/").await;
+        let text = failure_page(&b, "Sign-in failed").await;
+        assert!(
+            text.starts_with(&format!("{reason}. Nothing was changed")),
+            "{mode} ({algorithm}): {text}"
+        );
+        assert_eq!(page_status(&b).await, 403, "{mode} ({algorithm})");
+        assert_eq!(signed_in_as(&b).await, Value::Null, "{mode} ({algorithm})");
+    }
+
+    // With the switch off, the same sign-in works: the refusals were the tokens'.
+    provider.tamper("none").await;
+    let refused_callback = provider.last_callback().await;
+    sign_in_with_provider(&b, &provider, &base, "/").await;
+    b.wait_for("the reader", "document.querySelector('nav#feeds') !== null")
+        .await;
+    assert_eq!(
+        signed_in_as(&b).await,
+        "ann",
+        "signed in through {algorithm}"
+    );
+
+    // The answer the browser brought back from that sign-in, replayed after signing out.
+    let callback = provider.last_callback().await.expect("a callback was sent");
+    assert_ne!(Some(&callback), refused_callback.as_ref(), "a new callback");
+    assert!(
+        callback.starts_with(&format!("{base}/auth/oidc/callback?")),
+        "{callback}"
+    );
+    let request_state = url::Url::parse(&callback)
+        .unwrap()
+        .query_pairs()
+        .find(|(name, _)| name == "state")
+        .map(|(_, value)| value.into_owned())
+        .expect("the callback has a state");
+    b.goto(&format!("{base}/account")).await;
+    sign_out(&b).await;
+    // First as it was; then whole, with the state cookie it came with put back (as someone
+    // who copied both would): the stored request was used up by the first answer.
+    for with_cookie in [false, true] {
+        if with_cookie {
+            b.add_cookie(serde_json::json!({
+                "name": "tidings_oidc",
+                "value": request_state,
+                "path": "/auth/oidc/",
+                "httpOnly": true,
+                "sameSite": "Lax",
+            }))
+            .await
+            .expect("put the state cookie back");
+            assert!(
+                b.cookie("tidings_oidc").await.is_some(),
+                "the callback page is sent the state cookie"
+            );
+        }
+        b.goto(&callback).await;
+        failure_page(&b, "This sign-in has expired or was already used").await;
+        assert_eq!(page_status(&b).await, 400, "with the cookie: {with_cookie}");
+        assert_eq!(signed_in_as(&b).await, Value::Null);
+    }
     b.quit().await;
 });

@@ -367,6 +367,19 @@ impl Browser {
             .await;
     }
 
+    /// Puts a cookie into the browser's jar for the current page's host (WebDriver may set
+    /// `HttpOnly` cookies, which a page's script cannot).
+    pub async fn add_cookie(&self, cookie: Value) -> WdResult<Value> {
+        self.post("/cookie", json!({"cookie": cookie})).await
+    }
+
+    /// The cookie `name` that the current page would be sent, if there is one.
+    pub async fn cookie(&self, name: &str) -> Option<Value> {
+        self.command(reqwest::Method::GET, &format!("/cookie/{name}"), None)
+            .await
+            .ok()
+    }
+
     /// Resizes the window (the viewport, in headless mode).
     pub async fn resize(&self, width: u32, height: u32) {
         self.post("/window/rect", json!({"width": width, "height": height}))
