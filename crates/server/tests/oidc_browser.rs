@@ -110,9 +110,16 @@ impl NodeProvider {
                 }
             }
         });
-        let issuer = rx
-            .recv_timeout(Duration::from_secs(30))
-            .expect("the provider announced its issuer");
+        // Half a second on a quiet machine; once in a CI run under load one of two providers
+        // started together had not announced itself after 30 s, so the bound is generous.
+        let issuer = match rx.recv_timeout(Duration::from_secs(120)) {
+            Ok(issuer) => issuer,
+            Err(error) => {
+                let exited = child.try_wait().ok().flatten();
+                let _ = child.kill();
+                panic!("the provider did not announce its issuer ({error}); exited: {exited:?}");
+            }
+        };
         NodeProvider {
             child,
             issuer,
