@@ -107,7 +107,7 @@ fn main() -> ExitCode {
                 ExitCode::from(EXIT_CONFIG)
             }
             None => {
-                eprintln!("tidings: {error:#}");
+                eprintln!("tidings: {}", output::describe(&error));
                 ExitCode::FAILURE
             }
         },

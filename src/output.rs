@@ -20,6 +20,23 @@ pub fn is_closed_pipe(error: &anyhow::Error) -> bool {
     })
 }
 
+/// An error and its causes on one line, each cause once: many errors already put their
+/// cause in their own message (`cannot open database …: connection refused`) and also expose
+/// it as their source, so printing the whole chain (`{:#}`) would repeat it.
+pub fn describe(error: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in error.chain() {
+        let part = cause.to_string();
+        if !text.contains(&part) {
+            if !text.is_empty() {
+                text.push_str(": ");
+            }
+            text.push_str(&part);
+        }
+    }
+    text
+}
+
 /// `print!` that returns from the enclosing function with the error when standard output is
 /// closed, instead of panicking.
 macro_rules! out {
@@ -40,3 +57,38 @@ macro_rules! outln {
 }
 
 pub(crate) use {out, outln};
+
+#[cfg(test)]
+mod tests {
+    use super::describe;
+
+    /// An error that names its cause in its message and also exposes it as its source.
+    #[derive(Debug)]
+    struct Wrapping {
+        source: std::io::Error,
+    }
+
+    impl std::fmt::Display for Wrapping {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(f, "cannot open database x: {}", self.source)
+        }
+    }
+
+    impl std::error::Error for Wrapping {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            Some(&self.source)
+        }
+    }
+
+    #[test]
+    fn each_cause_is_printed_once() {
+        let io = std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "connection refused");
+        let error = anyhow::Error::new(Wrapping { source: io }).context("tidings migrate");
+        assert_eq!(
+            describe(&error),
+            "tidings migrate: cannot open database x: connection refused"
+        );
+        let plain = anyhow::anyhow!("inner").context("outer");
+        assert_eq!(describe(&plain), "outer: inner");
+    }
+}
