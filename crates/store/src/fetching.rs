@@ -74,9 +74,26 @@ pub struct FetchWrites<'a> {
     /// Queue the new items with a link for their article page (F6), as the feed's
     /// subscribers' modes ask: `Some(short)` tells which items' feed text is short.
     pub full_text: Option<ShortText<'a>>,
+    /// Queue the new items for their summary when a subscriber wants them (F42); see
+    /// [`crate::Store::queue_new_summaries`].
+    pub summaries: bool,
+    /// The WebSub hub and topic the feed advertises, or that it advertises none (F18); see
+    /// [`crate::Store::record_websub_discovery`]. `None` leaves the feed's row alone.
+    pub websub: Option<WebSubDiscovery<'a>>,
     /// The fetch's outcome, recorded (and the lease released) when this owner still holds the
     /// feed's lease: `(owner, record)`.
     pub record: Option<(&'a str, &'a crate::FetchRecord)>,
+}
+
+/// What a fetched feed says of WebSub (F18), recorded with the fetch.
+#[derive(Debug, Clone, Copy)]
+pub struct WebSubDiscovery<'a> {
+    /// `(hub, topic)`, or `None` when the feed names no hub.
+    pub found: Option<(&'a str, &'a str)>,
+    /// The callback token a new subscription row takes.
+    pub token: &'a str,
+    /// The secret a new subscription row takes.
+    pub secret: &'a str,
 }
 
 impl std::fmt::Debug for FetchWrites<'_> {
@@ -86,6 +103,8 @@ impl std::fmt::Debug for FetchWrites<'_> {
             .field("icon_url", &self.icon_url)
             .field("body", &self.body.map(|b| matches!(b, BodyWrite::Keep(_))))
             .field("full_text", &self.full_text.is_some())
+            .field("summaries", &self.summaries)
+            .field("websub", &self.websub)
             .field("record", &self.record)
             .finish()
     }
@@ -101,6 +120,8 @@ pub struct FetchWritten {
     pub recorded: bool,
     /// New items queued for their article page.
     pub full_text_queued: u64,
+    /// New items queued for their summary.
+    pub summaries_queued: u64,
 }
 
 /// Stores `$body` (a [`FeedBody`]) as feed `$feed_id`'s kept raw body on `$db`, a connection or

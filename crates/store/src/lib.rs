@@ -70,6 +70,7 @@ pub use feeds::{
 pub use fetching::{
     BodyWrite, Favicon, FeedBody, FeedBodyTotals, FeedFetchState, FeedMetadata, FeedMove,
     FetchWrites, FetchWritten, JobRun, OpmlImportRecord, ShortText, SiteFaviconClaim,
+    WebSubDiscovery,
 };
 pub use full_text::{FullContent, FullTextCandidate, FullTextJob, FullTextMode, FullTextOutcome};
 pub use identities::{Identity, NewOidcLogin, OidcLogin};

@@ -63,6 +63,33 @@ pub struct SummaryJobState {
 const ITEM_HTML: &str = "COALESCE((SELECT t.content FROM item_full_texts t WHERE t.item_id = i.id),
                                   NULLIF(i.content, ''), i.summary)";
 
+/// [`Store::queue_new_summaries`] on `$db`, a connection or a transaction (a fetch queues them
+/// in its own transaction: [`crate::FetchWrites::summaries`]); evaluates to how many were
+/// queued.
+macro_rules! queue_new_summaries_on {
+    ($db:expr, $feed_id:expr, $first_seen_at:expr) => {{
+        let (feed_id, first_seen_at): (i64, i64) = ($feed_id, $first_seen_at);
+        sqlx::query(
+            "INSERT INTO summary_jobs (item_id, queued_at, not_before)
+             SELECT i.id, $2, $2 FROM items i
+             WHERE i.feed_id = $1 AND i.fetched_at = $2
+               AND NOT EXISTS (SELECT 1 FROM item_summaries m WHERE m.item_id = i.id)
+               AND EXISTS (SELECT 1 FROM subscriptions s
+                           JOIN user_preferences p ON p.user_id = s.user_id
+                           WHERE s.feed_id = i.feed_id
+                             AND (p.summarize = 'all'
+                                  OR (p.summarize = 'chosen' AND s.summarize)))
+             ON CONFLICT (item_id) DO NOTHING",
+        )
+        .bind(feed_id)
+        .bind(first_seen_at)
+        .execute($db)
+        .await?
+        .rows_affected()
+    }};
+}
+pub(crate) use queue_new_summaries_on;
+
 impl Store {
     /// The summaries of those of `item_ids` that have one.
     pub async fn summaries_of_items(
@@ -161,23 +188,7 @@ impl Store {
     /// Returns how many were queued.
     pub async fn queue_new_summaries(&self, feed_id: i64, first_seen_at: i64) -> Result<u64> {
         Ok(with_db!(self, write, |db| {
-            sqlx::query(
-                "INSERT INTO summary_jobs (item_id, queued_at, not_before)
-                 SELECT i.id, $2, $2 FROM items i
-                 WHERE i.feed_id = $1 AND i.fetched_at = $2
-                   AND NOT EXISTS (SELECT 1 FROM item_summaries m WHERE m.item_id = i.id)
-                   AND EXISTS (SELECT 1 FROM subscriptions s
-                               JOIN user_preferences p ON p.user_id = s.user_id
-                               WHERE s.feed_id = i.feed_id
-                                 AND (p.summarize = 'all'
-                                      OR (p.summarize = 'chosen' AND s.summarize)))
-                 ON CONFLICT (item_id) DO NOTHING",
-            )
-            .bind(feed_id)
-            .bind(first_seen_at)
-            .execute(db)
-            .await?
-            .rows_affected()
+            queue_new_summaries_on!(db, feed_id, first_seen_at)
         }))
     }
 

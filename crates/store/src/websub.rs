@@ -229,6 +229,56 @@ pub struct WebSubRequest<'a> {
     pub secret: &'a str,
 }
 
+/// [`Store::record_websub_discovery`] on `$db`, a connection or a transaction (a fetch records
+/// it in its own transaction: [`crate::FetchWrites::websub`]).
+macro_rules! record_websub_discovery_on {
+    ($db:expr, $feed_id:expr, $found:expr, $token:expr, $secret:expr, $now:expr) => {{
+        let (feed_id, found, token, secret, now): (i64, Option<(&str, &str)>, &str, &str, i64) =
+            ($feed_id, $found, $token, $secret, $now);
+        match found {
+            Some((hub, topic)) => {
+                sqlx::query(
+                    "INSERT INTO websub_subscriptions
+                        (feed_id, hub_url, topic_url, discovered_at, callback_token, secret,
+                         next_action_at)
+                     VALUES ($1, $2, $3, $4, $5, $6, $4)
+                     ON CONFLICT (feed_id) DO UPDATE SET
+                        next_action_at = CASE
+                            WHEN websub_subscriptions.hub_url IS NOT DISTINCT FROM excluded.hub_url
+                             AND websub_subscriptions.topic_url IS NOT DISTINCT FROM excluded.topic_url
+                            THEN websub_subscriptions.next_action_at
+                            ELSE excluded.discovered_at END,
+                        hub_url = excluded.hub_url, topic_url = excluded.topic_url,
+                        discovered_at = excluded.discovered_at",
+                )
+                .bind(feed_id)
+                .bind(hub)
+                .bind(topic)
+                .bind(now)
+                .bind(token)
+                .bind(secret)
+                .execute($db)
+                .await?;
+            }
+            None => {
+                // Still subscribed or asked for: due now, so that the job unsubscribes.
+                sqlx::query(
+                    "UPDATE websub_subscriptions SET hub_url = NULL, topic_url = NULL,
+                            discovered_at = $2,
+                            next_action_at = CASE WHEN hub_url IS NULL
+                                THEN next_action_at ELSE $2 END
+                     WHERE feed_id = $1",
+                )
+                .bind(feed_id)
+                .bind(now)
+                .execute($db)
+                .await?;
+            }
+        }
+    }};
+}
+pub(crate) use record_websub_discovery_on;
+
 impl Store {
     /// Records what a feed's parse advertised: `found` is `(hub, topic)`, or `None` when the
     /// feed names no hub (a row is kept only while one is needed: a feed that never advertised
@@ -243,46 +293,7 @@ impl Store {
         now: i64,
     ) -> Result<()> {
         with_db!(self, write, |db| {
-            match found {
-                Some((hub, topic)) => {
-                    sqlx::query(
-                        "INSERT INTO websub_subscriptions
-                            (feed_id, hub_url, topic_url, discovered_at, callback_token, secret,
-                             next_action_at)
-                         VALUES ($1, $2, $3, $4, $5, $6, $4)
-                         ON CONFLICT (feed_id) DO UPDATE SET
-                            next_action_at = CASE
-                                WHEN websub_subscriptions.hub_url IS NOT DISTINCT FROM excluded.hub_url
-                                 AND websub_subscriptions.topic_url IS NOT DISTINCT FROM excluded.topic_url
-                                THEN websub_subscriptions.next_action_at
-                                ELSE excluded.discovered_at END,
-                            hub_url = excluded.hub_url, topic_url = excluded.topic_url,
-                            discovered_at = excluded.discovered_at",
-                    )
-                    .bind(feed_id)
-                    .bind(hub)
-                    .bind(topic)
-                    .bind(now)
-                    .bind(token)
-                    .bind(secret)
-                    .execute(db)
-                    .await?;
-                }
-                None => {
-                    // Still subscribed or asked for: due now, so that the job unsubscribes.
-                    sqlx::query(
-                        "UPDATE websub_subscriptions SET hub_url = NULL, topic_url = NULL,
-                                discovered_at = $2,
-                                next_action_at = CASE WHEN hub_url IS NULL
-                                    THEN next_action_at ELSE $2 END
-                         WHERE feed_id = $1",
-                    )
-                    .bind(feed_id)
-                    .bind(now)
-                    .execute(db)
-                    .await?;
-                }
-            }
+            record_websub_discovery_on!(db, feed_id, found, token, secret, now);
         });
         Ok(())
     }

@@ -1,7 +1,7 @@
 //! A parsed fetch stored in one transaction (issue 14) on both engines: its items (every field,
 //! through PostgreSQL's one-statement insert too), search index rows and tag jobs, the feed's
-//! metadata and raw body, the new items' full-text queueing by the subscribers' modes, and the
-//! outcome with the lease's release.
+//! metadata and raw body, the new items' full-text queueing by the subscribers' modes, their
+//! summary queueing, the feed's WebSub hub, and the outcome with the lease's release.
 
 mod common;
 
@@ -9,8 +9,8 @@ use common::{add_user as user, follow};
 
 use tidings_store::{
     BodyWrite, Enclosure, FeedBody, FeedMetadata, FetchRecord, FetchStatus, FetchWrites,
-    FullTextMode, ItemFilter, ItemQuery, ItemSearch, NewItem, ShortText, Store,
-    SubscriptionChanges,
+    FullTextMode, ItemFilter, ItemQuery, ItemSearch, NewItem, PreferenceChanges, ShortText,
+    Store, SubscriptionChanges, WebSubDiscovery,
 };
 use tidings_text::SearchQuery;
 
@@ -145,6 +145,17 @@ on_both_engines!(
         let short: ShortText = &is_short;
         let kept = raw_body("abc123");
         let outcome = record(NOW);
+        // Ann wants every new item summarized (F42).
+        store
+            .update_preferences(
+                ann,
+                &PreferenceChanges {
+                    summarize: Some("all".into()),
+                    ..PreferenceChanges::default()
+                },
+            )
+            .await
+            .unwrap();
         let writes = FetchWrites {
             metadata: Some(FeedMetadata {
                 title: Some("News of birds"),
@@ -155,11 +166,23 @@ on_both_engines!(
             icon_url: Some("https://news.example/icon.png"),
             body: Some(BodyWrite::Keep(&kept)),
             full_text: Some(short),
+            summaries: true,
+            websub: Some(WebSubDiscovery {
+                found: Some(("https://hub.example/", "https://news.example/self")),
+                token: "token-1",
+                secret: "secret-1",
+            }),
             record: Some(("w1", &outcome)),
         };
         let written = store.store_fetch(feed, &items, NOW, &writes).await.unwrap();
         assert_eq!(written.counts.inserted, 152);
         assert!(written.recorded);
+        assert_eq!(written.summaries_queued, 152);
+        assert_eq!(store.summary_queue_len().await.unwrap(), 152);
+        let push = store.websub_subscription(feed).await.unwrap().unwrap();
+        assert_eq!(push.hub_url.as_deref(), Some("https://hub.example/"));
+        assert_eq!(push.topic_url.as_deref(), Some("https://news.example/self"));
+        assert_eq!(push.callback_token, "token-1");
         // The auto mode queues the 75 short items with a link; the bare ones have no link.
         assert_eq!(written.full_text_queued, 75);
         assert_eq!(store.full_text_queue_len().await.unwrap(), 75);
@@ -218,6 +241,12 @@ on_both_engines!(
         let later = record(NOW + 60);
         let writes = FetchWrites {
             full_text: Some(short),
+            summaries: true,
+            websub: Some(WebSubDiscovery {
+                found: None,
+                token: "token-2",
+                secret: "secret-2",
+            }),
             record: Some(("w1", &later)),
             ..FetchWrites::default()
         };
@@ -235,6 +264,11 @@ on_both_engines!(
             (1, 1, 151)
         );
         assert_eq!(written.full_text_queued, 1, "only the new item");
+        assert_eq!(written.summaries_queued, 1, "only the new item");
+        // The feed names no hub any more: the row forgets it (and is due, to unsubscribe).
+        let push = store.websub_subscription(feed).await.unwrap().unwrap();
+        assert_eq!(push.hub_url, None);
+        assert_eq!(push.callback_token, "token-1", "the row is the same");
         let state = store.feed_fetch_state(feed).await.unwrap();
         assert_eq!(
             state.last_checked_at,

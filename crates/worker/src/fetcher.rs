@@ -15,7 +15,7 @@ use tidings_fetch::{
 use tidings_store::{
     BodyWrite, DueFeed, Favicon, FeedBody, FeedMetadata, FeedMove, FetchRecord, FetchStatus,
     FetchWrites, FetchWritten, NewItem, ShortText, SiteFaviconClaim, Store, StoreError,
-    UpsertCounts,
+    UpsertCounts, WebSubDiscovery,
 };
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use url::Url;
@@ -32,6 +32,15 @@ use crate::metrics::{FetchResult, WorkerMetrics};
 const SITE_FAVICON_CLAIM: std::time::Duration = std::time::Duration::from_secs(120);
 /// How often a process waiting for another's favicon lookup looks at the store.
 const SITE_FAVICON_POLL: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// Where a body to store came from, for what it tells of the feed's WebSub hub (F18).
+#[derive(Debug, Clone, Copy)]
+enum Discovery {
+    /// Fetched from the feed's URL: its `Link` headers and document name the hub, or none.
+    Fetched,
+    /// Pushed by the hub: nothing new of the hub.
+    Pushed,
+}
 
 /// Feed ids [`Fetcher::refresh_all`] reads from the store at once.
 pub const REFRESH_PAGE: i64 = 500;
@@ -634,8 +643,6 @@ impl Fetcher {
                     } else {
                         match self.parse(&response, due.scrape_config.as_deref()).await {
                             Ok(parsed) => {
-                                self.record_websub_discovery(due.feed_id, &response, &parsed, now)
-                                    .await?;
                                 // Stored below with the outcome, in one transaction.
                                 report.result = FetchResult::Parsed;
                                 to_store = Some((parsed, digest));
@@ -696,6 +703,7 @@ impl Fetcher {
                         digest,
                         now,
                         Some((owner, &record)),
+                        Discovery::Fetched,
                     )
                     .await?;
                 report.items_inserted = written.counts.inserted;
@@ -719,13 +727,6 @@ impl Fetcher {
             self.inner
                 .metrics
                 .record_items(report.items_inserted, report.items_updated);
-            // Their summaries, when a subscriber wants them (F42): queued only.
-            if report.items_inserted > 0 {
-                self.inner
-                    .summarizer
-                    .queue_new_items(due.feed_id, now.timestamp())
-                    .await;
-            }
         }
 
         if let Some(new_url) = &decision.new_url {
@@ -881,10 +882,22 @@ impl Fetcher {
         sha256: String,
         now: DateTime<Utc>,
         record: Option<(&str, &FetchRecord)>,
+        discovery: Discovery,
     ) -> Result<FetchWritten, StoreError> {
         let body = self
             .body_to_keep(feed_id, response, sha256, now, None)
             .await;
+        // The hub and topic a fetched feed advertises (its `Link` headers first, then the
+        // document), or that it advertises none (F18); a pushed body says nothing new of its
+        // hub.
+        let found = match discovery {
+            Discovery::Fetched => Some(crate::websub::discovered_links(
+                response,
+                &parsed.advertised,
+            )),
+            Discovery::Pushed => None,
+        };
+        let (token, secret) = (crate::websub::random_token(), crate::websub::random_token());
         let threshold = self.inner.config.full_text_threshold;
         let short = move |item: &NewItem| {
             feed_text_chars(item.content.as_deref(), item.summary.as_deref()) < threshold
@@ -894,6 +907,12 @@ impl Fetcher {
             icon_url: parsed.icon.as_deref(),
             body: Some(body.as_ref().map_or(BodyWrite::Drop, BodyWrite::Keep)),
             full_text: (self.inner.config.full_text_concurrency > 0).then_some(&short as ShortText),
+            summaries: self.inner.summarizer.queues_new_items(),
+            websub: found.as_ref().map(|found| WebSubDiscovery {
+                found: found.as_ref().map(|f| (f.hub.as_str(), f.topic.as_str())),
+                token: &token,
+                secret: &secret,
+            }),
             record,
         };
         let written = self
@@ -902,6 +921,12 @@ impl Fetcher {
             .store_fetch(feed_id, &parsed.items, now.timestamp(), &writes)
             .await?;
         self.wake_enrichment(&written);
+        if found.is_some_and(|found| found.is_some()) {
+            self.inner.websub_wakeup.notify_one();
+        }
+        if written.summaries_queued > 0 {
+            self.inner.summarizer.wake();
+        }
         Ok(written)
     }
 
@@ -933,47 +958,21 @@ impl Fetcher {
         };
         let digest = body::sha256_hex(&response.body);
         let counts = self
-            .store_fetched(feed_id, &parsed, response, digest, now, None)
+            .store_fetched(
+                feed_id,
+                &parsed,
+                response,
+                digest,
+                now,
+                None,
+                Discovery::Pushed,
+            )
             .await?
             .counts;
         self.inner
             .metrics
             .record_items(counts.inserted, counts.updated);
-        // Pushed items are summarized like fetched ones, when a subscriber wants them (F42).
-        if counts.inserted > 0 {
-            self.inner
-                .summarizer
-                .queue_new_items(feed_id, now.timestamp())
-                .await;
-        }
         Ok(Ok(counts))
-    }
-
-    /// Keeps the hub and topic the fetched feed advertises (its `Link` headers first, then
-    /// the document), or that it advertises none (F18); a new one wakes the subscriber.
-    async fn record_websub_discovery(
-        &self,
-        feed_id: i64,
-        response: &FetchResponse,
-        parsed: &ParsedFeed,
-        now: DateTime<Utc>,
-    ) -> Result<(), StoreError> {
-        let found = crate::websub::discovered_links(response, &parsed.advertised);
-        let pair = found.as_ref().map(|f| (f.hub.as_str(), f.topic.as_str()));
-        self.inner
-            .store
-            .record_websub_discovery(
-                feed_id,
-                pair,
-                &crate::websub::random_token(),
-                &crate::websub::random_token(),
-                now.timestamp(),
-            )
-            .await?;
-        if found.is_some() {
-            self.inner.websub_wakeup.notify_one();
-        }
-        Ok(())
     }
 
     /// Keeps the raw body, compressed (F8), with what reparsing it needs and how parsing it

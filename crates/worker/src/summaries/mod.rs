@@ -237,24 +237,15 @@ impl Summarizer {
         &self.store
     }
 
-    /// Queues the items `feed_id`'s fetch just stored that a subscriber wants summarized,
-    /// and wakes the worker. Errors are logged, never returned: summaries must not fail a
-    /// feed's fetch. Returns how many were queued.
-    pub async fn queue_new_items(&self, feed_id: i64, first_seen_at: i64) -> u64 {
-        if self.config.parallelism == 0 {
-            return 0;
-        }
-        match self.store.queue_new_summaries(feed_id, first_seen_at).await {
-            Ok(0) => 0,
-            Ok(queued) => {
-                self.wakeup.notify_one();
-                queued
-            }
-            Err(error) => {
-                tracing::warn!(feed = feed_id, %error, "queueing items for summaries failed");
-                0
-            }
-        }
+    /// Whether fetches queue their new items for summaries (see
+    /// [`tidings_store::FetchWrites::summaries`]): not when this process runs no summary worker.
+    pub fn queues_new_items(&self) -> bool {
+        self.config.parallelism > 0
+    }
+
+    /// Wakes the summary worker: a fetch queued items.
+    pub fn wake(&self) {
+        self.wakeup.notify_one();
     }
 
     /// The reader's "Summarize": the stored summary if there is one; else the item is queued
