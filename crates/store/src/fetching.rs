@@ -69,6 +69,9 @@ pub struct FetchWrites<'a> {
     pub metadata: Option<FeedMetadata<'a>>,
     /// The icon or logo URL the feed names, when it names one.
     pub icon_url: Option<&'a str>,
+    /// The feed's favicon, when its site's is known already (see
+    /// [`crate::Store::save_favicon`]).
+    pub favicon: Option<&'a Favicon>,
     /// The raw body to keep or drop; `None` leaves the kept one alone.
     pub body: Option<BodyWrite<'a>>,
     /// Queue the new items with a link for their article page (F6), as the feed's
@@ -101,6 +104,7 @@ impl std::fmt::Debug for FetchWrites<'_> {
         f.debug_struct("FetchWrites")
             .field("metadata", &self.metadata)
             .field("icon_url", &self.icon_url)
+            .field("favicon", &self.favicon.map(|f| &f.source_url))
             .field("body", &self.body.map(|b| matches!(b, BodyWrite::Keep(_))))
             .field("full_text", &self.full_text.is_some())
             .field("summaries", &self.summaries)
@@ -189,6 +193,29 @@ macro_rules! set_feed_icon_url_on {
     }};
 }
 pub(crate) use set_feed_icon_url_on;
+
+/// Stores `$favicon` (a [`Favicon`]) as feed `$feed_id`'s on `$db`, a connection or a
+/// transaction.
+macro_rules! save_favicon_on {
+    ($db:expr, $feed_id:expr, $favicon:expr) => {{
+        let favicon: &$crate::Favicon = $favicon;
+        sqlx::query(
+            "INSERT INTO favicons (feed_id, mime_type, data, source_url, fetched_at)
+             VALUES ($1, $2, $3, $4, $5)
+             ON CONFLICT (feed_id) DO UPDATE SET mime_type = excluded.mime_type,
+                data = excluded.data, source_url = excluded.source_url,
+                fetched_at = excluded.fetched_at",
+        )
+        .bind($feed_id)
+        .bind(&favicon.mime_type)
+        .bind(&favicon.data)
+        .bind(&favicon.source_url)
+        .bind(favicon.fetched_at)
+        .execute($db)
+        .await?;
+    }};
+}
+pub(crate) use save_favicon_on;
 
 /// How much the kept raw bodies (F8) hold, for `tidings reparse` and the README's figures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
@@ -727,20 +754,7 @@ impl Store {
     /// Stores the feed's favicon, or the fact that none was found (`data: None`).
     pub async fn save_favicon(&self, feed_id: i64, favicon: &Favicon) -> Result<()> {
         with_db!(self, write, |db| {
-            sqlx::query(
-                "INSERT INTO favicons (feed_id, mime_type, data, source_url, fetched_at)
-                 VALUES ($1, $2, $3, $4, $5)
-                 ON CONFLICT (feed_id) DO UPDATE SET mime_type = excluded.mime_type,
-                    data = excluded.data, source_url = excluded.source_url,
-                    fetched_at = excluded.fetched_at",
-            )
-            .bind(feed_id)
-            .bind(&favicon.mime_type)
-            .bind(&favicon.data)
-            .bind(&favicon.source_url)
-            .bind(favicon.fetched_at)
-            .execute(db)
-            .await?;
+            save_favicon_on!(db, feed_id, favicon);
         });
         Ok(())
     }

@@ -851,6 +851,9 @@ impl Store {
             if let Some(icon_url) = writes.icon_url {
                 crate::fetching::set_feed_icon_url_on!(&mut *tx, feed_id, Some(icon_url));
             }
+            if let Some(favicon) = writes.favicon {
+                crate::fetching::save_favicon_on!(&mut *tx, feed_id, favicon);
+            }
             if let Some(websub) = writes.websub {
                 crate::websub::record_websub_discovery_on!(
                     &mut *tx,

@@ -1,16 +1,17 @@
 //! A parsed fetch stored in one transaction (issue 14) on both engines: its items (every field,
 //! through PostgreSQL's one-statement insert too), search index rows and tag jobs, the feed's
 //! metadata and raw body, the new items' full-text queueing by the subscribers' modes, their
-//! summary queueing, the feed's WebSub hub, and the outcome with the lease's release.
+//! summary queueing, the feed's WebSub hub and favicon, and the outcome with the lease's
+//! release.
 
 mod common;
 
 use common::{add_user as user, follow};
 
 use tidings_store::{
-    BodyWrite, Enclosure, FeedBody, FeedMetadata, FetchRecord, FetchStatus, FetchWrites,
-    FullTextMode, ItemFilter, ItemQuery, ItemSearch, NewItem, PreferenceChanges, ShortText,
-    Store, SubscriptionChanges, WebSubDiscovery,
+    BodyWrite, Enclosure, Favicon, FeedBody, FeedMetadata, FetchRecord, FetchStatus, FetchWrites,
+    FullTextMode, ItemFilter, ItemQuery, ItemSearch, NewItem, PreferenceChanges, ShortText, Store,
+    SubscriptionChanges, WebSubDiscovery,
 };
 use tidings_text::SearchQuery;
 
@@ -156,6 +157,13 @@ on_both_engines!(
             )
             .await
             .unwrap();
+        // The site's favicon, known from another feed of the site.
+        let icon = Favicon {
+            mime_type: Some("image/png".into()),
+            data: Some(vec![0x89, b'P', b'N', b'G']),
+            source_url: Some("https://news.example/favicon.png".into()),
+            fetched_at: NOW - 10,
+        };
         let writes = FetchWrites {
             metadata: Some(FeedMetadata {
                 title: Some("News of birds"),
@@ -164,6 +172,7 @@ on_both_engines!(
                 format: Some("rss"),
             }),
             icon_url: Some("https://news.example/icon.png"),
+            favicon: Some(&icon),
             body: Some(BodyWrite::Keep(&kept)),
             full_text: Some(short),
             summaries: true,
@@ -232,6 +241,7 @@ on_both_engines!(
         assert_eq!(state.etag.as_deref(), Some("\"v1\""));
         assert_eq!(state.lease_until, None);
         assert_eq!(store.feed_body(feed).await.unwrap(), Some(kept.clone()));
+        assert_eq!(store.favicon(feed).await.unwrap(), Some(icon));
 
         // The next fetch without the lease (it was given back): the items are stored all the
         // same, the outcome is not, and nothing is queued twice.

@@ -33,12 +33,17 @@ const SITE_FAVICON_CLAIM: std::time::Duration = std::time::Duration::from_secs(1
 /// How often a process waiting for another's favicon lookup looks at the store.
 const SITE_FAVICON_POLL: std::time::Duration = std::time::Duration::from_millis(250);
 
-/// Where a body to store came from, for what it tells of the feed's WebSub hub (F18).
+/// How a body to store came, and what comes with it.
 #[derive(Debug, Clone, Copy)]
-enum Discovery {
-    /// Fetched from the feed's URL: its `Link` headers and document name the hub, or none.
-    Fetched,
-    /// Pushed by the hub: nothing new of the hub.
+enum Arrival<'a> {
+    /// Fetched from the feed's URL by this worker: the outcome to record (`(owner, record)`),
+    /// the favicon known for its site, and its `Link` headers and document name its WebSub
+    /// hub, or that it has none (F18).
+    Fetched {
+        record: (&'a str, &'a FetchRecord),
+        favicon: Option<&'a Favicon>,
+    },
+    /// Pushed by the feed's hub: nothing to record, and nothing new of its hub.
     Pushed,
 }
 
@@ -194,6 +199,9 @@ struct Inner {
     /// Feeds in their round (fetch, parse, store) at once: the worker's concurrency. Taken
     /// after the host's permit, so feeds waiting for a busy host hold none.
     slots: Arc<Semaphore>,
+    /// Requests still waiting on their server after the slow threshold, which gave their slot
+    /// to another feed meanwhile: as many as there are slots (see [`Fetcher::fetch`]).
+    slow_slots: Arc<Semaphore>,
     favicons: FaviconQueue,
     sanitizer: Arc<Sanitizer>,
     metrics: Arc<WorkerMetrics>,
@@ -240,6 +248,7 @@ impl Fetcher {
                 summarizer,
                 limiter: HostLimiter::new(config.per_host, None),
                 slots: Arc::new(Semaphore::new(config.concurrency.max(1))),
+                slow_slots: Arc::new(Semaphore::new(config.concurrency.max(1))),
                 favicons: FaviconQueue::default(),
                 sanitizer: Arc::new(Sanitizer::new(config.sanitize)),
                 store,
@@ -695,6 +704,15 @@ impl Fetcher {
             matches!(decision.next_check, NextCheck::At(_)).then_some(record.next_check_at);
         report.recorded = match (to_store, &response) {
             (Some((parsed, digest)), Some(response)) => {
+                // A favicon already known for the feed's site goes in with the fetch; a feed
+                // that moves gets its favicon after the move, below.
+                let favicon = match decision.new_url {
+                    None => {
+                        self.plan_favicon(due.feed_id, &parsed, &response.url, now)
+                            .await
+                    }
+                    Some(_) => None,
+                };
                 let written = self
                     .store_fetched(
                         due.feed_id,
@@ -702,15 +720,19 @@ impl Fetcher {
                         response,
                         digest,
                         now,
-                        Some((owner, &record)),
-                        Discovery::Fetched,
+                        Arrival::Fetched {
+                            record: (owner, &record),
+                            favicon: favicon.as_ref(),
+                        },
                     )
                     .await?;
                 report.items_inserted = written.counts.inserted;
                 report.items_updated = written.counts.updated;
                 report.items_unchanged = written.counts.unchanged;
                 report.items_suppressed = written.counts.suppressed;
-                parsed_feed = Some((parsed, response.url.clone()));
+                if decision.new_url.is_some() {
+                    parsed_feed = Some((parsed, response.url.clone()));
+                }
                 written.recorded
             }
             _ => store.record_fetch(due.feed_id, owner, &record).await?,
@@ -761,6 +783,14 @@ impl Fetcher {
 
     /// The request itself, with the stored validators: waits for the host's permit, then for
     /// a fetch slot, which it returns to hold until the round is over.
+    ///
+    /// A request still waiting on its server after the slow threshold (the per-host
+    /// `slow_after`, 1 s by default) gives its slot to the next feed and waits in the slow
+    /// budget instead, when that has room, then takes a slot again to parse and store what it
+    /// got. Waiting on the network costs no CPU, and without this ten slow or trickling
+    /// servers held ten of twenty slots for up to their 10 s time-out while fast feeds queued
+    /// behind them (`tidings bench fetch --mix`). So `concurrency` bounds the fetches in their
+    /// first second and all parsing and storing, and as many slow requests again may wait.
     async fn fetch(
         &self,
         due: &DueFeed,
@@ -776,11 +806,23 @@ impl Fetcher {
         let permit = self.inner.limiter.acquire(&host).await;
         // Never closed, so this always yields a permit.
         let slot = Arc::clone(&self.inner.slots).acquire_owned().await.ok();
-        let fetched = self
-            .inner
-            .limiter
-            .watch(permit, self.inner.client.fetch(&request))
-            .await;
+        let mut fetching = std::pin::pin!(
+            self.inner
+                .limiter
+                .watch(permit, self.inner.client.fetch(&request))
+        );
+        tokio::select! {
+            fetched = &mut fetching => return (fetched, slot),
+            () = tokio::time::sleep(self.inner.config.per_host.slow_after) => {}
+        }
+        let Ok(slow) = Arc::clone(&self.inner.slow_slots).try_acquire_owned() else {
+            // The slow budget is full: this one keeps its slot.
+            return (fetching.await, slot);
+        };
+        drop(slot);
+        let fetched = fetching.await;
+        drop(slow);
+        let slot = Arc::clone(&self.inner.slots).acquire_owned().await.ok();
         (fetched, slot)
     }
 
@@ -871,9 +913,9 @@ impl Fetcher {
     }
 
     /// Stores a fetch that parsed, in one transaction: its items, what the feed says about
-    /// itself, its raw body (F8), the new items' full-text queueing (F6) and the outcome
-    /// `record` of `owner`'s lease, when given (one commit per fetch: on PostgreSQL each waits
-    /// for the disk).
+    /// itself, its raw body (F8), the new items' full-text (F6) and summary (F42) queueing,
+    /// and for a fetched body its WebSub hub (F18), its site's known favicon and the outcome
+    /// of the owner's lease (one commit per fetch: on PostgreSQL each waits for the disk).
     async fn store_fetched(
         &self,
         feed_id: i64,
@@ -881,8 +923,7 @@ impl Fetcher {
         response: &FetchResponse,
         sha256: String,
         now: DateTime<Utc>,
-        record: Option<(&str, &FetchRecord)>,
-        discovery: Discovery,
+        arrival: Arrival<'_>,
     ) -> Result<FetchWritten, StoreError> {
         let body = self
             .body_to_keep(feed_id, response, sha256, now, None)
@@ -890,12 +931,16 @@ impl Fetcher {
         // The hub and topic a fetched feed advertises (its `Link` headers first, then the
         // document), or that it advertises none (F18); a pushed body says nothing new of its
         // hub.
-        let found = match discovery {
-            Discovery::Fetched => Some(crate::websub::discovered_links(
-                response,
-                &parsed.advertised,
-            )),
-            Discovery::Pushed => None,
+        let (record, favicon, found) = match arrival {
+            Arrival::Fetched { record, favicon } => (
+                Some(record),
+                favicon,
+                Some(crate::websub::discovered_links(
+                    response,
+                    &parsed.advertised,
+                )),
+            ),
+            Arrival::Pushed => (None, None, None),
         };
         let (token, secret) = (crate::websub::random_token(), crate::websub::random_token());
         let threshold = self.inner.config.full_text_threshold;
@@ -905,6 +950,7 @@ impl Fetcher {
         let writes = FetchWrites {
             metadata: Some(parsed.metadata()),
             icon_url: parsed.icon.as_deref(),
+            favicon,
             body: Some(body.as_ref().map_or(BodyWrite::Drop, BodyWrite::Keep)),
             full_text: (self.inner.config.full_text_concurrency > 0).then_some(&short as ShortText),
             summaries: self.inner.summarizer.queues_new_items(),
@@ -958,15 +1004,7 @@ impl Fetcher {
         };
         let digest = body::sha256_hex(&response.body);
         let counts = self
-            .store_fetched(
-                feed_id,
-                &parsed,
-                response,
-                digest,
-                now,
-                None,
-                Discovery::Pushed,
-            )
+            .store_fetched(feed_id, &parsed, response, digest, now, Arrival::Pushed)
             .await?
             .counts;
         self.inner
@@ -1044,9 +1082,24 @@ impl Fetcher {
         feed_url: &Url,
         now: DateTime<Utc>,
     ) {
+        if let Some(icon) = self.plan_favicon(feed_id, parsed, feed_url, now).await {
+            self.save_favicon(icon, vec![feed_id]).await;
+        }
+    }
+
+    /// [`Fetcher::queue_favicon`] without the saving: answers the icon when the feed's site's
+    /// is known already (for the caller to store, e.g. with the fetch's other writes), else
+    /// queues the lookup, which stores it when done.
+    async fn plan_favicon(
+        &self,
+        feed_id: i64,
+        parsed: &ParsedFeed,
+        feed_url: &Url,
+        now: DateTime<Utc>,
+    ) -> Option<Favicon> {
         let config = &self.inner.config;
         if !config.favicons {
-            return;
+            return None;
         }
         let stale = match self.inner.store.favicon_fetched_at(feed_id).await {
             Ok(None) => true,
@@ -1057,7 +1110,7 @@ impl Fetcher {
             }
         };
         if !stale {
-            return;
+            return None;
         }
         let lookup = IconLookup {
             feed_icon: parsed.icon.clone(),
@@ -1066,16 +1119,17 @@ impl Fetcher {
             page_icons: parsed.page_icons.clone(),
         };
         let (queued, start) = self.inner.favicons.add(feed_id, lookup);
-        match queued {
-            Queued::Known(icon) => self.save_favicon(icon, vec![feed_id]).await,
-            Queued::Waiting => {}
+        let known = match queued {
+            Queued::Known(icon) => Some(icon),
+            Queued::Waiting => None,
             Queued::Full => {
                 tracing::debug!(
                     feed = feed_id,
                     "favicon queue full; trying at the next fetch"
                 );
+                None
             }
-        }
+        };
         if start {
             let fetcher = self.clone();
             tokio::spawn(async move {
@@ -1092,6 +1146,7 @@ impl Fetcher {
                     .await;
             });
         }
+        known
     }
 
     /// A site's favicon, shared through the store by every feed of the site and every

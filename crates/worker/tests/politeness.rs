@@ -1,6 +1,6 @@
 //! Politeness per host against a real server on 127.0.0.1, on SQLite and PostgreSQL: slow feeds
-//! on a host do not hold its fast ones, the host's rate and caps hold, and a refresh of many
-//! feeds keeps a bounded number in progress.
+//! on a host do not hold its fast ones, nor the worker's slots, the host's rate and caps hold,
+//! and a refresh of many feeds keeps a bounded number in progress.
 
 #[path = "../../store/tests/common/mod.rs"]
 mod common;
@@ -118,6 +118,46 @@ on_both_engines!(slow_feeds_on_a_host_do_not_hold_its_fast_feeds, |db| {
     assert!(elapsed < Duration::from_secs(6), "{elapsed:?}");
     // Never more than the cap plus the slow budget at once on the host.
     assert!(seen.peak.load(Ordering::SeqCst) <= 8);
+});
+
+on_both_engines!(slow_feeds_give_their_worker_slots_to_fast_ones, |db| {
+    let store = db.migrated().await;
+    let alice = user(&store, "alice").await;
+    let seen = Arc::new(Seen::default());
+    let server = server(Arc::clone(&seen), Duration::from_secs(3)).await;
+    // Two slow feeds first in the claim order take the worker's two slots.
+    for n in 0..2 {
+        follow(&store, alice, &server.url(&format!("/slow/{n}"))).await;
+    }
+    for n in 0..10 {
+        follow(&store, alice, &server.url(&format!("/fast/{n}"))).await;
+    }
+    let worker = Worker::new(fetcher_with(
+        &store,
+        local_client(Duration::from_secs(10)),
+        |config| {
+            config.concurrency = 2;
+            // The host itself would let every feed through at once.
+            config.per_host = limits(20, 20, 1000);
+        },
+    ));
+    let reports = worker.run_once().await.unwrap();
+    assert_eq!(reports.len(), 12);
+    assert!(
+        reports.iter().all(|r| r.result == FetchResult::Parsed),
+        "{reports:?}"
+    );
+    let fast = seen.fast_answered.lock().unwrap().clone();
+    assert_eq!(fast.len(), 10);
+    let last_fast = fast.iter().max().copied().unwrap();
+    // Holding their slots for their whole 3 s, the slow feeds would keep every fast one
+    // waiting 3 s; 0.3 s in, they wait in the slow budget and the fast ones go.
+    assert!(
+        last_fast < Duration::from_millis(2000),
+        "the last fast feed was answered after {last_fast:?}"
+    );
+    // The two slots plus as many slow requests, never more.
+    assert!(seen.peak.load(Ordering::SeqCst) <= 4);
 });
 
 on_both_engines!(without_a_slow_budget_the_cap_holds_slow_feeds_too, |db| {
