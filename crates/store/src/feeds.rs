@@ -282,6 +282,11 @@ pub struct DueFeed {
     /// When the feed's WebSub lease ends, while a hub pushes its updates (F18): polling is
     /// then only a slow safety net.
     pub push_until: Option<i64>,
+    /// The hex SHA-256 of its kept raw body when that parsed (see
+    /// [`Store::feed_body_sha256`]): an identical body needs no parsing.
+    pub body_sha256: Option<String>,
+    /// When its favicon was last fetched or attempted (see [`Store::favicon_fetched_at`]).
+    pub favicon_fetched_at: Option<i64>,
 }
 
 /// The outcome of a fetch, as the scheduling policy decided it, to store for a feed.
@@ -749,9 +754,12 @@ impl Store {
     async fn leased_feeds(&self, owner: &str, ids: &[i64]) -> Result<Vec<DueFeed>> {
         let mut feeds = Vec::with_capacity(ids.len());
         // Claims are small (the worker's batch size), so one lookup per feed stays cheap and
-        // keeps the SQL identical on both engines.
+        // keeps the SQL identical on both engines. The claim is committed, so a reader sees
+        // it (and SQLite's one writer is left to the writes). The kept body's digest and the
+        // favicon's age come along: the fetch needs them and reads nothing else before it
+        // stores.
         for &feed_id in ids {
-            let row: Option<DueFeedRow> = with_db!(self, write, |db| {
+            let row: Option<DueFeedRow> = with_db!(self, read, |db| {
                 sqlx::query_as(
                     "SELECT f.id, f.url, st.etag, st.last_modified, st.consecutive_failures,
                             st.parse_failures,
@@ -759,7 +767,10 @@ impl Store {
                                       WHERE s.feed_id = f.id), $3),
                             f.proxy_url, st.lease_until, f.scrape_config,
                             (SELECT w.active_until FROM websub_subscriptions w
-                             WHERE w.feed_id = f.id AND w.state = 'active')
+                             WHERE w.feed_id = f.id AND w.state = 'active'),
+                            (SELECT b.body_sha256 FROM feed_bodies b
+                             WHERE b.feed_id = f.id AND b.parse_error IS NULL),
+                            (SELECT v.fetched_at FROM favicons v WHERE v.feed_id = f.id)
                      FROM feeds f JOIN feed_fetch_state st ON st.feed_id = f.id
                      WHERE f.id = $1 AND st.lease_owner = $2",
                 )
@@ -871,6 +882,8 @@ type DueFeedRow = (
     Option<i64>,
     Option<String>,
     Option<i64>,
+    Option<String>,
+    Option<i64>,
 );
 
 fn due_feed_from_row(row: DueFeedRow) -> DueFeed {
@@ -886,6 +899,8 @@ fn due_feed_from_row(row: DueFeedRow) -> DueFeed {
         lease,
         scrape,
         push_until,
+        body_sha256,
+        favicon_fetched_at,
     ) = row;
     DueFeed {
         feed_id,
@@ -899,6 +914,8 @@ fn due_feed_from_row(row: DueFeedRow) -> DueFeed {
         lease_until: lease.unwrap_or_default(),
         scrape_config: scrape,
         push_until,
+        body_sha256,
+        favicon_fetched_at,
     }
 }
 

@@ -637,7 +637,7 @@ impl Fetcher {
                     (response.outcome(ParseResult::Skipped), Some(response))
                 } else if response.is_success() {
                     let digest = body::sha256_hex(&response.body);
-                    if store.feed_body_sha256(due.feed_id).await?.as_deref() == Some(&digest) {
+                    if due.body_sha256.as_deref() == Some(&digest) {
                         store
                             .touch_feed_body(
                                 due.feed_id,
@@ -707,10 +707,13 @@ impl Fetcher {
                 // A favicon already known for the feed's site goes in with the fetch; a feed
                 // that moves gets its favicon after the move, below.
                 let favicon = match decision.new_url {
-                    None => {
-                        self.plan_favicon(due.feed_id, &parsed, &response.url, now)
-                            .await
-                    }
+                    None => self.plan_favicon(
+                        due.feed_id,
+                        &parsed,
+                        &response.url,
+                        now,
+                        due.favicon_fetched_at,
+                    ),
                     Some(_) => None,
                 };
                 let written = self
@@ -1082,33 +1085,36 @@ impl Fetcher {
         feed_url: &Url,
         now: DateTime<Utc>,
     ) {
-        if let Some(icon) = self.plan_favicon(feed_id, parsed, feed_url, now).await {
+        let stored_at = match self.inner.store.favicon_fetched_at(feed_id).await {
+            Ok(at) => at,
+            Err(error) => {
+                tracing::debug!(feed = feed_id, %error, "favicon state unreadable");
+                return;
+            }
+        };
+        if let Some(icon) = self.plan_favicon(feed_id, parsed, feed_url, now, stored_at) {
             self.save_favicon(icon, vec![feed_id]).await;
         }
     }
 
-    /// [`Fetcher::queue_favicon`] without the saving: answers the icon when the feed's site's
-    /// is known already (for the caller to store, e.g. with the fetch's other writes), else
-    /// queues the lookup, which stores it when done.
-    async fn plan_favicon(
+    /// [`Fetcher::queue_favicon`] without the reading and the saving: given when the feed's
+    /// favicon was stored (`stored_at`), answers the icon when the feed's site's is known
+    /// already (for the caller to store, e.g. with the fetch's other writes), else queues the
+    /// lookup, which stores it when done.
+    fn plan_favicon(
         &self,
         feed_id: i64,
         parsed: &ParsedFeed,
         feed_url: &Url,
         now: DateTime<Utc>,
+        stored_at: Option<i64>,
     ) -> Option<Favicon> {
         let config = &self.inner.config;
         if !config.favicons {
             return None;
         }
-        let stale = match self.inner.store.favicon_fetched_at(feed_id).await {
-            Ok(None) => true,
-            Ok(Some(at)) => now.timestamp() - at >= config.favicon_max_age.as_secs() as i64,
-            Err(error) => {
-                tracing::debug!(feed = feed_id, %error, "favicon state unreadable");
-                false
-            }
-        };
+        let stale = stored_at
+            .is_none_or(|at| now.timestamp() - at >= config.favicon_max_age.as_secs() as i64);
         if !stale {
             return None;
         }
