@@ -120,7 +120,7 @@ export function openSubscribe({ onScrape } = {}) {
       const sub = created.subscription;
       dialog.close();
       await app.reloadFeeds();
-      toast({ title: 'Subscribed', message: sub.title + (sub.unread_count ? ': ' + sub.unread_count + ' items to read.' : '.'), action: created.notice || null });
+      toast({ title: 'Subscribed', message: sub.title + (sub.unread_count ? ': ' + sub.unread_count + (sub.unread_count === 1 ? ' item' : ' items') + ' to read.' : '.'), action: created.notice || null });
       app.showPane('main');
       app.navigate('/feeds/' + sub.feed_id + '?filter=all');
     } catch (e) {

@@ -44,7 +44,7 @@ function stateText(c) {
     c.enabled ? null : 'off',
     c.breaker_open_until ? 'paused after ' + c.failures + ' failures in a row, until ' + fullDate(c.breaker_open_until)
       : c.failures ? 'failed ' + c.failures + ' times in a row' : null,
-    c.queued ? c.queued + ' items waiting' : null,
+    c.queued ? c.queued + (c.queued === 1 ? ' item waiting' : ' items waiting') : null,
     c.last_sent_at ? 'last sent ' + fullDate(c.last_sent_at) : null,
   ].filter(Boolean).join(' · ');
 }
@@ -109,13 +109,14 @@ function channelForm(channel, onSubmit, done, cancel) {
   return form;
 }
 
-/** What "Send test" did: sent, or the refusal's status and message. */
-function testResult(r) {
+/** What "Send test" did: sent, or the refusal's status and message; `kind` says where to look. */
+function testResult(r, kind) {
   if (r.ok) return h('p', { class: 'success' }, 'Test sent' + (r.http_status ? ' (HTTP ' + r.http_status + ')' : '') + ' in ' + r.duration_ms + ' ms.');
   // The server's words name the HTTP status when there was an answer.
   const error = r.error || 'no answer';
   return errorBlock({ category: 'delivery', message: error[0].toUpperCase() + error.slice(1) + '.',
-    action: 'Check the address (copy it again from Discord or Slack), then send another test.' });
+    action: kind === 'generic' ? 'Check the address and that the service behind it is up, then send another test.'
+      : 'Check the address (copy it again from ' + KINDS[kind] + '), then send another test.' });
 }
 
 /** The delivery log, newest first. */
@@ -149,7 +150,7 @@ function channelRow(c, onSubmit, redraw) {
     test.disabled = true;
     replace(result, h('p', { class: 'progress-line' }, h('span', { class: 'spinner', 'aria-hidden': 'true' }), 'Sending…'));
     try {
-      replace(result, testResult(await api('POST', '/webhooks/' + c.id + '/test')));
+      replace(result, testResult(await api('POST', '/webhooks/' + c.id + '/test'), c.kind));
       // The test is logged: an open log shows it.
       if (log.firstChild) showLog();
     } catch (e) {
