@@ -287,7 +287,9 @@ impl Store {
         }
         let attempts: HashMap<i64, i64> = claimed.into_iter().collect();
         let sql = format!(
-            "SELECT id, title, content, summary FROM items WHERE id IN ({}) ORDER BY id DESC",
+            "SELECT i.id, i.title, {}, i.summary FROM items i
+             WHERE i.id IN ({}) ORDER BY i.id DESC",
+            crate::job_queue::ITEM_CONTENT,
             placeholders(1, attempts.len())
         );
         let rows: Vec<(i64, Option<String>, Option<String>, Option<String>)> =

@@ -366,6 +366,25 @@ impl Store {
                 // A summary made from a text much shorter than this article (the feed's
                 // teaser) is made once more, from the article (see `save_summary`).
                 if content.is_some() {
+                    // Tags and the related-items vector made from the feed's teaser are
+                    // made again from an article at least as much longer (they read the
+                    // article first: `job_queue::ITEM_CONTENT`).
+                    let feed_chars = feed_text_chars(feed_content.as_deref(), summary.as_deref());
+                    if text_chars
+                        >= feed_chars.saturating_mul(crate::summaries::REDO_SUMMARY_FACTOR)
+                    {
+                        crate::tags::queue_tag_jobs!(tx, &[item_id], fetched_at);
+                        sqlx::query(
+                            "INSERT INTO embedding_jobs (item_id, queued_at, not_before)
+                             SELECT e.item_id, $2, $2 FROM item_embeddings e
+                             WHERE e.item_id = $1
+                             ON CONFLICT (item_id) DO NOTHING",
+                        )
+                        .bind(item_id)
+                        .bind(fetched_at)
+                        .execute(&mut *tx)
+                        .await?;
+                    }
                     sqlx::query(
                         "INSERT INTO summary_jobs (item_id, queued_at, not_before)
                          SELECT m.item_id, $2, $2 FROM item_summaries m
@@ -418,6 +437,16 @@ impl Store {
             }),
         )
     }
+}
+
+/// Characters of text in an item's feed content or summary, the longer (as the worker
+/// measures them to decide whether an article is longer).
+fn feed_text_chars(content: Option<&str>, summary: Option<&str>) -> i64 {
+    let chars = |html: Option<&str>| {
+        html.and_then(tidings_feed::text::html_to_text)
+            .map_or(0, |text| text.chars().count())
+    };
+    chars(content).max(chars(summary)) as i64
 }
 
 #[cfg(test)]

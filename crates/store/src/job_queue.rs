@@ -20,6 +20,12 @@ use std::future::Future;
 
 use crate::{Engine, Result, Store, in_tx, with_db};
 
+/// An item's content for the query around it (the item `i`): its full article when one was
+/// extracted (F6), else the content its feed gave. What tags and embeddings are made from, so
+/// that an item whose feed carries only a teaser is described by the article itself.
+pub(crate) const ITEM_CONTENT: &str =
+    "COALESCE((SELECT t.content FROM item_full_texts t WHERE t.item_id = i.id), i.content)";
+
 /// A queue table of item jobs; see the module documentation for the columns it must have.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct JobQueue {
@@ -356,7 +362,8 @@ impl JobQueue {
             return Ok(Vec::new());
         }
         let sql = format!(
-            "SELECT id, title, content, summary FROM items WHERE id IN ({}) ORDER BY id DESC",
+            "SELECT i.id, i.title, {ITEM_CONTENT}, i.summary FROM items i
+             WHERE i.id IN ({}) ORDER BY i.id DESC",
             placeholders(1, claimed.len())
         );
         let rows: Vec<(i64, Option<String>, Option<String>, Option<String>)> =

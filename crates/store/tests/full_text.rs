@@ -1,12 +1,15 @@
 //! Full text (F6) on both engines: subscription modes and the feed's strongest one, the
 //! queue (candidates, claims with leases, retries), articles stored apart from the feed's
-//! content, and their removal with their items.
+//! content, and their removal with their items; an article much longer than its teaser has
+//! the item tagged and embedded again from it.
 
 mod common;
 
 use common::{add_user as user, follow};
 
-use tidings_store::{FullTextMode, FullTextOutcome, NewItem, Store, SubscriptionChanges};
+use tidings_store::{
+    FullTextMode, FullTextOutcome, ItemVector, NewItem, Store, SubscriptionChanges, TaggedItem,
+};
 
 fn item(guid: &str, url: Option<&str>, summary: &str) -> NewItem {
     NewItem {
@@ -340,3 +343,106 @@ on_both_engines!(a_large_first_fetch_is_queued_whole, |db| {
             .is_empty()
     );
 });
+
+on_both_engines!(
+    a_much_longer_article_is_tagged_and_embedded_again_from_itself,
+    |db| {
+        let store = db.migrated().await;
+        let ann = user(&store, "ann").await;
+        let (_, feed) = follow(&store, ann, "https://news.example/feed").await;
+        assert!(store.use_embedding_model("local-v1").await.unwrap());
+        let fetched = 1_700_000_100;
+        store
+            .upsert_items(
+                feed,
+                &[
+                    item("a", Some("https://news.example/a"), "A short teaser."),
+                    item("b", Some("https://news.example/b"), "Another short teaser."),
+                ],
+                fetched,
+            )
+            .await
+            .unwrap();
+        let mut ids = store.feed_item_ids(feed).await.unwrap();
+        // Ordered by guid: "a" first.
+        let mut guids = Vec::new();
+        for id in &ids {
+            guids.push(store.item(ann, *id).await.unwrap().guid);
+        }
+        if guids[0].as_deref() != Some("a") {
+            ids.reverse();
+        }
+        let (long, slightly) = (ids[0], ids[1]);
+
+        // Tagged and embedded from the teasers first.
+        let now = fetched + 10;
+        let tag_jobs = store.claim_tag_jobs("w", now, 10, 60).await.unwrap();
+        assert_eq!(tag_jobs.len(), 2);
+        assert!(tag_jobs.iter().all(|job| job.content.is_none()));
+        let tagged: Vec<TaggedItem> = tag_jobs
+            .iter()
+            .map(|job| TaggedItem {
+                item_id: job.item_id,
+                version: job.version,
+                tags: Vec::new(),
+            })
+            .collect();
+        assert_eq!(store.save_item_tags(&tagged).await.unwrap(), 2);
+        let embedding_jobs = store.claim_embedding_jobs("w", now, 10, 60).await.unwrap();
+        assert_eq!(embedding_jobs.len(), 2);
+        assert!(embedding_jobs.iter().all(|job| job.content.is_none()));
+        let vectors: Vec<ItemVector> = embedding_jobs
+            .iter()
+            .map(|job| ItemVector {
+                item_id: job.item_id,
+                vector: vec![1; 4],
+                code: vec![1; 32],
+            })
+            .collect();
+        assert_eq!(
+            store
+                .save_embeddings("local-v1", &vectors, now)
+                .await
+                .unwrap(),
+            2
+        );
+        assert_eq!(store.tag_queue_len().await.unwrap(), 0);
+        assert_eq!(store.embedding_queue_len().await.unwrap(), 0);
+
+        // One article is many times its teaser, the other only a little longer.
+        let article = "<p>The whole article about tides and harbours. </p>".repeat(10);
+        let saved = FullTextOutcome::Extracted {
+            content: article.clone(),
+            text_chars: 470,
+            source_url: "https://news.example/a".into(),
+        };
+        assert!(store.save_full_text(long, &saved, now + 1).await.unwrap());
+        let little = FullTextOutcome::Extracted {
+            content: "<p>Another short teaser, and a line.</p>".into(),
+            text_chars: 36,
+            source_url: "https://news.example/b".into(),
+        };
+        assert!(
+            store
+                .save_full_text(slightly, &little, now + 1)
+                .await
+                .unwrap()
+        );
+
+        // Only the first is queued again, and both jobs read the article.
+        assert_eq!(store.tag_queue_len().await.unwrap(), 1);
+        assert_eq!(store.embedding_queue_len().await.unwrap(), 1);
+        let tag_jobs = store.claim_tag_jobs("w", now + 2, 10, 60).await.unwrap();
+        assert_eq!(tag_jobs.len(), 1);
+        assert_eq!(tag_jobs[0].item_id, long);
+        assert_eq!(tag_jobs[0].content.as_deref(), Some(article.as_str()));
+        assert_eq!(tag_jobs[0].summary.as_deref(), Some("A short teaser."));
+        let embedding_jobs = store
+            .claim_embedding_jobs("w", now + 2, 10, 60)
+            .await
+            .unwrap();
+        assert_eq!(embedding_jobs.len(), 1);
+        assert_eq!(embedding_jobs[0].item_id, long);
+        assert_eq!(embedding_jobs[0].content.as_deref(), Some(article.as_str()));
+    }
+);

@@ -1,7 +1,8 @@
 //! Full text (F6) against real HTTP servers on 127.0.0.1, on SQLite and PostgreSQL: a feed of
 //! teasers gets its articles from the saved pages, long items and `never` subscriptions are
 //! left alone, failing pages are tried again or recorded, the feed's fetch never waits for
-//! an article page, and saved real-world pages give their articles, which search finds.
+//! an article page, saved real-world pages give their articles, which search finds, and an
+//! article remakes its teaser's tags and related-items vector.
 
 #[path = "../../store/tests/common/mod.rs"]
 mod common;
@@ -15,9 +16,10 @@ use axum::http::{StatusCode, header};
 use axum::routing::get;
 use common::follow;
 use support::{TestServer, fetcher, fetcher_with, local_client, user};
+use tidings_embed::LocalEmbedder;
 use tidings_store::{FullTextMode, ItemFilter, ItemQuery, ItemSearch, Store, SubscriptionChanges};
 use tidings_text::SearchQuery;
-use tidings_worker::{FullTextJob, drain_enrichment};
+use tidings_worker::{EmbeddingJob, FullTextJob, TaggingJob, drain_enrichment};
 
 const NEWS: &[u8] = include_bytes!("../../extract/testdata/news.html");
 const BLOG: &[u8] = include_bytes!("../../extract/testdata/blog.html");
@@ -198,6 +200,69 @@ on_both_engines!(
         assert_eq!(snapshot.full_text_failed, 1);
     }
 );
+
+on_both_engines!(
+    an_article_makes_the_tags_and_the_related_vector_of_its_teaser,
+    |db| {
+        let store = db.migrated().await;
+        let site = site().await;
+        let feeds = feed_server(&site).await;
+        let ann = user(&store, "ann").await;
+        let (_, feed) = follow(&store, ann, &feeds.url("/feed.xml")).await;
+        let fetcher = fetcher(&store);
+        fetcher.refresh_feed(feed).await.expect("refresh");
+        let (news, _) = article_of(&store, ann, feed, "news").await;
+
+        // Tagged and embedded from the teasers first, before any article came.
+        let tagging = Arc::new(TaggingJob::new(&fetcher));
+        drain_enrichment(Arc::clone(&tagging), 2).await.unwrap();
+        let embedding = Arc::new(EmbeddingJob::new(store.clone(), LocalEmbedder, "w1", 60));
+        drain_enrichment(Arc::clone(&embedding), 1).await.unwrap();
+        let teaser_tags = tag_names(&store, news).await;
+        assert!(
+            !teaser_tags.iter().any(|t| t == "porthcarrow"),
+            "{teaser_tags:?}"
+        );
+        let teaser_vector = store.item_vector(ann, news).await.unwrap().unwrap().vector;
+        assert_eq!(store.tag_queue_len().await.unwrap(), 0);
+        assert_eq!(store.embedding_queue_len().await.unwrap(), 0);
+
+        // The articles of the three teasers arrive, each many times its teaser: their tags
+        // and vectors are made again, from the article.
+        drain_enrichment(Arc::new(FullTextJob::new(fetcher.clone())), 4)
+            .await
+            .unwrap();
+        assert_eq!(store.tag_queue_len().await.unwrap(), 3);
+        assert_eq!(store.embedding_queue_len().await.unwrap(), 3);
+        drain_enrichment(Arc::clone(&tagging), 2).await.unwrap();
+        drain_enrichment(Arc::clone(&embedding), 1).await.unwrap();
+        let article_tags = tag_names(&store, news).await;
+        assert!(
+            article_tags.iter().any(|t| t == "porthcarrow"),
+            "{article_tags:?}"
+        );
+        let item = store.item(ann, news).await.unwrap();
+        let (_, article) = article_of(&store, ann, feed, "news").await;
+        let text = tidings_feed::text::html_to_text(&article.unwrap());
+        let expected = tidings_embed::quantize(&LocalEmbedder.vector(&tidings_embed::item_text(
+            item.title.as_deref(),
+            text.as_deref(),
+        )));
+        let article_vector = store.item_vector(ann, news).await.unwrap().unwrap().vector;
+        assert_ne!(article_vector, teaser_vector);
+        assert_eq!(article_vector, expected);
+    }
+);
+
+/// The tag names of the item `item_id`, best first.
+async fn tag_names(store: &Store, item_id: i64) -> Vec<String> {
+    let mut tags = store.tags_of_items(&[item_id]).await.unwrap();
+    tags.remove(&item_id)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|t| t.name)
+        .collect()
+}
 
 /// Saved real-world pages (see `crates/extract/testdata/README.md`): a Herald Sun column, a
 /// blog post on ebb.org, a Japanese page in Shift_JIS served without a charset header.
