@@ -31,8 +31,18 @@ pub struct RelatedBenchArgs {
 /// Items claimed and embedded per step.
 const EMBED_BATCH: i64 = 1_000;
 
-/// The process's resident memory now and at its peak, in MB (Linux), from /proc.
-fn memory_mb() -> (f64, f64) {
+/// The process's memory from /proc (Linux), in MB.
+struct Memory {
+    /// Resident now.
+    rss: f64,
+    /// Resident at the peak.
+    peak: f64,
+    /// Resident and anonymous (the heap: the index, caches): the rest of the resident memory
+    /// is file pages, such as SQLite's memory-mapped database, which the kernel can drop.
+    anon: f64,
+}
+
+fn memory_mb() -> Memory {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     let field = |name: &str| {
         status
@@ -42,7 +52,11 @@ fn memory_mb() -> (f64, f64) {
             .and_then(|kb| kb.parse::<f64>().ok())
             .map_or(0.0, |kb| kb / 1024.0)
     };
-    (field("VmRSS:"), field("VmHWM:"))
+    Memory {
+        rss: field("VmRSS:"),
+        peak: field("VmHWM:"),
+        anon: field("RssAnon:"),
+    }
 }
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
@@ -143,17 +157,18 @@ pub async fn run(config: &GlobalConfig, args: RelatedBenchArgs) -> anyhow::Resul
     drop(codes);
 
     let related = Arc::new(RelatedItems::new());
-    let (before, _) = memory_mb();
+    let before = memory_mb();
     let loading = Instant::now();
     related.catch_up(&store, embedder.model()).await?;
     let load = loading.elapsed();
-    let (after, _) = memory_mb();
+    let after = memory_mb();
     let (indexed, index_bytes) = related.size();
     outln!(
-        "index:          {indexed} items loaded in {:.1} s; {:.1} MB by its own count, RSS +{:.0} MB",
+        "index:          {indexed} items loaded in {:.1} s; {:.1} MB by its own count, RSS +{:.0} MB of which anonymous +{:.0} MB",
         load.as_secs_f64(),
         index_bytes as f64 / 1e6,
-        after - before
+        after.rss - before.rss,
+        after.anon - before.anon
     );
 
     let mut times = Vec::with_capacity(items.len());
@@ -169,7 +184,7 @@ pub async fn run(config: &GlobalConfig, args: RelatedBenchArgs) -> anyhow::Resul
         scores += found.first().map_or(0.0, |r| f64::from(r.score));
     }
     times.sort();
-    let (rss, peak) = memory_mb();
+    let memory = memory_mb();
     outln!(
         "related:        {} searches, p50 {:.1} ms, p95 {:.1} ms, max {:.1} ms; {:.1} items per answer, best score {:.2} on average",
         times.len(),
@@ -179,7 +194,12 @@ pub async fn run(config: &GlobalConfig, args: RelatedBenchArgs) -> anyhow::Resul
         answered as f64 / times.len().max(1) as f64,
         scores / times.len().max(1) as f64
     );
-    outln!("memory:         RSS {rss:.0} MB, peak {peak:.0} MB");
+    outln!(
+        "memory:         RSS {:.0} MB ({:.0} MB anonymous, the rest mapped files), peak {:.0} MB",
+        memory.rss,
+        memory.anon,
+        memory.peak
+    );
     store.close().await;
     Ok(ExitCode::SUCCESS)
 }

@@ -208,6 +208,7 @@ pub async fn serve(
     state: AppState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    state.related.warm_up(state.store.clone());
     serve_router(listener, router(state), shutdown).await
 }
 

@@ -197,6 +197,21 @@ pub async fn serve_metrics(State(state): State<AppState>, request: Request) -> R
         "Requests refused with 429 by a rate limit, by the limit's scope",
         state.metrics.rate_limited.clone(),
     );
+    let (indexed, index_bytes) = state.related.size();
+    let related_items = Gauge::<i64>::default();
+    related_items.set(i64::try_from(indexed).unwrap_or(i64::MAX));
+    registry.register(
+        "tidings_related_index_items",
+        "Items in the related-items index this server holds in memory",
+        related_items,
+    );
+    let related_bytes = Gauge::<i64>::default();
+    related_bytes.set(i64::try_from(index_bytes).unwrap_or(i64::MAX));
+    registry.register(
+        "tidings_related_index_bytes",
+        "Memory of the related-items index, by its own count",
+        related_bytes,
+    );
     encode(&registry)
 }
 

@@ -49,9 +49,35 @@ pub struct Related {
 }
 
 impl RelatedItems {
-    /// An empty index; it loads on the first request.
+    /// An empty index; it loads on the first request, or before with [`RelatedItems::warm_up`].
     pub fn new() -> RelatedItems {
         RelatedItems::default()
+    }
+
+    /// Loads the index in the background (the codes of the model the worker embeds with,
+    /// if one was chosen), so that the first Related section after a start does not wait for
+    /// it: a million items take seconds to read. A failure is logged; the first request then
+    /// loads the index as it always can.
+    pub fn warm_up(self: &Arc<Self>, store: Store) {
+        let related = Arc::clone(self);
+        tokio::spawn(async move {
+            let started = std::time::Instant::now();
+            let loaded = match store.embedding_model().await {
+                Ok(Some(model)) => related.catch_up(&store, &model).await,
+                Ok(None) => return,
+                Err(error) => Err(error),
+            };
+            match loaded {
+                Ok(()) => tracing::info!(
+                    items = related.size().0,
+                    seconds = started.elapsed().as_secs_f64(),
+                    "related-items index loaded"
+                ),
+                Err(error) => {
+                    tracing::warn!(%error, "related-items index: loading at start failed")
+                }
+            }
+        });
     }
 
     /// Items in the index, and the bytes it holds.

@@ -1,7 +1,8 @@
 //! Related items (F44) over HTTP against a real server, on both engines: once the embedding
 //! job (local vectors) ran, `GET /items/{id}/related` answers the user's most similar items
 //! with their scores, in English and Japanese, never the item itself and never another
-//! user's items; new vectors are found at once; bad limits and other users' items are refused.
+//! user's items; new vectors are found at once; bad limits and other users' items are refused;
+//! a starting server loads its index before the first request.
 
 #[path = "../../store/tests/common/mod.rs"]
 mod common;
@@ -232,4 +233,51 @@ on_both_engines!(related_items_are_the_users_most_similar_ones, |db| {
         titles(&body).contains(&"Rust compiler: incremental builds are faster".to_string()),
         "{body}"
     );
+});
+
+/// The value of the series `name` (no labels) on the server's `/metrics`.
+async fn metric(app: &TestApp, name: &str) -> Option<f64> {
+    let text = reqwest::get(format!("{}/metrics", app.base))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    text.lines()
+        .find_map(|line| line.strip_prefix(&format!("{name} ")))
+        .and_then(|value| value.trim().parse().ok())
+}
+
+on_both_engines!(a_starting_server_loads_the_index_before_anyone_asks, |db| {
+    let app = TestApp::start(db).await;
+    let site = FeedServer::start().await;
+    site.serve(
+        "/tech.xml",
+        200,
+        "application/rss+xml",
+        rss_items(&site.base, &TECH),
+    );
+    app.user("ann", false).await;
+    let ann = app.signed_in("ann").await;
+    subscribe(&ann, &app, &site.url("/tech.xml")).await;
+    embed(&app).await;
+    // Nobody asked this server for related items: its index is still empty.
+    assert_eq!(metric(&app, "tidings_related_index_items").await, Some(0.0));
+
+    // A server started on the same database loads the vectors by itself.
+    let restarted = TestApp::start(db).await;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let items = metric(&restarted, "tidings_related_index_items").await;
+        if items == Some(TECH.len() as f64) {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the index was not loaded at start: {items:?} items"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let bytes = metric(&restarted, "tidings_related_index_bytes").await;
+    assert!(bytes.is_some_and(|b| b > 0.0), "{bytes:?}");
 });
