@@ -367,8 +367,9 @@ impl Store {
                 // teaser) is made once more, from the article (see `save_summary`).
                 if content.is_some() {
                     // Tags and the related-items vector made from the feed's teaser are
-                    // made again from an article at least as much longer (they read the
-                    // article first: `job_queue::ITEM_CONTENT`).
+                    // made again when the article is at least as many times longer as a
+                    // summary needs to be redone (twice); they read the article first
+                    // (`job_queue::ITEM_CONTENT`).
                     let feed_chars = feed_text_chars(feed_content.as_deref(), summary.as_deref());
                     if text_chars
                         >= feed_chars.saturating_mul(crate::summaries::REDO_SUMMARY_FACTOR)
