@@ -205,7 +205,8 @@ fn cjk_word(segment: &str, in_title: bool) -> Word {
     let stop = key.is_empty()
         || segment.chars().count() > MAX_TAG_CHARS
         || key.chars().any(is_hiragana)
-        || is_stop_word(&key);
+        || is_stop_word(&key)
+        || crate::stopwords::is_count_or_date(&key);
     Word {
         key,
         script: Script::Cjk,
@@ -246,8 +247,17 @@ impl Candidate {
     /// appearance), or every chance sequence of words would be one (`stabilizes lazycell`).
     /// A Japanese compound noun counts at once: the segmenter cuts finer than words
     /// (`過去` `最低`).
+    /// A word alone that looks like a past tense (`waited`) counts only when it was written
+    /// capitalized mid-sentence (a name); a count or date in kanji (`一週`, `二十日`, which
+    /// the segmenter may cut into several words) never does.
     fn is_eligible(&self) -> bool {
-        self.words.len() == 1 || self.count >= 2 || self.compound
+        if crate::stopwords::is_count_or_date(&self.words.concat()) {
+            return false;
+        }
+        match self.words.as_slice() {
+            [word] => self.capitalized > 0 || !crate::stopwords::looks_past_tense(word),
+            _ => self.count >= 2 || self.compound,
+        }
     }
 
     /// Whether `other`'s words appear in a row in this phrase.

@@ -10,8 +10,10 @@
 //! - **Candidates:** phrases of up to three words (four CJK words, joined without spaces) with
 //!   no stop word, punctuation or URL inside. Stop words are English, German and French
 //!   function words and the words every web page has (`via`, `https`); in Japanese, words of
-//!   with hiragana (particles, endings, verbs) and a few generic nouns. Numbers and one-letter words
-//!   are never tags. A phrase of several words must appear twice (the title counts).
+//!   with hiragana (particles, endings, verbs) and a few generic nouns. Numbers, one-letter
+//!   words, counts and dates in kanji (`一週間`, `三月二十日`) and, alone, English words that
+//!   look like a past tense (`waited`, unless capitalized mid-sentence) are never tags. A phrase
+//!   of several words must appear twice (the title counts).
 //! - **Score:** per document, statistical (no corpus needed, so the same item gets the same
 //!   tags on every worker): how often the phrase appears, an appearance in the title counting
 //!   [`TITLE_WEIGHT`] times, a bonus for appearing early, for longer phrases and for words

@@ -249,6 +249,83 @@ const ENGLISH: &[&str] = &[
     "yours",
     "yourself",
     "yourselves",
+    // Generic nouns, adjectives, adverbs and verb forms that describe no topic.
+    "able",
+    "actually",
+    "along",
+    "already",
+    "always",
+    "anyway",
+    "big",
+    "bit",
+    "came",
+    "come",
+    "comes",
+    "coming",
+    "day",
+    "days",
+    "early",
+    "end",
+    "everyone",
+    "everything",
+    "far",
+    "felt",
+    "find",
+    "gave",
+    "hour",
+    "hours",
+    "instead",
+    "keep",
+    "kept",
+    "kind",
+    "knew",
+    "know",
+    "known",
+    "large",
+    "later",
+    "long",
+    "look",
+    "looking",
+    "looks",
+    "lot",
+    "lots",
+    "minute",
+    "minutes",
+    "month",
+    "months",
+    "nothing",
+    "ok",
+    "okay",
+    "old",
+    "part",
+    "people",
+    "probably",
+    "real",
+    "saw",
+    "seem",
+    "seems",
+    "small",
+    "someone",
+    "soon",
+    "sort",
+    "sure",
+    "taken",
+    "tell",
+    "think",
+    "thought",
+    "time",
+    "times",
+    "told",
+    "took",
+    "true",
+    "try",
+    "trying",
+    "usually",
+    "week",
+    "weeks",
+    "went",
+    "year",
+    "years",
     // What feeds and pages say about themselves.
     "article",
     "blog",
@@ -334,6 +411,11 @@ const JAPANESE: &[&str] = &[
     "ブログ",
     "サイト",
     "リンク",
+    "毎日",
+    "毎年",
+    "現在",
+    "一方",
+    "全体",
 ];
 
 /// Every list in one set, made on first use.
@@ -344,6 +426,33 @@ static STOP_WORDS: LazyLock<HashSet<&'static str>> = LazyLock::new(|| {
         .copied()
         .collect()
 });
+
+/// Numerals written in kanji.
+const KANJI_NUMERALS: &str = "〇零一二三四五六七八九十百千万億";
+/// Units of time and counting that follow a kanji numeral in a date or a duration.
+const KANJI_UNITS: &str = "年月日週間時分秒半前後頃毎回度個人";
+
+/// Whether a CJK word is a count, date or duration in kanji (`一週間`, `三月二十日`, `二年`):
+/// only numerals and units, at least one of each, starting with a numeral. The segmenter
+/// cuts these out of ordinary sentences, and they describe no topic.
+pub(crate) fn is_count_or_date(word: &str) -> bool {
+    let mut chars = word.chars();
+    let Some(first) = chars.next() else {
+        return false;
+    };
+    KANJI_NUMERALS.contains(first)
+        && word.chars().any(|c| KANJI_UNITS.contains(c))
+        && word
+            .chars()
+            .all(|c| KANJI_NUMERALS.contains(c) || KANJI_UNITS.contains(c))
+}
+
+/// Whether an English word (case-folded) looks like a regular past tense (`waited`): at
+/// least six letters (not `embed`) ending in `ed` but not `eed` (`feed`, `speed`). Such a
+/// word alone describes no topic, though it may start a phrase (`distributed systems`).
+pub(crate) fn looks_past_tense(word: &str) -> bool {
+    word.len() >= 6 && word.is_ascii() && word.ends_with("ed") && !word.ends_with("eed")
+}
 
 /// Whether `word` (case-folded) is a stop word of any language the extractor knows.
 pub fn is_stop_word(word: &str) -> bool {
@@ -369,5 +478,25 @@ mod tests {
         assert!(is_stop_word("und"));
         assert!(is_stop_word("場合"));
         assert!(!is_stop_word("rust"));
+    }
+
+    #[test]
+    fn counts_and_dates_in_kanji_are_no_topic() {
+        for word in ["一週", "一週間", "二年", "三月二十日", "十五分", "百年前"] {
+            assert!(is_count_or_date(word), "{word}");
+        }
+        for word in ["東京", "一般", "万博", "図書館", "年金", "時間", "三井"] {
+            assert!(!is_count_or_date(word), "{word}");
+        }
+    }
+
+    #[test]
+    fn past_tense_verbs_are_told_apart_from_feeds() {
+        for word in ["waited", "released", "stopped"] {
+            assert!(looks_past_tense(word), "{word}");
+        }
+        for word in ["feed", "speed", "red", "embed", "need"] {
+            assert!(!looks_past_tense(word), "{word}");
+        }
     }
 }

@@ -207,3 +207,41 @@ fn limits_hold_for_large_and_odd_input() {
     );
     assert_eq!(names(&tags), ["launch"]);
 }
+
+#[test]
+fn generic_words_past_tenses_and_dates_are_no_tags() {
+    let tags = check(
+        "It took a long time",
+        "It took a long time to ship the compiler. After a long time, the new version of the \
+         compiler is out. People waited a long time and the team worked for years on it.",
+    );
+    assert_eq!(tags[0].name, "compiler", "{tags:?}");
+    assert_lacks(
+        &tags,
+        &[
+            "long", "time", "took", "waited", "worked", "people", "years",
+        ],
+    );
+    // A past tense is still part of a phrase, and a name ending in -ed is still a name.
+    let tags = check(
+        "Distributed systems at Red Hat",
+        "Distributed systems fail in new ways. Testing distributed systems takes patience, and \
+         the Fedora team at Red Hat tested their installer with Ahmed.",
+    );
+    assert_has(&tags, &["distributed systems"]);
+
+    let tags = check(
+        "桜の開花、例年より一週間早く",
+        "桜の開花は例年より一週間早く、東京では三月二十日に満開となった。気象庁によると、\
+         開花が一週間早くなったのは気温が高かったためだ。",
+    );
+    assert_eq!(tags[0].name, "開花", "{tags:?}");
+    for date in ["一週", "一週間", "二十日", "三月二十日"] {
+        assert!(
+            !names(&tags).contains(&date),
+            "{date} in {:?}",
+            names(&tags)
+        );
+    }
+    assert_has(&tags, &["例年", "気象庁"]);
+}
