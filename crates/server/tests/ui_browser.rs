@@ -2228,6 +2228,24 @@ async fn opened_items_are_never_hidden_under_the_header() {
             "after k to {index}"
         );
     }
+    // Shift+Tab from the open item goes up to the controls of the item above, which sat just
+    // above the header's edge: each one focused comes out below the header.
+    for step in 0..3 {
+        b.press_shifted("\u{E004}").await;
+        let focused = b
+            .eval(
+                "(() => {
+                  const el = document.activeElement, box = el.getBoundingClientRect();
+                  const header = document.querySelector('.list-header').getBoundingClientRect();
+                  const hit = document.elementFromPoint(box.left + box.width / 2, box.top + box.height / 2);
+                  if (!el.closest('#main li.item')) return 'focus left the list: ' + el.outerHTML.slice(0, 80);
+                  return box.top >= header.bottom - 1 && hit && el.contains(hit)
+                    ? 'visible' : 'under the header: ' + box.top + ' < ' + header.bottom;
+                })()",
+            )
+            .await;
+        assert_eq!(focused, "visible", "after Shift+Tab {step}");
+    }
     b.quit().await;
 }
 

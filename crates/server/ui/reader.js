@@ -495,6 +495,11 @@ export class ItemList {
     }, { root: this.scrollRoot(), rootMargin: '0px 0px 1600px 0px' });
     this.observer.observe(this.sentinel);
     this.listEl.addEventListener('click', (event) => this.onClick(event));
+    // Tab and Shift+Tab scroll the focused control into view by the browser's rule, which
+    // leaves it under the sticky headers when it comes from above: bring it below them.
+    this.listEl.addEventListener('focusin', (event) => {
+      if (event.target.matches(':focus-visible')) this.reveal(event.target);
+    });
   }
 
   /** The element that scrolls: the pane on wide screens, the page on phones. */

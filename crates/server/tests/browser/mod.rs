@@ -367,6 +367,25 @@ impl Browser {
             .await;
     }
 
+    /// Presses `key` (a WebDriver key code, e.g. `"\u{E004}"` for Tab) with Shift held.
+    pub async fn press_shifted(&self, key: &str) {
+        let actions = json!([
+            {"type": "keyDown", "value": "\u{E008}"},
+            {"type": "keyDown", "value": key},
+            {"type": "keyUp", "value": key},
+            {"type": "keyUp", "value": "\u{E008}"},
+        ]);
+        self.post(
+            "/actions",
+            json!({"actions": [{"type": "key", "id": "keyboard", "actions": actions}]}),
+        )
+        .await
+        .expect("key actions");
+        let _ = self
+            .command(reqwest::Method::DELETE, "/actions", None)
+            .await;
+    }
+
     /// Puts a cookie into the browser's jar for the current page's host (WebDriver may set
     /// `HttpOnly` cookies, which a page's script cannot).
     pub async fn add_cookie(&self, cookie: Value) -> WdResult<Value> {
