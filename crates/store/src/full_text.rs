@@ -370,7 +370,8 @@ impl Store {
                     // made again when the article is at least as many times longer as a
                     // summary needs to be redone (twice); they read the article first
                     // (`job_queue::ITEM_CONTENT`).
-                    let feed_chars = feed_text_chars(feed_content.as_deref(), summary.as_deref());
+                    let feed_chars =
+                        feed_text_chars(feed_content.as_deref(), summary.as_deref()) as i64;
                     if text_chars
                         >= feed_chars.saturating_mul(crate::summaries::REDO_SUMMARY_FACTOR)
                     {
@@ -440,14 +441,15 @@ impl Store {
     }
 }
 
-/// Characters of text in an item's feed content or summary, the longer (as the worker
-/// measures them to decide whether an article is longer).
-fn feed_text_chars(content: Option<&str>, summary: Option<&str>) -> i64 {
+/// The text length the feed gives an item: the longer of its content and summary, in
+/// characters of text (tags removed, entities decoded, whitespace collapsed). The one measure
+/// of "short" for the full-text worker and of "much longer" for the article's save.
+pub fn feed_text_chars(content: Option<&str>, summary: Option<&str>) -> usize {
     let chars = |html: Option<&str>| {
         html.and_then(tidings_feed::text::html_to_text)
             .map_or(0, |text| text.chars().count())
     };
-    chars(content).max(chars(summary)) as i64
+    chars(content).max(chars(summary))
 }
 
 #[cfg(test)]

@@ -72,7 +72,9 @@ pub use fetching::{
     FetchWrites, FetchWritten, JobRun, OpmlImportRecord, ShortText, SiteFaviconClaim,
     WebSubDiscovery,
 };
-pub use full_text::{FullContent, FullTextCandidate, FullTextJob, FullTextMode, FullTextOutcome};
+pub use full_text::{
+    FullContent, FullTextCandidate, FullTextJob, FullTextMode, FullTextOutcome, feed_text_chars,
+};
 pub use identities::{Identity, NewOidcLogin, OidcLogin};
 pub use items::{Enclosure, Item, ItemState, NewItem, UpsertCounts};
 pub use migrate::{MIGRATIONS, Migration, SchemaStatus};

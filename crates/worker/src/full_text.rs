@@ -18,7 +18,7 @@
 use std::sync::Arc;
 
 use chrono::Utc;
-use tidings_extract::{Article, ExtractError, text_chars};
+use tidings_extract::{Article, ExtractError};
 use tidings_fetch::{FailureKind, FetchError, FetchRequest, FetchResponse};
 use tidings_store::{FullTextJob as QueuedItem, FullTextMode, FullTextOutcome, StoreError};
 use tokio::sync::Notify;
@@ -80,11 +80,9 @@ pub struct FoundArticle {
     pub source_url: Url,
 }
 
-/// The text length the feed gives an item: the longer of its content and summary, in
-/// characters of text.
-pub fn feed_text_chars(content: Option<&str>, summary: Option<&str>) -> usize {
-    text_chars(content.unwrap_or("")).max(text_chars(summary.unwrap_or("")))
-}
+/// The text length the feed gives an item (the store's measure, so that the worker's "short"
+/// and the store's "much longer" count alike).
+pub use tidings_store::feed_text_chars;
 
 /// Whether an item of a feed whose subscribers' strongest mode is `mode` gets its page
 /// fetched by the worker, given the feed's text length.
