@@ -15,7 +15,7 @@ mod sync_clients;
 use std::collections::HashSet;
 
 use reqwest::{Client, StatusCode};
-use serde_json::Value;
+use serde_json::{Value, json};
 use support::{FeedServer, TestApp};
 use sync_clients::{
     BASE, TwoFeeds, add_items, api_key, assert_same_shape, python_lines, python_with,
@@ -1111,3 +1111,85 @@ except gr.AuthenticationError:
     })
     .await;
 }
+
+/// The item titled `title` in the first 100 of `stream`.
+async fn item_titled(reader: &Reader, stream: &str, title: &str) -> Value {
+    let page = reader
+        .get("stream/contents", &[("s", stream), ("n", "100")])
+        .await;
+    page["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|item| item["title"] == title)
+        .cloned()
+        .unwrap_or_else(|| panic!("no item {title:?} in {page}"))
+}
+
+// Enclosures as FreshRSS writes them and the apps read them (`href`, `type`, `length`: Capy
+// Reader's `readerclient/Item.kt`, NewsFlash's `greader_api` models), what the feed did not
+// say left out rather than made up.
+on_both_engines!(enclosures_are_href_type_and_length, |db| {
+    let s = setup(db).await;
+    let episode = tidings_store::NewItem {
+        enclosures: vec![
+            tidings_store::Enclosure {
+                url: "https://cdn.example/ep1.mp3".into(),
+                mime_type: Some("audio/mpeg".into()),
+                length: Some(12_345_678),
+            },
+            tidings_store::Enclosure {
+                url: "https://cdn.example/cover.jpg".into(),
+                mime_type: None,
+                length: None,
+            },
+        ],
+        ..sync_clients::item("episode", BASE + 500 * 60)
+    };
+    s.app
+        .store
+        .upsert_items(s.feed_b, &[episode], BASE)
+        .await
+        .unwrap();
+    let reader = Reader::sign_in(&s, "").await;
+    let item = item_titled(&reader, READING_LIST, "Item episode").await;
+    assert_eq!(
+        item["enclosure"],
+        json!([
+            {"href": "https://cdn.example/ep1.mp3", "type": "audio/mpeg", "length": 12_345_678},
+            {"href": "https://cdn.example/cover.jpg"},
+        ]),
+        "{item}"
+    );
+    let plain = item_titled(&reader, READING_LIST, "Item b-100").await;
+    assert_eq!(plain["enclosure"], json!([]));
+});
+
+// An item without a link still has `canonical[0].href` and `alternate[0].href` (empty, as
+// FreshRSS writes it): Fluent Reader reads `canonical[0].href` unguarded and failed the whole
+// sync on `[]` (`src/scripts/models/services/greader.ts`); Capy Reader requires the `href`.
+on_both_engines!(an_item_without_a_link_keeps_canonical_and_alternate, |db| {
+    let s = setup(db).await;
+    let linkless = tidings_store::NewItem {
+        url: None,
+        ..sync_clients::item("linkless", BASE + 500 * 60)
+    };
+    s.app
+        .store
+        .upsert_items(s.feed_b, &[linkless], BASE)
+        .await
+        .unwrap();
+    let reader = Reader::sign_in(&s, "").await;
+    let item = item_titled(&reader, READING_LIST, "Item linkless").await;
+    assert_eq!(item["canonical"], json!([{"href": ""}]), "{item}");
+    assert_eq!(
+        item["alternate"],
+        json!([{"href": "", "type": "text/html"}]),
+        "{item}"
+    );
+    let linked = item_titled(&reader, READING_LIST, "Item b-100").await;
+    assert_eq!(
+        linked["canonical"],
+        json!([{"href": "https://example.com/b-100"}])
+    );
+});

@@ -1259,6 +1259,24 @@ async fn stream_item_ids(request: &Request<'_>) -> Result<Response> {
     Ok(axum::Json(answer).into_response())
 }
 
+/// An enclosure as FreshRSS writes it and the apps read it (Capy Reader's
+/// readerclient/Item.kt, NewsFlash's greader_api): `href`, and `type` and `length` (a number
+/// of bytes) only when the feed gave them.
+fn enclosure_json(enclosure: &tidings_store::Enclosure) -> Value {
+    let mut entry = json!({"href": enclosure.url});
+    if let Some(mime) = enclosure
+        .mime_type
+        .as_deref()
+        .filter(|m| !m.trim().is_empty())
+    {
+        entry["type"] = json!(mime);
+    }
+    if let Some(length) = enclosure.length.filter(|n| *n > 0) {
+        entry["length"] = json!(length);
+    }
+    entry
+}
+
 /// An item as `stream/contents` shows it.
 fn item_json(catalog: &Catalog, entry: &SyncItem, labels: &HashMap<i64, Vec<String>>) -> Value {
     let item = &entry.item;
@@ -1278,17 +1296,11 @@ fn item_json(catalog: &Catalog, entry: &SyncItem, labels: &HashMap<i64, Vec<Stri
         .clone()
         .or_else(|| item.summary.clone())
         .unwrap_or_default();
-    let links: Vec<Value> = item
-        .url
-        .iter()
-        .map(|url| json!({"href": url, "type": "text/html"}))
-        .collect();
-    let canonical: Vec<Value> = item.url.iter().map(|url| json!({"href": url})).collect();
-    let enclosures: Vec<Value> = item
-        .enclosures
-        .iter()
-        .map(|e| json!({"url": e.url, "type": e.mime_type.clone().unwrap_or_default()}))
-        .collect();
+    // An item without a link still has one, empty, as FreshRSS writes it: Fluent Reader reads
+    // `canonical[0].href` unguarded (src/scripts/models/services/greader.ts) and Capy Reader
+    // requires the `href` (readerclient/Item.kt); `[]` failed their whole sync.
+    let link = item.url.clone().unwrap_or_default();
+    let enclosures: Vec<Value> = item.enclosures.iter().map(enclosure_json).collect();
     json!({
         "id": long_item_id(item.id),
         "crawlTimeMsec": (item.fetched_at.saturating_mul(1000)).to_string(),
@@ -1297,8 +1309,8 @@ fn item_json(catalog: &Catalog, entry: &SyncItem, labels: &HashMap<i64, Vec<Stri
         "updated": item.updated_at.unwrap_or(item.published_at),
         "title": item.title.clone().unwrap_or_default(),
         "author": item.author.clone().unwrap_or_default(),
-        "canonical": canonical,
-        "alternate": links,
+        "canonical": [{"href": link}],
+        "alternate": [{"href": link, "type": "text/html"}],
         "categories": categories,
         "origin": {
             "streamId": feed_stream_id(&entry.feed_url),
