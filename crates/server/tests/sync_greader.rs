@@ -1036,7 +1036,14 @@ async fn answers_have_the_shape_of_real_servers() {
                 .map(|(k, v)| (k.as_str(), v.as_str()))
                 .collect();
             let ours = reader.get(endpoint, &query).await;
-            assert_same_shape(&pair["response"]["body"], &ours, &path);
+            let mut reference = pair["response"]["body"].clone();
+            // Left out on purpose, as FreshRSS does (see `stream_json`): NewsFlash fails on
+            // Google Reader's form of it.
+            if let Some(body) = reference.as_object_mut() {
+                body.remove("self");
+            }
+            assert!(ours.get("self").is_none(), "{path}: {ours}");
+            assert_same_shape(&reference, &ours, &path);
             replayed += 1;
         }
         assert!(replayed >= 6);

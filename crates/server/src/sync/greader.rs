@@ -1341,17 +1341,15 @@ async fn items_json(
         .collect())
 }
 
-/// The envelope of items of a stream.
+/// The envelope of items of a stream. No `self` link, as FreshRSS sends none: Google Reader's
+/// form (a list of `{"href"}`) fails NewsFlash's `greader_api`, which reads an object, and the
+/// object form would fail clients that iterate Google Reader's list (PyPI `google-reader`).
 fn stream_json(request: &Request<'_>, stream_id: &str, title: &str, items: Vec<Value>) -> Value {
     json!({
         "direction": "ltr",
         "id": stream_id,
         "title": title,
         "description": "",
-        "self": [{"href": format!(
-            "{}/reader/api/0/stream/contents/{stream_id}",
-            request.state.config.base_url.as_str().trim_end_matches('/')
-        )}],
         "author": request.auth.user.username,
         "updated": unix_now(),
         "items": items,

@@ -325,14 +325,24 @@ impl DiscordStandIn {
 /// feeds list them). Its site and item links point at `site` (the local feed server), so
 /// that nothing the worker follows from it (the site page, its favicon) leaves the machine.
 pub fn rss(site: &str, title: &str, n: usize) -> String {
-    let now = chrono::Utc::now();
-    let items: String = (0..n)
-        .map(|i| {
-            let published = now - chrono::Duration::hours(i as i64 + 1);
+    let now = chrono::Utc::now().timestamp();
+    let items: Vec<(String, i64)> = (0..n)
+        .map(|i| (i.to_string(), now - (i as i64 + 1) * 3600))
+        .collect();
+    rss_dated(site, title, &items)
+}
+
+/// An RSS 2.0 feed `title` of `items` (a name, the publication time in Unix seconds), in that
+/// order: item `n` is titled `{title} item {n}` and links to `{site}/{title}/{n}`.
+pub fn rss_dated(site: &str, title: &str, items: &[(String, i64)]) -> String {
+    let items: String = items
+        .iter()
+        .map(|(n, published)| {
+            let published = chrono::DateTime::from_timestamp(*published, 0).unwrap_or_default();
             format!(
-                "<item><title>{title} item {i}</title><link>{site}/{title}/{i}</link>\
-                 <guid>{title}-{i}</guid><pubDate>{}</pubDate>\
-                 <description>&lt;p&gt;Body {i}&lt;/p&gt;</description></item>",
+                "<item><title>{title} item {n}</title><link>{site}/{title}/{n}</link>\
+                 <guid>{title}-{n}</guid><pubDate>{}</pubDate>\
+                 <description>&lt;p&gt;Body {n}&lt;/p&gt;</description></item>",
                 published.to_rfc2822()
             )
         })
