@@ -341,7 +341,7 @@ on_both_engines!(subscriptions_labels_and_tags, |db| {
     assert_eq!(subs.len(), 2);
     let b = subs
         .iter()
-        .find(|x| x["id"] == format!("feed/{FEED_B}"))
+        .find(|x| x["id"] == format!("feed/{}", s.feed_b))
         .unwrap();
     assert_eq!(b["url"], FEED_B);
     assert_eq!(b["categories"][0]["id"], "user/-/label/Tech");
@@ -373,12 +373,14 @@ on_both_engines!(subscriptions_labels_and_tags, |db| {
             ],
         )
         .await;
-    let subscription_of = async |id: &str| {
+    // Looked up by the URL in `feed/<url>`, which edits still accept as a stream id.
+    let subscription_of = async |stream: &str| {
+        let url = stream.strip_prefix("feed/").unwrap();
         reader.get("subscription/list", &[]).await["subscriptions"]
             .as_array()
             .unwrap()
             .iter()
-            .find(|x| x["id"] == id)
+            .find(|x| x["url"] == url)
             .cloned()
             .unwrap()
     };
@@ -475,7 +477,8 @@ on_both_engines!(subscriptions_labels_and_tags, |db| {
         .post_json("subscription/quickadd", &[("quickadd", &two)])
         .await;
     assert_eq!(quick["numResults"], 1, "{quick}");
-    assert_eq!(quick["streamId"], format!("feed/{two}"));
+    let two_id = subscription_of(&format!("feed/{two}")).await["id"].clone();
+    assert_eq!(quick["streamId"], two_id);
     assert_eq!(quick["streamName"], "Two");
     // Again: the same subscription, not an error.
     let again = reader
@@ -496,7 +499,7 @@ on_both_engines!(subscriptions_labels_and_tags, |db| {
         )
         .await;
     assert_eq!(spelled["numResults"], 1, "{spelled}");
-    assert_eq!(spelled["streamId"], format!("feed/{two}"), "{spelled}");
+    assert_eq!(spelled["streamId"], two_id, "{spelled}");
     let missing = reader
         .post_json(
             "subscription/quickadd",
@@ -773,7 +776,7 @@ on_both_engines!(stream_contents_items_and_filters, |db| {
         assert_eq!(newest["canonical"][0]["href"], "https://example.com/b-102");
         assert_eq!(newest["alternate"][0]["href"], "https://example.com/b-102");
         assert_eq!(newest["alternate"][0]["type"], "text/html");
-        assert_eq!(newest["origin"]["streamId"], format!("feed/{FEED_B}"));
+        assert_eq!(newest["origin"]["streamId"], format!("feed/{}", s.feed_b));
         assert_eq!(newest["origin"]["title"], FEED_B);
         assert!(newest["origin"]["htmlUrl"].is_string());
         assert_eq!(newest["summary"]["content"], "<p>Full text of b-102</p>");
@@ -877,8 +880,8 @@ on_both_engines!(edit_tag_mark_all_as_read_and_unread_counts, |db| {
     let reader = Reader::sign_in(&s, "").await;
     // Unread counts: per feed, per label, the reading list.
     let counts = reader.unread().await;
-    assert_eq!(count_of(&counts, &format!("feed/{FEED_A}")), Some(60));
-    assert_eq!(count_of(&counts, &format!("feed/{FEED_B}")), Some(3));
+    assert_eq!(count_of(&counts, &format!("feed/{}", s.feed_a)), Some(60));
+    assert_eq!(count_of(&counts, &format!("feed/{}", s.feed_b)), Some(3));
     assert_eq!(count_of(&counts, "user/-/label/Tech"), Some(3));
     assert_eq!(count_of(&counts, "user/-/label/General"), Some(60));
     assert_eq!(count_of(&counts, READING_LIST), Some(63));
@@ -887,7 +890,7 @@ on_both_engines!(edit_tag_mark_all_as_read_and_unread_counts, |db| {
         .as_array()
         .unwrap()
         .iter()
-        .find(|c| c["id"] == format!("feed/{FEED_B}"))
+        .find(|c| c["id"] == format!("feed/{}", s.feed_b))
         .unwrap();
     assert_eq!(
         b["newestItemTimestampUsec"],
@@ -960,7 +963,7 @@ on_both_engines!(edit_tag_mark_all_as_read_and_unread_counts, |db| {
         .post_ok("mark-all-as-read", &[("s", &format!("feed/{FEED_B}"))])
         .await;
     let counts = reader.unread().await;
-    assert_eq!(count_of(&counts, &format!("feed/{FEED_B}")), None);
+    assert_eq!(count_of(&counts, &format!("feed/{}", s.feed_b)), None);
     assert_eq!(count_of(&counts, "user/-/label/Tech"), None);
     let ts = format!("{}000000", BASE + 29 * 60);
     reader
@@ -972,7 +975,7 @@ on_both_engines!(edit_tag_mark_all_as_read_and_unread_counts, |db| {
     // a-0 … a-29 are read now (at or before ts); a-30 … a-57 are not (a-58 and a-59 were
     // read through their label).
     assert_eq!(
-        count_of(&reader.unread().await, &format!("feed/{FEED_A}")),
+        count_of(&reader.unread().await, &format!("feed/{}", s.feed_a)),
         Some(28)
     );
     reader
@@ -1199,4 +1202,110 @@ on_both_engines!(an_item_without_a_link_keeps_canonical_and_alternate, |db| {
         linked["canonical"],
         json!([{"href": "https://example.com/b-100"}])
     );
+});
+
+/// Feed URLs that broke clients while stream ids carried them: a WordPress `…/feed/` (Read
+/// You cuts ids with `replace("feed/", "")`), `&`, `+` and `%` (NetNewsWire puts ids into
+/// forms unencoded), `#` (escaped in the URL; a fragment is dropped when stored, F10).
+const AWKWARD_FEEDS: [&str; 5] = [
+    "https://wp.example/blog/feed/",
+    "https://q.example/rss?a=1&b=2",
+    "https://p.example/c++/feed",
+    "https://pc.example/caf%C3%A9/feed",
+    "https://h.example/news?tag=c%23",
+];
+
+/// A form body as NetNewsWire builds it: values put in as they are, unencoded.
+async fn post_unencoded(reader: &Reader, endpoint: &str, body: &str) -> (StatusCode, String) {
+    let response = reader
+        .http
+        .post(reader.url(endpoint))
+        .header("authorization", format!("GoogleLogin auth={}", reader.auth))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    (response.status(), response.text().await.unwrap())
+}
+
+// Stream ids are `feed/<feed id>` wherever tidings writes them (subscription/list, unread-count,
+// items' origin, quickadd), as FreshRSS and Miniflux write them; `feed/<url>` is still read.
+// Every edit an app offers works by that id, whatever the feed's URL holds.
+on_both_engines!(feed_stream_ids_are_feed_ids, |db| {
+    let s = setup(db).await;
+    let mut feeds = Vec::new();
+    for (n, url) in AWKWARD_FEEDS.iter().enumerate() {
+        let (_, feed_id) = common::follow(&s.app.store, s.user_id, url).await;
+        add_items(&s.app.store, feed_id, &format!("awkward{n}"), 0..2).await;
+        feeds.push((feed_id, url.to_string()));
+    }
+    let reader = Reader::sign_in(&s, "/api/greader.php").await;
+    let list = reader.get("subscription/list", &[]).await;
+    for sub in list["subscriptions"].as_array().unwrap() {
+        let url = sub["url"].as_str().unwrap();
+        let (feed_id, _) = feeds
+            .iter()
+            .cloned()
+            .chain([
+                (s.feed_a, FEED_A.to_string()),
+                (s.feed_b, FEED_B.to_string()),
+            ])
+            .find(|(_, u)| u == url)
+            .unwrap_or_else(|| panic!("unexpected {sub}"));
+        assert_eq!(sub["id"], format!("feed/{feed_id}"), "{sub}");
+    }
+    let counts = reader.unread().await;
+    assert_eq!(count_of(&counts, &format!("feed/{}", s.feed_b)), Some(3));
+    assert!(
+        counts.iter().all(|(id, _)| !id.contains("://")),
+        "{counts:?}"
+    );
+    let item = item_titled(&reader, READING_LIST, "Item b-100").await;
+    assert_eq!(item["origin"]["streamId"], format!("feed/{}", s.feed_b));
+
+    for (n, (feed_id, url)) in feeds.iter().enumerate() {
+        let stream = format!("feed/{feed_id}");
+        // The feed's items, by the path and by s; and by its URL as before.
+        let by_path = reader.get(&format!("stream/contents/{stream}"), &[]).await;
+        assert_eq!(by_path["items"].as_array().unwrap().len(), 2, "{url}");
+        assert_eq!(
+            by_path["items"][0]["origin"]["streamId"], stream,
+            "{by_path}"
+        );
+        let (ids, _) = reader.ids(&[("s", &stream)]).await;
+        assert_eq!(ids.len(), 2, "{url}");
+        let (by_url, _) = reader.ids(&[("s", &format!("feed/{url}"))]).await;
+        assert_eq!(by_url, ids, "{url}");
+        // Rename and move, the id put into the form unencoded.
+        let (status, text) = post_unencoded(
+            &reader,
+            "subscription/edit",
+            &format!("ac=edit&s={stream}&t=Renamed{n}&a=user/-/label/Moved"),
+        )
+        .await;
+        assert_eq!((status, text.as_str()), (StatusCode::OK, "OK"), "{url}");
+        let list = reader.get("subscription/list", &[]).await;
+        let sub = list["subscriptions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["id"] == stream)
+            .cloned()
+            .unwrap_or_else(|| panic!("{stream} not in {list}"));
+        assert_eq!(sub["title"], format!("Renamed{n}"));
+        assert_eq!(sub["categories"][0]["label"], "Moved");
+        // Mark the feed read, then unsubscribe.
+        post_unencoded(&reader, "mark-all-as-read", &format!("s={stream}")).await;
+        assert_eq!(count_of(&reader.unread().await, &stream), None, "{url}");
+        let (status, _) = post_unencoded(
+            &reader,
+            "subscription/edit",
+            &format!("ac=unsubscribe&s={stream}"),
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK, "{url}");
+    }
+    let left = reader.get("subscription/list", &[]).await;
+    assert_eq!(left["subscriptions"].as_array().unwrap().len(), 2, "{left}");
 });

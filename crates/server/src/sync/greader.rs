@@ -9,7 +9,7 @@
 //! forged by another site, so `T` is accepted whatever it is (or when absent): clients send
 //! stale ones, empty ones or none.
 //!
-//! Names: a stream `feed/<url>` is a subscription (`feed/<feed id>` is accepted too), a label
+//! Names: a stream `feed/<feed id>` is a subscription (`feed/<url>` is accepted too), a label
 //! `user/-/label/<name>` is a group for subscriptions and, on items, a label of the user's
 //! own (the `item_labels` table); a label that names both lists the group's items. The states
 //! `reading-list`, `read`, `starred` and `kept-unread` (unread) are the item states. Item ids
@@ -459,9 +459,11 @@ fn ok() -> Response {
     text("OK")
 }
 
-/// A feed's stream id.
-fn feed_stream_id(feed_url: &str) -> String {
-    format!("{FEED_PREFIX}{feed_url}")
+/// A feed's stream id: `feed/<feed id>`, as FreshRSS and Miniflux write it. A URL in it broke
+/// apps that put ids into forms unencoded (NetNewsWire: `&`, `+`, `%`) or cut them with
+/// `replace("feed/", "")` (Read You: every WordPress `…/feed/`).
+fn feed_stream_id(feed_id: i64) -> String {
+    format!("{FEED_PREFIX}{feed_id}")
 }
 
 /// A label's stream id.
@@ -554,7 +556,7 @@ impl Catalog {
             .map(|(_, rest)| rest);
         let unknown = || {
             GReaderError::bad_request(format!(
-                "Unknown stream id {stream_id:?}: use feed/<url>, user/-/label/<name> or \
+                "Unknown stream id {stream_id:?}: use feed/<id>, user/-/label/<name> or \
                  user/-/state/com.google/reading-list, read, starred or kept-unread."
             ))
         };
@@ -581,7 +583,7 @@ impl Catalog {
     fn subscription_json(&self, s: &Subscription) -> Value {
         let group = self.group_name(s.group_id);
         json!({
-            "id": feed_stream_id(&s.feed_url),
+            "id": feed_stream_id(s.feed_id),
             "title": Catalog::title(s),
             "categories": [{"id": label_stream_id(group), "label": group}],
             "url": s.feed_url,
@@ -813,7 +815,7 @@ async fn subscription_edit(request: &Request<'_>) -> Result<Response> {
     let streams = params.all("s");
     if streams.is_empty() {
         return Err(GReaderError::bad_request(
-            "Missing s: the feed/<url> stream id of the subscription.",
+            "Missing s: the feed/<id> stream id of the subscription.",
         ));
     }
     let title = params.get("t").map(str::trim).map(str::to_string);
@@ -903,7 +905,7 @@ async fn quickadd(request: &Request<'_>) -> Result<Response> {
         Ok(subscription) => Ok(axum::Json(json!({
             "query": url,
             "numResults": 1,
-            "streamId": feed_stream_id(&subscription.feed_url),
+            "streamId": feed_stream_id(subscription.feed_id),
             "streamName": Catalog::title(&subscription),
         }))
         .into_response()),
@@ -1192,7 +1194,7 @@ async fn unread_count(request: &Request<'_>) -> Result<Response> {
     for s in catalog.subscriptions.iter().filter(|s| s.unread_count > 0) {
         let newest = newest.get(&s.feed_id).copied().unwrap_or(0);
         counts.push(json!({
-            "id": feed_stream_id(&s.feed_url),
+            "id": feed_stream_id(s.feed_id),
             "count": s.unread_count,
             "newestItemTimestampUsec": usec(newest),
         }));
@@ -1313,7 +1315,7 @@ fn item_json(catalog: &Catalog, entry: &SyncItem, labels: &HashMap<i64, Vec<Stri
         "alternate": [{"href": link, "type": "text/html"}],
         "categories": categories,
         "origin": {
-            "streamId": feed_stream_id(&entry.feed_url),
+            "streamId": feed_stream_id(entry.item.feed_id),
             "title": entry.feed_title,
             "htmlUrl": entry.site_url.clone().unwrap_or_default(),
         },
