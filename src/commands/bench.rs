@@ -48,6 +48,16 @@ pub enum BenchCommand {
     /// Measure the reading API of a running server: first unread page, counts and
     /// mark-feed-read from concurrent clients, with median / p95 / p99 per endpoint.
     Api(super::bench_api::ApiBenchArgs),
+    /// Load a running server's Google Reader API (tidings or FreshRSS) as apps do: ids,
+    /// contents, subscriptions and unread counts from concurrent clients, with requests/s,
+    /// median / p95 and the server's CPU per request; then one app's first sync.
+    Sync(super::bench_sync::SyncBenchArgs),
+    /// Give the configured database N more users with one user's subscriptions and an API
+    /// key each, for `bench sync`.
+    SyncUsers(super::bench_sync::SyncUsersArgs),
+    /// Time storing new items into the feed with the most subscribers and into a feed with
+    /// one, on the data set of `generate --feeds-per-user`.
+    SyncIngest(super::bench_sync::SyncIngestArgs),
     /// Time searches (single word, two words, CJK, phrase, filtered, by relevance) on the data
     /// set of `generate`, through the store, with p95 per kind and the index's size.
     Search(super::bench_search::SearchBenchArgs),
@@ -112,6 +122,9 @@ pub async fn run(config: &GlobalConfig, command: BenchCommand) -> anyhow::Result
         BenchCommand::Fetch(args) => fetch(config, args).await,
         BenchCommand::Generate(args) => super::bench_api::generate(config, args).await,
         BenchCommand::Api(args) => super::bench_api::api(args).await,
+        BenchCommand::Sync(args) => super::bench_sync::sync(args).await,
+        BenchCommand::SyncUsers(args) => super::bench_sync::sync_users(config, args).await,
+        BenchCommand::SyncIngest(args) => super::bench_sync::sync_ingest(config, args).await,
         BenchCommand::Search(args) => super::bench_search::run(config, args).await,
         BenchCommand::Related(args) => super::bench_related::run(config, args).await,
         BenchCommand::Parse(args) => super::bench_parse::run(&args),

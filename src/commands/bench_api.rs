@@ -36,7 +36,7 @@ pub struct GenerateArgs {
     /// Items in all, spread evenly over the feeds.
     #[arg(long, default_value_t = 1_000_000)]
     pub items: usize,
-    /// Feeds, each followed by every bench user (their subscriptions).
+    /// Feeds, each followed by every bench user unless --feeds-per-user says otherwise.
     #[arg(long, default_value_t = 100)]
     pub subscriptions: usize,
     /// Users, each with every feed and an API key. Enough that the load stays under the
@@ -46,6 +46,15 @@ pub struct GenerateArgs {
     /// Where to write the users' API keys, one a line.
     #[arg(long, default_value = "bench-keys.txt")]
     pub keys_file: std::path::PathBuf,
+    /// Feeds each user follows (among the other feeds, in turn) besides the shared first
+    /// feed, which every user follows: the scale data set of the sync benchmark (issue 29:
+    /// one feed followed by everyone). By default every user follows every feed.
+    #[arg(long)]
+    pub feeds_per_user: Option<usize>,
+    /// With --feeds-per-user: the first user follows this many instead, so that one user has
+    /// a large account (a first sync of 100,000 items) among many small ones.
+    #[arg(long)]
+    pub first_user_feeds: Option<usize>,
     /// Leave the search index to the worker's backfill (the items are then not searchable
     /// until it ran): for benchmarks that need no search, such as `bench related`.
     #[arg(long)]
@@ -197,18 +206,8 @@ pub async fn generate(config: &GlobalConfig, args: GenerateArgs) -> anyhow::Resu
                 is_admin: false,
             })
             .await?;
-        let group_id = store.default_group_id(user.id).await?;
-        let values: Vec<String> = feed_ids
-            .iter()
-            .map(|feed_id| format!("({}, {feed_id}, {group_id}, 60, {now})", user.id))
-            .collect();
-        store
-            .execute_raw(&format!(
-                "INSERT INTO subscriptions (user_id, feed_id, group_id, fetch_interval_minutes,
-                    created_at) VALUES {};",
-                values.join(",")
-            ))
-            .await?;
+        let followed = followed_feeds(&feed_ids, u, &args);
+        subscribe_by_sql(&store, user.id, &followed, now).await?;
         let secret = new_api_key(&store, user.id, "bench").await?;
         keys.push_str(&secret);
         keys.push('\n');
@@ -230,6 +229,49 @@ pub async fn generate(config: &GlobalConfig, args: GenerateArgs) -> anyhow::Resu
     );
     store.close().await;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The feeds user `u` of the data set follows: all of them, or with `--feeds-per-user K`
+/// the first feed (shared by everyone) and K others in turn (the first user: as many as
+/// `--first-user-feeds`).
+fn followed_feeds(feed_ids: &[i64], u: usize, args: &GenerateArgs) -> Vec<i64> {
+    let Some(per_user) = args.feeds_per_user else {
+        return feed_ids.to_vec();
+    };
+    let others = &feed_ids[1..];
+    let count = match args.first_user_feeds {
+        Some(first) if u == 0 => first,
+        _ => per_user,
+    }
+    .min(others.len());
+    let mut followed = vec![feed_ids[0]];
+    followed.extend((0..count).map(|j| others[(u * per_user + j) % others.len()]));
+    followed
+}
+
+/// Subscribes a user to feeds by SQL, in their default group: the triggers count each
+/// feed's unread items once, far cheaper than subscribing one by one for a large data set.
+pub async fn subscribe_by_sql(
+    store: &tidings_store::Store,
+    user_id: i64,
+    feed_ids: &[i64],
+    now: i64,
+) -> anyhow::Result<()> {
+    let group_id = store.default_group_id(user_id).await?;
+    for chunk in feed_ids.chunks(ROWS_PER_INSERT) {
+        let values: Vec<String> = chunk
+            .iter()
+            .map(|feed_id| format!("({user_id}, {feed_id}, {group_id}, 60, {now})"))
+            .collect();
+        store
+            .execute_raw(&format!(
+                "INSERT INTO subscriptions (user_id, feed_id, group_id, fetch_interval_minutes,
+                    created_at) VALUES {};",
+                values.join(",")
+            ))
+            .await?;
+    }
+    Ok(())
 }
 
 /// Creates a read-write API key named `name` for a user; returns its secret.

@@ -9,6 +9,7 @@ pub mod bench_parse;
 pub mod bench_related;
 pub mod bench_search;
 pub mod bench_soak;
+pub mod bench_sync;
 pub mod discover;
 pub mod feed;
 pub mod migrate;
