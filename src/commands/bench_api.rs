@@ -213,7 +213,7 @@ pub async fn generate(config: &GlobalConfig, args: GenerateArgs) -> anyhow::Resu
         keys.push('\n');
         if (u + 1) % 50 == 0 || u + 1 == users {
             outln!(
-                "users:          {} with {feeds} subscriptions each in {:.1} s",
+                "users:          {} in {:.1} s",
                 u + 1,
                 started.elapsed().as_secs_f64()
             );
