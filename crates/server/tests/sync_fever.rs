@@ -403,3 +403,49 @@ except Exception as e:
     })
     .await;
 }
+
+/// Every item, paged upwards with `since_id` as clients do.
+async fn every_item(s: &Setup) -> Vec<Value> {
+    let mut items: Vec<Value> = Vec::new();
+    loop {
+        let since = items.last().map_or(0, |i| i["id"].as_i64().unwrap());
+        let answer = fever(s, "/fever/", &format!("api&items&since_id={since}"), &[]).await;
+        let page = answer["items"].as_array().unwrap().clone();
+        if page.is_empty() {
+            return items;
+        }
+        items.extend(page);
+    }
+}
+
+// Titles with `&` and `<` as FreshRSS's fever.php writes them (full-width `＆`, `＜`, `＞`), so
+// that apps reading titles as HTML and apps reading them as text both show them whole: item
+// titles and authors, feed titles.
+on_both_engines!(titles_show_whole_as_text_and_as_html, |db| {
+    let s = setup(db).await;
+    let user_id = s
+        .app
+        .store
+        .user_credentials("ann")
+        .await
+        .unwrap()
+        .unwrap()
+        .0
+        .id;
+    sync_clients::add_awkward_titles(&s.app.store, user_id, s.feed_b).await;
+    let item = every_item(&s)
+        .await
+        .into_iter()
+        .find(|i| i["title"] == sync_clients::AWKWARD_TITLE_SENT)
+        .expect("the item, titled as FreshRSS writes it");
+    let answer = fever(&s, "/fever/", "api&feeds", &[]).await;
+    assert_eq!(item["author"], "Ann ＆ ＜Bob＞", "{item}");
+    let feed = answer["feeds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["id"] == s.feed_b)
+        .cloned()
+        .unwrap();
+    assert_eq!(feed["title"], "News ＆ ＜Views＞", "{feed}");
+});

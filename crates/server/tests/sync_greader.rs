@@ -1309,3 +1309,30 @@ on_both_engines!(feed_stream_ids_are_feed_ids, |db| {
     let left = reader.get("subscription/list", &[]).await;
     assert_eq!(left["subscriptions"].as_array().unwrap().len(), 2, "{left}");
 });
+
+// Titles with `&` and `<` as FreshRSS writes them (its greader.php, `compat` mode), so that Read
+// You and RSS Guard, which read titles as HTML, and apps that read them as text, all show
+// them whole: item titles and authors, feed titles in subscription/list and items' origin.
+on_both_engines!(titles_show_whole_as_text_and_as_html, |db| {
+    let s = setup(db).await;
+    sync_clients::add_awkward_titles(&s.app.store, s.user_id, s.feed_b).await;
+    let reader = Reader::sign_in(&s, "").await;
+    let item = item_titled(&reader, READING_LIST, sync_clients::AWKWARD_TITLE_SENT).await;
+    assert_eq!(item["author"], "Ann ＆ ＜Bob＞", "{item}");
+    assert_eq!(item["origin"]["title"], "News ＆ ＜Views＞", "{item}");
+    let feed = reader
+        .get(&format!("stream/contents/feed/{}", s.feed_b), &[])
+        .await;
+    assert_eq!(feed["title"], "News ＆ ＜Views＞");
+    let list = reader.get("subscription/list", &[]).await;
+    let b = list["subscriptions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["id"] == format!("feed/{}", s.feed_b))
+        .cloned()
+        .unwrap();
+    assert_eq!(b["title"], "News ＆ ＜Views＞");
+    // Titles without those characters are as they were.
+    item_titled(&reader, READING_LIST, "Item b-100").await;
+});

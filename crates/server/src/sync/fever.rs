@@ -20,7 +20,7 @@ use tidings_store::{MarkReadScope, SyncOrder, SyncQuery};
 use crate::AppState;
 use crate::api::auth::Auth;
 use crate::middleware::ClientContext;
-use crate::sync::{Refusal, admit, content_type, form_pairs, icon_data};
+use crate::sync::{Refusal, admit, content_type, form_pairs, icon_data, title_for_apps};
 
 /// The protocol version answered.
 const API_VERSION: i64 = 3;
@@ -232,7 +232,7 @@ async fn respond(
         if params.contains_key("groups") {
             let list: Vec<Value> = groups
                 .iter()
-                .map(|g| json!({"id": g.id, "title": g.name}))
+                .map(|g| json!({"id": g.id, "title": title_for_apps(&g.name)}))
                 .collect();
             answer.insert("groups".into(), json!(list));
         }
@@ -243,8 +243,9 @@ async fn respond(
                     json!({
                         "id": s.feed_id,
                         "favicon_id": if s.has_favicon { s.feed_id } else { 0 },
-                        "title": s.custom_title.clone().or_else(|| s.feed_title.clone())
-                            .unwrap_or_else(|| s.feed_url.clone()),
+                        "title": title_for_apps(
+                            s.custom_title.as_ref().or(s.feed_title.as_ref()).unwrap_or(&s.feed_url),
+                        ),
                         "url": s.feed_url,
                         "site_url": s.site_url.clone().unwrap_or_default(),
                         "is_spark": 0,
@@ -306,8 +307,8 @@ async fn respond(
                 json!({
                     "id": item.id,
                     "feed_id": item.feed_id,
-                    "title": item.title.clone().unwrap_or_default(),
-                    "author": item.author.clone().unwrap_or_default(),
+                    "title": title_for_apps(item.title.as_deref().unwrap_or_default()),
+                    "author": title_for_apps(item.author.as_deref().unwrap_or_default()),
                     "html": item.content.clone().or_else(|| item.summary.clone()).unwrap_or_default(),
                     "url": item.url.clone().unwrap_or_default(),
                     "is_saved": i64::from(item.is_starred),

@@ -36,7 +36,9 @@ use crate::AppState;
 use crate::api::auth::Auth;
 use crate::api::subscriptions::Subscribe;
 use crate::middleware::ClientContext;
-use crate::sync::{Refusal, admit, content_type, form_pairs, user_of_key, user_of_login};
+use crate::sync::{
+    Refusal, admit, content_type, form_pairs, title_for_apps, user_of_key, user_of_login,
+};
 
 /// The prefix of an item id in the long form.
 const ITEM_ID_PREFIX: &str = "tag:google.com,2005:reader/item/";
@@ -537,11 +539,10 @@ impl Catalog {
         })
     }
 
+    /// A subscription's title as apps are sent it ([`title_for_apps`]).
     fn title(s: &Subscription) -> String {
-        s.custom_title
-            .clone()
-            .or_else(|| s.feed_title.clone())
-            .unwrap_or_else(|| s.feed_url.clone())
+        let title = s.custom_title.as_ref().or(s.feed_title.as_ref());
+        title_for_apps(title.unwrap_or(&s.feed_url))
     }
 
     /// Parses a stream id. `user/<anything>/…` is the caller's own, as `user/-/…`.
@@ -1309,14 +1310,14 @@ fn item_json(catalog: &Catalog, entry: &SyncItem, labels: &HashMap<i64, Vec<Stri
         "timestampUsec": usec(item.published_at),
         "published": item.published_at,
         "updated": item.updated_at.unwrap_or(item.published_at),
-        "title": item.title.clone().unwrap_or_default(),
-        "author": item.author.clone().unwrap_or_default(),
+        "title": title_for_apps(item.title.as_deref().unwrap_or_default()),
+        "author": title_for_apps(item.author.as_deref().unwrap_or_default()),
         "canonical": [{"href": link}],
         "alternate": [{"href": link, "type": "text/html"}],
         "categories": categories,
         "origin": {
             "streamId": feed_stream_id(entry.item.feed_id),
-            "title": entry.feed_title,
+            "title": title_for_apps(&entry.feed_title),
             "htmlUrl": entry.site_url.clone().unwrap_or_default(),
         },
         "summary": {"direction": "ltr", "content": content},

@@ -138,6 +138,18 @@ pub(crate) fn content_type(headers: &axum::http::HeaderMap) -> String {
         .to_ascii_lowercase()
 }
 
+/// A title (of an item, a feed, a group) or an author as the Google Reader and Fever APIs send
+/// it: `&`, `<` and `>` as their full-width forms `＆`, `＜`, `＞`, as FreshRSS writes them to
+/// apps (`escapeToUnicodeAlternative` in its lib/lib_rss.php). Some apps read these fields as
+/// HTML (Read You in every view, RSS Guard's preview: `Item & <friends>` showed as `Item & `),
+/// others as text (which would show `&amp;` if they were escaped): this form reads the same in
+/// both.
+pub(crate) fn title_for_apps(text: &str) -> String {
+    text.replace('&', "＆")
+        .replace('<', "＜")
+        .replace('>', "＞")
+}
+
 /// Formats Unix seconds as RFC 3339 UTC (`2024-05-01T10:00:00Z`).
 pub(crate) fn rfc3339(secs: i64) -> String {
     crate::api::time(secs)

@@ -257,3 +257,40 @@ pub fn assert_same_shape(reference: &serde_json::Value, ours: &serde_json::Value
         (want, have) => assert_eq!(kind(want), kind(have), "{at}: {have} vs {want}"),
     }
 }
+
+/// An item title with HTML's special characters in it, as text.
+pub const AWKWARD_TITLE: &str = "Item & <friends>";
+
+/// [`AWKWARD_TITLE`] as FreshRSS writes titles to apps (`escapeToUnicodeAlternative` in its
+/// `lib/lib_rss.php`): `&`, `<` and `>` as their full-width forms, which apps that read the
+/// title as HTML (Read You, RSS Guard's preview) and apps that read it as text both show whole.
+pub const AWKWARD_TITLE_SENT: &str = "Item ＆ ＜friends＞";
+
+/// Stores an item titled [`AWKWARD_TITLE`] by "Ann & <Bob>" in `feed_id`, and names the user's
+/// subscription to that feed "News & <Views>".
+pub async fn add_awkward_titles(store: &tidings_store::Store, user_id: i64, feed_id: i64) {
+    let awkward = tidings_store::NewItem {
+        title: Some(AWKWARD_TITLE.into()),
+        author: Some("Ann & <Bob>".into()),
+        ..item("awkward", BASE + 600 * 60)
+    };
+    store.upsert_items(feed_id, &[awkward], BASE).await.unwrap();
+    let subscription = store
+        .list_subscriptions(user_id)
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|s| s.feed_id == feed_id)
+        .unwrap();
+    store
+        .update_subscription(
+            user_id,
+            subscription.id,
+            &tidings_store::SubscriptionChanges {
+                title: Some(Some("News & <Views>".into())),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+}
