@@ -406,6 +406,7 @@ async fn reader_api(
         state: &state,
         auth: &auth,
         params: &params,
+        headers: &headers,
         body: &body,
     };
     let answer = match endpoint {
@@ -440,6 +441,7 @@ struct Request<'a> {
     state: &'a AppState,
     auth: &'a Auth,
     params: &'a Params,
+    headers: &'a HeaderMap,
     body: &'a [u8],
 }
 
@@ -459,6 +461,40 @@ fn text(body: impl Into<String>) -> Response {
 
 fn ok() -> Response {
     text("OK")
+}
+
+/// A JSON answer with an `ETag` (a digest of the body), or `304 Not Modified` when the request's
+/// `If-None-Match` names it: NetNewsWire sends the ETag of its last `subscription/list` and
+/// `tag/list` back and skips that part of its sync on a 304 (ReaderAPICaller.swift,
+/// HTTPConditionalGetInfo.swift). The ETag is weak since compression may change the bytes.
+fn conditional_json(headers: &HeaderMap, value: &Value) -> Response {
+    let body = value.to_string();
+    let etag = format!(
+        "W/\"{}\"",
+        &hex::encode(Sha256::digest(body.as_bytes()))[..32]
+    );
+    let matches = headers
+        .get_all(header::IF_NONE_MATCH)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(|tag| tag.trim().trim_start_matches("W/"))
+        .any(|tag| tag == "*" || tag == etag.trim_start_matches("W/"));
+    let mut response = if matches {
+        StatusCode::NOT_MODIFIED.into_response()
+    } else {
+        ([(header::CONTENT_TYPE, "application/json")], body).into_response()
+    };
+    let headers = response.headers_mut();
+    if let Ok(value) = HeaderValue::from_str(&etag) {
+        headers.insert(header::ETAG, value);
+    }
+    // Each user's own: a shared cache must not keep it, and the client asks again each time.
+    headers.insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("private, no-cache"),
+    );
+    response
 }
 
 /// A feed's stream id: `feed/<feed id>`, as FreshRSS and Miniflux write it. A URL in it broke
@@ -589,7 +625,9 @@ impl Catalog {
             "categories": [{"id": label_stream_id(group), "label": group}],
             "url": s.feed_url,
             "htmlUrl": s.site_url.clone().unwrap_or_default(),
-            "iconUrl": "",
+            // No `iconUrl`: an empty one switched off Read You's and Capy Reader's own icon
+            // lookup, and tidings serves icons only to signed-in callers (apps load icons
+            // without credentials), so it has no URL to give.
             "sortid": format!("{:08X}", s.id),
             "firstitemmsec": (s.created_at.saturating_mul(1000)).to_string(),
         })
@@ -748,7 +786,10 @@ async fn subscription_list(request: &Request<'_>) -> Result<Response> {
         .iter()
         .map(|s| catalog.subscription_json(s))
         .collect();
-    Ok(axum::Json(json!({"subscriptions": list})).into_response())
+    Ok(conditional_json(
+        request.headers,
+        &json!({"subscriptions": list}),
+    ))
 }
 
 /// The group a label names, created when missing.
@@ -973,7 +1014,7 @@ async fn tag_list(request: &Request<'_>) -> Result<Response> {
             tags.push(json!({"id": label_stream_id(&label), "label": label, "type": "tag"}));
         }
     }
-    Ok(axum::Json(json!({"tags": tags})).into_response())
+    Ok(conditional_json(request.headers, &json!({"tags": tags})))
 }
 
 /// `rename-tag`: `s` (or `t`) the label, `dest` the new one; renames the group and the item
