@@ -143,6 +143,15 @@ impl AppState {
 
 /// The application's routes: health, the API and its OpenAPI document.
 pub fn router(state: AppState) -> Router {
+    use tower::ServiceExt;
+    // A sync API's path asked for with a doubled slash (a server address typed with a trailing
+    // slash) is routed as the path with one slash: the rewrite has to come before routing,
+    // which a layer of the router below would not.
+    Router::new().fallback_service(routes(state).map_request(sync::with_single_slash))
+}
+
+/// The routes of [`router`], and every layer.
+fn routes(state: AppState) -> Router {
     let (api, _) = api::router().split_for_parts();
     Router::new()
         .route("/healthz", get(health::healthz))

@@ -449,3 +449,19 @@ on_both_engines!(titles_show_whole_as_text_and_as_html, |db| {
         .unwrap();
     assert_eq!(feed["title"], "News ＆ ＜Views＞", "{feed}");
 });
+
+// A server address typed with a trailing slash makes apps ask for `//fever/`,
+// `//api/fever.php` or `/fever//`: served as the path with one slash.
+on_both_engines!(a_typed_trailing_slash_still_reaches_the_api, |db| {
+    let s = setup(db).await;
+    for path in [
+        "//fever/",
+        "//api/fever.php",
+        "/fever//",
+        "/api/fever.php//",
+    ] {
+        let answer = fever(&s, path, "api&groups", &[]).await;
+        assert_eq!(answer["auth"], 1, "{path}: {answer}");
+        assert!(answer["groups"].is_array(), "{path}: {answer}");
+    }
+});

@@ -1417,3 +1417,25 @@ on_both_engines!(lists_answer_304_while_unchanged, |db| {
     assert_eq!(status, StatusCode::OK);
     assert!(body.contains("Fresh"), "{body}");
 });
+
+// A server address typed with a trailing slash (`https://host/`, `…/api/greader.php/`) makes
+// apps ask for `//accounts/ClientLogin` or `/api/greader.php//reader/…`: served as the path
+// with one slash. Other routes are left as they are.
+on_both_engines!(a_typed_trailing_slash_still_reaches_the_api, |db| {
+    let s = setup(db).await;
+    for prefix in ["/", "//api/greader.php/", "/api/greader.php/"] {
+        let reader = Reader::sign_in(&s, prefix).await;
+        let info = reader.get("user-info", &[]).await;
+        assert_eq!(info["userName"], "ann", "{prefix}");
+        let (ids, _) = reader.ids(&[("n", "3")]).await;
+        assert_eq!(ids.len(), 3, "{prefix}");
+    }
+    for path in ["//healthz", "//api/v1/me", "/healthz//"] {
+        let response = Client::new()
+            .get(format!("{}{path}", s.app.base))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::NOT_FOUND, "{path}");
+    }
+});

@@ -750,3 +750,18 @@ async fn newsboat_counts_unread_and_marks_read_through_miniflux() {
     })
     .await;
 }
+
+// newsboat with `miniflux-url "https://host/"` (and other apps given an address with a trailing
+// slash) asks for `//v1/…`: served as the path with one slash.
+on_both_engines!(a_typed_trailing_slash_still_reaches_the_api, |db| {
+    let s = setup(db).await;
+    let client = token_client(&s.key);
+    let url = format!("{}//v1/me", s.app.base);
+    let (status, _, me) = call(&client, Method::GET, &url, None).await;
+    assert_eq!(status, StatusCode::OK, "{me}");
+    assert_eq!(me["username"], "ann");
+    let url = format!("{}//v1/entries?status=unread", s.app.base);
+    let (status, _, entries) = call(&client, Method::GET, &url, None).await;
+    assert_eq!(status, StatusCode::OK, "{entries}");
+    assert_eq!(entries["total"], 8);
+});

@@ -33,6 +33,7 @@ pub fn router() -> Router<AppState> {
         .route("/fever", any(fever))
         .route("/fever/", any(fever))
         .route("/api/fever.php", any(fever))
+        .route("/api/fever.php/", any(fever))
 }
 
 /// The Fever API key of a username and an API key: md5(username:key), lowercase hex.
