@@ -465,3 +465,57 @@ on_both_engines!(a_typed_trailing_slash_still_reaches_the_api, |db| {
         assert!(answer["groups"].is_array(), "{path}: {answer}");
     }
 });
+
+/// POSTs `api_key` to `/fever/?query`; answers the status, the content type and the body.
+async fn fever_raw(s: &Setup, query: &str, key: &str) -> (StatusCode, String, String) {
+    let response = Client::new()
+        .post(format!("{}/fever/?{query}", s.app.base))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(form_body(&[("api_key", key)]))
+        .send()
+        .await
+        .unwrap();
+    let status = response.status();
+    let content_type = response.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    (status, content_type, response.text().await.unwrap())
+}
+
+// `api=xml` answers the Fever spec's XML form: a `response` element with one element per
+// member, arrays as elements of the singular name (`items` of `item`), text escaped.
+on_both_engines!(api_xml_answers_xml, |db| {
+    let s = setup(db).await;
+    let (status, content_type, body) =
+        fever_raw(&s, "api=xml&groups&items&since_id=0", &s.digest).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(content_type.starts_with("text/xml"), "{content_type}");
+    assert!(
+        body.starts_with("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<response>"),
+        "{body}"
+    );
+    assert!(body.ends_with("</response>"), "{body}");
+    for part in [
+        "<api_version>3</api_version><auth>1</auth>",
+        &format!("<group><id>{}</id><title>Tech</title></group>", s.group_b),
+        "<feeds_groups><feeds_group><feed_ids>1</feed_ids><group_id>",
+        "<total_items>63</total_items>",
+        "<title>Item a-0</title>",
+        "<html>&lt;p&gt;Full text of a-0&lt;/p&gt;</html>",
+        "<is_saved>0</is_saved>",
+    ] {
+        assert!(body.contains(part), "{part} is not in {body}");
+    }
+    assert_eq!(body.matches("<item>").count(), 50, "{body}");
+    let (status, content_type, body) = fever_raw(&s, "api=xml", "0123").await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(content_type.starts_with("text/xml"), "{content_type}");
+    assert!(body.contains("<auth>0</auth>"), "{body}");
+    // Without it, JSON as before.
+    let (_, content_type, _) = fever_raw(&s, "api", &s.digest).await;
+    assert!(
+        content_type.starts_with("application/json"),
+        "{content_type}"
+    );
+});

@@ -1,6 +1,7 @@
 //! The Fever API (F71) at `/fever/` and `/api/fever.php`, as Fever clients (Reeder, Unread,
 //! FeedMe, …) speak it: GET or POST, parameters in the query string or a form body, the key as
-//! `api_key` = md5(username:API key), and every answer HTTP 200 JSON with `auth` 0 or 1.
+//! `api_key` = md5(username:API key), and every answer HTTP 200 JSON with `auth` 0 or 1 (XML
+//! with `api=xml`, as the spec describes).
 //!
 //! A Fever group is a tidings group, a feed is a tidings feed (its id), an item is an item
 //! and "saved" is the star. Items come 50 a call, by id: `since_id` pages upwards, `max_id`
@@ -11,7 +12,7 @@ use std::collections::HashMap;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{RawQuery, State};
-use axum::http::HeaderMap;
+use axum::http::{HeaderMap, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::any;
 use serde_json::{Map, Value, json};
@@ -129,7 +130,7 @@ async fn fever(
                 Refusal::Unavailable => "the server failed; try again later",
             };
             answer.insert("error".into(), json!(reason));
-            return axum::Json(Value::Object(answer)).into_response();
+            return render(&params, answer);
         }
     };
     answer.insert("auth".into(), json!(1));
@@ -140,7 +141,58 @@ async fn fever(
             answer.insert("error".into(), json!("the server failed; try again later"));
         }
     }
-    axum::Json(Value::Object(answer)).into_response()
+    render(&params, answer)
+}
+
+/// The answer as JSON, or as the Fever spec's XML form when the request says `api=xml`.
+fn render(params: &HashMap<String, String>, answer: Map<String, Value>) -> Response {
+    if params.get("api").map(|v| v.trim()) != Some("xml") {
+        return axum::Json(Value::Object(answer)).into_response();
+    }
+    let mut xml = String::from("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n");
+    write_xml(&mut xml, "response", &Value::Object(answer));
+    ([(header::CONTENT_TYPE, "text/xml; charset=utf-8")], xml).into_response()
+}
+
+/// `value` as the element `name`, as Fever wrote its XML answers: a member of an object is an
+/// element of its name, an array's entries are elements of its name without the final `s`
+/// (`items` of `item`, `feeds_groups` of `feeds_group`), text is escaped.
+fn write_xml(out: &mut String, name: &str, value: &Value) {
+    out.push_str(&format!("<{name}>"));
+    match value {
+        Value::Object(members) => {
+            for (key, member) in members {
+                write_xml(out, key, member);
+            }
+        }
+        Value::Array(entries) => {
+            let entry_name = name.strip_suffix('s').unwrap_or(name);
+            for entry in entries {
+                write_xml(out, entry_name, entry);
+            }
+        }
+        Value::String(text) => out.push_str(&xml_text(text)),
+        Value::Bool(flag) => out.push_str(if *flag { "1" } else { "0" }),
+        Value::Number(number) => out.push_str(&number.to_string()),
+        Value::Null => {}
+    }
+    out.push_str(&format!("</{name}>"));
+}
+
+/// Text escaped for an XML element; characters XML 1.0 cannot hold are left out.
+fn xml_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '\t' | '\n' | '\r' => out.push(c),
+            c if c < ' ' || c == '\u{FFFE}' || c == '\u{FFFF}' => {}
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 async fn respond(
