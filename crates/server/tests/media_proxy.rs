@@ -6,6 +6,7 @@
 #[path = "../../store/tests/common/mod.rs"]
 mod common;
 mod support;
+mod sync_clients;
 
 use common::{TestDb, follow};
 use reqwest::{Method, StatusCode};
@@ -197,4 +198,116 @@ async fn all_mode_proxies_https_images_and_off_changes_nothing() {
 
 fn urlencode(text: &str) -> String {
     url::form_urlencoded::byte_serialize(text.as_bytes()).collect()
+}
+
+/// With the proxy on for every image, the three sync APIs send apps the proxied addresses of
+/// items' images (in their HTML) and of image enclosures, never the originals; audio stays
+/// where it is (the proxy serves images only).
+mod sync_apis {
+    use super::*;
+
+    const PICTURE: &str = "https://cdn.example/x.png";
+    const COVER: &str = "https://cdn.example/cover.jpg";
+    const EPISODE: &str = "https://cdn.example/ep1.mp3";
+
+    on_both_engines!(send_proxied_images_and_image_enclosures, |db| {
+        let app = TestApp::start_with(db, true, |config| {
+            config.media_proxy = MediaProxy::new(MediaProxyMode::All, Some(KEY));
+        })
+        .await;
+        let ann = app.user("ann", false).await;
+        let (_, feed) = follow(&app.store, ann, "https://pictures.example/feed").await;
+        let enclosure = |url: &str, mime: &str| tidings_store::Enclosure {
+            url: url.into(),
+            mime_type: Some(mime.into()),
+            length: None,
+        };
+        let item = NewItem {
+            guid: Some("1".into()),
+            title: Some("Pictures".into()),
+            content: Some(format!("<p>Look: <img src=\"{PICTURE}\"></p>")),
+            enclosures: vec![
+                enclosure(COVER, "image/jpeg"),
+                enclosure(EPISODE, "audio/mpeg"),
+            ],
+            published: Some(1_760_000_000),
+            ..NewItem::default()
+        };
+        app.store
+            .upsert_items(feed, &[item], 1_760_000_000)
+            .await
+            .unwrap();
+        let browser = app.signed_in("ann").await;
+        let key = sync_clients::api_key(&app, &browser, "read_write").await;
+        let proxy = MediaProxy::new(MediaProxyMode::All, Some(KEY));
+        let proxied = |url: &str| {
+            format!(
+                "{}/media?url={}&sig={}",
+                app.base,
+                urlencode(url),
+                proxy.sign(url)
+            )
+        };
+        let client = reqwest::Client::new();
+
+        // Google Reader.
+        let login = client
+            .get(format!(
+                "{}/accounts/ClientLogin?Email=ann&Passwd={key}",
+                app.base
+            ))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        let auth = login.lines().find_map(|l| l.strip_prefix("Auth=")).unwrap();
+        let stream: serde_json::Value = client
+            .get(format!("{}/reader/api/0/stream/contents", app.base))
+            .header("authorization", format!("GoogleLogin auth={auth}"))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let item = &stream["items"][0];
+        for field in ["summary", "content"] {
+            let html = item[field]["content"].as_str().unwrap();
+            assert_eq!(first_src(html), proxied(PICTURE), "{field}: {html}");
+        }
+        assert_eq!(item["enclosure"][0]["href"], proxied(COVER), "{item}");
+        assert_eq!(item["enclosure"][1]["href"], EPISODE, "{item}");
+
+        // Fever.
+        let digest = tidings_server::sync::fever::key_digest("ann", &key);
+        let fever: serde_json::Value = client
+            .post(format!("{}/fever/?api&items", app.base))
+            .form(&[("api_key", digest.as_str())])
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let html = fever["items"][0]["html"].as_str().unwrap();
+        assert_eq!(first_src(html), proxied(PICTURE), "{html}");
+
+        // Miniflux.
+        let entries: serde_json::Value = client
+            .get(format!("{}/v1/entries", app.base))
+            .header("x-auth-token", &key)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let entry = &entries["entries"][0];
+        let html = entry["content"].as_str().unwrap();
+        assert_eq!(first_src(html), proxied(PICTURE), "{html}");
+        assert_eq!(entry["enclosures"][0]["url"], proxied(COVER), "{entry}");
+        assert_eq!(entry["enclosures"][1]["url"], EPISODE, "{entry}");
+    });
 }

@@ -21,7 +21,9 @@ use tidings_store::{MarkReadScope, SyncOrder, SyncQuery};
 use crate::AppState;
 use crate::api::auth::Auth;
 use crate::middleware::ClientContext;
-use crate::sync::{Refusal, admit, content_type, form_pairs, icon_data, title_for_apps};
+use crate::sync::{
+    Refusal, admit, content_type, form_pairs, html_for_apps, icon_data, title_for_apps,
+};
 
 /// The protocol version answered.
 const API_VERSION: i64 = 3;
@@ -362,7 +364,10 @@ async fn respond(
                     "feed_id": item.feed_id,
                     "title": title_for_apps(item.title.as_deref().unwrap_or_default()),
                     "author": title_for_apps(item.author.as_deref().unwrap_or_default()),
-                    "html": item.content.clone().or_else(|| item.summary.clone()).unwrap_or_default(),
+                    "html": html_for_apps(
+                        state,
+                        item.content.clone().or_else(|| item.summary.clone()).unwrap_or_default(),
+                    ),
                     "url": item.url.clone().unwrap_or_default(),
                     "is_saved": i64::from(item.is_starred),
                     "is_read": i64::from(item.is_read),

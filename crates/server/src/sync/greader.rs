@@ -37,7 +37,8 @@ use crate::api::auth::Auth;
 use crate::api::subscriptions::Subscribe;
 use crate::middleware::ClientContext;
 use crate::sync::{
-    Refusal, admit, content_type, form_pairs, title_for_apps, user_of_key, user_of_login,
+    Refusal, admit, content_type, enclosure_url_for_apps, form_pairs, html_for_apps,
+    title_for_apps, user_of_key, user_of_login,
 };
 
 /// The prefix of an item id in the long form.
@@ -1306,8 +1307,8 @@ async fn stream_item_ids(request: &Request<'_>) -> Result<Response> {
 /// An enclosure as FreshRSS writes it and the apps read it (Capy Reader's
 /// readerclient/Item.kt, NewsFlash's greader_api): `href`, and `type` and `length` (a number
 /// of bytes) only when the feed gave them.
-fn enclosure_json(enclosure: &tidings_store::Enclosure) -> Value {
-    let mut entry = json!({"href": enclosure.url});
+fn enclosure_json(state: &AppState, enclosure: &tidings_store::Enclosure) -> Value {
+    let mut entry = json!({"href": enclosure_url_for_apps(state, enclosure)});
     if let Some(mime) = enclosure
         .mime_type
         .as_deref()
@@ -1322,7 +1323,12 @@ fn enclosure_json(enclosure: &tidings_store::Enclosure) -> Value {
 }
 
 /// An item as `stream/contents` shows it.
-fn item_json(catalog: &Catalog, entry: &SyncItem, labels: &HashMap<i64, Vec<String>>) -> Value {
+fn item_json(
+    state: &AppState,
+    catalog: &Catalog,
+    entry: &SyncItem,
+    labels: &HashMap<i64, Vec<String>>,
+) -> Value {
     let item = &entry.item;
     let mut categories = vec![json!(READING_LIST)];
     if item.is_read {
@@ -1335,16 +1341,17 @@ fn item_json(catalog: &Catalog, entry: &SyncItem, labels: &HashMap<i64, Vec<Stri
     for label in labels.get(&item.id).into_iter().flatten() {
         categories.push(json!(label_stream_id(label)));
     }
-    let content = item
-        .content
-        .clone()
-        .or_else(|| item.summary.clone())
-        .unwrap_or_default();
+    let content = item.content.clone().or_else(|| item.summary.clone());
+    let content = html_for_apps(state, content.unwrap_or_default());
     // An item without a link still has one, empty, as FreshRSS writes it: Fluent Reader reads
     // `canonical[0].href` unguarded (src/scripts/models/services/greader.ts) and Capy Reader
     // requires the `href` (readerclient/Item.kt); `[]` failed their whole sync.
     let link = item.url.clone().unwrap_or_default();
-    let enclosures: Vec<Value> = item.enclosures.iter().map(enclosure_json).collect();
+    let enclosures: Vec<Value> = item
+        .enclosures
+        .iter()
+        .map(|e| enclosure_json(state, e))
+        .collect();
     json!({
         "id": long_item_id(item.id),
         "crawlTimeMsec": (item.fetched_at.saturating_mul(1000)).to_string(),
@@ -1381,7 +1388,7 @@ async fn items_json(
     }
     Ok(rows
         .iter()
-        .map(|r| item_json(catalog, r, &labels))
+        .map(|r| item_json(state, catalog, r, &labels))
         .collect())
 }
 

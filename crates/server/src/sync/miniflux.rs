@@ -26,7 +26,10 @@ use tidings_store::{
 use crate::AppState;
 use crate::api::auth::Auth;
 use crate::middleware::ClientContext;
-use crate::sync::{Refusal, admit, icon_data, rfc3339, user_of_key, user_of_login};
+use crate::sync::{
+    Refusal, admit, enclosure_url_for_apps, html_for_apps, icon_data, rfc3339, user_of_key,
+    user_of_login,
+};
 
 /// Entries per page when the client does not say (as Miniflux).
 const DEFAULT_LIMIT: i64 = 100;
@@ -292,18 +295,17 @@ impl Catalog {
         })
     }
 
-    fn entry(&self, entry: &SyncItem) -> Value {
+    /// An entry as the API shows it; its images and image enclosures through the media proxy
+    /// when it is on.
+    fn entry(&self, state: &AppState, entry: &SyncItem) -> Value {
         let item = &entry.item;
         let feed = self
             .subscriptions
             .iter()
             .find(|s| s.feed_id == item.feed_id)
             .map_or(Value::Null, |s| self.feed(s));
-        let content = item
-            .content
-            .clone()
-            .or_else(|| item.summary.clone())
-            .unwrap_or_default();
+        let content = item.content.clone().or_else(|| item.summary.clone());
+        let content = html_for_apps(state, content.unwrap_or_default());
         let identity = item
             .guid
             .clone()
@@ -321,7 +323,7 @@ impl Catalog {
                     "id": item.id * 100 + n as i64,
                     "user_id": self.user_id,
                     "entry_id": item.id,
-                    "url": e.url,
+                    "url": enclosure_url_for_apps(state, e),
                     "mime_type": e.mime_type.clone().unwrap_or_default(),
                     "size": e.length.unwrap_or(0),
                     "media_progression": 0,
@@ -718,7 +720,7 @@ async fn list_entries(state: &AppState, auth: &Auth, query: SyncQuery) -> Result
     }
     let total = state.store.count_sync_items(auth.user.id, &query).await?;
     let items = state.store.sync_items(auth.user.id, &query).await?;
-    let entries: Vec<Value> = items.iter().map(|e| catalog.entry(e)).collect();
+    let entries: Vec<Value> = items.iter().map(|e| catalog.entry(state, e)).collect();
     Ok(axum::Json(json!({"total": total, "entries": entries})).into_response())
 }
 
@@ -783,7 +785,7 @@ async fn one_entry(
         .into_iter()
         .next()
         .ok_or_else(MinifluxError::not_found)?;
-    Ok(axum::Json(catalog.entry(&item)).into_response())
+    Ok(axum::Json(catalog.entry(state, &item)).into_response())
 }
 
 /// `GET /v1/entries/{id}`.

@@ -197,6 +197,37 @@ pub(crate) fn title_for_apps(text: &str) -> String {
         .replace('>', "＞")
 }
 
+/// An item's HTML as the sync APIs send it: its images pointed at the media proxy when it is on
+/// (`TIDINGS_MEDIA_PROXY`), as the REST API sends it, so that image hosts never see the
+/// reader's address.
+pub(crate) fn html_for_apps(state: &AppState, html: String) -> String {
+    let mut html = Some(html);
+    crate::api::items::proxy_images(state, &mut html);
+    html.unwrap_or_default()
+}
+
+/// An enclosure's URL as the sync APIs send it: an image's through the media proxy when it is
+/// on, as items' images; audio and video stay where they are, since the proxy passes images
+/// only.
+pub(crate) fn enclosure_url_for_apps(
+    state: &AppState,
+    enclosure: &tidings_store::Enclosure,
+) -> String {
+    let config = &state.config;
+    let is_image = enclosure
+        .mime_type
+        .as_deref()
+        .is_some_and(|mime| mime.trim().to_ascii_lowercase().starts_with("image/"));
+    is_image
+        .then(|| {
+            config
+                .media_proxy
+                .proxied_if_wanted(&config.base_url, &enclosure.url)
+        })
+        .flatten()
+        .unwrap_or_else(|| enclosure.url.clone())
+}
+
 /// Formats Unix seconds as RFC 3339 UTC (`2024-05-01T10:00:00Z`).
 pub(crate) fn rfc3339(secs: i64) -> String {
     crate::api::time(secs)
