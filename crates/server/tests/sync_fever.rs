@@ -519,3 +519,63 @@ on_both_engines!(api_xml_answers_xml, |db| {
         "{content_type}"
     );
 });
+
+// `unread_recently_read=1` (the spec's "mark recently read items as unread") undoes the latest
+// marking: the items marked read within 15 s of the most recent read mark are unread again
+// (as The Arsse reads it); an item read before that stays read. The answer carries the
+// unread ids, as after a mark; a read-only key cannot do it.
+on_both_engines!(unread_recently_read_undoes_the_latest_reads, |db| {
+    let s = setup(db).await;
+    let first = fever(&s, "/fever/", "api&items&since_id=0", &[]).await;
+    let ids: Vec<String> = item_ids(&first)[..3]
+        .iter()
+        .map(|id| id.to_string())
+        .collect();
+    fn mark(id: &str) -> [(&str, &str); 3] {
+        [("mark", "item"), ("as", "read"), ("id", id)]
+    }
+    fever(&s, "/fever/", "api", &mark(&ids[0])).await;
+    // Read an hour ago.
+    s.app
+        .store
+        .execute_raw(&format!(
+            "UPDATE item_states SET updated_at = updated_at - 3600 WHERE item_id = {}",
+            ids[0]
+        ))
+        .await
+        .unwrap();
+    fever(&s, "/fever/", "api", &mark(&ids[1])).await;
+    fever(&s, "/fever/", "api", &mark(&ids[2])).await;
+    let unread = |answer: &Value| -> Vec<String> {
+        self::ids(&answer["unread_item_ids"])
+            .iter()
+            .map(|id| id.to_string())
+            .collect()
+    };
+    let before = fever(&s, "/fever/", "api&unread_item_ids", &[]).await;
+    assert_eq!(unread(&before).len(), 60);
+
+    // A read-only key is refused.
+    let browser = s.app.signed_in("ann").await;
+    let read_only = key_digest("ann", &api_key(&s.app, &browser, "read").await);
+    let refused = fever_with(
+        &s.app.base,
+        &read_only,
+        "/fever/",
+        "api",
+        &[("unread_recently_read", "1")],
+    )
+    .await;
+    assert_eq!(refused["auth"], 0, "{refused}");
+
+    let answer = fever(&s, "/fever/", "api", &[("unread_recently_read", "1")]).await;
+    let now_unread = unread(&answer);
+    assert_eq!(now_unread.len(), 62, "{answer}");
+    assert!(now_unread.contains(&ids[1]) && now_unread.contains(&ids[2]));
+    assert!(
+        !now_unread.contains(&ids[0]),
+        "read an hour ago, stays read"
+    );
+    let after = fever(&s, "/fever/", "api&unread_item_ids", &[]).await;
+    assert_eq!(unread(&after), now_unread);
+});

@@ -807,6 +807,28 @@ impl Store {
         Ok(restored.max(0) as u64)
     }
 
+    /// Turns unread again the items of the user's latest marking: those whose own state was
+    /// set read within `span` seconds before the most recent such change (the Fever API's
+    /// `unread_recently_read`). Items read by a watermark alone (a feed or group marked read as
+    /// a whole, which writes no row per item) stay read. Answers how many items changed.
+    pub async fn unread_latest_reads(&self, user_id: i64, span: i64) -> Result<u64> {
+        let now = unix_now();
+        Ok(with_db!(self, write, |db| {
+            sqlx::query(
+                "UPDATE item_states SET is_read = FALSE, updated_at = $2
+                 WHERE user_id = $1 AND is_read
+                   AND updated_at >= (SELECT MAX(updated_at) - $3 FROM item_states
+                                      WHERE user_id = $1 AND is_read)",
+            )
+            .bind(user_id)
+            .bind(now)
+            .bind(span.max(0))
+            .execute(db)
+            .await?
+            .rows_affected()
+        }))
+    }
+
     async fn mark_ids_read(
         &self,
         user_id: i64,

@@ -29,6 +29,8 @@ use crate::sync::{
 const API_VERSION: i64 = 3;
 /// Items per `items` call, as the protocol fixes it.
 const ITEMS_PER_CALL: i64 = 50;
+/// `unread_recently_read` undoes the reads made within this many seconds of the latest one.
+const RECENT_READS_SPAN: i64 = 15;
 
 /// The Fever routes.
 pub fn router() -> Router<AppState> {
@@ -113,7 +115,10 @@ async fn fever(
         .authenticate_fever_key(key)
         .await
         .map_err(|_| Refusal::Unavailable);
-    let writes = params.contains_key("mark");
+    let unread_recent = params
+        .get("unread_recently_read")
+        .is_some_and(|v| !matches!(v.trim(), "" | "0"));
+    let writes = params.contains_key("mark") || unread_recent;
     let client = client.map(|axum::Extension(c)| c);
     let auth = match admit(&state, client.as_ref(), found, writes).await {
         Ok(auth) => {
@@ -136,7 +141,7 @@ async fn fever(
         }
     };
     answer.insert("auth".into(), json!(1));
-    match respond(&state, &auth, &params, &mut answer).await {
+    match respond(&state, &auth, &params, unread_recent, &mut answer).await {
         Ok(()) => {}
         Err(error) => {
             tracing::error!(%error, "Fever API: store error");
@@ -201,6 +206,7 @@ async fn respond(
     state: &AppState,
     auth: &Auth,
     params: &HashMap<String, String>,
+    unread_recent: bool,
     answer: &mut Map<String, Value>,
 ) -> Result<(), tidings_store::StoreError> {
     let store = &state.store;
@@ -279,6 +285,10 @@ async fn respond(
                 json!(unread_ids(state, user_id).await?),
             );
         }
+    }
+
+    if unread_recent {
+        unread_recently_read(state, user_id, answer).await?;
     }
 
     let groups_or_feeds = params.contains_key("groups") || params.contains_key("feeds");
@@ -398,6 +408,24 @@ async fn respond(
             json!(saved_ids(state, user_id).await?),
         );
     }
+    Ok(())
+}
+
+/// `unread_recently_read=1`, "mark recently read items as unread" (the spec's Write section):
+/// the latest marking is undone, as The Arsse reads it; the unread ids follow, as after a mark.
+async fn unread_recently_read(
+    state: &AppState,
+    user_id: i64,
+    answer: &mut Map<String, Value>,
+) -> Result<(), tidings_store::StoreError> {
+    state
+        .store
+        .unread_latest_reads(user_id, RECENT_READS_SPAN)
+        .await?;
+    answer.insert(
+        "unread_item_ids".into(),
+        json!(unread_ids(state, user_id).await?),
+    );
     Ok(())
 }
 
