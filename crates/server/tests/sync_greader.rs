@@ -1285,6 +1285,12 @@ on_both_engines!(feed_stream_ids_are_feed_ids, |db| {
         assert_eq!(ids.len(), 2, "{url}");
         let (by_url, _) = reader.ids(&[("s", &format!("feed/{url}"))]).await;
         assert_eq!(by_url, ids, "{url}");
+        // The answer names the stream by its id, however the request named it.
+        assert_eq!(by_path["id"], stream);
+        let contents = reader
+            .get("stream/contents", &[("s", &format!("feed/{url}"))])
+            .await;
+        assert_eq!(contents["id"], stream, "{url}");
         // Rename and move, the id put into the form unencoded.
         let (status, text) = post_unencoded(
             &reader,

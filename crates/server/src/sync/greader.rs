@@ -1424,7 +1424,8 @@ async fn stream_contents(request: &Request<'_>, stream: Option<String>) -> Resul
         |row| (row.item.published_at, row.item.id),
     )
     .await?;
-    let title = match catalog.stream(&stream_id)? {
+    let stream = catalog.stream(&stream_id)?;
+    let title = match stream {
         Stream::Feed(feed_id) => catalog
             .subscriptions
             .iter()
@@ -1433,6 +1434,11 @@ async fn stream_contents(request: &Request<'_>, stream: Option<String>) -> Resul
             .unwrap_or_default(),
         Stream::Group(_) | Stream::Label(_) => label_name(&stream_id).to_string(),
         _ => String::new(),
+    };
+    // A feed's stream is named by its id, however the request named it.
+    let stream_id = match stream {
+        Stream::Feed(feed_id) => feed_stream_id(feed_id),
+        _ => stream_id,
     };
     let items = items_json(state, user_id, &catalog, &rows).await?;
     let mut answer = stream_json(request, &stream_id, &title, items);
