@@ -55,8 +55,8 @@ pub enum BenchCommand {
     /// Give the configured database N more users with one user's subscriptions and an API
     /// key each, for `bench sync`.
     SyncUsers(super::bench_sync::SyncUsersArgs),
-    /// Time storing new items into the feed with the most subscribers and into a feed with
-    /// one, on the data set of `generate --feeds-per-user`.
+    /// Time storing new items into the feed with the most subscribers and into the one with
+    /// the fewest, on the data set of `generate --feeds-per-user`.
     SyncIngest(super::bench_sync::SyncIngestArgs),
     /// Time searches (single word, two words, CJK, phrase, filtered, by relevance) on the data
     /// set of `generate`, through the store, with p95 per kind and the index's size.

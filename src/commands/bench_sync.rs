@@ -13,7 +13,7 @@
 //! `sync-users` gives a tidings database more users with the same subscriptions as one user,
 //! each with an API key, so that the load passes no user's sync rate limit. `sync-ingest`
 //! times storing new items into the feed with the most subscribers (the data set of `bench
-//! generate --feeds-per-user`) and into a feed with one, through the store call the fetch
+//! generate --feeds-per-user`) and into the feed with the fewest, through the store call the fetch
 //! worker makes.
 
 use crate::output::outln;
@@ -93,6 +93,11 @@ pub struct SyncUsersArgs {
     /// Where to write the new users' API keys, one a line (for `bench sync --logins`).
     #[arg(long, default_value = "sync-keys.txt")]
     pub keys_file: PathBuf,
+    /// A file of feed URLs (one a line, a `/moved` suffix ignored) whose stored items are
+    /// deleted first, so that tidings holds what the server it is compared with could read
+    /// (this FreshRSS snapshot reads no JSON Feed).
+    #[arg(long)]
+    pub empty_feeds: Option<PathBuf>,
 }
 
 /// Arguments of `tidings bench sync-ingest`.
@@ -406,7 +411,7 @@ async fn first_sync(target: &Arc<Target>, args: &SyncBenchArgs) -> anyhow::Resul
             break;
         }
     }
-    let ids_time = started.elapsed();
+    let (ids_time, ids_waited) = (started.elapsed(), waited);
     let unique: HashSet<&String> = ids.iter().collect();
     let mut received = 0usize;
     for chunk in ids.chunks(CONTENTS_BATCH) {
@@ -441,15 +446,17 @@ async fn first_sync(target: &Arc<Target>, args: &SyncBenchArgs) -> anyhow::Resul
         _ => "-".into(),
     };
     outln!(
-        "first sync:    {} ids ({} distinct) in {:.1} s, {received} items' contents in {:.1} s: \
-         {:.1} s in all, {requests} requests, {:.1} s of it waiting on 429s; server CPU {cpu}; \
-         load {}",
+        "first sync:    {} ids ({} distinct) in {:.1} s ({:.1} s waiting on 429s), {received} \
+         items' contents in {:.1} s ({:.1} s waiting): {:.1} s in all, {requests} requests, \
+         {:.1} s without the waits; server CPU {cpu}; load {}",
         ids.len(),
         unique.len(),
         ids_time.as_secs_f64(),
+        ids_waited.as_secs_f64(),
         (elapsed - ids_time).as_secs_f64(),
+        (waited - ids_waited).as_secs_f64(),
         elapsed.as_secs_f64(),
-        waited.as_secs_f64(),
+        (elapsed - waited).as_secs_f64(),
         load_average()
     );
     Ok(received == ids.len() && unique.len() == ids.len())
@@ -576,6 +583,9 @@ pub async fn sync_users(config: &GlobalConfig, args: SyncUsersArgs) -> anyhow::R
     if feed_ids.is_empty() {
         bail!("{} has no subscriptions to copy", args.from);
     }
+    if let Some(path) = &args.empty_feeds {
+        empty_feeds(&store, path).await?;
+    }
     let started = Instant::now();
     let now = unix_now();
     let mut keys = String::new();
@@ -605,6 +615,28 @@ pub async fn sync_users(config: &GlobalConfig, args: SyncUsersArgs) -> anyhow::R
     Ok(ExitCode::SUCCESS)
 }
 
+/// Deletes the items of the feeds a file lists (their URLs, or those with `/moved` appended).
+async fn empty_feeds(store: &Store, path: &std::path::Path) -> anyhow::Result<()> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let wanted: HashSet<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let mut emptied = 0;
+    for feed in store.list_feeds().await? {
+        if wanted.contains(feed.url.trim_end_matches("/moved")) {
+            store
+                .execute_raw(&format!("DELETE FROM items WHERE feed_id = {}", feed.id))
+                .await?;
+            emptied += 1;
+        }
+    }
+    outln!("emptied {emptied} of the {} feeds listed", wanted.len());
+    Ok(())
+}
+
 /// Runs `tidings bench sync-ingest`.
 pub async fn sync_ingest(config: &GlobalConfig, args: SyncIngestArgs) -> anyhow::Result<ExitCode> {
     let store = super::open_store_for_bulk_load(config).await?;
@@ -613,7 +645,11 @@ pub async fn sync_ingest(config: &GlobalConfig, args: SyncIngestArgs) -> anyhow:
         .iter()
         .max_by_key(|f| f.subscribers)
         .context("the database has no feeds: run `tidings bench generate` first")?;
-    let single = feeds.iter().find(|f| f.subscribers == 1);
+    // For comparison: the feed with the fewest subscribers.
+    let single = feeds
+        .iter()
+        .filter(|f| f.subscribers > 0 && f.id != shared.id)
+        .min_by_key(|f| f.subscribers);
     outln!(
         "tidings bench sync-ingest on {}: {} new items per feed, {} per store call; load \
          average {}",
