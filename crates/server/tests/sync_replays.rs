@@ -347,6 +347,9 @@ struct Answer {
     status: u16,
     /// The `Date` header (NetNewsWire keeps it as its next `ot`).
     date: Option<String>,
+    /// The `ETag` and `Last-Modified` headers (NetNewsWire's conditional GETs).
+    etag: Option<String>,
+    last_modified: Option<String>,
     text: String,
 }
 
@@ -376,14 +379,19 @@ async fn send(method: &str, url: &str, headers: &[(&str, String)], body: Option<
     }
     let response = request.send().await.unwrap();
     let status = response.status().as_u16();
-    let date = response
-        .headers()
-        .get("date")
-        .and_then(|d| d.to_str().ok())
-        .map(str::to_string);
+    let header = |name: &str| {
+        response
+            .headers()
+            .get(name)
+            .and_then(|d| d.to_str().ok())
+            .map(str::to_string)
+    };
+    let (date, etag, last_modified) = (header("date"), header("etag"), header("last-modified"));
     Answer {
         status,
         date,
+        etag,
+        last_modified,
         text: response.text().await.unwrap(),
     }
 }
@@ -926,6 +934,21 @@ mod check {
         }
     }
 
+    /// ann subscribes on the web to a new feed while the app is in use.
+    pub async fn subscribed_elsewhere<A: App>(db: &common::TestDb) {
+        let w = World::new(db).await;
+        let news = news_feed(w.t0, 10);
+        let blog = blog_feed(w.t0, "/blog/feed/");
+        w.follow(w.user_id, &news).await;
+        let mut app = connect::<A>(&w).await;
+        sync(&mut app, "first sync").await;
+        sync(&mut app, "second sync").await;
+        w.put(&blog);
+        w.web_subscribe(&w.url(&blog)).await;
+        sync(&mut app, "sync after subscribing on the web").await;
+        assert_has_all(&app, &[&news, &blog], "after a subscription on the web");
+    }
+
     /// Titles with `&` and `<` show whole.
     pub async fn titles<A: App>(db: &common::TestDb) {
         let w = World::new(db).await;
@@ -1215,6 +1238,10 @@ mod netnewswire {
         articles: BTreeMap<String, Article>,
         /// Marks not sent yet: the app sends them at the start of its next sync.
         pending: Vec<(String, Mark)>,
+        /// `ETag` and `Last-Modified` of the last `tag/list` and `subscription/list`, sent
+        /// back as `If-None-Match` and `If-Modified-Since` (HTTPConditionalGetInfo.swift in
+        /// Modules/RSWeb): a `304` leaves the folders or the subscriptions as they were.
+        conditional: BTreeMap<&'static str, (Option<String>, Option<String>)>,
     }
 
     impl NetNewsWire {
@@ -1233,6 +1260,31 @@ mod netnewswire {
             let value = answer.json(&url)?;
             conform(&value, spec, endpoint)?;
             Ok((value, answer.date))
+        }
+
+        /// A conditional GET of a list with `?output=json`; `None` when it is unchanged.
+        async fn get_if_changed(
+            &mut self,
+            endpoint: &'static str,
+            spec: Spec,
+        ) -> Result<Option<Value>, String> {
+            let url = format!("{}{endpoint}?output=json", self.base);
+            let mut headers = self.headers();
+            if let Some((etag, modified)) = self.conditional.get(endpoint) {
+                headers.extend(modified.clone().map(|m| ("if-modified-since", m)));
+                headers.extend(etag.clone().map(|e| ("if-none-match", e)));
+            }
+            let answer = send("GET", &url, &headers, None).await;
+            if answer.status == 304 {
+                return Ok(None);
+            }
+            let value = answer.json(&url)?;
+            conform(&value, spec, endpoint)?;
+            if answer.etag.is_some() || answer.last_modified.is_some() {
+                self.conditional
+                    .insert(endpoint, (answer.etag, answer.last_modified));
+            }
+            Ok(Some(value))
         }
 
         /// The `T` token, asked for once and kept.
@@ -1399,16 +1451,13 @@ mod netnewswire {
             Ok(())
         }
 
+        /// `refreshAccount`: folders, then subscriptions, each skipped when unchanged.
         async fn refresh_feeds(&mut self) -> Result<(), String> {
-            self.get("/reader/api/0/tag/list", &[("output", "json")], TAGS)
+            self.get_if_changed("/reader/api/0/tag/list", TAGS).await?;
+            let list = self
+                .get_if_changed("/reader/api/0/subscription/list", SUBSCRIPTIONS)
                 .await?;
-            let (list, _) = self
-                .get(
-                    "/reader/api/0/subscription/list",
-                    &[("output", "json")],
-                    SUBSCRIPTIONS,
-                )
-                .await?;
+            let Some(list) = list else { return Ok(()) };
             self.feeds = list["subscriptions"]
                 .as_array()
                 .unwrap()
@@ -1471,6 +1520,7 @@ mod netnewswire {
                 statuses: BTreeMap::new(),
                 articles: BTreeMap::new(),
                 pending: Vec::new(),
+                conditional: BTreeMap::new(),
             })
         }
 
@@ -1637,11 +1687,11 @@ mod netnewswire {
         }
     }
 
-    checks!(NetNewsWire: every_item, late_arrival, shared_feed_backlog,
+    checks!(NetNewsWire: subscribed_elsewhere, every_item, late_arrival, shared_feed_backlog,
         shared_feed_backlog_read_elsewhere, titles, item_without_link, marks, feed_urls);
     // Kept on branch `replays` until issue 29's arrival order lands (they fail on main):
-    // late_arrival_read_elsewhere: point 2 (its all-ids list's `ot` is applied to publication
-    // dates: a late arrival read elsewhere never reaches it).
+    // late_arrival_read_elsewhere: point 2 (its all-ids list's `ot` applies to publication dates: a
+    // late arrival read elsewhere never reaches it).
 }
 
 /// Read You's Google Reader account, from Ashinch/ReadYou, app/src/main/java/me/ash/reader/:
@@ -2141,8 +2191,9 @@ mod read_you_greader {
         }
     }
 
-    checks!(ReadYou: every_item, late_arrival, late_arrival_read_elsewhere, shared_feed_backlog,
-        shared_feed_backlog_read_elsewhere, titles, item_without_link, marks, feed_urls);
+    checks!(ReadYou: subscribed_elsewhere, every_item, late_arrival, late_arrival_read_elsewhere,
+        shared_feed_backlog, shared_feed_backlog_read_elsewhere, titles, item_without_link, marks,
+        feed_urls);
     on_both_engines!(icon_lookup_stays_on, |db| {
         icon_lookup(db).await;
     });
@@ -2437,7 +2488,8 @@ mod fluent_greader {
     checks!(FluentReader: every_item, titles, item_without_link, marks, feed_urls);
     // Kept on branch `replays` until issue 29's arrival order lands (they fail on main):
     // late_arrival: point 2; late_arrival_read_elsewhere: point 2; shared_feed_backlog: point 3;
-    // shared_feed_backlog_read_elsewhere: point 3.
+    // shared_feed_backlog_read_elsewhere: point 3; subscribed_elsewhere: points 2 and 3 (the new
+    // feed's items were published before its `ot`).
 }
 
 /// Fluent Reader's Fever service, from yang991178/fluent-reader:
@@ -2646,8 +2698,8 @@ mod fluent_fever {
         }
     }
 
-    checks!(FluentFever: every_item, late_arrival, late_arrival_read_elsewhere, titles,
-        item_without_link, marks, feed_urls);
+    checks!(FluentFever: subscribed_elsewhere, every_item, late_arrival,
+        late_arrival_read_elsewhere, titles, item_without_link, marks, feed_urls);
     // Kept on branch `replays` until issue 29's arrival order lands (they fail on main):
     // shared_feed_backlog: point 3; shared_feed_backlog_read_elsewhere: point 3.
 }
@@ -2851,8 +2903,8 @@ mod read_you_fever {
         }
     }
 
-    checks!(ReadYouFever: late_arrival, late_arrival_read_elsewhere, titles, item_without_link,
-        marks, feed_urls);
+    checks!(ReadYouFever: subscribed_elsewhere, late_arrival, late_arrival_read_elsewhere, titles,
+        item_without_link, marks, feed_urls);
     // Kept on branch `replays` until issue 29's arrival order lands (they fail on main):
     // every_item: point 1 (`since_id=` empty); shared_feed_backlog: point 3;
     // shared_feed_backlog_read_elsewhere: point 3.
@@ -3306,6 +3358,6 @@ mod capy {
         }
     }
 
-    checks!(Capy: every_item, late_arrival, shared_feed_backlog, titles, item_without_link,
-        enclosures, marks, feed_urls);
+    checks!(Capy: subscribed_elsewhere, every_item, late_arrival, shared_feed_backlog, titles,
+        item_without_link, enclosures, marks, feed_urls);
 }
