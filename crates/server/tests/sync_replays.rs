@@ -1683,6 +1683,24 @@ mod netnewswire {
             if w.has_group("Someday").await {
                 failures.push(format!("{url}: removeFolder: the folder is still there"));
             }
+            // `importOPML`: the file as it is, `Content-Type: text/xml`, 200 expected.
+            let opml = format!(
+                "<?xml version=\"1.0\" encoding=\"UTF-8\"?><opml version=\"1.1\"><head>\
+                 <title>Subscriptions</title></head><body><outline text=\"{0}\" \
+                 title=\"{0}\" type=\"rss\" xmlUrl=\"{1}\"/></body></opml>",
+                escape_xml(feed.title),
+                escape_xml(&url)
+            );
+            let mut headers = self.headers();
+            headers.push(("content-type", "text/xml".into()));
+            let import = format!("{}/reader/api/0/subscription/import", self.base);
+            let answer = send("POST", &import, &headers, Some(opml)).await;
+            let result = match answer.status {
+                200 => Ok(()),
+                status => Err(format!("HTTP {status}: {}", answer.text)),
+            };
+            let back = |found: Found<'_>| found.is_none().then(|| "not subscribed".to_string());
+            failures.extend(checked(w, &url, "importOPML", result, back).await);
             failures
         }
     }
