@@ -12,7 +12,8 @@ use reqwest::{Client, StatusCode};
 use serde_json::Value;
 use support::TestApp;
 use sync_clients::{
-    BASE, api_key, assert_same_shape, python_lines, python_with, testdata_pairs, two_feeds,
+    BASE, add_items, api_key, assert_same_shape, python_lines, python_with, testdata_pairs,
+    two_feeds,
 };
 use tidings_server::sync::fever::key_digest;
 
@@ -23,6 +24,7 @@ struct Setup {
     feed_b: i64,
     group_b: i64,
     key: String,
+    user_id: i64,
 }
 
 /// ann with feed A (60 items) in the default group and feed B (3 items) in "Tech".
@@ -35,6 +37,7 @@ async fn setup(db: &common::TestDb) -> Setup {
         feed_b: two.feed_b,
         group_b: two.group_b,
         key: two.key,
+        user_id: two.user_id,
     }
 }
 
@@ -278,7 +281,8 @@ on_both_engines!(groups_feeds_items_and_marks, |db| {
         63
     );
 
-    // A feed before a time: only items published before it.
+    // A feed before a time: only items that reached the user before it (the time of the
+    // client's last items request), whatever their publication dates. These arrived now.
     let before = (BASE + 10 * 60).to_string();
     fever(
         &s,
@@ -294,7 +298,26 @@ on_both_engines!(groups_feeds_items_and_marks, |db| {
     .await;
     assert_eq!(
         ids(&fever(&s, "/fever/", "api&unread_item_ids", &[]).await["unread_item_ids"]).len(),
-        53
+        63,
+        "nothing had arrived before the time"
+    );
+    let after_arrival = (tidings_store::unix_now() + 1).to_string();
+    fever(
+        &s,
+        "/fever/",
+        "api",
+        &[
+            ("mark", "feed"),
+            ("as", "read"),
+            ("id", &s.feed_a.to_string()),
+            ("before", &after_arrival),
+        ],
+    )
+    .await;
+    assert_eq!(
+        ids(&fever(&s, "/fever/", "api&unread_item_ids", &[]).await["unread_item_ids"]).len(),
+        3,
+        "feed B's three are left"
     );
     fever(
         &s,
@@ -308,9 +331,20 @@ on_both_engines!(groups_feeds_items_and_marks, |db| {
     )
     .await;
     assert_eq!(
-        ids(&fever(&s, "/fever/", "api&unread_item_ids", &[]).await["unread_item_ids"]).len(),
-        50
+        fever(&s, "/fever/", "api&unread_item_ids", &[]).await["unread_item_ids"],
+        ""
     );
+    fever(
+        &s,
+        "/fever/",
+        "api",
+        &[
+            ("mark", "item"),
+            ("as", "unread"),
+            ("id", &seen[0].to_string()),
+        ],
+    )
+    .await;
     // Group 0 is everything.
     let all = fever(
         &s,
@@ -535,12 +569,17 @@ on_both_engines!(unread_recently_read_undoes_the_latest_reads, |db| {
         [("mark", "item"), ("as", "read"), ("id", id)]
     }
     fever(&s, "/fever/", "api", &mark(&ids[0])).await;
-    // Read an hour ago.
+    // Read an hour ago. (Fever ids are the user's arrival numbers; states are by item.)
+    let (_, first_item) = s
+        .app
+        .store
+        .items_of_sync_ids(s.user_id, &[ids[0].parse().unwrap()])
+        .await
+        .unwrap()[0];
     s.app
         .store
         .execute_raw(&format!(
-            "UPDATE item_states SET updated_at = updated_at - 3600 WHERE item_id = {}",
-            ids[0]
+            "UPDATE item_states SET updated_at = updated_at - 3600 WHERE item_id = {first_item}"
         ))
         .await
         .unwrap();
@@ -578,4 +617,103 @@ on_both_engines!(unread_recently_read_undoes_the_latest_reads, |db| {
     );
     let after = fever(&s, "/fever/", "api&unread_item_ids", &[]).await;
     assert_eq!(unread(&after), now_unread);
+});
+
+/// Pages `items` upwards from `since` as Fever clients do, until a call answers no item;
+/// returns the ids seen in order.
+async fn page_up(base: &str, digest: &str, since: &str) -> Vec<i64> {
+    let mut seen = Vec::new();
+    let mut since = since.to_string();
+    for _ in 0..100 {
+        let answer = fever_with(
+            base,
+            digest,
+            "/fever/",
+            &format!("api&items&since_id={since}"),
+            &[],
+        )
+        .await;
+        let page: Vec<i64> = answer["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["id"].as_i64().unwrap())
+            .collect();
+        let Some(last) = page.last() else {
+            return seen;
+        };
+        assert!(page.windows(2).all(|w| w[0] < w[1]), "upwards: {page:?}");
+        since = last.to_string();
+        seen.extend(page);
+    }
+    panic!("paging up never ended");
+}
+
+// Read You's first Fever sync asks `items&since_id=` with an empty value and pages up from
+// the last id it gets (app/src/main/java/me/ash/reader/infrastructure/rss/provider/fever/
+// FeverAPI.kt and domain/service/FeverRssService.kt in github.com/Ashinch/ReadYou).
+on_both_engines!(
+    an_empty_since_id_starts_at_the_oldest_and_every_item_arrives,
+    |db| {
+        let s = setup(db).await;
+        let first = page_up(&s.app.base, &s.digest, "").await;
+        assert_eq!(first.len(), 63, "every item, from the oldest up");
+        let unique: std::collections::HashSet<i64> = first.iter().copied().collect();
+        assert_eq!(unique.len(), 63);
+        // The first page is the oldest arrivals: feed A's, oldest published first.
+        let page = fever(&s, "/fever/", "api&items&since_id=", &[]).await;
+        assert_eq!(page["items"][0]["title"], "Item a-0");
+        let mark = *first.last().unwrap();
+
+        // Fetched after that sync but published before it: above the mark all the same.
+        add_items(&s.app.store, s.feed_a, "late", -5..-4).await;
+        let later = page_up(&s.app.base, &s.digest, &mark.to_string()).await;
+        assert_eq!(later.len(), 1);
+        let late = fever(
+            &s,
+            "/fever/",
+            &format!("api&items&with_ids={}", later[0]),
+            &[],
+        )
+        .await;
+        assert_eq!(late["items"][0]["title"], "Item late--5");
+        // Ids stay what they were.
+        assert_eq!(page_up(&s.app.base, &s.digest, "0").await[..63], first[..]);
+    }
+);
+
+// A second user follows a feed the first already has: its backlog comes above the ids the
+// second user's app already holds.
+on_both_engines!(a_shared_feeds_backlog_reaches_a_new_subscribers_app, |db| {
+    let s = setup(db).await;
+    let bob = s.app.user("bob", false).await;
+    let browser = s.app.signed_in("bob").await;
+    let key = api_key(&s.app, &browser, "read_write").await;
+    let digest = key_digest("bob", &key);
+    let (_, feed_c) = common::follow(&s.app.store, bob, "https://c.example/feed").await;
+    add_items(&s.app.store, feed_c, "c", 0..3).await;
+    let had = page_up(&s.app.base, &digest, "").await;
+    assert_eq!(had.len(), 3);
+    common::follow(&s.app.store, bob, "https://a.example/feed").await;
+    let backlog = page_up(&s.app.base, &digest, &had.last().unwrap().to_string()).await;
+    assert_eq!(backlog.len(), 60, "feed A's sixty items");
+    let unread = fever_with(&s.app.base, &digest, "/fever/", "api&unread_item_ids", &[]).await;
+    assert_eq!(ids(&unread["unread_item_ids"]).len(), 63);
+    // Marks by those ids reach the right items, for bob alone.
+    let one = backlog[0].to_string();
+    let marked = fever_with(
+        &s.app.base,
+        &digest,
+        "/fever/",
+        "api",
+        &[("mark", "item"), ("as", "read"), ("id", &one)],
+    )
+    .await;
+    assert_eq!(ids(&marked["unread_item_ids"]).len(), 62);
+    let ann_unread = fever(&s, "/fever/", "api&unread_item_ids", &[]).await;
+    assert_eq!(
+        ids(&ann_unread["unread_item_ids"]).len(),
+        63,
+        "ann's states are hers"
+    );
 });

@@ -49,11 +49,15 @@ struct Reader {
 
 impl Reader {
     async fn sign_in(s: &Setup, prefix: &str) -> Reader {
-        let base = format!("{}{prefix}", s.app.base);
+        Reader::sign_in_as(&format!("{}{prefix}", s.app.base), "ann", &s.key).await
+    }
+
+    async fn sign_in_as(base: &str, username: &str, key: &str) -> Reader {
+        let base = base.to_string();
         let response = Client::new()
             .post(format!("{base}/accounts/ClientLogin"))
             .header("content-type", "application/x-www-form-urlencoded")
-            .body(form_body(&[("Email", "ann"), ("Passwd", s.key.as_str())]))
+            .body(form_body(&[("Email", username), ("Passwd", key)]))
             .send()
             .await
             .unwrap();
@@ -703,47 +707,74 @@ on_both_engines!(paging_with_c_survives_inserts_and_windows, |db| {
         .await;
     assert_eq!(status, StatusCode::NOT_FOUND, "{text}");
 
-    // ot/nt: published in [ot, nt), in seconds or microseconds.
-    let ot = (BASE + 10 * 60).to_string();
-    let nt = (BASE + 20 * 60).to_string();
-    let (window, _) = reader
-        .ids(&[
-            ("s", &format!("feed/{FEED_A}")),
-            ("ot", &ot),
-            ("nt", &nt),
-            ("n", "100"),
-        ])
+    // ot/nt: arrival in [ot, nt), in seconds or microseconds (items of feed A arrived
+    // between the pages above, at different times).
+    let refs = reader
+        .get(
+            "stream/items/ids",
+            &[("s", &format!("feed/{FEED_A}")), ("n", "1000"), ("r", "o")],
+        )
         .await;
-    assert_eq!(window.len(), 10);
-    let ot_usec = format!("{ot}000000");
-    let (same, _) = reader
-        .ids(&[
-            ("s", &format!("feed/{FEED_A}")),
-            ("ot", &ot_usec),
-            ("nt", &nt),
-            ("n", "100"),
-        ])
-        .await;
-    assert_eq!(same, window);
+    let times: Vec<(i64, i64)> = refs["itemRefs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let number = |key: &str| r[key].as_str().unwrap().parse::<i64>().unwrap();
+            (number("id"), number("timestampUsec"))
+        })
+        .collect();
+    assert!(times.windows(2).all(|w| w[0].1 <= w[1].1), "{times:?}");
+    let cut = times.iter().map(|t| t.1).find(|t| *t > times[0].1).unwrap();
+    let after: Vec<i64> = times.iter().filter(|t| t.1 >= cut).map(|t| t.0).collect();
+    let before: Vec<i64> = times.iter().filter(|t| t.1 < cut).map(|t| t.0).collect();
+    let window = |ot: String, nt: Option<String>, n: &'static str| {
+        let reader = &reader;
+        async move {
+            let mut query = vec![
+                ("s".to_string(), format!("feed/{FEED_A}")),
+                ("r".into(), "o".into()),
+                ("n".into(), n.into()),
+                ("ot".into(), ot),
+            ];
+            if let Some(nt) = nt {
+                query.push(("nt".into(), nt));
+            }
+            let query: Vec<(&str, &str)> = query
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.as_str()))
+                .collect();
+            reader.ids(&query).await
+        }
+    };
+    assert_eq!(window(cut.to_string(), None, "1000").await.0, after);
+    assert_eq!(
+        window("0".into(), Some(cut.to_string()), "1000").await.0,
+        before
+    );
+    // In seconds: the whole second of the cut and after.
+    let (seconds, _) = window((cut / 1_000_000).to_string(), None, "1000").await;
+    assert!(after.iter().all(|id| seconds.contains(id)));
+    let future = (tidings_store::unix_now() + 100).to_string();
+    assert!(window(future, None, "1000").await.0.is_empty());
     // Each page of a window stays in it.
-    let (first, c) = reader
-        .ids(&[
-            ("s", &format!("feed/{FEED_A}")),
-            ("ot", &ot),
-            ("nt", &nt),
-            ("n", "6"),
-        ])
-        .await;
-    let (rest, end) = reader
-        .ids(&[
-            ("s", &format!("feed/{FEED_A}")),
-            ("ot", &ot),
-            ("nt", &nt),
-            ("n", "6"),
-            ("c", &c.unwrap()),
-        ])
-        .await;
-    assert_eq!((first.len(), rest.len(), end), (6, 4, None));
+    let (first, c) = window(cut.to_string(), None, "6").await;
+    let mut rest = first.clone();
+    let mut c = c;
+    while let Some(next) = c {
+        let (page, more) = reader
+            .ids(&[
+                ("s", &format!("feed/{FEED_A}")),
+                ("r", "o"),
+                ("n", "6"),
+                ("ot", &cut.to_string()),
+                ("c", &next),
+            ])
+            .await;
+        rest.extend(page);
+        c = more;
+    }
+    assert_eq!(rest, after);
     // A bad continuation or parameter says what was wrong.
     let (status, text) = reader.get_raw("stream/items/ids", &[("c", "zzz")]).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
@@ -753,6 +784,7 @@ on_both_engines!(paging_with_c_survives_inserts_and_windows, |db| {
 });
 
 on_both_engines!(stream_contents_items_and_filters, |db| {
+    let started_us = (tidings_store::unix_now() - 1) * 1_000_000;
     let s = setup(db).await;
     let (_, feed_c) = common::follow(&s.app.store, s.user_id, FEED_C).await;
     add_items(&s.app.store, feed_c, "c", 0..1).await;
@@ -764,15 +796,19 @@ on_both_engines!(stream_contents_items_and_filters, |db| {
         assert_eq!(items.len(), 20, "never an empty list");
         assert!(page["continuation"].is_string());
         assert_eq!(page["id"], READING_LIST);
-        let newest = &items[0];
+        // Newest first is newest arrived first: c-0 was stored last, though dated before
+        // every item of feed B; among the items that arrived together, the newest dated.
+        assert_eq!(items[0]["title"], "Item c-0");
+        let newest = &items[1];
         assert_eq!(newest["title"], "Item b-102");
         assert_eq!(newest["published"], BASE + 102 * 60);
         assert_eq!(newest["updated"], BASE + 102 * 60);
-        assert_eq!(
-            newest["timestampUsec"],
-            format!("{}000000", BASE + 102 * 60)
-        );
-        assert_eq!(newest["crawlTimeMsec"], format!("{BASE}000"));
+        // timestampUsec and crawlTimeMsec are the arrival, not the publication.
+        let arrived: i64 = newest["timestampUsec"].as_str().unwrap().parse().unwrap();
+        assert!(arrived >= started_us, "{arrived} is when it was stored");
+        assert_eq!(newest["crawlTimeMsec"], (arrived / 1000).to_string());
+        let later: i64 = items[0]["timestampUsec"].as_str().unwrap().parse().unwrap();
+        assert!(later >= arrived);
         assert_eq!(newest["canonical"][0]["href"], "https://example.com/b-102");
         assert_eq!(newest["alternate"][0]["href"], "https://example.com/b-102");
         assert_eq!(newest["alternate"][0]["type"], "text/html");
@@ -965,18 +1001,40 @@ on_both_engines!(edit_tag_mark_all_as_read_and_unread_counts, |db| {
     let counts = reader.unread().await;
     assert_eq!(count_of(&counts, &format!("feed/{}", s.feed_b)), None);
     assert_eq!(count_of(&counts, "user/-/label/Tech"), None);
-    let ts = format!("{}000000", BASE + 29 * 60);
+    // With ts: the items that arrived at or before it (the newest the app has shown, by its
+    // timestampUsec); an item that arrives after it stays unread, however old its date.
+    let newest_shown = reader
+        .get(
+            "stream/items/ids",
+            &[("s", "user/-/label/General"), ("n", "1")],
+        )
+        .await["itemRefs"][0]["timestampUsec"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    add_items(&s.app.store, s.feed_a, "late", 0..1).await;
     reader
         .post_ok(
             "mark-all-as-read",
-            &[("s", "user/-/label/General"), ("ts", &ts)],
+            &[("s", "user/-/label/General"), ("ts", &newest_shown)],
         )
         .await;
-    // a-0 … a-29 are read now (at or before ts); a-30 … a-57 are not (a-58 and a-59 were
-    // read through their label).
     assert_eq!(
         count_of(&reader.unread().await, &format!("feed/{}", s.feed_a)),
-        Some(28)
+        Some(1),
+        "the late item"
+    );
+    // In seconds, a time before everything arrived marks nothing.
+    reader
+        .post_ok(
+            "mark-all-as-read",
+            &[("s", READING_LIST), ("ts", &BASE.to_string())],
+        )
+        .await;
+    assert_eq!(
+        count_of(&reader.unread().await, READING_LIST),
+        Some(1),
+        "nothing arrived before ts"
     );
     reader
         .post_ok("mark-all-as-read", &[("s", READING_LIST)])
@@ -1001,13 +1059,15 @@ on_both_engines!(edit_tag_mark_all_as_read_and_unread_counts, |db| {
             &[("i", &first), ("a", "user/-/label/Tech"), ("a", STARRED)],
         )
         .await;
-    let labels = s
+    // (The API's ids are the user's arrival numbers; the store labels items by their own.)
+    let (_, item) = s
         .app
         .store
-        .item_labels(s.user_id, &[late[0]])
+        .items_of_sync_ids(s.user_id, &[late[0]])
         .await
-        .unwrap();
-    assert_eq!(labels, vec![(late[0], "Tech".to_string())]);
+        .unwrap()[0];
+    let labels = s.app.store.item_labels(s.user_id, &[item]).await.unwrap();
+    assert_eq!(labels, vec![(item, "Tech".to_string())]);
     reader.post_ok("mark-all-as-read", &[("s", STARRED)]).await;
     let (unread, _) = reader.ids(&[("xt", READ), ("n", "100")]).await;
     assert_eq!(
@@ -1445,3 +1505,81 @@ on_both_engines!(a_typed_trailing_slash_still_reaches_the_api, |db| {
         assert_eq!(response.status(), StatusCode::NOT_FOUND, "{path}");
     }
 });
+
+/// The reading list's items arrived at or after `ot` (Unix seconds), newest first, as
+/// (id, crawlTimeMsec), all pages.
+async fn contents_since(reader: &Reader, ot: i64) -> Vec<(String, i64)> {
+    let mut seen = Vec::new();
+    let mut c: Option<String> = None;
+    loop {
+        let ot = ot.to_string();
+        let mut query = vec![("n", "100"), ("ot", ot.as_str())];
+        if let Some(c) = &c {
+            query.push(("c", c.as_str()));
+        }
+        let page = reader.get("stream/contents", &query).await;
+        for item in page["items"].as_array().unwrap() {
+            let crawl: i64 = item["crawlTimeMsec"].as_str().unwrap().parse().unwrap();
+            seen.push((item["id"].as_str().unwrap().to_string(), crawl));
+        }
+        match page["continuation"].as_str() {
+            Some(next) => c = Some(next.to_string()),
+            None => return seen,
+        }
+    }
+}
+
+// Fluent Reader asks `stream/contents?ot=<crawl time of its newest item, in seconds>` and
+// keeps what it lacks (src/scripts/models/services/greader.ts in
+// github.com/yang991178/fluent-reader): an item fetched after that sync but dated before it
+// must still come back above `ot`.
+on_both_engines!(late_arrivals_come_back_above_ot, |db| {
+    let s = setup(db).await;
+    let reader = Reader::sign_in(&s, "").await;
+    let first = contents_since(&reader, 0).await;
+    assert_eq!(first.len(), 63);
+    let newest_crawl = first.iter().map(|(_, crawl)| *crawl).max().unwrap();
+    let have: HashSet<String> = first.iter().map(|(id, _)| id.clone()).collect();
+    // Published long before, fetched now.
+    add_items(&s.app.store, s.feed_b, "late", -100..-99).await;
+    let again = contents_since(&reader, newest_crawl / 1000).await;
+    let new: Vec<&String> = again
+        .iter()
+        .map(|(id, _)| id)
+        .filter(|id| !have.contains(*id))
+        .collect();
+    assert_eq!(new.len(), 1, "the late item: {again:?}");
+    // NetNewsWire's unread ids by `ot` find it too.
+    let (unread, _) = reader
+        .ids(&[
+            ("xt", READ),
+            ("ot", &(newest_crawl / 1000).to_string()),
+            ("n", "1000"),
+        ])
+        .await;
+    assert!(unread.contains(&tidings_server::sync::greader::parse_item_id(new[0]).unwrap()));
+});
+
+// A second user subscribes to a feed the first already follows: the backlog comes above
+// that user's `ot` and newest id.
+on_both_engines!(
+    a_shared_feeds_backlog_comes_above_a_new_subscribers_marks,
+    |db| {
+        let s = setup(db).await;
+        let bob = s.app.user("bob", false).await;
+        let browser = s.app.signed_in("bob").await;
+        let key = api_key(&s.app, &browser, "read_write").await;
+        let (_, feed_c) = common::follow(&s.app.store, bob, "https://c.example/feed").await;
+        add_items(&s.app.store, feed_c, "c", 0..2).await;
+        let reader = Reader::sign_in_as(&s.app.base, "bob", &key).await;
+        let first = contents_since(&reader, 0).await;
+        assert_eq!(first.len(), 2);
+        let newest_crawl = first.iter().map(|(_, crawl)| *crawl).max().unwrap();
+        common::follow(&s.app.store, bob, "https://b.example/feed").await;
+        let again = contents_since(&reader, newest_crawl / 1000).await;
+        assert_eq!(again.len(), 2 + 3, "feed B's three, above bob's mark");
+        let newest_id = tidings_server::sync::greader::parse_item_id(&first[0].0).unwrap();
+        let (above, _) = reader.ids(&[("r", "o"), ("n", "1000")]).await;
+        assert_eq!(above.iter().filter(|id| **id > newest_id).count(), 3);
+    }
+);

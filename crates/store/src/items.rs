@@ -729,6 +729,15 @@ impl Store {
                     one_by_one.push(write);
                 }
             }
+            // The items of one fetch arrive together; their sync arrival numbers (migration
+            // 30) go oldest published first, so that "newest first" among them is by date.
+            // PostgreSQL's statement trigger numbers them so; SQLite's row trigger numbers
+            // rows as they are inserted, so they go in that order (one writer at a time: the
+            // identity order that keeps PostgreSQL's concurrent batches from deadlocking is
+            // not needed there).
+            if engine == crate::Engine::Sqlite {
+                new_items.sort_by_key(|w| w.prepared.item.published.unwrap_or(now));
+            }
             // The new items, with their index rows and tag jobs; (id, item) of each inserted.
             let inserted = tx.insert_new_items(feed_id, now, &new_items).await?;
             let mut new_ids: Vec<(i64, &NewItem)> = Vec::new();

@@ -329,6 +329,13 @@ pub const MIGRATIONS: &[Migration] = &[
         postgres: include_str!("../migrations/postgres/0029_summary_sources.sql"),
         data: None,
     },
+    Migration {
+        version: 30,
+        name: "sync_arrival",
+        sqlite: include_str!("../migrations/sqlite/0030_sync_arrival.sql"),
+        postgres: include_str!("../migrations/postgres/0030_sync_arrival.sql"),
+        data: None,
+    },
 ];
 
 /// An arbitrary constant naming tidings' migration lock among PostgreSQL advisory locks.

@@ -33,6 +33,18 @@ pub enum SyncOrder {
     IdDescending,
 }
 
+/// Which numbers a sync query's ids, id bounds, id orders and `after` speak of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SyncIds {
+    /// Items' own ids, the same for every user (the Miniflux API's entry ids).
+    #[default]
+    Items,
+    /// The user's arrival numbers (`user_items.seq`): an item's sync id for that user, which
+    /// increases in the order items became visible to them, backlogs of new subscriptions
+    /// included (the Google Reader and Fever APIs' item ids).
+    Arrival,
+}
+
 /// Which of the user's items a sync listing covers. Every field narrows; the default is every
 /// item of every subscription, newest first.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -57,8 +69,15 @@ pub struct SyncQuery {
     pub id_above: Option<i64>,
     /// Only items with a smaller id.
     pub id_below: Option<i64>,
-    /// Continue after this (published_at, id) in a published order: a keyset position, so
-    /// that pages neither skip nor repeat items when items arrive between them.
+    /// Which ids `ids`, `id_above`, `id_below`, the id orders and `after` mean.
+    pub ids_are: SyncIds,
+    /// Only items that became visible to the user at or after this time (microseconds).
+    pub arrived_from_us: Option<i64>,
+    /// Only items that became visible to the user before this time (microseconds).
+    pub arrived_before_us: Option<i64>,
+    /// Continue after this (published_at, id) in a published order, or after this id (the
+    /// second number) in an id order: a keyset position, so that pages neither skip nor
+    /// repeat items when items arrive between them.
     pub after: Option<(i64, i64)>,
     /// The order.
     pub order: SyncOrder,
@@ -85,6 +104,24 @@ pub struct SyncItem {
     pub site_url: Option<String>,
     /// When the stored item last changed.
     pub changed_at: i64,
+    /// The item's id in the query's [`SyncIds`]: its own id, or the user's arrival number.
+    pub sync_id: i64,
+    /// When the item became visible to the user, in microseconds (for [`SyncIds::Items`]
+    /// queries, when it was first fetched).
+    pub arrived_us: i64,
+}
+
+/// One item of [`Store::sync_item_ids`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SyncRef {
+    /// The item's id in the query's [`SyncIds`].
+    pub id: i64,
+    /// The item's own id (what marks and labels take).
+    pub item_id: i64,
+    /// When it was published (Unix seconds).
+    pub published_at: i64,
+    /// When it became visible to the user, in microseconds (see [`SyncItem::arrived_us`]).
+    pub arrived_us: i64,
 }
 
 /// A value bound to a placeholder of a sync query.
@@ -146,7 +183,11 @@ impl Conditions {
             } else {
                 let placeholders: Vec<String> =
                     ids.iter().map(|id| c.bind(Bind::Int(*id))).collect();
-                c.sql.push(format!("i.id IN ({})", placeholders.join(", ")));
+                c.sql.push(format!(
+                    "{} IN ({})",
+                    id_column(query),
+                    placeholders.join(", ")
+                ));
             }
         }
         if let Some(from) = query.published_from {
@@ -159,11 +200,19 @@ impl Conditions {
         }
         if let Some(above) = query.id_above {
             let p = c.bind(Bind::Int(above));
-            c.sql.push(format!("i.id > {p}"));
+            c.sql.push(format!("{} > {p}", id_column(query)));
         }
         if let Some(below) = query.id_below {
             let p = c.bind(Bind::Int(below));
-            c.sql.push(format!("i.id < {p}"));
+            c.sql.push(format!("{} < {p}", id_column(query)));
+        }
+        if let Some(from) = query.arrived_from_us {
+            let p = c.bind(Bind::Int(from));
+            c.sql.push(format!("{} >= {p}", arrival_column(query)));
+        }
+        if let Some(before) = query.arrived_before_us {
+            let p = c.bind(Bind::Int(before));
+            c.sql.push(format!("{} < {p}", arrival_column(query)));
         }
         if let Some((published, id)) = query.after {
             let pp = c.bind(Bind::Int(published));
@@ -175,8 +224,8 @@ impl Conditions {
                 SyncOrder::OldestFirst => {
                     format!("(i.published_at > {pp} OR (i.published_at = {pp} AND i.id > {pi}))")
                 }
-                SyncOrder::IdAscending => format!("i.id > {pi}"),
-                SyncOrder::IdDescending => format!("i.id < {pi}"),
+                SyncOrder::IdAscending => format!("{} > {pi}", id_column(query)),
+                SyncOrder::IdDescending => format!("{} < {pi}", id_column(query)),
             });
         }
         Ok(c)
@@ -191,26 +240,60 @@ impl Conditions {
     }
 }
 
-/// The tables every sync query reads: the user's subscriptions' items with their state rows.
-const FROM_SYNC: &str = "FROM items i
+/// The tables a sync query over items' own ids reads: the user's subscriptions' items with
+/// their state rows.
+const FROM_ITEMS: &str = "FROM items i
      JOIN subscriptions s ON s.feed_id = i.feed_id AND s.user_id = $1
      JOIN feeds f ON f.id = i.feed_id
      LEFT JOIN item_states st ON st.user_id = $1 AND st.item_id = i.id";
 
-fn order_by(order: SyncOrder) -> &'static str {
-    match order {
-        SyncOrder::NewestFirst => "i.published_at DESC, i.id DESC",
-        SyncOrder::OldestFirst => "i.published_at ASC, i.id ASC",
-        SyncOrder::IdAscending => "i.id ASC",
-        SyncOrder::IdDescending => "i.id DESC",
+/// The tables a sync query in arrival order reads: the user's arrival rows first, so that
+/// listings walk their index in order instead of sorting every item of the account.
+const FROM_ARRIVAL: &str = "FROM user_items u
+     JOIN items i ON i.id = u.item_id
+     JOIN subscriptions s ON s.feed_id = i.feed_id AND s.user_id = $1
+     JOIN feeds f ON f.id = i.feed_id
+     LEFT JOIN item_states st ON st.user_id = $1 AND st.item_id = i.id";
+
+/// The `FROM` and the condition that select the user's items in the query's id space.
+fn from_sync(query: &SyncQuery) -> (&'static str, &'static str) {
+    match query.ids_are {
+        SyncIds::Items => (FROM_ITEMS, "TRUE"),
+        SyncIds::Arrival => (FROM_ARRIVAL, "u.user_id = $1"),
+    }
+}
+
+/// The column of an item's id in the query's id space.
+fn id_column(query: &SyncQuery) -> &'static str {
+    match query.ids_are {
+        SyncIds::Items => "i.id",
+        SyncIds::Arrival => "u.seq",
+    }
+}
+
+/// The item's arrival time in microseconds in the query's id space.
+fn arrival_column(query: &SyncQuery) -> &'static str {
+    match query.ids_are {
+        SyncIds::Items => "(i.fetched_at * 1000000)",
+        SyncIds::Arrival => "u.arrived_us",
+    }
+}
+
+fn order_by(query: &SyncQuery) -> String {
+    let id = id_column(query);
+    match query.order {
+        SyncOrder::NewestFirst => "i.published_at DESC, i.id DESC".into(),
+        SyncOrder::OldestFirst => "i.published_at ASC, i.id ASC".into(),
+        SyncOrder::IdAscending => format!("{id} ASC"),
+        SyncOrder::IdDescending => format!("{id} DESC"),
     }
 }
 
 /// The columns after the 17 of an item (see `items::decode_item`): subscription, group,
-/// feed title, feed URL, site URL, time of the last change.
-type SyncExtraRow = ((i64, i64, String, String, Option<String>, i64),);
+/// feed title, feed URL, site URL, time of the last change, sync id, arrival.
+type SyncExtraRow = ((i64, i64, String, String, Option<String>, i64), (i64, i64));
 
-row_decoder!(decode_sync_extra -> SyncExtraRow { (17, 18, 19, 20, 21, 22) });
+row_decoder!(decode_sync_extra -> SyncExtraRow { (17, 18, 19, 20, 21, 22), (23, 24) });
 
 fn decode_sync_item<R>(row: &R) -> std::result::Result<SyncItem, sqlx::Error>
 where
@@ -223,8 +306,10 @@ where
     Option<String>: for<'r> sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
 {
     let item = item_from_row(decode_item(row)?);
-    let ((subscription_id, group_id, feed_title, feed_url, site_url, changed_at),) =
-        decode_sync_extra(row)?;
+    let (
+        (subscription_id, group_id, feed_title, feed_url, site_url, changed_at),
+        (sync_id, arrived_us),
+    ) = decode_sync_extra(row)?;
     Ok(SyncItem {
         item,
         subscription_id,
@@ -233,6 +318,8 @@ where
         feed_url,
         site_url,
         changed_at,
+        sync_id,
+        arrived_us,
     })
 }
 
@@ -257,6 +344,7 @@ impl Store {
         let mut c = Conditions::build(user_id, query)?;
         let limit = c.bind(Bind::Int(query.limit.clamp(0, MAX_SYNC_ITEMS)));
         let offset = c.bind(Bind::Int(query.offset.max(0)));
+        let (from, user) = from_sync(query);
         let sql = format!(
             "SELECT i.id, i.feed_id, i.guid, i.url, i.title,
                     i.author, i.content, i.summary, i.published_at, i.is_date_estimated,
@@ -264,13 +352,15 @@ impl Store {
                     i.fetched_at, i.enclosures, i.categories, {IS_READ},
                     COALESCE(st.is_starred, FALSE), i.thumbnail_url,
                     s.id, s.group_id, COALESCE(s.title, f.title, f.url), f.url, f.site_url,
-                    i.changed_at
-             {FROM_SYNC}
-             WHERE {}
+                    i.changed_at, {}, {}
+             {from}
+             WHERE {user} AND {}
              ORDER BY {}
              LIMIT {limit} OFFSET {offset}",
+            id_column(query),
+            arrival_column(query),
             c.where_clause(),
-            order_by(query.order)
+            order_by(query)
         );
         let rows = with_db!(self, read, |db| {
             bound!(sql, &c.binds, |q| q
@@ -283,17 +373,21 @@ impl Store {
         Ok(rows)
     }
 
-    /// The ids and publication times of the user's items matching `query`, in its order, at
-    /// most [`MAX_SYNC_ITEM_IDS`] (and `query.limit`).
-    pub async fn sync_item_ids(&self, user_id: i64, query: &SyncQuery) -> Result<Vec<(i64, i64)>> {
+    /// The ids (in the query's [`SyncIds`]), publication and arrival times of the user's
+    /// items matching `query`, in its order, at most [`MAX_SYNC_ITEM_IDS`] (and
+    /// `query.limit`).
+    pub async fn sync_item_ids(&self, user_id: i64, query: &SyncQuery) -> Result<Vec<SyncRef>> {
         let mut c = Conditions::build(user_id, query)?;
         let limit = c.bind(Bind::Int(query.limit.clamp(0, MAX_SYNC_ITEM_IDS)));
         let offset = c.bind(Bind::Int(query.offset.max(0)));
+        let (from, user) = from_sync(query);
         let sql = format!(
-            "SELECT i.id, i.published_at {FROM_SYNC}
-             WHERE {} ORDER BY {} LIMIT {limit} OFFSET {offset}",
+            "SELECT {}, i.published_at, {}, i.id {from}
+             WHERE {user} AND {} ORDER BY {} LIMIT {limit} OFFSET {offset}",
+            id_column(query),
+            arrival_column(query),
             c.where_clause(),
-            order_by(query.order)
+            order_by(query)
         );
         Ok(with_db!(self, read, |db| {
             bound!(sql, &c.binds, |q| {
@@ -301,16 +395,80 @@ impl Store {
                 q.fetch_all(db)
                     .await?
                     .iter()
-                    .map(|row| Ok((row.try_get(0)?, row.try_get(1)?)))
-                    .collect::<std::result::Result<Vec<(i64, i64)>, sqlx::Error>>()?
+                    .map(|row| {
+                        Ok(SyncRef {
+                            id: row.try_get(0)?,
+                            published_at: row.try_get(1)?,
+                            arrived_us: row.try_get(2)?,
+                            item_id: row.try_get(3)?,
+                        })
+                    })
+                    .collect::<std::result::Result<Vec<SyncRef>, sqlx::Error>>()?
             })
+        }))
+    }
+
+    /// Marks read every unread item of the user's that `query` selects (its read filter,
+    /// order, offset and limit aside), a thousand at a time, as marks by id do. For marks
+    /// the watermark cannot make: by label, or by arrival time (an app's "everything up to
+    /// the newest I have shown"). Returns how many items became read.
+    pub async fn mark_sync_items_read(&self, user_id: i64, query: &SyncQuery) -> Result<u64> {
+        let query = SyncQuery {
+            read: Some(false),
+            order: SyncOrder::IdAscending,
+            offset: 0,
+            limit: MAX_SYNC_ITEM_IDS,
+            ..query.clone()
+        };
+        let ids: Vec<i64> = self
+            .sync_item_ids(user_id, &query)
+            .await?
+            .into_iter()
+            .map(|r| r.item_id)
+            .collect();
+        let mut marked = 0;
+        for chunk in ids.chunks(crate::MAX_MARK_IDS) {
+            marked += self
+                .mark_read(user_id, &crate::MarkReadScope::Ids(chunk.to_vec()), None)
+                .await?;
+        }
+        Ok(marked)
+    }
+
+    /// The items behind some of the user's arrival numbers ([`SyncIds::Arrival`]), as
+    /// (arrival number, item id); numbers that are not the user's are left out. At most
+    /// [`MAX_SYNC_IDS`] at once.
+    pub async fn items_of_sync_ids(&self, user_id: i64, seqs: &[i64]) -> Result<Vec<(i64, i64)>> {
+        if seqs.len() > MAX_SYNC_IDS {
+            return Err(StoreError::Invalid(format!(
+                "at most {MAX_SYNC_IDS} item ids can be asked for at once"
+            )));
+        }
+        if seqs.is_empty() {
+            return Ok(Vec::new());
+        }
+        let placeholders: Vec<String> = (0..seqs.len()).map(|n| format!("${}", n + 2)).collect();
+        let sql = format!(
+            "SELECT seq, item_id FROM user_items WHERE user_id = $1 AND seq IN ({})",
+            placeholders.join(", ")
+        );
+        Ok(with_db!(self, read, |db| {
+            let mut q = sqlx::query_as(sqlx::AssertSqlSafe(sql.clone())).bind(user_id);
+            for seq in seqs {
+                q = q.bind(*seq);
+            }
+            q.fetch_all(db).await?
         }))
     }
 
     /// How many of the user's items match `query` (its order, offset and limit aside).
     pub async fn count_sync_items(&self, user_id: i64, query: &SyncQuery) -> Result<i64> {
         let c = Conditions::build(user_id, query)?;
-        let sql = format!("SELECT COUNT(*) {FROM_SYNC} WHERE {}", c.where_clause());
+        let (from, user) = from_sync(query);
+        let sql = format!(
+            "SELECT COUNT(*) {from} WHERE {user} AND {}",
+            c.where_clause()
+        );
         Ok(with_db!(self, read, |db| {
             bound!(sql, &c.binds, |q| {
                 use sqlx::Row;

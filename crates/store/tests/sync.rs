@@ -5,7 +5,9 @@ mod common;
 
 use common::{add_user as user, follow};
 
-use tidings_store::{ApiKeyScope, MarkReadScope, NewItem, Store, StoreError, SyncOrder, SyncQuery};
+use tidings_store::{
+    ApiKeyScope, MarkReadScope, NewItem, Store, StoreError, SyncIds, SyncOrder, SyncQuery,
+};
 
 const BASE: i64 = 1_700_000_000;
 
@@ -42,9 +44,9 @@ async fn ids(store: &Store, user_id: i64, query: &SyncQuery) -> Vec<i64> {
         .await
         .unwrap()
         .into_iter()
-        .map(|(id, _)| id)
+        .map(|r| r.id)
         .collect();
-    let from_items: Vec<i64> = items.iter().map(|i| i.item.id).collect();
+    let from_items: Vec<i64> = items.iter().map(|i| i.sync_id).collect();
     assert_eq!(from_items, only_ids, "items and ids agree");
     from_items
 }
@@ -228,10 +230,15 @@ on_both_engines!(
             let mut round = 0;
             loop {
                 let page = store.sync_item_ids(ann, &query).await.unwrap();
-                let Some(&(last_id, last_published)) = page.last() else {
+                let Some(&tidings_store::SyncRef {
+                    id: last_id,
+                    published_at: last_published,
+                    ..
+                }) = page.last()
+                else {
                     break;
                 };
-                seen.extend(page.iter().map(|(id, _)| *id));
+                seen.extend(page.iter().map(|r| r.id));
                 query.after = Some((last_published, last_id));
                 // New items between the first pages: newer, older and at the same time as the
                 // page's end (in oldest-first order the newer ones are still ahead, and listed).
@@ -461,3 +468,215 @@ on_both_engines!(newest_unread_item_per_feed, |db| {
 fn all_newest() -> SyncQuery {
     all(SyncOrder::NewestFirst)
 }
+
+/// Every one of the user's items in arrival order, as (sync id, item id, arrival time).
+async fn arrivals(store: &Store, user_id: i64) -> Vec<(i64, i64, i64)> {
+    let query = SyncQuery {
+        ids_are: SyncIds::Arrival,
+        ..all(SyncOrder::IdAscending)
+    };
+    let listed = ids(store, user_id, &query).await;
+    let refs = store.sync_item_ids(user_id, &query).await.unwrap();
+    assert_eq!(refs.len(), listed.len());
+    let seen: Vec<(i64, i64, i64)> = refs
+        .iter()
+        .map(|r| (r.id, r.item_id, r.arrived_us))
+        .collect();
+    for pair in seen.windows(2) {
+        assert!(pair[0].0 < pair[1].0, "sync ids rise: {seen:?}");
+        assert!(pair[0].2 <= pair[1].2, "arrival times never fall: {seen:?}");
+    }
+    // Exactly the items the user can see, each once.
+    let visible = store
+        .count_sync_items(user_id, &SyncQuery::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        seen.len() as i64,
+        visible,
+        "one arrival row per visible item"
+    );
+    seen
+}
+
+/// The sync ids above `mark`, as an app paging up from its high-water mark sees them.
+async fn above(store: &Store, user_id: i64, mark: i64) -> Vec<i64> {
+    let query = SyncQuery {
+        ids_are: SyncIds::Arrival,
+        id_above: Some(mark),
+        ..all(SyncOrder::IdAscending)
+    };
+    store
+        .sync_item_ids(user_id, &query)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| r.item_id)
+        .collect()
+}
+
+on_both_engines!(
+    late_items_and_shared_backlogs_arrive_above_every_mark,
+    |db| {
+        let store = db.migrated().await;
+        let ann = user(&store, "ann").await;
+        let bob = user(&store, "bob").await;
+        let (_, feed_a) = follow(&store, ann, "https://a.example/feed").await;
+        let (_, feed_c) = follow(&store, bob, "https://c.example/feed").await;
+        add_items(&store, feed_a, "a", 0..6).await;
+        add_items(&store, feed_c, "c", 0..3).await;
+        let first = arrivals(&store, ann).await;
+        assert_eq!(first.len(), 6);
+        let ann_mark = first.last().unwrap().0;
+
+        // An item fetched now but dated before everything ann has: above her mark all the same.
+        store
+            .upsert_items(feed_a, &[item("late", BASE - 86_400)], BASE)
+            .await
+            .unwrap();
+        let late = store.feed_item_ids(feed_a).await.unwrap();
+        let late_id = *late.iter().max().unwrap();
+        assert_eq!(above(&store, ann, ann_mark).await, vec![late_id]);
+        let second = arrivals(&store, ann).await;
+        assert_eq!(
+            &second[..6],
+            &first[..],
+            "ids already handed out never change"
+        );
+        // `ot` from the late item's arrival finds it.
+        let late_arrival = second.last().unwrap().2;
+        let from = SyncQuery {
+            ids_are: SyncIds::Arrival,
+            arrived_from_us: Some(late_arrival),
+            ..all(SyncOrder::IdAscending)
+        };
+        let found: Vec<i64> = store
+            .sync_item_ids(ann, &from)
+            .await
+            .unwrap()
+            .iter()
+            .map(|r| r.item_id)
+            .collect();
+        assert_eq!(found, vec![late_id]);
+
+        // Bob follows ann's feed: its seven items are his backlog, above everything he had,
+        // oldest published first; ann's ids stay as they were.
+        let bob_mark = arrivals(&store, bob).await.last().unwrap().0;
+        let (bob_sub_a, _) = follow(&store, bob, "https://a.example/feed").await;
+        let backlog = above(&store, bob, bob_mark).await;
+        assert_eq!(backlog.len(), 7);
+        assert_eq!(backlog[0], late_id, "the oldest published first");
+        assert_eq!(arrivals(&store, ann).await, second);
+        let bob_rows = arrivals(&store, bob).await;
+        // A sync id names an item for its own user only.
+        let bob_backlog_ids: Vec<i64> = bob_rows[3..].iter().map(|r| r.0).collect();
+        assert!(
+            store
+                .items_of_sync_ids(ann, &bob_backlog_ids)
+                .await
+                .unwrap()
+                .is_empty()
+        );
+        let mapped = store
+            .items_of_sync_ids(bob, &bob_backlog_ids)
+            .await
+            .unwrap();
+        assert_eq!(mapped.len(), 7);
+
+        // A new item of the shared feed: one id for both, above both marks.
+        let (ann_mark, bob_mark) = (second.last().unwrap().0, bob_rows.last().unwrap().0);
+        add_items(&store, feed_a, "a", 6..7).await;
+        let new_id = *store
+            .feed_item_ids(feed_a)
+            .await
+            .unwrap()
+            .iter()
+            .max()
+            .unwrap();
+        assert_eq!(above(&store, ann, ann_mark).await, vec![new_id]);
+        assert_eq!(above(&store, bob, bob_mark).await, vec![new_id]);
+        let ann_last = *arrivals(&store, ann).await.last().unwrap();
+        let bob_last = *arrivals(&store, bob).await.last().unwrap();
+        assert_eq!(ann_last.0, bob_last.0);
+
+        // Unsubscribing takes the feed's items away; following again brings them back above.
+        store.unsubscribe(bob, bob_sub_a).await.unwrap();
+        assert_eq!(arrivals(&store, bob).await.len(), 3);
+        follow(&store, bob, "https://a.example/feed").await;
+        assert_eq!(above(&store, bob, bob_last.0).await.len(), 8);
+        arrivals(&store, bob).await;
+
+        // Read and starred states and marks by item id are the same whatever the id space.
+        store
+            .mark_read(ann, &MarkReadScope::Ids(vec![late_id]), None)
+            .await
+            .unwrap();
+        let unread = SyncQuery {
+            ids_are: SyncIds::Arrival,
+            read: Some(false),
+            ..all(SyncOrder::IdAscending)
+        };
+        assert_eq!(store.count_sync_items(ann, &unread).await.unwrap(), 7);
+
+        // Deleting a user or an item takes their rows with them.
+        store
+            .execute_raw(&format!("DELETE FROM items WHERE id = {new_id}"))
+            .await
+            .unwrap();
+        assert_eq!(arrivals(&store, ann).await.len(), 7);
+        store.delete_user(bob).await.unwrap();
+        // (The CHECK fails the insert when any row of bob's is left.)
+        store
+            .execute_raw(&format!(
+                "CREATE TABLE left_rows (n BIGINT CHECK (n = 0));
+             INSERT INTO left_rows SELECT COUNT(*) FROM user_items WHERE user_id = {bob};"
+            ))
+            .await
+            .expect("no arrival row of a deleted user is left");
+    }
+);
+
+on_both_engines!(
+    a_merged_feed_brings_its_items_to_the_other_feeds_readers,
+    |db| {
+        let store = db.migrated().await;
+        let (alice, carol) = (user(&store, "alice").await, user(&store, "carol").await);
+        let (_, old) = follow(&store, alice, "http://old.example/feed").await;
+        let (_, new) = follow(&store, carol, "https://new.example/feed").await;
+        add_items(&store, old, "o", 0..3).await;
+        add_items(&store, new, "n", 0..2).await;
+        let carol_mark = arrivals(&store, carol).await.last().unwrap().0;
+        let alice_mark = arrivals(&store, alice).await.last().unwrap().0;
+        store
+            .move_feed(old, "https://new.example/feed", BASE)
+            .await
+            .unwrap();
+        // Carol now sees the old feed's three items, above her mark; alice sees the new feed's
+        // two (her subscription moved), above hers.
+        assert_eq!(above(&store, carol, carol_mark).await.len(), 3);
+        assert_eq!(above(&store, alice, alice_mark).await.len(), 5);
+        assert_eq!(arrivals(&store, carol).await.len(), 5);
+        assert_eq!(arrivals(&store, alice).await.len(), 5);
+    }
+);
+
+on_both_engines!(items_stored_before_the_upgrade_keep_their_ids, |db| {
+    let store = db.open().await;
+    store.migrate_to(29).await.unwrap();
+    let ann = user(&store, "ann").await;
+    let (_, feed) = follow(&store, ann, "https://a.example/feed").await;
+    add_items(&store, feed, "a", 0..4).await;
+    let before: Vec<i64> = store.feed_item_ids(feed).await.unwrap();
+    store.migrate().await.unwrap();
+    // Apps synced before the upgrade hold item ids: they stay the items' sync ids.
+    let after = arrivals(&store, ann).await;
+    let mut expected = before.clone();
+    expected.sort();
+    assert_eq!(after.iter().map(|r| r.0).collect::<Vec<_>>(), expected);
+    assert!(after.iter().all(|r| r.0 == r.1));
+    // What arrives next comes above them.
+    add_items(&store, feed, "a", 4..5).await;
+    let next = arrivals(&store, ann).await;
+    assert_eq!(next.len(), 5);
+    assert!(next[4].0 > *expected.last().unwrap());
+});

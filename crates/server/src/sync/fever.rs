@@ -5,7 +5,9 @@
 //!
 //! A Fever group is a tidings group, a feed is a tidings feed (its id), an item is an item
 //! and "saved" is the star. Items come 50 a call, by id: `since_id` pages upwards, `max_id`
-//! downwards, `with_ids` names them.
+//! downwards, `with_ids` names them. Item ids are the user's arrival numbers
+//! ([`SyncIds::Arrival`]): an item fetched late, or the backlog of a newly followed feed,
+//! comes above every id an app already holds, so paging up from its highest id finds it.
 
 use std::collections::HashMap;
 
@@ -16,7 +18,7 @@ use axum::http::{HeaderMap, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::any;
 use serde_json::{Map, Value, json};
-use tidings_store::{MarkReadScope, SyncOrder, SyncQuery};
+use tidings_store::{MarkReadScope, SyncIds, SyncOrder, SyncQuery};
 
 use crate::AppState;
 use crate::api::auth::Auth;
@@ -225,72 +227,78 @@ async fn respond(
         let action = params.get("as").map(String::as_str).unwrap_or("");
         // `before` is a Unix time; without it, everything up to now.
         let before = number("before").filter(|b| *b > 0);
-        match (mark.as_str(), action) {
-            ("item", "read") => {
-                store
-                    .mark_read(user_id, &MarkReadScope::Ids(vec![id]), None)
-                    .await?;
-            }
-            ("item", "unread") => {
-                store
-                    .set_items_state(user_id, &[id], Some(false), None)
-                    .await?;
-            }
-            ("item", "saved") => {
-                store
-                    .set_items_state(user_id, &[id], None, Some(true))
-                    .await?;
-            }
-            ("item", "unsaved") => {
-                store
-                    .set_items_state(user_id, &[id], None, Some(false))
-                    .await?;
-            }
-            ("feed", "read") => {
-                if subscriptions.iter().any(|s| s.feed_id == id) {
-                    store
-                        .mark_read(user_id, &MarkReadScope::Feed(id), before)
-                        .await?;
-                }
-            }
-            // Group 0 is Fever's "Kindling": every feed.
-            ("group", "read") if id == 0 => {
-                store
-                    .mark_read(user_id, &MarkReadScope::All, before)
-                    .await?;
-            }
-            ("group", "read") => match store
-                .mark_read(user_id, &MarkReadScope::Group(id), before)
-                .await
-            {
-                Ok(_) | Err(tidings_store::StoreError::NotFound(_)) => {}
-                Err(error) => return Err(error),
-            },
-            _ => {
-                answer.insert(
-                    "error".into(),
-                    json!(format!("cannot mark {mark} as {action:?}")),
-                );
-            }
-        }
-        // Clients update their lists from these after a mark.
-        if action == "saved" || action == "unsaved" {
-            answer.insert(
-                "saved_item_ids".into(),
-                json!(saved_ids(state, user_id).await?),
-            );
-        } else {
+        if mark == "item" {
+            mark_item(state, user_id, id, action, answer).await?;
+        } else if let Some(before) = before.filter(|_| action == "read") {
+            mark_arrived_before(state, user_id, mark, id, before).await?;
             answer.insert(
                 "unread_item_ids".into(),
                 json!(unread_ids(state, user_id).await?),
             );
+        } else {
+            mark_all(state, user_id, &subscriptions, mark, id, action, answer).await?;
         }
     }
-
     if unread_recent {
         unread_recently_read(state, user_id, answer).await?;
     }
+    answer_lists(state, user_id, params, &subscriptions, answer).await
+}
 
+/// `mark=feed|group&as=read` without `before`: the whole feed, group or (group 0) everything.
+async fn mark_all(
+    state: &AppState,
+    user_id: i64,
+    subscriptions: &[tidings_store::Subscription],
+    mark: &str,
+    id: i64,
+    action: &str,
+    answer: &mut Map<String, Value>,
+) -> Result<(), tidings_store::StoreError> {
+    let store = &state.store;
+    match (mark, action) {
+        ("feed", "read") => {
+            if subscriptions.iter().any(|s| s.feed_id == id) {
+                store
+                    .mark_read(user_id, &MarkReadScope::Feed(id), None)
+                    .await?;
+            }
+        }
+        // Group 0 is Fever's "Kindling": every feed.
+        ("group", "read") if id == 0 => {
+            store.mark_read(user_id, &MarkReadScope::All, None).await?;
+        }
+        ("group", "read") => match store
+            .mark_read(user_id, &MarkReadScope::Group(id), None)
+            .await
+        {
+            Ok(_) | Err(tidings_store::StoreError::NotFound(_)) => {}
+            Err(error) => return Err(error),
+        },
+        _ => {
+            answer.insert(
+                "error".into(),
+                json!(format!("cannot mark {mark} as {action:?}")),
+            );
+        }
+    }
+    answer.insert(
+        "unread_item_ids".into(),
+        json!(unread_ids(state, user_id).await?),
+    );
+    Ok(())
+}
+
+/// The lists a request asks for: groups, feeds, favicons, items, links, unread and saved ids.
+async fn answer_lists(
+    state: &AppState,
+    user_id: i64,
+    params: &HashMap<String, String>,
+    subscriptions: &[tidings_store::Subscription],
+    answer: &mut Map<String, Value>,
+) -> Result<(), tidings_store::StoreError> {
+    let store = &state.store;
+    let number = |name: &str| params.get(name).and_then(|v| v.trim().parse::<i64>().ok());
     let groups_or_feeds = params.contains_key("groups") || params.contains_key("feeds");
     if groups_or_feeds {
         let groups = store.list_groups(user_id).await?;
@@ -348,6 +356,7 @@ async fn respond(
         let mut query = SyncQuery {
             limit: ITEMS_PER_CALL,
             order: SyncOrder::IdDescending,
+            ids_are: SyncIds::Arrival,
             ..SyncQuery::default()
         };
         if let Some(with_ids) = params.get("with_ids") {
@@ -358,8 +367,10 @@ async fn respond(
                 .collect();
             query.ids = Some(ids);
             query.order = SyncOrder::IdAscending;
-        } else if let Some(since) = number("since_id") {
-            query.id_above = Some(since);
+        } else if params.contains_key("since_id") {
+            // An empty or unreadable since_id (Read You's first sync sends `since_id=`) is
+            // since the beginning: the oldest items, upwards, as Fever and FreshRSS answer.
+            query.id_above = Some(number("since_id").unwrap_or(0));
             query.order = SyncOrder::IdAscending;
         } else if let Some(max) = number("max_id").filter(|m| *m > 0) {
             query.id_below = Some(max);
@@ -370,7 +381,7 @@ async fn respond(
             .map(|entry| {
                 let item = &entry.item;
                 json!({
-                    "id": item.id,
+                    "id": entry.sync_id,
                     "feed_id": item.feed_id,
                     "title": title_for_apps(item.title.as_deref().unwrap_or_default()),
                     "author": title_for_apps(item.author.as_deref().unwrap_or_default()),
@@ -385,9 +396,11 @@ async fn respond(
                 })
             })
             .collect();
-        let total = store
-            .count_sync_items(user_id, &SyncQuery::default())
-            .await?;
+        let all = SyncQuery {
+            ids_are: SyncIds::Arrival,
+            ..SyncQuery::default()
+        };
+        let total = store.count_sync_items(user_id, &all).await?;
         answer.insert("total_items".into(), json!(total));
         answer.insert("items".into(), json!(list));
     }
@@ -429,26 +442,115 @@ async fn unread_recently_read(
     Ok(())
 }
 
+/// `mark=item`: one item, named by its sync id, read, unread, saved or unsaved; the answer
+/// carries the list the mark changed.
+async fn mark_item(
+    state: &AppState,
+    user_id: i64,
+    sync_id: i64,
+    action: &str,
+    answer: &mut Map<String, Value>,
+) -> Result<(), tidings_store::StoreError> {
+    let store = &state.store;
+    let item = store
+        .items_of_sync_ids(user_id, &[sync_id])
+        .await?
+        .first()
+        .map(|(_, item)| *item);
+    if let Some(id) = item {
+        match action {
+            "read" => {
+                store
+                    .mark_read(user_id, &MarkReadScope::Ids(vec![id]), None)
+                    .await?;
+            }
+            "unread" => {
+                _ = store
+                    .set_items_state(user_id, &[id], Some(false), None)
+                    .await?
+            }
+            "saved" => {
+                _ = store
+                    .set_items_state(user_id, &[id], None, Some(true))
+                    .await?
+            }
+            "unsaved" => {
+                _ = store
+                    .set_items_state(user_id, &[id], None, Some(false))
+                    .await?
+            }
+            _ => {
+                answer.insert(
+                    "error".into(),
+                    json!(format!("cannot mark item as {action:?}")),
+                );
+            }
+        }
+    }
+    // Clients update their lists from these after a mark.
+    if action == "saved" || action == "unsaved" {
+        answer.insert(
+            "saved_item_ids".into(),
+            json!(saved_ids(state, user_id).await?),
+        );
+    } else {
+        answer.insert(
+            "unread_item_ids".into(),
+            json!(unread_ids(state, user_id).await?),
+        );
+    }
+    Ok(())
+}
+
+/// `mark=feed|group&as=read&before=T`: the unread items of the feed or group (group 0: all)
+/// that reached the user before T. Fever clients send as T the time of their last
+/// fetch of items, so items that arrived after it, whatever their date, stay unread.
+async fn mark_arrived_before(
+    state: &AppState,
+    user_id: i64,
+    mark: &str,
+    id: i64,
+    before: i64,
+) -> Result<(), tidings_store::StoreError> {
+    let mut query = SyncQuery {
+        ids_are: SyncIds::Arrival,
+        // Strictly before the second: an item that arrived within it may have missed the
+        // client's request, and an item left unread is better than one never seen.
+        arrived_before_us: Some(before.saturating_mul(1_000_000)),
+        ..SyncQuery::default()
+    };
+    match mark {
+        "feed" => query.feed_id = Some(id),
+        "group" if id != 0 => query.group_id = Some(id),
+        "group" => {}
+        _ => return Ok(()),
+    }
+    state.store.mark_sync_items_read(user_id, &query).await?;
+    Ok(())
+}
+
 async fn unread_ids(state: &AppState, user_id: i64) -> Result<String, tidings_store::StoreError> {
     let query = SyncQuery {
         read: Some(false),
+        ids_are: SyncIds::Arrival,
         order: SyncOrder::IdAscending,
         limit: tidings_store::MAX_SYNC_ITEM_IDS,
         ..SyncQuery::default()
     };
     let ids = state.store.sync_item_ids(user_id, &query).await?;
-    Ok(ids_text(ids.into_iter().map(|(id, _)| id)))
+    Ok(ids_text(ids.into_iter().map(|r| r.id)))
 }
 
 async fn saved_ids(state: &AppState, user_id: i64) -> Result<String, tidings_store::StoreError> {
     let query = SyncQuery {
         starred: Some(true),
+        ids_are: SyncIds::Arrival,
         order: SyncOrder::IdAscending,
         limit: tidings_store::MAX_SYNC_ITEM_IDS,
         ..SyncQuery::default()
     };
     let ids = state.store.sync_item_ids(user_id, &query).await?;
-    Ok(ids_text(ids.into_iter().map(|(id, _)| id)))
+    Ok(ids_text(ids.into_iter().map(|r| r.id)))
 }
 
 #[cfg(test)]

@@ -29,7 +29,8 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use tidings_store::{
     Group, MAX_MARK_IDS, MAX_SYNC_IDS, MAX_SYNC_ITEM_IDS, MAX_SYNC_ITEMS, MarkReadScope,
-    StoreError, Subscription, SubscriptionChanges, SyncItem, SyncOrder, SyncQuery, unix_now,
+    StoreError, Subscription, SubscriptionChanges, SyncIds, SyncItem, SyncOrder, SyncQuery,
+    unix_now,
 };
 
 use crate::AppState;
@@ -235,14 +236,14 @@ pub fn parse_item_id(text: &str) -> Option<i64> {
     text.parse::<i64>().ok()
 }
 
-/// A time clients send in seconds, milliseconds or microseconds, as Unix seconds.
-fn to_seconds(value: i64) -> i64 {
+/// A time clients send in seconds, milliseconds or microseconds, in microseconds.
+fn to_micros(value: i64) -> i64 {
     if value.abs() >= 100_000_000_000_000 {
-        value / 1_000_000
-    } else if value.abs() >= 100_000_000_000 {
-        value / 1_000
-    } else {
         value
+    } else if value.abs() >= 100_000_000_000 {
+        value.saturating_mul(1_000)
+    } else {
+        value.saturating_mul(1_000_000)
     }
 }
 
@@ -713,7 +714,13 @@ fn stream_query(
         .or_else(|| params.get("s").map(str::to_string))
         .filter(|s| !s.trim().is_empty())
         .unwrap_or_else(|| READING_LIST.to_string());
-    let mut query = SyncQuery::default();
+    // Streams list, filter and continue in the user's arrival order: an app's high-water
+    // mark (`ot`, the newest id it has) then never passes over an item that was fetched after
+    // its last sync but dated before it, nor over the backlog of a newly followed feed.
+    let mut query = SyncQuery {
+        ids_are: SyncIds::Arrival,
+        ..SyncQuery::default()
+    };
     include(&mut query, &catalog.stream(&stream_id)?)?;
     for target in params.all("it") {
         include(&mut query, &catalog.stream(target)?)?;
@@ -722,8 +729,8 @@ fn stream_query(
         exclude(&mut query, &catalog.stream(target)?)?;
     }
     query.order = match params.get("r").map(str::trim) {
-        Some("o") => SyncOrder::OldestFirst,
-        None | Some("") | Some("n") | Some("d") => SyncOrder::NewestFirst,
+        Some("o") => SyncOrder::IdAscending,
+        None | Some("") | Some("n") | Some("d") => SyncOrder::IdDescending,
         Some(other) => {
             return Err(GReaderError::bad_request(format!(
                 "Invalid r={other:?}: use r=o for oldest first, or leave it out for newest first."
@@ -732,10 +739,10 @@ fn stream_query(
     };
     query.limit = params.number("n")?.unwrap_or(DEFAULT_PAGE).clamp(1, max);
     if let Some(ot) = params.number("ot")? {
-        query.published_from = Some(to_seconds(ot));
+        query.arrived_from_us = Some(to_micros(ot));
     }
     if let Some(nt) = params.number("nt")? {
-        query.published_before = Some(to_seconds(nt));
+        query.arrived_before_us = Some(to_micros(nt));
     }
     if let Some(c) = params.get("c").filter(|c| !c.trim().is_empty()) {
         query.after = Some(parse_continuation(c)?);
@@ -1087,6 +1094,19 @@ fn item_ids(params: &Params) -> Result<Vec<i64>> {
         .collect()
 }
 
+/// The user's items behind sync ids (the ids clients hold: arrival numbers), in the order
+/// named; ids that are not the user's are left out.
+async fn items_of(state: &AppState, user_id: i64, sync_ids: &[i64]) -> Result<Vec<i64>> {
+    let mut found: HashMap<i64, i64> = HashMap::new();
+    for chunk in sync_ids.chunks(MAX_SYNC_IDS) {
+        found.extend(state.store.items_of_sync_ids(user_id, chunk).await?);
+    }
+    Ok(sync_ids
+        .iter()
+        .filter_map(|id| found.get(id).copied())
+        .collect())
+}
+
 /// Marks items read, a thousand at a time.
 async fn mark_ids_read(state: &AppState, user_id: i64, ids: &[i64]) -> Result<()> {
     for chunk in ids.chunks(MAX_MARK_IDS) {
@@ -1120,12 +1140,13 @@ async fn set_ids_state(
 /// (`broadcast`, `like`) are accepted and change nothing.
 async fn edit_tag(request: &Request<'_>) -> Result<Response> {
     let (state, user_id, params) = (request.state, request.user_id(), request.params);
-    let ids = item_ids(params)?;
-    if ids.is_empty() {
+    let named = item_ids(params)?;
+    if named.is_empty() {
         return Err(GReaderError::bad_request(
             "Missing i: the ids of the items to tag.",
         ));
     }
+    let ids = items_of(state, user_id, &named).await?;
     let catalog = Catalog::load(state, user_id).await?;
     for (tag, adding) in params
         .all("r")
@@ -1175,10 +1196,18 @@ async fn mark_all_as_read(request: &Request<'_>) -> Result<Response> {
     let (state, user_id, params) = (request.state, request.user_id(), request.params);
     let catalog = Catalog::load(state, user_id).await?;
     let stream = catalog.stream(params.get("s").unwrap_or(READING_LIST))?;
-    let before = params
-        .number("ts")?
-        .filter(|ts| *ts > 0)
-        .map(|ts| to_seconds(ts) + 1);
+    if let Some(ts) = params.number("ts")?.filter(|ts| *ts > 0) {
+        // `ts` is the arrival time of the newest item the app has shown (its
+        // `timestampUsec`): what arrived after it stays unread, whatever its date.
+        let mut query = SyncQuery {
+            ids_are: SyncIds::Arrival,
+            arrived_before_us: Some(to_micros(ts).saturating_add(1)),
+            ..SyncQuery::default()
+        };
+        include(&mut query, &stream)?;
+        state.store.mark_sync_items_read(user_id, &query).await?;
+        return Ok(ok());
+    }
     let scope = match &stream {
         Stream::ReadingList | Stream::KeptUnread => MarkReadScope::All,
         Stream::Feed(id) => MarkReadScope::Feed(*id),
@@ -1191,23 +1220,13 @@ async fn mark_all_as_read(request: &Request<'_>) -> Result<Response> {
         Stream::Label(name) => {
             let query = SyncQuery {
                 label: Some(name.clone()),
-                read: Some(false),
-                published_before: before,
-                limit: MAX_SYNC_ITEM_IDS,
                 ..SyncQuery::default()
             };
-            let ids: Vec<i64> = state
-                .store
-                .sync_item_ids(user_id, &query)
-                .await?
-                .into_iter()
-                .map(|(id, _)| id)
-                .collect();
-            mark_ids_read(state, user_id, &ids).await?;
+            state.store.mark_sync_items_read(user_id, &query).await?;
             return Ok(ok());
         }
     };
-    state.store.mark_read(user_id, &scope, before).await?;
+    state.store.mark_read(user_id, &scope, None).await?;
     Ok(ok())
 }
 
@@ -1216,7 +1235,7 @@ async fn newest_unread(state: &AppState, user_id: i64, mut query: SyncQuery) -> 
     query.read = Some(false);
     query.limit = 1;
     let newest = state.store.sync_item_ids(user_id, &query).await?;
-    Ok(newest.first().map_or(0, |(_, published)| *published))
+    Ok(newest.first().map_or(0, |r| r.published_at))
 }
 
 /// `unread-count`: every feed, label and the reading list with unread items (the reading
@@ -1288,13 +1307,17 @@ async fn stream_item_ids(request: &Request<'_>) -> Result<Response> {
     let (rows, next) = page_of(
         &mut query,
         async |q| Ok(state.store.sync_item_ids(user_id, q).await?),
-        |(id, published)| (*published, *id),
+        |r| (r.published_at, r.id),
     )
     .await?;
     let refs: Vec<Value> = rows
         .iter()
-        .map(|(id, published)| {
-            json!({"id": id.to_string(), "directStreamIds": [], "timestampUsec": usec(*published)})
+        .map(|r| {
+            json!({
+                "id": r.id.to_string(),
+                "directStreamIds": [],
+                "timestampUsec": r.arrived_us.to_string(),
+            })
         })
         .collect();
     let mut answer = json!({"itemRefs": refs});
@@ -1353,9 +1376,11 @@ fn item_json(
         .map(|e| enclosure_json(state, e))
         .collect();
     json!({
-        "id": long_item_id(item.id),
-        "crawlTimeMsec": (item.fetched_at.saturating_mul(1000)).to_string(),
-        "timestampUsec": usec(item.published_at),
+        // The id, `crawlTimeMsec` and `timestampUsec` are the user's arrival order (what
+        // `ot`, `nt`, `r` and `c` work on); `published` stays the publication date.
+        "id": long_item_id(entry.sync_id),
+        "crawlTimeMsec": (entry.arrived_us / 1000).to_string(),
+        "timestampUsec": entry.arrived_us.to_string(),
         "published": item.published_at,
         "updated": item.updated_at.unwrap_or(item.published_at),
         "title": title_for_apps(item.title.as_deref().unwrap_or_default()),
@@ -1421,7 +1446,7 @@ async fn stream_contents(request: &Request<'_>, stream: Option<String>) -> Resul
     let (rows, next) = page_of(
         &mut query,
         async |q| Ok(state.store.sync_items(user_id, q).await?),
-        |row| (row.item.published_at, row.item.id),
+        |row| (row.item.published_at, row.sync_id),
     )
     .await?;
     let stream = catalog.stream(&stream_id)?;
@@ -1457,13 +1482,14 @@ async fn stream_items_contents(request: &Request<'_>) -> Result<Response> {
     for chunk in ids.chunks(MAX_SYNC_IDS) {
         let query = SyncQuery {
             ids: Some(chunk.to_vec()),
+            ids_are: SyncIds::Arrival,
             limit: chunk.len() as i64,
             ..SyncQuery::default()
         };
         rows.extend(state.store.sync_items(user_id, &query).await?);
     }
     let position: HashMap<i64, usize> = ids.iter().enumerate().map(|(n, id)| (*id, n)).collect();
-    rows.sort_by_key(|r| position.get(&r.item.id).copied().unwrap_or(usize::MAX));
+    rows.sort_by_key(|r| position.get(&r.sync_id).copied().unwrap_or(usize::MAX));
     let items = items_json(state, user_id, &catalog, &rows).await?;
     Ok(axum::Json(stream_json(request, READING_LIST, "", items)).into_response())
 }
@@ -1491,10 +1517,10 @@ mod tests {
     }
 
     #[test]
-    fn times_in_any_unit_become_seconds() {
-        assert_eq!(to_seconds(1_700_000_000), 1_700_000_000);
-        assert_eq!(to_seconds(1_700_000_000_123), 1_700_000_000);
-        assert_eq!(to_seconds(1_700_000_000_123_456), 1_700_000_000);
+    fn times_in_any_unit_become_microseconds() {
+        assert_eq!(to_micros(1_700_000_000), 1_700_000_000_000_000);
+        assert_eq!(to_micros(1_700_000_000_123), 1_700_000_000_123_000);
+        assert_eq!(to_micros(1_700_000_000_123_456), 1_700_000_000_123_456);
     }
 
     #[test]
