@@ -63,6 +63,11 @@ pub struct ApiArgs {
     #[arg(long, env = "TIDINGS_MAX_SUBSCRIPTIONS", default_value = "100")]
     pub max_subscriptions: String,
 
+    /// Requests a minute one user's apps may make to the sync APIs (Google Reader, Fever,
+    /// Miniflux); an app's first sync pages through every item.
+    #[arg(long, env = "TIDINGS_SYNC_REQUESTS_PER_MINUTE", default_value = "600")]
+    pub sync_requests_per_minute: String,
+
     /// Days after which an unused session ends.
     #[arg(long, env = "TIDINGS_SESSION_IDLE_DAYS", default_value = "14")]
     pub session_idle_days: String,
@@ -220,6 +225,12 @@ impl ApiArgs {
             1..=100_000,
             "TIDINGS_MAX_SUBSCRIPTIONS",
             "--max-subscriptions",
+        )?;
+        server.sync_requests_per_minute = config::check_number(
+            &self.sync_requests_per_minute,
+            1..=1_000_000,
+            "TIDINGS_SYNC_REQUESTS_PER_MINUTE",
+            "--sync-requests-per-minute",
         )?;
         let idle: u64 = config::check_number(
             &self.session_idle_days,

@@ -49,6 +49,10 @@ pub struct ServerConfig {
     pub session_lifetime: Duration,
     /// Subscriptions a user may have (F29).
     pub max_subscriptions: i64,
+    /// Requests a minute one user's apps may make to the sync APIs (600 by default: an
+    /// app's first sync pages through everything; an installation whose users have large
+    /// accounts or several apps each may want more).
+    pub sync_requests_per_minute: u32,
     /// The opt-in media proxy for items' images (off by default).
     pub media_proxy: media::MediaProxy,
     /// Who may read `/metrics` (loopback only by default).
@@ -72,6 +76,7 @@ impl ServerConfig {
             session_idle: Duration::from_secs(14 * 24 * 3600),
             session_lifetime: Duration::from_secs(60 * 24 * 3600),
             max_subscriptions: 100,
+            sync_requests_per_minute: ratelimit::DEFAULT_SYNC_REQUESTS_PER_MINUTE,
             media_proxy: media::MediaProxy::default(),
             metrics_access: metrics::MetricsAccess::default(),
             usage_counts: true,
@@ -130,7 +135,9 @@ impl AppState {
         });
         AppState {
             oidc,
-            limits: Arc::new(RateLimits::for_store(&store)),
+            limits: Arc::new(
+                RateLimits::for_store(&store).with_sync_per_minute(config.sync_requests_per_minute),
+            ),
             store,
             config: Arc::new(config),
             fetcher,

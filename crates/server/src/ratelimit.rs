@@ -86,6 +86,12 @@ impl RateLimiter {
         self
     }
 
+    /// The same limiter, allowing `limit` requests a window.
+    pub fn with_limit(mut self, limit: u32) -> RateLimiter {
+        self.limit = limit;
+        self
+    }
+
     /// The same limiter, counting in `store`'s database so that every process on it shares
     /// the budget.
     fn shared_in(mut self, shared: &SharedWindows) -> RateLimiter {
@@ -208,6 +214,9 @@ impl SharedWindows {
     }
 }
 
+/// Sync API requests a minute per user unless configured otherwise.
+pub const DEFAULT_SYNC_REQUESTS_PER_MINUTE: u32 = 600;
+
 /// Every limit of the API (F25).
 #[derive(Debug)]
 pub struct RateLimits {
@@ -222,8 +231,8 @@ pub struct RateLimits {
     /// Sign-in attempts per account (10/min), so that many addresses cannot guess one
     /// account's password quickly.
     pub login_per_account: RateLimiter,
-    /// Requests per user to the sync APIs for apps (600/min): an app's first sync pages
-    /// through every item, 50 at a time for Fever.
+    /// Requests per user to the sync APIs for apps (600/min unless configured): an app's
+    /// first sync pages through every item, 50 at a time for Fever.
     pub sync_per_user: RateLimiter,
 }
 
@@ -237,7 +246,8 @@ impl RateLimits {
             anonymous: RateLimiter::new(100, minute).scoped("address"),
             login_per_ip: RateLimiter::new(5, minute).scoped("sign-in"),
             login_per_account: RateLimiter::new(10, minute).scoped("sign-in-account"),
-            sync_per_user: RateLimiter::new(600, minute).scoped("sync"),
+            sync_per_user: RateLimiter::new(DEFAULT_SYNC_REQUESTS_PER_MINUTE, minute)
+                .scoped("sync"),
         }
     }
 
@@ -257,6 +267,13 @@ impl RateLimits {
             login_per_account: standard.login_per_account.shared_in(&shared),
             sync_per_user: standard.sync_per_user.shared_in(&shared),
         }
+    }
+
+    /// These limits with `per_minute` sync API requests a minute per user, counted where
+    /// the sync limit was counted.
+    pub fn with_sync_per_minute(mut self, per_minute: u32) -> RateLimits {
+        self.sync_per_user = self.sync_per_user.with_limit(per_minute);
+        self
     }
 
     /// The limits for a server on `store`: shared in the database on PostgreSQL, where

@@ -765,3 +765,23 @@ on_both_engines!(a_typed_trailing_slash_still_reaches_the_api, |db| {
     assert_eq!(status, StatusCode::OK, "{entries}");
     assert_eq!(entries["total"], 8);
 });
+
+// The per-user sync limit is a setting (`TIDINGS_SYNC_REQUESTS_PER_MINUTE`): past it every
+// sync API answers 429 with Retry-After.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sync_limit_is_a_setting() {
+    common::run_on(common::TestDb::sqlite(), async |db| {
+        let app = TestApp::start_with(db, true, |config| config.sync_requests_per_minute = 3).await;
+        let s = two_feeds(app, 0..1, 10..11).await;
+        let client = token_client(&s.key);
+        let url = v1(&s.app, "/me");
+        for n in 0..3 {
+            let response = client.get(&url).send().await.unwrap();
+            assert_eq!(response.status(), StatusCode::OK, "request {n}");
+        }
+        let refused = client.get(&url).send().await.unwrap();
+        assert_eq!(refused.status(), StatusCode::TOO_MANY_REQUESTS);
+        assert!(refused.headers().contains_key("retry-after"));
+    })
+    .await;
+}
