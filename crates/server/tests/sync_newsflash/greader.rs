@@ -264,3 +264,11 @@ impl NewsFlash for FreshRss {
 on_both_engines!(full_sync_and_marks_both_ways, |db| {
     crate::marks_both_ways::<FreshRss>(db).await;
 });
+
+on_both_engines!(a_late_item_arrives_on_the_next_sync, |db| {
+    crate::late_item::<FreshRss>(db).await;
+});
+
+on_both_engines!(a_shared_feeds_backlog_reaches_a_new_subscriber, |db| {
+    crate::shared_feeds_backlog::<FreshRss>(db).await;
+});
