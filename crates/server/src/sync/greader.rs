@@ -544,6 +544,22 @@ impl Catalog {
         })
     }
 
+    /// Only what naming `streams` takes: the groups always (they are few, and items' label
+    /// categories name them), the subscriptions only when a stream names a feed. The calls
+    /// apps make most (the reading list's ids and contents) then read no subscription list,
+    /// the largest part of their cost on accounts with hundreds of feeds.
+    async fn load_for(state: &AppState, user_id: i64, streams: &[&str]) -> Result<Catalog> {
+        let names_a_feed = streams.iter().any(|s| s.trim().starts_with(FEED_PREFIX));
+        Ok(Catalog {
+            groups: state.store.list_groups(user_id).await?,
+            subscriptions: if names_a_feed {
+                state.store.list_subscriptions(user_id).await?
+            } else {
+                Vec::new()
+            },
+        })
+    }
+
     fn group_name(&self, group_id: i64) -> &str {
         self.groups
             .iter()
@@ -699,6 +715,14 @@ fn parse_continuation(text: &str) -> Result<(i64, i64)> {
                 "Invalid continuation c={text:?}: send back the continuation of the previous page."
             ))
         })
+}
+
+/// Every stream a stream request names: the one in the path or `s`, and `it` and `xt`.
+fn named_streams<'a>(params: &'a Params, stream: Option<&'a str>) -> Vec<&'a str> {
+    let mut named: Vec<&str> = stream.into_iter().chain(params.get("s")).collect();
+    named.extend(params.all("it"));
+    named.extend(params.all("xt"));
+    named
 }
 
 /// The listing a stream request asks for: `s` (or the stream in the path), `n`, `r`, `c`,
@@ -1302,7 +1326,7 @@ async fn unread_count(request: &Request<'_>) -> Result<Response> {
 /// `stream/items/ids`: `itemRefs` with decimal ids, and a `continuation` when there is more.
 async fn stream_item_ids(request: &Request<'_>) -> Result<Response> {
     let (state, user_id) = (request.state, request.user_id());
-    let catalog = Catalog::load(state, user_id).await?;
+    let catalog = Catalog::load_for(state, user_id, &named_streams(request.params, None)).await?;
     let (_, mut query) = stream_query(&catalog, request.params, None, MAX_SYNC_ITEM_IDS - 1)?;
     let (rows, next) = page_of(
         &mut query,
@@ -1436,7 +1460,8 @@ fn stream_json(request: &Request<'_>, stream_id: &str, title: &str, items: Vec<V
 /// neither is given.
 async fn stream_contents(request: &Request<'_>, stream: Option<String>) -> Result<Response> {
     let (state, user_id) = (request.state, request.user_id());
-    let catalog = Catalog::load(state, user_id).await?;
+    let named = named_streams(request.params, stream.as_deref());
+    let catalog = Catalog::load_for(state, user_id, &named).await?;
     let (stream_id, mut query) = stream_query(
         &catalog,
         request.params,
@@ -1477,7 +1502,7 @@ async fn stream_contents(request: &Request<'_>, stream: Option<String>) -> Resul
 async fn stream_items_contents(request: &Request<'_>) -> Result<Response> {
     let (state, user_id) = (request.state, request.user_id());
     let ids = item_ids(request.params)?;
-    let catalog = Catalog::load(state, user_id).await?;
+    let catalog = Catalog::load_for(state, user_id, &[]).await?;
     let mut rows: Vec<SyncItem> = Vec::new();
     for chunk in ids.chunks(MAX_SYNC_IDS) {
         let query = SyncQuery {
