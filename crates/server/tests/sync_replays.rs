@@ -1705,11 +1705,9 @@ mod netnewswire {
         }
     }
 
-    checks!(NetNewsWire: subscribed_elsewhere, every_item, late_arrival, shared_feed_backlog,
-        shared_feed_backlog_read_elsewhere, titles, item_without_link, marks, feed_urls);
-    // Kept on branch `replays` until issue 29's arrival order lands (they fail on main):
-    // late_arrival_read_elsewhere: point 2 (its all-ids list's `ot` applies to publication dates: a
-    // late arrival read elsewhere never reaches it).
+    checks!(NetNewsWire: every_item, subscribed_elsewhere, late_arrival,
+        late_arrival_read_elsewhere, shared_feed_backlog, shared_feed_backlog_read_elsewhere,
+        titles, item_without_link, marks, feed_urls);
 }
 
 /// Read You's Google Reader account, from Ashinch/ReadYou, app/src/main/java/me/ash/reader/:
@@ -2209,7 +2207,7 @@ mod read_you_greader {
         }
     }
 
-    checks!(ReadYou: subscribed_elsewhere, every_item, late_arrival, late_arrival_read_elsewhere,
+    checks!(ReadYou: every_item, subscribed_elsewhere, late_arrival, late_arrival_read_elsewhere,
         shared_feed_backlog, shared_feed_backlog_read_elsewhere, titles, item_without_link, marks,
         feed_urls);
     on_both_engines!(icon_lookup_stays_on, |db| {
@@ -2503,11 +2501,9 @@ mod fluent_greader {
         }
     }
 
-    checks!(FluentReader: every_item, titles, item_without_link, marks, feed_urls);
-    // Kept on branch `replays` until issue 29's arrival order lands (they fail on main):
-    // late_arrival: point 2; late_arrival_read_elsewhere: point 2; shared_feed_backlog: point 3;
-    // shared_feed_backlog_read_elsewhere: point 3; subscribed_elsewhere: points 2 and 3 (the new
-    // feed's items were published before its `ot`).
+    checks!(FluentReader: every_item, subscribed_elsewhere, late_arrival,
+        late_arrival_read_elsewhere, shared_feed_backlog, shared_feed_backlog_read_elsewhere,
+        titles, item_without_link, marks, feed_urls);
 }
 
 /// Fluent Reader's Fever service, from yang991178/fluent-reader:
@@ -2716,10 +2712,9 @@ mod fluent_fever {
         }
     }
 
-    checks!(FluentFever: subscribed_elsewhere, every_item, late_arrival,
-        late_arrival_read_elsewhere, titles, item_without_link, marks, feed_urls);
-    // Kept on branch `replays` until issue 29's arrival order lands (they fail on main):
-    // shared_feed_backlog: point 3; shared_feed_backlog_read_elsewhere: point 3.
+    checks!(FluentFever: every_item, subscribed_elsewhere, late_arrival,
+        late_arrival_read_elsewhere, shared_feed_backlog, shared_feed_backlog_read_elsewhere,
+        titles, item_without_link, marks, feed_urls);
 }
 
 /// Read You's Fever account, from Ashinch/ReadYou, app/src/main/java/me/ash/reader/:
@@ -2921,11 +2916,9 @@ mod read_you_fever {
         }
     }
 
-    checks!(ReadYouFever: subscribed_elsewhere, late_arrival, late_arrival_read_elsewhere, titles,
-        item_without_link, marks, feed_urls);
-    // Kept on branch `replays` until issue 29's arrival order lands (they fail on main):
-    // every_item: point 1 (`since_id=` empty); shared_feed_backlog: point 3;
-    // shared_feed_backlog_read_elsewhere: point 3.
+    checks!(ReadYouFever: every_item, subscribed_elsewhere, late_arrival,
+        late_arrival_read_elsewhere, shared_feed_backlog, shared_feed_backlog_read_elsewhere,
+        titles, item_without_link, marks, feed_urls);
 }
 
 /// Capy Reader's Reader API account, from jocmp/capyreader: readerclient/src/main/java/com/
@@ -3376,6 +3369,8 @@ mod capy {
         }
     }
 
-    checks!(Capy: subscribed_elsewhere, every_item, late_arrival, shared_feed_backlog, titles,
+    // It downloads only unread and starred items: the checks of items read elsewhere before it
+    // first sees them do not apply.
+    checks!(Capy: every_item, subscribed_elsewhere, late_arrival, shared_feed_backlog, titles,
         item_without_link, enclosures, marks, feed_urls);
 }
