@@ -336,6 +336,13 @@ pub const MIGRATIONS: &[Migration] = &[
         postgres: include_str!("../migrations/postgres/0030_sync_arrival.sql"),
         data: None,
     },
+    Migration {
+        version: 31,
+        name: "sync_arrival_at_commit",
+        sqlite: include_str!("../migrations/sqlite/0031_sync_arrival_at_commit.sql"),
+        postgres: include_str!("../migrations/postgres/0031_sync_arrival_at_commit.sql"),
+        data: None,
+    },
 ];
 
 /// An arbitrary constant naming tidings' migration lock among PostgreSQL advisory locks.

@@ -680,3 +680,73 @@ on_both_engines!(items_stored_before_the_upgrade_keep_their_ids, |db| {
     assert_eq!(next.len(), 5);
     assert!(next[4].0 > *expected.last().unwrap());
 });
+
+/// A subscribe to a feed while a fetch of that feed is writing, on PostgreSQL, in the order
+/// that deadlocked when the sync clock was taken at insert: the fetch inserts an item; the
+/// subscribe locks the feed's row (its upsert) and inserts the subscription; the fetch then
+/// updates the feed's row (its metadata). The clock is taken at commit now, so the subscribe
+/// commits, the fetch follows, and both users see the new item.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subscribe_during_a_fetch_of_the_same_feed_does_not_deadlock() {
+    use sqlx::Connection;
+    let Some(db) = common::TestDb::postgres(module_path!()).await else {
+        return;
+    };
+    common::run_on(db, async |db| {
+        let store = db.migrated().await;
+        let ann = user(&store, "ann").await;
+        let bob = user(&store, "bob").await;
+        let (_, feed) = follow(&store, ann, "https://shared.example/feed").await;
+        add_items(&store, feed, "s", 0..3).await;
+        let group = store.default_group_id(bob).await.unwrap();
+        let mut fetch = sqlx::PgConnection::connect(&db.url()).await.unwrap();
+        let mut subscribe = sqlx::PgConnection::connect(&db.url()).await.unwrap();
+        sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+            "BEGIN;
+             INSERT INTO items (feed_id, identity_key, title, published_at, fetched_at,
+                                changed_at, content_hash)
+             VALUES ({feed}, 'late', 'Late', {BASE}, {BASE}, {BASE}, 'h');"
+        )))
+        .execute(&mut fetch)
+        .await
+        .unwrap();
+        sqlx::raw_sql(
+            "BEGIN;
+             INSERT INTO feeds (url, created_at, updated_at)
+             VALUES ('https://shared.example/feed', 0, 0)
+             ON CONFLICT (url) DO UPDATE SET orphaned_at = NULL;",
+        )
+        .execute(&mut subscribe)
+        .await
+        .unwrap();
+        // The fetch now waits for the subscribe's lock on the feed's row.
+        let fetch_done = tokio::spawn(async move {
+            sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+                "UPDATE feeds SET title = 'Shared' WHERE id = {feed}; COMMIT;"
+            )))
+            .execute(&mut fetch)
+            .await
+        });
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        let subscribed = sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+            "INSERT INTO subscriptions (user_id, feed_id, group_id, created_at)
+             VALUES ({bob}, {feed}, {group}, 0);
+             COMMIT;"
+        )))
+        .execute(&mut subscribe)
+        .await;
+        subscribed.expect("the subscribe commits");
+        tokio::time::timeout(std::time::Duration::from_secs(10), fetch_done)
+            .await
+            .expect("the fetch goes on")
+            .unwrap()
+            .expect("the fetch commits");
+        assert_eq!(arrivals(&store, ann).await.len(), 4);
+        assert_eq!(
+            arrivals(&store, bob).await.len(),
+            4,
+            "the backlog and the new item"
+        );
+    })
+    .await;
+}
