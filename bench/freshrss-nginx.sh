@@ -43,8 +43,10 @@ done
 DIR=$(mkdir -p "$1" && cd "$1" && pwd); PORT=$2
 say() { echo "freshrss-nginx: $*" >&2; }
 stop_pidfile() {
-  if [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; then
-    kill "$(cat "$1")"; say "stopped $2 (pid $(cat "$1"))"
+  # read first: php-fpm removes its pid file as it stops
+  local pid; pid=$(cat "$1" 2>/dev/null || true)
+  if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+    kill "$pid"; say "stopped $2 (pid $pid)"
   fi
   rm -f "$1"
 }
