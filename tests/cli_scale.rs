@@ -21,8 +21,8 @@ mod support;
 use support::*;
 
 /// How long a stop may take from SIGTERM to exit: the worker's 5 s grace for fetches in
-/// flight and up to 2 s to give feeds back (README, "Stopping"), plus a margin for a machine
-/// busy with other tests. Docker kills after 10 s.
+/// flight and up to 2 s to give feeds back (docs/operations.md, "Stopping"), plus a margin
+/// for a machine busy with other tests. Docker kills after 10 s.
 const STOP_BOUND: Duration = Duration::from_secs(9);
 
 /// `/feed/TAG` answers at once; `/slow/TAG` answers only once `hang` is false (or after two

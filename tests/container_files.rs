@@ -1,6 +1,6 @@
-//! The Dockerfile and compose.yaml (F64): no Docker engine runs where the tests do, so the
-//! compose file is validated by `docker-compose config` (Debian's `docker-compose`, which
-//! needs no daemon), and the Dockerfile is checked for what the README promises of it.
+//! The Dockerfile and compose.yaml: no Docker engine runs where the tests do, so the compose
+//! file is validated by `docker-compose config` (Debian's `docker-compose`, which needs no
+//! daemon), and the Dockerfile is checked for what `docs/operations.md` promises of it.
 
 use std::path::Path;
 use std::process::Command;
@@ -84,7 +84,7 @@ fn dockerfile_builds_in_stages_and_runs_unprivileged_with_a_healthcheck() {
 
 #[test]
 fn every_setting_the_container_files_use_is_documented() {
-    let readme = read("README.md");
+    let configuration = read("docs/configuration.md");
     for file in ["Dockerfile", "compose.yaml"] {
         let text = read(file);
         for variable in text
@@ -92,8 +92,8 @@ fn every_setting_the_container_files_use_is_documented() {
             .filter(|word| word.starts_with("TIDINGS_"))
         {
             assert!(
-                readme.contains(&format!("`{variable}`")),
-                "{file} sets {variable}, which the README does not document"
+                configuration.contains(&format!("| `{variable}` |")),
+                "{file} sets {variable}, which docs/configuration.md does not document"
             );
         }
     }
