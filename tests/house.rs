@@ -37,8 +37,6 @@ const CYCLE_ALLOWLIST: &[&str] = &[
     "tidings::commands::soak_farm",
     "tidings::commands::serve",
     "tidings::commands::worker",
-    "tidings_feed::sanitize",
-    "tidings_feed::simple_html",
     "tidings_scrape",
     "tidings_scrape::html",
     "tidings_scrape::json",

@@ -23,6 +23,7 @@ pub mod identity;
 mod json_feed;
 mod markup;
 mod model;
+mod policy;
 pub mod report;
 pub mod sanitize;
 mod simple_html;

@@ -1,8 +1,9 @@
 //! The HTML sanitizer (F5): an allowlist on ammonia, with our URL policy.
 //!
-//! Feed HTML is untrusted. Only the elements and attributes below survive; every URL must be
-//! http(s) after the HTML parser has decoded entities and the URL parser has removed the tabs
-//! and newlines browsers ignore; images and media must be https (or are rewritten to https when
+//! Feed HTML is untrusted. Only the elements and attributes of the allowlist survive (the
+//! policy, shared with the one-pass path for simple HTML); every URL must be http(s) after the
+//! HTML parser has decoded entities and the URL parser has removed the tabs and newlines
+//! browsers ignore; images and media must be https (or are rewritten to https when
 //! configured); relative URLs are made absolute against the item's base; links open in a new tab
 //! without an opener or referrer. The output is a fixed point: sanitizing it again changes
 //! nothing, which the tests and the fuzz target check.
@@ -13,82 +14,19 @@
 //! input.
 
 use std::borrow::Cow;
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 use std::collections::{HashMap, HashSet};
 
 use url::Url;
 
 use crate::markup::{CLOSES_P, RAW_TEXT, TokenKind, VOID, name_in, tokens};
+pub use crate::policy::SanitizeOptions;
+use crate::policy::{ALLOWED_ATTRIBUTES, ALLOWED_TAGS, BaseOfCall, apply_url_policy, media_url_of};
 use crate::urls::web_url;
 
 /// Elements nested deeper than this lose their tags (their text stays): no real article comes
 /// near it, and it bounds the sanitizer's work per tag.
 pub const MAX_NESTING_DEPTH: usize = 128;
-
-/// Elements that survive, with their content.
-pub(crate) const ALLOWED_TAGS: &[&str] = &[
-    "p",
-    "br",
-    "a",
-    "ul",
-    "ol",
-    "li",
-    "blockquote",
-    "pre",
-    "code",
-    "strong",
-    "em",
-    "b",
-    "i",
-    "u",
-    "s",
-    "sub",
-    "sup",
-    "h1",
-    "h2",
-    "h3",
-    "h4",
-    "h5",
-    "h6",
-    "hr",
-    "table",
-    "thead",
-    "tbody",
-    "tfoot",
-    "tr",
-    "th",
-    "td",
-    "caption",
-    "colgroup",
-    "col",
-    "figure",
-    "figcaption",
-    "dl",
-    "dt",
-    "dd",
-    "img",
-    "picture",
-    "source",
-    "audio",
-    "video",
-];
-
-/// Attributes that survive, per element. No attribute is allowed on every element.
-pub(crate) const ALLOWED_ATTRIBUTES: &[(&str, &[&str])] = &[
-    ("a", &["href", "title"]),
-    (
-        "img",
-        &["src", "alt", "title", "width", "height", "srcset", "sizes"],
-    ),
-    ("source", &["src", "srcset", "type", "media", "sizes"]),
-    ("audio", &["src"]),
-    ("video", &["src", "poster", "width", "height"]),
-    ("td", &["colspan", "rowspan"]),
-    ("th", &["colspan", "rowspan"]),
-    ("col", &["span"]),
-    ("colgroup", &["span"]),
-    ("ol", &["start"]),
-];
 
 /// Elements removed together with everything inside them: active content, embedded documents,
 /// forms, foreign markup (svg, math) and the raw-text elements used for mutation XSS.
@@ -122,10 +60,6 @@ const REMOVED_WITH_CONTENT: &[&str] = &[
 ];
 
 thread_local! {
-    /// The base URL of the call in progress. ammonia's attribute filter is fixed when the
-    /// builder is built, while the base changes per item; building an ammonia builder per item
-    /// would cost more than the sanitizing itself.
-    static CURRENT_BASE: RefCell<Option<Url>> = const { RefCell::new(None) };
     /// Whether the attribute filter refused an attribute in the call in progress, so that the
     /// output holds [`REFUSED`] values to remove.
     static FILTER_DROPPED: Cell<bool> = const { Cell::new(false) };
@@ -139,16 +73,6 @@ thread_local! {
 /// keeps the order. No input can produce this value: html5ever turns NUL in attribute values
 /// into U+FFFD. It parses as an absolute URL, so ammonia's relative-URL rule leaves it alone.
 const REFUSED: &str = "tidings-refused:\0";
-
-/// Options of the sanitizer.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct SanitizeOptions {
-    /// Rewrite `http:` image and media URLs to `https:` instead of dropping them.
-    pub rewrite_http_media_to_https: bool,
-    /// Keep `http:` image and media URLs as they are: the server's media proxy
-    /// (`TIDINGS_MEDIA_PROXY`) serves them over its own origin. Wins over the rewrite.
-    pub keep_http_media: bool,
-}
 
 /// A configured sanitizer; build it once and reuse it (it is `Send + Sync`).
 pub struct Sanitizer {
@@ -252,26 +176,6 @@ impl Sanitizer {
         // removes it. Every URL left is absolute and passed the policy, so it drops nothing.
         let again = flatten_deep_nesting(&once, MAX_NESTING_DEPTH);
         drop_images_without_source(self.builder.clean(&again).to_string())
-    }
-}
-
-/// Sets the base URL of the call in progress for the attribute filter, and clears it when
-/// dropped (also on unwinding), so no base leaks into a later call.
-pub(crate) struct BaseOfCall;
-
-impl BaseOfCall {
-    pub(crate) fn set(base: Option<&Url>) -> BaseOfCall {
-        let base = base
-            .filter(|b| matches!(b.scheme(), "http" | "https"))
-            .cloned();
-        CURRENT_BASE.with(|b| *b.borrow_mut() = base);
-        BaseOfCall
-    }
-}
-
-impl Drop for BaseOfCall {
-    fn drop(&mut self) {
-        CURRENT_BASE.with(|b| b.borrow_mut().take());
     }
 }
 
@@ -492,84 +396,6 @@ fn remove_refused_attributes(html: String) -> String {
     }
     out.push_str(rest);
     out
-}
-
-/// The URL policy of one attribute: its value (URLs resolved, made https when configured), or
-/// `None` when it is refused.
-pub(crate) fn apply_url_policy<'a>(
-    options: SanitizeOptions,
-    element: &str,
-    attribute: &str,
-    value: &'a str,
-) -> Option<Cow<'a, str>> {
-    match (element, attribute) {
-        (_, "href") => resolve(value).map(|u| Cow::Owned(u.into())),
-        ("img" | "audio" | "video" | "source", "src") | ("video", "poster") => {
-            media_url(options, value).map(|u| Cow::Owned(u.into()))
-        }
-        (_, "srcset") => filter_srcset(options, value).map(Cow::Owned),
-        _ => Some(Cow::Borrowed(value)),
-    }
-}
-
-fn resolve(value: &str) -> Option<Url> {
-    CURRENT_BASE.with(|base| web_url(base.borrow().as_ref(), value))
-}
-
-/// Image and media URLs must be https; http is rewritten when configured, else dropped.
-fn media_url(options: SanitizeOptions, value: &str) -> Option<Url> {
-    media_url_of(options, resolve(value)?)
-}
-
-fn media_url_of(options: SanitizeOptions, mut url: Url) -> Option<Url> {
-    match url.scheme() {
-        "https" => Some(url),
-        "http" if options.keep_http_media => Some(url),
-        "http" if options.rewrite_http_media_to_https => {
-            url.set_scheme("https").ok()?;
-            // The default port of http means the default port of https after the rewrite.
-            if url.port() == Some(80) {
-                url.set_port(None).ok()?;
-            }
-            Some(url)
-        }
-        _ => None,
-    }
-}
-
-/// Keeps the candidates of a `srcset` whose URL passes the media rule and whose descriptor is
-/// well formed (`2x`, `640w`, `1.5x` or none).
-fn filter_srcset(options: SanitizeOptions, value: &str) -> Option<String> {
-    let mut kept: Vec<String> = Vec::new();
-    for candidate in value.split(',') {
-        let mut parts = candidate.split_whitespace();
-        let Some(raw_url) = parts.next() else {
-            continue;
-        };
-        let descriptor = parts.next();
-        if parts.next().is_some() || !descriptor.is_none_or(is_srcset_descriptor) {
-            continue;
-        }
-        let Some(url) = media_url(options, raw_url) else {
-            continue;
-        };
-        // A comma inside the URL would split the candidate differently on the next pass.
-        let url = url.as_str().replace(',', "%2C");
-        kept.push(match descriptor {
-            Some(d) => format!("{url} {d}"),
-            None => url,
-        });
-    }
-    (!kept.is_empty()).then(|| kept.join(", "))
-}
-
-fn is_srcset_descriptor(descriptor: &str) -> bool {
-    let Some(number) = descriptor.strip_suffix(['w', 'x']) else {
-        return false;
-    };
-    !number.is_empty()
-        && number.bytes().all(|b| b.is_ascii_digit() || b == b'.')
-        && number.bytes().filter(|&b| b == b'.').count() <= 1
 }
 
 #[cfg(test)]

@@ -15,7 +15,7 @@ use std::borrow::Cow;
 use html5ever::data::NAMED_ENTITIES;
 
 use crate::markup::CLOSES_P;
-use crate::sanitize::{ALLOWED_ATTRIBUTES, ALLOWED_TAGS, SanitizeOptions, apply_url_policy};
+use crate::policy::{ALLOWED_ATTRIBUTES, ALLOWED_TAGS, SanitizeOptions, apply_url_policy};
 use crate::text::resolve_entity;
 
 /// Deeper than this, the caller's depth bound may apply: left to the full path.
@@ -481,7 +481,8 @@ fn is_url_attribute(element: &str, attribute: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sanitize::{BaseOfCall, Sanitizer};
+    use crate::policy::BaseOfCall;
+    use crate::sanitize::Sanitizer;
     use proptest::prelude::{ProptestConfig, Strategy, prop_assert_eq, proptest};
     use url::Url;
 
