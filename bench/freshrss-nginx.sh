@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # FreshRSS under nginx + php-fpm, as it is deployed, on 127.0.0.1 only: the comparison server
-# of `tidings bench sync` (issue 29). Not part of tidings.
+# of `tidings-bench sync` (issue 29). Not part of tidings.
 #
 #   bench/freshrss-nginx.sh [options] DIR PORT      set up (idempotent) and start
 #   bench/freshrss-nginx.sh --stop DIR PORT         stop nginx and php-fpm
@@ -20,7 +20,7 @@
 #
 # Options: --opml FILE, --actualize, -u USER, -p API_PASSWORD (passed to start.sh);
 #          --children N [8]; --nginx-workers N [2]; --start-script PATH.
-# Load it with: tidings bench sync --url http://127.0.0.1:PORT/api/greader.php \
+# Load it with: tidings-bench sync --url http://127.0.0.1:PORT/api/greader.php \
 #   --login alice:tidings-ref-api --pid "$(cat DIR/php-fpm.pid)" --pid "$(cat DIR/nginx.pid)"
 set -euo pipefail
 

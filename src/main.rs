@@ -1,14 +1,10 @@
 //! `tidings`: a self-hosted, multi-user RSS / Atom / JSON Feed reader in one binary.
 
-mod commands;
-mod config;
-mod output;
-
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-
-use crate::config::{EXIT_CONFIG, GlobalArgs, GlobalConfig, LogFormat};
+use tidings::commands;
+use tidings::config::GlobalArgs;
 
 /// A self-hosted, multi-user RSS / Atom / JSON Feed reader.
 #[derive(Debug, Parser)]
@@ -50,36 +46,12 @@ enum Command {
     Parse(commands::feed::ParseArgs),
     /// Sanitize HTML from standard input to standard output.
     Sanitize(commands::feed::SanitizeArgs),
-    /// Measure the fetch worker against a local feed server.
-    #[command(subcommand)]
-    Bench(commands::bench::BenchCommand),
 }
 
 fn main() -> ExitCode {
     // clap exits with code 2 and its own message on a malformed command line.
     let cli = Cli::parse();
-    let config = match cli.global.check() {
-        Ok(config) => config,
-        Err(error) => {
-            eprintln!("tidings: {error}");
-            return ExitCode::from(EXIT_CONFIG);
-        }
-    };
-    init_logging(&config);
-    // reqwest is built without a default TLS provider; install ring once for the process.
-    let _ = rustls::crypto::ring::default_provider().install_default();
-
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(error) => {
-            eprintln!("tidings: cannot start the async runtime: {error}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let result = runtime.block_on(async {
+    tidings::entry::run("tidings", &cli.global, |config| async move {
         match cli.command {
             Command::Serve(args) => commands::serve::run(&config, *args).await,
             Command::Migrate(args) => commands::migrate::run(&config, args).await,
@@ -93,39 +65,8 @@ fn main() -> ExitCode {
             Command::Discover(args) => commands::discover::run(&config, args).await,
             Command::Parse(args) => commands::feed::run_parse(&args),
             Command::Sanitize(args) => commands::feed::run_sanitize(&args),
-            Command::Bench(command) => commands::bench::run(&config, command).await,
         }
-    });
-    match result {
-        Ok(code) => code,
-        // The reader of standard output went away (`tidings parse feed.xml | head`): what it
-        // wanted was written, so stop quietly as other command-line tools do.
-        Err(error) if output::is_closed_pipe(&error) => ExitCode::SUCCESS,
-        Err(error) => match error.downcast_ref::<config::ConfigError>() {
-            Some(config_error) => {
-                eprintln!("tidings: {config_error}");
-                ExitCode::from(EXIT_CONFIG)
-            }
-            None => {
-                eprintln!("tidings: {}", output::describe(&error));
-                ExitCode::FAILURE
-            }
-        },
-    }
-}
-
-fn init_logging(config: &GlobalConfig) {
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(config.log_filter.clone())
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_writer(std::io::stderr);
-    let result = match config.log_format {
-        LogFormat::Text => builder.try_init(),
-        LogFormat::Json => builder.json().flatten_event(true).try_init(),
-    };
-    if let Err(error) = result {
-        eprintln!("tidings: logging could not be set up: {error}");
-    }
+    })
 }
 
 #[cfg(test)]

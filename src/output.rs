@@ -39,6 +39,7 @@ pub fn describe(error: &anyhow::Error) -> String {
 
 /// `print!` that returns from the enclosing function with the error when standard output is
 /// closed, instead of panicking.
+#[macro_export]
 macro_rules! out {
     ($($arg:tt)*) => {
         $crate::output::write_stdout(format_args!($($arg)*))?
@@ -47,6 +48,7 @@ macro_rules! out {
 
 /// `println!` that returns from the enclosing function with the error when standard output is
 /// closed, instead of panicking.
+#[macro_export]
 macro_rules! outln {
     () => {
         $crate::output::write_stdout(format_args!("\n"))?
@@ -56,7 +58,7 @@ macro_rules! outln {
     };
 }
 
-pub(crate) use {out, outln};
+pub use crate::{out, outln};
 
 #[cfg(test)]
 mod tests {

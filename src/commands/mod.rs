@@ -1,15 +1,6 @@
 //! The subcommands of the `tidings` binary.
 
 pub mod backup;
-pub mod bench;
-pub mod bench_api;
-pub mod bench_extract;
-pub mod bench_mix;
-pub mod bench_parse;
-pub mod bench_related;
-pub mod bench_search;
-pub mod bench_soak;
-pub mod bench_sync;
 pub mod discover;
 pub mod feed;
 pub mod migrate;
@@ -19,7 +10,6 @@ pub mod reparse;
 pub mod resume;
 pub mod serve;
 pub mod serve_oidc;
-pub mod soak_farm;
 pub mod user;
 pub mod worker;
 
@@ -27,22 +17,6 @@ use anyhow::Context;
 use tidings_store::{SchemaStatus, Store, StoreError, StoreOptions};
 
 use crate::config::GlobalConfig;
-
-/// Opens the configured database, creating it when it is a new SQLite file, and applies
-/// pending migrations: what `serve` and the benchmarks do first.
-pub async fn open_store(config: &GlobalConfig) -> anyhow::Result<Store> {
-    let store = connect_store(config).await?;
-    migrate(store).await
-}
-
-/// [`open_store`] for a bulk load (`tidings bench generate`): its statements are slow by
-/// design and megabytes long, so they are not logged as slow statements.
-pub async fn open_store_for_bulk_load(config: &GlobalConfig) -> anyhow::Result<Store> {
-    let mut options = StoreOptions::new(&config.database_url);
-    options.max_connections = config.database_max_connections;
-    options.warn_on_slow_statements = false;
-    migrate(Store::connect(&options).await?).await
-}
 
 /// Opens a database that must exist already (every command but `serve`, `migrate` and the
 /// benchmarks) and applies pending migrations. Run in the wrong folder, a command would
@@ -131,7 +105,8 @@ impl std::fmt::Display for NoDatabase {
 
 impl std::error::Error for NoDatabase {}
 
-async fn migrate(store: Store) -> anyhow::Result<Store> {
+/// Applies pending migrations to `store`, logging the versions applied.
+pub async fn migrate(store: Store) -> anyhow::Result<Store> {
     let applied = store
         .migrate()
         .await

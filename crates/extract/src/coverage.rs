@@ -1,6 +1,6 @@
 //! How well an extraction did on a page whose article is known: how much of the article's
 //! text it kept, and how much of the page's other text (navigation, sidebars, comments,
-//! footers) came with it. The tests on saved pages and `tidings bench extract` measure with it.
+//! footers) came with it. The tests on saved pages and `tidings-bench extract` measure with it.
 //!
 //! Texts are compared as bags of search tokens (`tidings_text::tokenize`: words, and
 //! character bigrams for CJK, which has no spaces), so the measure does not depend on

@@ -243,7 +243,7 @@ fn expected_text(html: &str) -> String {
 /// Each saved page's article text (`NAME.article.txt`: the text of its article body, or the
 /// text of a real page's `expected.html`), against which the extraction is measured in
 /// tokens: nearly all of the article, nearly none of the rest of the page.
-/// `tidings bench extract crates/extract/testdata` prints the same figures.
+/// `tidings-bench extract crates/extract/testdata` prints the same figures.
 #[tokio::test]
 async fn the_extraction_keeps_the_article_and_leaves_the_rest_of_the_page() {
     let addr = serve_pages().await;

@@ -21,7 +21,7 @@ use std::time::Duration;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::Instant;
 
-// The defaults are tuned on `tidings bench fetch --mix` (500 feeds of the world's mix, all on
+// The defaults are tuned on `tidings-bench fetch --mix` (500 feeds of the world's mix, all on
 // one host, 20 at once): at 20 requests a second the rate alone made a refresh of 500 feeds
 // on one host last 25 s or more, and a 2 s wait before a request counted as slow let slow
 // servers hold the host's slots. The concurrency cap is what bounds a host's load.

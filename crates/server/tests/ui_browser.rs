@@ -1153,9 +1153,9 @@ fn samples(value: &Value) -> Vec<f64> {
 /// Measures the UI in the browser with the Performance API on a large data set (the API
 /// issue's million items): navigation to the first 50 items painted, expanding an item, and
 /// j/k between items. Reported, not asserted. The database comes from
-/// `tidings bench generate`; see `crates/server/ui/BENCHMARKS.md` for the commands.
+/// `tidings-bench generate`; see `crates/server/ui/BENCHMARKS.md` for the commands.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs TIDINGS_UI_BENCH_DB, a database made by `tidings bench generate`"]
+#[ignore = "needs TIDINGS_UI_BENCH_DB, a database made by `tidings-bench generate`"]
 async fn performance() {
     if skip_without_browser("ui_browser::performance") {
         return;
@@ -1175,7 +1175,7 @@ async fn performance() {
     let user = users
         .iter()
         .find(|u| u.username.starts_with("bench-"))
-        .expect("a bench user: run `tidings bench generate` first");
+        .expect("a bench user: run `tidings-bench generate` first");
     let hash = tidings_server::password::hash_password(PASSWORD).unwrap();
     store.set_password_hash(user.id, &hash).await.unwrap();
     let counts = store.unread_counts(user.id).await.unwrap();

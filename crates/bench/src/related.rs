@@ -1,4 +1,4 @@
-//! `tidings bench related`: related items (F44) at scale, on the data set of `tidings bench
+//! `tidings-bench related`: related items (F44) at scale, on the data set of `tidings-bench
 //! generate`. Embeds every item not embedded yet with the local embedder (through the store's
 //! queue, as the worker does, on every core), then times the server's related-items search for
 //! the first bench user on items of the set: the index's first load, then p50 / p95
@@ -10,14 +10,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::Args;
+use tidings::config::GlobalConfig;
+use tidings::output::outln;
 use tidings_embed::{Code, Embedder, LocalEmbedder, item_text, quantize};
 use tidings_server::related::RelatedItems;
 use tidings_store::ItemVector;
 
-use crate::config::GlobalConfig;
-use crate::output::outln;
-
-/// Arguments of `tidings bench related`.
+/// Arguments of `tidings-bench related`.
 #[derive(Debug, Args)]
 pub struct RelatedBenchArgs {
     /// Related-items searches to time.
@@ -70,15 +69,15 @@ fn ms(duration: Duration) -> f64 {
     duration.as_secs_f64() * 1000.0
 }
 
-/// Runs `tidings bench related`.
+/// Runs `tidings-bench related`.
 pub async fn run(config: &GlobalConfig, args: RelatedBenchArgs) -> anyhow::Result<ExitCode> {
-    let store = super::open_store(config).await?;
-    let Some((user, _)) = super::bench_search::bench_user(&store).await? else {
-        outln!("no bench user: run `tidings bench generate` first");
+    let store = crate::store::open_store(config).await?;
+    let Some((user, _)) = crate::search::bench_user(&store).await? else {
+        outln!("no bench user: run `tidings-bench generate` first");
         return Ok(ExitCode::from(2));
     };
     outln!(
-        "tidings bench related on {} ({})",
+        "tidings-bench related on {} ({})",
         store.engine(),
         tidings_store::redact_url(&config.database_url)
     );

@@ -1,5 +1,5 @@
-//! The search benchmark (F35): realistic multilingual article text for `tidings bench
-//! generate`, and `tidings bench search`, which times searches of each kind through the store
+//! The search benchmark (F35): realistic multilingual article text for `tidings-bench
+//! generate`, and `tidings-bench search`, which times searches of each kind through the store
 //! on the generated data set.
 //!
 //! The text: each item is in English, German, French, Japanese, Chinese or Korean, with words
@@ -12,10 +12,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use clap::Args;
+use tidings::config::GlobalConfig;
 use tidings_store::{ItemFilter, ItemQuery, ItemSearch, Store};
 use tidings_text::SearchQuery;
-
-use crate::config::GlobalConfig;
 
 /// Words per language's vocabulary.
 const VOCABULARY: usize = 20_000;
@@ -536,7 +535,7 @@ pub fn article(k: usize) -> (String, String) {
     (title, content)
 }
 
-/// Arguments of `tidings bench search`.
+/// Arguments of `tidings-bench search`.
 #[derive(Debug, Args)]
 pub struct SearchBenchArgs {
     /// Searches of each kind.
@@ -635,19 +634,19 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[((sorted.len() as f64 * p).ceil() as usize).clamp(1, sorted.len()) - 1]
 }
 
-/// Runs `tidings bench search`: as the first bench user of `tidings bench generate`, each kind
+/// Runs `tidings-bench search`: as the first bench user of `tidings-bench generate`, each kind
 /// of search (first page of 50, newest first, with snippets' text) `searches` times.
 pub async fn run(config: &GlobalConfig, args: SearchBenchArgs) -> anyhow::Result<ExitCode> {
-    let store = super::open_store(config).await?;
+    let store = crate::store::open_store(config).await?;
     let Some((user_id, feed_ids)) = bench_user(&store).await? else {
-        bail!("no bench user found; run `tidings bench generate` first");
+        bail!("no bench user found; run `tidings-bench generate` first");
     };
     let pending = store.backfill_search_index(1).await?;
     if !pending.is_done() {
         bail!("the search index is still being built; let the backfill finish first");
     }
     println!(
-        "tidings bench search: {} indexed items, {} searches of each kind on {}",
+        "tidings-bench search: {} indexed items, {} searches of each kind on {}",
         store.search_index_rows().await?,
         args.searches,
         store.engine()

@@ -1,4 +1,4 @@
-//! The feed server of `tidings bench soak`: N feeds on 127.0.0.1 that each publish a new item
+//! The feed server of `tidings-bench soak`: N feeds on 127.0.0.1 that each publish a new item
 //! every few minutes, and its own record of what it published and served, against which the
 //! soak checks that no item was lost or stored twice.
 //!
@@ -167,7 +167,7 @@ impl Farm {
             .route("/f/{id}", axum::routing::get(serve_feed))
             .route(
                 "/favicon.ico",
-                axum::routing::get(|| async { super::bench::icon_response() }),
+                axum::routing::get(|| async { crate::documents::icon_response() }),
             )
             .with_state((Arc::clone(self), run_start_unix))
     }

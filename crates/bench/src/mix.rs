@@ -1,4 +1,4 @@
-//! The farm of `tidings bench fetch --mix`: feeds that behave as the world's do, every one of
+//! The farm of `tidings-bench fetch --mix`: feeds that behave as the world's do, every one of
 //! them on one host (127.0.0.1), as a user's hundred YouTube channels or Substack newsletters
 //! share theirs.
 //!
@@ -161,7 +161,7 @@ impl Farm {
 }
 
 /// A small deterministic generator (xorshift64*), so the farm is the same on every run (and
-/// `bench soak --seed` repeats its choices). The seed must not be 0.
+/// `tidings-bench soak --seed` repeats its choices). The seed must not be 0.
 pub struct XorShift(pub u64);
 
 impl XorShift {
@@ -217,7 +217,7 @@ async fn serve_mixed(
         Behaviour::Trickle(completes) => {
             let items = if completes { 5 } else { 25 };
             let document =
-                crate::commands::bench::rss_document(id, &site_url(farm.port, id), items, "mix");
+                crate::documents::rss_document(id, &site_url(farm.port, id), items, "mix");
             let chunks: Vec<Bytes> = document
                 .into_bytes()
                 .chunks(TRICKLE_CHUNK)
@@ -303,7 +303,7 @@ fn site_page(id: usize) -> Response {
 
 async fn serve_icon(State(farm): State<Arc<Farm>>) -> Response {
     farm.other_requests.fetch_add(1, Ordering::Relaxed);
-    crate::commands::bench::icon_response()
+    crate::documents::icon_response()
 }
 
 fn site_url(port: u16, id: usize) -> String {
@@ -320,7 +320,7 @@ fn good_feed(farm: &Farm, id: usize, items: usize, headers: &HeaderMap) -> Respo
         return (StatusCode::NOT_MODIFIED, [(header::ETAG, etag)]).into_response();
     }
     let (content_type, body) =
-        crate::commands::bench::feed_document(id, &site_url(farm.port, id), items, "mix");
+        crate::documents::feed_document(id, &site_url(farm.port, id), items, "mix");
     (
         [
             (header::CONTENT_TYPE, content_type.to_owned()),

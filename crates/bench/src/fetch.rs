@@ -1,14 +1,13 @@
-//! `tidings bench fetch`: the fetch worker against a local feed server, end to end through
-//! the guarded client, the parser, the sanitizer and the store.
+//! `tidings-bench fetch` and `farm`: the fetch worker against a local feed server, end to end
+//! through the guarded client, the parser, the sanitizer and the store.
 //!
 //! By default the server serves N feeds (RSS 2.0, Atom and JSON Feed in turn, 20 items each)
 //! under 100 host names that the client resolves to 127.0.0.1, so the per-host limits bound
 //! each host as they would on the internet without throttling the run as a whole. With
-//! `--mix` it serves the world's mix instead, every feed on one host ([`super::bench_mix`]).
+//! `--mix` it serves the world's mix instead, every feed on one host ([`crate::mix`]).
 //! One user follows every feed; one full refresh runs, then a second one in which every feed
 //! that answered is due again (the good ones answer 304).
 
-use crate::output::outln;
 use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr};
 use std::process::ExitCode;
@@ -20,13 +19,16 @@ use anyhow::Context;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use clap::{Args, Subcommand};
+use clap::Args;
+use tidings::commands::worker::FetchSettings;
+use tidings::config::GlobalConfig;
+use tidings::output::outln;
 use tidings_fetch::{AddressPolicy, ClientConfig, GuardedClient};
 use tidings_store::{NewSubscription, NewUser, Store, StoreOptions};
 use tidings_worker::{FetchResult, Fetcher, Worker, WorkerConfig, WorkerMetrics};
 
-use super::bench_mix;
-use crate::config::GlobalConfig;
+use crate::documents::{feed_document, icon_response};
+use crate::mix;
 
 /// Host names the bench's feeds are spread over.
 const BENCH_HOSTS: usize = 100;
@@ -35,57 +37,13 @@ const ITEMS_PER_FEED: usize = 20;
 /// The database URL used when none is given: a temporary SQLite file.
 const DEFAULT_DATABASE_URL: &str = "sqlite://tidings.db";
 
-/// `tidings bench …`.
-#[derive(Debug, Subcommand)]
-pub enum BenchCommand {
-    /// Fetch N local feeds twice (full, then all 304) and report throughput, memory and size.
-    /// Without --database-url the run uses a temporary SQLite file; with a PostgreSQL URL it
-    /// works in a schema of its own, dropped at the end.
-    Fetch(FetchBenchArgs),
-    /// Build the reading API's data set in the configured database: feeds, items, users who
-    /// follow every feed, and their API keys in a file.
-    Generate(super::bench_api::GenerateArgs),
-    /// Measure the reading API of a running server: first unread page, counts and
-    /// mark-feed-read from concurrent clients, with median / p95 / p99 per endpoint.
-    Api(super::bench_api::ApiBenchArgs),
-    /// Load a running server's Google Reader API (tidings or FreshRSS) as apps do: ids,
-    /// contents, subscriptions and unread counts from concurrent clients, with requests/s,
-    /// median / p95 and the server's CPU per request; then one app's first sync.
-    Sync(super::bench_sync::SyncBenchArgs),
-    /// Give the configured database N more users with one user's subscriptions and an API
-    /// key each, for `bench sync`.
-    SyncUsers(super::bench_sync::SyncUsersArgs),
-    /// Time storing new items into the feed with the most subscribers and into the one with
-    /// the fewest, on the data set of `generate --feeds-per-user`.
-    SyncIngest(super::bench_sync::SyncIngestArgs),
-    /// Time searches (single word, two words, CJK, phrase, filtered, by relevance) on the data
-    /// set of `generate`, through the store, with p95 per kind and the index's size.
-    Search(super::bench_search::SearchBenchArgs),
-    /// Embed every item of the data set of `generate` with the local embedder, then time the
-    /// related-items search (F44) as the first bench user: index load, p50 / p95, memory.
-    Related(super::bench_related::RelatedBenchArgs),
-    /// Parse (and sanitize) every feed file of a folder in rounds and report MB/s and items/s;
-    /// --generate first writes a realistic mix of feeds there.
-    Parse(super::bench_parse::ParseBenchArgs),
-    /// Extract the article of every saved page of a folder in rounds and report ms per page,
-    /// MB/s, and how much of each article (and of the rest of its page) was kept.
-    Extract(super::bench_extract::ExtractBenchArgs),
-    /// Subscribe a new user of the configured database to a farm of local feeds, then serve
-    /// the farm on 127.0.0.1 until stopped: to measure `tidings refresh --all`, `tidings
-    /// worker` and `tidings serve` against it (with TIDINGS_ALLOW_PRIVATE_NETWORKS=true).
-    Farm(FarmArgs),
-    /// A simulated deployment on a private PostgreSQL under faults (workers killed, the
-    /// database away), checked for lost or duplicated items, error logs and memory growth.
-    Soak(super::bench_soak::SoakArgs),
-}
-
-/// Arguments of `tidings bench farm`.
+/// Arguments of `tidings-bench farm`.
 #[derive(Debug, Args)]
 pub struct FarmArgs {
     /// How many feeds: by default 10,000, or 500 with --mix.
     #[arg(long)]
     pub feeds: Option<usize>,
-    /// Serve the world's mix (as `bench fetch --mix`) instead of uniform feeds of 20 items.
+    /// Serve the world's mix (as `tidings-bench fetch --mix`) instead of uniform feeds of 20 items.
     #[arg(long)]
     pub mix: bool,
     /// The port to serve on, on 127.0.0.1. Every feed is on this one host.
@@ -96,7 +54,7 @@ pub struct FarmArgs {
     pub user: String,
 }
 
-/// Arguments of `tidings bench fetch`.
+/// Arguments of `tidings-bench fetch`.
 #[derive(Debug, Args)]
 pub struct FetchBenchArgs {
     /// How many feeds the local server serves (and the user follows): by default 10,000, or
@@ -113,41 +71,23 @@ pub struct FetchBenchArgs {
     /// The outbound settings, as for `tidings worker` (private networks are always allowed:
     /// the farm is on 127.0.0.1).
     #[command(flatten)]
-    pub fetch: super::worker::FetchArgs,
+    pub fetch: tidings::commands::worker::FetchArgs,
 }
 
-/// Runs `tidings bench`.
-pub async fn run(config: &GlobalConfig, command: BenchCommand) -> anyhow::Result<ExitCode> {
-    match command {
-        BenchCommand::Fetch(args) => fetch(config, args).await,
-        BenchCommand::Generate(args) => super::bench_api::generate(config, args).await,
-        BenchCommand::Api(args) => super::bench_api::api(args).await,
-        BenchCommand::Sync(args) => super::bench_sync::sync(args).await,
-        BenchCommand::SyncUsers(args) => super::bench_sync::sync_users(config, args).await,
-        BenchCommand::SyncIngest(args) => super::bench_sync::sync_ingest(config, args).await,
-        BenchCommand::Search(args) => super::bench_search::run(config, args).await,
-        BenchCommand::Related(args) => super::bench_related::run(config, args).await,
-        BenchCommand::Parse(args) => super::bench_parse::run(&args),
-        BenchCommand::Extract(args) => super::bench_extract::run(&args),
-        BenchCommand::Farm(args) => farm(config, args).await,
-        BenchCommand::Soak(args) => super::bench_soak::run(args).await,
-    }
-}
-
-async fn farm(config: &GlobalConfig, args: FarmArgs) -> anyhow::Result<ExitCode> {
+/// Runs `tidings-bench farm`: subscribes a new user to the farm's feeds, then serves them
+/// until Ctrl-C.
+pub async fn farm(config: &GlobalConfig, args: FarmArgs) -> anyhow::Result<ExitCode> {
     let feeds = args.feeds.unwrap_or(if args.mix { 500 } else { 10_000 });
     let server = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, args.port))
         .await
         .with_context(|| format!("the farm could not listen on 127.0.0.1:{}", args.port))?;
     let port = args.port;
-    let mix = args
-        .mix
-        .then(|| Arc::new(bench_mix::Farm::new(feeds, port)));
+    let mix = args.mix.then(|| Arc::new(mix::Farm::new(feeds, port)));
     let router = match &mix {
         Some(farm) => Arc::clone(farm).router(),
         None => uniform_router(port, false),
     };
-    let store = super::open_store(config).await?;
+    let store = crate::store::open_store(config).await?;
     let user = store
         .create_user(&NewUser {
             username: args.user.clone(),
@@ -209,7 +149,8 @@ fn uniform_router(port: u16, spread: bool) -> axum::Router {
         .with_state((port, spread))
 }
 
-async fn fetch(config: &GlobalConfig, args: FetchBenchArgs) -> anyhow::Result<ExitCode> {
+/// Runs `tidings-bench fetch`: two full refreshes of the local farm, with their figures.
+pub async fn fetch(config: &GlobalConfig, args: FetchBenchArgs) -> anyhow::Result<ExitCode> {
     let feeds = args
         .feeds
         .unwrap_or(if args.mix { 500 } else { 10_000 })
@@ -220,124 +161,19 @@ async fn fetch(config: &GlobalConfig, args: FetchBenchArgs) -> anyhow::Result<Ex
         .max(1);
     let mut fetch_settings = args.fetch.check()?;
     fetch_settings.allow_private_networks = true;
-    let server = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
-        .await
-        .context("the bench feed server could not listen")?;
-    let port = server.local_addr()?.port();
-    let farm = args
-        .mix
-        .then(|| Arc::new(bench_mix::Farm::new(feeds, port)));
-    let router = match &farm {
-        Some(farm) => Arc::clone(farm).router(),
-        None => uniform_router(port, true),
-    };
-    tokio::spawn(async move {
-        let _ = axum::serve(server, router).await;
-    });
+    let (port, farm) = serve_farm(feeds, args.mix).await?;
 
     let temp = tempfile::tempdir().context("no temporary directory")?;
     let (store, schema) = open_bench_store(config, &temp).await?;
-    let limits = fetch_settings.per_host;
-    outln!(
-        "tidings bench fetch: {feeds} {} on {} ({}), concurrency {concurrency}; per host: {}/s, \
-         {} at once + {} slow after {} s; first byte within {} s, all within {} s",
-        if args.mix {
-            "feeds of the mix on one host".to_string()
-        } else {
-            format!("feeds x {ITEMS_PER_FEED} items on {BENCH_HOSTS} hosts")
-        },
-        store.engine(),
-        if config.database_url == DEFAULT_DATABASE_URL {
-            "temporary file".to_string()
-        } else {
-            tidings_store::redact_url(&config.database_url)
-        },
-        limits.rate_per_second,
-        limits.concurrency,
-        limits.slow,
-        limits.slow_after.as_secs(),
-        fetch_settings.first_byte_timeout.as_secs(),
-        fetch_settings.timeout.as_secs(),
-    );
-    if let Some(farm) = &farm {
-        let mut kinds: Vec<(&str, usize)> = Vec::new();
-        for behaviour in farm.behaviours() {
-            match kinds.iter_mut().find(|(name, _)| *name == behaviour.name()) {
-                Some((_, count)) => *count += 1,
-                None => kinds.push((behaviour.name(), 1)),
-            }
-        }
-        let items: usize = farm
-            .behaviours()
-            .iter()
-            .map(|b| match b {
-                bench_mix::Behaviour::WellBehaved(items) => *items,
-                _ => 0,
-            })
-            .sum();
-        let kinds: Vec<String> = kinds
-            .iter()
-            .map(|(name, count)| format!("{count} {name}"))
-            .collect();
-        outln!(
-            "the mix:        {}; {items} items in the good feeds",
-            kinds.join(", ")
-        );
-    }
+    print_plan(config, &store, &fetch_settings, feeds, concurrency, farm.as_deref())?;
+    subscribe_bench_user(&store, feeds, |id| match &farm {
+        Some(farm) => farm.feed_url(id),
+        None => feed_url(id, port),
+    })
+    .await?;
 
-    let setup = Instant::now();
-    let user = store
-        .create_user(&NewUser {
-            username: "bench".into(),
-            password_hash: None,
-            is_admin: false,
-        })
-        .await?;
-    for id in 0..feeds {
-        store
-            .subscribe(
-                user.id,
-                &NewSubscription {
-                    feed_url: match &farm {
-                        Some(farm) => farm.feed_url(id),
-                        None => feed_url(id, port),
-                    },
-                    ..NewSubscription::default()
-                },
-            )
-            .await?;
-    }
-    outln!(
-        "subscribed:     {feeds} feeds in {:.1} s",
-        setup.elapsed().as_secs_f64()
-    );
-
-    let overrides: HashMap<String, Vec<IpAddr>> = (0..BENCH_HOSTS)
-        .map(|h| (host(h), vec![IpAddr::V4(Ipv4Addr::LOCALHOST)]))
-        .collect();
-    let client = GuardedClient::new(ClientConfig {
-        timeout: fetch_settings.timeout,
-        first_byte_timeout: fetch_settings.first_byte_timeout,
-        address_policy: AddressPolicy {
-            allow_private_networks: true,
-            ..AddressPolicy::default()
-        },
-        dns_overrides: overrides,
-        ..ClientConfig::default()
-    })?;
     let metrics = Arc::new(WorkerMetrics::default());
-    let fetcher = Fetcher::with_metrics(
-        store.clone(),
-        client,
-        WorkerConfig {
-            concurrency,
-            per_host: limits,
-            ..WorkerConfig::default()
-        },
-        Arc::clone(&metrics),
-    );
-    let worker = Worker::new(fetcher);
-
+    let worker = bench_worker(&store, &fetch_settings, concurrency, Arc::clone(&metrics))?;
     let requests = || {
         farm.as_ref().map(|farm| {
             (
@@ -361,6 +197,175 @@ async fn fetch(config: &GlobalConfig, args: FetchBenchArgs) -> anyhow::Result<Ex
     let second = timed_round(&worker, &metrics, second_label).await?;
     report_requests(before, requests(), feeds)?;
 
+    report_store(&store, &metrics).await?;
+    if let Some(schema) = schema {
+        store
+            .execute_raw(&format!("DROP SCHEMA {schema} CASCADE"))
+            .await?;
+    }
+    store.close().await;
+    // With the mix, feeds that were stopped (404, 410) or told to wait (429) in the first
+    // round are not due in the second.
+    let complete = first == feeds && (second == feeds || args.mix);
+    if !complete {
+        eprintln!(
+            "tidings-bench: not every feed was fetched in each round ({first}, {second} of {feeds})"
+        );
+    }
+    Ok(if complete {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+/// Serves the bench's farm on a free port of 127.0.0.1 in the background: the world's mix
+/// (returned, for its request counts) or uniform feeds spread over the bench's host names.
+async fn serve_farm(feeds: usize, mix: bool) -> anyhow::Result<(u16, Option<Arc<mix::Farm>>)> {
+    let server = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
+        .await
+        .context("the bench feed server could not listen")?;
+    let port = server.local_addr()?.port();
+    let farm = mix.then(|| Arc::new(mix::Farm::new(feeds, port)));
+    let router = match &farm {
+        Some(farm) => Arc::clone(farm).router(),
+        None => uniform_router(port, true),
+    };
+    tokio::spawn(async move {
+        let _ = axum::serve(server, router).await;
+    });
+    Ok((port, farm))
+}
+
+/// The run's first lines: the farm, the database, the limits, and with the mix its make-up.
+fn print_plan(
+    config: &GlobalConfig,
+    store: &Store,
+    fetch_settings: &FetchSettings,
+    feeds: usize,
+    concurrency: usize,
+    farm: Option<&mix::Farm>,
+) -> anyhow::Result<()> {
+    let limits = &fetch_settings.per_host;
+    outln!(
+        "tidings-bench fetch: {feeds} {} on {} ({}), concurrency {concurrency}; per host: {}/s, \
+         {} at once + {} slow after {} s; first byte within {} s, all within {} s",
+        if farm.is_some() {
+            "feeds of the mix on one host".to_string()
+        } else {
+            format!("feeds x {ITEMS_PER_FEED} items on {BENCH_HOSTS} hosts")
+        },
+        store.engine(),
+        if config.database_url == DEFAULT_DATABASE_URL {
+            "temporary file".to_string()
+        } else {
+            tidings_store::redact_url(&config.database_url)
+        },
+        limits.rate_per_second,
+        limits.concurrency,
+        limits.slow,
+        limits.slow_after.as_secs(),
+        fetch_settings.first_byte_timeout.as_secs(),
+        fetch_settings.timeout.as_secs(),
+    );
+    let Some(farm) = farm else {
+        return Ok(());
+    };
+    let mut kinds: Vec<(&str, usize)> = Vec::new();
+    for behaviour in farm.behaviours() {
+        match kinds.iter_mut().find(|(name, _)| *name == behaviour.name()) {
+            Some((_, count)) => *count += 1,
+            None => kinds.push((behaviour.name(), 1)),
+        }
+    }
+    let items: usize = farm
+        .behaviours()
+        .iter()
+        .map(|b| match b {
+            mix::Behaviour::WellBehaved(items) => *items,
+            _ => 0,
+        })
+        .sum();
+    let kinds: Vec<String> = kinds
+        .iter()
+        .map(|(name, count)| format!("{count} {name}"))
+        .collect();
+    outln!(
+        "the mix:        {}; {items} items in the good feeds",
+        kinds.join(", ")
+    );
+    Ok(())
+}
+
+/// Creates the user `bench` and subscribes it to `feeds` feeds, feed `id` at `url(id)`.
+async fn subscribe_bench_user(
+    store: &Store,
+    feeds: usize,
+    url: impl Fn(usize) -> String,
+) -> anyhow::Result<()> {
+    let setup = Instant::now();
+    let user = store
+        .create_user(&NewUser {
+            username: "bench".into(),
+            password_hash: None,
+            is_admin: false,
+        })
+        .await?;
+    for id in 0..feeds {
+        store
+            .subscribe(
+                user.id,
+                &NewSubscription {
+                    feed_url: url(id),
+                    ..NewSubscription::default()
+                },
+            )
+            .await?;
+    }
+    outln!(
+        "subscribed:     {feeds} feeds in {:.1} s",
+        setup.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// The fetch worker of the bench: the outbound settings given, private networks allowed, and
+/// the bench's host names resolved to 127.0.0.1.
+fn bench_worker(
+    store: &Store,
+    fetch_settings: &FetchSettings,
+    concurrency: usize,
+    metrics: Arc<WorkerMetrics>,
+) -> anyhow::Result<Worker> {
+    let overrides: HashMap<String, Vec<IpAddr>> = (0..BENCH_HOSTS)
+        .map(|h| (host(h), vec![IpAddr::V4(Ipv4Addr::LOCALHOST)]))
+        .collect();
+    let client = GuardedClient::new(ClientConfig {
+        timeout: fetch_settings.timeout,
+        first_byte_timeout: fetch_settings.first_byte_timeout,
+        address_policy: AddressPolicy {
+            allow_private_networks: true,
+            ..AddressPolicy::default()
+        },
+        dns_overrides: overrides,
+        ..ClientConfig::default()
+    })?;
+    let fetcher = Fetcher::with_metrics(
+        store.clone(),
+        client,
+        WorkerConfig {
+            concurrency,
+            per_host: fetch_settings.per_host,
+            ..WorkerConfig::default()
+        },
+        metrics,
+    );
+    Ok(Worker::new(fetcher))
+}
+
+/// The figures after the rounds: peak memory, the database's size, the raw bodies kept and
+/// the fetch outcomes.
+async fn report_store(store: &Store, metrics: &WorkerMetrics) -> anyhow::Result<()> {
     let size = store.database_size_bytes().await?;
     let peak = peak_rss_kib();
     outln!(
@@ -385,25 +390,7 @@ async fn fetch(config: &GlobalConfig, args: FetchBenchArgs) -> anyhow::Result<Ex
         "outcomes:       {}",
         serde_json::to_string(&snapshot.results).unwrap_or_default()
     );
-    if let Some(schema) = schema {
-        store
-            .execute_raw(&format!("DROP SCHEMA {schema} CASCADE"))
-            .await?;
-    }
-    store.close().await;
-    // With the mix, feeds that were stopped (404, 410) or told to wait (429) in the first
-    // round are not due in the second.
-    let complete = first == feeds && (second == feeds || args.mix);
-    if !complete {
-        eprintln!(
-            "tidings: not every feed was fetched in each round ({first}, {second} of {feeds})"
-        );
-    }
-    Ok(if complete {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    })
+    Ok(())
 }
 
 /// Prints the farm's requests during a round: feeds (redirect hops included) and favicon
@@ -484,7 +471,7 @@ async fn open_bench_store(
         store.migrate().await?;
         return Ok((store, Some(schema)));
     }
-    let store = super::open_store(config).await?;
+    let store = crate::store::open_store(config).await?;
     Ok((store, None))
 }
 
@@ -507,15 +494,6 @@ fn peak_rss_kib() -> Option<u64> {
 
 async fn serve_icon() -> Response {
     icon_response()
-}
-
-/// A tiny PNG: the smallest valid PNG header is enough for the favicon's type check.
-pub fn icon_response() -> Response {
-    (
-        [(header::CONTENT_TYPE, "image/png")],
-        b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x06\0\0\0\x1f\x15\xc4\x89".to_vec(),
-    )
-        .into_response()
 }
 
 /// A feed, generated on each request (nothing is kept, so the server adds no memory): the
@@ -546,98 +524,4 @@ async fn serve_feed(
         body,
     )
         .into_response()
-}
-
-/// Feed `id` of a bench farm with `items` items, in RSS 2.0, Atom or JSON Feed by id, with its
-/// content type. `tag` goes into the ids, so that farms differ.
-pub fn feed_document(id: usize, site: &str, items: usize, tag: &str) -> (&'static str, String) {
-    match id % 3 {
-        0 => ("application/rss+xml", rss_document(id, site, items, tag)),
-        1 => ("application/atom+xml", atom(id, site, items, tag)),
-        _ => ("application/feed+json", json(id, site, items, tag)),
-    }
-}
-
-fn paragraph(id: usize, item: usize) -> String {
-    format!(
-        "<p>Item {item} of feed {id}: <b>tidings</b> fetches feeds once however many users \
-         follow them, as rarely as their servers allow. <a href=\"/post/{item}\">More</a> and an \
-         <img src=\"https://img.example/{id}/{item}.png\" alt=\"picture\"> with some text to make \
-         the body a realistic length for a blog post summary.</p>"
-    )
-}
-
-/// Feed `id` as RSS 2.0 with `items` items.
-pub fn rss_document(id: usize, site: &str, items: usize, tag: &str) -> String {
-    let mut out = format!(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?><rss version=\"2.0\"><channel>\
-         <title>Bench feed {id}</title><link>{site}</link><description>RSS {id}</description>"
-    );
-    for item in 0..items {
-        out.push_str(&format!(
-            "<item><title>Post {item} of {id}</title><link>{site}/{tag}/post/{id}/{item}</link>\
-             <guid>{site}/{tag}/post/{id}/{item}</guid><pubDate>{}</pubDate>\
-             <description><![CDATA[{}]]></description></item>",
-            published(item).to_rfc2822(),
-            paragraph(id, item)
-        ));
-    }
-    out.push_str("</channel></rss>");
-    out
-}
-
-fn atom(id: usize, site: &str, items: usize, tag: &str) -> String {
-    let mut out = format!(
-        "<?xml version=\"1.0\" encoding=\"utf-8\"?><feed xmlns=\"http://www.w3.org/2005/Atom\">\
-         <title>Bench feed {id}</title><link href=\"{site}\"/><id>urn:{tag}:{id}</id>\
-         <updated>2025-06-01T10:00:00Z</updated>"
-    );
-    for item in 0..items {
-        out.push_str(&format!(
-            "<entry><title>Entry {item} of {id}</title><link href=\"{site}/{tag}/entry/{id}/{item}\"/>\
-             <id>urn:{tag}:{id}:{item}</id><updated>{}</updated>\
-             <content type=\"html\">{}</content></entry>",
-            published(item).to_rfc3339(),
-            quick_escape(&paragraph(id, item))
-        ));
-    }
-    out.push_str("</feed>");
-    out
-}
-
-fn json(id: usize, site: &str, items: usize, tag: &str) -> String {
-    let items: Vec<serde_json::Value> = (0..items)
-        .map(|item| {
-            serde_json::json!({
-                "id": format!("{site}/{tag}/note/{id}/{item}"),
-                "url": format!("{site}/{tag}/note/{id}/{item}"),
-                "title": format!("Note {item} of {id}"),
-                "content_html": paragraph(id, item),
-                "date_published": published(item).to_rfc3339(),
-            })
-        })
-        .collect();
-    serde_json::json!({
-        "version": "https://jsonfeed.org/version/1.1",
-        "title": format!("Bench feed {id}"),
-        "home_page_url": site,
-        "items": items,
-    })
-    .to_string()
-}
-
-/// An item's date: recent, in whole days so that every
-/// request of a run serves the same document.
-fn published(item: usize) -> chrono::DateTime<chrono::Utc> {
-    let today = chrono::Utc::now().date_naive();
-    (today - chrono::Days::new(item as u64 + 1))
-        .and_hms_opt(10, 0, 0)
-        .unwrap_or_default()
-        .and_utc()
-}
-
-fn quick_escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
 }

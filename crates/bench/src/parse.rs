@@ -1,4 +1,4 @@
-//! `tidings bench parse`: parse and sanitize throughput over a folder of feed files, with a
+//! `tidings-bench parse`: parse and sanitize throughput over a folder of feed files, with a
 //! generated folder that looks like the feeds a reader meets.
 //!
 //! Every file is read into memory first (reading is not timed); then each phase runs over all
@@ -20,13 +20,13 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use clap::Args;
+use tidings::output::outln;
 use tidings_feed::{ParseOptions, SanitizeOptions, Sanitizer};
 use url::Url;
 
-use super::bench_search::{Language, Rng, sentence};
-use crate::output::outln;
+use crate::search::{Language, Rng, sentence};
 
-/// Arguments of `tidings bench parse`.
+/// Arguments of `tidings-bench parse`.
 #[derive(Debug, Args)]
 pub struct ParseBenchArgs {
     /// The folder of feed files: every file directly in it is parsed (RSS, Atom or JSON Feed).
@@ -40,7 +40,7 @@ pub struct ParseBenchArgs {
     pub seconds: u64,
 }
 
-/// Runs `tidings bench parse`.
+/// Runs `tidings-bench parse`.
 pub fn run(args: &ParseBenchArgs) -> anyhow::Result<ExitCode> {
     if args.generate {
         std::fs::create_dir_all(&args.dir)
@@ -70,14 +70,14 @@ pub fn run(args: &ParseBenchArgs) -> anyhow::Result<ExitCode> {
     }
     if feeds.is_empty() {
         eprintln!(
-            "tidings: {} holds no feed to parse (give a folder of RSS, Atom or JSON Feed files, or add --generate)",
+            "tidings-bench: {} holds no feed to parse (give a folder of RSS, Atom or JSON Feed files, or add --generate)",
             args.dir.display()
         );
         return Ok(ExitCode::FAILURE);
     }
     let bytes: usize = feeds.iter().map(|(b, _)| b.len()).sum();
     outln!(
-        "tidings bench parse: {} feeds, {:.2} MB, {items} items in {}",
+        "tidings-bench parse: {} feeds, {:.2} MB, {items} items in {}",
         feeds.len(),
         bytes as f64 / 1e6,
         args.dir.display()

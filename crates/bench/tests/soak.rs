@@ -1,4 +1,4 @@
-//! The soak and fault test in CI (issue 15): `tidings bench soak` for a short while, through
+//! The soak and fault test in CI (issue 15): `tidings-bench soak` for a short while, through
 //! the real binary. Its own check decides (every published item stored once, only 503
 //! `database_unavailable` while PostgreSQL is away, recovery without restarts, no ERROR log
 //! outside the faults, flat memory); this test runs it and reads its verdict and report.
@@ -8,14 +8,15 @@
 //! killed about every 20 seconds (with a 20-second lease, so its feeds come back within the
 //! run), and PostgreSQL away for 30 seconds in the middle, with a worker started again during
 //! it (it must wait for the database, then run); the API's and the workers' `/metrics` must
-//! show the operator's series. `tidings bench soak` alone runs 30 minutes.
+//! show the operator's series. `tidings-bench soak` alone runs 30 minutes.
 
+use std::path::Path;
 use std::process::Command;
 
-#[path = "../crates/store/tests/common/skip.rs"]
+#[path = "../../store/tests/common/skip.rs"]
 mod skip;
 
-const BIN: &str = env!("CARGO_BIN_EXE_tidings");
+const BENCH: &str = env!("CARGO_BIN_EXE_tidings-bench");
 
 #[test]
 fn a_short_soak_under_faults_loses_nothing_and_recovers() {
@@ -25,7 +26,8 @@ fn a_short_soak_under_faults_loses_nothing_and_recovers() {
         return;
     }
     let logs = tempfile::tempdir().unwrap();
-    let mut command = Command::new(BIN);
+    build_product();
+    let mut command = Command::new(BENCH);
     for (key, _) in std::env::vars() {
         if key.starts_with("TIDINGS_") {
             command.env_remove(key);
@@ -35,7 +37,6 @@ fn a_short_soak_under_faults_loses_nothing_and_recovers() {
         .args([
             "--log-level",
             "error",
-            "bench",
             "soak",
             "--minutes",
             "5",
@@ -61,7 +62,7 @@ fn a_short_soak_under_faults_loses_nothing_and_recovers() {
         .arg("--log-dir")
         .arg(logs.path())
         .output()
-        .expect("tidings bench soak runs");
+        .expect("tidings-bench soak runs");
     let report = String::from_utf8_lossy(&output.stdout);
     let errors = String::from_utf8_lossy(&output.stderr);
     eprintln!("{report}");
@@ -93,4 +94,39 @@ fn a_short_soak_under_faults_loses_nothing_and_recovers() {
         })
         .count();
     assert!(restarted > 0, "no worker was restarted");
+}
+
+/// Builds the `tidings` binary the soak starts where `tidings-bench` looks for it, beside
+/// itself: cargo builds only this package's binaries for its tests, and the product's code may
+/// have changed since that binary was last built. Same target folder and profile as this test;
+/// nothing to do when it is current (as after `cargo test --workspace`).
+fn build_product() {
+    let profile_dir = Path::new(BENCH)
+        .parent()
+        .expect("tidings-bench is in a profile folder");
+    let target_dir = profile_dir
+        .parent()
+        .expect("the profile folder is in a target folder");
+    let mut command = Command::new(env!("CARGO"));
+    command
+        .args([
+            "build",
+            "--quiet",
+            "--package",
+            "tidings",
+            "--bin",
+            "tidings",
+        ])
+        .env("CARGO_TARGET_DIR", target_dir);
+    match profile_dir.file_name().and_then(|name| name.to_str()) {
+        Some("debug") | None => {}
+        Some("release") => {
+            command.arg("--release");
+        }
+        Some(profile) => {
+            command.args(["--profile", profile]);
+        }
+    }
+    let status = command.status().expect("cargo runs");
+    assert!(status.success(), "cargo could not build tidings: {status}");
 }

@@ -1,4 +1,4 @@
-//! `tidings bench generate` and `tidings bench api`: the reading API under load.
+//! `tidings-bench generate` and `tidings-bench api`: the reading API under load.
 //!
 //! `generate` builds the data set of the benchmark straight into the database (multi-row
 //! inserts in large transactions): F feeds with I items between them, and U users who each
@@ -10,7 +10,6 @@
 //! counts, and mark-feed-read with `before`. Requests rotate over the users' keys so that no
 //! user goes past the per-user rate limit of 120 a minute; answers 429 are counted, not timed.
 
-use crate::output::outln;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -18,9 +17,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use clap::Args;
+use tidings::config::GlobalConfig;
+use tidings::output::outln;
 use tidings_store::{ApiKeyScope, NewUser, unix_now};
-
-use crate::config::GlobalConfig;
 
 /// Rows per INSERT statement of the generator.
 const ROWS_PER_INSERT: usize = 500;
@@ -30,7 +29,7 @@ const INSERTS_PER_TRANSACTION: usize = 20;
 /// items span about 160 days, inside the 180-day retention.
 const ITEM_SPACING_SECONDS: i64 = 14;
 
-/// Arguments of `tidings bench generate`.
+/// Arguments of `tidings-bench generate`.
 #[derive(Debug, Args)]
 pub struct GenerateArgs {
     /// Items in all, spread evenly over the feeds.
@@ -56,12 +55,12 @@ pub struct GenerateArgs {
     #[arg(long)]
     pub first_user_feeds: Option<usize>,
     /// Leave the search index to the worker's backfill (the items are then not searchable
-    /// until it ran): for benchmarks that need no search, such as `bench related`.
+    /// until it ran): for benchmarks that need no search, such as `tidings-bench related`.
     #[arg(long)]
     pub skip_search_index: bool,
 }
 
-/// Arguments of `tidings bench api`.
+/// Arguments of `tidings-bench api`.
 #[derive(Debug, Args)]
 pub struct ApiBenchArgs {
     /// The running server's base URL.
@@ -73,7 +72,7 @@ pub struct ApiBenchArgs {
     /// Requests in all, split evenly over the three endpoints.
     #[arg(long, default_value_t = 30_000)]
     pub requests: usize,
-    /// The API keys file written by `tidings bench generate`.
+    /// The API keys file written by `tidings-bench generate`.
     #[arg(long, default_value = "bench-keys.txt")]
     pub keys_file: std::path::PathBuf,
     /// Requests per endpoint sent first and not measured (connections, caches).
@@ -86,15 +85,15 @@ pub struct ApiBenchArgs {
     pub rate: Option<f64>,
 }
 
-/// Runs `tidings bench generate`.
+/// Runs `tidings-bench generate`.
 pub async fn generate(config: &GlobalConfig, args: GenerateArgs) -> anyhow::Result<ExitCode> {
     let feeds = args.subscriptions.max(1);
     let users = args.users.max(1);
-    let store = super::open_store_for_bulk_load(config).await?;
+    let store = crate::store::open_store_for_bulk_load(config).await?;
     let started = Instant::now();
     let now = unix_now();
     outln!(
-        "tidings bench generate: {} items over {feeds} feeds, {users} users on {} ({})",
+        "tidings-bench generate: {} items over {feeds} feeds, {users} users on {} ({})",
         args.items,
         store.engine(),
         tidings_store::redact_url(&config.database_url)
@@ -128,7 +127,7 @@ pub async fn generate(config: &GlobalConfig, args: GenerateArgs) -> anyhow::Resu
         // Item 0 is the newest; every item has its own second, so no two tie.
         let published = now - 60 - k as i64 * ITEM_SPACING_SECONDS;
         // Realistic multilingual text, so that the search benchmark runs on it.
-        let (title, content) = super::bench_search::article(k);
+        let (title, content) = crate::search::article(k);
         let summary = content.split("</p>").next().unwrap_or("").to_string() + "</p>";
         let quote = |text: &str| text.replace('\'', "''");
         rows.push(format!(
@@ -326,7 +325,7 @@ struct Samples {
     failed: usize,
 }
 
-/// Runs `tidings bench api`.
+/// Runs `tidings-bench api`.
 pub async fn api(args: ApiBenchArgs) -> anyhow::Result<ExitCode> {
     let keys: Vec<String> = std::fs::read_to_string(&args.keys_file)
         .with_context(|| format!("cannot read {}", args.keys_file.display()))?
@@ -360,10 +359,10 @@ pub async fn api(args: ApiBenchArgs) -> anyhow::Result<ExitCode> {
         .map(|subs| subs.iter().filter_map(|s| s["feed_id"].as_i64()).collect())
         .unwrap_or_default();
     if feed_ids.is_empty() {
-        bail!("the first bench user has no subscriptions; run `tidings bench generate` first");
+        bail!("the first bench user has no subscriptions; run `tidings-bench generate` first");
     }
     outln!(
-        "tidings bench api: {} clients, {} requests (+{} warm-up) against {base}, {} users, {} feeds",
+        "tidings-bench api: {} clients, {} requests (+{} warm-up) against {base}, {} users, {} feeds",
         args.clients,
         args.requests,
         args.warmup * CALLS.len(),

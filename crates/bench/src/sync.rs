@@ -1,4 +1,4 @@
-//! `tidings bench sync`, `bench sync-users` and `bench sync-ingest`: the sync APIs under the
+//! `tidings-bench sync`, `tidings-bench sync-users` and `tidings-bench sync-ingest`: the sync APIs under the
 //! load of apps (issue 29), against tidings or any other Google Reader server (FreshRSS).
 //!
 //! `sync` drives a running server's Google Reader API with C concurrent clients (closed loop:
@@ -16,7 +16,6 @@
 //! generate --feeds-per-user`) and into the feed with the fewest, through the store call the fetch
 //! worker makes.
 
-use crate::output::outln;
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -26,9 +25,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use clap::Args;
+use tidings::config::GlobalConfig;
+use tidings::output::outln;
 use tidings_store::{NewItem, NewUser, Store, unix_now};
-
-use crate::config::GlobalConfig;
 
 /// The reading list's stream id.
 const READING_LIST: &str = "user/-/state/com.google/reading-list";
@@ -41,7 +40,7 @@ const CLOCK_TICKS: f64 = 100.0;
 /// The longest wait the first sync accepts from a `Retry-After`.
 const MAX_RETRY_WAIT: Duration = Duration::from_secs(61);
 
-/// Arguments of `tidings bench sync`.
+/// Arguments of `tidings-bench sync`.
 #[derive(Debug, Args)]
 pub struct SyncBenchArgs {
     /// The Google Reader API's base: `http://HOST:PORT/api/greader.php` for both tidings and
@@ -49,7 +48,7 @@ pub struct SyncBenchArgs {
     #[arg(long, default_value = "http://127.0.0.1:8080/api/greader.php")]
     pub url: String,
     /// Accounts, one a line: `USERNAME PASSWORD` (signed in with ClientLogin) or a tidings API
-    /// key alone (its own token), such as the keys file of `bench generate` or `sync-users`.
+    /// key alone (its own token), such as the keys file of `tidings-bench generate` or `sync-users`.
     /// Requests rotate over them; the first sync uses the first.
     #[arg(long)]
     pub logins: Option<PathBuf>,
@@ -81,7 +80,7 @@ pub struct SyncBenchArgs {
     pub calls: Vec<String>,
 }
 
-/// Arguments of `tidings bench sync-users`.
+/// Arguments of `tidings-bench sync-users`.
 #[derive(Debug, Args)]
 pub struct SyncUsersArgs {
     /// The user whose subscriptions every new user gets.
@@ -90,7 +89,7 @@ pub struct SyncUsersArgs {
     /// How many users to create.
     #[arg(long, default_value_t = 200)]
     pub users: usize,
-    /// Where to write the new users' API keys, one a line (for `bench sync --logins`).
+    /// Where to write the new users' API keys, one a line (for `tidings-bench sync --logins`).
     #[arg(long, default_value = "sync-keys.txt")]
     pub keys_file: PathBuf,
     /// A file of feed URLs (one a line, a `/moved` suffix ignored) whose stored items are
@@ -100,7 +99,7 @@ pub struct SyncUsersArgs {
     pub empty_feeds: Option<PathBuf>,
 }
 
-/// Arguments of `tidings bench sync-ingest`.
+/// Arguments of `tidings-bench sync-ingest`.
 #[derive(Debug, Args)]
 pub struct SyncIngestArgs {
     /// New items stored into each of the two feeds.
@@ -167,7 +166,7 @@ struct Samples {
     failed: usize,
 }
 
-/// Runs `tidings bench sync`.
+/// Runs `tidings-bench sync`.
 pub async fn sync(args: SyncBenchArgs) -> anyhow::Result<ExitCode> {
     let calls: Vec<Call> = args
         .calls
@@ -190,7 +189,7 @@ pub async fn sync(args: SyncBenchArgs) -> anyhow::Result<ExitCode> {
         cpu_ticks(&[*pid]).with_context(|| format!("no process {pid} (--pid)"))?;
     }
     outln!(
-        "tidings bench sync: {} against {}, {} accounts, {} clients, {} s per call; load \
+        "tidings-bench sync: {} against {}, {} accounts, {} clients, {} s per call; load \
          average {}",
         calls
             .iter()
@@ -567,9 +566,9 @@ fn process_stat(pid: u32) -> Option<(u32, u64)> {
     Some((ppid, ticks))
 }
 
-/// Runs `tidings bench sync-users`.
+/// Runs `tidings-bench sync-users`.
 pub async fn sync_users(config: &GlobalConfig, args: SyncUsersArgs) -> anyhow::Result<ExitCode> {
-    let store = super::open_store_for_bulk_load(config).await?;
+    let store = crate::store::open_store_for_bulk_load(config).await?;
     let (from, _) = store
         .user_credentials(&args.from)
         .await?
@@ -597,8 +596,8 @@ pub async fn sync_users(config: &GlobalConfig, args: SyncUsersArgs) -> anyhow::R
                 is_admin: false,
             })
             .await?;
-        super::bench_api::subscribe_by_sql(&store, user.id, &feed_ids, now).await?;
-        keys.push_str(&super::bench_api::new_api_key(&store, user.id, "bench sync").await?);
+        crate::api::subscribe_by_sql(&store, user.id, &feed_ids, now).await?;
+        keys.push_str(&crate::api::new_api_key(&store, user.id, "bench sync").await?);
         keys.push('\n');
     }
     std::fs::write(&args.keys_file, keys)
@@ -637,21 +636,21 @@ async fn empty_feeds(store: &Store, path: &std::path::Path) -> anyhow::Result<()
     Ok(())
 }
 
-/// Runs `tidings bench sync-ingest`.
+/// Runs `tidings-bench sync-ingest`.
 pub async fn sync_ingest(config: &GlobalConfig, args: SyncIngestArgs) -> anyhow::Result<ExitCode> {
-    let store = super::open_store_for_bulk_load(config).await?;
+    let store = crate::store::open_store_for_bulk_load(config).await?;
     let feeds = store.list_feeds().await?;
     let shared = feeds
         .iter()
         .max_by_key(|f| f.subscribers)
-        .context("the database has no feeds: run `tidings bench generate` first")?;
+        .context("the database has no feeds: run `tidings-bench generate` first")?;
     // For comparison: the feed with the fewest subscribers.
     let single = feeds
         .iter()
         .filter(|f| f.subscribers > 0 && f.id != shared.id)
         .min_by_key(|f| f.subscribers);
     outln!(
-        "tidings bench sync-ingest on {}: {} new items per feed, {} per store call; load \
+        "tidings-bench sync-ingest on {}: {} new items per feed, {} per store call; load \
          average {}",
         store.engine(),
         args.items,
@@ -682,7 +681,7 @@ async fn ingest(store: &Store, feed_id: i64, args: &SyncIngestArgs) -> anyhow::R
     for start in (0..args.items).step_by(args.batch.max(1)) {
         let items: Vec<NewItem> = (start..(start + args.batch.max(1)).min(args.items))
             .map(|k| {
-                let (title, content) = super::bench_search::article(k);
+                let (title, content) = crate::search::article(k);
                 NewItem {
                     guid: Some(format!("ingest-{now}-{run}-{feed_id}-{k}")),
                     url: Some(format!("https://ingest.invalid/{now}/{feed_id}/{k}")),

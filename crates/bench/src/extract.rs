@@ -1,4 +1,4 @@
-//! `tidings bench extract`: full-text extraction (F6) over saved article pages: how fast
+//! `tidings-bench extract`: full-text extraction (F6) over saved article pages: how fast
 //! (ms per page, MB/s) and how well (how much of the article it kept, how much of the
 //! navigation, sidebars, comments and footers came with it).
 //!
@@ -19,14 +19,14 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use clap::Args;
+use tidings::output::outln;
 use tidings_extract::coverage::{Coverage, coverage, page_text};
 use tidings_feed::Sanitizer;
 use url::Url;
 
-use super::bench_parse::thread_cpu_time;
-use crate::output::outln;
+use crate::parse::thread_cpu_time;
 
-/// Arguments of `tidings bench extract`.
+/// Arguments of `tidings-bench extract`.
 #[derive(Debug, Args)]
 pub struct ExtractBenchArgs {
     /// The folder of pages: `NAME.html` (+ `NAME.article.txt`) files, or `NAME/source.html`
@@ -45,39 +45,67 @@ struct Page {
     article: Option<String>,
 }
 
-/// Runs `tidings bench extract`.
+/// What extraction found on one page: how much of its article and of the rest was kept,
+/// when the folder gives the article, and the encoding used; or why nothing was found.
+type Score = Result<(Option<Coverage>, &'static str), String>;
+
+/// The times of the rounds: each page's and each round's wall-clock times, and the CPU time
+/// of a round on average (the CPU clock moves at the scheduler's ticks, too coarse for one
+/// page or one round).
+struct Timings {
+    wall: Vec<Vec<Duration>>,
+    round_wall: Vec<Duration>,
+    cpu_per_round: Option<f64>,
+}
+
+/// Runs `tidings-bench extract`.
 pub fn run(args: &ExtractBenchArgs) -> anyhow::Result<ExitCode> {
     let pages = read_pages(&args.dir)?;
     if pages.is_empty() {
         eprintln!(
-            "tidings: {} holds no page (give a folder of NAME.html files or NAME/source.html folders)",
+            "tidings-bench: {} holds no page (give a folder of NAME.html files or NAME/source.html folders)",
             args.dir.display()
         );
         return Ok(ExitCode::FAILURE);
     }
     let sanitizer = Sanitizer::default();
-    let url_of = |page: &Page| {
-        Url::parse(&format!("https://pages.example/{}", page.name))
-            .unwrap_or_else(|_| Url::parse("https://pages.example/page").expect("a valid URL"))
-    };
     let bytes: usize = pages.iter().map(|p| p.bytes.len()).sum();
     outln!(
-        "tidings bench extract: {} pages, {:.1} KB in {}",
+        "tidings-bench extract: {} pages, {:.1} KB in {}",
         pages.len(),
         bytes as f64 / 1e3,
         args.dir.display()
     );
     // Once, for what is found; then the rounds, for the time.
-    let mut scores: Vec<Result<(Option<Coverage>, &'static str), String>> = Vec::new();
-    for page in &pages {
-        let found = tidings_extract::extract(&page.bytes, &url_of(page), None, &sanitizer);
+    let scores = score_pages(&pages, &sanitizer);
+    let mut timings = time_rounds(&pages, &sanitizer, Duration::from_secs(args.seconds.max(1)));
+    let (sum, failed) = report_pages(&pages, &scores, &mut timings.wall)?;
+    report_totals(&pages, bytes, &mut timings, &sum)?;
+    Ok(if failed > 0 {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// The URL a page is extracted as.
+fn url_of(page: &Page) -> Url {
+    Url::parse(&format!("https://pages.example/{}", page.name))
+        .unwrap_or_else(|_| Url::parse("https://pages.example/page").expect("a valid URL"))
+}
+
+/// Extracts every page once and scores what was found against the page's article.
+fn score_pages(pages: &[Page], sanitizer: &Sanitizer) -> Vec<Score> {
+    let mut scores = Vec::new();
+    for page in pages {
+        let found = tidings_extract::extract(&page.bytes, &url_of(page), None, sanitizer);
         scores.push(match found {
             Ok(article) => Ok((
                 page.article.as_deref().map(|expected| {
                     coverage(
                         &article.text,
                         expected,
-                        &page_text(&page.bytes, None, &sanitizer),
+                        &page_text(&page.bytes, None, sanitizer),
                     )
                 }),
                 article.encoding,
@@ -85,10 +113,12 @@ pub fn run(args: &ExtractBenchArgs) -> anyhow::Result<ExitCode> {
             Err(error) => Err(error.to_string()),
         });
     }
-    let budget = Duration::from_secs(args.seconds.max(1));
+    scores
+}
+
+/// Extracts every page in rounds, at least three and for at least `budget`.
+fn time_rounds(pages: &[Page], sanitizer: &Sanitizer, budget: Duration) -> Timings {
     let started = Instant::now();
-    // Each page's and each round's wall-clock times, and the CPU time of all rounds (the CPU
-    // clock moves at the scheduler's ticks, too coarse for one page or one round).
     let mut wall: Vec<Vec<Duration>> = vec![Vec::new(); pages.len()];
     let mut round_wall = Vec::new();
     let cpu_from = thread_cpu_time();
@@ -97,7 +127,7 @@ pub fn run(args: &ExtractBenchArgs) -> anyhow::Result<ExitCode> {
         for (index, page) in pages.iter().enumerate() {
             let url = url_of(page);
             let from = Instant::now();
-            let found = tidings_extract::extract(&page.bytes, &url, None, &sanitizer);
+            let found = tidings_extract::extract(&page.bytes, &url, None, sanitizer);
             std::hint::black_box(found.map(|a| a.text_chars).ok());
             wall[index].push(from.elapsed());
         }
@@ -108,10 +138,26 @@ pub fn run(args: &ExtractBenchArgs) -> anyhow::Result<ExitCode> {
         (Some(from), Some(to)) => Some(to.saturating_sub(from).as_secs_f64() / rounds as f64),
         _ => None,
     };
-    let median = |times: &mut Vec<Duration>| {
-        times.sort();
-        times[times.len() / 2].as_secs_f64()
-    };
+    Timings {
+        wall,
+        round_wall,
+        cpu_per_round,
+    }
+}
+
+/// The median of `times`, in seconds.
+fn median(times: &mut [Duration]) -> f64 {
+    times.sort();
+    times[times.len() / 2].as_secs_f64()
+}
+
+/// The table, a line per page; returns the coverage summed over the pages that give their
+/// article, and how many pages gave no article at all.
+fn report_pages(
+    pages: &[Page],
+    scores: &[Score],
+    wall: &mut [Vec<Duration>],
+) -> anyhow::Result<(Coverage, usize)> {
     outln!(
         "{:<28} {:>8} {:>10} {:>9} {:>9} {:>8} {:>8}",
         "page",
@@ -157,11 +203,22 @@ pub fn run(args: &ExtractBenchArgs) -> anyhow::Result<ExitCode> {
             other
         );
     }
-    for (page, score) in pages.iter().zip(&scores) {
+    for (page, score) in pages.iter().zip(scores) {
         if let Err(error) = score {
             outln!("{}: no article: {error}", page.name);
         }
     }
+    Ok((sum, failed))
+}
+
+/// The lines for all pages: speed per round, and how much of the articles and of the rest of
+/// the pages was kept.
+fn report_totals(
+    pages: &[Page],
+    bytes: usize,
+    timings: &mut Timings,
+    sum: &Coverage,
+) -> anyhow::Result<()> {
     let per_round = |seconds: f64| {
         format!(
             "{:.3} ms a page, {:.1} MB/s",
@@ -170,10 +227,12 @@ pub fn run(args: &ExtractBenchArgs) -> anyhow::Result<ExitCode> {
         )
     };
     outln!(
-        "all {} pages ({rounds} rounds): {} by wall clock (median round){}",
+        "all {} pages ({} rounds): {} by wall clock (median round){}",
         pages.len(),
-        per_round(median(&mut round_wall)),
-        cpu_per_round
+        timings.round_wall.len(),
+        per_round(median(&mut timings.round_wall)),
+        timings
+            .cpu_per_round
             .map(|seconds| format!("; {} by CPU time (mean round)", per_round(seconds)))
             .unwrap_or_default(),
     );
@@ -199,11 +258,7 @@ pub fn run(args: &ExtractBenchArgs) -> anyhow::Result<ExitCode> {
         "(ms: median per page by wall clock; article: share of the article's text kept; \
          other: share of the rest of the page's text kept)"
     );
-    Ok(if failed > 0 {
-        ExitCode::FAILURE
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(())
 }
 
 fn percent(share: f64) -> String {

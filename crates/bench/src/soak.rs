@@ -1,10 +1,11 @@
-//! `tidings bench soak`: a simulated deployment under faults, checked at the end.
+//! `tidings-bench soak`: a simulated deployment under faults, checked at the end.
 //!
 //! It starts a PostgreSQL of its own (initdb into a temporary folder, its own port: the run
 //! stops it, so it never uses a shared server), a local feed server of N feeds that each
-//! publish a new item every few minutes ([`super::soak_farm`]), API replicas (`tidings serve
-//! --worker=false`) and worker processes (`tidings worker`, each with its `/metrics`) of this
-//! very binary, and C concurrent API clients that read their unread items and mark some read.
+//! publish a new item every few minutes ([`crate::soak_farm`]), API replicas (`tidings serve
+//! --worker=false`) and worker processes (`tidings worker`, each with its `/metrics`) of the
+//! `tidings` binary beside this one ([`product_binary`]), and C concurrent API clients that
+//! read their unread items and mark some read.
 //! Meanwhile it kills a random worker with SIGKILL now and then and starts it again, and takes
 //! PostgreSQL away once for a while. Afterwards it checks:
 //! - **items:** every item the feed server published is stored exactly once, and nothing else
@@ -17,8 +18,8 @@
 //! - **memory:** the resident memory of every process, sampled over the run, stays flat.
 //!
 //! The run compresses time in one respect: feeds are made due every `--due-every-seconds`
-//! (by setting their next check time, as `bench fetch` does between rounds) rather than at the
-//! product's 30-minute minimum interval, so a short run fetches every feed many times.
+//! (by setting their next check time, as `tidings-bench fetch` does between rounds) rather than
+//! at the product's 30-minute minimum interval, so a short run fetches every feed many times.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
@@ -30,14 +31,14 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use clap::Args;
+use tidings::output::outln;
 use tidings_store::private_postgres::PrivatePostgres;
 use tidings_store::{NewSubscription, NewUser, Store, StoreOptions};
 
-use super::bench_mix::XorShift;
-use super::soak_farm::Farm;
-use crate::output::outln;
+use crate::mix::XorShift;
+use crate::soak_farm::Farm;
 
-/// Arguments of `tidings bench soak`.
+/// Arguments of `tidings-bench soak`.
 #[derive(Debug, Args)]
 pub struct SoakArgs {
     /// How long the load runs, in minutes (fractions allowed), before the final check.
@@ -262,8 +263,61 @@ impl Outage {
     }
 }
 
-/// Runs `tidings bench soak`.
+/// Runs `tidings-bench soak`: the deployment is set up, loaded and faulted for the run's
+/// length, drained, stopped and checked; each phase is a function below.
 pub async fn run(args: SoakArgs) -> anyhow::Result<ExitCode> {
+    check_args(&args)?;
+    let seed = args.seed.unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(1)
+    }) | 1;
+    let duration = Duration::from_secs_f64(args.minutes * 60.0);
+    let binary = product_binary()?;
+    let (log_dir, temp_logs) = log_folder(args.log_dir.as_deref())?;
+    let world = World::start(&args, seed, &log_dir).await?;
+    let mut deployment = Deployment::start(&args, &world.database_url, binary, log_dir).await?;
+    let mut load = Load::start(&world, &deployment, args.due_every_seconds);
+    let faults = Faults::new(&args, duration, XorShift(seed))
+        .inject(&world, &mut deployment, &load)
+        .await?;
+    load.stop().await;
+    drain(&args, &world, &mut deployment, &load.answers).await?;
+    let missing_series = check_metrics(&deployment).await?;
+    let unclean = deployment.stop_all();
+    let verdict = check_items(&world.store, &world.farm).await?;
+    explain_lossy_feeds(&world, &verdict).await?;
+    world.store.close().await;
+
+    let mut failures = Vec::new();
+    report_items(&verdict, &mut failures)?;
+    report_answers(&load.answers, &mut failures)?;
+    report_outage(&load, &faults, &mut failures)?;
+    report_logs(&deployment, &load.outage, &faults, &mut failures)?;
+    report_memory(&deployment, &mut failures)?;
+    outln!(
+        "faults: {} workers killed and restarted; feed server answered {} × 200 and {} × 304",
+        faults.kills.len(),
+        world.farm.answered_200.load(Ordering::Relaxed),
+        world.farm.answered_304.load(Ordering::Relaxed)
+    );
+    if !missing_series.is_empty() {
+        failures.push(format!("metrics: {}", missing_series.join("; ")));
+    }
+    report_restart_in_outage(&deployment, &faults, &mut failures)?;
+    failures.extend(faults.unplanned_exits);
+    if !unclean.is_empty() {
+        failures.push(format!(
+            "did not stop cleanly on SIGTERM: {}",
+            unclean.join(", ")
+        ));
+    }
+    verdict_of(&failures, temp_logs)
+}
+
+/// Refuses settings the run cannot work with.
+fn check_args(args: &SoakArgs) -> anyhow::Result<()> {
     if !(args.minutes > 0.0 && args.minutes <= 24.0 * 60.0) {
         bail!("--minutes must be more than 0 and at most 1440");
     }
@@ -276,204 +330,415 @@ pub async fn run(args: SoakArgs) -> anyhow::Result<ExitCode> {
              --lease-seconds at least 15"
         );
     }
-    let seed = args.seed.unwrap_or_else(|| {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(1)
-    }) | 1;
-    let mut random = XorShift(seed);
-    let duration = Duration::from_secs_f64(args.minutes * 60.0);
-    let binary = std::env::current_exe().context("cannot find the tidings binary")?;
-    let (log_dir, temp_logs) = match &args.log_dir {
+    Ok(())
+}
+
+/// The folder for the processes' logs: `--log-dir`, or a temporary one (returned too, to keep
+/// it when the run fails).
+fn log_folder(asked: Option<&Path>) -> anyhow::Result<(PathBuf, Option<tempfile::TempDir>)> {
+    Ok(match asked {
         Some(dir) => {
             std::fs::create_dir_all(dir)
                 .with_context(|| format!("cannot create {}", dir.display()))?;
-            (dir.clone(), None)
+            (dir.to_path_buf(), None)
         }
         None => {
             let temp = tempfile::Builder::new().prefix("tidings-soak-").tempdir()?;
             (temp.path().to_path_buf(), Some(temp))
         }
-    };
+    })
+}
 
-    // The database: a PostgreSQL of the run's own.
-    let postgres = tokio::task::spawn_blocking(PrivatePostgres::start)
-        .await?
-        .context("the soak's private PostgreSQL could not be started")?;
-    let postgres = Arc::new(postgres);
-    let admin = Store::connect(&StoreOptions::new(postgres.url())).await?;
-    admin.execute_raw("CREATE DATABASE tidings_soak").await?;
-    admin.close().await;
-    let database_url = postgres.database_url("tidings_soak");
-    let mut options = StoreOptions::new(&database_url);
-    options.max_connections = 4;
-    let store = Store::connect(&options).await?;
-    store.migrate().await?;
+/// What the deployment stands on: its private PostgreSQL, the feed server, and the users the
+/// API clients are.
+struct World {
+    postgres: Arc<PrivatePostgres>,
+    database_url: String,
+    /// The run's own connection, for setting feeds due and the final check.
+    store: Store,
+    farm: Arc<Farm>,
+    /// The clients' API keys, one per client.
+    keys: Vec<String>,
+    /// The store's id of each of the farm's feeds, by the farm's index.
+    feed_ids: Vec<i64>,
+}
 
-    // The feed server.
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let base = format!("http://{}", listener.local_addr()?);
-    let farm = Arc::new(Farm::new(
-        args.feeds,
-        args.change_every_seconds * 1000,
-        base.clone(),
-    ));
-    let router = farm.router();
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, router).await;
-    });
+impl World {
+    /// Starts PostgreSQL and the feed server, prints the run's plan, and makes the users.
+    async fn start(args: &SoakArgs, seed: u64, log_dir: &Path) -> anyhow::Result<World> {
+        let postgres = tokio::task::spawn_blocking(PrivatePostgres::start)
+            .await?
+            .context("the soak's private PostgreSQL could not be started")?;
+        let postgres = Arc::new(postgres);
+        let admin = Store::connect(&StoreOptions::new(postgres.url())).await?;
+        admin.execute_raw("CREATE DATABASE tidings_soak").await?;
+        admin.close().await;
+        let database_url = postgres.database_url("tidings_soak");
+        let mut options = StoreOptions::new(&database_url);
+        options.max_connections = 4;
+        let store = Store::connect(&options).await?;
+        store.migrate().await?;
 
-    let kill_plan = match args.kill_every_seconds {
-        0 => "none killed".to_owned(),
-        every => format!("one killed every ~{every} s"),
-    };
-    outln!(
-        "tidings bench soak: {} min, {} feeds changing every {} s (due every {} s), {} clients, \
-         {} API replicas, {} workers ({kill_plan}, lease {} s), PostgreSQL away {} s; seed {seed}",
-        args.minutes,
-        args.feeds,
-        args.change_every_seconds,
-        args.due_every_seconds,
-        args.clients,
-        args.api_replicas,
-        args.workers,
-        args.lease_seconds,
-        args.outage_seconds,
-    );
-    outln!(
-        "database {database_url} (private, {}); logs in {}",
-        postgres.log_path().display(),
-        log_dir.display()
-    );
-
-    let setup = Instant::now();
-    let (keys, feed_ids) = subscribe_clients(&store, &farm, args.clients).await?;
-    outln!(
-        "setup: {} users following {} feeds in {:.1} s",
-        keys.len(),
-        args.feeds,
-        setup.elapsed().as_secs_f64()
-    );
-
-    let started = Instant::now();
-    let common_env = vec![
-        ("TIDINGS_DATABASE_URL".to_owned(), database_url.clone()),
-        ("TIDINGS_LOG_FORMAT".to_owned(), "json".to_owned()),
-        ("TIDINGS_LOG_LEVEL".to_owned(), "warn".to_owned()),
-        (
-            "TIDINGS_ALLOW_PRIVATE_NETWORKS".to_owned(),
-            "true".to_owned(),
-        ),
-    ];
-    let mut apis = Vec::new();
-    for n in 0..args.api_replicas {
-        let port = free_port()?;
-        let mut env = common_env.clone();
-        env.push(("TIDINGS_LISTEN".into(), format!("127.0.0.1:{port}")));
-        env.push(("TIDINGS_WORKER".into(), "false".into()));
-        let mut process = Process::new(format!("api{n}"), &["serve"], env);
-        process.start(&binary, &log_dir, started)?;
-        apis.push((process, format!("http://127.0.0.1:{port}")));
-    }
-    let mut workers = Vec::new();
-    for n in 0..args.workers {
-        let port = free_port()?;
-        let mut env = common_env.clone();
-        env.push(("TIDINGS_WORKER_POLL_SECONDS".into(), "2".into()));
-        env.push((
-            "TIDINGS_WORKER_LEASE_SECONDS".into(),
-            args.lease_seconds.to_string(),
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let base = format!("http://{}", listener.local_addr()?);
+        let farm = Arc::new(Farm::new(
+            args.feeds,
+            args.change_every_seconds * 1000,
+            base.clone(),
         ));
-        env.push((
-            "TIDINGS_WORKER_METRICS_LISTEN".into(),
-            format!("127.0.0.1:{port}"),
-        ));
-        let mut process = Process::new(format!("worker{n}"), &["worker"], env);
-        process.start(&binary, &log_dir, started)?;
-        workers.push((process, format!("http://127.0.0.1:{port}/metrics")));
-    }
-    let http = reqwest::Client::builder()
-        .timeout(Duration::from_secs(30))
-        .build()?;
-    for (process, url) in &apis {
-        wait_ready(&http, &format!("{url}/readyz"), &process.name).await?;
-    }
-    outln!("{:6.1} s  all processes up", secs(started));
+        let router = farm.router();
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, router).await;
+        });
 
-    // The load.
-    let stop = Arc::new(AtomicBool::new(false));
-    let answers = Arc::new(Answers::default());
-    let outage = Arc::new(Outage::default());
-    let api_urls: Vec<String> = apis.iter().map(|(_, url)| url.clone()).collect();
-    let mut clients = Vec::new();
-    for (n, key) in keys.iter().enumerate() {
-        clients.push(tokio::spawn(client_loop(
-            http.clone(),
-            api_urls[n % api_urls.len()].clone(),
-            key.clone(),
-            Arc::clone(&stop),
-            Arc::clone(&answers),
-            Arc::clone(&outage),
+        let kill_plan = match args.kill_every_seconds {
+            0 => "none killed".to_owned(),
+            every => format!("one killed every ~{every} s"),
+        };
+        outln!(
+            "tidings-bench soak: {} min, {} feeds changing every {} s (due every {} s), {} \
+             clients, {} API replicas, {} workers ({kill_plan}, lease {} s), PostgreSQL away {} \
+             s; seed {seed}",
+            args.minutes,
+            args.feeds,
+            args.change_every_seconds,
+            args.due_every_seconds,
+            args.clients,
+            args.api_replicas,
+            args.workers,
+            args.lease_seconds,
+            args.outage_seconds,
+        );
+        outln!(
+            "database {database_url} (private, {}); logs in {}",
+            postgres.log_path().display(),
+            log_dir.display()
+        );
+
+        let setup = Instant::now();
+        let (keys, feed_ids) = subscribe_clients(&store, &farm, args.clients).await?;
+        outln!(
+            "setup: {} users following {} feeds in {:.1} s",
+            keys.len(),
+            args.feeds,
+            setup.elapsed().as_secs_f64()
+        );
+        Ok(World {
+            postgres,
+            database_url,
+            store,
+            farm,
+            keys,
+            feed_ids,
+        })
+    }
+}
+
+/// The product's processes: API replicas (with their base URLs) and workers (with their
+/// `/metrics` URLs), and what starting them again needs.
+struct Deployment {
+    apis: Vec<(Process, String)>,
+    workers: Vec<(Process, String)>,
+    binary: PathBuf,
+    log_dir: PathBuf,
+    /// When the processes were first started: the run's clock.
+    started: Instant,
+    http: reqwest::Client,
+}
+
+impl Deployment {
+    /// Starts every process and waits until the API replicas are ready.
+    async fn start(
+        args: &SoakArgs,
+        database_url: &str,
+        binary: PathBuf,
+        log_dir: PathBuf,
+    ) -> anyhow::Result<Deployment> {
+        let started = Instant::now();
+        let common_env = vec![
+            ("TIDINGS_DATABASE_URL".to_owned(), database_url.to_owned()),
+            ("TIDINGS_LOG_FORMAT".to_owned(), "json".to_owned()),
+            ("TIDINGS_LOG_LEVEL".to_owned(), "warn".to_owned()),
+            (
+                "TIDINGS_ALLOW_PRIVATE_NETWORKS".to_owned(),
+                "true".to_owned(),
+            ),
+        ];
+        let mut apis = Vec::new();
+        for n in 0..args.api_replicas {
+            let port = free_port()?;
+            let mut env = common_env.clone();
+            env.push(("TIDINGS_LISTEN".into(), format!("127.0.0.1:{port}")));
+            env.push(("TIDINGS_WORKER".into(), "false".into()));
+            let mut process = Process::new(format!("api{n}"), &["serve"], env);
+            process.start(&binary, &log_dir, started)?;
+            apis.push((process, format!("http://127.0.0.1:{port}")));
+        }
+        let mut workers = Vec::new();
+        for n in 0..args.workers {
+            let port = free_port()?;
+            let mut env = common_env.clone();
+            env.push(("TIDINGS_WORKER_POLL_SECONDS".into(), "2".into()));
+            env.push((
+                "TIDINGS_WORKER_LEASE_SECONDS".into(),
+                args.lease_seconds.to_string(),
+            ));
+            env.push((
+                "TIDINGS_WORKER_METRICS_LISTEN".into(),
+                format!("127.0.0.1:{port}"),
+            ));
+            let mut process = Process::new(format!("worker{n}"), &["worker"], env);
+            process.start(&binary, &log_dir, started)?;
+            workers.push((process, format!("http://127.0.0.1:{port}/metrics")));
+        }
+        let http = reqwest::Client::builder()
+            .timeout(Duration::from_secs(30))
+            .build()?;
+        for (process, url) in &apis {
+            wait_ready(&http, &format!("{url}/readyz"), &process.name).await?;
+        }
+        outln!("{:6.1} s  all processes up", secs(started));
+        Ok(Deployment {
+            apis,
+            workers,
+            binary,
+            log_dir,
             started,
-        )));
+            http,
+        })
     }
-    let due_task = tokio::spawn(make_due_in_slices(
-        store.clone(),
-        args.due_every_seconds,
-        Arc::clone(&stop),
-    ));
 
-    // The faults and the samples, from this loop.
-    let outage_at = if args.outage_seconds > 0 {
-        Some(duration.as_secs_f64() / 2.0 - args.outage_seconds as f64 / 2.0)
-    } else {
-        None
-    };
-    let sample_every = (duration.as_secs_f64() / 30.0).clamp(5.0, 60.0);
-    let mut next_sample = 0.0;
-    let mut next_kill = if args.kill_every_seconds > 0 {
-        args.kill_every_seconds as f64 * (0.5 + random.unit())
-    } else {
-        f64::MAX
-    };
-    let mut restarts: Vec<(f64, usize)> = Vec::new();
-    let mut kills: Vec<(f64, String, u32)> = Vec::new();
-    let mut outage_task = None;
-    let mut recovery: Option<(f64, f64)> = None;
-    let mut unplanned_exits = Vec::new();
-    let mut fetched_before_up = 0.0;
-    // A worker killed and started again while PostgreSQL is away, as a supervisor restarting
-    // it would: it must wait for the database, then work (issue 15). Its slot, its restarted
-    // incarnation, and when its /metrics first answered after the outage.
-    let mut outage_victim: Option<(usize, usize)> = None;
-    let mut victim_back: Option<f64> = None;
-    while started.elapsed() < duration {
-        let t = secs(started);
-        // The outage, once.
-        if let Some(at) = outage_at
-            && t >= at
-            && outage_task.is_none()
-        {
-            outage_task = Some(tokio::spawn(take_database_away(
-                Arc::clone(&postgres),
-                Duration::from_secs(args.outage_seconds),
+    /// Starts worker `slot` again (a new incarnation with its own log).
+    fn restart_worker(&mut self, slot: usize) -> anyhow::Result<()> {
+        self.workers[slot]
+            .0
+            .start(&self.binary, &self.log_dir, self.started)
+    }
+
+    /// Starts again every process that exited by itself, each an unplanned exit to report.
+    fn restart_exited(&mut self, t: f64, exits: &mut Vec<String>) -> anyhow::Result<()> {
+        for (process, _) in self.apis.iter_mut().chain(self.workers.iter_mut()) {
+            if let Some(status) = process.exited() {
+                exits.push(format!("{} exited by itself: {status}", process.name));
+                outln!("{t:6.1} s  {} exited by itself: {status}", process.name);
+                process.child = None;
+                process.start(&self.binary, &self.log_dir, self.started)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// One line of the report (see [`sample`]).
+    async fn sample(&mut self, answers: &Answers, farm: &Farm, t: f64) -> anyhow::Result<()> {
+        sample(
+            &mut self.apis,
+            &mut self.workers,
+            &self.http,
+            answers,
+            farm,
+            t,
+        )
+        .await
+    }
+
+    /// SIGTERM to every process; the names of those that did not exit 0 in time.
+    fn stop_all(&mut self) -> Vec<String> {
+        let mut unclean = Vec::new();
+        for (process, _) in self.apis.iter_mut().chain(self.workers.iter_mut()) {
+            if !process.stop() {
+                unclean.push(process.name.clone());
+            }
+        }
+        unclean
+    }
+}
+
+/// The API clients and the due-maker, running until stopped, and what they recorded.
+struct Load {
+    stop: Arc<AtomicBool>,
+    answers: Arc<Answers>,
+    outage: Arc<Outage>,
+    /// The clients, then the due-maker.
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl Load {
+    /// Starts one client per key, spread over the API replicas, and the due-maker.
+    fn start(world: &World, deployment: &Deployment, due_every_seconds: u64) -> Load {
+        let stop = Arc::new(AtomicBool::new(false));
+        let answers = Arc::new(Answers::default());
+        let outage = Arc::new(Outage::default());
+        let api_urls: Vec<String> = deployment.apis.iter().map(|(_, url)| url.clone()).collect();
+        let mut tasks = Vec::new();
+        for (n, key) in world.keys.iter().enumerate() {
+            tasks.push(tokio::spawn(client_loop(
+                deployment.http.clone(),
+                api_urls[n % api_urls.len()].clone(),
+                key.clone(),
+                Arc::clone(&stop),
+                Arc::clone(&answers),
                 Arc::clone(&outage),
+                deployment.started,
+            )));
+        }
+        tasks.push(tokio::spawn(make_due_in_slices(
+            world.store.clone(),
+            due_every_seconds,
+            Arc::clone(&stop),
+        )));
+        Load {
+            stop,
+            answers,
+            outage,
+            tasks,
+        }
+    }
+
+    /// Stops the clients and the due-maker and waits for them.
+    async fn stop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        for task in self.tasks.drain(..) {
+            let _ = task.await;
+        }
+    }
+}
+
+/// The faults injected while the load runs (a worker killed now and then, PostgreSQL away
+/// once), the samples taken meanwhile, and what was seen of the recovery.
+struct Faults {
+    random: XorShift,
+    duration: Duration,
+    kill_every_seconds: u64,
+    outage_seconds: u64,
+    /// When PostgreSQL is to be stopped, in seconds into the run.
+    outage_at: Option<f64>,
+    outage_task: Option<tokio::task::JoinHandle<anyhow::Result<()>>>,
+    sample_every: f64,
+    next_sample: f64,
+    next_kill: f64,
+    /// Workers to start again: `(at, slot)`.
+    restarts: Vec<(f64, usize)>,
+    /// `(at, name, pid)` of every kill.
+    kills: Vec<(f64, String, u32)>,
+    /// `(PostgreSQL up at, workers storing fetches again that much later)`.
+    recovery: Option<(f64, f64)>,
+    unplanned_exits: Vec<String>,
+    fetched_before_up: f64,
+    /// A worker killed and started again while PostgreSQL is away, as a supervisor restarting
+    /// it would: it must wait for the database, then work (issue 15). Its slot and its
+    /// restarted incarnation.
+    outage_victim: Option<(usize, usize)>,
+    /// When its /metrics first answered after the outage, in seconds after it.
+    victim_back: Option<f64>,
+}
+
+impl Faults {
+    /// The plan of a run of `duration`: the outage centred in it, the first kill about
+    /// `--kill-every-seconds` in.
+    fn new(args: &SoakArgs, duration: Duration, mut random: XorShift) -> Faults {
+        let outage_at = if args.outage_seconds > 0 {
+            Some(duration.as_secs_f64() / 2.0 - args.outage_seconds as f64 / 2.0)
+        } else {
+            None
+        };
+        let next_kill = if args.kill_every_seconds > 0 {
+            args.kill_every_seconds as f64 * (0.5 + random.unit())
+        } else {
+            f64::MAX
+        };
+        Faults {
+            random,
+            duration,
+            kill_every_seconds: args.kill_every_seconds,
+            outage_seconds: args.outage_seconds,
+            outage_at,
+            outage_task: None,
+            sample_every: (duration.as_secs_f64() / 30.0).clamp(5.0, 60.0),
+            next_sample: 0.0,
+            next_kill,
+            restarts: Vec::new(),
+            kills: Vec::new(),
+            recovery: None,
+            unplanned_exits: Vec::new(),
+            fetched_before_up: 0.0,
+            outage_victim: None,
+            victim_back: None,
+        }
+    }
+
+    /// Injects the faults and samples, four times a second, until the run's time is up; then
+    /// waits for the outage to end and starts the workers still to be restarted, so that every
+    /// worker takes part in the drain.
+    async fn inject(
+        mut self,
+        world: &World,
+        deployment: &mut Deployment,
+        load: &Load,
+    ) -> anyhow::Result<Faults> {
+        let started = deployment.started;
+        let outage = &load.outage;
+        while started.elapsed() < self.duration {
+            let t = secs(started);
+            self.start_outage_once(t, world, outage, started);
+            let in_outage = Outage::get(&outage.down_at).is_some()
+                && (Outage::get(&outage.up_at).is_none()
+                    || Outage::get(&outage.up_at).is_some_and(|up| t < up + 5.0));
+            self.watch_recovery(deployment, outage).await?;
+            self.kill_in_outage(t, deployment, outage)?;
+            self.watch_victim(deployment, outage).await?;
+            // Kills, never while the database is away (the recovery is measured on the
+            // others), nor of the worker started in the outage until it is seen running.
+            if t >= self.next_kill && !in_outage {
+                self.kill_on_schedule(t, deployment)?;
+            }
+            self.restart_due(t, deployment)?;
+            deployment.restart_exited(t, &mut self.unplanned_exits)?;
+            if t >= self.next_sample {
+                self.next_sample = t + self.sample_every;
+                deployment.sample(&load.answers, &world.farm, t).await?;
+            }
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+        if let Some(task) = self.outage_task.take() {
+            task.await??;
+        }
+        for (_, slot) in std::mem::take(&mut self.restarts) {
+            deployment.restart_worker(slot)?;
+        }
+        Ok(self)
+    }
+
+    /// Takes PostgreSQL away once, when its time has come.
+    fn start_outage_once(&mut self, t: f64, world: &World, outage: &Arc<Outage>, started: Instant) {
+        if let Some(at) = self.outage_at
+            && t >= at
+            && self.outage_task.is_none()
+        {
+            self.outage_task = Some(tokio::spawn(take_database_away(
+                Arc::clone(&world.postgres),
+                Duration::from_secs(self.outage_seconds),
+                Arc::clone(outage),
                 started,
             )));
         }
-        let in_outage = Outage::get(&outage.down_at).is_some()
-            && (Outage::get(&outage.up_at).is_none()
-                || Outage::get(&outage.up_at).is_some_and(|up| t < up + 5.0));
+    }
+
+    /// After the outage, notes when the workers' stored fetches grow again.
+    async fn watch_recovery(
+        &mut self,
+        deployment: &Deployment,
+        outage: &Outage,
+    ) -> anyhow::Result<()> {
+        let started = deployment.started;
         if let Some(up) = Outage::get(&outage.up_at)
-            && recovery.is_none()
+            && self.recovery.is_none()
         {
             // The workers' stored fetches since the database came back.
-            let fetched = fetched_total(&http, &workers).await;
-            if fetched_before_up == 0.0 {
-                fetched_before_up = fetched.max(f64::MIN_POSITIVE);
-            } else if fetched > fetched_before_up {
-                recovery = Some((up, secs(started) - up));
+            let fetched = fetched_total(&deployment.http, &deployment.workers).await;
+            if self.fetched_before_up == 0.0 {
+                self.fetched_before_up = fetched.max(f64::MIN_POSITIVE);
+            } else if fetched > self.fetched_before_up {
+                self.recovery = Some((up, secs(started) - up));
                 outln!(
                     "{:6.1} s  workers store fetches again, {:.1} s after PostgreSQL came back",
                     secs(started),
@@ -481,38 +746,60 @@ pub async fn run(args: SoakArgs) -> anyhow::Result<ExitCode> {
                 );
             }
         }
-        // One kill in the outage (when it is long enough to restart within it): 2 s in, with
-        // the restart 3 s later, so that the new process starts with PostgreSQL away.
+        Ok(())
+    }
+
+    /// One kill in the outage (when it is long enough to restart within it): 2 s in, with the
+    /// restart 3 s later, so that the new process starts with PostgreSQL away.
+    fn kill_in_outage(
+        &mut self,
+        t: f64,
+        deployment: &mut Deployment,
+        outage: &Outage,
+    ) -> anyhow::Result<()> {
         if let Some(down) = Outage::get(&outage.down_at)
-            && outage_victim.is_none()
-            && args.outage_seconds >= 8
+            && self.outage_victim.is_none()
+            && self.outage_seconds >= 8
             && t >= down + 2.0
         {
-            let slot = (random.next() % workers.len() as u64) as usize;
-            let (process, _) = &mut workers[slot];
+            let slot = (self.random.next() % deployment.workers.len() as u64) as usize;
+            let (process, _) = &mut deployment.workers[slot];
             if let Some(pid) = process.pid() {
                 process.kill();
-                kills.push((t, process.name.clone(), pid));
+                self.kills.push((t, process.name.clone(), pid));
                 outln!(
                     "{t:6.1} s  kill -9 {} (pid {pid}), to restart it while PostgreSQL is away",
                     process.name
                 );
-                restarts.push((t + 3.0, slot));
-                outage_victim = Some((slot, process.incarnation + 1));
+                self.restarts.push((t + 3.0, slot));
+                self.outage_victim = Some((slot, process.incarnation + 1));
             }
         }
-        if let (Some((slot, _)), Some(up), None) =
-            (outage_victim, Outage::get(&outage.up_at), victim_back)
-        {
-            let (process, url) = &workers[slot];
-            let answered = http
+        Ok(())
+    }
+
+    /// Notes when the worker restarted in the outage first answers on /metrics after it.
+    async fn watch_victim(
+        &mut self,
+        deployment: &Deployment,
+        outage: &Outage,
+    ) -> anyhow::Result<()> {
+        let started = deployment.started;
+        if let (Some((slot, _)), Some(up), None) = (
+            self.outage_victim,
+            Outage::get(&outage.up_at),
+            self.victim_back,
+        ) {
+            let (process, url) = &deployment.workers[slot];
+            let answered = deployment
+                .http
                 .get(url)
                 .timeout(Duration::from_secs(2))
                 .send()
                 .await
                 .is_ok_and(|response| response.status().is_success());
             if answered {
-                victim_back = Some(secs(started) - up);
+                self.victim_back = Some(secs(started) - up);
                 outln!(
                     "{:6.1} s  {}, started while PostgreSQL was away, runs: its /metrics \
                      answers {:.1} s after PostgreSQL came back",
@@ -522,67 +809,62 @@ pub async fn run(args: SoakArgs) -> anyhow::Result<ExitCode> {
                 );
             }
         }
-        // Kills, never while the database is away (the recovery is measured on the others),
-        // nor of the worker started in the outage until it is seen running.
-        if t >= next_kill && !in_outage {
-            let slot = (random.next() % workers.len() as u64) as usize;
-            let spared =
-                outage_victim.is_some_and(|(victim, _)| victim == slot) && victim_back.is_none();
-            let (process, _) = &mut workers[slot];
-            if let Some(pid) = process.pid().filter(|_| !spared) {
-                process.kill();
-                kills.push((t, process.name.clone(), pid));
-                outln!("{t:6.1} s  kill -9 {} (pid {pid})", process.name);
-                restarts.push((t + 1.0 + 2.0 * random.unit(), slot));
-            }
-            next_kill = t + args.kill_every_seconds as f64 * (0.5 + random.unit());
+        Ok(())
+    }
+
+    /// Kills a random worker (not the one started in the outage until it runs) and plans its
+    /// restart 1-3 s later, and the next kill.
+    fn kill_on_schedule(&mut self, t: f64, deployment: &mut Deployment) -> anyhow::Result<()> {
+        let slot = (self.random.next() % deployment.workers.len() as u64) as usize;
+        let spared = self.outage_victim.is_some_and(|(victim, _)| victim == slot)
+            && self.victim_back.is_none();
+        let (process, _) = &mut deployment.workers[slot];
+        if let Some(pid) = process.pid().filter(|_| !spared) {
+            process.kill();
+            self.kills.push((t, process.name.clone(), pid));
+            outln!("{t:6.1} s  kill -9 {} (pid {pid})", process.name);
+            self.restarts
+                .push((t + 1.0 + 2.0 * self.random.unit(), slot));
         }
-        let due: Vec<(f64, usize)> = restarts
+        self.next_kill = t + self.kill_every_seconds as f64 * (0.5 + self.random.unit());
+        Ok(())
+    }
+
+    /// Starts the killed workers whose restart time has come.
+    fn restart_due(&mut self, t: f64, deployment: &mut Deployment) -> anyhow::Result<()> {
+        let due: Vec<(f64, usize)> = self
+            .restarts
             .iter()
             .copied()
             .filter(|(at, _)| t >= *at)
             .collect();
-        restarts.retain(|(at, _)| t < *at);
+        self.restarts.retain(|(at, _)| t < *at);
         for (_, slot) in due {
-            let (process, _) = &mut workers[slot];
-            process.start(&binary, &log_dir, started)?;
+            deployment.restart_worker(slot)?;
+            let process = &deployment.workers[slot].0;
             outln!(
                 "{:6.1} s  restarted {} (pid {})",
-                secs(started),
+                secs(deployment.started),
                 process.name,
                 process.pid().unwrap_or(0)
             );
         }
-        for (process, _) in apis.iter_mut().chain(workers.iter_mut()) {
-            if let Some(status) = process.exited() {
-                unplanned_exits.push(format!("{} exited by itself: {status}", process.name));
-                outln!("{t:6.1} s  {} exited by itself: {status}", process.name);
-                process.child = None;
-                process.start(&binary, &log_dir, started)?;
-            }
-        }
-        if t >= next_sample {
-            next_sample = t + sample_every;
-            sample(&mut apis, &mut workers, &http, &answers, &farm, t).await?;
-        }
-        tokio::time::sleep(Duration::from_millis(250)).await;
+        Ok(())
     }
-    if let Some(task) = outage_task {
-        task.await??;
-    }
-    // Restarts still pending happen now, so that every worker takes part in the drain.
-    for (_, slot) in restarts.drain(..) {
-        workers[slot].0.start(&binary, &log_dir, started)?;
-    }
-    stop.store(true, Ordering::SeqCst);
-    for client in clients {
-        let _ = client.await;
-    }
-    let _ = due_task.await;
-    let load_ended = secs(started);
+}
 
-    // The drain: no new items; every feed is made due until the stores hold what was
-    // published (a killed worker's feeds come back after the lease).
+/// The drain: no new items; every feed still behind is made due until the stores hold what
+/// was published (a killed worker's feeds come back after the lease), or the lease and two
+/// minutes have passed.
+async fn drain(
+    args: &SoakArgs,
+    world: &World,
+    deployment: &mut Deployment,
+    answers: &Answers,
+) -> anyhow::Result<()> {
+    let started = deployment.started;
+    let load_ended = secs(started);
+    let (store, farm) = (&world.store, &world.farm);
     farm.freeze();
     let published = farm.published_total();
     outln!(
@@ -593,7 +875,7 @@ pub async fn run(args: SoakArgs) -> anyhow::Result<ExitCode> {
     let mut stored = 0;
     while drain_started.elapsed() < drain_limit {
         // Only the feeds still behind are made due (again), so the workers' queue empties.
-        let behind = feeds_behind(&store, &farm, &feed_ids).await?;
+        let behind = feeds_behind(store, farm, &world.feed_ids).await?;
         stored = published - behind.iter().map(|(_, missing)| missing).sum::<u64>();
         if behind.is_empty() {
             break;
@@ -617,27 +899,26 @@ pub async fn run(args: SoakArgs) -> anyhow::Result<ExitCode> {
         secs(started),
         drain_started.elapsed().as_secs_f64()
     );
-    sample(
-        &mut apis,
-        &mut workers,
-        &http,
-        &answers,
-        &farm,
-        secs(started),
-    )
-    .await?;
+    deployment.sample(answers, farm, secs(started)).await
+}
 
-    // The series an operator watches (issue 15) are on every process's /metrics, with the
-    // run's requests and fetches counted, before anything stops.
+/// The series an operator watches (issue 15) are on every process's /metrics, with the run's
+/// requests and fetches counted, before anything stops; what is missing.
+async fn check_metrics(deployment: &Deployment) -> anyhow::Result<Vec<String>> {
     let mut missing_series = Vec::new();
     for (kind, processes, families, counted) in [
         (
             "API",
-            &apis,
+            &deployment.apis,
             API_FAMILIES,
             "tidings_http_request_duration_seconds_count",
         ),
-        ("worker", &workers, WORKER_FAMILIES, "tidings_fetches_total"),
+        (
+            "worker",
+            &deployment.workers,
+            WORKER_FAMILIES,
+            "tidings_fetches_total",
+        ),
     ] {
         // A worker restarted late may not have fetched yet, so the count is asked of the kind.
         let mut kind_counted = false;
@@ -647,7 +928,7 @@ pub async fn run(args: SoakArgs) -> anyhow::Result<ExitCode> {
             } else {
                 base.clone()
             };
-            let (present, counted_any) = metric_families(&http, &url, counted).await;
+            let (present, counted_any) = metric_families(&deployment.http, &url, counted).await;
             for family in families {
                 let family = family.strip_suffix("_total").unwrap_or(family);
                 if !present.contains(family) {
@@ -668,15 +949,12 @@ pub async fn run(args: SoakArgs) -> anyhow::Result<ExitCode> {
             missing_series.join("; ")
         }
     );
+    Ok(missing_series)
+}
 
-    // Stop everything cleanly, then check.
-    let mut unclean = Vec::new();
-    for (process, _) in apis.iter_mut().chain(workers.iter_mut()) {
-        if !process.stop() {
-            unclean.push(process.name.clone());
-        }
-    }
-    let verdict = check_items(&store, &farm).await?;
+/// Prints the fetch state of every feed that lost items, to say why.
+async fn explain_lossy_feeds(world: &World, verdict: &ItemVerdict) -> anyhow::Result<()> {
+    let (store, farm) = (&world.store, &world.farm);
     let now = tidings_store::unix_now();
     for &i in &verdict.lossy_feeds {
         let Some(id) = store.feed_id_by_url(&farm.url(i)).await? else {
@@ -698,9 +976,11 @@ pub async fn run(args: SoakArgs) -> anyhow::Result<ExitCode> {
             state.last_error,
         );
     }
-    store.close().await;
+    Ok(())
+}
 
-    let mut failures = Vec::new();
+/// The items' part of the report.
+fn report_items(verdict: &ItemVerdict, failures: &mut Vec<String>) -> anyhow::Result<()> {
     outln!("\nitems: {}", verdict.summary());
     if !verdict.passed() {
         failures.push(format!("items: {}", verdict.summary()));
@@ -708,7 +988,11 @@ pub async fn run(args: SoakArgs) -> anyhow::Result<ExitCode> {
             outln!("  {line}");
         }
     }
+    Ok(())
+}
 
+/// The API answers' part of the report.
+fn report_answers(answers: &Answers, failures: &mut Vec<String>) -> anyhow::Result<()> {
     let ok = answers.ok.load(Ordering::Relaxed);
     let in_outage = answers.unavailable_in_outage.load(Ordering::Relaxed);
     let unexpected = answers.unexpected_count.load(Ordering::Relaxed);
@@ -738,35 +1022,55 @@ pub async fn run(args: SoakArgs) -> anyhow::Result<ExitCode> {
             ok + busy
         ));
     }
+    Ok(())
+}
 
-    let windows = fault_windows(&outage, &kills);
-    if let (Some(down), Some(up)) = (Outage::get(&outage.down_at), Outage::get(&outage.up_at)) {
-        let first_ok = *answers
-            .first_ok_after_outage
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        outln!(
-            "outage: PostgreSQL down at {down:.1} s, up at {up:.1} s ({:.1} s); first API success \
-             {}; workers {}",
-            up - down,
-            first_ok.map_or("never".to_owned(), |t| format!("{:.1} s after", t - up)),
-            recovery.map_or(
-                "never stored a fetch again".to_owned(),
-                |(_, after)| format!("stored fetches again {after:.1} s after")
-            )
-        );
-        if first_ok.is_none() {
-            failures.push("the API did not answer again after the outage".into());
-        }
-        if in_outage == 0 {
-            failures.push("no request met the outage: it was not exercised".into());
-        }
-        if recovery.is_none() {
-            failures.push("the workers did not store fetches after the outage".into());
-        }
+/// The outage's part of the report: how long, and how soon the API and the workers recovered.
+fn report_outage(load: &Load, faults: &Faults, failures: &mut Vec<String>) -> anyhow::Result<()> {
+    let (outage, answers) = (&load.outage, &load.answers);
+    let (Some(down), Some(up)) = (Outage::get(&outage.down_at), Outage::get(&outage.up_at)) else {
+        return Ok(());
+    };
+    let first_ok = *answers
+        .first_ok_after_outage
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    outln!(
+        "outage: PostgreSQL down at {down:.1} s, up at {up:.1} s ({:.1} s); first API success \
+         {}; workers {}",
+        up - down,
+        first_ok.map_or("never".to_owned(), |t| format!("{:.1} s after", t - up)),
+        faults.recovery.map_or(
+            "never stored a fetch again".to_owned(),
+            |(_, after)| format!("stored fetches again {after:.1} s after")
+        )
+    );
+    if first_ok.is_none() {
+        failures.push("the API did not answer again after the outage".into());
     }
+    if answers.unavailable_in_outage.load(Ordering::Relaxed) == 0 {
+        failures.push("no request met the outage: it was not exercised".into());
+    }
+    if faults.recovery.is_none() {
+        failures.push("the workers did not store fetches after the outage".into());
+    }
+    Ok(())
+}
 
-    let logs = scan_logs(&apis, &workers, &windows, started);
+/// The logs' part of the report: ERROR lines outside the faults' windows fail the run.
+fn report_logs(
+    deployment: &Deployment,
+    outage: &Outage,
+    faults: &Faults,
+    failures: &mut Vec<String>,
+) -> anyhow::Result<()> {
+    let windows = fault_windows(outage, &faults.kills);
+    let logs = scan_logs(
+        &deployment.apis,
+        &deployment.workers,
+        &windows,
+        deployment.started,
+    );
     outln!(
         "logs: {} ERROR and {} WARN lines outside the faults' windows; {} ERROR and {} WARN \
          within them",
@@ -784,72 +1088,102 @@ pub async fn run(args: SoakArgs) -> anyhow::Result<ExitCode> {
             logs.errors_outside
         ));
     }
+    Ok(())
+}
 
+/// The memory part of the report: every process's resident memory must stay flat.
+fn report_memory(deployment: &Deployment, failures: &mut Vec<String>) -> anyhow::Result<()> {
     outln!("memory (RSS, MB; per process, the first and last thirds of its longest run):");
-    for (process, _) in apis.iter().chain(workers.iter()) {
+    for (process, _) in deployment.apis.iter().chain(deployment.workers.iter()) {
         let (line, flat) = memory_line(process);
         outln!("  {line}");
         if !flat {
             failures.push(format!("{}'s memory grew: {line}", process.name));
         }
     }
+    Ok(())
+}
+
+/// Whether the worker restarted in the outage logged that it waited for PostgreSQL, and ran.
+fn report_restart_in_outage(
+    deployment: &Deployment,
+    faults: &Faults,
+    failures: &mut Vec<String>,
+) -> anyhow::Result<()> {
+    let Some((slot, incarnation)) = faults.outage_victim else {
+        return Ok(());
+    };
+    let process = &deployment.workers[slot].0;
+    let waited = process.logs.get(incarnation - 1).is_some_and(|(_, log)| {
+        std::fs::read_to_string(log)
+            .unwrap_or_default()
+            .contains("waiting for the database")
+    });
     outln!(
-        "faults: {} workers killed and restarted; feed server answered {} × 200 and {} × 304",
-        kills.len(),
-        farm.answered_200.load(Ordering::Relaxed),
-        farm.answered_304.load(Ordering::Relaxed)
-    );
-    if !missing_series.is_empty() {
-        failures.push(format!("metrics: {}", missing_series.join("; ")));
-    }
-    if let Some((slot, incarnation)) = outage_victim {
-        let process = &workers[slot].0;
-        let waited = process.logs.get(incarnation - 1).is_some_and(|(_, log)| {
-            std::fs::read_to_string(log)
-                .unwrap_or_default()
-                .contains("waiting for the database")
-        });
-        outln!(
-            "restart in the outage: {} {} for PostgreSQL and {}",
-            process.name,
-            if waited {
-                "waited"
-            } else {
-                "did not log that it waited"
-            },
-            victim_back.map_or("never ran after it".to_owned(), |after| {
+        "restart in the outage: {} {} for PostgreSQL and {}",
+        process.name,
+        if waited {
+            "waited"
+        } else {
+            "did not log that it waited"
+        },
+        faults
+            .victim_back
+            .map_or("never ran after it".to_owned(), |after| {
                 format!("ran {after:.1} s after it came back")
             })
-        );
-        if !waited || victim_back.is_none() {
-            failures.push(format!(
-                "{} started while PostgreSQL was away did not wait for it and run",
-                process.name
-            ));
-        }
-    }
-    failures.extend(unplanned_exits);
-    if !unclean.is_empty() {
+    );
+    if !waited || faults.victim_back.is_none() {
         failures.push(format!(
-            "did not stop cleanly on SIGTERM: {}",
-            unclean.join(", ")
+            "{} started while PostgreSQL was away did not wait for it and run",
+            process.name
         ));
     }
+    Ok(())
+}
 
+/// PASS, or FAIL with every failure (and the logs kept when they were in a temporary folder).
+fn verdict_of(
+    failures: &[String],
+    temp_logs: Option<tempfile::TempDir>,
+) -> anyhow::Result<ExitCode> {
     if failures.is_empty() {
         outln!("\nPASS");
-        Ok(ExitCode::SUCCESS)
-    } else {
-        if let Some(temp) = temp_logs {
-            let kept = temp.keep();
-            outln!("logs kept in {}", kept.display());
-        }
-        outln!("\nFAIL:");
-        for failure in &failures {
-            outln!("  - {failure}");
-        }
-        Ok(ExitCode::FAILURE)
+        return Ok(ExitCode::SUCCESS);
     }
+    if let Some(temp) = temp_logs {
+        let kept = temp.keep();
+        outln!("logs kept in {}", kept.display());
+    }
+    outln!("\nFAIL:");
+    for failure in failures {
+        outln!("  - {failure}");
+    }
+    Ok(ExitCode::FAILURE)
+}
+
+/// The `tidings` binary the soak runs: the one beside `tidings-bench` (cargo builds both into
+/// the same folder, and they are installed together), else the first on PATH.
+fn product_binary() -> anyhow::Result<PathBuf> {
+    let name = format!("tidings{}", std::env::consts::EXE_SUFFIX);
+    let here = std::env::current_exe().context("cannot find the tidings-bench binary")?;
+    let beside = here.with_file_name(&name);
+    if beside.is_file() {
+        return Ok(beside);
+    }
+    std::env::var_os("PATH")
+        .and_then(|paths| {
+            std::env::split_paths(&paths)
+                .map(|dir| dir.join(&name))
+                .find(|path| path.is_file())
+        })
+        .with_context(|| {
+            format!(
+                "cannot find the tidings binary: not at {} nor on PATH (build it with \
+                 `cargo build -p tidings`)",
+                beside.display()
+            )
+        })
 }
 
 /// A port free on 127.0.0.1 a moment ago.
@@ -890,7 +1224,7 @@ async fn subscribe_clients(
                 is_admin: false,
             })
             .await?;
-        let secret = super::bench_api::new_api_key(store, user.id, "soak").await?;
+        let secret = crate::api::new_api_key(store, user.id, "soak").await?;
         users.push(user.id);
         keys.push(secret);
     }
