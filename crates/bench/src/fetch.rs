@@ -165,7 +165,14 @@ pub async fn fetch(config: &GlobalConfig, args: FetchBenchArgs) -> anyhow::Resul
 
     let temp = tempfile::tempdir().context("no temporary directory")?;
     let (store, schema) = open_bench_store(config, &temp).await?;
-    print_plan(config, &store, &fetch_settings, feeds, concurrency, farm.as_deref())?;
+    print_plan(
+        config,
+        &store,
+        &fetch_settings,
+        feeds,
+        concurrency,
+        farm.as_deref(),
+    )?;
     subscribe_bench_user(&store, feeds, |id| match &farm {
         Some(farm) => farm.feed_url(id),
         None => feed_url(id, port),

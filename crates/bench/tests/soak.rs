@@ -96,14 +96,37 @@ fn a_short_soak_under_faults_loses_nothing_and_recovers() {
     assert!(restarted > 0, "no worker was restarted");
 }
 
-/// Builds the `tidings` binary the soak starts where `tidings-bench` looks for it, beside
-/// itself: cargo builds only this package's binaries for its tests, and the product's code may
-/// have changed since that binary was last built. Same target folder and profile as this test;
-/// nothing to do when it is current (as after `cargo test --workspace`).
+/// Makes sure the `tidings` binary the soak starts is where `tidings-bench` looks for it,
+/// beside itself, and current. Cargo builds only this package's binaries for its tests; the
+/// product's comes from `cargo test --workspace` or `-p tidings`. When it is missing, or older
+/// than the product's library this test was built with (the product changed since), it is
+/// built here with this test's target folder and profile. Building it every time would cost a
+/// workspace test run a second build of much of the tree: its dev-dependencies turn on features
+/// (tokio's test-util, reqwest's cookies) that a build of `tidings` alone does not.
 fn build_product() {
     let profile_dir = Path::new(BENCH)
         .parent()
         .expect("tidings-bench is in a profile folder");
+    let binary = profile_dir.join(format!("tidings{}", std::env::consts::EXE_SUFFIX));
+    let modified = |path: &Path| std::fs::metadata(path).and_then(|m| m.modified()).ok();
+    let library = std::fs::read_dir(profile_dir.join("deps"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|entry| {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            name.starts_with("libtidings-") && name.ends_with(".rlib")
+        })
+        .filter_map(|entry| modified(&entry.path()))
+        .max();
+    let current = match (modified(&binary), library) {
+        (Some(binary), Some(library)) => binary >= library,
+        (Some(_), None) => true,
+        (None, _) => false,
+    };
+    if current {
+        return;
+    }
     let target_dir = profile_dir
         .parent()
         .expect("the profile folder is in a target folder");
