@@ -18,9 +18,9 @@ use tidings_store::{SchemaStatus, Store, StoreError, StoreOptions};
 
 use crate::config::GlobalConfig;
 
-/// Opens a database that must exist already (every command but `serve`, `migrate` and the
-/// benchmarks) and applies pending migrations. Run in the wrong folder, a command would
-/// otherwise create an empty `tidings.db` and report that nothing is there.
+/// Opens a database that must exist already (every command but `serve` and `migrate`) and
+/// applies pending migrations. Run in the wrong folder, a command would otherwise create an
+/// empty `tidings.db` and report that nothing is there.
 pub async fn open_existing_store(config: &GlobalConfig) -> anyhow::Result<Store> {
     let store = connect_existing_store(config).await?;
     migrate(store).await
