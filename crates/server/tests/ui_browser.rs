@@ -3498,3 +3498,161 @@ on_both_engines!(notifications_in_chromium, |db| {
     assert_eq!(discord.received.lock().unwrap().len(), 2);
     b.quit().await;
 });
+
+/// The UI files the page has fetched so far, by name (`settings.js`), from the Performance API.
+async fn loaded_ui_files(b: &Browser) -> Vec<String> {
+    let names = b
+        .eval(
+            "performance.getEntriesByType('resource').map(e => new URL(e.name).pathname)\
+             .filter(p => p.startsWith('/ui/')).map(p => p.split('/').pop())",
+        )
+        .await;
+    serde_json::from_value(names).expect("a list of names")
+}
+
+/// Makes every request whose URL contains one of `parts` fail in the browser, as a lost
+/// connection would; an empty list lets everything through again.
+async fn block_urls(b: &Browser, parts: &[&str]) {
+    b.cdp("Network.enable", json!({}))
+        .await
+        .expect("Network.enable");
+    let urls: Vec<String> = parts.iter().map(|p| format!("*{p}*")).collect();
+    b.cdp("Network.setBlockedURLs", json!({ "urls": urls }))
+        .await
+        .expect("Network.setBlockedURLs");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn views_load_on_demand_in_chromium() {
+    if skip_without_browser("ui_browser::views_load_on_demand_in_chromium") {
+        return;
+    }
+    let db = TestDb::sqlite();
+    let (base, store) = start_server(&db).await;
+    let site = feed_site().await;
+    let b = Browser::start(1280, 860).await;
+    let (_, feeds) = reader_with_feeds(&store, &b, &base, &[site.url("/news.xml")]).await;
+
+    // A fresh load of the reader fetches the first screen only, and its keys work.
+    b.goto(&format!("{base}/feeds/{}?filter=all", feeds[0]))
+        .await;
+    b.wait_for(
+        "the feed's items",
+        "document.querySelectorAll('#main li.item').length === 5",
+    )
+    .await;
+    b.press(&["j", "j"]).await;
+    b.wait_for(
+        "the second item selected by j j",
+        "document.querySelectorAll('#main li.item')[1].classList.contains('selected')",
+    )
+    .await;
+    let loaded = loaded_ui_files(&b).await;
+    for name in ["app.js", "item-list.js", "keys.js", "app.css"] {
+        assert!(loaded.iter().any(|f| f == name), "{name}: {loaded:?}");
+    }
+    for name in [
+        "settings.js",
+        "auth.js",
+        "bookmarks.js",
+        "subscribe.js",
+        "shortcuts.js",
+        "summary.js",
+    ] {
+        assert!(!loaded.iter().any(|f| f == name), "{name}: {loaded:?}");
+    }
+
+    // Settings: its module loads when the page is first opened.
+    b.click("header a[href='/settings']").await;
+    b.wait_for(
+        "the settings page",
+        "document.querySelector('#page-title')?.textContent === 'Settings'",
+    )
+    .await;
+    assert!(loaded_ui_files(&b).await.iter().any(|f| f == "settings.js"));
+
+    // A view whose module fails to load says so, with what to do and a way to try again.
+    block_urls(&b, &["bookmarks.js"]).await;
+    b.click("nav#feeds a[href='/bookmarks']").await;
+    let error = b
+        .wait_for(
+            "the error of a view that did not load",
+            "document.querySelector('#main .part-error')?.innerText",
+        )
+        .await;
+    review(&b, "part-not-loaded").await;
+    let error = error.as_str().unwrap();
+    assert!(error.contains("could not be loaded"), "{error}");
+    assert!(error.contains("Try again"), "{error}");
+    block_urls(&b, &[]).await;
+    b.click("#main .part-error button").await;
+    b.wait_for(
+        "the bookmarks after trying again",
+        "document.querySelector('#list-title')?.textContent === 'Bookmarks'",
+    )
+    .await;
+
+    // A button whose dialog fails to load is not dead: it explains, and works next time.
+    block_urls(&b, &["subscribe.js"]).await;
+    b.click("#subscribe-button").await;
+    let toast = b
+        .wait_for(
+            "the error toast of a dialog that did not load",
+            "document.querySelector('.toast-error')?.innerText",
+        )
+        .await;
+    assert!(
+        toast
+            .as_str()
+            .unwrap()
+            .contains("subscribe dialog could not be opened"),
+        "{toast}"
+    );
+    block_urls(&b, &[]).await;
+    b.click("#subscribe-button").await;
+    b.wait_for(
+        "the subscribe dialog after trying again",
+        "document.querySelector('dialog #subscribe-url') !== null",
+    )
+    .await;
+    b.quit().await;
+}
+
+#[tokio::test]
+async fn modules_loaded_on_demand_are_cached_and_under_the_policy() {
+    let db = TestDb::sqlite();
+    let (base, _store) = start_server(&db).await;
+    let version = tidings_server::ui::asset_version();
+    let http = reqwest::Client::new();
+    // The address of a first try and of a try again after a failed load (lazy.js).
+    for path in ["settings.js", "settings.js?retry=1", "bookmarks.js"] {
+        let response = http
+            .get(format!("{base}/ui/{version}/{path}"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200, "{path}");
+        let header = |name: &str| {
+            response
+                .headers()
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("")
+                .to_string()
+        };
+        assert_eq!(
+            header("cache-control"),
+            "public, max-age=31536000, immutable",
+            "{path}"
+        );
+        assert!(
+            header("content-type").starts_with("text/javascript"),
+            "{path}"
+        );
+        assert_eq!(
+            header("content-security-policy"),
+            tidings_server::middleware::CONTENT_SECURITY_POLICY,
+            "{path}"
+        );
+    }
+}

@@ -4,13 +4,17 @@
 import { api, query, whenRateLimited, whenSignedOut } from './api.js';
 import { app, installBehaviours } from './state.js';
 import { h, icon, replace } from './dom.js';
-import { renderSignIn, renderSetup } from './auth.js';
-import { Sidebar, ItemList, BookmarkList, startLiveUpdates } from './reader.js';
-import { openSubscribe, showError, showShortcuts, toast } from './dialogs.js';
-import { openScrape } from './scrape.js';
-import { renderSettings, renderAccount, renderNotifications, renderAdmin, renderFeedSettings } from './settings.js';
-import { installKeys } from './keys.js';
+import { showError, toast } from './dialogs.js';
+import { later, withPart } from './lazy.js';
+import { Sidebar } from './sidebar.js';
+import { ItemList } from './item-list.js';
+import { startLiveUpdates } from './live.js';
+import { installKeys, openShortcuts } from './keys.js';
 import { createSearchBox } from './search.js';
+
+// The first screen — the feeds, the items and the keys — is imported above; every other view
+// and dialog is loaded when first opened (lazy.js), with the `import()` written where it is
+// used so that the graph of modules stays readable and checked (src/ui.rs).
 
 /** Views without the signed-in layout. */
 const PUBLIC_VIEWS = new Set(['login', 'setup']);
@@ -114,6 +118,12 @@ function runSearch(text) {
   app.navigate(base + query({ filter, q: text }), options);
 }
 
+/** The subscribe dialog, which offers to scrape a page without a feed instead. */
+function openSubscribe() {
+  const onScrape = (url) => withPart('scrape dialog', (retry) => import('./scrape.js' + retry), (scrape) => scrape.openScrape({ url }));
+  return withPart('subscribe dialog', (retry) => import('./subscribe.js' + retry), (subscribe) => subscribe.openSubscribe({ onScrape }));
+}
+
 function buildLayout(root) {
   // Kept on `app` so that the `/` shortcut can focus it.
   app.search = createSearchBox({ onSearch: runSearch });
@@ -130,10 +140,10 @@ function buildLayout(root) {
       h('a', { class: 'brand', href: '/', 'data-link': '' }, icon('feed', 'brand-mark'), h('span', null, 'tidings')),
       app.search.element,
       h('span', { class: 'topbar-spacer' }),
-      h('button', { type: 'button', class: 'button primary', id: 'subscribe-button', onclick: () => openSubscribe({ onScrape: (url) => openScrape({ url }) }) },
+      h('button', { type: 'button', class: 'button primary', id: 'subscribe-button', onclick: () => openSubscribe() },
         icon('plus'), h('span', { class: 'label-wide' }, 'Subscribe')),
       themeButton,
-      h('button', { type: 'button', class: 'icon-button', 'aria-label': 'Keyboard shortcuts', title: 'Keyboard shortcuts (?)', onclick: () => showShortcuts() }, icon('keyboard')),
+      h('button', { type: 'button', class: 'icon-button', 'aria-label': 'Keyboard shortcuts', title: 'Keyboard shortcuts (?)', onclick: () => openShortcuts() }, icon('keyboard')),
       h('a', { class: 'icon-button', href: '/settings', 'data-link': '', 'aria-label': 'Settings', title: 'Settings' }, icon('gear')),
     ),
     h('div', { class: 'panes' }, nav, main),
@@ -163,15 +173,78 @@ async function loadSession() {
   return true;
 }
 
-/** The settings pages: their title and how to draw them. */
+/** The settings pages: their title and the name of the function of settings.js that draws them. */
 const PAGES = {
-  settings: ['Settings', renderSettings],
-  account: ['Account', renderAccount],
-  notifications: ['Notifications', renderNotifications],
-  admin: ['Users', renderAdmin],
+  settings: ['Settings', 'renderSettings'],
+  account: ['Account', 'renderAccount'],
+  notifications: ['Notifications', 'renderNotifications'],
+  admin: ['Users', 'renderAdmin'],
+  'feed-settings': ['Feed settings', 'renderFeedSettings'],
 };
 
 let renderToken = 0;
+
+/**
+ * Loads the part a view needs (lazy.js), saying so in `root` meanwhile. Answers its module,
+ * or null when another view was asked for meanwhile or the load failed: then `root` shows the
+ * error and a button to try again.
+ */
+async function viewPart(token, root, name, load) {
+  replace(root, h('p', { class: 'boot-note' }, h('span', { class: 'spinner', 'aria-hidden': 'true' }), 'Loading…'));
+  try {
+    const part = await later(name, load);
+    return token === renderToken ? part : null;
+  } catch (e) {
+    if (token === renderToken) {
+      replace(root, h('div', { class: 'inline-error part-error', role: 'alert' },
+        h('strong', null, e.message), ' ', e.action, ' ',
+        h('button', { type: 'button', class: 'button', onclick: () => render() }, 'Try again')));
+    }
+    return null;
+  }
+}
+
+/** Draws the sign-in or the setup page, without the signed-in layout. */
+async function renderPublic(token, root, route) {
+  app.layoutReady = false;
+  app.sidebar = null;
+  if (app.list) app.list.destroy();
+  app.list = null;
+  const auth = await viewPart(token, root, 'sign-in page', (retry) => import('./auth.js' + retry));
+  if (!auth) return;
+  if (route.name === 'login') auth.renderSignIn(root, onSignedIn);
+  else auth.renderSetup(root, route.token, onSignedIn);
+}
+
+/** Draws the right pane of a signed-in view: a list, the bookmarks or a settings page. */
+async function renderMain(token, route) {
+  const main = app.main;
+  switch (route.name) {
+    case 'items':
+      if (app.list) {
+        app.list.applyRoute(route);
+      } else {
+        if (!route.filter) route.filter = app.prefs.default_view || 'unread';
+        app.list = new ItemList(main, route);
+      }
+      document.title = app.list.title() + ' · tidings';
+      break;
+    case 'bookmarks': {
+      document.title = 'Bookmarks · tidings';
+      const bookmarks = await viewPart(token, main, 'bookmarks', (retry) => import('./bookmarks.js' + retry));
+      if (bookmarks) app.list = new bookmarks.BookmarkList(main, route);
+      break;
+    }
+    default: {
+      const [title, draw] = PAGES[route.name];
+      document.title = title + ' · tidings';
+      const settings = await viewPart(token, main, 'settings', (retry) => import('./settings.js' + retry));
+      if (!settings) return;
+      if (route.name === 'feed-settings') settings[draw](main, route.feedId);
+      else settings[draw](main);
+    }
+  }
+}
 
 /** Draws the view of the current URL. */
 export async function render() {
@@ -183,12 +256,7 @@ export async function render() {
   root.removeAttribute('aria-busy');
 
   if (PUBLIC_VIEWS.has(route.name)) {
-    app.layoutReady = false;
-    app.sidebar = null;
-    if (app.list) app.list.destroy();
-    app.list = null;
-    if (route.name === 'login') renderSignIn(root, onSignedIn);
-    else renderSetup(root, route.token, onSignedIn);
+    await renderPublic(token, root, route);
     return;
   }
   if (!app.me) {
@@ -213,31 +281,7 @@ export async function render() {
     app.list.destroy();
     app.list = null;
   }
-  const main = app.main;
-  switch (route.name) {
-    case 'items':
-      if (app.list) {
-        app.list.applyRoute(route);
-      } else {
-        if (!route.filter) route.filter = app.prefs.default_view || 'unread';
-        app.list = new ItemList(main, route);
-      }
-      document.title = app.list.title() + ' · tidings';
-      break;
-    case 'bookmarks':
-      app.list = new BookmarkList(main, route);
-      document.title = 'Bookmarks · tidings';
-      break;
-    case 'feed-settings':
-      document.title = 'Feed settings · tidings';
-      renderFeedSettings(main, route.feedId);
-      break;
-    default: {
-      const [title, draw] = PAGES[route.name];
-      document.title = title + ' · tidings';
-      draw(main);
-    }
-  }
+  await renderMain(token, route);
 }
 
 function onSignedIn(user) {

@@ -1,9 +1,15 @@
 // Keyboard shortcuts (F54). Ignored while typing in a field or with a modifier other than
 // Shift, and while a dialog is open (its own keys apply there).
 
-import { showShortcuts } from './dialogs.js';
 import { beacon } from './api.js';
+import { withPart } from './lazy.js';
 
+/** Shows the list of shortcuts, loading it the first time. */
+export function openShortcuts() {
+  return withPart('keyboard shortcuts', (retry) => import('./shortcuts.js' + retry), (shortcuts) => shortcuts.showShortcuts());
+}
+
+/** Listens to the keys of the reader for the whole page. */
 export function installKeys(app) {
   let pendingG = 0;
 
@@ -76,7 +82,7 @@ export function installKeys(app) {
         break;
       case '?':
         event.preventDefault();
-        showShortcuts();
+        openShortcuts();
         break;
       default:
         break;

@@ -1,24 +1,14 @@
-// Summaries (F42) in the reader: an opened item's generated summary above its content, and
-// "Summarize", which asks the server for one. The server answers at once (the built-in
-// summarizer, or a summary made before) or 202 while a remote model works; then the item is
-// read again every few seconds until its summary is there.
+// "Summarize" in the reader (F42), loaded when first asked: it asks the server for an item's
+// summary. The server answers at once (the built-in summarizer, or a summary made before) or
+// 202 while a remote model works; then the item is read again every few seconds until its
+// summary is there. The opened item shows it above its content (item-open.js).
 
 import { api } from './api.js';
-import { h } from './dom.js';
 
 const POLL_MS = 2000;
 const POLL_TRIES = 30;
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** The summary block of an opened item, or null while it has none. Plain text, never HTML. */
-export function summaryBlock(item) {
-  const summary = item.generated_summary;
-  if (!summary) return null;
-  return h('section', { class: 'item-summary', 'aria-label': 'Summary' },
-    h('h3', null, 'Summary'),
-    h('p', null, summary.text));
-}
 
 /**
  * Asks for `item`'s summary and keeps it on the item; answers true once it is there, false

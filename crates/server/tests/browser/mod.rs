@@ -386,6 +386,16 @@ impl Browser {
             .await;
     }
 
+    /// Sends a Chrome DevTools Protocol command through chromedriver's extension (e.g.
+    /// `Network.setBlockedURLs`, to make a file fail to load) and answers its result.
+    pub async fn cdp(&self, command: &str, params: Value) -> WdResult<Value> {
+        self.post(
+            "/goog/cdp/execute",
+            json!({"cmd": command, "params": params}),
+        )
+        .await
+    }
+
     /// Puts a cookie into the browser's jar for the current page's host (WebDriver may set
     /// `HttpOnly` cookies, which a page's script cannot).
     pub async fn add_cookie(&self, cookie: Value) -> WdResult<Value> {

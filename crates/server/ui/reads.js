@@ -1,0 +1,55 @@
+// Items opened are marked read in batches, one POST /items/mark-read for many, so that reading
+// quickly with j/k costs one request per item (its content), not two, and stays well inside the
+// per-user rate limit (F25). The queue is flushed within a moment, before any listing loads,
+// and when the page goes away.
+
+import { api } from './api.js';
+import { showError } from './dialogs.js';
+
+const READ_BATCH_DELAY_MS = 1500;
+const READ_BATCH_MAX = 100;
+const pendingReads = new Map(); // item id -> { item, list }
+let pendingReadsTimer = null;
+
+/** Sends the queued "read" marks now; rolls them back with a message if the server refuses. */
+export async function flushPendingReads() {
+  clearTimeout(pendingReadsTimer);
+  pendingReadsTimer = null;
+  if (pendingReads.size === 0) return;
+  const batch = [...pendingReads.values()];
+  pendingReads.clear();
+  try {
+    await api('POST', '/items/mark-read', { ids: batch.map((entry) => entry.item.id) });
+  } catch (e) {
+    for (const { item, list } of batch) {
+      if (item.is_read) list.showRead(item, false);
+    }
+    showError(e, batch.length === 1 ? 'The item could not be marked read' : 'The items could not be marked read');
+  }
+}
+
+/** Queues `item`, shown read in `list`, to be marked read with the next batch. */
+export function queueRead(list, item) {
+  pendingReads.set(item.id, { item, list });
+  if (pendingReads.size >= READ_BATCH_MAX) flushPendingReads();
+  else if (!pendingReadsTimer) pendingReadsTimer = setTimeout(flushPendingReads, READ_BATCH_DELAY_MS);
+}
+
+/** Drops the queued "read" mark of an item: an explicit choice replaces it. */
+export function forgetQueuedRead(id) {
+  pendingReads.delete(id);
+}
+
+window.addEventListener('pagehide', () => {
+  if (pendingReads.size === 0) return;
+  const ids = [...pendingReads.keys()];
+  pendingReads.clear();
+  // keepalive lets the request finish after the page is gone.
+  fetch('/api/v1/items/mark-read', {
+    method: 'POST',
+    credentials: 'same-origin',
+    keepalive: true,
+    headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
+    body: JSON.stringify({ ids }),
+  }).catch(() => {});
+});
