@@ -9,6 +9,7 @@
 //! with another model ([`Store::use_embedding_model`]) starts both cursors again, and only
 //! vectors of the current model are read.
 
+use crate::lease::Lease;
 use std::collections::HashMap;
 
 use crate::reading::{FROM_ITEMS, Listing};
@@ -261,18 +262,17 @@ impl Store {
         lease_seconds: i64,
     ) -> Result<Vec<EmbeddingJob>> {
         let lease_until = now.saturating_add(lease_seconds.max(1));
-        let lock = match self.engine() {
-            Engine::Sqlite => "",
-            Engine::Postgres => "FOR UPDATE SKIP LOCKED",
-        };
-        let claim = format!(
-            "UPDATE embedding_jobs SET lease_owner = $1, lease_until = $2
-             WHERE item_id IN (SELECT item_id FROM embedding_jobs
-                               WHERE (lease_until IS NULL OR lease_until <= $3)
-                                 AND not_before <= $3
-                               ORDER BY item_id DESC LIMIT $4 {lock})
-             RETURNING item_id, attempts"
-        );
+        let claim = Lease {
+            table: "embedding_jobs",
+            set: "lease_owner = $1, lease_until = $2",
+            key: "item_id",
+            pick: "SELECT item_id FROM embedding_jobs
+                   WHERE (lease_until IS NULL OR lease_until <= $3) AND not_before <= $3
+                   ORDER BY item_id DESC LIMIT $4",
+            lock: "FOR UPDATE SKIP LOCKED",
+            returning: "item_id, attempts",
+        }
+        .sql(self.engine());
         let claimed: Vec<(i64, i64)> = with_db!(self, write, |db| {
             sqlx::query_as(sqlx::AssertSqlSafe(claim))
                 .bind(owner)

@@ -1,5 +1,6 @@
 //! Shared feeds, their fetch state and leases, and users' subscriptions to them.
 
+use crate::lease::Lease;
 use crate::{Engine, Result, Store, StoreError, in_tx, row_decoder, unix_now, with_db};
 
 /// Marks feeds that nobody follows any more as orphaned (F17). Bind: `$1` = now.
@@ -695,30 +696,24 @@ impl Store {
         lease_seconds: i64,
     ) -> Result<Vec<DueFeed>> {
         let lease_until = now.saturating_add(lease_seconds.max(1));
-        let claimed: Vec<i64> = match self.engine() {
-            Engine::Sqlite => with_db!(self, write, |db| {
-                sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
-                    "{CLAIM_UPDATE} (SELECT st.feed_id {DUE_FEEDS} {DUE_ORDER}) RETURNING feed_id"
-                )))
+        let claim = Lease {
+            table: "feed_fetch_state",
+            set: "lease_owner = $1, lease_until = $2",
+            key: "feed_id",
+            pick: &format!("SELECT st.feed_id {DUE_FEEDS} {DUE_ORDER}"),
+            lock: "FOR UPDATE OF st SKIP LOCKED",
+            returning: "feed_id",
+        }
+        .sql(self.engine());
+        let claimed: Vec<i64> = with_db!(self, write, |db| {
+            sqlx::query_scalar(sqlx::AssertSqlSafe(claim))
                 .bind(owner)
                 .bind(lease_until)
                 .bind(now)
                 .bind(limit)
                 .fetch_all(db)
                 .await?
-            }),
-            Engine::Postgres => with_db!(self, write, |db| {
-                sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
-                    "{CLAIM_UPDATE} (SELECT st.feed_id {DUE_FEEDS} {DUE_ORDER} FOR UPDATE OF st SKIP LOCKED) RETURNING feed_id"
-                )))
-                .bind(owner)
-                .bind(lease_until)
-                .bind(now)
-                .bind(limit)
-                .fetch_all(db)
-                .await?
-            }),
-        };
+        });
         self.leased_feeds(owner, &claimed).await
     }
 
@@ -918,9 +913,6 @@ fn due_feed_from_row(row: DueFeedRow) -> DueFeed {
         favicon_fetched_at,
     }
 }
-
-const CLAIM_UPDATE: &str =
-    "UPDATE feed_fetch_state SET lease_owner = $1, lease_until = $2 WHERE feed_id IN";
 
 /// The feeds due at `$3` (now) and not leased: the claim's rows, and the queue depth of
 /// `/metrics`. `$3` is the only parameter, so a query with no other renumbers it.

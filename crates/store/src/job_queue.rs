@@ -16,6 +16,7 @@
 //! filled from a backfill cursor ([`JobQueue::queue_backfill`]) for the items stored before
 //! it existed, a batch at a time, so that its migration is instant.
 
+use crate::lease::Lease;
 use std::future::Future;
 
 use crate::{Engine, Result, Store, in_tx, with_db};
@@ -307,10 +308,6 @@ impl JobQueue {
         limit: i64,
         lease_seconds: i64,
     ) -> Result<Vec<ClaimedJob>> {
-        let lock = match store.engine() {
-            Engine::Sqlite => "",
-            Engine::Postgres => "FOR UPDATE SKIP LOCKED",
-        };
         let table = self.table;
         let attempt = self.attempt_counted_at_claim();
         let returned = self.claimed_columns();
@@ -321,13 +318,19 @@ impl JobQueue {
             (false, ClaimOrder::DueFirst) => ("not_before <= $3 AND ", "not_before, item_id"),
             (false, ClaimOrder::NewestFirst) => ("not_before <= $3 AND ", "item_id DESC"),
         };
-        let sql = format!(
-            "UPDATE {table} SET lease_owner = $1, lease_until = $2{attempt}
-             WHERE item_id IN (SELECT item_id FROM {table}
-                               WHERE {due}(lease_until IS NULL OR lease_until <= $3)
-                               ORDER BY {order} LIMIT $4 {lock})
-             RETURNING item_id, {returned}"
-        );
+        let sql = Lease {
+            table,
+            set: &format!("lease_owner = $1, lease_until = $2{attempt}"),
+            key: "item_id",
+            pick: &format!(
+                "SELECT item_id FROM {table}
+                 WHERE {due}(lease_until IS NULL OR lease_until <= $3)
+                 ORDER BY {order} LIMIT $4"
+            ),
+            lock: "FOR UPDATE SKIP LOCKED",
+            returning: &format!("item_id, {returned}"),
+        }
+        .sql(store.engine());
         self.claim_with(store, sql, owner, now, limit, lease_seconds)
             .await
     }

@@ -24,6 +24,7 @@ mod full_text;
 mod identities;
 mod items;
 mod job_queue;
+mod lease;
 mod migrate;
 mod operations;
 mod popularity;

@@ -10,6 +10,7 @@
 //! ([`Store::claim_webhook_messages`]), and their outcome, the channel's pace and breaker and a
 //! log row are written in one transaction ([`Store::record_webhook_delivery`]).
 
+use crate::lease::Lease;
 use std::collections::HashMap;
 
 use tidings_notify::{Kind, Rules, item_tokens, keywords_match};
@@ -778,19 +779,19 @@ impl Store {
         let now = now_ms.div_euclid(1000);
         self.drop_stale_webhook_items(now - max_queue_seconds, now)
             .await?;
-        let lock = match self.engine() {
-            Engine::Sqlite => "",
-            Engine::Postgres => "FOR UPDATE SKIP LOCKED",
-        };
-        let claim = format!(
-            "UPDATE webhooks SET lease_owner = $1, lease_until = $2
-             WHERE id IN (SELECT w.id FROM webhooks w
-                          WHERE w.enabled = $3 AND w.next_send_ms <= $4
-                            AND (w.lease_until IS NULL OR w.lease_until <= $5)
-                            AND EXISTS (SELECT 1 FROM webhook_queue q WHERE q.webhook_id = w.id)
-                          ORDER BY w.next_send_ms, w.id LIMIT $6 {lock})
-             RETURNING id, user_id, kind, name, url, failures"
-        );
+        let claim = Lease {
+            table: "webhooks",
+            set: "lease_owner = $1, lease_until = $2",
+            key: "id",
+            pick: "SELECT w.id FROM webhooks w
+                   WHERE w.enabled = $3 AND w.next_send_ms <= $4
+                     AND (w.lease_until IS NULL OR w.lease_until <= $5)
+                     AND EXISTS (SELECT 1 FROM webhook_queue q WHERE q.webhook_id = w.id)
+                   ORDER BY w.next_send_ms, w.id LIMIT $6",
+            lock: "FOR UPDATE OF w SKIP LOCKED",
+            returning: "id, user_id, kind, name, url, failures",
+        }
+        .sql(self.engine());
         let claimed: Vec<(i64, i64, String, String, String, i64)> = with_db!(self, write, |db| {
             sqlx::query_as(sqlx::AssertSqlSafe(claim))
                 .bind(owner)

@@ -306,3 +306,65 @@ on_both_engines!(
         reopened.close().await;
     }
 );
+
+on_both_engines!(concurrent_claims_never_hand_out_more_than_asked, |db| {
+    // Several workers claim from one queue while its rows keep changing (items re-queued by
+    // new text, leases running out). PostgreSQL once returned more rows than a claim's limit
+    // here, and a worker that asked for one unit got three.
+    let store = db.migrated().await;
+    let ann = user(&store, "ann").await;
+    let (_, feed) = follow(&store, ann, "https://busy.example/feed").await;
+    let items: Vec<NewItem> = (0..200)
+        .map(|n| item(&format!("i{n}"), &format!("Item {n}"), 1_000 + n))
+        .collect();
+    store.upsert_items(feed, &items, 100).await.unwrap();
+
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let requeue = {
+        let (store, stop) = (store.clone(), stop.clone());
+        tokio::spawn(async move {
+            let mut round = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                round += 1;
+                let changed: Vec<NewItem> = (0..200)
+                    .step_by(3)
+                    .map(|n| item(&format!("i{n}"), &format!("Item {n} v{round}"), 1_000 + n))
+                    .collect();
+                store.upsert_items(feed, &changed, 100).await.unwrap();
+            }
+        })
+    };
+    let mut claimers = Vec::new();
+    for worker in 0..8 {
+        let store = store.clone();
+        claimers.push(tokio::spawn(async move {
+            let mut most = 0;
+            for round in 0..150 {
+                let limit = 1 + (worker + round) % 3;
+                // Each round is a second later, so leases of a second end all the time.
+                let now = 10_000 + round as i64;
+                let jobs = store
+                    .claim_tag_jobs(&format!("w{worker}"), now, limit as i64, 1)
+                    .await
+                    .unwrap();
+                assert!(
+                    jobs.len() <= limit,
+                    "worker {worker} asked for {limit} and got {}",
+                    jobs.len()
+                );
+                most = most.max(jobs.len());
+            }
+            most
+        }));
+    }
+    let mut most = 0;
+    for claimer in claimers {
+        most = most.max(claimer.await.unwrap());
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    requeue.await.unwrap();
+    assert!(
+        most > 0,
+        "no claim got anything: the test claimed from an empty queue"
+    );
+});

@@ -56,7 +56,9 @@ pub async fn run_enrichment<J: EnrichmentJob>(
     tracing::debug!(job = job.name(), concurrency, "enrichment job started");
     loop {
         let mut pause = poll;
-        let free = concurrency - tasks.len();
+        // A claim may hand back more units than asked (all of them leased, so all of them
+        // run): the runner is then over its concurrency for a while, never below zero.
+        let free = concurrency.saturating_sub(tasks.len());
         if free > 0 {
             match job.claim(free).await {
                 Ok(claimed) => {
@@ -97,7 +99,7 @@ pub async fn drain_enrichment<J: EnrichmentJob>(
     let mut tasks: JoinSet<()> = JoinSet::new();
     let mut ran = 0u64;
     loop {
-        let free = concurrency - tasks.len();
+        let free = concurrency.saturating_sub(tasks.len());
         let claimed = if free > 0 {
             job.claim(free).await?
         } else {
@@ -117,5 +119,70 @@ pub async fn drain_enrichment<J: EnrichmentJob>(
         {
             std::panic::resume_unwind(error.into_panic());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// A queue of `left` units whose claim hands back two more units than asked, as a
+    /// PostgreSQL claim did under contention; each unit takes a moment to run.
+    struct Generous {
+        left: AtomicUsize,
+        ran: AtomicUsize,
+    }
+
+    impl EnrichmentJob for Generous {
+        type Task = ();
+
+        fn name(&self) -> &'static str {
+            "generous"
+        }
+
+        async fn claim(&self, limit: usize) -> Result<Vec<()>, StoreError> {
+            let left = self.left.load(Ordering::SeqCst);
+            let take = (limit + 2).min(left);
+            self.left.fetch_sub(take, Ordering::SeqCst);
+            Ok(vec![(); take])
+        }
+
+        async fn run(&self, _task: ()) {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+            self.ran.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    fn generous(units: usize) -> Arc<Generous> {
+        Arc::new(Generous {
+            left: AtomicUsize::new(units),
+            ran: AtomicUsize::new(0),
+        })
+    }
+
+    #[tokio::test]
+    async fn a_claim_of_more_than_asked_runs_every_unit_without_panicking() {
+        let job = generous(20);
+        let ran = drain_enrichment(Arc::clone(&job), 1).await.unwrap();
+        assert_eq!(ran, 20);
+        assert_eq!(job.ran.load(Ordering::SeqCst), 20);
+
+        let job = generous(20);
+        let runner = tokio::spawn(run_enrichment(
+            Arc::clone(&job),
+            1,
+            Duration::from_millis(10),
+            std::future::pending(),
+        ));
+        for _ in 0..500 {
+            if job.ran.load(Ordering::SeqCst) == 20 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert!(!runner.is_finished(), "the runner stopped: {runner:?}");
+        runner.abort();
+        assert_eq!(job.ran.load(Ordering::SeqCst), 20);
     }
 }
