@@ -110,12 +110,14 @@ on_both_engines!(slow_feeds_on_a_host_do_not_hold_its_fast_feeds, |db| {
     assert_eq!(fast.len(), 30);
     let last_fast = fast.iter().max().copied().unwrap();
     // With 2 slots held for the slow feeds' whole 3 s (three rounds of two), the fast feeds
-    // would wait 9 s; moved to the slow budget after 0.3 s, they free the host within 1 s.
+    // would wait 9 s; moved to the slow budget after 0.3 s, they free the host within about
+    // 1 s. The bounds leave room for a machine busy with other tests (2.7 s was seen) and stay
+    // well below what holding the slots would take.
     assert!(
-        last_fast < Duration::from_millis(2500),
+        last_fast < Duration::from_secs(5),
         "the last fast feed was answered after {last_fast:?}"
     );
-    assert!(elapsed < Duration::from_secs(6), "{elapsed:?}");
+    assert!(elapsed < Duration::from_secs(8), "{elapsed:?}");
     // Never more than the cap plus the slow budget at once on the host.
     assert!(seen.peak.load(Ordering::SeqCst) <= 8);
 });
@@ -212,9 +214,11 @@ on_both_engines!(the_host_rate_paces_many_fast_feeds, |db| {
     answered.sort();
     assert_eq!(answered.len(), 25);
     // 10 at once, then 10 a second: the 25th request about 1.5 s after the first, and never
-    // more than 10 + 10 within any second.
+    // more than 10 + 10 within any second. When the first ten trickle in (a busy machine), the
+    // bucket refills meanwhile and the 25th comes sooner (1.36 s was seen); unpaced, all 25
+    // would arrive within a few milliseconds.
     let last = answered[24];
-    assert!(last >= Duration::from_millis(1400), "{last:?}");
+    assert!(last >= Duration::from_millis(1000), "{last:?}");
     for (i, at) in answered.iter().enumerate() {
         let within_a_second = answered[i..]
             .iter()
