@@ -1,11 +1,14 @@
 #!/bin/bash
 # Peak memory (VmHWM) of `tidings refresh --all`, `tidings worker` and `tidings serve`, each
-# fetching 10,000 uniform feeds of `tidings bench farm` twice (the second time all 304).
+# fetching 10,000 uniform feeds of `tidings-bench farm` twice (the second time all 304).
 # Usage: crates/worker/mem10k.sh sqlite|postgres [path/to/tidings]
+# (cargo build --release -p tidings -p tidings-bench first)
 # PostgreSQL: a database `tidings_fetchbench` on 127.0.0.1 (createdb -h 127.0.0.1 -U postgres
 # tidings_fetchbench); the script works in schemas fb_* of it.
 set -u
 B=${2:-target/release/tidings}
+# The farm is a bench command, in the tidings-bench binary built beside tidings.
+BENCH=$(dirname "$B")/tidings-bench
 ENGINE=$1
 D=$(mktemp -d)/$ENGINE; mkdir -p $D
 export TIDINGS_ALLOW_PRIVATE_NETWORKS=true TIDINGS_FETCH_PER_HOST_RATE=1000 TIDINGS_FETCH_PER_HOST_CONCURRENCY=100 TIDINGS_FETCH_PER_HOST_SLOW=100 TIDINGS_WORKER_POLL_SECONDS=5 TIDINGS_LOG_LEVEL=info
@@ -20,7 +23,7 @@ reset_due() {
 }
 farm() { # name port
   local url; url=$(dburl $1)
-  $B bench farm --feeds 10000 --port $2 --database-url "$url" > $D/farm-$1.log 2>&1 &
+  $BENCH farm --feeds 10000 --port $2 --database-url "$url" > $D/farm-$1.log 2>&1 &
   echo $! > $D/farm-$1.pid
   until grep -q serving $D/farm-$1.log 2>/dev/null; do sleep 2; if ! kill -0 $(cat $D/farm-$1.pid) 2>/dev/null; then cat $D/farm-$1.log; exit 1; fi; done
   echo "$url" > $D/url-$1

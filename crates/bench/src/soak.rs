@@ -115,6 +115,15 @@ struct Process {
     rss: Vec<Vec<(f64, u64)>>,
 }
 
+/// A soak that ends early (an error in setup, the load or a fault) returns through `?` without
+/// its orderly stop: whatever process is still running goes with it, so no `tidings` is left
+/// behind holding ports and the database.
+impl Drop for Process {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
 impl Process {
     fn new(name: String, args: &[&str], env: Vec<(String, String)>) -> Process {
         Process {
@@ -1786,6 +1795,23 @@ fn memory_line(process: &Process) -> (String, bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_process_dropped_without_a_stop_is_killed() {
+        let logs = tempfile::tempdir().unwrap();
+        let mut process = Process::new("sleeper".into(), &["60"], Vec::new());
+        process
+            .start(Path::new("sleep"), logs.path(), Instant::now())
+            .unwrap();
+        let pid = process.pid().unwrap();
+        let alive = |pid: u32| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .is_ok_and(|stat| !stat.contains(") Z "))
+        };
+        assert!(alive(pid));
+        drop(process);
+        assert!(!alive(pid), "process {pid} outlived its Process");
+    }
 
     #[test]
     fn a_seed_repeats_the_choices() {
