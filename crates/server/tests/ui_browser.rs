@@ -197,6 +197,21 @@ async fn reader_flows_in_chromium() {
         .expect("a setup token while no user exists");
     let b = Browser::start(1280, 860).await;
 
+    setup_then_sign_in(&b, &base, &token).await;
+    let (news, big) = subscribe_then_scroll(&b, &site).await;
+    open_read_and_star(&b, &base, big).await;
+    keyboard(&b, &base, big).await;
+    mark_all_read_then_bookmark(&b, &base, news, big).await;
+    settings_pages(&b, &base, &site).await;
+    stopped_feed_then_unsubscribe(&b, &base, &site, &store).await;
+    refused_changes_roll_back(&b, &base, news).await;
+    phone_layout(&b, &base, big).await;
+    b.quit().await;
+}
+
+/// The first administrator's setup through the one-time link, signing out, a wrong password, then
+/// signing in.
+async fn setup_then_sign_in(b: &Browser, base: &str, token: &str) {
     // First-admin setup through the one-time link.
     b.goto(&format!("{base}/setup?token={token}")).await;
     b.type_into("#username", "admin").await;
@@ -238,16 +253,20 @@ async fn reader_flows_in_chromium() {
         "document.querySelector('nav#feeds') !== null",
     )
     .await;
+}
 
+/// Subscribing (an error, then discovery by a blog's page) and infinite scroll; answers the ids of
+/// the news feed and of the big one.
+async fn subscribe_then_scroll(b: &Browser, site: &FeedServer) -> (i64, i64) {
     // Subscribe: a page without a feed shows the category and what to try.
-    subscribe(&b, &site.url("/plain.html")).await;
+    subscribe(b, &site.url("/plain.html")).await;
     let error = b
         .wait_for(
             "the no-feed error",
             "document.querySelector('dialog .inline-error')?.innerText",
         )
         .await;
-    review(&b, "subscribe-error").await;
+    review(b, "subscribe-error").await;
     let error = error.as_str().unwrap();
     assert!(error.contains("Feed problem"), "{error}");
     assert!(error.contains("No feed found"), "{error}");
@@ -257,7 +276,7 @@ async fn reader_flows_in_chromium() {
     b.click("dialog form button[type=submit]").await;
     b.wait_for("the news feed's items", "location.pathname.startsWith('/feeds/') && document.querySelectorAll('#main li.item').length === 5")
         .await;
-    let news = current_feed_id(&b).await;
+    let news = current_feed_id(b).await;
     assert!(
         b.eval("document.querySelector('dialog[open]') === null")
             .await
@@ -266,10 +285,10 @@ async fn reader_flows_in_chromium() {
     );
 
     // Infinite scroll: 160 items arrive 50 at a time as the pane scrolls.
-    subscribe(&b, &site.url("/big.xml")).await;
+    subscribe(b, &site.url("/big.xml")).await;
     b.wait_for("the first page", "document.querySelectorAll('#main li.item').length >= 50 && document.querySelector('h1.list-title').textContent === 'Big'")
         .await;
-    let big = current_feed_id(&b).await;
+    let big = current_feed_id(b).await;
     assert_ne!(big, news);
     for _ in 0..20 {
         let count = b
@@ -292,7 +311,7 @@ async fn reader_flows_in_chromium() {
         "document.querySelector('.list-end').innerText.includes('160 items')",
     )
     .await;
-    let ids = listed_ids(&b).await;
+    let ids = listed_ids(b).await;
     let mut unique = ids.clone();
     unique.sort_unstable();
     unique.dedup();
@@ -305,7 +324,12 @@ async fn reader_flows_in_chromium() {
         json!(["Big item 0", "Big item 1", "Big item 2"]),
         "newest first"
     );
+    (news, big)
+}
 
+/// Opening items marks them read (one open at a time), the unread filter drops them, and a starred
+/// item is in Starred.
+async fn open_read_and_star(b: &Browser, base: &str, big: i64) {
     // Exclusive expand marks read, shown at once and kept by the server.
     b.goto(&format!("{base}/feeds/{big}?filter=unread")).await;
     b.wait_for(
@@ -313,8 +337,8 @@ async fn reader_flows_in_chromium() {
         "document.querySelectorAll('#main li.item').length >= 50",
     )
     .await;
-    assert_eq!(sidebar_count(&b, big).await, "160");
-    let ids = listed_ids(&b).await;
+    assert_eq!(sidebar_count(b, big).await, "160");
+    let ids = listed_ids(b).await;
     let (first, second) = (ids[0], ids[1]);
     b.click(&format!("li.item[data-id='{first}'] .item-toggle"))
         .await;
@@ -359,7 +383,7 @@ async fn reader_flows_in_chromium() {
     b.press(&["r"]).await;
     b.wait_for("the reloaded unread list", &format!("document.querySelectorAll('#main li.item').length >= 50 && !document.querySelector(\"li.item[data-id='{first}']\")"))
         .await;
-    let ids = listed_ids(&b).await;
+    let ids = listed_ids(b).await;
     assert!(
         !ids.contains(&first) && !ids.contains(&second),
         "read items are hidden"
@@ -379,7 +403,11 @@ async fn reader_flows_in_chromium() {
     b.click("a.feed-link[data-key='/all?filter=starred']").await;
     b.wait_for("the starred view", &format!("location.search === '?filter=starred' && document.querySelectorAll('#main li.item').length === 1 && !!document.querySelector(\"li.item[data-id='{starred}']\")"))
         .await;
+}
 
+/// The keys: j/k select, o opens, j moves the open item, s stars, m toggles read, ? lists the
+/// shortcuts, g then u goes to the unread items.
+async fn keyboard(b: &Browser, base: &str, big: i64) {
     // Keyboard: j/k select, o opens, j moves the open item, s stars, m toggles read,
     // ? lists the shortcuts, g then u goes to the unread items.
     b.goto(&format!("{base}/feeds/{big}?filter=all")).await;
@@ -388,7 +416,7 @@ async fn reader_flows_in_chromium() {
         "document.querySelectorAll('#main li.item').length >= 50",
     )
     .await;
-    let ids = listed_ids(&b).await;
+    let ids = listed_ids(b).await;
     b.press(&["j", "j", "j", "k"]).await;
     b.wait_for(
         "the second item selected",
@@ -444,7 +472,10 @@ async fn reader_flows_in_chromium() {
     b.press(&["g", "u"]).await;
     b.wait_for("the unread items of everything", "location.pathname === '/all' && location.search === '?filter=unread' && document.querySelector('h1.list-title').textContent === 'All items'")
         .await;
+}
 
+/// Mark all read for one feed, then a bookmark read in the Bookmarks view.
+async fn mark_all_read_then_bookmark(b: &Browser, base: &str, news: i64, big: i64) {
     // Mark all read for one feed, with the before-time rule.
     b.goto(&format!("{base}/feeds/{news}?filter=unread")).await;
     b.wait_for(
@@ -469,7 +500,7 @@ async fn reader_flows_in_chromium() {
         "document.querySelector('.list-end').innerText.includes('Nothing unread')",
     )
     .await;
-    assert_eq!(sidebar_count(&b, big).await, "158", "other feeds untouched");
+    assert_eq!(sidebar_count(b, big).await, "158", "other feeds untouched");
 
     // Bookmark an item, then read its saved copy in the Bookmarks view.
     b.goto(&format!("{base}/feeds/{big}?filter=all")).await;
@@ -502,8 +533,11 @@ async fn reader_flows_in_chromium() {
         "document.querySelector('#main li.item .item-content')?.innerText.includes('Body 0')",
     )
     .await;
-    review(&b, "bookmarks").await;
+    review(b, "bookmarks").await;
+}
 
+/// The settings pages: OPML import and export, API keys, the users page and the theme.
+async fn settings_pages(b: &Browser, base: &str, site: &FeedServer) {
     // OPML: import with the per-URL report (one already followed, one refused), export link.
     let opml = tempfile::NamedTempFile::with_suffix(".opml").unwrap();
     std::fs::write(
@@ -537,7 +571,7 @@ async fn reader_flows_in_chromium() {
             .await,
         true
     );
-    review(&b, "settings").await;
+    review(b, "settings").await;
 
     // Account: an API key is shown once, listed by its prefix, and revoked.
     b.goto(&format!("{base}/account")).await;
@@ -553,7 +587,7 @@ async fn reader_flows_in_chromium() {
     // The form proposed an expiry (F23), and the key carries it.
     b.wait_for("the key listed with its expiry", "[...document.querySelectorAll('.settings li.row')].some(li => li.innerText.includes('phone app') && li.innerText.includes('expires'))")
         .await;
-    review(&b, "account").await;
+    review(b, "account").await;
     b.goto(&format!("{base}/account")).await;
     b.wait_for("the key listed", "[...document.querySelectorAll('.settings li.row')].some(li => li.innerText.includes('phone app'))")
         .await;
@@ -614,15 +648,18 @@ async fn reader_flows_in_chromium() {
     .await;
     b.wait_for("light saved", "fetch('/api/v1/preferences').then(r => r.json()).then(j => window.__theme2 = j.preferences.theme) && window.__theme2 === 'light'")
         .await;
+}
 
+/// A stopped feed explained and resumed (by its reader and by an administrator), then unsubscribed.
+async fn stopped_feed_then_unsubscribe(b: &Browser, base: &str, site: &FeedServer, store: &Store) {
     // A stopped feed shows its error in the left pane and on its page.
-    subscribe(&b, &site.url("/gone.xml")).await;
+    subscribe(b, &site.url("/gone.xml")).await;
     b.wait_for(
         "the gone feed",
         "document.querySelector('h1.list-title').textContent === 'gone'",
     )
     .await;
-    let gone = current_feed_id(&b).await;
+    let gone = current_feed_id(b).await;
     site.serve("/gone.xml", 404, "text/plain", "no longer here");
     b.goto(&format!("{base}/feeds/{gone}/settings")).await;
     b.click("#refresh-feed").await;
@@ -684,7 +721,7 @@ async fn reader_flows_in_chromium() {
         &format!("document.querySelector('.stopped-feeds') === null && document.querySelector('a.feed-link[data-key=\"/feeds/{gone}\"]').parentElement.querySelector('.status-stopped') === null"),
     )
     .await;
-    let resumed = api_in_page(&b, "/subscriptions").await;
+    let resumed = api_in_page(b, "/subscriptions").await;
     let resumed = resumed["subscriptions"]
         .as_array()
         .unwrap()
@@ -725,9 +762,12 @@ async fn reader_flows_in_chromium() {
         &format!("document.querySelector('a.feed-link[data-key=\"/feeds/{gone}\"]') === null"),
     )
     .await;
-    let subscriptions = api_in_page(&b, "/subscriptions").await;
+    let subscriptions = api_in_page(b, "/subscriptions").await;
     assert_eq!(subscriptions["subscriptions"].as_array().unwrap().len(), 2);
+}
 
+/// Changes the server refuses, or that never reach it, are rolled back with the reason.
+async fn refused_changes_roll_back(b: &Browser, base: &str, news: i64) {
     // A refused change is rolled back with the reason: a 429 says when to try again, and a
     // failed connection says the server could not be reached.
     b.goto(&format!("{base}/feeds/{news}?filter=all")).await;
@@ -776,10 +816,13 @@ async fn reader_flows_in_chromium() {
     )
     .await;
     assert_eq!(b.eval(star).await, "false", "rolled back");
+}
 
+/// The phone layout: one pane at a time, a back control, touch targets of at least 44 px.
+async fn phone_layout(b: &Browser, base: &str, big: i64) {
     // Phone: one pane at a time with a back control, touch targets of at least 44 px.
     b.resize(390, 844).await;
-    b.goto(&base).await;
+    b.goto(base).await;
     b.wait_for("the feeds pane alone", "getComputedStyle(document.querySelector('#main')).display === 'none' && getComputedStyle(document.querySelector('#feeds')).display !== 'none'")
         .await;
     let width = b.eval("document.documentElement.clientWidth").await;
@@ -810,8 +853,6 @@ async fn reader_flows_in_chromium() {
     b.click("#main .only-phone").await;
     b.wait_for("the feeds pane again", "getComputedStyle(document.querySelector('#feeds')).display !== 'none' && getComputedStyle(document.querySelector('#main')).display === 'none'")
         .await;
-
-    b.quit().await;
 }
 
 /// Calls the API from inside the page (with its session cookie and Origin) and answers the

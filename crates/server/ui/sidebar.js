@@ -37,6 +37,19 @@ export function tagPath(name) {
   return '/tags/' + encodeURIComponent(name);
 }
 
+/** The address of the pane's entry for `route` (the one marked current), or null. */
+function routeHref(r) {
+  if (!r) return null;
+  if (r.name === 'bookmarks') return '/bookmarks';
+  if (r.name === 'feed-settings') return '/feeds/' + r.feedId;
+  if (r.name !== 'items') return null;
+  if (r.feedId) return '/feeds/' + r.feedId;
+  if (r.groupId) return '/groups/' + r.groupId;
+  if (r.tag) return tagPath(r.tag);
+  if (r.hot) return '/hot';
+  return r.filter === 'starred' ? '/all?filter=starred' : '/all';
+}
+
 /** The left pane: All items, Starred, Bookmarks, then the groups with their feeds. */
 export class Sidebar {
   constructor(root) {
@@ -50,21 +63,8 @@ export class Sidebar {
     this.markCurrent();
   }
 
-  currentHref() {
-    const r = this.selection;
-    if (!r) return null;
-    if (r.name === 'bookmarks') return '/bookmarks';
-    if (r.name === 'feed-settings') return '/feeds/' + r.feedId;
-    if (r.name !== 'items') return null;
-    if (r.feedId) return '/feeds/' + r.feedId;
-    if (r.groupId) return '/groups/' + r.groupId;
-    if (r.tag) return tagPath(r.tag);
-    if (r.hot) return '/hot';
-    return r.filter === 'starred' ? '/all?filter=starred' : '/all';
-  }
-
   markCurrent() {
-    const href = this.currentHref();
+    const href = routeHref(this.selection);
     for (const link of this.root.querySelectorAll('a.feed-link')) {
       if (link.dataset.key === href) link.setAttribute('aria-current', 'page');
       else link.removeAttribute('aria-current');
@@ -175,27 +175,30 @@ export class Sidebar {
   tagsSection() {
     if (!this.tagsEl) {
       this.tagsEl = h('section', { class: 'tag-section', hidden: true, 'aria-labelledby': 'tags-heading' });
-      this.loadTags();
+      loadTags(this.tagsEl).then((shown) => {
+        if (shown) this.markCurrent();
+      });
     }
     return this.tagsEl;
   }
+}
 
-  async loadTags() {
-    let answer;
-    try {
-      answer = await api('GET', '/tags?limit=' + SIDEBAR_TAGS);
-    } catch (e) {
-      return; // The tags are a convenience: the pane works without them.
-    }
-    const tags = answer.tags || [];
-    this.tagsEl.hidden = !tags.length;
-    replace(this.tagsEl,
-      h('h2', { class: 'pane-heading', id: 'tags-heading' }, 'Tags'),
-      h('ul', { class: 'tag-cloud' }, tags.map((t) => h('li', null,
-        h('a', { class: 'feed-link tag-link', href: tagPath(t.name), 'data-link': '', 'data-pane': 'main', dataset: { key: tagPath(t.name) } },
-          h('span', { class: 'feed-title' }, t.name), h('span', { class: 'count' }, String(t.count)))))));
-    this.markCurrent();
+/** Fills the tags' `section`; answers whether it could (the tags are a convenience: the pane works without them). */
+async function loadTags(section) {
+  let answer;
+  try {
+    answer = await api('GET', '/tags?limit=' + SIDEBAR_TAGS);
+  } catch (e) {
+    return false;
   }
+  const tags = answer.tags || [];
+  section.hidden = !tags.length;
+  replace(section,
+    h('h2', { class: 'pane-heading', id: 'tags-heading' }, 'Tags'),
+    h('ul', { class: 'tag-cloud' }, tags.map((t) => h('li', null,
+      h('a', { class: 'feed-link tag-link', href: tagPath(t.name), 'data-link': '', 'data-pane': 'main', dataset: { key: tagPath(t.name) } },
+        h('span', { class: 'feed-title' }, t.name), h('span', { class: 'count' }, String(t.count)))))));
+  return true;
 }
 
 /** The views above the groups: all items, starred, hot and bookmarks. */
