@@ -3656,7 +3656,56 @@ async fn views_load_on_demand_in_chromium() {
         "document.querySelector('dialog #subscribe-url') !== null",
     )
     .await;
+    b.press(&["\u{E00C}"]).await;
+
+    // Offline, a part already loaded still opens; one not loaded yet says to come back online.
+    set_offline(&b, true).await;
+    b.press(&["?"]).await;
+    let toast = b
+        .wait_for(
+            "the offline note of a dialog not loaded yet",
+            "[...document.querySelectorAll('.toast-error')].map(t => t.innerText).join(' ')",
+        )
+        .await;
+    let toast = toast.as_str().unwrap();
+    assert!(toast.contains("You are offline"), "{toast}");
+    assert!(toast.contains("keyboard shortcuts"), "{toast}");
+    b.click("#subscribe-button").await;
+    b.wait_for(
+        "the subscribe dialog offline",
+        "document.querySelector('dialog[open] #subscribe-url') !== null",
+    )
+    .await;
+    b.press(&["\u{E00C}"]).await;
+    set_offline(&b, false).await;
+    b.press(&["?"]).await;
+    b.wait_for(
+        "the shortcuts back online",
+        "document.querySelector('dialog.shortcuts[open]') !== null",
+    )
+    .await;
     b.quit().await;
+}
+
+/// Takes the browser off the network (as a lost connection would, `navigator.onLine` too)
+/// or back on, and waits until the page sees it.
+async fn set_offline(b: &Browser, offline: bool) {
+    b.cdp(
+        "Network.emulateNetworkConditions",
+        json!({
+            "offline": offline,
+            "latency": 0,
+            "downloadThroughput": -1,
+            "uploadThroughput": -1,
+        }),
+    )
+    .await
+    .expect("Network.emulateNetworkConditions");
+    b.wait_for(
+        "the page to see the connection change",
+        &format!("navigator.onLine === {}", !offline),
+    )
+    .await;
 }
 
 #[tokio::test]
