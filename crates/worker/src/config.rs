@@ -5,6 +5,18 @@ use std::time::Duration;
 use tidings_feed::SanitizeOptions;
 use tidings_fetch::{HostLimits, PolicyConfig};
 
+// The background jobs' settings live here, below the jobs: the jobs stand on the worker's
+// context, which holds these settings.
+pub mod embedding;
+pub mod notifications;
+pub mod popularity;
+pub mod websub;
+
+pub use embedding::{EmbeddingsConfig, EmbeddingsProvider};
+pub use notifications::NotificationConfig;
+pub use popularity::{PopularityConfig, PopularitySource};
+pub use websub::WebSubConfig;
+
 /// Feeds fetched at once by one worker, by default (F11).
 pub const DEFAULT_CONCURRENCY: usize = 10;
 /// Feeds claimed and waiting for their host per fetch slot: enough that feeds queued behind
@@ -92,15 +104,15 @@ pub struct WorkerConfig {
     /// queued until a process with tagging on takes them).
     pub tags_per_item: usize,
     /// Popularity (F40): the count source (off by default) and its pace.
-    pub popularity: crate::popularity::PopularityConfig,
+    pub popularity: PopularityConfig,
     /// WebSub (F18): whether feeds are subscribed to their hubs (off by default), the
     /// callbacks' base URL, the lease asked for and the safety-net polling of pushed feeds.
-    pub websub: crate::websub::WebSubConfig,
+    pub websub: WebSubConfig,
     /// Notifications to webhooks (F43): parallelism, pace, breaker, where Discord and Slack
     /// are reached.
-    pub notifications: crate::notifications::NotificationConfig,
+    pub notifications: NotificationConfig,
     /// Item vectors for related items (F44): the embedder, its batch and parallelism.
-    pub embeddings: crate::embedding::EmbeddingsConfig,
+    pub embeddings: EmbeddingsConfig,
     /// Summaries (F42): the provider (the built-in one by default), length, parallelism,
     /// budget and retries.
     pub summary: crate::summaries::SummaryConfig,
@@ -127,10 +139,10 @@ impl Default for WorkerConfig {
             full_text_concurrency: DEFAULT_FULL_TEXT_CONCURRENCY,
             full_text_threshold: DEFAULT_FULL_TEXT_THRESHOLD,
             tags_per_item: DEFAULT_TAGS_PER_ITEM,
-            popularity: crate::popularity::PopularityConfig::default(),
-            websub: crate::websub::WebSubConfig::default(),
-            notifications: crate::notifications::NotificationConfig::default(),
-            embeddings: crate::embedding::EmbeddingsConfig::default(),
+            popularity: PopularityConfig::default(),
+            websub: WebSubConfig::default(),
+            notifications: NotificationConfig::default(),
+            embeddings: EmbeddingsConfig::default(),
             summary: crate::summaries::SummaryConfig::default(),
         }
     }

@@ -6,7 +6,9 @@ use tidings_fetch::{FetchError, FetchRequest, FetchResponse, GuardedClient};
 use tidings_store::{NewSubscription, StoreError, Subscription};
 use url::Url;
 
-use crate::fetcher::{FeedReport, Fetcher, RefreshError};
+use crate::fetcher::Fetcher;
+use crate::refresh::RefreshError;
+use crate::round::FeedReport;
 
 /// Conventional paths tried when a page links no feed at all: at most this many requests.
 const MAX_PATH_PROBES: usize = 6;

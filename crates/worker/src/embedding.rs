@@ -23,12 +23,11 @@ use tidings_feed::text::html_to_text;
 use tidings_store::{EmbeddingJob as QueuedItem, ItemVector, Store, StoreError};
 use url::Url;
 
+pub use crate::config::embedding::{DEFAULT_BATCH, EmbeddingsConfig, EmbeddingsProvider};
 use crate::enrich::EnrichmentJob;
 
 pub use tidings_store::MAX_EMBEDDING_ATTEMPTS;
 
-/// Texts per request to a provider, by default (OpenAI takes up to 2,048 inputs per request).
-pub const DEFAULT_BATCH: usize = 64;
 /// How long a provider may take to answer one request.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 /// The longest answer read from a provider: 64 texts × 3,072 dimensions as JSON numbers is
@@ -38,44 +37,6 @@ pub const MAX_RESPONSE_BYTES: usize = 32 * 1024 * 1024;
 pub const FIRST_BACKOFF: Duration = Duration::from_secs(30);
 /// The longest wait after a failure.
 pub const MAX_BACKOFF: Duration = Duration::from_secs(3600);
-
-/// Which embedder makes the vectors.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum EmbeddingsProvider {
-    /// The local hashed term vectors (no model, no key; the default).
-    Local,
-    /// An OpenAI-compatible `/embeddings` endpoint.
-    OpenAi {
-        /// The API's base, up to and including its version (`https://api.openai.com/v1`,
-        /// `http://127.0.0.1:11434/v1`); requests go to `{base}/embeddings`.
-        base_url: Url,
-        /// The model asked for, e.g. `text-embedding-3-small`.
-        model: String,
-        /// Sent as `Authorization: Bearer …` when given.
-        api_key: Option<String>,
-    },
-}
-
-/// The embedding settings of a worker.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EmbeddingsConfig {
-    /// The embedder.
-    pub provider: EmbeddingsProvider,
-    /// Texts per request (1–2,048).
-    pub batch: usize,
-    /// Batches at once; 0 turns embedding off in this process.
-    pub concurrency: usize,
-}
-
-impl Default for EmbeddingsConfig {
-    fn default() -> EmbeddingsConfig {
-        EmbeddingsConfig {
-            provider: EmbeddingsProvider::Local,
-            batch: DEFAULT_BATCH,
-            concurrency: 1,
-        }
-    }
-}
 
 /// An OpenAI-compatible embeddings endpoint ([module docs](self)).
 #[derive(Debug, Clone)]

@@ -4,13 +4,16 @@
 //!   never fetch a feed twice at once), fetches them with bounded parallelism under a
 //!   per-host rate, concurrency cap and slow budget ([`tidings_fetch::HostLimiter`]), and
 //!   runs the daily retention job once a day across all workers.
-//! - [`Fetcher`] does one feed's round: conditional GET through the SSRF-guarded client of
-//!   `tidings-fetch`, a 304 or an identical body skips parsing, otherwise parse and sanitize
-//!   with `tidings-feed` and upsert the items; the outcome goes through the scheduling policy
-//!   into the store; permanent redirects move (and merge) the feed; the raw body is kept
-//!   compressed; the favicon is refreshed monthly. [`Fetcher::refresh_feed`] is the manual
-//!   refresh, and [`Fetcher::reparse_feed`] re-derives a feed's items from its kept body
-//!   without fetching ([`reparse`]).
+//! - [`Fetcher`] is the worker's shared context: the store, the SSRF-guarded client of
+//!   `tidings-fetch`, the per-host limiter, the sanitizer, the metrics and the settings, which
+//!   the round and every job stand on.
+//! - [`round`] is one feed's round: conditional GET, a 304 or an identical body skips parsing,
+//!   otherwise parse and sanitize with `tidings-feed` ([`parse`]) and upsert the items; the
+//!   outcome goes through the scheduling policy into the store; permanent redirects move (and
+//!   merge) the feed; the raw body is kept compressed; the favicon is refreshed monthly.
+//!   [`Fetcher::refresh_feed`] is the manual refresh ([`refresh`]), and
+//!   [`Fetcher::reparse_feed`] re-derives a feed's items from its kept body without fetching
+//!   ([`reparse`]).
 //! - [`discovery`] finds feeds behind a page URL over the network and subscribes with a first
 //!   fetch ([`subscribe_with_discovery`]); [`opml`] imports and exports subscriptions.
 //! - [`full_text`] fetches the article pages of items whose feed gives only a teaser (F6), as
@@ -60,11 +63,15 @@ pub mod enrich;
 pub mod favicon;
 pub mod fetcher;
 pub mod full_text;
+mod hub;
 pub mod metrics;
 pub mod notifications;
 pub mod opml;
+pub mod parse;
 pub mod popularity;
+pub mod refresh;
 pub mod reparse;
+pub mod round;
 pub mod scraping;
 pub mod search_index;
 pub mod summaries;
@@ -79,7 +86,7 @@ pub use discovery::{
 };
 pub use embedding::{EmbeddingJob, EmbeddingsConfig, EmbeddingsProvider, OpenAiEmbeddings};
 pub use enrich::{EnrichmentJob, drain_enrichment, run_enrichment};
-pub use fetcher::{FeedReport, Fetcher, RefreshError};
+pub use fetcher::Fetcher;
 pub use full_text::{FoundArticle, FullTextJob, LoadError, PageError};
 pub use metrics::{FetchResult, MetricsSnapshot, WorkerMetrics};
 pub use notifications::{NotificationConfig, NotificationJob, Notifier, TestOutcome};
@@ -90,7 +97,9 @@ pub use opml::{
 pub use popularity::{
     CountError, CountSource, HatenaBookmarks, PopularityConfig, PopularityJob, PopularitySource,
 };
+pub use refresh::RefreshError;
 pub use reparse::{ReparseError, ReparseReport};
+pub use round::FeedReport;
 pub use scraping::{
     ScrapePreview, ScrapeSourceError, ScrapedSource, ScrapedSourceRequest, preview_scraped,
     reconfigure_scraped, subscribe_scraped,

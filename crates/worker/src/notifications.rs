@@ -16,60 +16,19 @@ use chrono::{DateTime, Utc};
 use tidings_feed::text::html_to_text;
 use tidings_fetch::{FetchError, GuardedClient};
 use tidings_notify::send::DeliveryError;
-use tidings_notify::{Channel, DeliveryPolicy, Endpoints, Kind, Notice, build_payload, deliver};
-use tidings_store::{
-    DeliveryRecord, MatchSettings, QueuedItem, Store, StoreError, Webhook, WebhookMessage,
-};
+use tidings_notify::{Channel, Kind, Notice, build_payload, deliver};
+use tidings_store::{DeliveryRecord, QueuedItem, Store, StoreError, Webhook, WebhookMessage};
 use url::Url;
 
+pub use crate::config::notifications::{
+    DEFAULT_CONCURRENCY, DEFAULT_MAX_QUEUE_AGE, DEFAULT_POLL, DEFAULT_TIMEOUT, NotificationConfig,
+};
 use crate::enrich::EnrichmentJob;
 use crate::fetcher::Fetcher;
 use crate::metrics::WorkerMetrics;
 
-/// Channels sent to at once per worker, by default.
-pub const DEFAULT_CONCURRENCY: usize = 4;
-/// How often an idle notification job looks for new items and due messages, by default.
-pub const DEFAULT_POLL: Duration = Duration::from_secs(5);
-/// Time for one delivery, by default.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
-/// Items queued longer than this are dropped (logged), by default.
-pub const DEFAULT_MAX_QUEUE_AGE: Duration = Duration::from_secs(24 * 3600);
 /// Matcher steps per round at most, so that a large backlog never holds the deliveries.
 const MATCH_STEPS_PER_ROUND: usize = 20;
-
-/// Notification settings of a worker. `Default` is on, with the product's pace.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NotificationConfig {
-    /// Channels sent to at once; 0 turns notifications off in this process (items stay
-    /// unmatched until a process with them on takes them).
-    pub concurrency: usize,
-    /// How often an idle job looks for work.
-    pub poll: Duration,
-    /// Time for one delivery (connect, send, answer).
-    pub timeout: Duration,
-    /// Pace, back-off and circuit breaker per channel.
-    pub policy: DeliveryPolicy,
-    /// Where Discord and Slack are reached.
-    pub endpoints: Endpoints,
-    /// Items queued longer than this are dropped.
-    pub max_queue_age: Duration,
-    /// How the matcher judges new items.
-    pub matching: MatchSettings,
-}
-
-impl Default for NotificationConfig {
-    fn default() -> NotificationConfig {
-        NotificationConfig {
-            concurrency: DEFAULT_CONCURRENCY,
-            poll: DEFAULT_POLL,
-            timeout: DEFAULT_TIMEOUT,
-            policy: DeliveryPolicy::default(),
-            endpoints: Endpoints::default(),
-            max_queue_age: DEFAULT_MAX_QUEUE_AGE,
-            matching: MatchSettings::default(),
-        }
-    }
-}
 
 /// Sends messages to channels: the client and settings the job and the API's "send test"
 /// share.

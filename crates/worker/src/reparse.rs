@@ -13,7 +13,8 @@ use tidings_store::{StoreError, UpsertCounts};
 use url::Url;
 
 use crate::body::{self, BodyError};
-use crate::fetcher::{Fetcher, Pages};
+use crate::fetcher::Fetcher;
+use crate::refresh::Pages;
 
 /// What re-deriving one feed's items from its kept body did.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]

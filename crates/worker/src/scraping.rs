@@ -1,16 +1,18 @@
 //! Scraped sources over the network (F7): fetch a page through the guarded client, read it
 //! with `tidings-scrape`, and preview, subscribe to or reconfigure such a source. The fetch
-//! round of a scraped source is the feed's ([`crate::Fetcher`]), with the scraper in place of
-//! the feed parser ([`scrape_and_sanitize`]).
+//! round of a scraped source is the feed's ([`crate::round`]), with the scraper in place of
+//! the feed parser ([`crate::parse`]).
 
-use tidings_feed::{Item, Sanitizer};
+use tidings_feed::Item;
 use tidings_fetch::FetchResponse;
 use tidings_scrape::{ScrapeConfig, ScrapeError, ScrapeOptions};
 use tidings_store::{NewSubscription, StoreError, Subscription};
-use url::Url;
 
 use crate::discovery::{DiscoverError, parse_user_url};
-use crate::fetcher::{FeedReport, Fetcher, ParsedFeed, RefreshError, new_items};
+use crate::fetcher::Fetcher;
+pub use crate::parse::parse_config_json;
+use crate::refresh::RefreshError;
+use crate::round::FeedReport;
 
 /// Why a scraped source could not be previewed, created or changed.
 #[derive(Debug, thiserror::Error)]
@@ -200,50 +202,10 @@ pub fn config_json(config: &ScrapeConfig) -> String {
     serde_json::to_string(&config.normalized()).unwrap_or_default()
 }
 
-/// Reads a stored configuration.
-pub fn parse_config_json(text: &str) -> Result<ScrapeConfig, String> {
-    serde_json::from_str(text)
-        .map_err(|error| format!("the scraped source's configuration is unreadable: {error}"))
-}
-
 fn scrape_options(response: &FetchResponse) -> ScrapeOptions {
     ScrapeOptions {
         page_url: Some(response.url.clone()),
         http_charset: response.charset.clone(),
         ..ScrapeOptions::default()
     }
-}
-
-/// The fetch round's reading of a scraped source's page: scrape with the stored
-/// configuration, sanitize, map to the store's items, as a feed's are.
-pub(crate) fn scrape_and_sanitize(
-    body: &[u8],
-    page_url: &Url,
-    charset: Option<String>,
-    config_text: &str,
-    sanitizer: &Sanitizer,
-) -> Result<ParsedFeed, String> {
-    let config = parse_config_json(config_text)?;
-    let options = ScrapeOptions {
-        page_url: Some(page_url.clone()),
-        http_charset: charset,
-        ..ScrapeOptions::default()
-    };
-    let mut page = tidings_scrape::scrape(body, &options, &config)
-        .map_err(|error| format!("scraping the page failed: {error}"))?;
-    tidings_feed::sanitize_items(&mut page.items, sanitizer);
-    // The page is the source's site: its icon links are read here, so that the favicon
-    // lookup does not fetch the page a second time.
-    let text = tidings_feed::encoding::decode_document(body, options.http_charset.as_deref()).text;
-    Ok(ParsedFeed {
-        title: page.title,
-        site_url: Some(page_url.to_string()),
-        description: None,
-        format: config.kind.as_str(),
-        icon: None,
-        page_icons: Some(crate::favicon::icon_links(&text, page_url)),
-        items: new_items(&page.items),
-        // A page may advertise a WebSub hub in its <link> elements (websub.rocks 101).
-        advertised: tidings_feed::AdvertisedLinks::of_html(body, page_url),
-    })
 }

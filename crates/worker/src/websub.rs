@@ -15,12 +15,10 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Duration;
 
 use bytes::Bytes;
 use chrono::Utc;
 use hmac::{KeyInit, Mac};
-use tidings_feed::{AdvertisedLinks, WebSubLinks};
 use tidings_fetch::FetchResponse;
 use tidings_store::{
     Store, StoreError, WebSubMode, WebSubRequest, WebSubState, WebSubSubscription,
@@ -28,13 +26,11 @@ use tidings_store::{
 use tokio::sync::Notify;
 use url::Url;
 
+pub use crate::config::websub::{DEFAULT_LEASE_SECONDS, DEFAULT_SAFETY_POLL, WebSubConfig};
 use crate::enrich::EnrichmentJob;
 use crate::fetcher::Fetcher;
+pub use crate::hub::{discovered_links, random_token};
 
-/// The lease tidings asks hubs for: 10 days, the spec's suggested default (hubs choose).
-pub const DEFAULT_LEASE_SECONDS: i64 = 10 * 24 * 3600;
-/// How often a feed whose hub pushes is still polled, as a safety net for lost pushes.
-pub const DEFAULT_SAFETY_POLL: Duration = Duration::from_secs(6 * 3600);
 /// How long a request waits for the hub's verification of intent before it is sent again.
 pub const VERIFY_WAIT_SECONDS: i64 = 15 * 60;
 /// How long a denied subscription rests before it is asked for again (unless the feed names
@@ -51,50 +47,6 @@ const HUB_ANSWER_KEPT: usize = 300;
 /// Signature methods of `X-Hub-Signature` (W3C WebSub §8.1).
 pub const SIGNATURE_METHODS: [&str; 4] = ["sha1", "sha256", "sha384", "sha512"];
 
-/// WebSub settings. `Default` is off.
-#[derive(Debug, Clone)]
-pub struct WebSubConfig {
-    /// Whether this process subscribes feeds to their hubs (`TIDINGS_WEBSUB`). Discovery and
-    /// the callback work either way.
-    pub enabled: bool,
-    /// The server's public URL (`TIDINGS_BASE_URL`); callbacks are `{base}/websub/{token}`.
-    /// Required when `enabled`.
-    pub base_url: Option<Url>,
-    /// The lease asked for, in seconds.
-    pub lease_seconds: i64,
-    /// How often a feed whose hub pushes is polled all the same.
-    pub safety_poll: Duration,
-}
-
-impl Default for WebSubConfig {
-    fn default() -> WebSubConfig {
-        WebSubConfig {
-            enabled: false,
-            base_url: None,
-            lease_seconds: DEFAULT_LEASE_SECONDS,
-            safety_poll: DEFAULT_SAFETY_POLL,
-        }
-    }
-}
-
-impl WebSubConfig {
-    /// Whether feeds are subscribed: on, with a base URL for the callbacks.
-    pub fn is_on(&self) -> bool {
-        self.enabled && self.base_url.is_some()
-    }
-
-    /// The callback URL of `token`.
-    pub fn callback_url(&self, token: &str) -> Option<Url> {
-        let base = self.base_url.as_ref()?;
-        let mut url = base.clone();
-        let path = format!("{}/websub/{token}", base.path().trim_end_matches('/'));
-        url.set_path(&path);
-        url.set_query(None);
-        url.set_fragment(None);
-        Some(url)
-    }
-}
-
 /// Whether hubs can reach callbacks under `base`: an http(s) URL whose host is not loopback,
 /// private or a local name (the fetch guard's own rules), unless `allow_private` (a LAN,
 /// tests). `Err` says why not.
@@ -109,25 +61,6 @@ pub fn check_public_base_url(base: &Url, allow_private: bool) -> Result<(), Stri
     policy
         .check_url(base)
         .map_err(|refusal| refusal.to_string())
-}
-
-/// A random token or secret: 32 bytes, hex.
-pub fn random_token() -> String {
-    hex::encode(rand::random::<[u8; 32]>())
-}
-
-/// The hub and topic a fetched response advertises: its `Link` headers first, then the
-/// document's own links (`document`), the topic defaulting to the URL that answered.
-pub fn discovered_links(
-    response: &FetchResponse,
-    document: &AdvertisedLinks,
-) -> Option<WebSubLinks> {
-    let headers = response
-        .link
-        .as_deref()
-        .map(|value| AdvertisedLinks::of_link_header(value, &response.url))
-        .unwrap_or_default();
-    tidings_feed::websub_links(&headers, document, &response.url)
 }
 
 /// What the subscriber job does with a row now.

@@ -10,8 +10,9 @@ use chrono::Utc;
 use tokio::task::JoinSet;
 
 use crate::config::WorkerConfig;
-use crate::fetcher::{FeedReport, Fetcher};
+use crate::fetcher::Fetcher;
 use crate::metrics::FetchResult;
+use crate::round::FeedReport;
 use tidings_store::{DueFeed, Store, StoreError};
 
 /// The name of the retention job in `job_runs`.
