@@ -3,6 +3,33 @@
 use crate::lease::Lease;
 use crate::{Engine, Result, Store, StoreError, in_tx, row_decoder, unix_now, with_db};
 
+/// What a parse says about its feed itself; a `None` keeps the stored value.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FeedMetadata<'a> {
+    /// The feed's title.
+    pub title: Option<&'a str>,
+    /// The site the feed belongs to.
+    pub site_url: Option<&'a str>,
+    /// The feed's description.
+    pub description: Option<&'a str>,
+    /// The feed's format (`rss`, `atom`, `json`…).
+    pub format: Option<&'a str>,
+}
+
+/// On PostgreSQL, the start of a feed's item upsert: a transaction that takes the lock that
+/// serializes the feed's upserts (shared) with retention's deletions (exclusive,
+/// [`PG_FEED_ITEMS_LOCK`]), so that an upsert sees the tombstones of items deleted meanwhile.
+/// Both go in one simple query, one round trip; the tombstones are read by the next statement,
+/// whose snapshot is taken after the lock. (SQLite has one writer; a lock on the feed row would
+/// deadlock with unsubscribing.)
+pub(crate) fn pg_begin_feed_items(feed_id: i64) -> String {
+    format!("BEGIN; SELECT pg_advisory_xact_lock_shared(7467, ({feed_id} % 2147483647)::integer)")
+}
+/// The exclusive form of the lock [`pg_begin_feed_items`] takes, taken by retention. Bind: `$1`
+/// = feed id.
+pub(crate) const PG_FEED_ITEMS_LOCK: &str =
+    "SELECT pg_advisory_xact_lock(7467, ($1 % 2147483647)::integer)";
+
 /// Marks feeds that nobody follows any more as orphaned (F17). Bind: `$1` = now.
 pub(crate) const MARK_ORPHANS: &str = "UPDATE feeds SET orphaned_at = $1
      WHERE orphaned_at IS NULL

@@ -34,100 +34,6 @@ pub struct FeedBody {
     pub body: Vec<u8>,
 }
 
-/// What a parse says about its feed itself; a `None` keeps the stored value.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct FeedMetadata<'a> {
-    /// The feed's title.
-    pub title: Option<&'a str>,
-    /// The site the feed belongs to.
-    pub site_url: Option<&'a str>,
-    /// The feed's description.
-    pub description: Option<&'a str>,
-    /// The feed's format (`rss`, `atom`, `json`…).
-    pub format: Option<&'a str>,
-}
-
-/// What becomes of a feed's kept raw body (F8) when a fetch is stored.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BodyWrite<'a> {
-    /// Keep this body, replacing the previous one.
-    Keep(&'a FeedBody),
-    /// Drop the kept body (the new one is too large to keep, so the old one is outdated).
-    Drop,
-}
-
-/// Which new items a fetch queues for their article page (F6), given the feed's subscribers'
-/// strongest mode: `true` for an item whose feed text is short (queued in the `auto` mode),
-/// `false` for one queued only in the `always` mode.
-pub type ShortText<'a> = &'a (dyn Fn(&crate::NewItem) -> bool + Send + Sync);
-
-/// Everything a parsed fetch stores besides its items, written in the items' transaction so
-/// that the fetch commits once (on PostgreSQL each commit waits for the disk).
-#[derive(Default, Clone, Copy)]
-pub struct FetchWrites<'a> {
-    /// What the feed says about itself.
-    pub metadata: Option<FeedMetadata<'a>>,
-    /// The icon or logo URL the feed names, when it names one.
-    pub icon_url: Option<&'a str>,
-    /// The feed's favicon, when its site's is known already (see
-    /// [`crate::Store::save_favicon`]).
-    pub favicon: Option<&'a Favicon>,
-    /// The raw body to keep or drop; `None` leaves the kept one alone.
-    pub body: Option<BodyWrite<'a>>,
-    /// Queue the new items with a link for their article page (F6), as the feed's
-    /// subscribers' modes ask: `Some(short)` tells which items' feed text is short.
-    pub full_text: Option<ShortText<'a>>,
-    /// Queue the new items for their summary when a subscriber wants them (F42); see
-    /// [`crate::Store::queue_new_summaries`].
-    pub summaries: bool,
-    /// The WebSub hub and topic the feed advertises, or that it advertises none (F18); see
-    /// [`crate::Store::record_websub_discovery`]. `None` leaves the feed's row alone.
-    pub websub: Option<WebSubDiscovery<'a>>,
-    /// The fetch's outcome, recorded (and the lease released) when this owner still holds the
-    /// feed's lease: `(owner, record)`.
-    pub record: Option<(&'a str, &'a crate::FetchRecord)>,
-}
-
-/// What a fetched feed says of WebSub (F18), recorded with the fetch.
-#[derive(Debug, Clone, Copy)]
-pub struct WebSubDiscovery<'a> {
-    /// `(hub, topic)`, or `None` when the feed names no hub.
-    pub found: Option<(&'a str, &'a str)>,
-    /// The callback token a new subscription row takes.
-    pub token: &'a str,
-    /// The secret a new subscription row takes.
-    pub secret: &'a str,
-}
-
-impl std::fmt::Debug for FetchWrites<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("FetchWrites")
-            .field("metadata", &self.metadata)
-            .field("icon_url", &self.icon_url)
-            .field("favicon", &self.favicon.map(|f| &f.source_url))
-            .field("body", &self.body.map(|b| matches!(b, BodyWrite::Keep(_))))
-            .field("full_text", &self.full_text.is_some())
-            .field("summaries", &self.summaries)
-            .field("websub", &self.websub)
-            .field("record", &self.record)
-            .finish()
-    }
-}
-
-/// What [`crate::Store::store_fetch`] wrote.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct FetchWritten {
-    /// How the items went.
-    pub counts: crate::UpsertCounts,
-    /// Whether the outcome was recorded: `false` when the lease was lost (the items and the
-    /// rest are stored all the same), `true` when no outcome was given.
-    pub recorded: bool,
-    /// New items queued for their article page.
-    pub full_text_queued: u64,
-    /// New items queued for their summary.
-    pub summaries_queued: u64,
-}
-
 /// Stores `$body` (a [`FeedBody`]) as feed `$feed_id`'s kept raw body on `$db`, a connection or
 /// a transaction, replacing the previous one.
 macro_rules! save_feed_body_on {
@@ -1016,7 +922,7 @@ impl Store {
         let is_postgres = self.engine() == Engine::Postgres;
         Ok(in_tx!(self, |tx| {
             if is_postgres {
-                sqlx::query(crate::items::PG_FEED_ITEMS_LOCK)
+                sqlx::query(crate::feeds::PG_FEED_ITEMS_LOCK)
                     .bind(feed_id)
                     .execute(&mut *tx)
                     .await?;

@@ -2,7 +2,7 @@
 //! page, and the articles extracted, kept apart from the feeds' content.
 
 use crate::job_queue::JobQueue;
-use crate::search::{item_index_value, write_index_rows};
+use crate::search_index::{item_index_value, write_index_rows};
 use crate::{Engine, Result, Store, in_tx, with_db};
 
 /// The queue of items waiting for their article page.

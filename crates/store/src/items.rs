@@ -1,16 +1,100 @@
 //! Items of shared feeds, upserted by the identity rule (F4), and users' item states (F32).
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
 use sha2::{Digest, Sha256};
 use tidings_feed::identity::item_identity;
 use tidings_feed::text::html_to_text;
 
-use crate::search::{full_texts_of, item_index_value, write_index_rows};
+use crate::batch::batches;
+use crate::search_index::{full_texts_of, item_index_value, write_index_rows};
+use crate::text::{is_stripped_char, strip_control_chars};
 use crate::{
-    BodyWrite, Engine, FetchWrites, FetchWritten, FullTextMode, Result, Store, StoreError, in_tx,
-    row_decoder, with_db,
+    Engine, Favicon, FeedBody, FeedMetadata, FetchRecord, FullTextMode, Result, Store, StoreError,
+    in_tx, row_decoder, with_db,
 };
+
+/// What becomes of a feed's kept raw body (F8) when a fetch is stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BodyWrite<'a> {
+    /// Keep this body, replacing the previous one.
+    Keep(&'a FeedBody),
+    /// Drop the kept body (the new one is too large to keep, so the old one is outdated).
+    Drop,
+}
+
+/// Which new items a fetch queues for their article page (F6), given the feed's subscribers'
+/// strongest mode: `true` for an item whose feed text is short (queued in the `auto` mode),
+/// `false` for one queued only in the `always` mode.
+pub type ShortText<'a> = &'a (dyn Fn(&NewItem) -> bool + Send + Sync);
+
+/// Everything a parsed fetch stores besides its items, written in the items' transaction so
+/// that the fetch commits once (on PostgreSQL each commit waits for the disk).
+#[derive(Default, Clone, Copy)]
+pub struct FetchWrites<'a> {
+    /// What the feed says about itself.
+    pub metadata: Option<FeedMetadata<'a>>,
+    /// The icon or logo URL the feed names, when it names one.
+    pub icon_url: Option<&'a str>,
+    /// The feed's favicon, when its site's is known already (see
+    /// [`crate::Store::save_favicon`]).
+    pub favicon: Option<&'a Favicon>,
+    /// The raw body to keep or drop; `None` leaves the kept one alone.
+    pub body: Option<BodyWrite<'a>>,
+    /// Queue the new items with a link for their article page (F6), as the feed's
+    /// subscribers' modes ask: `Some(short)` tells which items' feed text is short.
+    pub full_text: Option<ShortText<'a>>,
+    /// Queue the new items for their summary when a subscriber wants them (F42); see
+    /// [`crate::Store::queue_new_summaries`].
+    pub summaries: bool,
+    /// The WebSub hub and topic the feed advertises, or that it advertises none (F18); see
+    /// [`crate::Store::record_websub_discovery`]. `None` leaves the feed's row alone.
+    pub websub: Option<WebSubDiscovery<'a>>,
+    /// The fetch's outcome, recorded (and the lease released) when this owner still holds the
+    /// feed's lease: `(owner, record)`.
+    pub record: Option<(&'a str, &'a FetchRecord)>,
+}
+
+/// What a fetched feed says of WebSub (F18), recorded with the fetch.
+#[derive(Debug, Clone, Copy)]
+pub struct WebSubDiscovery<'a> {
+    /// `(hub, topic)`, or `None` when the feed names no hub.
+    pub found: Option<(&'a str, &'a str)>,
+    /// The callback token a new subscription row takes.
+    pub token: &'a str,
+    /// The secret a new subscription row takes.
+    pub secret: &'a str,
+}
+
+impl std::fmt::Debug for FetchWrites<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FetchWrites")
+            .field("metadata", &self.metadata)
+            .field("icon_url", &self.icon_url)
+            .field("favicon", &self.favicon.map(|f| &f.source_url))
+            .field("body", &self.body.map(|b| matches!(b, BodyWrite::Keep(_))))
+            .field("full_text", &self.full_text.is_some())
+            .field("summaries", &self.summaries)
+            .field("websub", &self.websub)
+            .field("record", &self.record)
+            .finish()
+    }
+}
+
+/// What [`crate::Store::store_fetch`] wrote.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FetchWritten {
+    /// How the items went.
+    pub counts: UpsertCounts,
+    /// Whether the outcome was recorded: `false` when the lease was lost (the items and the
+    /// rest are stored all the same), `true` when no outcome was given.
+    pub recorded: bool,
+    /// New items queued for their article page.
+    pub full_text_queued: u64,
+    /// New items queued for their summary.
+    pub summaries_queued: u64,
+}
 
 /// A media enclosure of an item.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -78,20 +162,6 @@ pub const TOMBSTONE_GRACE_SECONDS: i64 = 7 * 86_400;
 /// Tombstones kept alive per statement by an upsert: well under both engines' limits on
 /// bound parameters.
 const TOMBSTONES_TOUCHED_PER_STATEMENT: usize = 500;
-
-/// On PostgreSQL, the start of a feed's item upsert: a transaction that takes the lock that
-/// serializes the feed's upserts (shared) with retention's deletions (exclusive,
-/// [`PG_FEED_ITEMS_LOCK`]), so that an upsert sees the tombstones of items deleted meanwhile.
-/// Both go in one simple query, one round trip; the tombstones are read by the next statement,
-/// whose snapshot is taken after the lock. (SQLite has one writer; a lock on the feed row would
-/// deadlock with unsubscribing.)
-pub(crate) fn pg_begin_feed_items(feed_id: i64) -> String {
-    format!("BEGIN; SELECT pg_advisory_xact_lock_shared(7467, ({feed_id} % 2147483647)::integer)")
-}
-/// The exclusive form of the lock [`pg_begin_feed_items`] takes, taken by retention. Bind: `$1`
-/// = feed id.
-pub(crate) const PG_FEED_ITEMS_LOCK: &str =
-    "SELECT pg_advisory_xact_lock(7467, ($1 % 2147483647)::integer)";
 
 /// A stored item with one user's state of it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -269,23 +339,6 @@ pub(crate) type ItemRow = (
     (Option<i64>, i64, String, String, bool, bool),
     (Option<String>,),
 );
-
-/// Rows per multi-row statement, largest first: a batch of any size is written with these few
-/// statement shapes, each prepared once per connection.
-const BATCH_SIZES: [usize; 4] = [64, 16, 4, 1];
-
-/// Splits `n` rows into the sizes of [`BATCH_SIZES`]: as many of the largest as fit, then the
-/// next, and so on.
-pub(crate) fn batches(mut n: usize) -> Vec<usize> {
-    let mut sizes = Vec::new();
-    for size in BATCH_SIZES {
-        while n >= size {
-            sizes.push(size);
-            n -= size;
-        }
-    }
-    sizes
-}
 
 /// Values bound per item by [`BindItem::bind_item_values`].
 const INSERT_BINDS_PER_ITEM: usize = 14;
@@ -637,8 +690,7 @@ impl Store {
     ) -> Result<FetchWritten> {
         // Control characters are removed before the identity is computed, so that a NUL in
         // a feed neither fails the write (PostgreSQL) nor makes an item differ by engine.
-        let cleaned: Vec<std::borrow::Cow<'_, NewItem>> =
-            items.iter().map(crate::text::clean_item).collect();
+        let cleaned: Vec<std::borrow::Cow<'_, NewItem>> = items.iter().map(clean_item).collect();
         let mut prepared: Vec<PreparedItem<'_>> = cleaned.iter().map(|c| prepare(c)).collect();
         // A sorted, de-duplicated batch takes row locks in the same order as any concurrent
         // batch of the same feed (no deadlocks) and never touches one row twice.
@@ -670,221 +722,230 @@ impl Store {
             recorded: true,
             ..FetchWritten::default()
         };
-        in_tx!(self, postgres_begin = pg_begin_feed_items(feed_id), |tx| {
-            let counts = &mut written.counts;
-            let mut tombstones: HashSet<String> =
-                sqlx::query_scalar("SELECT identity_key FROM item_tombstones WHERE feed_id = $1")
-                    .bind(feed_id)
-                    .fetch_all(&mut *tx)
-                    .await?
-                    .into_iter()
-                    .collect();
-            // Tombstoned identities the feed still lists: their tombstones stay alive.
-            let mut listed_tombstones: Vec<&str> = Vec::new();
-            for p in &same {
-                if tombstones.contains(&p.identity_key) {
-                    listed_tombstones.push(&p.identity_key);
-                } else {
-                    counts.unchanged += 1;
+        in_tx!(
+            self,
+            postgres_begin = crate::feeds::pg_begin_feed_items(feed_id),
+            |tx| {
+                let counts = &mut written.counts;
+                let mut tombstones: HashSet<String> = sqlx::query_scalar(
+                    "SELECT identity_key FROM item_tombstones WHERE feed_id = $1",
+                )
+                .bind(feed_id)
+                .fetch_all(&mut *tx)
+                .await?
+                .into_iter()
+                .collect();
+                // Tombstoned identities the feed still lists: their tombstones stay alive.
+                let mut listed_tombstones: Vec<&str> = Vec::new();
+                for p in &same {
+                    if tombstones.contains(&p.identity_key) {
+                        listed_tombstones.push(&p.identity_key);
+                    } else {
+                        counts.unchanged += 1;
+                    }
                 }
-            }
-            // New items go in multi-row inserts; the others (stored, or maybe stored under a
-            // legacy key) one by one.
-            let mut new_items: Vec<&ItemWrite<'_>> = Vec::new();
-            let mut one_by_one: Vec<&ItemWrite<'_>> = Vec::new();
-            for write in &writes_of_items {
-                let p = &write.prepared;
-                if let Some(legacy) = &p.legacy_key {
-                    if !tombstones.contains(&p.identity_key) && tombstones.contains(legacy) {
-                        sqlx::query(
-                            "UPDATE item_tombstones SET identity_key = $3
+                // New items go in multi-row inserts; the others (stored, or maybe stored under a
+                // legacy key) one by one.
+                let mut new_items: Vec<&ItemWrite<'_>> = Vec::new();
+                let mut one_by_one: Vec<&ItemWrite<'_>> = Vec::new();
+                for write in &writes_of_items {
+                    let p = &write.prepared;
+                    if let Some(legacy) = &p.legacy_key {
+                        if !tombstones.contains(&p.identity_key) && tombstones.contains(legacy) {
+                            sqlx::query(
+                                "UPDATE item_tombstones SET identity_key = $3
                              WHERE feed_id = $1 AND identity_key = $2",
+                            )
+                            .bind(feed_id)
+                            .bind(legacy)
+                            .bind(&p.identity_key)
+                            .execute(&mut *tx)
+                            .await?;
+                            tombstones.insert(p.identity_key.clone());
+                        }
+                        sqlx::query(
+                            "UPDATE items SET identity_key = $3
+                         WHERE feed_id = $1 AND identity_key = $2
+                           AND NOT EXISTS (SELECT 1 FROM items
+                                           WHERE feed_id = $1 AND identity_key = $3)",
                         )
                         .bind(feed_id)
                         .bind(legacy)
                         .bind(&p.identity_key)
                         .execute(&mut *tx)
                         .await?;
-                        tombstones.insert(p.identity_key.clone());
                     }
-                    sqlx::query(
-                        "UPDATE items SET identity_key = $3
-                         WHERE feed_id = $1 AND identity_key = $2
-                           AND NOT EXISTS (SELECT 1 FROM items
-                                           WHERE feed_id = $1 AND identity_key = $3)",
-                    )
-                    .bind(feed_id)
-                    .bind(legacy)
-                    .bind(&p.identity_key)
-                    .execute(&mut *tx)
-                    .await?;
-                }
-                if tombstones.contains(&p.identity_key) {
-                    listed_tombstones.push(&p.identity_key);
-                    continue;
-                }
-                if !write.stored && p.legacy_key.is_none() {
-                    new_items.push(write);
-                } else {
-                    one_by_one.push(write);
-                }
-            }
-            // The items of one fetch arrive together; their sync arrival numbers (migration
-            // 30) go oldest published first, so that "newest first" among them is by date.
-            // PostgreSQL's statement trigger numbers them so; SQLite's row trigger numbers
-            // rows as they are inserted, so they go in that order (one writer at a time: the
-            // identity order that keeps PostgreSQL's concurrent batches from deadlocking is
-            // not needed there).
-            if engine == crate::Engine::Sqlite {
-                new_items.sort_by_key(|w| w.prepared.item.published.unwrap_or(now));
-            }
-            // The new items, with their index rows and tag jobs; (id, item) of each inserted.
-            let inserted = tx.insert_new_items(feed_id, now, &new_items).await?;
-            let mut new_ids: Vec<(i64, &NewItem)> = Vec::new();
-            for write in new_items {
-                match inserted.get(&write.prepared.identity_key) {
-                    Some(&id) => {
-                        counts.inserted += 1;
-                        new_ids.push((id, write.prepared.item));
+                    if tombstones.contains(&p.identity_key) {
+                        listed_tombstones.push(&p.identity_key);
+                        continue;
                     }
-                    // Stored meanwhile by a concurrent upsert: updated when it differs.
-                    None => one_by_one.push(write),
-                }
-            }
-            // (item id, index value) of the items written one by one.
-            let mut indexed: Vec<(i64, &str)> = Vec::new();
-            // Stored items that changed: their full articles (F6) are indexed with them.
-            let mut updated: Vec<(i64, &ItemWrite<'_>)> = Vec::new();
-            for write in one_by_one {
-                match update_or_insert_item!(tx, feed_id, &write.prepared, now) {
-                    (Some(id), _) => {
-                        counts.inserted += 1;
-                        indexed.push((id, write.index.as_str()));
-                        new_ids.push((id, write.prepared.item));
-                    }
-                    (None, Some(id)) => {
-                        counts.updated += 1;
-                        indexed.push((id, write.index.as_str()));
-                        updated.push((id, write));
-                    }
-                    (None, None) => counts.unchanged += 1,
-                }
-            }
-            // A changed item keeps its full article, so its index row keeps the article's
-            // words: read after the updates, which a concurrent save of an article waits for
-            // (or waited on), so that a just-saved article is seen. New items have none.
-            let mut with_article: std::collections::HashMap<i64, String> =
-                std::collections::HashMap::new();
-            if !updated.is_empty() {
-                let ids: Vec<i64> = updated.iter().map(|(id, _)| *id).collect();
-                let articles = full_texts_of!(tx, &ids);
-                for (id, write) in &updated {
-                    if let Some(article) = articles.get(id) {
-                        let item = write.prepared.item;
-                        with_article.insert(
-                            *id,
-                            item_index_value(
-                                engine,
-                                item.title.as_deref(),
-                                item.content.as_deref(),
-                                item.summary.as_deref(),
-                                Some(article),
-                            ),
-                        );
+                    if !write.stored && p.legacy_key.is_none() {
+                        new_items.push(write);
+                    } else {
+                        one_by_one.push(write);
                     }
                 }
-            }
-            for (id, value) in &mut indexed {
-                if let Some(article_value) = with_article.get(id) {
-                    *value = article_value.as_str();
+                // The items of one fetch arrive together; their sync arrival numbers (migration
+                // 30) go oldest published first, so that "newest first" among them is by date.
+                // PostgreSQL's statement trigger numbers them so; SQLite's row trigger numbers
+                // rows as they are inserted, so they go in that order (one writer at a time: the
+                // identity order that keeps PostgreSQL's concurrent batches from deadlocking is
+                // not needed there).
+                if engine == crate::Engine::Sqlite {
+                    new_items.sort_by_key(|w| w.prepared.item.published.unwrap_or(now));
                 }
-            }
-            // Their search index rows, in the same transaction.
-            write_index_rows!(tx, engine, &indexed);
-            // They wait for their tags (F41), queued in the same transaction.
-            let changed_ids: Vec<i64> = indexed.iter().map(|(id, _)| *id).collect();
-            crate::tags::queue_tag_jobs!(tx, &changed_ids, now);
-            counts.suppressed = listed_tombstones.len() as u64;
-            for keys in listed_tombstones.chunks(TOMBSTONES_TOUCHED_PER_STATEMENT) {
-                let placeholders: Vec<String> =
-                    (0..keys.len()).map(|n| format!("${}", n + 3)).collect();
-                let mut touch = sqlx::query(sqlx::AssertSqlSafe(format!(
-                    "UPDATE item_tombstones SET last_seen_at = $2
+                // The new items, with their index rows and tag jobs; (id, item) of each inserted.
+                let inserted = tx.insert_new_items(feed_id, now, &new_items).await?;
+                let mut new_ids: Vec<(i64, &NewItem)> = Vec::new();
+                for write in new_items {
+                    match inserted.get(&write.prepared.identity_key) {
+                        Some(&id) => {
+                            counts.inserted += 1;
+                            new_ids.push((id, write.prepared.item));
+                        }
+                        // Stored meanwhile by a concurrent upsert: updated when it differs.
+                        None => one_by_one.push(write),
+                    }
+                }
+                // (item id, index value) of the items written one by one.
+                let mut indexed: Vec<(i64, &str)> = Vec::new();
+                // Stored items that changed: their full articles (F6) are indexed with them.
+                let mut updated: Vec<(i64, &ItemWrite<'_>)> = Vec::new();
+                for write in one_by_one {
+                    match update_or_insert_item!(tx, feed_id, &write.prepared, now) {
+                        (Some(id), _) => {
+                            counts.inserted += 1;
+                            indexed.push((id, write.index.as_str()));
+                            new_ids.push((id, write.prepared.item));
+                        }
+                        (None, Some(id)) => {
+                            counts.updated += 1;
+                            indexed.push((id, write.index.as_str()));
+                            updated.push((id, write));
+                        }
+                        (None, None) => counts.unchanged += 1,
+                    }
+                }
+                // A changed item keeps its full article, so its index row keeps the article's
+                // words: read after the updates, which a concurrent save of an article waits for
+                // (or waited on), so that a just-saved article is seen. New items have none.
+                let mut with_article: std::collections::HashMap<i64, String> =
+                    std::collections::HashMap::new();
+                if !updated.is_empty() {
+                    let ids: Vec<i64> = updated.iter().map(|(id, _)| *id).collect();
+                    let articles = full_texts_of!(tx, &ids);
+                    for (id, write) in &updated {
+                        if let Some(article) = articles.get(id) {
+                            let item = write.prepared.item;
+                            with_article.insert(
+                                *id,
+                                item_index_value(
+                                    engine,
+                                    item.title.as_deref(),
+                                    item.content.as_deref(),
+                                    item.summary.as_deref(),
+                                    Some(article),
+                                ),
+                            );
+                        }
+                    }
+                }
+                for (id, value) in &mut indexed {
+                    if let Some(article_value) = with_article.get(id) {
+                        *value = article_value.as_str();
+                    }
+                }
+                // Their search index rows, in the same transaction.
+                write_index_rows!(tx, engine, &indexed);
+                // They wait for their tags (F41), queued in the same transaction.
+                let changed_ids: Vec<i64> = indexed.iter().map(|(id, _)| *id).collect();
+                crate::tags::queue_tag_jobs!(tx, &changed_ids, now);
+                counts.suppressed = listed_tombstones.len() as u64;
+                for keys in listed_tombstones.chunks(TOMBSTONES_TOUCHED_PER_STATEMENT) {
+                    let placeholders: Vec<String> =
+                        (0..keys.len()).map(|n| format!("${}", n + 3)).collect();
+                    let mut touch = sqlx::query(sqlx::AssertSqlSafe(format!(
+                        "UPDATE item_tombstones SET last_seen_at = $2
                      WHERE feed_id = $1 AND identity_key IN ({})",
-                    placeholders.join(", ")
-                )))
-                .bind(feed_id)
-                .bind(now);
-                for key in keys {
-                    touch = touch.bind(*key);
+                        placeholders.join(", ")
+                    )))
+                    .bind(feed_id)
+                    .bind(now);
+                    for key in keys {
+                        touch = touch.bind(*key);
+                    }
+                    touch.execute(&mut *tx).await?;
                 }
-                touch.execute(&mut *tx).await?;
-            }
-            if !tombstones.is_empty() {
-                sqlx::query("DELETE FROM item_tombstones WHERE feed_id = $1 AND last_seen_at < $2")
+                if !tombstones.is_empty() {
+                    sqlx::query(
+                        "DELETE FROM item_tombstones WHERE feed_id = $1 AND last_seen_at < $2",
+                    )
                     .bind(feed_id)
                     .bind(now.saturating_sub(TOMBSTONE_GRACE_SECONDS))
                     .execute(&mut *tx)
                     .await?;
-            }
-            // The new items with a link wait for their article page (F6) when a subscriber
-            // asks for it: short ones in the `auto` mode, the others in `always` only.
-            if let Some(short) = writes.full_text {
-                let (mut short_ids, mut long_ids) = (Vec::new(), Vec::new());
-                for (id, item) in new_ids.iter().filter(|(_, item)| item.url.is_some()) {
-                    if short(item) {
-                        short_ids.push(*id);
-                    } else {
-                        long_ids.push(*id);
+                }
+                // The new items with a link wait for their article page (F6) when a subscriber
+                // asks for it: short ones in the `auto` mode, the others in `always` only.
+                if let Some(short) = writes.full_text {
+                    let (mut short_ids, mut long_ids) = (Vec::new(), Vec::new());
+                    for (id, item) in new_ids.iter().filter(|(_, item)| item.url.is_some()) {
+                        if short(item) {
+                            short_ids.push(*id);
+                        } else {
+                            long_ids.push(*id);
+                        }
                     }
+                    short_ids.sort_unstable();
+                    long_ids.sort_unstable();
+                    written.full_text_queued += tx
+                        .queue_new_full_text(feed_id, now, &short_ids, FullTextMode::Auto.as_str())
+                        .await?;
+                    written.full_text_queued += tx
+                        .queue_new_full_text(feed_id, now, &long_ids, FullTextMode::Always.as_str())
+                        .await?;
                 }
-                short_ids.sort_unstable();
-                long_ids.sort_unstable();
-                written.full_text_queued += tx
-                    .queue_new_full_text(feed_id, now, &short_ids, FullTextMode::Auto.as_str())
-                    .await?;
-                written.full_text_queued += tx
-                    .queue_new_full_text(feed_id, now, &long_ids, FullTextMode::Always.as_str())
-                    .await?;
-            }
-            // Their summaries (F42), when a subscriber wants them.
-            if writes.summaries && !new_ids.is_empty() {
-                written.summaries_queued =
-                    crate::summaries::queue_new_summaries_on!(&mut *tx, feed_id, now);
-            }
-            // What the feed says about itself, its hub, its raw body and the fetch's outcome
-            // come last: the feed's rows are locked after its items, as everywhere else.
-            if let Some(metadata) = &writes.metadata {
-                crate::feeds::update_feed_metadata_on!(&mut *tx, feed_id, metadata);
-            }
-            if let Some(icon_url) = writes.icon_url {
-                crate::fetching::set_feed_icon_url_on!(&mut *tx, feed_id, Some(icon_url));
-            }
-            if let Some(favicon) = writes.favicon {
-                crate::fetching::save_favicon_on!(&mut *tx, feed_id, favicon);
-            }
-            if let Some(websub) = writes.websub {
-                crate::websub::record_websub_discovery_on!(
-                    &mut *tx,
-                    feed_id,
-                    websub.found,
-                    websub.token,
-                    websub.secret,
-                    now
-                );
-            }
-            match writes.body {
-                Some(BodyWrite::Keep(body)) => {
-                    crate::fetching::save_feed_body_on!(&mut *tx, feed_id, body);
+                // Their summaries (F42), when a subscriber wants them.
+                if writes.summaries && !new_ids.is_empty() {
+                    written.summaries_queued =
+                        crate::summaries::queue_new_summaries_on!(&mut *tx, feed_id, now);
                 }
-                Some(BodyWrite::Drop) => crate::fetching::delete_feed_body_on!(&mut *tx, feed_id),
-                None => {}
+                // What the feed says about itself, its hub, its raw body and the fetch's outcome
+                // come last: the feed's rows are locked after its items, as everywhere else.
+                if let Some(metadata) = &writes.metadata {
+                    crate::feeds::update_feed_metadata_on!(&mut *tx, feed_id, metadata);
+                }
+                if let Some(icon_url) = writes.icon_url {
+                    crate::fetching::set_feed_icon_url_on!(&mut *tx, feed_id, Some(icon_url));
+                }
+                if let Some(favicon) = writes.favicon {
+                    crate::fetching::save_favicon_on!(&mut *tx, feed_id, favicon);
+                }
+                if let Some(websub) = writes.websub {
+                    crate::websub::record_websub_discovery_on!(
+                        &mut *tx,
+                        feed_id,
+                        websub.found,
+                        websub.token,
+                        websub.secret,
+                        now
+                    );
+                }
+                match writes.body {
+                    Some(BodyWrite::Keep(body)) => {
+                        crate::fetching::save_feed_body_on!(&mut *tx, feed_id, body);
+                    }
+                    Some(BodyWrite::Drop) => {
+                        crate::fetching::delete_feed_body_on!(&mut *tx, feed_id)
+                    }
+                    None => {}
+                }
+                if let Some((owner, record)) = writes.record {
+                    written.recorded =
+                        crate::feeds::record_fetch_on!(&mut *tx, feed_id, owner, record) > 0;
+                }
             }
-            if let Some((owner, record)) = writes.record {
-                written.recorded =
-                    crate::feeds::record_fetch_on!(&mut *tx, feed_id, owner, record) > 0;
-            }
-        });
+        );
         Ok(written)
     }
 
@@ -1074,4 +1135,62 @@ pub(crate) fn item_from_row(row: ItemRow) -> Item {
         is_read,
         is_starred,
     }
+}
+
+fn needs_cleaning(text: Option<&str>) -> bool {
+    text.is_some_and(|t| t.chars().any(is_stripped_char))
+}
+
+fn clean(text: &Option<String>) -> Option<String> {
+    text.as_deref().map(|t| strip_control_chars(t).into_owned())
+}
+
+/// An item with the control characters removed from every text field; borrowed when it holds
+/// none (the usual case, which costs one scan and no copy).
+pub(crate) fn clean_item(item: &NewItem) -> Cow<'_, NewItem> {
+    let dirty = [
+        &item.guid,
+        &item.url,
+        &item.title,
+        &item.author,
+        &item.content,
+        &item.summary,
+        &item.thumbnail_url,
+    ]
+    .into_iter()
+    .any(|field| needs_cleaning(field.as_deref()))
+        || item.categories.iter().any(|c| needs_cleaning(Some(c)))
+        || item
+            .enclosures
+            .iter()
+            .any(|e| needs_cleaning(Some(&e.url)) || needs_cleaning(e.mime_type.as_deref()));
+    if !dirty {
+        return Cow::Borrowed(item);
+    }
+    Cow::Owned(NewItem {
+        guid: clean(&item.guid),
+        url: clean(&item.url),
+        title: clean(&item.title),
+        author: clean(&item.author),
+        content: clean(&item.content),
+        summary: clean(&item.summary),
+        thumbnail_url: clean(&item.thumbnail_url),
+        published: item.published,
+        updated: item.updated,
+        enclosures: item
+            .enclosures
+            .iter()
+            .map(|e| Enclosure {
+                url: strip_control_chars(&e.url).into_owned(),
+                mime_type: clean(&e.mime_type),
+                length: e.length,
+            })
+            .collect(),
+        categories: item
+            .categories
+            .iter()
+            .map(|c| strip_control_chars(c).into_owned())
+            .collect(),
+        identity_key: item.identity_key.clone(),
+    })
 }

@@ -110,7 +110,7 @@ macro_rules! queue_jobs {
     ($tx:expr, $queue:expr, $ids:expr, $now:expr) => {{
         let (queue, mut rest, now): ($crate::job_queue::JobQueue, &[i64], i64) =
             ($queue, $ids, $now);
-        for size in $crate::items::batches(rest.len()) {
+        for size in $crate::batch::batches(rest.len()) {
             let (chunk, after) = rest.split_at(size);
             rest = after;
             let mut insert =

@@ -15,6 +15,7 @@
 #![allow(clippy::type_complexity)]
 
 mod backup;
+mod batch;
 mod bookmarks;
 mod embeddings;
 mod error;
@@ -34,6 +35,7 @@ mod rate_limits;
 mod reading;
 mod scraped;
 mod search;
+mod search_index;
 mod second_factors;
 mod sessions;
 mod subscription_changes;
@@ -65,19 +67,21 @@ pub use embeddings::{
 };
 pub use error::StoreError;
 pub use feeds::{
-    DueFeed, FeedSummary, FetchRecord, FetchStatus, NewSubscription, Subscription,
+    DueFeed, FeedMetadata, FeedSummary, FetchRecord, FetchStatus, NewSubscription, Subscription,
     SubscriptionChanges, check_interval,
 };
 pub use fetching::{
-    BodyWrite, Favicon, FeedBody, FeedBodyTotals, FeedFetchState, FeedMetadata, FeedMove,
-    FetchWrites, FetchWritten, JobRun, OpmlImportRecord, ShortText, SiteFaviconClaim,
-    WebSubDiscovery,
+    Favicon, FeedBody, FeedBodyTotals, FeedFetchState, FeedMove, JobRun, OpmlImportRecord,
+    SiteFaviconClaim,
 };
 pub use full_text::{
     FullContent, FullTextCandidate, FullTextJob, FullTextMode, FullTextOutcome, feed_text_chars,
 };
 pub use identities::{Identity, NewOidcLogin, OidcLogin};
-pub use items::{Enclosure, Item, ItemState, NewItem, UpsertCounts};
+pub use items::{
+    BodyWrite, Enclosure, FetchWrites, FetchWritten, Item, ItemState, NewItem, ShortText,
+    UpsertCounts, WebSubDiscovery,
+};
 pub use migrate::{MIGRATIONS, Migration, SchemaStatus};
 pub use operations::{FetchQueue, PoolUse};
 pub use popularity::{

@@ -9,14 +9,15 @@
 //! CJK character as a prefix. Both engines therefore match the same items, and a listing's
 //! filters, order and cursor apply to the matches as they do to a normal listing.
 
-use std::collections::BTreeMap;
-
-use tidings_feed::text::plain_text;
-use tidings_text::{SearchQuery, SearchTerm, TermStatistics, index_tokens, rank};
+use tidings_text::{SearchQuery, SearchTerm, TermStatistics, rank};
 
 use crate::reading::{
     FROM_ITEMS, FROM_STATES, IS_READ, Listing, STATES_JOINED, SUMMARY_COLUMNS, SqlValue,
     decode_summary, summary_from_row,
+};
+use crate::search_index::{
+    full_texts_of, item_index_value, item_tokens, quote_lexeme, searchable_text, text_tokens,
+    write_index_rows,
 };
 use crate::{
     Bookmark, Engine, ItemCursor, ItemFilter, ItemOrder, ItemQuery, ItemSummary, MAX_PAGE_SIZE,
@@ -178,11 +179,6 @@ fn sql_literal(text: &str) -> String {
     format!("'{}'", text.replace('\'', "''"))
 }
 
-/// PostgreSQL keeps at most this many positions of one lexeme in a tsvector.
-const MAX_POSITIONS_PER_LEXEME: usize = 256;
-/// PostgreSQL's highest tsvector position.
-const MAX_POSITION: usize = 16_383;
-
 /// A search over the user's items.
 #[derive(Debug, Clone)]
 pub struct ItemSearch {
@@ -239,62 +235,6 @@ impl BackfillStep {
     }
 }
 
-/// The tokens indexed for an item: its title, then its content (else summary) as text, then
-/// the full article extracted from its page (F6), if any.
-pub(crate) fn item_tokens(
-    title: Option<&str>,
-    content: Option<&str>,
-    summary: Option<&str>,
-    full_text: Option<&str>,
-) -> Vec<String> {
-    text_tokens(title, &searchable_text(content.or(summary), full_text))
-}
-
-/// An item's searchable text after its title: the plain text of its content (else summary),
-/// then of its full article. Search hits carry the same text, so that a hit is ranked on the
-/// tokens the index holds for it and its snippet can show a match found in the article.
-fn searchable_text(body: Option<&str>, full_text: Option<&str>) -> String {
-    let body = body.and_then(plain_text).unwrap_or_default();
-    match full_text.and_then(plain_text) {
-        Some(article) => format!("{body}\n{article}"),
-        None => body,
-    }
-}
-
-/// The tokens of an item's title and its searchable text (as [`item_tokens`] makes it): what
-/// the index holds for the item.
-fn text_tokens(title: Option<&str>, body: &str) -> Vec<String> {
-    index_tokens(&format!("{}\n{body}", title.unwrap_or("")))
-}
-
-/// A PostgreSQL tsvector literal of `tokens` at positions 1, 2, …: each lexeme with its
-/// positions, nothing left to a text search parser.
-fn tsvector_literal(tokens: &[String]) -> String {
-    let mut positions: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
-    for (i, token) in tokens.iter().take(MAX_POSITION).enumerate() {
-        let list = positions.entry(token).or_default();
-        if list.len() < MAX_POSITIONS_PER_LEXEME {
-            list.push(i + 1);
-        }
-    }
-    let mut out = String::new();
-    for (lexeme, list) in positions {
-        if !out.is_empty() {
-            out.push(' ');
-        }
-        out.push_str(&quote_lexeme(lexeme));
-        out.push(':');
-        let list: Vec<String> = list.iter().map(usize::to_string).collect();
-        out.push_str(&list.join(","));
-    }
-    out
-}
-
-/// A lexeme quoted for tsvector / tsquery input.
-fn quote_lexeme(lexeme: &str) -> String {
-    format!("'{}'", lexeme.replace('\\', "\\\\").replace('\'', "''"))
-}
-
 /// A term as a tsquery: its tokens as a phrase (`<->`), the last one a prefix when asked.
 fn tsquery_term(term: &SearchTerm) -> String {
     let parts: Vec<String> = term
@@ -341,103 +281,6 @@ fn fts5_match(query: &SearchQuery) -> String {
     }
     out
 }
-
-/// The index value of `tokens` for `engine`: the tokens joined by spaces (SQLite's FTS5 table
-/// splits on them), or a tsvector literal.
-fn index_value(engine: Engine, tokens: &[String]) -> String {
-    match engine {
-        Engine::Sqlite => tokens.join(" "),
-        Engine::Postgres => tsvector_literal(tokens),
-    }
-}
-
-/// The index value of one item, for a batch of [`index_rows_sql`]: its title, content (else
-/// summary) and full article.
-pub(crate) fn item_index_value(
-    engine: Engine,
-    title: Option<&str>,
-    content: Option<&str>,
-    summary: Option<&str>,
-    full_text: Option<&str>,
-) -> String {
-    index_value(engine, &item_tokens(title, content, summary, full_text))
-}
-
-/// Full articles read per statement by [`full_texts_of`] (well under SQLite's bound on
-/// parameters).
-pub(crate) const FULL_TEXTS_READ_PER_STATEMENT: usize = 500;
-
-/// The full articles (F6) of those of `$ids` that have one, by item id, read on the
-/// transaction `$tx`. On PostgreSQL, callers read them in a statement after the one that
-/// locked or updated the items, so that an article saved meanwhile (its save locks the item
-/// first) is seen once its transaction has committed.
-macro_rules! full_texts_of {
-    ($tx:expr, $ids:expr) => {{
-        let ids: &[i64] = $ids;
-        let mut texts: std::collections::HashMap<i64, String> = std::collections::HashMap::new();
-        for chunk in ids.chunks(crate::search::FULL_TEXTS_READ_PER_STATEMENT) {
-            let placeholders: Vec<String> = (1..=chunk.len()).map(|n| format!("${n}")).collect();
-            let mut read = sqlx::query_as::<_, (i64, String)>(sqlx::AssertSqlSafe(format!(
-                "SELECT item_id, content FROM item_full_texts
-                 WHERE content IS NOT NULL AND item_id IN ({})",
-                placeholders.join(", ")
-            )));
-            for id in chunk {
-                read = read.bind(*id);
-            }
-            texts.extend(read.fetch_all(&mut *$tx).await?);
-        }
-        texts
-    }};
-}
-pub(crate) use full_texts_of;
-
-/// The statement that writes `rows` index rows at once: `$1`, `$2` the first item's id and
-/// value, `$3`, `$4` the second's, and so on (values from [`item_index_value`]).
-pub(crate) fn index_rows_sql(engine: Engine, rows: usize) -> String {
-    let (head, row, tail) = match engine {
-        Engine::Sqlite => (
-            "INSERT OR REPLACE INTO item_search (rowid, body) VALUES ",
-            "",
-            "",
-        ),
-        Engine::Postgres => (
-            "INSERT INTO item_search (item_id, document) VALUES ",
-            "::tsvector",
-            " ON CONFLICT (item_id) DO UPDATE SET document = EXCLUDED.document",
-        ),
-    };
-    let mut sql = String::from(head);
-    for n in 0..rows {
-        if n > 0 {
-            sql.push_str(", ");
-        }
-        sql.push_str(&format!("(${}, ${}{row})", 2 * n + 1, 2 * n + 2));
-    }
-    sql.push_str(tail);
-    sql
-}
-
-/// Writes `$rows` (item id, value of [`item_index_value`]) to the search index on the
-/// transaction `$tx`: a few rows per statement, in the batch sizes of the item inserts, so that
-/// each statement shape is prepared once per connection.
-macro_rules! write_index_rows {
-    ($tx:expr, $engine:expr, $rows:expr) => {{
-        let mut rest: &[(i64, &str)] = $rows;
-        for size in crate::items::batches(rest.len()) {
-            let (chunk, after) = rest.split_at(size);
-            rest = after;
-            let mut write = sqlx::query(sqlx::AssertSqlSafe(crate::search::index_rows_sql(
-                $engine, size,
-            )));
-            for (id, value) in chunk {
-                write = write.bind(*id).bind(*value);
-            }
-            write.execute(&mut *$tx).await?;
-        }
-    }};
-}
-pub(crate) use write_index_rows;
 
 type SearchRow = (crate::reading::SummaryRow, Option<String>, Option<String>);
 
@@ -1291,47 +1134,6 @@ mod tests {
         assert_eq!(
             tsquery(&query),
             "('rust') & ('async' <-> 'io') & ('東京' <-> '京都') & ('東':*) & !('java') & !('big' <-> 'data')"
-        );
-    }
-
-    #[test]
-    fn tsvector_has_positions() {
-        let tokens: Vec<String> = ["b", "a", "b", "it's"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
-        assert_eq!(tsvector_literal(&tokens), "'a':2 'b':1,3 'it''s':4");
-        assert_eq!(tsvector_literal(&[]), "");
-        let many: Vec<String> = (0..20_000).map(|_| "x".to_string()).collect();
-        let literal = tsvector_literal(&many);
-        assert_eq!(literal.matches(',').count(), MAX_POSITIONS_PER_LEXEME - 1);
-    }
-
-    #[test]
-    fn item_text_is_title_and_content_without_markup() {
-        let tokens = item_tokens(
-            Some("Rust 東京"),
-            Some("<p>Hello <b>wörld</b> &amp; <a href=\"https://x.example/secret\">link</a></p>"),
-            Some("ignored summary"),
-            None,
-        );
-        assert_eq!(tokens, ["rust", "東京", "hello", "world", "link", "京"]);
-        let tokens = item_tokens(None, None, Some("<p>summary only</p>"), None);
-        assert_eq!(tokens, ["summary", "only"]);
-        // The full article follows the feed's text; a hit carries the same text.
-        let tokens = item_tokens(
-            Some("Title"),
-            Some("<p>teaser</p>"),
-            None,
-            Some("<article><p>Whole <i>story</i></p></article>"),
-        );
-        assert_eq!(tokens, ["title", "teaser", "whole", "story"]);
-        assert_eq!(
-            text_tokens(
-                Some("Title"),
-                &searchable_text(Some("<p>teaser</p>"), Some("<p>Whole story</p>"))
-            ),
-            tokens
         );
     }
 }

@@ -5,8 +5,6 @@
 
 use std::borrow::Cow;
 
-use crate::items::{Enclosure, NewItem};
-
 /// Whether a character is removed from stored feed text: the C0 controls other than tab,
 /// line feed and carriage return (which articles hold), and DEL.
 pub fn is_stripped_char(c: char) -> bool {
@@ -22,67 +20,10 @@ pub fn strip_control_chars(text: &str) -> Cow<'_, str> {
     }
 }
 
-fn needs_cleaning(text: Option<&str>) -> bool {
-    text.is_some_and(|t| t.chars().any(is_stripped_char))
-}
-
-fn clean(text: &Option<String>) -> Option<String> {
-    text.as_deref().map(|t| strip_control_chars(t).into_owned())
-}
-
-/// An item with the control characters removed from every text field; borrowed when it holds
-/// none (the usual case, which costs one scan and no copy).
-pub(crate) fn clean_item(item: &NewItem) -> Cow<'_, NewItem> {
-    let dirty = [
-        &item.guid,
-        &item.url,
-        &item.title,
-        &item.author,
-        &item.content,
-        &item.summary,
-        &item.thumbnail_url,
-    ]
-    .into_iter()
-    .any(|field| needs_cleaning(field.as_deref()))
-        || item.categories.iter().any(|c| needs_cleaning(Some(c)))
-        || item
-            .enclosures
-            .iter()
-            .any(|e| needs_cleaning(Some(&e.url)) || needs_cleaning(e.mime_type.as_deref()));
-    if !dirty {
-        return Cow::Borrowed(item);
-    }
-    Cow::Owned(NewItem {
-        guid: clean(&item.guid),
-        url: clean(&item.url),
-        title: clean(&item.title),
-        author: clean(&item.author),
-        content: clean(&item.content),
-        summary: clean(&item.summary),
-        thumbnail_url: clean(&item.thumbnail_url),
-        published: item.published,
-        updated: item.updated,
-        enclosures: item
-            .enclosures
-            .iter()
-            .map(|e| Enclosure {
-                url: strip_control_chars(&e.url).into_owned(),
-                mime_type: clean(&e.mime_type),
-                length: e.length,
-            })
-            .collect(),
-        categories: item
-            .categories
-            .iter()
-            .map(|c| strip_control_chars(c).into_owned())
-            .collect(),
-        identity_key: item.identity_key.clone(),
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::items::{NewItem, clean_item};
 
     #[test]
     fn controls_go_and_line_breaks_stay() {
