@@ -49,6 +49,18 @@ enum Arrival<'a> {
     Pushed,
 }
 
+/// What a fetch brought, as [`Fetcher::examine`] finds it.
+struct Examined {
+    /// The outcome for the scheduling policy.
+    outcome: Outcome,
+    /// The response, when one came.
+    response: Option<FetchResponse>,
+    /// A parsed feed and its body's digest, stored with the outcome.
+    to_store: Option<(ParsedFeed, String)>,
+    /// Why the fetch failed, for the metrics.
+    failure_reason: Option<String>,
+}
+
 /// What became of one feed's fetch, for logs, the command line and the API.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct FeedReport {
@@ -216,7 +228,6 @@ impl Fetcher {
         report: &mut FeedReport,
         prefetched: Option<FetchResponse>,
     ) -> Result<Option<String>, StoreError> {
-        let store = &self.inner.store;
         let owner = &self.inner.config.owner;
         // The slot is held until the outcome is stored, so `concurrency` bounds parsing and
         // storing too.
@@ -232,22 +243,127 @@ impl Fetcher {
             && error.kind() == FailureKind::Refused
             && !self.inner.config.record_refusals
         {
-            // Refused by this process's own settings: give the feed back untouched.
-            store.release_feeds(owner, &[due.feed_id]).await?;
-            report.result = FetchResult::Failed;
-            report.error = Some(format!(
-                "{error}; not recorded: the feed was left as it was"
-            ));
-            if let Ok(state) = store.feed_fetch_state(due.feed_id).await {
-                report.status = state.status;
-                report.status_reason = state.status_reason;
-                report.next_check_at =
-                    (state.status != FetchStatus::Stopped).then_some(state.next_check_at);
-            }
-            return Ok(Some(error.kind().as_str().to_owned()));
+            return self.leave_refused(due, report, error).await;
         }
         let now = Utc::now();
+        let Examined {
+            outcome,
+            response,
+            to_store,
+            failure_reason,
+        } = self.examine(due, fetched, report, now).await?;
+        let (decision, record) = self.schedule(due, &outcome, response.as_ref(), now);
+        report.status = record.status;
+        report.status_reason = record.status_reason.clone();
+        report.next_check_at =
+            matches!(decision.next_check, NextCheck::At(_)).then_some(record.next_check_at);
         let mut parsed_feed: Option<(ParsedFeed, Url)> = None;
+        report.recorded = match (to_store, &response) {
+            (Some((parsed, digest)), Some(response)) => {
+                // A favicon already known for the feed's site goes in with the fetch; a feed
+                // that moves gets its favicon after the move, below.
+                let favicon = match decision.new_url {
+                    None => self.plan_favicon(
+                        due.feed_id,
+                        &parsed,
+                        &response.url,
+                        now,
+                        due.favicon_fetched_at,
+                    ),
+                    Some(_) => None,
+                };
+                let written = self
+                    .store_fetched(
+                        due.feed_id,
+                        &parsed,
+                        response,
+                        digest,
+                        now,
+                        Arrival::Fetched {
+                            record: (owner, &record),
+                            favicon: favicon.as_ref(),
+                        },
+                    )
+                    .await?;
+                report.items_inserted = written.counts.inserted;
+                report.items_updated = written.counts.updated;
+                report.items_unchanged = written.counts.unchanged;
+                report.items_suppressed = written.counts.suppressed;
+                if decision.new_url.is_some() {
+                    parsed_feed = Some((parsed, response.url.clone()));
+                }
+                written.recorded
+            }
+            _ => {
+                self.inner
+                    .store
+                    .record_fetch(due.feed_id, owner, &record)
+                    .await?
+            }
+        };
+        if !report.recorded {
+            self.inner.metrics.record_lease_lost();
+            tracing::warn!(
+                feed = due.feed_id,
+                "the lease expired before the fetch was recorded; another worker has the feed"
+            );
+            return Ok(failure_reason);
+        }
+        if report.result == FetchResult::Parsed {
+            self.inner
+                .metrics
+                .record_items(report.items_inserted, report.items_updated);
+        }
+        if let Some(new_url) = &decision.new_url
+            && self
+                .follow_move(due, new_url, report, &mut parsed_feed, now)
+                .await
+        {
+            return Ok(failure_reason);
+        }
+        if let Some((parsed, url)) = parsed_feed {
+            self.queue_favicon(due.feed_id, &parsed, &url, now).await;
+        }
+        Ok(failure_reason)
+    }
+
+    /// A fetch refused by this process's own settings: gives the feed back untouched and
+    /// reports its state as it stays.
+    async fn leave_refused(
+        &self,
+        due: &DueFeed,
+        report: &mut FeedReport,
+        error: &tidings_fetch::FetchError,
+    ) -> Result<Option<String>, StoreError> {
+        let store = &self.inner.store;
+        let owner = &self.inner.config.owner;
+        // Refused by this process's own settings: give the feed back untouched.
+        store.release_feeds(owner, &[due.feed_id]).await?;
+        report.result = FetchResult::Failed;
+        report.error = Some(format!(
+            "{error}; not recorded: the feed was left as it was"
+        ));
+        if let Ok(state) = store.feed_fetch_state(due.feed_id).await {
+            report.status = state.status;
+            report.status_reason = state.status_reason;
+            report.next_check_at =
+                (state.status != FetchStatus::Stopped).then_some(state.next_check_at);
+        }
+        Ok(Some(error.kind().as_str().to_owned()))
+    }
+
+    /// What the fetch brought: the outcome for the scheduling policy, the response, the
+    /// parsed feed to store with its body's digest, and the failure reason for the metrics.
+    /// An identical body only moves its validators on; a body that does not parse is kept
+    /// (a parser fix then reaches it).
+    async fn examine(
+        &self,
+        due: &DueFeed,
+        fetched: Result<FetchResponse, tidings_fetch::FetchError>,
+        report: &mut FeedReport,
+        now: DateTime<Utc>,
+    ) -> Result<Examined, StoreError> {
+        let store = &self.inner.store;
         // A parsed feed and its body's digest, stored with the outcome.
         let mut to_store: Option<(ParsedFeed, String)> = None;
         let mut failure_reason = None;
@@ -306,14 +422,29 @@ impl Fetcher {
                 }
             }
         };
+        Ok(Examined {
+            outcome,
+            response,
+            to_store,
+            failure_reason,
+        })
+    }
 
+    /// The scheduling policy's decision on the outcome, and the record the store keeps of it.
+    fn schedule(
+        &self,
+        due: &DueFeed,
+        outcome: &Outcome,
+        response: Option<&FetchResponse>,
+        now: DateTime<Utc>,
+    ) -> (Decision, FetchRecord) {
         let interval = effective_interval([due.interval_minutes.clamp(0, u32::MAX as i64) as u32]);
         let counts = FailureCounts {
             consecutive_failures: due.consecutive_failures.clamp(0, u32::MAX as i64) as u32,
             consecutive_parse_failures: due.parse_failures.clamp(0, u32::MAX as i64) as u32,
         };
-        let decision = decide(&self.inner.config.policy, now, &outcome, counts, interval);
-        let mut record = fetch_record(&decision, &outcome, response.as_ref(), now);
+        let decision = decide(&self.inner.config.policy, now, outcome, counts, interval);
+        let mut record = fetch_record(&decision, outcome, response, now);
         // A hub pushes this feed's updates (F18): polling is only a slow safety net while the
         // lease lasts. Failures keep their own schedule.
         if record.status == FetchStatus::Active
@@ -326,90 +457,43 @@ impl Fetcher {
                 .next_check_at
                 .max(now.timestamp().saturating_add(safety));
         }
-        report.status = record.status;
-        report.status_reason = record.status_reason.clone();
-        report.next_check_at =
-            matches!(decision.next_check, NextCheck::At(_)).then_some(record.next_check_at);
-        report.recorded = match (to_store, &response) {
-            (Some((parsed, digest)), Some(response)) => {
-                // A favicon already known for the feed's site goes in with the fetch; a feed
-                // that moves gets its favicon after the move, below.
-                let favicon = match decision.new_url {
-                    None => self.plan_favicon(
-                        due.feed_id,
-                        &parsed,
-                        &response.url,
-                        now,
-                        due.favicon_fetched_at,
-                    ),
-                    Some(_) => None,
-                };
-                let written = self
-                    .store_fetched(
-                        due.feed_id,
-                        &parsed,
-                        response,
-                        digest,
-                        now,
-                        Arrival::Fetched {
-                            record: (owner, &record),
-                            favicon: favicon.as_ref(),
-                        },
-                    )
-                    .await?;
-                report.items_inserted = written.counts.inserted;
-                report.items_updated = written.counts.updated;
-                report.items_unchanged = written.counts.unchanged;
-                report.items_suppressed = written.counts.suppressed;
-                if decision.new_url.is_some() {
-                    parsed_feed = Some((parsed, response.url.clone()));
-                }
-                written.recorded
-            }
-            _ => store.record_fetch(due.feed_id, owner, &record).await?,
-        };
-        if !report.recorded {
-            self.inner.metrics.record_lease_lost();
-            tracing::warn!(
-                feed = due.feed_id,
-                "the lease expired before the fetch was recorded; another worker has the feed"
-            );
-            return Ok(failure_reason);
-        }
-        if report.result == FetchResult::Parsed {
-            self.inner
-                .metrics
-                .record_items(report.items_inserted, report.items_updated);
-        }
+        (decision, record)
+    }
 
-        if let Some(new_url) = &decision.new_url {
-            match store.move_feed(due.feed_id, new_url, now.timestamp()).await {
-                Ok(FeedMove::Unchanged) => {}
-                Ok(FeedMove::Renamed) => {
-                    tracing::info!(feed = due.feed_id, from = %due.url, to = %new_url, "feed moved permanently");
-                    self.inner.metrics.record_move(false);
-                    report.moved_to = Some(new_url.clone());
+    /// Moves the feed to `new_url` after a permanent redirect; answers whether it was merged
+    /// into another feed (whose favicon this queues then, instead of the moved feed's).
+    async fn follow_move(
+        &self,
+        due: &DueFeed,
+        new_url: &str,
+        report: &mut FeedReport,
+        parsed_feed: &mut Option<(ParsedFeed, Url)>,
+        now: DateTime<Utc>,
+    ) -> bool {
+        let store = &self.inner.store;
+        match store.move_feed(due.feed_id, new_url, now.timestamp()).await {
+            Ok(FeedMove::Unchanged) => {}
+            Ok(FeedMove::Renamed) => {
+                tracing::info!(feed = due.feed_id, from = %due.url, to = %new_url, "feed moved permanently");
+                self.inner.metrics.record_move(false);
+                report.moved_to = Some(new_url.to_owned());
+            }
+            Ok(FeedMove::Merged { into, .. }) => {
+                tracing::info!(feed = due.feed_id, into, to = %new_url, "feed moved permanently; merged");
+                self.inner.metrics.record_move(true);
+                report.moved_to = Some(new_url.to_owned());
+                report.merged_into = Some(into);
+                // The favicon below belongs to the remaining feed now.
+                if let Some((parsed, url)) = parsed_feed.take() {
+                    self.queue_favicon(into, &parsed, &url, now).await;
                 }
-                Ok(FeedMove::Merged { into, .. }) => {
-                    tracing::info!(feed = due.feed_id, into, to = %new_url, "feed moved permanently; merged");
-                    self.inner.metrics.record_move(true);
-                    report.moved_to = Some(new_url.clone());
-                    report.merged_into = Some(into);
-                    // The favicon below belongs to the remaining feed now.
-                    if let Some((parsed, url)) = parsed_feed.take() {
-                        self.queue_favicon(into, &parsed, &url, now).await;
-                    }
-                    return Ok(failure_reason);
-                }
-                Err(error) => {
-                    tracing::warn!(feed = due.feed_id, to = %new_url, %error, "the feed could not be moved");
-                }
+                return true;
+            }
+            Err(error) => {
+                tracing::warn!(feed = due.feed_id, to = %new_url, %error, "the feed could not be moved");
             }
         }
-        if let Some((parsed, url)) = parsed_feed {
-            self.queue_favicon(due.feed_id, &parsed, &url, now).await;
-        }
-        Ok(failure_reason)
+        false
     }
 
     /// The request itself, with the stored validators: waits for the host's permit, then for

@@ -273,6 +273,69 @@ impl Worker {
             poll_seconds = config.poll_interval.as_secs_f64(),
             "worker started"
         );
+        let background = self.start_background_jobs();
+        loop {
+            if tokio::time::Instant::now() >= next_job_check {
+                next_job_check = tokio::time::Instant::now() + config.poll_interval;
+                if jobs.is_empty() {
+                    self.maybe_start_daily_jobs(&mut jobs).await;
+                }
+            }
+            let mut pause = config.poll_interval;
+            // Claims go in batches of `concurrency` into a local queue, started while fewer
+            // than `in_flight` feeds are in progress: one claim per batch rather than one per
+            // finished fetch keeps the claim query (a sort over the due feeds) off the hot
+            // path on large installations, and the bound keeps memory flat.
+            if queue.is_empty() && tasks.len() < in_flight {
+                match self.claim_batch(batch, &mut queue, &mut cycle).await {
+                    Some(more) => more_due = more,
+                    None => {
+                        more_due = false;
+                        pause = ERROR_PAUSE.min(config.poll_interval);
+                    }
+                }
+            }
+            // Nothing queued, running or left due: the cycle is over.
+            if queue.is_empty() && tasks.is_empty() {
+                cycle.finish();
+            }
+            while tasks.len() < in_flight
+                && let Some(due) = queue.pop_front()
+            {
+                tasks.spawn(&self.fetcher, due);
+            }
+            // More is waiting (queued or likely due): come back as soon as a slot frees.
+            if !queue.is_empty() || more_due {
+                pause = Duration::MAX;
+            }
+            // `Duration::MAX` means "until a fetch finishes"; with none running, at once.
+            let wait_for_tasks = pause == Duration::MAX && !tasks.is_empty();
+            let sleep = tokio::time::sleep(if pause == Duration::MAX {
+                Duration::ZERO
+            } else {
+                pause
+            });
+            tokio::select! {
+                () = &mut shutdown => break,
+                Some(done) = tasks.join_next(), if !tasks.is_empty() => {
+                    // Collect whatever else finished too, then claim for the freed slots.
+                    cycle.add(done.as_ref());
+                    while let Some(done) = tasks.try_join_next() {
+                        cycle.add(done.as_ref());
+                    }
+                }
+                Some(_) = jobs.join_next(), if !jobs.is_empty() => {}
+                () = sleep, if !wait_for_tasks => {}
+            }
+        }
+        self.shut_down(queue, tasks, jobs, background).await;
+    }
+
+    /// The jobs that run beside the fetching until the worker stops, each with its own queue
+    /// and parallelism: the search index backfill, full text, tags, summaries, popularity,
+    /// WebSub, notifications and item vectors.
+    fn start_background_jobs(&self) -> Vec<tokio::task::JoinHandle<()>> {
+        let config = self.fetcher.config();
         // Items that predate the search index are indexed beside the fetching.
         let backfill_store = self.fetcher.store().clone();
         let backfill = tokio::spawn(async move {
@@ -366,107 +429,77 @@ impl Worker {
                 .await;
             })
         };
-        loop {
-            if tokio::time::Instant::now() >= next_job_check {
-                next_job_check = tokio::time::Instant::now() + config.poll_interval;
-                if jobs.is_empty() {
-                    self.maybe_start_daily_jobs(&mut jobs).await;
+        let optional = [
+            full_text,
+            tagging,
+            summaries,
+            popularity,
+            websub,
+            notifications,
+        ];
+        let mut started = vec![backfill];
+        started.extend(optional.into_iter().flatten());
+        started.push(embeddings);
+        started
+    }
+
+    /// Claims up to `batch` due feeds into `queue`, counting them into the cycle; answers
+    /// whether more are likely due, or `None` when the claim failed (logged).
+    async fn claim_batch(
+        &self,
+        batch: i64,
+        queue: &mut VecDeque<DueFeed>,
+        cycle: &mut CycleTally,
+    ) -> Option<bool> {
+        let config = self.fetcher.config();
+        let now = Utc::now().timestamp();
+        let claimed = self
+            .fetcher
+            .store()
+            .claim_due_feeds(&config.owner, now, batch, config.lease.as_secs() as i64)
+            .await;
+        match claimed {
+            Ok(claimed) => {
+                let more_due = claimed.len() as i64 == batch;
+                if !claimed.is_empty() {
+                    cycle.start();
                 }
+                queue.extend(claimed);
+                Some(more_due)
             }
-            let mut pause = config.poll_interval;
-            // Claims go in batches of `concurrency` into a local queue, started while fewer
-            // than `in_flight` feeds are in progress: one claim per batch rather than one per
-            // finished fetch keeps the claim query (a sort over the due feeds) off the hot
-            // path on large installations, and the bound keeps memory flat.
-            if queue.is_empty() && tasks.len() < in_flight {
-                let now = Utc::now().timestamp();
-                match self
-                    .fetcher
-                    .store()
-                    .claim_due_feeds(&config.owner, now, batch, config.lease.as_secs() as i64)
-                    .await
-                {
-                    Ok(claimed) => {
-                        more_due = claimed.len() as i64 == batch;
-                        if !claimed.is_empty() {
-                            cycle.start();
-                        }
-                        queue.extend(claimed);
-                    }
-                    Err(error) => {
-                        tracing::warn!(%error, "claiming due feeds failed");
-                        more_due = false;
-                        pause = ERROR_PAUSE.min(config.poll_interval);
-                    }
-                }
-            }
-            // Nothing queued, running or left due: the cycle is over.
-            if queue.is_empty() && tasks.is_empty() {
-                cycle.finish();
-            }
-            while tasks.len() < in_flight
-                && let Some(due) = queue.pop_front()
-            {
-                tasks.spawn(&self.fetcher, due);
-            }
-            // More is waiting (queued or likely due): come back as soon as a slot frees.
-            if !queue.is_empty() || more_due {
-                pause = Duration::MAX;
-            }
-            // `Duration::MAX` means "until a fetch finishes"; with none running, at once.
-            let wait_for_tasks = pause == Duration::MAX && !tasks.is_empty();
-            let sleep = tokio::time::sleep(if pause == Duration::MAX {
-                Duration::ZERO
-            } else {
-                pause
-            });
-            tokio::select! {
-                () = &mut shutdown => break,
-                Some(done) = tasks.join_next(), if !tasks.is_empty() => {
-                    // Collect whatever else finished too, then claim for the freed slots.
-                    cycle.add(done.as_ref());
-                    while let Some(done) = tasks.try_join_next() {
-                        cycle.add(done.as_ref());
-                    }
-                }
-                Some(_) = jobs.join_next(), if !jobs.is_empty() => {}
-                () = sleep, if !wait_for_tasks => {}
+            Err(error) => {
+                tracing::warn!(%error, "claiming due feeds failed");
+                None
             }
         }
+    }
+
+    /// The end of [`Worker::run`]: feeds claimed but not started go back at once, while the
+    /// fetches in flight get their grace; then the feeds of those cancelled go back too.
+    /// Either way another worker takes them without waiting for the lease. Then the daily and
+    /// background jobs stop.
+    async fn shut_down(
+        &self,
+        queue: VecDeque<DueFeed>,
+        tasks: Running,
+        mut jobs: JoinSet<()>,
+        background: Vec<tokio::task::JoinHandle<()>>,
+    ) {
+        let owner = &self.fetcher.config().owner;
         tracing::info!(
-            owner = %config.owner,
+            owner = %owner,
             in_flight = tasks.len(),
             queued = queue.len(),
             "worker stopping"
         );
-        // Feeds claimed but not started go back at once, while the fetches in flight get their
-        // grace; then the feeds of those cancelled go back too. Either way another worker
-        // takes them without waiting for the lease.
         let unstarted: Vec<i64> = queue.iter().map(|due| due.feed_id).collect();
         let (_, cancelled) = tokio::join!(self.give_back(&unstarted), tasks.stop(SHUTDOWN_GRACE));
         self.give_back(&cancelled).await;
         jobs.abort_all();
-        backfill.abort();
-        if let Some(full_text) = full_text {
-            full_text.abort();
+        for job in background {
+            job.abort();
         }
-        if let Some(tagging) = tagging {
-            tagging.abort();
-        }
-        if let Some(summaries) = summaries {
-            summaries.abort();
-        }
-        if let Some(popularity) = popularity {
-            popularity.abort();
-        }
-        if let Some(websub) = websub {
-            websub.abort();
-        }
-        if let Some(notifications) = notifications {
-            notifications.abort();
-        }
-        embeddings.abort();
-        tracing::info!(owner = %config.owner, "worker stopped");
+        tracing::info!(owner = %owner, "worker stopped");
     }
 
     /// Releases this worker's leases on `feeds` within [`RELEASE_BUDGET`]; when the database
