@@ -8,6 +8,7 @@ use tidings_feed::identity::item_identity;
 use tidings_feed::text::html_to_text;
 
 use crate::batch::batches;
+use crate::feeds::pg_begin_feed_items;
 use crate::search_index::{full_texts_of, item_index_value, write_index_rows};
 use crate::text::{is_stripped_char, strip_control_chars};
 use crate::{
@@ -642,6 +643,200 @@ macro_rules! update_or_insert_item {
     }};
 }
 
+/// Keeps alive, on the transaction `$tx`, the tombstones of feed `$feed_id` whose identities the
+/// feed still lists (`$listed`), and removes the others once past [`TOMBSTONE_GRACE_SECONDS`]
+/// when the feed has any (`$any`).
+macro_rules! keep_listed_tombstones_on {
+    ($tx:expr, $feed_id:expr, $listed:expr, $any:expr, $now:expr) => {{
+        let (feed_id, listed, any, now): (i64, &[&str], bool, i64) =
+            ($feed_id, $listed, $any, $now);
+        for keys in listed.chunks(TOMBSTONES_TOUCHED_PER_STATEMENT) {
+            let placeholders: Vec<String> =
+                (0..keys.len()).map(|n| format!("${}", n + 3)).collect();
+            let mut touch = sqlx::query(sqlx::AssertSqlSafe(format!(
+                "UPDATE item_tombstones SET last_seen_at = $2
+                 WHERE feed_id = $1 AND identity_key IN ({})",
+                placeholders.join(", ")
+            )))
+            .bind(feed_id)
+            .bind(now);
+            for key in keys {
+                touch = touch.bind(*key);
+            }
+            touch.execute(&mut *$tx).await?;
+        }
+        if any {
+            sqlx::query("DELETE FROM item_tombstones WHERE feed_id = $1 AND last_seen_at < $2")
+                .bind(feed_id)
+                .bind(now.saturating_sub(TOMBSTONE_GRACE_SECONDS))
+                .execute(&mut *$tx)
+                .await?;
+        }
+    }};
+}
+
+/// Writes on the transaction `$tx` what a fetch of feed `$feed_id` stores besides its items
+/// (`$writes`: metadata, icon, favicon, WebSub discovery, raw body, outcome); evaluates to
+/// whether the outcome was recorded (`true` when none was given).
+macro_rules! write_fetch_extras_on {
+    ($tx:expr, $feed_id:expr, $writes:expr, $now:expr) => {{
+        let (feed_id, writes, now): (i64, &FetchWrites<'_>, i64) = ($feed_id, $writes, $now);
+        if let Some(metadata) = &writes.metadata {
+            crate::feeds::update_feed_metadata_on!(&mut *$tx, feed_id, metadata);
+        }
+        if let Some(icon_url) = writes.icon_url {
+            crate::fetching::set_feed_icon_url_on!(&mut *$tx, feed_id, Some(icon_url));
+        }
+        if let Some(favicon) = writes.favicon {
+            crate::fetching::save_favicon_on!(&mut *$tx, feed_id, favicon);
+        }
+        if let Some(websub) = writes.websub {
+            crate::websub::record_websub_discovery_on!(
+                &mut *$tx,
+                feed_id,
+                websub.found,
+                websub.token,
+                websub.secret,
+                now
+            );
+        }
+        match writes.body {
+            Some(BodyWrite::Keep(body)) => {
+                crate::fetching::save_feed_body_on!(&mut *$tx, feed_id, body);
+            }
+            Some(BodyWrite::Drop) => {
+                crate::fetching::delete_feed_body_on!(&mut *$tx, feed_id)
+            }
+            None => {}
+        }
+        match writes.record {
+            Some((owner, record)) => {
+                crate::feeds::record_fetch_on!(&mut *$tx, feed_id, owner, record) > 0
+            }
+            None => true,
+        }
+    }};
+}
+
+/// Splits a fetch's prepared items by what they need: unchanged ones (same identity, same
+/// content hash as `stored`) no write; the others a write, with their search index value made
+/// here, before the write transaction, so that SQLite's single writer never waits for it. An
+/// item that may carry a legacy key is always written, which moves it to its key.
+fn item_writes<'a>(
+    engine: Engine,
+    stored: &HashMap<String, String>,
+    prepared: Vec<PreparedItem<'a>>,
+) -> (Vec<PreparedItem<'a>>, Vec<ItemWrite<'a>>) {
+    // Unchanged items (same identity, same content hash) need no write; an item that
+    // may carry a legacy key is always written, which moves it to its key.
+    let (same, changed): (Vec<PreparedItem<'a>>, Vec<PreparedItem<'a>>) =
+        prepared.into_iter().partition(|p| {
+            p.legacy_key.is_none() && stored.get(&p.identity_key) == Some(&p.content_hash)
+        });
+    let writes_of_items: Vec<ItemWrite<'a>> = changed
+        .into_iter()
+        .map(|p| ItemWrite {
+            stored: stored.contains_key(&p.identity_key),
+            index: item_index_value(
+                engine,
+                p.item.title.as_deref(),
+                p.item.content.as_deref(),
+                p.item.summary.as_deref(),
+                None,
+            ),
+            prepared: p,
+        })
+        .collect();
+    (same, writes_of_items)
+}
+
+/// Queues the new items with a link (`new_ids`) for their article page (F6) when a subscriber
+/// asks for it: short ones (as `short` tells) in the `auto` mode, the others in `always` only.
+/// Returns how many were queued.
+async fn queue_articles<C: EngineWrites>(
+    db: &mut C,
+    feed_id: i64,
+    now: i64,
+    new_ids: &[(i64, &NewItem)],
+    short: ShortText<'_>,
+) -> Result<u64> {
+    let (mut short_ids, mut long_ids) = (Vec::new(), Vec::new());
+    for (id, item) in new_ids.iter().filter(|(_, item)| item.url.is_some()) {
+        if short(item) {
+            short_ids.push(*id);
+        } else {
+            long_ids.push(*id);
+        }
+    }
+    short_ids.sort_unstable();
+    long_ids.sort_unstable();
+    let queued = db
+        .queue_new_full_text(feed_id, now, &short_ids, FullTextMode::Auto.as_str())
+        .await?;
+    Ok(queued
+        + db.queue_new_full_text(feed_id, now, &long_ids, FullTextMode::Always.as_str())
+            .await?)
+}
+
+/// Moves, on the transaction `$tx`, an item of feed `$feed_id` stored under its legacy
+/// identity `$legacy` to its identity `$key` (its tombstone too, added to `$tombstones`),
+/// unless an item of that identity exists already.
+macro_rules! move_legacy_key_on {
+    ($tx:expr, $feed_id:expr, $legacy:expr, $key:expr, $tombstones:expr) => {{
+        let (feed_id, legacy, key): (i64, &str, &str) = ($feed_id, $legacy, $key);
+        let tombstones: &mut HashSet<String> = $tombstones;
+        if !tombstones.contains(key) && tombstones.contains(legacy) {
+            sqlx::query(
+                "UPDATE item_tombstones SET identity_key = $3
+                 WHERE feed_id = $1 AND identity_key = $2",
+            )
+            .bind(feed_id)
+            .bind(legacy)
+            .bind(key)
+            .execute(&mut *$tx)
+            .await?;
+            tombstones.insert(key.to_owned());
+        }
+        sqlx::query(
+            "UPDATE items SET identity_key = $3
+             WHERE feed_id = $1 AND identity_key = $2
+               AND NOT EXISTS (SELECT 1 FROM items
+                               WHERE feed_id = $1 AND identity_key = $3)",
+        )
+        .bind(feed_id)
+        .bind(legacy)
+        .bind(key)
+        .execute(&mut *$tx)
+        .await?;
+    }};
+}
+
+/// The index values of the changed items `updated` that have a full article (`articles`, by
+/// item id): their title, content and article.
+fn article_index_values(
+    engine: Engine,
+    updated: &[(i64, &ItemWrite<'_>)],
+    articles: &HashMap<i64, String>,
+) -> HashMap<i64, String> {
+    let mut with_article = HashMap::new();
+    for (id, write) in updated {
+        if let Some(article) = articles.get(id) {
+            let item = write.prepared.item;
+            with_article.insert(
+                *id,
+                item_index_value(
+                    engine,
+                    item.title.as_deref(),
+                    item.content.as_deref(),
+                    item.summary.as_deref(),
+                    Some(article),
+                ),
+            );
+        }
+    }
+    with_article
+}
+
 impl Store {
     /// Stores a feed's items by the identity rule (F4): a new identity is inserted, a known
     /// one is updated in place when its content changed (keeping every user's read and
@@ -698,254 +893,131 @@ impl Store {
         prepared.dedup_by(|a, b| a.identity_key == b.identity_key);
         let engine = self.engine();
         let stored = self.stored_content_hashes(feed_id, &prepared).await?;
-        // Unchanged items (same identity, same content hash) need no write; an item that
-        // may carry a legacy key is always written, which moves it to its key.
-        let (same, changed): (Vec<PreparedItem<'_>>, Vec<PreparedItem<'_>>) =
-            prepared.into_iter().partition(|p| {
-                p.legacy_key.is_none() && stored.get(&p.identity_key) == Some(&p.content_hash)
-            });
-        let writes_of_items: Vec<ItemWrite<'_>> = changed
-            .into_iter()
-            .map(|p| ItemWrite {
-                stored: stored.contains_key(&p.identity_key),
-                index: item_index_value(
-                    engine,
-                    p.item.title.as_deref(),
-                    p.item.content.as_deref(),
-                    p.item.summary.as_deref(),
-                    None,
-                ),
-                prepared: p,
-            })
-            .collect();
+        let (same, writes_of_items) = item_writes(engine, &stored, prepared);
         let mut written = FetchWritten {
             recorded: true,
             ..FetchWritten::default()
         };
-        in_tx!(
-            self,
-            postgres_begin = crate::feeds::pg_begin_feed_items(feed_id),
-            |tx| {
-                let counts = &mut written.counts;
-                let mut tombstones: HashSet<String> = sqlx::query_scalar(
-                    "SELECT identity_key FROM item_tombstones WHERE feed_id = $1",
-                )
-                .bind(feed_id)
-                .fetch_all(&mut *tx)
-                .await?
-                .into_iter()
-                .collect();
-                // Tombstoned identities the feed still lists: their tombstones stay alive.
-                let mut listed_tombstones: Vec<&str> = Vec::new();
-                for p in &same {
-                    if tombstones.contains(&p.identity_key) {
-                        listed_tombstones.push(&p.identity_key);
-                    } else {
-                        counts.unchanged += 1;
-                    }
-                }
-                // New items go in multi-row inserts; the others (stored, or maybe stored under a
-                // legacy key) one by one.
-                let mut new_items: Vec<&ItemWrite<'_>> = Vec::new();
-                let mut one_by_one: Vec<&ItemWrite<'_>> = Vec::new();
-                for write in &writes_of_items {
-                    let p = &write.prepared;
-                    if let Some(legacy) = &p.legacy_key {
-                        if !tombstones.contains(&p.identity_key) && tombstones.contains(legacy) {
-                            sqlx::query(
-                                "UPDATE item_tombstones SET identity_key = $3
-                             WHERE feed_id = $1 AND identity_key = $2",
-                            )
-                            .bind(feed_id)
-                            .bind(legacy)
-                            .bind(&p.identity_key)
-                            .execute(&mut *tx)
-                            .await?;
-                            tombstones.insert(p.identity_key.clone());
-                        }
-                        sqlx::query(
-                            "UPDATE items SET identity_key = $3
-                         WHERE feed_id = $1 AND identity_key = $2
-                           AND NOT EXISTS (SELECT 1 FROM items
-                                           WHERE feed_id = $1 AND identity_key = $3)",
-                        )
-                        .bind(feed_id)
-                        .bind(legacy)
-                        .bind(&p.identity_key)
-                        .execute(&mut *tx)
-                        .await?;
-                    }
-                    if tombstones.contains(&p.identity_key) {
-                        listed_tombstones.push(&p.identity_key);
-                        continue;
-                    }
-                    if !write.stored && p.legacy_key.is_none() {
-                        new_items.push(write);
-                    } else {
-                        one_by_one.push(write);
-                    }
-                }
-                // The items of one fetch arrive together; their sync arrival numbers (migration
-                // 30) go oldest published first, so that "newest first" among them is by date.
-                // PostgreSQL's statement trigger numbers them so; SQLite's row trigger numbers
-                // rows as they are inserted, so they go in that order (one writer at a time: the
-                // identity order that keeps PostgreSQL's concurrent batches from deadlocking is
-                // not needed there).
-                if engine == crate::Engine::Sqlite {
-                    new_items.sort_by_key(|w| w.prepared.item.published.unwrap_or(now));
-                }
-                // The new items, with their index rows and tag jobs; (id, item) of each inserted.
-                let inserted = tx.insert_new_items(feed_id, now, &new_items).await?;
-                let mut new_ids: Vec<(i64, &NewItem)> = Vec::new();
-                for write in new_items {
-                    match inserted.get(&write.prepared.identity_key) {
-                        Some(&id) => {
-                            counts.inserted += 1;
-                            new_ids.push((id, write.prepared.item));
-                        }
-                        // Stored meanwhile by a concurrent upsert: updated when it differs.
-                        None => one_by_one.push(write),
-                    }
-                }
-                // (item id, index value) of the items written one by one.
-                let mut indexed: Vec<(i64, &str)> = Vec::new();
-                // Stored items that changed: their full articles (F6) are indexed with them.
-                let mut updated: Vec<(i64, &ItemWrite<'_>)> = Vec::new();
-                for write in one_by_one {
-                    match update_or_insert_item!(tx, feed_id, &write.prepared, now) {
-                        (Some(id), _) => {
-                            counts.inserted += 1;
-                            indexed.push((id, write.index.as_str()));
-                            new_ids.push((id, write.prepared.item));
-                        }
-                        (None, Some(id)) => {
-                            counts.updated += 1;
-                            indexed.push((id, write.index.as_str()));
-                            updated.push((id, write));
-                        }
-                        (None, None) => counts.unchanged += 1,
-                    }
-                }
-                // A changed item keeps its full article, so its index row keeps the article's
-                // words: read after the updates, which a concurrent save of an article waits for
-                // (or waited on), so that a just-saved article is seen. New items have none.
-                let mut with_article: std::collections::HashMap<i64, String> =
-                    std::collections::HashMap::new();
-                if !updated.is_empty() {
-                    let ids: Vec<i64> = updated.iter().map(|(id, _)| *id).collect();
-                    let articles = full_texts_of!(tx, &ids);
-                    for (id, write) in &updated {
-                        if let Some(article) = articles.get(id) {
-                            let item = write.prepared.item;
-                            with_article.insert(
-                                *id,
-                                item_index_value(
-                                    engine,
-                                    item.title.as_deref(),
-                                    item.content.as_deref(),
-                                    item.summary.as_deref(),
-                                    Some(article),
-                                ),
-                            );
-                        }
-                    }
-                }
-                for (id, value) in &mut indexed {
-                    if let Some(article_value) = with_article.get(id) {
-                        *value = article_value.as_str();
-                    }
-                }
-                // Their search index rows, in the same transaction.
-                write_index_rows!(tx, engine, &indexed);
-                // They wait for their tags (F41), queued in the same transaction.
-                let changed_ids: Vec<i64> = indexed.iter().map(|(id, _)| *id).collect();
-                crate::tags::queue_tag_jobs!(tx, &changed_ids, now);
-                counts.suppressed = listed_tombstones.len() as u64;
-                for keys in listed_tombstones.chunks(TOMBSTONES_TOUCHED_PER_STATEMENT) {
-                    let placeholders: Vec<String> =
-                        (0..keys.len()).map(|n| format!("${}", n + 3)).collect();
-                    let mut touch = sqlx::query(sqlx::AssertSqlSafe(format!(
-                        "UPDATE item_tombstones SET last_seen_at = $2
-                     WHERE feed_id = $1 AND identity_key IN ({})",
-                        placeholders.join(", ")
-                    )))
+        in_tx!(self, postgres_begin = pg_begin_feed_items(feed_id), |tx| {
+            let counts = &mut written.counts;
+            let mut tombstones: HashSet<String> =
+                sqlx::query_scalar("SELECT identity_key FROM item_tombstones WHERE feed_id = $1")
                     .bind(feed_id)
-                    .bind(now);
-                    for key in keys {
-                        touch = touch.bind(*key);
-                    }
-                    touch.execute(&mut *tx).await?;
-                }
-                if !tombstones.is_empty() {
-                    sqlx::query(
-                        "DELETE FROM item_tombstones WHERE feed_id = $1 AND last_seen_at < $2",
-                    )
-                    .bind(feed_id)
-                    .bind(now.saturating_sub(TOMBSTONE_GRACE_SECONDS))
-                    .execute(&mut *tx)
-                    .await?;
-                }
-                // The new items with a link wait for their article page (F6) when a subscriber
-                // asks for it: short ones in the `auto` mode, the others in `always` only.
-                if let Some(short) = writes.full_text {
-                    let (mut short_ids, mut long_ids) = (Vec::new(), Vec::new());
-                    for (id, item) in new_ids.iter().filter(|(_, item)| item.url.is_some()) {
-                        if short(item) {
-                            short_ids.push(*id);
-                        } else {
-                            long_ids.push(*id);
-                        }
-                    }
-                    short_ids.sort_unstable();
-                    long_ids.sort_unstable();
-                    written.full_text_queued += tx
-                        .queue_new_full_text(feed_id, now, &short_ids, FullTextMode::Auto.as_str())
-                        .await?;
-                    written.full_text_queued += tx
-                        .queue_new_full_text(feed_id, now, &long_ids, FullTextMode::Always.as_str())
-                        .await?;
-                }
-                // Their summaries (F42), when a subscriber wants them.
-                if writes.summaries && !new_ids.is_empty() {
-                    written.summaries_queued =
-                        crate::summaries::queue_new_summaries_on!(&mut *tx, feed_id, now);
-                }
-                // What the feed says about itself, its hub, its raw body and the fetch's outcome
-                // come last: the feed's rows are locked after its items, as everywhere else.
-                if let Some(metadata) = &writes.metadata {
-                    crate::feeds::update_feed_metadata_on!(&mut *tx, feed_id, metadata);
-                }
-                if let Some(icon_url) = writes.icon_url {
-                    crate::fetching::set_feed_icon_url_on!(&mut *tx, feed_id, Some(icon_url));
-                }
-                if let Some(favicon) = writes.favicon {
-                    crate::fetching::save_favicon_on!(&mut *tx, feed_id, favicon);
-                }
-                if let Some(websub) = writes.websub {
-                    crate::websub::record_websub_discovery_on!(
-                        &mut *tx,
-                        feed_id,
-                        websub.found,
-                        websub.token,
-                        websub.secret,
-                        now
-                    );
-                }
-                match writes.body {
-                    Some(BodyWrite::Keep(body)) => {
-                        crate::fetching::save_feed_body_on!(&mut *tx, feed_id, body);
-                    }
-                    Some(BodyWrite::Drop) => {
-                        crate::fetching::delete_feed_body_on!(&mut *tx, feed_id)
-                    }
-                    None => {}
-                }
-                if let Some((owner, record)) = writes.record {
-                    written.recorded =
-                        crate::feeds::record_fetch_on!(&mut *tx, feed_id, owner, record) > 0;
+                    .fetch_all(&mut *tx)
+                    .await?
+                    .into_iter()
+                    .collect();
+            // Tombstoned identities the feed still lists: their tombstones stay alive.
+            let mut listed_tombstones: Vec<&str> = Vec::new();
+            for p in &same {
+                if tombstones.contains(&p.identity_key) {
+                    listed_tombstones.push(&p.identity_key);
+                } else {
+                    counts.unchanged += 1;
                 }
             }
-        );
+            // New items go in multi-row inserts; the others (stored, or maybe stored under a
+            // legacy key) one by one.
+            let mut new_items: Vec<&ItemWrite<'_>> = Vec::new();
+            let mut one_by_one: Vec<&ItemWrite<'_>> = Vec::new();
+            for write in &writes_of_items {
+                let p = &write.prepared;
+                if let Some(legacy) = &p.legacy_key {
+                    move_legacy_key_on!(tx, feed_id, legacy, &p.identity_key, &mut tombstones);
+                }
+                if tombstones.contains(&p.identity_key) {
+                    listed_tombstones.push(&p.identity_key);
+                    continue;
+                }
+                if !write.stored && p.legacy_key.is_none() {
+                    new_items.push(write);
+                } else {
+                    one_by_one.push(write);
+                }
+            }
+            // The items of one fetch arrive together; their sync arrival numbers (migration
+            // 30) go oldest published first, so that "newest first" among them is by date.
+            // PostgreSQL's statement trigger numbers them so; SQLite's row trigger numbers
+            // rows as they are inserted, so they go in that order (one writer at a time: the
+            // identity order that keeps PostgreSQL's concurrent batches from deadlocking is
+            // not needed there).
+            if engine == crate::Engine::Sqlite {
+                new_items.sort_by_key(|w| w.prepared.item.published.unwrap_or(now));
+            }
+            // The new items, with their index rows and tag jobs; (id, item) of each inserted.
+            let inserted = tx.insert_new_items(feed_id, now, &new_items).await?;
+            let mut new_ids: Vec<(i64, &NewItem)> = Vec::new();
+            for write in new_items {
+                match inserted.get(&write.prepared.identity_key) {
+                    Some(&id) => {
+                        counts.inserted += 1;
+                        new_ids.push((id, write.prepared.item));
+                    }
+                    // Stored meanwhile by a concurrent upsert: updated when it differs.
+                    None => one_by_one.push(write),
+                }
+            }
+            // (item id, index value) of the items written one by one.
+            let mut indexed: Vec<(i64, &str)> = Vec::new();
+            // Stored items that changed: their full articles (F6) are indexed with them.
+            let mut updated: Vec<(i64, &ItemWrite<'_>)> = Vec::new();
+            for write in one_by_one {
+                match update_or_insert_item!(tx, feed_id, &write.prepared, now) {
+                    (Some(id), _) => {
+                        counts.inserted += 1;
+                        indexed.push((id, write.index.as_str()));
+                        new_ids.push((id, write.prepared.item));
+                    }
+                    (None, Some(id)) => {
+                        counts.updated += 1;
+                        indexed.push((id, write.index.as_str()));
+                        updated.push((id, write));
+                    }
+                    (None, None) => counts.unchanged += 1,
+                }
+            }
+            // A changed item keeps its full article, so its index row keeps the article's
+            // words: read after the updates, which a concurrent save of an article waits for
+            // (or waited on), so that a just-saved article is seen. New items have none.
+            let mut with_article: HashMap<i64, String> = HashMap::new();
+            if !updated.is_empty() {
+                let ids: Vec<i64> = updated.iter().map(|(id, _)| *id).collect();
+                let articles = full_texts_of!(tx, &ids);
+                with_article = article_index_values(engine, &updated, &articles);
+            }
+            for (id, value) in &mut indexed {
+                if let Some(article_value) = with_article.get(id) {
+                    *value = article_value.as_str();
+                }
+            }
+            // Their search index rows, in the same transaction.
+            write_index_rows!(tx, engine, &indexed);
+            // They wait for their tags (F41), queued in the same transaction.
+            let changed_ids: Vec<i64> = indexed.iter().map(|(id, _)| *id).collect();
+            crate::tags::queue_tag_jobs!(tx, &changed_ids, now);
+            counts.suppressed = listed_tombstones.len() as u64;
+            keep_listed_tombstones_on!(
+                tx,
+                feed_id,
+                &listed_tombstones,
+                !tombstones.is_empty(),
+                now
+            );
+            // The new items with a link wait for their article page (F6) when a subscriber
+            // asks for it: short ones in the `auto` mode, the others in `always` only.
+            if let Some(short) = writes.full_text {
+                written.full_text_queued +=
+                    queue_articles(&mut *tx, feed_id, now, &new_ids, short).await?;
+            }
+            // Their summaries (F42), when a subscriber wants them.
+            if writes.summaries && !new_ids.is_empty() {
+                written.summaries_queued =
+                    crate::summaries::queue_new_summaries_on!(&mut *tx, feed_id, now);
+            }
+            // What the feed says about itself, its hub, its raw body and the fetch's outcome
+            // come last: the feed's rows are locked after its items, as everywhere else.
+            written.recorded = write_fetch_extras_on!(tx, feed_id, writes, now);
+        });
         Ok(written)
     }
 
