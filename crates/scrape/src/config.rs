@@ -132,159 +132,11 @@ impl ScrapeConfig {
 
     pub(crate) fn checked(&self) -> Result<Checked, ScrapeError> {
         let config = self.normalized();
-        let invalid =
-            |field: &'static str, reason: String| ScrapeError::InvalidConfig { field, reason };
-        let fields = [
-            ("item_selector", &config.item_selector),
-            ("title_selector", &config.title_selector),
-            ("url_selector", &config.url_selector),
-            ("date_selector", &config.date_selector),
-            ("date_format", &config.date_format),
-            ("summary_selector", &config.summary_selector),
-            ("data_key", &config.data_key),
-            ("context_key", &config.context_key),
-        ];
-        for (field, value) in fields {
-            if let Some(value) = value {
-                if value.chars().count() > MAX_SELECTOR_LEN {
-                    return Err(invalid(
-                        field,
-                        format!("it is longer than {MAX_SELECTOR_LEN} characters"),
-                    ));
-                }
-                if value.chars().any(char::is_control) {
-                    return Err(invalid(field, "it contains control characters".into()));
-                }
-            }
-        }
-        let kind = config.kind.as_str();
-        // A field the kind needs must be there; one it does not use must not be, so that a
-        // configuration never seems to do what it does not.
-        let presence =
-            |field: &'static str, value: &Option<String>, needed: bool, note: &str| match (
-                needed,
-                value.is_some(),
-            ) {
-                (true, false) => Err(invalid(
-                    field,
-                    format!("a {kind} source needs it (for example `{note}`)"),
-                )),
-                (false, true) => Err(invalid(
-                    field,
-                    format!("a {kind} source does not use it ({note})"),
-                )),
-                _ => Ok(()),
-            };
-        let required = |field, value, example| presence(field, value, true, example);
-        let unused = |field, value, instead| presence(field, value, false, instead);
-        if config.kind != ScrapeKind::Remix {
-            unused(
-                "context_key",
-                &config.context_key,
-                "it is for remix sources",
-            )?;
-        }
-        match config.kind {
-            ScrapeKind::Html => {
-                required("item_selector", &config.item_selector, ".w-dyn-item")?;
-                unused(
-                    "data_key",
-                    &config.data_key,
-                    "it is for nextjs and remix sources",
-                )?;
-                for (field, value) in [
-                    ("item_selector", &config.item_selector),
-                    ("title_selector", &config.title_selector),
-                    ("url_selector", &config.url_selector),
-                    ("date_selector", &config.date_selector),
-                    ("summary_selector", &config.summary_selector),
-                ] {
-                    if let Some(selector) = value {
-                        scraper::Selector::parse(selector).map_err(|error| {
-                            invalid(
-                                field,
-                                format!("`{selector}` is not a CSS selector: {error}"),
-                            )
-                        })?;
-                    }
-                }
-            }
-            ScrapeKind::Nextjs => {
-                required("data_key", &config.data_key, "props.pageProps.posts")?;
-                unused(
-                    "item_selector",
-                    &config.item_selector,
-                    "data_key names the item list",
-                )?;
-            }
-            ScrapeKind::Remix => {
-                required("context_key", &config.context_key, "routes/blog._index")?;
-                unused(
-                    "item_selector",
-                    &config.item_selector,
-                    "context_key and data_key name the item list",
-                )?;
-            }
-        }
-        if config.kind != ScrapeKind::Html {
-            for (field, value) in [
-                ("title_selector", &config.title_selector),
-                ("url_selector", &config.url_selector),
-                ("date_selector", &config.date_selector),
-                ("summary_selector", &config.summary_selector),
-                ("data_key", &config.data_key),
-            ] {
-                if let Some(path) = value
-                    && path.split('.').any(str::is_empty)
-                {
-                    return Err(invalid(
-                        field,
-                        format!(
-                            "`{path}` is not a key path (keys joined by dots, such as `props.pageProps.posts`)"
-                        ),
-                    ));
-                }
-            }
-        }
-        if let Some(format) = &config.date_format {
-            let broken = StrftimeItems::new(format).any(|item| matches!(item, FormatItem::Error));
-            if broken {
-                return Err(invalid(
-                    "date_format",
-                    format!("`{format}` is not a strftime format (such as `%B %d, %Y`)"),
-                ));
-            }
-            if !format.contains('%') {
-                return Err(invalid(
-                    "date_format",
-                    format!("`{format}` has no field such as %Y or %d"),
-                ));
-            }
-        }
-        let url_prefix = match &config.url_prefix {
-            None => None,
-            Some(prefix) => {
-                if prefix.len() > MAX_URL_PREFIX_LEN {
-                    return Err(invalid(
-                        "url_prefix",
-                        format!("it is longer than {MAX_URL_PREFIX_LEN} characters"),
-                    ));
-                }
-                let url = Url::parse(prefix).map_err(|error| {
-                    invalid(
-                        "url_prefix",
-                        format!("`{prefix}` is not an absolute URL: {error}"),
-                    )
-                })?;
-                if !matches!(url.scheme(), "http" | "https") {
-                    return Err(invalid(
-                        "url_prefix",
-                        format!("`{prefix}` is not an http or https URL"),
-                    ));
-                }
-                Some(url)
-            }
-        };
+        check_lengths(&config)?;
+        check_presence(&config)?;
+        check_key_paths(&config)?;
+        check_date_format(&config)?;
+        let url_prefix = url_prefix(&config)?;
         Ok(Checked {
             kind: config.kind,
             item_selector: config.item_selector,
@@ -297,5 +149,183 @@ impl ScrapeConfig {
             context_key: config.context_key,
             url_prefix,
         })
+    }
+}
+
+/// A configuration error in `field`, saying why.
+fn invalid(field: &'static str, reason: String) -> ScrapeError {
+    ScrapeError::InvalidConfig { field, reason }
+}
+
+/// Every text field within [`MAX_SELECTOR_LEN`] characters and without control characters.
+fn check_lengths(config: &ScrapeConfig) -> Result<(), ScrapeError> {
+    let fields = [
+        ("item_selector", &config.item_selector),
+        ("title_selector", &config.title_selector),
+        ("url_selector", &config.url_selector),
+        ("date_selector", &config.date_selector),
+        ("date_format", &config.date_format),
+        ("summary_selector", &config.summary_selector),
+        ("data_key", &config.data_key),
+        ("context_key", &config.context_key),
+    ];
+    for (field, value) in fields {
+        if let Some(value) = value {
+            if value.chars().count() > MAX_SELECTOR_LEN {
+                return Err(invalid(
+                    field,
+                    format!("it is longer than {MAX_SELECTOR_LEN} characters"),
+                ));
+            }
+            if value.chars().any(char::is_control) {
+                return Err(invalid(field, "it contains control characters".into()));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A field the kind needs must be there; one it does not use must not be, so that a
+/// configuration never seems to do what it does not. An HTML source's selectors must parse.
+fn check_presence(config: &ScrapeConfig) -> Result<(), ScrapeError> {
+    let kind = config.kind.as_str();
+    let presence = |field: &'static str, value: &Option<String>, needed: bool, note: &str| match (
+        needed,
+        value.is_some(),
+    ) {
+        (true, false) => Err(invalid(
+            field,
+            format!("a {kind} source needs it (for example `{note}`)"),
+        )),
+        (false, true) => Err(invalid(
+            field,
+            format!("a {kind} source does not use it ({note})"),
+        )),
+        _ => Ok(()),
+    };
+    let required = |field, value, example| presence(field, value, true, example);
+    let unused = |field, value, instead| presence(field, value, false, instead);
+    if config.kind != ScrapeKind::Remix {
+        unused(
+            "context_key",
+            &config.context_key,
+            "it is for remix sources",
+        )?;
+    }
+    match config.kind {
+        ScrapeKind::Html => {
+            required("item_selector", &config.item_selector, ".w-dyn-item")?;
+            unused(
+                "data_key",
+                &config.data_key,
+                "it is for nextjs and remix sources",
+            )?;
+            for (field, value) in [
+                ("item_selector", &config.item_selector),
+                ("title_selector", &config.title_selector),
+                ("url_selector", &config.url_selector),
+                ("date_selector", &config.date_selector),
+                ("summary_selector", &config.summary_selector),
+            ] {
+                if let Some(selector) = value {
+                    scraper::Selector::parse(selector).map_err(|error| {
+                        invalid(
+                            field,
+                            format!("`{selector}` is not a CSS selector: {error}"),
+                        )
+                    })?;
+                }
+            }
+        }
+        ScrapeKind::Nextjs => {
+            required("data_key", &config.data_key, "props.pageProps.posts")?;
+            unused(
+                "item_selector",
+                &config.item_selector,
+                "data_key names the item list",
+            )?;
+        }
+        ScrapeKind::Remix => {
+            required("context_key", &config.context_key, "routes/blog._index")?;
+            unused(
+                "item_selector",
+                &config.item_selector,
+                "context_key and data_key name the item list",
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// The key paths of a Next.js or Remix source: keys joined by dots, none empty.
+fn check_key_paths(config: &ScrapeConfig) -> Result<(), ScrapeError> {
+    if config.kind != ScrapeKind::Html {
+        for (field, value) in [
+            ("title_selector", &config.title_selector),
+            ("url_selector", &config.url_selector),
+            ("date_selector", &config.date_selector),
+            ("summary_selector", &config.summary_selector),
+            ("data_key", &config.data_key),
+        ] {
+            if let Some(path) = value
+                && path.split('.').any(str::is_empty)
+            {
+                return Err(invalid(
+                    field,
+                    format!(
+                        "`{path}` is not a key path (keys joined by dots, such as `props.pageProps.posts`)"
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The date format, when given: a strftime format with at least one field.
+fn check_date_format(config: &ScrapeConfig) -> Result<(), ScrapeError> {
+    if let Some(format) = &config.date_format {
+        let broken = StrftimeItems::new(format).any(|item| matches!(item, FormatItem::Error));
+        if broken {
+            return Err(invalid(
+                "date_format",
+                format!("`{format}` is not a strftime format (such as `%B %d, %Y`)"),
+            ));
+        }
+        if !format.contains('%') {
+            return Err(invalid(
+                "date_format",
+                format!("`{format}` has no field such as %Y or %d"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The URL prefix, when given: an absolute http(s) URL within [`MAX_URL_PREFIX_LEN`] bytes.
+fn url_prefix(config: &ScrapeConfig) -> Result<Option<Url>, ScrapeError> {
+    match &config.url_prefix {
+        None => Ok(None),
+        Some(prefix) => {
+            if prefix.len() > MAX_URL_PREFIX_LEN {
+                return Err(invalid(
+                    "url_prefix",
+                    format!("it is longer than {MAX_URL_PREFIX_LEN} characters"),
+                ));
+            }
+            let url = Url::parse(prefix).map_err(|error| {
+                invalid(
+                    "url_prefix",
+                    format!("`{prefix}` is not an absolute URL: {error}"),
+                )
+            })?;
+            if !matches!(url.scheme(), "http" | "https") {
+                return Err(invalid(
+                    "url_prefix",
+                    format!("`{prefix}` is not an http or https URL"),
+                ));
+            }
+            Ok(Some(url))
+        }
     }
 }

@@ -11,6 +11,10 @@ use url::Url;
 use crate::config::Checked;
 use crate::error::ScrapeError;
 
+/// The most items taken from one page; a listing page has far fewer, and the bound keeps a
+/// misconfigured selector (`div`) from storing thousands of items.
+pub const MAX_ITEMS: usize = 500;
+
 /// How far into a page its `<meta charset>` is looked for (HTML says within 1024 bytes).
 const CHARSET_WINDOW: usize = 1024;
 

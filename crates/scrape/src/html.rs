@@ -3,10 +3,9 @@
 use scraper::{ElementRef, Html, Selector};
 use tidings_feed::text::collapse_whitespace;
 
-use crate::MAX_ITEMS;
 use crate::config::Checked;
 use crate::error::ScrapeError;
-use crate::fields::{RawDate, RawItem};
+use crate::fields::{MAX_ITEMS, RawDate, RawItem};
 
 /// A selector from a checked configuration (parsed once already, so this does not fail).
 fn selector(field: &'static str, text: &str) -> Result<Selector, ScrapeError> {

@@ -5,10 +5,9 @@
 use scraper::{Html, Selector};
 use serde_json::Value;
 
-use crate::MAX_ITEMS;
 use crate::config::Checked;
 use crate::error::ScrapeError;
-use crate::fields::{RawDate, RawItem, json_summary_html};
+use crate::fields::{MAX_ITEMS, RawDate, RawItem, json_summary_html};
 
 /// The keys tried, in order, for a field whose key path is not configured.
 const DEFAULT_TITLE: &[&str] = &["title"];

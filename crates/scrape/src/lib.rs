@@ -22,13 +22,10 @@ mod json;
 
 pub use config::{MAX_SELECTOR_LEN, MAX_URL_PREFIX_LEN, ScrapeConfig, ScrapeKind};
 pub use error::ScrapeError;
+pub use fields::MAX_ITEMS;
 
 use tidings_feed::Item;
 use url::Url;
-
-/// The most items taken from one page; a listing page has far fewer, and the bound keeps a
-/// misconfigured selector (`div`) from storing thousands of items.
-pub const MAX_ITEMS: usize = 500;
 
 /// What [`scrape`] needs to know besides the bytes and the configuration.
 #[derive(Debug, Clone)]
