@@ -174,6 +174,37 @@ fn planned_rows(line: &str) -> Option<i64> {
     digits.parse().ok()
 }
 
+/// The condition of a search window's matches: the index's matches within the window's id
+/// range, then in the window itself (the `dated` rows of the window's query).
+fn window_matches(engine: Engine, listing: &mut Listing, query: &SearchQuery) -> String {
+    match engine {
+        Engine::Sqlite => {
+            let matched = listing.bind_text(fts5_match(query));
+            format!(
+                "i.id IN (SELECT rowid FROM item_search
+                          WHERE item_search MATCH {matched}
+                            AND rowid >= (SELECT MIN(id) FROM dated)
+                            AND rowid <= (SELECT MAX(id) FROM dated))
+                 AND +i.id IN (SELECT id FROM dated)"
+            )
+        }
+        Engine::Postgres => {
+            let matched = listing.bind_text(tsquery(query));
+            // The GIN index's matches ANDed with the window's id range in the primary
+            // key (a BitmapAnd), so that only the matches in the window are read;
+            // checking each item of the window against its index row instead costs a
+            // row read per item.
+            format!(
+                "i.id IN (SELECT m.item_id FROM item_search m
+                          WHERE m.document @@ {matched}::tsquery
+                            AND m.item_id >= (SELECT MIN(id) FROM dated)
+                            AND m.item_id <= (SELECT MAX(id) FROM dated))
+                 AND i.id IN (SELECT id FROM dated)"
+            )
+        }
+    }
+}
+
 /// `text` as a PostgreSQL string literal (standard conforming strings: only `'` is special).
 fn sql_literal(text: &str) -> String {
     format!("'{}'", text.replace('\'', "''"))
@@ -477,32 +508,7 @@ impl Store {
             let mut listing = search_listing(user_id, &window_scope);
             let dates = date_conditions(&mut listing, &window_scope);
             let size_p = listing.bind(size);
-            let matches = match engine {
-                Engine::Sqlite => {
-                    let matched = listing.bind_text(fts5_match(query));
-                    format!(
-                        "i.id IN (SELECT rowid FROM item_search
-                                  WHERE item_search MATCH {matched}
-                                    AND rowid >= (SELECT MIN(id) FROM dated)
-                                    AND rowid <= (SELECT MAX(id) FROM dated))
-                         AND +i.id IN (SELECT id FROM dated)"
-                    )
-                }
-                Engine::Postgres => {
-                    let matched = listing.bind_text(tsquery(query));
-                    // The GIN index's matches ANDed with the window's id range in the primary
-                    // key (a BitmapAnd), so that only the matches in the window are read;
-                    // checking each item of the window against its index row instead costs a
-                    // row read per item.
-                    format!(
-                        "i.id IN (SELECT m.item_id FROM item_search m
-                                  WHERE m.document @@ {matched}::tsquery
-                                    AND m.item_id >= (SELECT MIN(id) FROM dated)
-                                    AND m.item_id <= (SELECT MAX(id) FROM dated))
-                         AND i.id IN (SELECT id FROM dated)"
-                    )
-                }
-            };
+            let matches = window_matches(engine, &mut listing, query);
             let rest = listing.bind(fetch - found.len() as i64);
             let from = match engine {
                 Engine::Sqlite => FROM_ITEMS_BY_ID,

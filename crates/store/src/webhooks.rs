@@ -670,67 +670,11 @@ impl Store {
             });
         }
         let next = items.last().map_or(start, |item| item.id + 1);
-        let mut queue: Vec<(i64, i64)> = Vec::new();
-        if !items.is_empty() {
-            let mut feed_ids: Vec<i64> = items.iter().map(|i| i.feed_id).collect();
-            feed_ids.sort_unstable();
-            feed_ids.dedup();
-            let sql = format!(
-                "SELECT w.id, w.rules, w.after_item_id, s.feed_id, s.group_id
-                 FROM webhooks w JOIN subscriptions s ON s.user_id = w.user_id
-                 WHERE w.enabled = $1 AND s.feed_id IN ({})",
-                placeholders(2, feed_ids.len())
-            );
-            let pairs: Vec<(i64, String, i64, i64, i64)> = with_db!(self, read, |db| {
-                let mut query = sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(true);
-                for id in &feed_ids {
-                    query = query.bind(*id);
-                }
-                query.fetch_all(db).await?
-            });
-            let mut by_feed: HashMap<i64, Vec<(i64, Rules, i64, i64)>> = HashMap::new();
-            for (webhook_id, rules, after, feed_id, group_id) in pairs {
-                by_feed.entry(feed_id).or_default().push((
-                    webhook_id,
-                    parse_rules(&rules),
-                    after,
-                    group_id,
-                ));
-            }
-            let mut compiled = HashMap::new();
-            for item in &items {
-                let Some(channels) = by_feed.get(&item.feed_id) else {
-                    continue;
-                };
-                if item.published_at < item.fetched_at - settings.max_age_seconds {
-                    continue;
-                }
-                let mut tokens: Option<Vec<String>> = None;
-                for (webhook_id, rules, after, group_id) in channels {
-                    if item.id <= *after || !rules.source_matches(item.feed_id, *group_id) {
-                        continue;
-                    }
-                    let keywords = compiled
-                        .entry(*webhook_id)
-                        .or_insert_with(|| rules.compiled_keywords());
-                    if !keywords.is_empty() {
-                        let tokens = tokens.get_or_insert_with(|| {
-                            let text = item
-                                .text
-                                .as_deref()
-                                .and_then(tidings_feed::text::html_to_text)
-                                .unwrap_or_default();
-                            let text: String = text.chars().take(KEYWORD_TEXT_CHARS).collect();
-                            item_tokens(item.title.as_deref().unwrap_or_default(), &text)
-                        });
-                        if !keywords_match(keywords, tokens) {
-                            continue;
-                        }
-                    }
-                    queue.push((*webhook_id, item.id));
-                }
-            }
-        }
+        let queue = if items.is_empty() {
+            Vec::new()
+        } else {
+            self.channels_matching(&items, settings).await?
+        };
         in_tx!(self, |tx| {
             for chunk in queue.chunks(200) {
                 let values: Vec<String> = (0..chunk.len())
@@ -761,6 +705,76 @@ impl Store {
             queued: queue.len() as u64,
             more: full && !stopped_early,
         })
+    }
+
+    /// The (channel, item) pairs to queue for `items`: each enabled channel of a subscriber of
+    /// the item's feed whose sources and keywords match it, for items not older than the
+    /// channel's start and within the settings' age.
+    async fn channels_matching(
+        &self,
+        items: &[Candidate],
+        settings: &MatchSettings,
+    ) -> Result<Vec<(i64, i64)>> {
+        let mut queue: Vec<(i64, i64)> = Vec::new();
+        let mut feed_ids: Vec<i64> = items.iter().map(|i| i.feed_id).collect();
+        feed_ids.sort_unstable();
+        feed_ids.dedup();
+        let sql = format!(
+            "SELECT w.id, w.rules, w.after_item_id, s.feed_id, s.group_id
+             FROM webhooks w JOIN subscriptions s ON s.user_id = w.user_id
+             WHERE w.enabled = $1 AND s.feed_id IN ({})",
+            placeholders(2, feed_ids.len())
+        );
+        let pairs: Vec<(i64, String, i64, i64, i64)> = with_db!(self, read, |db| {
+            let mut query = sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(true);
+            for id in &feed_ids {
+                query = query.bind(*id);
+            }
+            query.fetch_all(db).await?
+        });
+        let mut by_feed: HashMap<i64, Vec<(i64, Rules, i64, i64)>> = HashMap::new();
+        for (webhook_id, rules, after, feed_id, group_id) in pairs {
+            by_feed.entry(feed_id).or_default().push((
+                webhook_id,
+                parse_rules(&rules),
+                after,
+                group_id,
+            ));
+        }
+        let mut compiled = HashMap::new();
+        for item in items {
+            let Some(channels) = by_feed.get(&item.feed_id) else {
+                continue;
+            };
+            if item.published_at < item.fetched_at - settings.max_age_seconds {
+                continue;
+            }
+            let mut tokens: Option<Vec<String>> = None;
+            for (webhook_id, rules, after, group_id) in channels {
+                if item.id <= *after || !rules.source_matches(item.feed_id, *group_id) {
+                    continue;
+                }
+                let keywords = compiled
+                    .entry(*webhook_id)
+                    .or_insert_with(|| rules.compiled_keywords());
+                if !keywords.is_empty() {
+                    let tokens = tokens.get_or_insert_with(|| {
+                        let text = item
+                            .text
+                            .as_deref()
+                            .and_then(tidings_feed::text::html_to_text)
+                            .unwrap_or_default();
+                        let text: String = text.chars().take(KEYWORD_TEXT_CHARS).collect();
+                        item_tokens(item.title.as_deref().unwrap_or_default(), &text)
+                    });
+                    if !keywords_match(keywords, tokens) {
+                        continue;
+                    }
+                }
+                queue.push((*webhook_id, item.id));
+            }
+        }
+        Ok(queue)
     }
 
     /// Claims up to `limit` channels that have queued items and may be sent to now (their

@@ -388,184 +388,203 @@ const NO_LABELS: [(&str, &str); 0] = [];
 impl Collector for WorkerCollector {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
         let (snapshot, cumulative) = &self.0;
-        let results = [
-            FetchResult::Parsed,
-            FetchResult::NotModified,
-            FetchResult::Unchanged,
-            FetchResult::ParseFailed,
-            FetchResult::HttpError,
-            FetchResult::Failed,
-        ];
-        counter_family(
-            &mut encoder,
-            "tidings_fetches",
-            "Feed fetches by result",
-            results.map(|result| {
-                (
-                    Some(label("result", result.as_str())),
-                    snapshot.result(result),
-                )
-            }),
-        )?;
-        counter_family(
-            &mut encoder,
-            "tidings_fetch_failures",
-            "Failed fetches by reason",
-            snapshot
-                .failures
-                .iter()
-                .map(|(reason, count)| (Some(label("reason", reason)), *count)),
-        )?;
-        counter_family(
-            &mut encoder,
-            "tidings_fetch_parse_failures",
-            "Fetched bodies that were not a feed",
-            [(None, snapshot.result(FetchResult::ParseFailed))],
-        )?;
-        counter_family(
-            &mut encoder,
-            "tidings_fetch_http_status",
-            "Fetch responses by final HTTP status",
-            snapshot
-                .statuses
-                .iter()
-                .map(|(status, count)| (Some(label("status", status)), *count)),
-        )?;
-        // The encoder takes each bucket's own count and sums them itself.
-        let mut previous = 0;
-        let buckets: Vec<(f64, u64)> = LATENCY_BUCKETS
-            .iter()
-            .zip(cumulative)
-            .map(|(bound, up_to)| {
-                let own = up_to.saturating_sub(previous);
-                previous = *up_to;
-                (*bound, own)
-            })
-            .collect();
-        encoder
-            .encode_descriptor(
-                "tidings_fetch_duration_seconds",
-                "Time from request to stored outcome",
-                None,
-                MetricType::Histogram,
-            )?
-            .encode_histogram::<NoLabelSet>(
-                snapshot.latency_sum_seconds,
-                snapshot.latency_count,
-                &buckets,
-                None,
-            )?;
-        counter_family(
-            &mut encoder,
-            "tidings_items_upserted",
-            "Items stored by the worker, new or changed",
-            [
-                (Some(label("change", "inserted")), snapshot.items_inserted),
-                (Some(label("change", "updated")), snapshot.items_updated),
-            ],
-        )?;
-        counter_family(
-            &mut encoder,
-            "tidings_feeds_moved",
-            "Feeds moved by permanent redirects",
-            [
-                (Some(label("kind", "renamed")), snapshot.feeds_renamed),
-                (Some(label("kind", "merged")), snapshot.feeds_merged),
-            ],
-        )?;
-        counter_family(
-            &mut encoder,
-            "tidings_favicons",
-            "Favicon attempts",
-            [
-                (Some(label("result", "found")), snapshot.favicons_found),
-                (Some(label("result", "missing")), snapshot.favicons_missing),
-            ],
-        )?;
-        counter_family(
-            &mut encoder,
-            "tidings_retention_deleted",
-            "Rows deleted by retention",
-            [
-                (
-                    Some(label("kind", "items")),
-                    snapshot.retention_items_deleted,
-                ),
-                (
-                    Some(label("kind", "feeds")),
-                    snapshot.retention_feeds_deleted,
-                ),
-            ],
-        )?;
-        counter_family(
-            &mut encoder,
-            "tidings_fetch_lease_lost",
-            "Fetches not stored because their lease had expired",
-            [(None, snapshot.lease_lost)],
-        )?;
-        counter_family(
-            &mut encoder,
-            "tidings_full_text",
-            "Article pages fetched for full text, by outcome",
-            [
-                (
-                    Some(label("result", "extracted")),
-                    snapshot.full_text_extracted,
-                ),
-                (Some(label("result", "shorter")), snapshot.full_text_shorter),
-                (Some(label("result", "failed")), snapshot.full_text_failed),
-            ],
-        )?;
-        counter_family(
-            &mut encoder,
-            "tidings_popularity_calls",
-            "Calls to the popularity count source (F40), by result",
-            [
-                (Some(label("result", "ok")), snapshot.popularity_calls_ok),
-                (
-                    Some(label("result", "failed")),
-                    snapshot.popularity_calls_failed,
-                ),
-            ],
-        )?;
-        counter_family(
-            &mut encoder,
-            "tidings_websub_requests",
-            "WebSub subscription requests sent to hubs (F18), by mode and whether accepted",
-            snapshot
-                .websub_requests
-                .iter()
-                .map(|(outcome, n)| (Some(label("outcome", outcome)), *n)),
-        )?;
-        counter_family(
-            &mut encoder,
-            "tidings_websub_verifications",
-            "Hubs' verifications of intent at the WebSub callback, by outcome",
-            snapshot
-                .websub_verifications
-                .iter()
-                .map(|(outcome, n)| (Some(label("outcome", outcome)), *n)),
-        )?;
-        counter_family(
-            &mut encoder,
-            "tidings_websub_pushes",
-            "Content distributions received at the WebSub callback, by outcome",
-            snapshot
-                .websub_pushes
-                .iter()
-                .map(|(outcome, n)| (Some(label("outcome", outcome)), *n)),
-        )?;
-        counter_family(
-            &mut encoder,
-            "tidings_webhook_messages",
-            "Messages to notification webhooks (F43), by result",
-            [
-                (Some(label("result", "sent")), snapshot.webhook_sent),
-                (Some(label("result", "retrying")), snapshot.webhook_retrying),
-                (Some(label("result", "dropped")), snapshot.webhook_dropped),
-            ],
-        )
+        encode_fetches(&mut encoder, snapshot, cumulative)?;
+        encode_outcomes(&mut encoder, snapshot)
     }
+}
+
+/// The fetches' families: results, failures, statuses and the duration histogram.
+fn encode_fetches(
+    encoder: &mut DescriptorEncoder,
+    snapshot: &MetricsSnapshot,
+    cumulative: &[u64; LATENCY_BUCKETS.len()],
+) -> Result<(), std::fmt::Error> {
+    let results = [
+        FetchResult::Parsed,
+        FetchResult::NotModified,
+        FetchResult::Unchanged,
+        FetchResult::ParseFailed,
+        FetchResult::HttpError,
+        FetchResult::Failed,
+    ];
+    counter_family(
+        encoder,
+        "tidings_fetches",
+        "Feed fetches by result",
+        results.map(|result| {
+            (
+                Some(label("result", result.as_str())),
+                snapshot.result(result),
+            )
+        }),
+    )?;
+    counter_family(
+        encoder,
+        "tidings_fetch_failures",
+        "Failed fetches by reason",
+        snapshot
+            .failures
+            .iter()
+            .map(|(reason, count)| (Some(label("reason", reason)), *count)),
+    )?;
+    counter_family(
+        encoder,
+        "tidings_fetch_parse_failures",
+        "Fetched bodies that were not a feed",
+        [(None, snapshot.result(FetchResult::ParseFailed))],
+    )?;
+    counter_family(
+        encoder,
+        "tidings_fetch_http_status",
+        "Fetch responses by final HTTP status",
+        snapshot
+            .statuses
+            .iter()
+            .map(|(status, count)| (Some(label("status", status)), *count)),
+    )?;
+    // The encoder takes each bucket's own count and sums them itself.
+    let mut previous = 0;
+    let buckets: Vec<(f64, u64)> = LATENCY_BUCKETS
+        .iter()
+        .zip(cumulative)
+        .map(|(bound, up_to)| {
+            let own = up_to.saturating_sub(previous);
+            previous = *up_to;
+            (*bound, own)
+        })
+        .collect();
+    encoder
+        .encode_descriptor(
+            "tidings_fetch_duration_seconds",
+            "Time from request to stored outcome",
+            None,
+            MetricType::Histogram,
+        )?
+        .encode_histogram::<NoLabelSet>(
+            snapshot.latency_sum_seconds,
+            snapshot.latency_count,
+            &buckets,
+            None,
+        )?;
+    Ok(())
+}
+
+/// What the fetches and the background jobs did: items, moves, favicons, retention, leases,
+/// full text, popularity, WebSub and notifications.
+fn encode_outcomes(
+    encoder: &mut DescriptorEncoder,
+    snapshot: &MetricsSnapshot,
+) -> Result<(), std::fmt::Error> {
+    counter_family(
+        encoder,
+        "tidings_items_upserted",
+        "Items stored by the worker, new or changed",
+        [
+            (Some(label("change", "inserted")), snapshot.items_inserted),
+            (Some(label("change", "updated")), snapshot.items_updated),
+        ],
+    )?;
+    counter_family(
+        encoder,
+        "tidings_feeds_moved",
+        "Feeds moved by permanent redirects",
+        [
+            (Some(label("kind", "renamed")), snapshot.feeds_renamed),
+            (Some(label("kind", "merged")), snapshot.feeds_merged),
+        ],
+    )?;
+    counter_family(
+        encoder,
+        "tidings_favicons",
+        "Favicon attempts",
+        [
+            (Some(label("result", "found")), snapshot.favicons_found),
+            (Some(label("result", "missing")), snapshot.favicons_missing),
+        ],
+    )?;
+    counter_family(
+        encoder,
+        "tidings_retention_deleted",
+        "Rows deleted by retention",
+        [
+            (
+                Some(label("kind", "items")),
+                snapshot.retention_items_deleted,
+            ),
+            (
+                Some(label("kind", "feeds")),
+                snapshot.retention_feeds_deleted,
+            ),
+        ],
+    )?;
+    counter_family(
+        encoder,
+        "tidings_fetch_lease_lost",
+        "Fetches not stored because their lease had expired",
+        [(None, snapshot.lease_lost)],
+    )?;
+    counter_family(
+        encoder,
+        "tidings_full_text",
+        "Article pages fetched for full text, by outcome",
+        [
+            (
+                Some(label("result", "extracted")),
+                snapshot.full_text_extracted,
+            ),
+            (Some(label("result", "shorter")), snapshot.full_text_shorter),
+            (Some(label("result", "failed")), snapshot.full_text_failed),
+        ],
+    )?;
+    counter_family(
+        encoder,
+        "tidings_popularity_calls",
+        "Calls to the popularity count source (F40), by result",
+        [
+            (Some(label("result", "ok")), snapshot.popularity_calls_ok),
+            (
+                Some(label("result", "failed")),
+                snapshot.popularity_calls_failed,
+            ),
+        ],
+    )?;
+    counter_family(
+        encoder,
+        "tidings_websub_requests",
+        "WebSub subscription requests sent to hubs (F18), by mode and whether accepted",
+        snapshot
+            .websub_requests
+            .iter()
+            .map(|(outcome, n)| (Some(label("outcome", outcome)), *n)),
+    )?;
+    counter_family(
+        encoder,
+        "tidings_websub_verifications",
+        "Hubs' verifications of intent at the WebSub callback, by outcome",
+        snapshot
+            .websub_verifications
+            .iter()
+            .map(|(outcome, n)| (Some(label("outcome", outcome)), *n)),
+    )?;
+    counter_family(
+        encoder,
+        "tidings_websub_pushes",
+        "Content distributions received at the WebSub callback, by outcome",
+        snapshot
+            .websub_pushes
+            .iter()
+            .map(|(outcome, n)| (Some(label("outcome", outcome)), *n)),
+    )?;
+    counter_family(
+        encoder,
+        "tidings_webhook_messages",
+        "Messages to notification webhooks (F43), by result",
+        [
+            (Some(label("result", "sent")), snapshot.webhook_sent),
+            (Some(label("result", "retrying")), snapshot.webhook_retrying),
+            (Some(label("result", "dropped")), snapshot.webhook_dropped),
+        ],
+    )
 }
 
 #[cfg(test)]

@@ -14,6 +14,8 @@ use tokio::task::JoinSet;
 use url::Url;
 
 use crate::fetcher::Fetcher;
+use crate::refresh::RefreshError;
+use crate::round::FeedReport;
 
 /// The largest OPML document read.
 pub const MAX_OPML_BYTES: usize = 10 * 1024 * 1024;
@@ -479,17 +481,35 @@ pub async fn import_opml(
                 }
             }
         }
-        for first_fetch in first_fetches {
-            match first_fetch.await {
-                Ok((_, Ok(report))) => tracing::debug!(%report, "imported feed fetched"),
-                // Another worker has it, or it is gone: its own fetch stores its items.
-                Ok((feed_id, Err(error))) => {
-                    tracing::debug!(feed = feed_id, %error, "an imported feed's first fetch was not recorded");
-                }
-                Err(error) => tracing::warn!(%error, "an imported feed's first fetch failed"),
+        wait_for_first_fetches(first_fetches).await;
+    }
+    record_report(store, user_id, options, entries).await
+}
+
+/// Waits for the first fetches of a batch's new feeds; a fetch that was not recorded (another
+/// worker has the feed, or it is gone) is logged: the feed's own fetch stores its items.
+async fn wait_for_first_fetches(
+    first_fetches: Vec<tokio::task::JoinHandle<(i64, Result<FeedReport, RefreshError>)>>,
+) {
+    for first_fetch in first_fetches {
+        match first_fetch.await {
+            Ok((_, Ok(report))) => tracing::debug!(%report, "imported feed fetched"),
+            // Another worker has it, or it is gone: its own fetch stores its items.
+            Ok((feed_id, Err(error))) => {
+                tracing::debug!(feed = feed_id, %error, "an imported feed's first fetch was not recorded");
             }
+            Err(error) => tracing::warn!(%error, "an imported feed's first fetch failed"),
         }
     }
+}
+
+/// Counts the import's outcomes and records it, with its per-URL report, in the user's history.
+async fn record_report(
+    store: &Store,
+    user_id: i64,
+    options: &ImportOptions,
+    entries: Vec<ImportEntry>,
+) -> Result<ImportReport, ImportError> {
     let count = |status| entries.iter().filter(|e| e.status == status).count();
     let (added, skipped, refused, failed) = (
         count(ImportStatus::Added),
