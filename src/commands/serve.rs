@@ -307,7 +307,7 @@ pub async fn run(config: &GlobalConfig, args: ServeArgs) -> anyhow::Result<ExitC
             "single sign-on through {} ({}): register {} as the redirect URI there",
             oidc.display_name,
             oidc.issuer,
-            tidings_server::oidc::routes::redirect_uri(&base_url)
+            tidings_server::oidc::login::redirect_uri(&base_url)
         );
     }
     if let Some(token) = setup::issue_setup_token(&store).await? {

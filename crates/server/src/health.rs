@@ -6,7 +6,7 @@ use axum::http::StatusCode;
 use serde_json::{Value, json};
 use tidings_store::SchemaStatus;
 
-use crate::AppState;
+use crate::base::state::AppState;
 
 /// `GET /healthz`: the process is alive and serving. Never touches the database, so an
 /// orchestrator does not restart a healthy process because the database is briefly away.
@@ -19,7 +19,7 @@ pub async fn healthz() -> Json<Value> {
 pub async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Value>) {
     let engine = state.store.engine().to_string();
     if let Err(error) = state.store.ping().await {
-        tracing::warn!(error = %crate::api::error::error_chain(&error), "readiness: database unreachable");
+        tracing::warn!(error = %crate::base::error::error_chain(&error), "readiness: database unreachable");
         // Answered within the store's acquire timeout, so a balancer's check does not hang.
         return unavailable(
             &engine,

@@ -4,6 +4,7 @@
 #![warn(missing_docs)]
 
 pub mod api;
+pub mod base;
 pub mod health;
 pub mod media;
 pub mod metrics;
@@ -20,133 +21,15 @@ pub mod ui;
 pub mod websub;
 
 use std::future::Future;
-use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
 use axum::routing::get;
-use tidings_fetch::IpNetwork;
-use tidings_store::Store;
 use tokio::net::TcpListener;
 use tower_http::compression::CompressionLayer;
 use tower_http::trace::{DefaultOnFailure, TraceLayer};
 
-use crate::ratelimit::RateLimits;
-
-/// Settings of the HTTP server.
-#[derive(Debug, Clone)]
-pub struct ServerConfig {
-    /// The URL people reach the server at; its origin is the one state-changing browser
-    /// requests must come from, and an `https` scheme makes cookies `Secure`.
-    pub base_url: url::Url,
-    /// Origins allowed to call the API from other sites (CORS); none by default.
-    pub cors_origins: Vec<String>,
-    /// Proxies whose `X-Forwarded-For` / `X-Forwarded-Proto` are believed.
-    pub trusted_proxies: Vec<IpNetwork>,
-    /// A session unused this long ends.
-    pub session_idle: Duration,
-    /// A session ends this long after sign-in whatever happens.
-    pub session_lifetime: Duration,
-    /// Subscriptions a user may have (F29).
-    pub max_subscriptions: i64,
-    /// Requests a minute one user's apps may make to the sync APIs (600 by default: an
-    /// app's first sync pages through everything; an installation whose users have large
-    /// accounts or several apps each may want more).
-    pub sync_requests_per_minute: u32,
-    /// The opt-in media proxy for items' images (off by default).
-    pub media_proxy: media::MediaProxy,
-    /// Who may read `/metrics` (loopback only by default).
-    pub metrics_access: metrics::MetricsAccess,
-    /// Whether link clicks, tag page views and searches are counted per day (F45); on by
-    /// default.
-    pub usage_counts: bool,
-    /// The days the worker keeps usage counts for (shown to administrators with them).
-    pub usage_retention_days: u32,
-    /// The OpenID Connect provider people may sign in with (F22); none by default.
-    pub oidc: Option<oidc::OidcConfig>,
-}
-
-impl ServerConfig {
-    /// The defaults for a server reached at `base_url`.
-    pub fn new(base_url: url::Url) -> ServerConfig {
-        ServerConfig {
-            base_url,
-            cors_origins: Vec::new(),
-            trusted_proxies: Vec::new(),
-            session_idle: Duration::from_secs(14 * 24 * 3600),
-            session_lifetime: Duration::from_secs(60 * 24 * 3600),
-            max_subscriptions: 100,
-            sync_requests_per_minute: ratelimit::DEFAULT_SYNC_REQUESTS_PER_MINUTE,
-            media_proxy: media::MediaProxy::default(),
-            metrics_access: metrics::MetricsAccess::default(),
-            usage_counts: true,
-            usage_retention_days: tidings_worker::config::DEFAULT_USAGE_RETENTION_DAYS,
-            oidc: None,
-        }
-    }
-}
-
-/// What every request handler can reach.
-#[derive(Clone)]
-pub struct AppState {
-    /// The database.
-    pub store: Store,
-    /// The server's settings.
-    pub config: Arc<ServerConfig>,
-    /// The rate limiters: in the database on PostgreSQL (shared by every replica), in this
-    /// process's memory on SQLite.
-    pub limits: Arc<RateLimits>,
-    /// Fetches feeds for subscribing, manual refreshes and the like, through the guarded
-    /// client.
-    pub fetcher: tidings_worker::Fetcher,
-    /// A password hash to verify against when a sign-in names an unknown user, so that the
-    /// answer takes as long as for a known one.
-    pub decoy_hash: Arc<String>,
-    /// The server's own series for `/metrics` (the worker's are in `fetcher`).
-    pub metrics: Arc<metrics::ServerMetrics>,
-    /// The OpenID Connect provider, with its discovery document and keys cached, when one
-    /// is configured.
-    pub oidc: Option<Arc<oidc::Provider>>,
-    /// Related items (F44): the in-memory index of the stored vectors' codes.
-    pub related: Arc<related::RelatedItems>,
-}
-
-impl std::fmt::Debug for AppState {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AppState")
-            .field("store", &self.store)
-            .field("config", &self.config)
-            .finish()
-    }
-}
-
-impl AppState {
-    /// State for a server on `store` with `config`, fetching through `fetcher`.
-    pub fn new(store: Store, config: ServerConfig, fetcher: tidings_worker::Fetcher) -> AppState {
-        let decoy = password::hash_password("decoy password that never matches")
-            .unwrap_or_else(|_| String::from("$argon2id$v=19$m=19456,t=2,p=1$ZGVjb3k$ZGVjb3k"));
-        // Building the provider's client only fails when TLS cannot be set up at all, which
-        // every other client of the process would meet first; sign-in then says it is off.
-        let oidc = config.oidc.clone().and_then(|settings| {
-            oidc::Provider::new(settings)
-                .inspect_err(|error| tracing::error!(%error, "OpenID Connect is unavailable"))
-                .ok()
-                .map(Arc::new)
-        });
-        AppState {
-            oidc,
-            limits: Arc::new(
-                RateLimits::for_store(&store).with_sync_per_minute(config.sync_requests_per_minute),
-            ),
-            store,
-            config: Arc::new(config),
-            fetcher,
-            decoy_hash: Arc::new(decoy),
-            metrics: Arc::new(metrics::ServerMetrics::default()),
-            related: Arc::new(related::RelatedItems::new()),
-        }
-    }
-}
+pub use crate::base::state::{AppState, ServerConfig};
 
 /// The application's routes: health, the API and its OpenAPI document.
 pub fn router(state: AppState) -> Router {
@@ -163,8 +46,8 @@ fn routes(state: AppState) -> Router {
     Router::new()
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
-        .route("/media", get(media::serve_media))
-        .route("/metrics", get(metrics::serve_metrics))
+        .route("/media", get(media::route::serve_media))
+        .route("/metrics", get(metrics::route::serve_metrics))
         .nest("/api/v1", api)
         .merge(sync::router())
         .merge(oidc::routes::router())

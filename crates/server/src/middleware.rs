@@ -3,7 +3,6 @@
 //! every API error (including the framework's own 404/405/413), CORS and security headers.
 
 use std::net::{IpAddr, SocketAddr};
-use std::sync::{Arc, Mutex};
 
 use axum::body::Body;
 use axum::extract::{ConnectInfo, Request, State};
@@ -12,44 +11,10 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use tower_http::cors::{AllowOrigin, CorsLayer};
 
-use crate::api::auth::SESSION_COOKIE;
-use crate::api::error::{ApiError, ErrorCategory};
-use crate::ratelimit::RateDecision;
-use crate::{AppState, ServerConfig};
-
-/// Where a request comes from, as far as the server can tell.
-#[derive(Debug, Clone)]
-pub struct ClientContext {
-    /// The client's address: the peer, or the first untrusted address in
-    /// `X-Forwarded-For` when the peer is a trusted proxy.
-    pub ip: Option<IpAddr>,
-    /// Whether the client reached us over HTTPS (directly or through a trusted proxy).
-    pub https: bool,
-}
-
-impl ClientContext {
-    /// The address as a rate-limit key.
-    pub fn key(&self) -> String {
-        self.ip
-            .map_or_else(|| "unknown".to_string(), |ip| ip.to_string())
-    }
-}
-
-/// Where the authenticated handler leaves its rate-limit decision, so the headers can be set
-/// on whatever response follows.
-#[derive(Debug, Clone, Default)]
-pub struct RateSlot(pub Arc<Mutex<Option<RateDecision>>>);
-
-impl RateSlot {
-    /// Records a decision.
-    pub fn set(&self, decision: RateDecision) {
-        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(decision);
-    }
-
-    fn get(&self) -> Option<RateDecision> {
-        *self.0.lock().unwrap_or_else(|p| p.into_inner())
-    }
-}
+use crate::base::auth::SESSION_COOKIE;
+use crate::base::client::{ClientContext, RateSlot, cookie, rate_headers};
+use crate::base::error::{ApiError, ErrorCategory};
+use crate::base::state::{AppState, ServerConfig};
 
 /// Works out the client's address and scheme, guards `/api/` requests (CSRF, anonymous rate
 /// limit) and makes every API error JSON.
@@ -103,7 +68,7 @@ pub async fn protect(State(state): State<AppState>, mut request: Request, next: 
 }
 
 /// The largest body the server reads whole before a handler sees it when it is larger than the
-/// API's usual limit ([`crate::api::MAX_BODY_BYTES`]); see [`receive_large_bodies`].
+/// API's usual limit ([`crate::base::limits::MAX_BODY_BYTES`]); see [`receive_large_bodies`].
 pub const RECEIVE_WHOLE_BODY_UP_TO: usize = 16 * 1024 * 1024;
 
 /// How many large bodies may be held in memory at once by [`receive_large_bodies`].
@@ -127,7 +92,7 @@ pub async fn receive_large_bodies(request: Request, next: Next) -> Response {
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<usize>().ok());
     let is_large = length.is_some_and(|length| {
-        length > crate::api::MAX_BODY_BYTES && length <= RECEIVE_WHOLE_BODY_UP_TO
+        length > crate::base::limits::MAX_BODY_BYTES && length <= RECEIVE_WHOLE_BODY_UP_TO
     });
     let permit = if is_large {
         LARGE_BODIES.try_acquire().ok()
@@ -167,20 +132,6 @@ pub async fn receive_large_bodies(request: Request, next: Next) -> Response {
             "Send the request again over a faster connection.",
         )
         .into_response(),
-    }
-}
-
-/// Sets the `X-RateLimit-Limit / -Remaining / -Reset` headers of one limiter's decision.
-pub fn rate_headers(headers: &mut HeaderMap, decision: RateDecision) {
-    for (name, value) in [
-        ("x-ratelimit-limit", decision.limit.to_string()),
-        ("x-ratelimit-remaining", decision.remaining.to_string()),
-        ("x-ratelimit-reset", decision.reset_seconds.to_string()),
-        ("x-ratelimit-scope", decision.scope.to_string()),
-    ] {
-        if let Ok(value) = HeaderValue::from_str(&value) {
-            headers.insert(name, value);
-        }
     }
 }
 
@@ -377,19 +328,6 @@ fn client_context(
     }
 }
 
-/// The value of a cookie in the request's `Cookie` headers.
-pub fn cookie<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
-    headers
-        .get_all(header::COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(key, _)| *key == name)
-        .map(|(_, value)| value.trim())
-        .filter(|value| !value.is_empty())
-}
-
 /// CORS for the origins in `TIDINGS_CORS_ORIGINS` only; with none configured, no CORS
 /// headers are sent and browsers keep other sites out.
 pub fn cors(config: &ServerConfig) -> CorsLayer {
@@ -534,20 +472,6 @@ mod tests {
         assert!(
             check_same_origin(&config, &headers(&[])).is_err(),
             "neither header: refused"
-        );
-    }
-
-    #[test]
-    fn cookies_are_found_among_others() {
-        let h = headers(&[("cookie", "a=1; tidings_session=abc ; b=2")]);
-        assert_eq!(cookie(&h, "tidings_session"), Some("abc"));
-        assert_eq!(cookie(&h, "missing"), None);
-        assert_eq!(
-            cookie(
-                &headers(&[("cookie", "tidings_session=")]),
-                "tidings_session"
-            ),
-            None
         );
     }
 }

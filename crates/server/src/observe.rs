@@ -5,7 +5,6 @@
 //! the sync protocols put passwords and keys in query strings (`/accounts/ClientLogin?Passwd=`,
 //! `?api_key=`), and headers and bodies (cookies, bearer keys, passwords) are never logged.
 
-use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use axum::extract::{MatchedPath, Request, State};
@@ -13,34 +12,13 @@ use axum::http::HeaderValue;
 use axum::middleware::Next;
 use axum::response::Response;
 
-use crate::AppState;
+use crate::base::client::RequestUser;
+use crate::base::state::AppState;
 use crate::metrics::UNMATCHED_ROUTE;
 
 /// The header that carries the request id back to the client, to quote when reporting a
 /// problem; the same id is in the server's log line for the request.
 pub const REQUEST_ID_HEADER: &str = "x-request-id";
-
-/// Where authentication leaves the user's id, so the request's log line can name the user.
-#[derive(Debug, Clone, Default)]
-pub struct RequestUser(Arc<Mutex<Option<i64>>>);
-
-impl RequestUser {
-    /// Records the authenticated user.
-    pub fn set(&self, user_id: i64) {
-        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(user_id);
-    }
-
-    fn get(&self) -> Option<i64> {
-        *self.0.lock().unwrap_or_else(|p| p.into_inner())
-    }
-}
-
-/// Records the user of the request whose extensions these are, when there is a slot.
-pub fn note_user(extensions: &axum::http::Extensions, user_id: i64) {
-    if let Some(slot) = extensions.get::<RequestUser>() {
-        slot.set(user_id);
-    }
-}
 
 /// Times, counts and logs every request (the outermost of the application's layers).
 pub async fn observe(State(state): State<AppState>, mut request: Request, next: Next) -> Response {

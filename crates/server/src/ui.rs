@@ -24,7 +24,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use sha2::{Digest, Sha256};
 
-use crate::AppState;
+use crate::base::state::AppState;
 
 /// One embedded file of the UI.
 #[derive(Debug, Clone, Copy)]

@@ -13,7 +13,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use tidings_worker::websub::{PushOutcome, VerifyAnswer, receive_push, verify_intent};
 
-use crate::AppState;
+use crate::base::state::AppState;
 
 /// Pushed bodies parsed and stored at once; more wait their turn, so that a burst of pushes
 /// holds at most this many bodies in memory beside the ones arriving.

@@ -6,21 +6,27 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
-use tidings_store::{ApiKeyScope, User, unix_now};
+use tidings_store::{ApiKeyScope, unix_now};
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::api::auth::{
-    API_KEY_PREFIX, Auth, SessionAuth, expired_session_cookie, new_secret, secret_hash,
-    session_cookie,
+use crate::base::auth::{
+    API_KEY_PREFIX, Auth, SessionAuth, expired_session_cookie, fever_key_digest, new_secret,
+    secret_hash,
 };
-use crate::api::error::{ApiError, ApiResult, ErrorBody, ErrorCategory};
-use crate::api::extract::{Json, Path};
-use crate::api::time;
-use crate::middleware::ClientContext;
-use crate::ratelimit::RateLimiter;
-use crate::{AppState, password, setup};
+use crate::base::client::ClientContext;
+use crate::base::error::{ApiError, ApiResult, ErrorBody, ErrorCategory};
+use crate::base::extract::{Json, Path};
+use crate::base::limits::within_limit;
+use crate::base::sessions::{await_second_factor, password_sign_in_off, start_session};
+use crate::base::state::AppState;
+use crate::base::time::time;
+use crate::base::users::{
+    UserEnvelope, check_current_password, check_policy, hash, last_admin_error, new_username,
+    verify,
+};
+use crate::setup;
 
 pub(crate) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -32,47 +38,6 @@ pub(crate) fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(end_session))
         .routes(routes!(list_api_keys, create_api_key))
         .routes(routes!(revoke_api_key))
-}
-
-/// A user as the API shows it.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct UserView {
-    /// The user's id.
-    pub id: i64,
-    /// The login name.
-    pub username: String,
-    /// Whether the user manages other users.
-    pub is_admin: bool,
-    /// Whether the account is disabled.
-    pub is_disabled: bool,
-    /// When the account was created.
-    pub created_at: String,
-    /// The last sign-in.
-    pub last_login_at: Option<String>,
-    /// Whether the account has a password. An account made by single sign-on has none: it
-    /// sets one, and deletes itself, without a current password but from a fresh sign-in.
-    pub has_password: bool,
-}
-
-impl From<User> for UserView {
-    fn from(user: User) -> UserView {
-        UserView {
-            id: user.id,
-            username: user.username,
-            is_admin: user.is_admin,
-            is_disabled: user.is_disabled,
-            created_at: time(user.created_at),
-            last_login_at: user.last_login_at.map(time),
-            has_password: user.has_password,
-        }
-    }
-}
-
-/// A user, wrapped.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct UserEnvelope {
-    /// The user.
-    pub user: UserView,
 }
 
 /// Credentials for signing in.
@@ -95,92 +60,12 @@ fn invalid_credentials() -> ApiError {
     )
 }
 
-/// Counts one request against `limiter`, refusing it with 429 when the limit is reached.
-pub(crate) async fn within_limit(limiter: &RateLimiter, key: &str) -> ApiResult<()> {
-    let decision = limiter.check(key).await;
-    if decision.allowed {
-        Ok(())
-    } else {
-        Err(ApiError::limited(decision))
-    }
-}
-
-/// Verifies a password off the async executor (argon2 takes tens of milliseconds).
-async fn verify(password: String, hash: String) -> ApiResult<bool> {
-    tokio::task::spawn_blocking(move || password::verify_password(&password, &hash))
-        .await
-        .map_err(ApiError::internal)
-}
-
-/// Hashes a password off the async executor.
-pub(crate) async fn hash(password: String) -> ApiResult<String> {
-    tokio::task::spawn_blocking(move || password::hash_password(&password))
-        .await
-        .map_err(ApiError::internal)?
-        .map_err(ApiError::internal)
-}
-
-/// Checks a new password against the policy (F20), as a validation error.
-pub(crate) fn check_policy(password: &str, username: &str) -> ApiResult<()> {
-    password::check_password_policy(password, username).map_err(|reason| {
-        ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "weak_password",
-            ErrorCategory::Validation,
-            crate::api::error::capitalize(&reason.to_string()),
-            "Choose a longer password that is not built from common words or patterns.",
-        )
-    })
-}
-
-/// Starts a session for `user` and answers with the cookie.
-pub(crate) async fn start_session(
-    state: &AppState,
-    user: User,
-    client: &ClientContext,
-    headers: &HeaderMap,
-    status: StatusCode,
-) -> ApiResult<Response> {
-    let cookie = open_session(state, user.id, client, headers).await?;
-    let user = state.store.user(user.id).await?;
-    let mut response = (status, Json(UserEnvelope { user: user.into() })).into_response();
-    response.headers_mut().insert(header::SET_COOKIE, cookie);
-    Ok(response)
-}
-
-/// Creates a session for the user, records the sign-in, and returns the `Set-Cookie` value
-/// that carries it: for the password sign-in and the OpenID Connect callback alike.
-pub(crate) async fn open_session(
-    state: &AppState,
-    user_id: i64,
-    client: &ClientContext,
-    headers: &HeaderMap,
-) -> ApiResult<axum::http::HeaderValue> {
-    let token = new_secret();
-    let lifetime = state.config.session_lifetime.as_secs();
-    let user_agent = headers
-        .get(header::USER_AGENT)
-        .and_then(|v| v.to_str().ok());
-    state
-        .store
-        .create_session(
-            user_id,
-            &secret_hash(&token),
-            unix_now().saturating_add(lifetime as i64),
-            user_agent,
-            client.ip.map(|ip| ip.to_string()).as_deref(),
-        )
-        .await?;
-    state.store.touch_login(user_id).await?;
-    Ok(session_cookie(&token, lifetime, client.https))
-}
-
 /// Sign in with a user name and password; sets the session cookie (HttpOnly, SameSite=Lax,
 /// Secure over HTTPS). Limited to 5 attempts a minute per address and 10 per account.
 #[utoipa::path(post, path = "/session", tag = "accounts", request_body = SignIn, security(()),
     responses(
         (status = 200, description = "Signed in; the cookie is set", body = UserEnvelope),
-        (status = 202, description = "The password is right and a second factor is on: send it to /session/second-factor or /session/passkey within 5 minutes", body = crate::api::mfa::SecondFactorNeeded),
+        (status = 202, description = "The password is right and a second factor is on: send it to /session/second-factor or /session/passkey within 5 minutes", body = crate::base::sessions::SecondFactorNeeded),
         (status = 401, description = "Wrong user name or password", body = ErrorBody),
         (status = 403, description = "The account is disabled", body = ErrorBody),
         (status = 429, description = "Too many attempts", body = ErrorBody),
@@ -193,7 +78,7 @@ async fn sign_in(
 ) -> ApiResult<Response> {
     within_limit(&state.limits.login_per_ip, &client.key()).await?;
     if !state.store.password_sign_in().await? {
-        return Err(crate::api::oidc::password_sign_in_off());
+        return Err(password_sign_in_off());
     }
     // Every spelling of a name counts against the same account's budget.
     let account = tidings_store::username_key(&body.username)
@@ -217,7 +102,7 @@ async fn sign_in(
         ));
     }
     // With a second factor on, the password opens only a short wait for it (issue 19).
-    if let Some(pending) = crate::api::mfa::await_second_factor(&state, &user, &client).await? {
+    if let Some(pending) = await_second_factor(&state, &user, &client).await? {
         return Ok(pending);
     }
     start_session(&state, user, &client, &headers, StatusCode::OK).await
@@ -424,51 +309,12 @@ async fn delete_me(
         .store
         .delete_user(auth.user.id)
         .await
-        .map_err(crate::api::admin::last_admin_error)?;
+        .map_err(last_admin_error)?;
     let mut response = StatusCode::NO_CONTENT.into_response();
     response
         .headers_mut()
         .insert(header::SET_COOKIE, expired_session_cookie(client.https));
     Ok(response)
-}
-
-/// Checks a new user name (see [`tidings_store::normalize_username`]) and returns the form to
-/// store; a refused name is a 400 naming the field, with the store's reason.
-pub(crate) fn new_username(name: &str) -> ApiResult<String> {
-    tidings_store::normalize_username(name).map_err(|error| {
-        ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "invalid_username",
-            ErrorCategory::Validation,
-            format!("The field username is refused: {error}."),
-            "Choose a user name of letters from one script (e.g. only Latin or only Cyrillic), \
-             digits, '.', '_', '-' or '@', starting with a letter or digit.",
-        )
-    })
-}
-
-/// Verifies the signed-in user's current password (rate-limited like sign-in attempts).
-pub(crate) async fn check_current_password(
-    state: &AppState,
-    auth: &Auth,
-    password: String,
-) -> ApiResult<()> {
-    let account = tidings_store::username_key(&auth.user.username)
-        .unwrap_or_else(|_| auth.user.username.to_lowercase());
-    within_limit(&state.limits.login_per_account, &account).await?;
-    let stored = state
-        .store
-        .user_credentials(&auth.user.username)
-        .await?
-        .and_then(|(_, hash)| hash)
-        .unwrap_or_else(|| state.decoy_hash.as_ref().clone());
-    if !verify(password, stored).await? {
-        return Err(ApiError::forbidden(
-            "The current password is wrong.",
-            "Type the password you sign in with now.",
-        ));
-    }
-    Ok(())
 }
 
 /// A password change.
@@ -718,20 +564,14 @@ async fn create_api_key(
     // case or width) its key.
     state
         .store
-        .set_api_key_fever_hash(
-            key.id,
-            &crate::sync::fever::key_digest(&auth.user.username, &secret),
-        )
+        .set_api_key_fever_hash(key.id, &fever_key_digest(&auth.user.username, &secret))
         .await?;
     if let Ok(folded) = tidings_store::username_key(&auth.user.username)
         && folded != auth.user.username
     {
         state
             .store
-            .set_api_key_fever_hash_folded(
-                key.id,
-                &crate::sync::fever::key_digest(&folded, &secret),
-            )
+            .set_api_key_fever_hash_folded(key.id, &fever_key_digest(&folded, &secret))
             .await?;
     }
     Ok((

@@ -8,12 +8,14 @@ use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::AppState;
-use crate::api::accounts::{UserEnvelope, UserView, check_policy, hash, new_username};
-use crate::api::auth::AdminAuth;
-use crate::api::error::{ApiError, ApiResult, ErrorBody};
-use crate::api::extract::{Json, Path};
-use crate::api::subscriptions::ResumedFeeds;
+use crate::base::auth::AdminAuth;
+use crate::base::error::{ApiResult, ErrorBody};
+use crate::base::extract::{Json, Path};
+use crate::base::state::AppState;
+use crate::base::subscriptions::ResumedFeeds;
+use crate::base::users::{
+    UserEnvelope, UserView, check_policy, hash, last_admin_error, new_username,
+};
 
 pub(crate) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -177,15 +179,4 @@ async fn resume_all_stopped_feeds(
 ) -> ApiResult<Json<ResumedFeeds>> {
     let resumed = state.store.resume_stopped_feeds(None).await?;
     Ok(Json(ResumedFeeds { resumed }))
-}
-
-/// The store's refusal to remove the last administrator, with what to do about it.
-pub(crate) fn last_admin_error(error: tidings_store::StoreError) -> ApiError {
-    match error {
-        tidings_store::StoreError::Conflict(_) => ApiError::conflict(
-            "This is the last active administrator, who cannot be demoted, disabled or deleted.",
-            "Make another user an administrator first.",
-        ),
-        other => other.into(),
-    }
 }

@@ -9,12 +9,12 @@ use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::AppState;
-use crate::api::auth::Auth;
-use crate::api::error::{ApiResult, ErrorBody};
-use crate::api::extract::{Json, Path, Query};
-use crate::api::search;
-use crate::api::time;
+use crate::base::auth::Auth;
+use crate::base::error::{ApiResult, ErrorBody};
+use crate::base::extract::{Json, Path, Query};
+use crate::base::search;
+use crate::base::state::AppState;
+use crate::base::time::time;
 
 pub(crate) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()

@@ -22,7 +22,7 @@ use utoipa::openapi::schema::{KnownFormat, Object, SchemaFormat, SchemaType, Typ
 use utoipa::openapi::security::SecurityRequirement;
 use utoipa::openapi::{ContentBuilder, OpenApi, Ref, RefOr, Response, Schema};
 
-use crate::api::MAX_BODY_BYTES;
+use crate::base::limits::MAX_BODY_BYTES;
 
 /// Completes `openapi` (with paths under `/api/v1`): common answers, security, formats and
 /// enumerations.
@@ -340,9 +340,9 @@ fn enumerations() -> Vec<(&'static str, &'static str, Vec<Value>)> {
         ("SubscriptionView", "full_text", full_text_modes.clone()),
         ("Subscribe", "full_text", full_text_modes.clone()),
         ("UpdateSubscription", "full_text", full_text_modes),
-        ("query", "filter", words(crate::api::items::FILTERS)),
-        ("query", "order", words(crate::api::items::ORDERS)),
-        ("query", "include", words(crate::api::items::INCLUDES)),
+        ("query", "filter", words(crate::base::item_list::FILTERS)),
+        ("query", "order", words(crate::base::item_list::ORDERS)),
+        ("query", "include", words(crate::base::item_list::INCLUDES)),
         (
             "query",
             "window",

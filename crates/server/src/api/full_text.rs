@@ -9,11 +9,11 @@ use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::AppState;
-use crate::api::auth::Auth;
-use crate::api::error::{ApiError, ApiResult, ErrorBody, ErrorCategory};
-use crate::api::extract::{Json, Path};
-use crate::api::time;
+use crate::base::auth::Auth;
+use crate::base::error::{ApiError, ApiResult, ErrorBody, ErrorCategory};
+use crate::base::extract::{Json, Path};
+use crate::base::state::AppState;
+use crate::base::time::time;
 
 pub(crate) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(load_full_content))
@@ -81,7 +81,7 @@ async fn load_full_content(
     };
     let stored = state.store.full_content(id).await?;
     let mut content = Some(found.article.html);
-    crate::api::items::proxy_images(&state, &mut content);
+    crate::base::items::proxy_images(&state, &mut content);
     Ok(Json(FullContentView {
         item_id: id,
         full_content: content.unwrap_or_default(),

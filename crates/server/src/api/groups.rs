@@ -9,10 +9,10 @@ use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::AppState;
-use crate::api::auth::Auth;
-use crate::api::error::{ApiError, ApiResult, ErrorBody};
-use crate::api::extract::{Json, Path};
+use crate::base::auth::Auth;
+use crate::base::error::{ApiError, ApiResult, ErrorBody};
+use crate::base::extract::{Json, Path};
+use crate::base::state::AppState;
 
 /// The highest position a group may be given; far more than anyone orders by hand.
 pub(crate) const MAX_POSITION: i64 = 1_000_000;

@@ -12,26 +12,28 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use tidings_store::{AuthChallenge, ChallengePurpose, Passkey, User, unix_now};
+use tidings_store::{AuthChallenge, ChallengePurpose, Passkey, unix_now};
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::AppState;
-use crate::api::accounts::{check_current_password, start_session, within_limit};
-use crate::api::auth::{SessionAuth, new_secret, secret_hash};
-use crate::api::error::{ApiError, ApiResult, ErrorBody, ErrorCategory};
-use crate::api::extract::{Json, Path};
-use crate::api::time;
+use crate::base::auth::{SessionAuth, secret_hash};
+use crate::base::client::{ClientContext, cookie};
+use crate::base::error::{ApiError, ApiResult, ErrorBody, ErrorCategory};
+use crate::base::extract::{Json, Path};
+use crate::base::limits::within_limit;
+use crate::base::sessions::start_session;
+use crate::base::state::AppState;
+use crate::base::time::time;
+use crate::base::users::check_current_password;
 use crate::mfa::webauthn::{
     self, AssertionCredential, EDDSA, ES256, RS256, RegistrationCredential, RelyingParty,
     WebauthnError,
 };
 use crate::mfa::{
-    MAX_PENDING_ATTEMPTS, PASSKEY_CHALLENGE_SECONDS, PENDING_COOKIE, PENDING_SECONDS,
-    expired_pending_cookie, new_recovery_codes, pending_cookie, recovery_code_hash, totp,
+    MAX_PENDING_ATTEMPTS, PASSKEY_CHALLENGE_SECONDS, PENDING_COOKIE, expired_pending_cookie,
+    new_recovery_codes, recovery_code_hash, totp,
 };
-use crate::middleware::{ClientContext, cookie};
 
 pub(crate) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -65,71 +67,6 @@ fn passkey_name(name: &str) -> ApiResult<&str> {
         ));
     }
     Ok(name)
-}
-
-/// The answer to a right password when a second factor is on.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct SecondFactorNeeded {
-    /// What the sign-in waits for.
-    pub second_factor: SecondFactorMethods,
-}
-
-/// The ways the pending sign-in can be finished.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct SecondFactorMethods {
-    /// Any of `totp`, `recovery_code`, `passkey`.
-    pub methods: Vec<&'static str>,
-    /// Seconds left to send it.
-    pub expires_in: i64,
-}
-
-/// Called by the password sign-in once the password is right: when the user has a second
-/// factor, starts the pending sign-in (the cookie [`PENDING_COOKIE`]) and answers 202 instead
-/// of a session.
-pub(crate) async fn await_second_factor(
-    state: &AppState,
-    user: &User,
-    client: &ClientContext,
-) -> ApiResult<Option<Response>> {
-    let factors = state.store.second_factors(user.id).await?;
-    if !factors.required() {
-        return Ok(None);
-    }
-    let token = new_secret();
-    state
-        .store
-        .create_auth_challenge(
-            &secret_hash(&token),
-            ChallengePurpose::SecondFactor,
-            Some(user.id),
-            None,
-            unix_now() + PENDING_SECONDS,
-        )
-        .await?;
-    let mut methods = Vec::new();
-    if factors.totp {
-        methods.push("totp");
-    }
-    if factors.passkeys > 0 {
-        methods.push("passkey");
-    }
-    if factors.recovery_codes_left > 0 {
-        methods.push("recovery_code");
-    }
-    let mut response = (
-        StatusCode::ACCEPTED,
-        Json(SecondFactorNeeded {
-            second_factor: SecondFactorMethods {
-                methods,
-                expires_in: PENDING_SECONDS,
-            },
-        }),
-    )
-        .into_response();
-    response
-        .headers_mut()
-        .insert(header::SET_COOKIE, pending_cookie(&token, client.https));
-    Ok(Some(response))
 }
 
 fn sign_in_expired() -> ApiError {
@@ -222,7 +159,7 @@ pub struct SecondFactorAnswer {
 #[utoipa::path(post, path = "/session/second-factor", tag = "accounts",
     request_body = SecondFactorAnswer, security(()),
     responses(
-        (status = 200, description = "Signed in; the session cookie is set", body = crate::api::accounts::UserEnvelope),
+        (status = 200, description = "Signed in; the session cookie is set", body = crate::base::users::UserEnvelope),
         (status = 400, description = "Neither or both of code and recovery_code", body = ErrorBody),
         (status = 401, description = "Wrong or used code, or no pending sign-in", body = ErrorBody),
         (status = 429, description = "Too many attempts", body = ErrorBody),
@@ -375,7 +312,7 @@ fn passkey_refused(message: impl Into<String>) -> ApiError {
 }
 
 fn webauthn_refused(error: WebauthnError) -> ApiError {
-    passkey_refused(crate::api::error::capitalize(&format!("{error}.")))
+    passkey_refused(crate::base::error::capitalize(&format!("{error}.")))
 }
 
 /// Sign in with a passkey, after `POST /session/passkey/options`: password-less, or as the
@@ -384,7 +321,7 @@ fn webauthn_refused(error: WebauthnError) -> ApiError {
 #[utoipa::path(post, path = "/session/passkey", tag = "accounts", request_body = PasskeySignIn,
     security(()),
     responses(
-        (status = 200, description = "Signed in; the session cookie is set", body = crate::api::accounts::UserEnvelope),
+        (status = 200, description = "Signed in; the session cookie is set", body = crate::base::users::UserEnvelope),
         (status = 401, description = "Unknown passkey, wrong signature, expired challenge", body = ErrorBody),
         (status = 429, description = "Too many attempts", body = ErrorBody),
     ))]
@@ -664,7 +601,7 @@ pub struct Reauthentication {
 
 async fn reauthenticate(
     state: &AppState,
-    auth: &crate::api::auth::Auth,
+    auth: &crate::base::auth::Auth,
     proof: Reauthentication,
 ) -> ApiResult<()> {
     match (proof.code, proof.password) {
@@ -834,7 +771,7 @@ async fn register_passkey(
             StatusCode::BAD_REQUEST,
             "passkey_refused",
             ErrorCategory::Validation,
-            crate::api::error::capitalize(&format!("{error}.")),
+            crate::base::error::capitalize(&format!("{error}.")),
             "Start adding the passkey again.",
         )
     };

@@ -12,12 +12,12 @@ use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::AppState;
-use crate::api::auth::{AdminAuth, Auth, SessionAuth};
-use crate::api::error::{ApiError, ApiResult, ErrorBody, ErrorCategory};
-use crate::api::extract::{Json, Path};
-use crate::api::time;
-use crate::middleware::ClientContext;
+use crate::base::auth::{AdminAuth, Auth, SessionAuth};
+use crate::base::client::ClientContext;
+use crate::base::error::{ApiError, ApiResult, ErrorBody, ErrorCategory};
+use crate::base::extract::{Json, Path};
+use crate::base::state::AppState;
+use crate::base::time::time;
 
 pub(crate) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -25,17 +25,6 @@ pub(crate) fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(list_identities, link_identity))
         .routes(routes!(unlink_identity))
         .routes(routes!(sign_in_settings, set_sign_in_settings))
-}
-
-/// The refusal of a password sign-in when an administrator turned passwords off.
-pub(crate) fn password_sign_in_off() -> ApiError {
-    ApiError::new(
-        StatusCode::FORBIDDEN,
-        "password_sign_in_disabled",
-        ErrorCategory::Auth,
-        "Signing in with a password is turned off on this server.",
-        "Use the single sign-on button. Scripts and sync apps keep using API keys.",
-    )
 }
 
 /// The configured OpenID Connect provider, as the sign-in page shows it.
@@ -147,8 +136,7 @@ async fn link_identity(
         return Err(no_provider());
     };
     let started =
-        crate::oidc::routes::begin(&state, &provider, Some(auth.user.id), "/account", &client)
-            .await;
+        crate::oidc::login::begin(&state, &provider, Some(auth.user.id), "/account", &client).await;
     match started {
         Ok((url, cookie)) => {
             let mut response = Json(LinkStart {

@@ -10,11 +10,12 @@ use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::AppState;
-use crate::api::auth::Auth;
-use crate::api::error::{ApiError, ApiResult, ErrorBody, ErrorCategory, capitalize};
-use crate::api::extract::Json;
-use crate::api::{MAX_OPML_BYTES, time};
+use crate::base::auth::Auth;
+use crate::base::error::{ApiError, ApiResult, ErrorBody, ErrorCategory, capitalize};
+use crate::base::extract::Json;
+use crate::base::limits::MAX_OPML_BYTES;
+use crate::base::state::AppState;
+use crate::base::time::time;
 
 pub(crate) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()

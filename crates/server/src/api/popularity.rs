@@ -2,20 +2,20 @@
 //! and the hot list orders the user's recent items by that count.
 
 use axum::extract::State;
-use serde::{Deserialize, Serialize};
-use tidings_store::{HotCursor, HotQuery, ItemFilter, ItemQuery, Popularity};
-use utoipa::{IntoParams, ToSchema};
+use serde::Deserialize;
+use tidings_store::{HotCursor, HotQuery, ItemFilter, ItemQuery};
+use utoipa::IntoParams;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::AppState;
-use crate::api::auth::Auth;
-use crate::api::error::{ApiError, ApiResult, ErrorBody};
-use crate::api::extract::{Json, Query};
-use crate::api::items::{
-    ItemList, ItemSummaryView, add_tags, page_limit, parse_filter, proxy_item,
+use crate::base::auth::Auth;
+use crate::base::error::{ApiError, ApiResult, ErrorBody};
+use crate::base::extract::{Json, Query};
+use crate::base::item_list::{page_limit, parse_filter};
+use crate::base::items::{
+    ItemList, ItemSummaryView, add_generated_summaries, add_tags, proxy_item,
 };
-use crate::api::time;
+use crate::base::state::AppState;
 
 pub(crate) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(hot_items))
@@ -34,37 +34,6 @@ pub const MAX_MIN_COUNT: i64 = 1_000_000_000;
 /// The window names, for the OpenAPI document.
 pub fn window_names() -> Vec<&'static str> {
     HOT_WINDOWS.iter().map(|(name, _)| *name).collect()
-}
-
-/// How many people bookmarked an item's link, as last fetched.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct PopularityView {
-    /// The count (0: the source knows no bookmark of the link).
-    pub count: i64,
-    /// When it was fetched.
-    pub fetched_at: String,
-}
-
-impl From<Popularity> for PopularityView {
-    fn from(popularity: Popularity) -> PopularityView {
-        PopularityView {
-            count: popularity.count,
-            fetched_at: time(popularity.fetched_at),
-        }
-    }
-}
-
-/// Fills in each item's `popularity` (left null where no count is known).
-pub(crate) async fn add_popularity(
-    state: &AppState,
-    items: &mut [ItemSummaryView],
-) -> ApiResult<()> {
-    let ids: Vec<i64> = items.iter().map(|item| item.id).collect();
-    let mut known = state.store.popularity_of(&ids).await?;
-    for item in items {
-        item.popularity = known.remove(&item.id).map(Into::into);
-    }
-    Ok(())
 }
 
 /// The parameters of the hot list.
@@ -162,7 +131,7 @@ async fn hot_items(
         })
         .collect();
     add_tags(&state, &mut items).await?;
-    crate::api::summaries::add_generated_summaries(&state, &mut items).await?;
+    add_generated_summaries(&state, &mut items).await?;
     Ok(Json(ItemList {
         has_more: page.next_cursor.is_some(),
         next_cursor: page.next_cursor.map(|cursor| cursor.encode()),

@@ -7,11 +7,11 @@ use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::AppState;
-use crate::api::auth::Auth;
-use crate::api::error::{ApiResult, ErrorBody};
-use crate::api::extract::Json;
-use crate::api::time;
+use crate::base::auth::Auth;
+use crate::base::error::{ApiResult, ErrorBody};
+use crate::base::extract::Json;
+use crate::base::state::AppState;
+use crate::base::time::time;
 
 pub(crate) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(get_preferences, update_preferences))

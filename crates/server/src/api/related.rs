@@ -7,12 +7,11 @@ use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::AppState;
-use crate::api::auth::Auth;
-use crate::api::error::{ApiError, ApiResult, ErrorBody};
-use crate::api::extract::{Json, Path, Query};
-use crate::api::items::{ItemSummaryView, add_tags, proxy_item};
-use crate::api::popularity::add_popularity;
+use crate::base::auth::Auth;
+use crate::base::error::{ApiError, ApiResult, ErrorBody};
+use crate::base::extract::{Json, Path, Query};
+use crate::base::items::{ItemSummaryView, add_popularity, add_tags, proxy_item};
+use crate::base::state::AppState;
 
 /// Related items answered when `limit` is not given.
 pub const DEFAULT_RELATED: i64 = 10;

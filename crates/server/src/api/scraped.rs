@@ -13,15 +13,15 @@ use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::AppState;
-use crate::api::accounts::within_limit;
-use crate::api::auth::Auth;
-use crate::api::error::{ApiError, ApiResult, ErrorBody, ErrorCategory};
-use crate::api::extract::{Json, Path};
-use crate::api::subscriptions::{
+use crate::base::auth::Auth;
+use crate::base::error::{ApiError, ApiResult, ErrorBody, ErrorCategory};
+use crate::base::extract::{Json, Path};
+use crate::base::limits::within_limit;
+use crate::base::state::AppState;
+use crate::base::subscriptions::{
     SubscriptionView, check_group_and_interval, subscribe_error, subscription_limit, view,
 };
-use crate::api::time;
+use crate::base::time::time;
 
 pub(crate) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()

@@ -2,48 +2,22 @@
 //! item the API lists or shows. The work is the worker crate's ([`tidings_worker::Summarizer`]):
 //! its queue, retries, breaker and budget; this module only answers.
 
-use std::collections::HashMap;
-
 use axum::extract::State;
 use axum::http::StatusCode;
 use serde::Serialize;
-use tidings_store::GeneratedSummary;
 use tidings_worker::Requested;
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::AppState;
-use crate::api::auth::Auth;
-use crate::api::error::{ApiError, ApiResult, ErrorBody, ErrorCategory};
-use crate::api::extract::{Json, Path};
-use crate::api::items::ItemSummaryView;
-use crate::api::time;
+use crate::base::auth::Auth;
+use crate::base::error::{ApiError, ApiResult, ErrorBody, ErrorCategory};
+use crate::base::extract::{Json, Path};
+use crate::base::items::GeneratedSummaryView;
+use crate::base::state::AppState;
 
 pub(crate) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(summarize_item))
-}
-
-/// An item's generated summary.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct GeneratedSummaryView {
-    /// The summary, plain text.
-    pub text: String,
-    /// Who wrote it: `local` (the built-in extractive summarizer), `openai` (an
-    /// OpenAI-compatible model) or `anthropic`.
-    pub provider: String,
-    /// When it was made.
-    pub created_at: String,
-}
-
-impl From<GeneratedSummary> for GeneratedSummaryView {
-    fn from(summary: GeneratedSummary) -> GeneratedSummaryView {
-        GeneratedSummaryView {
-            text: summary.text,
-            provider: summary.provider,
-            created_at: time(summary.created_at),
-        }
-    }
 }
 
 /// The answer to "Summarize".
@@ -121,17 +95,4 @@ async fn summarize_item(
             "Read the item itself; an administrator can check the summary provider's settings.",
         )),
     }
-}
-
-/// Adds each listed item's generated summary (null when it has none).
-pub(crate) async fn add_generated_summaries(
-    state: &AppState,
-    items: &mut [ItemSummaryView],
-) -> ApiResult<()> {
-    let ids: Vec<i64> = items.iter().map(|item| item.id).collect();
-    let mut found: HashMap<i64, GeneratedSummary> = state.store.summaries_of_items(&ids).await?;
-    for item in items {
-        item.generated_summary = found.remove(&item.id).map(Into::into);
-    }
-    Ok(())
 }

@@ -8,11 +8,13 @@ use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::AppState;
-use crate::api::auth::Auth;
-use crate::api::error::{ApiError, ApiResult, ErrorBody};
-use crate::api::extract::{Json, Path, Query};
-use crate::api::items::{self, ItemList, ItemListParams, parse_time};
+use crate::base::auth::Auth;
+use crate::base::error::{ApiError, ApiResult, ErrorBody};
+use crate::base::extract::{Json, Path, Query};
+use crate::base::item_list::{self, ItemListParams};
+use crate::base::items::ItemList;
+use crate::base::state::AppState;
+use crate::base::time::parse_time;
 
 /// Tags `GET /tags` lists when `limit` is not given.
 pub const DEFAULT_TOP_TAGS: i64 = 50;
@@ -118,9 +120,9 @@ async fn tag_items(
     let first_page = params.cursor.is_none();
     // A name no item ever had lists nothing, through the same checks of the parameters: ids
     // start at 1 on both engines, so 0 names no tag.
-    let listed = items::list(&state, &auth, params, Some(tag_id.unwrap_or(0))).await?;
+    let listed = item_list::list(&state, &auth, params, Some(tag_id.unwrap_or(0))).await?;
     if first_page && tag_id.is_some() {
-        crate::api::usage::count_tag_view(&state, &name).await;
+        crate::base::usage::count_tag_view(&state, &name).await;
     }
     Ok(listed)
 }

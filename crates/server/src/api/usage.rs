@@ -13,16 +13,17 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use chrono::NaiveDate;
 use serde::{Deserialize, Serialize};
-use tidings_store::{MAX_PAGE_SIZE, UsageKind, unix_now, usage_day};
+use tidings_store::{MAX_PAGE_SIZE, UsageKind};
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::AppState;
-use crate::api::auth::{AdminAuth, Auth};
-use crate::api::error::{ApiError, ApiResult, ErrorBody};
-use crate::api::extract::{Json, Path, Query};
-use crate::api::search::parse_q;
+use crate::base::auth::{AdminAuth, Auth};
+use crate::base::error::{ApiError, ApiResult, ErrorBody};
+use crate::base::extract::{Json, Path, Query};
+use crate::base::search::parse_q;
+use crate::base::state::AppState;
+use crate::base::usage::today;
 
 /// The longest range of days one report covers.
 pub const MAX_REPORT_DAYS: i64 = 366;
@@ -34,26 +35,6 @@ pub(crate) fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(count_click))
         .routes(routes!(count_search))
         .routes(routes!(usage_report))
-}
-
-/// Today's day number (UTC), the day a count made now goes to.
-pub(crate) fn today() -> i64 {
-    usage_day(unix_now())
-}
-
-/// Counts one view of a tag's page today, when counting is on. A failure to count is logged,
-/// not answered: the page the reader asked for matters more than its count.
-pub async fn count_tag_view(state: &AppState, tag: &str) {
-    if !state.config.usage_counts {
-        return;
-    }
-    if let Err(error) = state
-        .store
-        .count_usage(today(), UsageKind::TagView, tag)
-        .await
-    {
-        tracing::warn!(%error, "a tag page view could not be counted");
-    }
 }
 
 /// Count that the user opened the item's original link (one more click on the item today).

@@ -11,11 +11,11 @@ use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::AppState;
-use crate::api::auth::Auth;
-use crate::api::error::{ApiError, ApiResult, ErrorBody};
-use crate::api::extract::{Json, Path, Query};
-use crate::api::time;
+use crate::base::auth::Auth;
+use crate::base::error::{ApiError, ApiResult, ErrorBody};
+use crate::base::extract::{Json, Path, Query};
+use crate::base::state::AppState;
+use crate::base::time::time;
 
 pub(crate) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -273,7 +273,7 @@ async fn create_webhook(
     let name = body
         .name
         .filter(|name| !name.trim().is_empty())
-        .unwrap_or_else(|| crate::api::error::capitalize(kind.as_str()));
+        .unwrap_or_else(|| crate::base::error::capitalize(kind.as_str()));
     let new = NewWebhook {
         kind,
         name,

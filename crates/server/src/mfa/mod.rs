@@ -69,7 +69,7 @@ pub fn normalize_recovery_code(typed: &str) -> String {
 
 /// The stored hash of a recovery code, however it was typed.
 pub fn recovery_code_hash(typed: &str) -> String {
-    crate::api::auth::secret_hash(&normalize_recovery_code(typed))
+    crate::base::auth::secret_hash(&normalize_recovery_code(typed))
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@
 //! it serves), not from users, and operators run Authelia or Keycloak on their LAN. It still
 //! has time-outs and bounded answers.
 
+pub mod login;
 pub mod routes;
 pub mod verify;
 

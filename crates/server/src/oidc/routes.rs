@@ -10,27 +10,21 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use serde::Deserialize;
-use tidings_store::{NewOidcLogin, StoreError, unix_now};
+use tidings_store::StoreError;
 
-use super::{OidcError, Provider, random_token};
-use crate::AppState;
-use crate::api::auth::secret_hash;
-use crate::middleware::{ClientContext, cookie};
-
-/// The cookie that ties an authorization request to the browser that started it, so that an
-/// answer cannot be replayed into another browser (login CSRF).
-pub const STATE_COOKIE: &str = "tidings_oidc";
+use super::Provider;
+use super::login::{
+    STATE_COOKIE, begin, failure, provider_failure, redirect_uri, state_cookie, store_failure,
+};
+use crate::base::auth::secret_hash;
+use crate::base::client::{ClientContext, cookie};
+use crate::base::state::AppState;
 
 /// The browser routes.
 pub fn router() -> Router<AppState> {
     Router::new()
         .route("/auth/oidc/start", get(start))
         .route("/auth/oidc/callback", get(callback))
-}
-
-/// `{base URL}/auth/oidc/callback`, registered at the provider as the redirect URI.
-pub fn redirect_uri(base: &url::Url) -> String {
-    format!("{}/auth/oidc/callback", base.as_str().trim_end_matches('/'))
 }
 
 /// A path of this server to return to: absolute, and not a scheme-relative `//host` (or
@@ -50,39 +44,6 @@ pub fn local_path(next: Option<&str>) -> &str {
     }
 }
 
-fn state_cookie(value: &str, max_age: u64, secure: bool) -> HeaderValue {
-    let secure = if secure { "; Secure" } else { "" };
-    HeaderValue::from_str(&format!(
-        "{STATE_COOKIE}={value}; Path=/auth/oidc/; HttpOnly; SameSite=Lax; Max-Age={max_age}{secure}"
-    ))
-    .unwrap_or_else(|_| HeaderValue::from_static("tidings_oidc=; Path=/auth/oidc/; Max-Age=0"))
-}
-
-/// A failure page: a heading, what happened, and a link onwards.
-pub fn failure(status: StatusCode, title: &str, message: &str, link: (&str, &str)) -> Response {
-    let escape = |text: &str| tidings_feed::text::escape_html(text);
-    let body = format!(
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
-         <meta name=\"viewport\" content=\"width=device-width\"><title>{title} · tidings</title>\
-         <style>body{{font:16px/1.5 system-ui,sans-serif;max-width:34em;margin:4em auto;padding:0 1em}}</style>\
-         </head><body><main id=\"oidc-failure\"><h1>{title}</h1><p>{message}</p>\
-         <p><a href=\"{href}\">{label}</a></p></main></body></html>",
-        title = escape(title),
-        message = escape(message),
-        href = escape(link.0),
-        label = escape(link.1),
-    );
-    (
-        status,
-        [
-            (header::CONTENT_TYPE, "text/html; charset=utf-8"),
-            (header::CACHE_CONTROL, "no-store"),
-        ],
-        body,
-    )
-        .into_response()
-}
-
 fn not_configured() -> Response {
     failure(
         StatusCode::NOT_FOUND,
@@ -90,27 +51,6 @@ fn not_configured() -> Response {
         "This server has no OpenID Connect provider (TIDINGS_OIDC_ISSUER is not set).",
         ("/login", "Sign in with your user name and password"),
     )
-}
-
-fn provider_failure(error: &OidcError) -> Response {
-    tracing::warn!(%error, "an OpenID Connect sign-in failed");
-    let status = match error {
-        OidcError::Token(_) => StatusCode::FORBIDDEN,
-        _ => StatusCode::BAD_GATEWAY,
-    };
-    failure(
-        status,
-        "Sign-in failed",
-        &format!(
-            "{}. Nothing was changed; try again, or ask the administrator if it keeps failing.",
-            capitalize(&error.to_string())
-        ),
-        ("/login", "Back to sign-in"),
-    )
-}
-
-fn capitalize(text: &str) -> String {
-    crate::api::error::capitalize(text)
 }
 
 /// Where a sign-in returns to, as given by the page that started it.
@@ -143,50 +83,6 @@ async fn start(
         Ok((location, cookie)) => redirect(&location, Some(cookie)),
         Err(response) => response,
     }
-}
-
-/// Stores a new authorization request (for a sign-in, or for linking to `link_user_id`) and
-/// returns the provider's URL with the cookie that binds it to this browser.
-pub(crate) async fn begin(
-    state: &AppState,
-    provider: &Provider,
-    link_user_id: Option<i64>,
-    next: &str,
-    client: &ClientContext,
-) -> Result<(String, HeaderValue), Response> {
-    let (request_state, nonce, verifier) = (random_token(), random_token(), random_token());
-    let redirect = redirect_uri(&state.config.base_url);
-    let url = provider
-        .authorization_url(&redirect, &request_state, &nonce, &verifier)
-        .await
-        .map_err(|e| provider_failure(&e))?;
-    let lifetime = super::LOGIN_LIFETIME.as_secs();
-    state
-        .store
-        .create_oidc_login(&NewOidcLogin {
-            state_hash: &secret_hash(&request_state),
-            nonce: &nonce,
-            code_verifier: &verifier,
-            link_user_id,
-            return_to: Some(next),
-            expires_at: unix_now() + lifetime as i64,
-        })
-        .await
-        .map_err(|e| store_failure(&e))?;
-    Ok((
-        url.to_string(),
-        state_cookie(&request_state, lifetime, client.https),
-    ))
-}
-
-fn store_failure(error: &StoreError) -> Response {
-    tracing::error!(%error, "an OpenID Connect sign-in could not use the database");
-    failure(
-        StatusCode::SERVICE_UNAVAILABLE,
-        "Sign-in is unavailable",
-        "The server could not reach its database. Try again in a moment.",
-        ("/login", "Back to sign-in"),
-    )
 }
 
 fn redirect(location: &str, cookie: Option<HeaderValue>) -> Response {
@@ -335,7 +231,7 @@ async fn finish(
             back,
         );
     }
-    match crate::api::accounts::open_session(state, user.id, client, headers).await {
+    match crate::base::sessions::open_session(state, user.id, client, headers).await {
         Ok(cookie) => redirect(&next, Some(cookie)),
         Err(_) => store_failure(&StoreError::NotFound("session")),
     }
@@ -402,18 +298,5 @@ mod tests {
             assert_eq!(local_path(Some(outside)), "/", "{outside}");
         }
         assert_eq!(local_path(None), "/");
-    }
-
-    #[test]
-    fn the_redirect_uri_follows_the_base_url() {
-        let at = |base: &str| redirect_uri(&base.parse().unwrap());
-        assert_eq!(
-            at("https://reader.example.com/"),
-            "https://reader.example.com/auth/oidc/callback"
-        );
-        assert_eq!(
-            at("https://example.com/reader/"),
-            "https://example.com/reader/auth/oidc/callback"
-        );
     }
 }

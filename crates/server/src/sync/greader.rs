@@ -33,11 +33,11 @@ use tidings_store::{
     unix_now,
 };
 
-use crate::AppState;
-use crate::api::auth::Auth;
-use crate::api::subscriptions::Subscribe;
-use crate::middleware::ClientContext;
-use crate::sync::{
+use crate::base::auth::Auth;
+use crate::base::client::ClientContext;
+use crate::base::state::AppState;
+use crate::base::subscriptions::Subscribe;
+use crate::sync::shared::{
     Refusal, admit, content_type, enclosure_url_for_apps, form_pairs, html_for_apps,
     title_for_apps, user_of_key, user_of_login,
 };
@@ -73,7 +73,7 @@ pub fn router() -> Router<AppState> {
             );
     }
     router.layer(axum::extract::DefaultBodyLimit::max(
-        crate::api::MAX_OPML_BYTES,
+        crate::base::limits::MAX_OPML_BYTES,
     ))
 }
 
@@ -163,8 +163,8 @@ impl From<StoreError> for GReaderError {
     }
 }
 
-impl From<crate::api::error::ApiError> for GReaderError {
-    fn from(error: crate::api::error::ApiError) -> GReaderError {
+impl From<crate::base::error::ApiError> for GReaderError {
+    fn from(error: crate::base::error::ApiError) -> GReaderError {
         GReaderError {
             status: error.status,
             message: format!("{} {}", error.detail.message, error.detail.action),
@@ -370,7 +370,7 @@ async fn reader_api(
     uri: Uri,
     headers: HeaderMap,
     client: Option<axum::Extension<ClientContext>>,
-    request_user: Option<axum::Extension<crate::observe::RequestUser>>,
+    request_user: Option<axum::Extension<crate::base::client::RequestUser>>,
     body: Bytes,
 ) -> Response {
     let path = uri.path();
@@ -867,7 +867,7 @@ async fn subscribe(
     if let Ok(existing) = catalog.subscription_of(url) {
         return Ok(existing.clone());
     }
-    Ok(crate::api::subscriptions::subscribe_checked(
+    Ok(crate::base::subscriptions::subscribe_checked(
         request.state,
         request.user_id(),
         Subscribe {
@@ -996,7 +996,7 @@ async fn quickadd(request: &Request<'_>) -> Result<Response> {
 
 /// `subscription/export`: the subscriptions as OPML.
 async fn export(request: &Request<'_>) -> Result<Response> {
-    let document = crate::sync::export_opml(request.state, &request.auth.user).await?;
+    let document = crate::sync::shared::export_opml(request.state, &request.auth.user).await?;
     Ok((
         [(header::CONTENT_TYPE, "text/xml; charset=utf-8")],
         document,
@@ -1006,7 +1006,7 @@ async fn export(request: &Request<'_>) -> Result<Response> {
 
 /// `subscription/import`: an OPML body; new feeds are fetched by the worker.
 async fn import(request: &Request<'_>) -> Result<Response> {
-    let report = crate::sync::import_opml(
+    let report = crate::sync::shared::import_opml(
         request.state,
         request.user_id(),
         request.body,
@@ -1014,10 +1014,10 @@ async fn import(request: &Request<'_>) -> Result<Response> {
     )
     .await
     .map_err(|error| match error {
-        crate::sync::ImportRefusal::Opml(reason) => {
+        crate::sync::shared::ImportRefusal::Opml(reason) => {
             GReaderError::bad_request(format!("The body is not usable OPML: {reason}"))
         }
-        crate::sync::ImportRefusal::Store(store) => store.into(),
+        crate::sync::shared::ImportRefusal::Store(store) => store.into(),
     })?;
     Ok(text(format!(
         "OK: {} added, {} skipped, {} refused, {} failed",

@@ -23,10 +23,10 @@ use tidings_store::{
     Group, MarkReadScope, StoreError, Subscription, SyncItem, SyncOrder, SyncQuery, unix_now,
 };
 
-use crate::AppState;
-use crate::api::auth::Auth;
-use crate::middleware::ClientContext;
-use crate::sync::{
+use crate::base::auth::Auth;
+use crate::base::client::ClientContext;
+use crate::base::state::AppState;
+use crate::sync::shared::{
     Refusal, admit, enclosure_url_for_apps, html_for_apps, icon_data, rfc3339, user_of_key,
     user_of_login,
 };
@@ -66,7 +66,7 @@ pub fn router() -> Router<AppState> {
         // Unknown paths under /v1 answer as Miniflux does.
         .route("/v1/{*rest}", any(not_found))
         .layer(axum::extract::DefaultBodyLimit::max(
-            crate::api::MAX_OPML_BYTES,
+            crate::base::limits::MAX_OPML_BYTES,
         ))
 }
 
@@ -121,14 +121,14 @@ impl From<StoreError> for MinifluxError {
             }
             unavailable if unavailable.is_unavailable() => {
                 tracing::warn!(
-                    error = %crate::api::error::error_chain(&unavailable),
+                    error = %crate::base::error::error_chain(&unavailable),
                     "Miniflux API: the database is unavailable"
                 );
                 let mut answer = MinifluxError::new(
                     StatusCode::SERVICE_UNAVAILABLE,
                     "The database is unreachable; try again in a few seconds.",
                 );
-                answer.retry_after = Some(crate::api::error::DATABASE_RETRY_SECONDS);
+                answer.retry_after = Some(crate::base::error::DATABASE_RETRY_SECONDS);
                 answer
             }
             other => {
@@ -169,7 +169,7 @@ impl FromRequestParts<AppState> for Caller {
         admit(state, client, found, !parts.method.is_safe())
             .await
             .map(|auth| {
-                crate::observe::note_user(&parts.extensions, auth.user.id);
+                crate::base::client::note_user(&parts.extensions, auth.user.id);
                 Caller(auth)
             })
             .map_err(|refusal| match refusal {
@@ -617,7 +617,7 @@ async fn category_feeds(
 
 /// The query string's pairs, repeated keys kept.
 fn pairs(query: Option<&str>) -> Vec<(String, String)> {
-    crate::sync::form_pairs(query.unwrap_or("").as_bytes())
+    crate::sync::shared::form_pairs(query.unwrap_or("").as_bytes())
 }
 
 /// Go's `strconv.ParseBool` truths, and Python's `True` as clients send it.
@@ -869,7 +869,7 @@ async fn toggle_bookmark(
 
 /// `GET /v1/export`: the subscriptions as OPML.
 async fn export(State(state): State<AppState>, Caller(auth): Caller) -> Result<Response> {
-    let document = crate::sync::export_opml(&state, &auth.user).await?;
+    let document = crate::sync::shared::export_opml(&state, &auth.user).await?;
     Ok((
         [(header::CONTENT_TYPE, "text/xml; charset=utf-8")],
         document,
@@ -884,14 +884,15 @@ async fn import(
     Caller(auth): Caller,
     body: Bytes,
 ) -> Result<Response> {
-    let report = crate::sync::import_opml(&state, auth.user.id, &body, "Miniflux API import")
-        .await
-        .map_err(|error| match error {
-            crate::sync::ImportRefusal::Opml(reason) => {
-                MinifluxError::bad_request(format!("The file is not usable OPML: {reason}"))
-            }
-            crate::sync::ImportRefusal::Store(store) => store.into(),
-        })?;
+    let report =
+        crate::sync::shared::import_opml(&state, auth.user.id, &body, "Miniflux API import")
+            .await
+            .map_err(|error| match error {
+                crate::sync::shared::ImportRefusal::Opml(reason) => {
+                    MinifluxError::bad_request(format!("The file is not usable OPML: {reason}"))
+                }
+                crate::sync::shared::ImportRefusal::Store(store) => store.into(),
+            })?;
     Ok((
         StatusCode::CREATED,
         axum::Json(json!({

@@ -7,11 +7,13 @@
 //! writes the classic text format, so names, label escaping, `_total` suffixes and histogram
 //! buckets are right by construction rather than by hand.
 
+pub mod route;
+
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::extract::{ConnectInfo, Request, State};
+use axum::extract::{ConnectInfo, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use prometheus_client::encoding::prometheus_text;
@@ -23,9 +25,6 @@ use prometheus_client::registry::Registry;
 use sha2::{Digest, Sha256};
 use tidings_fetch::IpNetwork;
 use tidings_worker::WorkerMetrics;
-
-use crate::AppState;
-use crate::middleware::ClientContext;
 
 /// Upper bounds of the API request-latency histogram's buckets, in seconds.
 pub const REQUEST_BUCKETS: [f64; 12] = [
@@ -170,49 +169,6 @@ fn forbidden() -> Response {
          (loopback by default) or with Authorization: Bearer TIDINGS_METRICS_TOKEN.\n",
     )
         .into_response()
-}
-
-/// `GET /metrics`: the series in the Prometheus text format (0.0.4), or 403 for clients
-/// outside `TIDINGS_METRICS_ALLOWED_NETWORKS` without `TIDINGS_METRICS_TOKEN`.
-pub async fn serve_metrics(State(state): State<AppState>, request: Request) -> Response {
-    let client = request
-        .extensions()
-        .get::<ClientContext>()
-        .and_then(|client| client.ip);
-    if !state
-        .config
-        .metrics_access
-        .allows(client, request.headers())
-    {
-        return forbidden();
-    }
-    let mut registry = process_registry(&state.store, state.fetcher.metrics()).await;
-    registry.register(
-        "tidings_http_request_duration_seconds",
-        "API and UI requests by route template, method and status",
-        state.metrics.requests.clone(),
-    );
-    registry.register(
-        "tidings_rate_limited",
-        "Requests refused with 429 by a rate limit, by the limit's scope",
-        state.metrics.rate_limited.clone(),
-    );
-    let (indexed, index_bytes) = state.related.size();
-    let related_items = Gauge::<i64>::default();
-    related_items.set(i64::try_from(indexed).unwrap_or(i64::MAX));
-    registry.register(
-        "tidings_related_index_items",
-        "Items in the related-items index this server holds in memory",
-        related_items,
-    );
-    let related_bytes = Gauge::<i64>::default();
-    related_bytes.set(i64::try_from(index_bytes).unwrap_or(i64::MAX));
-    registry.register(
-        "tidings_related_index_bytes",
-        "Memory of the related-items index, by its own count",
-        related_bytes,
-    );
-    encode(&registry)
 }
 
 /// What the `/metrics` of a `tidings worker` process reads: its database, its fetch counters

@@ -8,9 +8,9 @@ use axum::http::{HeaderValue, header};
 use sha2::{Digest, Sha256};
 use tidings_store::{ApiKeyScope, User};
 
-use crate::AppState;
-use crate::api::error::ApiError;
-use crate::middleware::{ClientContext, RateSlot, cookie};
+use crate::base::client::{ClientContext, RateSlot, cookie};
+use crate::base::error::ApiError;
+use crate::base::state::AppState;
 
 /// The session cookie's name.
 pub const SESSION_COOKIE: &str = "tidings_session";
@@ -25,6 +25,13 @@ pub fn secret_hash(secret: &str) -> String {
 /// A new random secret: 32 bytes as 64 hex digits.
 pub fn new_secret() -> String {
     hex::encode(rand::random::<[u8; 32]>())
+}
+
+/// The Fever API key of a username and an API key: md5(username:key), lowercase hex (the
+/// protocol's digest, made when a key is created and looked up by the Fever adapter).
+pub fn fever_key_digest(username: &str, key: &str) -> String {
+    use md5::Digest;
+    hex::encode(md5::Md5::digest(format!("{username}:{key}").as_bytes()))
 }
 
 /// The authenticated caller.
@@ -84,7 +91,7 @@ impl FromRequestParts<AppState> for Auth {
             }
             return Err(ApiError::unauthenticated());
         };
-        crate::observe::note_user(&parts.extensions, found.user.id);
+        crate::base::client::note_user(&parts.extensions, found.user.id);
         let auth = Auth {
             user: found.user,
             session_id: found.session_id,

@@ -4,11 +4,11 @@ use axum::extract::FromRequest;
 use axum::extract::FromRequestParts;
 use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
 
-use crate::api::error::ApiError;
-use crate::api::limits;
+use crate::base::error::ApiError;
+use crate::base::limits;
 
 /// A JSON body; a malformed one is a 400 with the parser's reason and the field it is about.
-/// Every string in it is checked against [`limits`](crate::api::limits) first: a control
+/// Every string in it is checked against [`limits`](crate::base::limits) first: a control
 /// character or an over-long value is a 400 naming the field, whatever the handler.
 #[derive(Debug)]
 pub struct Json<T>(pub T);
@@ -68,7 +68,7 @@ impl From<JsonRejection> for ApiError {
             JsonRejection::MissingJsonContentType(_) => ApiError::new(
                 axum::http::StatusCode::UNSUPPORTED_MEDIA_TYPE,
                 "unsupported_media_type",
-                crate::api::error::ErrorCategory::Validation,
+                crate::base::error::ErrorCategory::Validation,
                 "The body must be JSON, sent with Content-Type: application/json.",
                 "Set the Content-Type header.",
             ),
@@ -91,7 +91,7 @@ impl From<JsonRejection> for ApiError {
             JsonRejection::BytesRejection(_) => ApiError::new(
                 axum::http::StatusCode::PAYLOAD_TOO_LARGE,
                 "body_too_large",
-                crate::api::error::ErrorCategory::Limit,
+                crate::base::error::ErrorCategory::Limit,
                 "The request body is too large (1 MB at most; 5 MB for OPML imports).",
                 "Send a smaller body.",
             ),

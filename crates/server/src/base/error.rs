@@ -201,7 +201,7 @@ impl IntoResponse for ApiError {
             response.headers_mut().insert(header::RETRY_AFTER, value);
         }
         if let Some(decision) = self.rate {
-            crate::middleware::rate_headers(response.headers_mut(), *decision);
+            crate::base::client::rate_headers(response.headers_mut(), *decision);
         }
         response
     }

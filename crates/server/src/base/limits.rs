@@ -6,7 +6,13 @@
 use axum::http::StatusCode;
 use serde_json::Value;
 
-use crate::api::error::{ApiError, ErrorCategory};
+use crate::base::error::{ApiError, ApiResult, ErrorCategory};
+use crate::ratelimit::RateLimiter;
+
+/// The largest request body accepted, except OPML imports (F27).
+pub const MAX_BODY_BYTES: usize = 1024 * 1024;
+/// The largest OPML import accepted.
+pub const MAX_OPML_BYTES: usize = 5 * 1024 * 1024;
 
 /// The longest user name, in characters.
 pub const MAX_USERNAME_CHARS: usize = tidings_store::MAX_USERNAME_LEN;
@@ -171,6 +177,16 @@ fn is_string(object: &utoipa::openapi::schema::Object) -> bool {
         SchemaType::Type(Type::String) => true,
         SchemaType::Array(types) => types.contains(&Type::String),
         _ => false,
+    }
+}
+
+/// Counts one request against `limiter`, refusing it with 429 when the limit is reached.
+pub(crate) async fn within_limit(limiter: &RateLimiter, key: &str) -> ApiResult<()> {
+    let decision = limiter.check(key).await;
+    if decision.allowed {
+        Ok(())
+    } else {
+        Err(ApiError::limited(decision))
     }
 }
 

@@ -4,7 +4,7 @@
 use tidings_feed::text::escape_html;
 use tidings_text::{MAX_QUERY_CHARS, MAX_TERM_CHARS, MAX_TERMS, SearchQuery, snippet};
 
-use crate::api::error::{ApiError, ApiResult};
+use crate::base::error::{ApiError, ApiResult};
 
 /// Characters of content a snippet shows.
 const SNIPPET_CHARS: usize = 160;
