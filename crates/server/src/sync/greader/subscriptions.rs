@@ -1,0 +1,236 @@
+//! Subscriptions: `subscription/list`, `subscription/edit` (subscribe, unsubscribe, rename,
+//! move between labels), `subscription/quickadd`, and OPML export and import.
+
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+use tidings_store::{Subscription, SubscriptionChanges};
+
+use super::ids::{FEED_PREFIX, feed_stream_id, label_name, label_stream_id};
+use super::protocol::{GReaderError, Request, Result, conditional_json, ok, text};
+use super::streams::Catalog;
+use crate::base::state::AppState;
+use crate::base::subscriptions::Subscribe;
+
+/// `subscription/list`.
+pub(super) async fn subscription_list(request: &Request<'_>) -> Result<Response> {
+    let catalog = Catalog::load(request.state, request.user_id()).await?;
+    let list: Vec<Value> = catalog
+        .subscriptions
+        .iter()
+        .map(|s| subscription_json(&catalog, s))
+        .collect();
+    Ok(conditional_json(
+        request.headers,
+        &json!({"subscriptions": list}),
+    ))
+}
+
+/// A subscription as `subscription/list` shows it.
+fn subscription_json(catalog: &Catalog, s: &Subscription) -> Value {
+    let group = catalog.group_name(s.group_id);
+    json!({
+        "id": feed_stream_id(s.feed_id),
+        "title": Catalog::title(s),
+        "categories": [{"id": label_stream_id(group), "label": group}],
+        "url": s.feed_url,
+        "htmlUrl": s.site_url.clone().unwrap_or_default(),
+        // No `iconUrl`: an empty one switched off Read You's and Capy Reader's own icon
+        // lookup, and tidings serves icons only to signed-in callers (apps load icons
+        // without credentials), so it has no URL to give.
+        "sortid": format!("{:08X}", s.id),
+        "firstitemmsec": (s.created_at.saturating_mul(1000)).to_string(),
+    })
+}
+
+/// The group a label names, created when missing.
+async fn group_for_label(state: &AppState, user_id: i64, label: &str) -> Result<i64> {
+    let name = label
+        .trim()
+        .strip_prefix("user/")
+        .and_then(|rest| rest.split_once('/'))
+        .and_then(|(_, rest)| rest.strip_prefix("label/"))
+        .unwrap_or(label.trim());
+    if let Some(group) = state
+        .store
+        .list_groups(user_id)
+        .await?
+        .into_iter()
+        .find(|g| g.name == name)
+    {
+        return Ok(group.id);
+    }
+    Ok(state.store.create_group(user_id, name).await?.id)
+}
+
+/// Subscribes through the REST API's checks (rate limit, subscription limit, address
+/// policy, discovery), or finds the subscription the URL already is.
+async fn subscribe(
+    request: &Request<'_>,
+    url: &str,
+    group_id: Option<i64>,
+    title: Option<String>,
+) -> Result<Subscription> {
+    let url = url.trim();
+    let url = url.strip_prefix(FEED_PREFIX).unwrap_or(url);
+    let catalog = Catalog::load(request.state, request.user_id()).await?;
+    if let Ok(existing) = catalog.subscription_of(url) {
+        return Ok(existing.clone());
+    }
+    Ok(crate::base::subscriptions::subscribe_checked(
+        request.state,
+        request.user_id(),
+        Subscribe {
+            url: url.to_string(),
+            group_id,
+            title,
+            interval_minutes: None,
+            full_text: None,
+        },
+    )
+    .await?
+    .0)
+}
+
+/// `subscription/edit`: `ac=subscribe|unsubscribe|edit`, `s` (repeatable), `t` (title), `a`
+/// (label to move to), `r` (label to leave).
+pub(super) async fn subscription_edit(request: &Request<'_>) -> Result<Response> {
+    let (state, user_id, params) = (request.state, request.user_id(), request.params);
+    let streams = params.all("s");
+    if streams.is_empty() {
+        return Err(GReaderError::bad_request(
+            "Missing s: the feed/<id> stream id of the subscription.",
+        ));
+    }
+    let title = params.get("t").map(str::trim).map(str::to_string);
+    let add = params.get("a").filter(|a| !a.trim().is_empty());
+    let remove = params.get("r").filter(|r| !r.trim().is_empty());
+    match params.get("ac").unwrap_or("edit") {
+        "subscribe" => {
+            let group_id = match add {
+                Some(label) => Some(group_for_label(state, user_id, label).await?),
+                None => None,
+            };
+            for stream in streams {
+                let subscription = subscribe(
+                    request,
+                    stream,
+                    group_id,
+                    title.clone().filter(|t| !t.is_empty()),
+                )
+                .await?;
+                // Already subscribed: the label and title still apply.
+                let changes = SubscriptionChanges {
+                    title: title.clone().filter(|t| !t.is_empty()).map(Some),
+                    group_id,
+                    ..SubscriptionChanges::default()
+                };
+                state
+                    .store
+                    .update_subscription(user_id, subscription.id, &changes)
+                    .await?;
+            }
+        }
+        "unsubscribe" => {
+            let catalog = Catalog::load(state, user_id).await?;
+            for stream in streams {
+                let id = catalog.subscription_of(stream)?.id;
+                state.store.unsubscribe(user_id, id).await?;
+            }
+        }
+        "edit" => {
+            let catalog = Catalog::load(state, user_id).await?;
+            for stream in streams {
+                let subscription = catalog.subscription_of(stream)?;
+                let group_id = match (add, remove) {
+                    (Some(label), _) => Some(group_for_label(state, user_id, label).await?),
+                    // Leaving its group without joining another: back to the default group.
+                    (None, Some(label))
+                        if catalog.group_name(subscription.group_id) == label_name(label) =>
+                    {
+                        Some(state.store.default_group_id(user_id).await?)
+                    }
+                    _ => None,
+                };
+                let changes = SubscriptionChanges {
+                    // An empty title goes back to the feed's own.
+                    title: title.clone().map(|t| Some(t).filter(|t| !t.is_empty())),
+                    group_id,
+                    ..SubscriptionChanges::default()
+                };
+                state
+                    .store
+                    .update_subscription(user_id, subscription.id, &changes)
+                    .await?;
+            }
+        }
+        other => {
+            return Err(GReaderError::bad_request(format!(
+                "Invalid ac={other:?}: use subscribe, unsubscribe or edit."
+            )));
+        }
+    }
+    Ok(ok())
+}
+
+/// `subscription/quickadd`: `quickadd` = a feed or page URL. A feed that cannot be added is
+/// answered `numResults: 0` with the reason, as Google Reader did; too many requests is a 429.
+pub(super) async fn quickadd(request: &Request<'_>) -> Result<Response> {
+    let Some(url) = request
+        .params
+        .get("quickadd")
+        .filter(|u| !u.trim().is_empty())
+    else {
+        return Err(GReaderError::bad_request(
+            "Missing quickadd: the address of a feed or of a site.",
+        ));
+    };
+    match subscribe(request, url, None, None).await {
+        Ok(subscription) => Ok(axum::Json(json!({
+            "query": url,
+            "numResults": 1,
+            "streamId": feed_stream_id(subscription.feed_id),
+            "streamName": Catalog::title(&subscription),
+        }))
+        .into_response()),
+        Err(error) if error.status == StatusCode::TOO_MANY_REQUESTS => Err(error),
+        Err(error) if error.status.is_server_error() => Err(error),
+        Err(error) => Ok(axum::Json(json!({
+            "query": url,
+            "numResults": 0,
+            "error": error.message,
+        }))
+        .into_response()),
+    }
+}
+
+/// `subscription/export`: the subscriptions as OPML.
+pub(super) async fn export(request: &Request<'_>) -> Result<Response> {
+    let document = crate::sync::shared::export_opml(request.state, &request.auth.user).await?;
+    Ok((
+        [(header::CONTENT_TYPE, "text/xml; charset=utf-8")],
+        document,
+    )
+        .into_response())
+}
+
+/// `subscription/import`: an OPML body; new feeds are fetched by the worker.
+pub(super) async fn import(request: &Request<'_>) -> Result<Response> {
+    let report = crate::sync::shared::import_opml(
+        request.state,
+        request.user_id(),
+        request.body,
+        "Google Reader API import",
+    )
+    .await
+    .map_err(|error| match error {
+        crate::sync::shared::ImportRefusal::Opml(reason) => {
+            GReaderError::bad_request(format!("The body is not usable OPML: {reason}"))
+        }
+        crate::sync::shared::ImportRefusal::Store(store) => store.into(),
+    })?;
+    Ok(text(format!(
+        "OK: {} added, {} skipped, {} refused, {} failed",
+        report.added, report.skipped, report.refused, report.failed
+    )))
+}
