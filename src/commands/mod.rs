@@ -1,6 +1,7 @@
 //! The subcommands of the `tidings` binary.
 
 pub mod backup;
+pub mod daemon;
 pub mod discover;
 pub mod feed;
 pub mod migrate;

@@ -729,7 +729,7 @@ pub struct WorkerCommandArgs {
     pub metrics_listen: Option<String>,
 
     #[command(flatten)]
-    pub metrics: super::serve::MetricsArgs,
+    pub metrics: super::daemon::MetricsArgs,
 
     /// The URL people and WebSub hubs reach the server at: the worker subscribes feeds with
     /// callbacks under it when TIDINGS_WEBSUB is on.
@@ -755,7 +755,7 @@ pub async fn run(config: &GlobalConfig, args: WorkerCommandArgs) -> anyhow::Resu
     };
     let access = args.metrics.check()?;
     // Registered first, so that a stop while waiting for the database ends the wait.
-    let mut shutdown = Box::pin(super::serve::shutdown_signal()?);
+    let mut shutdown = Box::pin(super::daemon::shutdown_signal()?);
     let Some(store) =
         super::open_store_waiting(config, super::OpenMode::Existing, &mut shutdown).await?
     else {
