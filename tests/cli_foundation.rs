@@ -8,8 +8,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-#[path = "../crates/store/tests/common/skip.rs"]
-mod skip;
+use tidings_testkit::skip;
 
 const BIN: &str = env!("CARGO_BIN_EXE_tidings");
 const GOOD_PASSWORD: &str = "correct horse battery staple";

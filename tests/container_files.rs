@@ -5,8 +5,7 @@
 use std::path::Path;
 use std::process::Command;
 
-#[path = "../crates/store/tests/common/skip.rs"]
-mod skip;
+use tidings_testkit::skip;
 
 fn read(name: &str) -> String {
     std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(name))

@@ -16,8 +16,7 @@ use axum::middleware::Next;
 use axum::routing::get;
 use tidings_store::{NewSubscription, NewUser, Store, StoreOptions};
 
-#[path = "../../crates/store/tests/common/skip.rs"]
-pub mod skip;
+pub use tidings_testkit::skip;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_tidings");
 

@@ -13,8 +13,7 @@
 use std::path::Path;
 use std::process::Command;
 
-#[path = "../../store/tests/common/skip.rs"]
-mod skip;
+use tidings_testkit::skip;
 
 const BENCH: &str = env!("CARGO_BIN_EXE_tidings-bench");
 

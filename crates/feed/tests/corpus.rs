@@ -10,7 +10,7 @@ use tidings_feed::{
 };
 use url::Url;
 
-mod cpu;
+use crate::cpu;
 
 /// The feeds of the corpus with the HTTP charset a server would have sent for them.
 const FEEDS: &[(&str, Option<&str>)] = &[

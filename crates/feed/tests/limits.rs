@@ -1,35 +1,50 @@
 //! Resource bounds: a 20 MB feed is parsed with memory a small multiple of its size, and
 //! hostile documents (billion laughs, deep nesting, huge entity counts) finish quickly with
-//! bounded memory. A counting allocator measures the peak of live allocations.
+//! bounded memory. A counting allocator measures the peak of live allocations of the thread
+//! that measures.
 
 use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
 use std::fmt::Write;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use tidings_feed::{ParseOptions, Sanitizer, parse};
 
-mod cpu;
-use cpu::CpuStopwatch;
+use crate::cpu::CpuStopwatch;
 
 struct PeakCounting;
 
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-/// The tests measure one at a time, since the counter is process-wide.
+thread_local! {
+    /// While this thread measures: the bytes it allocated and has not freed since the start
+    /// (negative when it frees older ones), and the highest that reached. Per thread, because
+    /// the crate's other tests run in the same process and allocate at the same time.
+    static MEASURED: Cell<Option<(isize, isize)>> = const { Cell::new(None) };
+}
+
+/// The heavy tests run one at a time, so they do not crowd each other's memory.
 static MEASURING: Mutex<()> = Mutex::new(());
+
+/// Adds `delta` bytes to this thread's count when it measures.
+fn count(delta: isize) {
+    // `try_with`: an allocation while the thread's locals are torn down is simply not counted.
+    let _ = MEASURED.try_with(|measured| {
+        if let Some((live, peak)) = measured.get() {
+            let live = live + delta;
+            measured.set(Some((live, peak.max(live))));
+        }
+    });
+}
 
 unsafe impl GlobalAlloc for PeakCounting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let live = LIVE.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
-        PEAK.fetch_max(live, Ordering::Relaxed);
+        count(layout.size() as isize);
         // SAFETY: forwarded unchanged to the system allocator.
         unsafe { System.alloc(layout) }
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+        count(-(layout.size() as isize));
         // SAFETY: forwarded unchanged to the system allocator.
         unsafe { System.dealloc(ptr, layout) }
     }
@@ -38,12 +53,15 @@ unsafe impl GlobalAlloc for PeakCounting {
 #[global_allocator]
 static ALLOCATOR: PeakCounting = PeakCounting;
 
-/// Runs `work` and returns the peak of memory allocated during it, above what was live before.
+/// Runs `work` and returns the peak of memory this thread allocated during it, above what was
+/// live before.
 fn peak_during<T>(work: impl FnOnce() -> T) -> (T, usize) {
-    let before = LIVE.load(Ordering::Relaxed);
-    PEAK.store(before, Ordering::Relaxed);
+    MEASURED.with(|measured| measured.set(Some((0, 0))));
     let result = work();
-    (result, PEAK.load(Ordering::Relaxed).saturating_sub(before))
+    let peak = MEASURED
+        .with(|measured| measured.take())
+        .map_or(0, |(_, peak)| peak);
+    (result, peak.max(0) as usize)
 }
 
 fn big_rss(target: usize) -> Vec<u8> {

@@ -1,23 +1,22 @@
 //! The guarded client against real HTTP servers on 127.0.0.1 (private networks allowed, as
 //! for a LAN feed): conditional GET, compression, limits, timeouts, redirects, charsets.
 
-mod support;
-
 use std::io::Write;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::support::{lan_client, lan_config};
 use axum::Router;
 use axum::body::Body;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use support::{TestServer, lan_client, lan_config};
 use tidings_fetch::policy::{FeedStatus, NextCheck};
 use tidings_fetch::{
     FailureCounts, FetchError, FetchRequest, GuardedClient, ParseResult, PolicyConfig, decide,
 };
+use tidings_testkit::TestServer;
 
 const FEED: &str =
     "<?xml version=\"1.0\"?><rss version=\"2.0\"><channel><title>t</title></channel></rss>";
@@ -56,7 +55,7 @@ async fn etag_round_trip_gives_304() {
         "\"v1\"",
         "the stored ETag went out as If-None-Match"
     );
-    assert_eq!(server.hits(), 2);
+    assert_eq!(server.total_hits(), 2);
 }
 
 #[tokio::test]
@@ -468,20 +467,20 @@ async fn redirect_chains_are_followed_and_permanent_moves_reported() {
     // Five redirects are allowed, six are not.
     let five = fetch("/r/5").await.unwrap();
     assert_eq!(five.redirects, 5);
-    let before = server.hits();
+    let before = server.total_hits();
     let six = fetch("/r/6").await.unwrap_err();
     assert_eq!(six, FetchError::TooManyRedirects { limit: 5 });
     assert_eq!(
-        server.hits() - before,
+        server.total_hits() - before,
         6,
         "the sixth Location is never requested"
     );
 
-    let before = server.hits();
+    let before = server.total_hits();
     let looped = fetch("/loop").await.unwrap_err();
     assert_eq!(looped, FetchError::TooManyRedirects { limit: 5 });
     assert_eq!(looped.to_string(), "too many redirects (more than 5)");
-    assert_eq!(server.hits() - before, 6);
+    assert_eq!(server.total_hits() - before, 6);
 
     assert_eq!(
         fetch("/nowhere").await.unwrap_err(),

@@ -2,20 +2,19 @@
 //! spelling, name or redirect gets a request to the local server; with them allowed, it is
 //! reachable.
 
-mod support;
-
 use std::collections::HashMap;
 use std::net::IpAddr;
 
+use crate::support::lan_config;
 use axum::Router;
 use axum::http::{StatusCode, header};
 use axum::response::IntoResponse;
 use axum::routing::get;
-use support::{TestServer, lan_config};
 use tidings_fetch::{
     AddressClass, AddressPolicy, ClientConfig, FailureKind, FetchError, FetchRequest,
     GuardedClient, Refusal,
 };
+use tidings_testkit::TestServer;
 
 /// The "internal service" that must never be reached.
 async fn victim() -> TestServer {
@@ -86,7 +85,7 @@ async fn loopback_in_every_spelling_is_refused_before_any_request() {
             .to_string(),
         "refused: ::ffff:127.0.0.1 is a loopback address (to allow feeds on private networks, set TIDINGS_ALLOW_PRIVATE_NETWORKS=true or --allow-private-networks)"
     );
-    assert_eq!(server.hits(), 0, "the local server saw a request");
+    assert_eq!(server.total_hits(), 0, "the local server saw a request");
 }
 
 #[tokio::test]
@@ -123,7 +122,7 @@ async fn local_names_and_names_resolving_to_loopback_are_refused() {
     );
     // The same through a trailing dot and upper case.
     refusal(&client, &server.url_as("PUBLIC.test.", "/")).await;
-    assert_eq!(server.hits(), 0, "the local server saw a request");
+    assert_eq!(server.total_hits(), 0, "the local server saw a request");
 }
 
 #[tokio::test]
@@ -194,11 +193,15 @@ async fn redirects_into_the_local_network_are_refused() {
         );
     }
     assert_eq!(
-        public.hits(),
+        public.total_hits(),
         targets.len(),
         "every first hop reached the public server"
     );
-    assert_eq!(server.hits(), 0, "a redirect reached the local server");
+    assert_eq!(
+        server.total_hits(),
+        0,
+        "a redirect reached the local server"
+    );
 }
 
 #[tokio::test]
@@ -225,7 +228,7 @@ async fn allowing_private_networks_reaches_the_local_server() {
             Some("127.0.0.1".parse().unwrap())
         );
     }
-    assert_eq!(server.hits(), 4);
+    assert_eq!(server.total_hits(), 4);
     // Unspecified stays refused whatever the setting.
     let refused = refusal(&client, &format!("http://0.0.0.0:{}/", server.addr.port())).await;
     assert_eq!(
@@ -234,7 +237,7 @@ async fn allowing_private_networks_reaches_the_local_server() {
     );
     let refused = refusal(&client, &format!("http://[::]:{}/", server.addr.port())).await;
     assert_eq!(refused.to_string(), "refused: :: is an unspecified address");
-    assert_eq!(server.hits(), 4);
+    assert_eq!(server.total_hits(), 4);
 }
 
 #[tokio::test]
@@ -251,7 +254,7 @@ async fn a_proxy_on_a_private_address_needs_private_networks() {
         refused.to_string(),
         "refused: 127.0.0.1 is a loopback address (to allow feeds on private networks, set TIDINGS_ALLOW_PRIVATE_NETWORKS=true or --allow-private-networks)"
     );
-    assert_eq!(proxy.hits(), 0);
+    assert_eq!(proxy.total_hits(), 0);
 }
 
 /// Binds a server on 127.0.0.2 and another on 127.0.0.1 with the same port, so a name that
@@ -296,6 +299,6 @@ async fn refused_addresses_are_dropped_from_a_mixed_dns_answer() {
         assert_eq!(response.body.as_ref(), b"allowed");
         assert_eq!(response.remote_addr, Some(allowed.addr));
     }
-    assert_eq!(local.hits(), 0, "the refused address was dialled");
-    assert_eq!(allowed.hits(), 3);
+    assert_eq!(local.total_hits(), 0, "the refused address was dialled");
+    assert_eq!(allowed.total_hits(), 3);
 }

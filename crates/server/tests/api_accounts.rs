@@ -1,14 +1,11 @@
 //! The accounts half of the REST API end to end: a real server on 127.0.0.1 over a real
 //! database (SQLite, and PostgreSQL when configured), driven by a real HTTP client.
 
-#[path = "../../store/tests/common/mod.rs"]
-mod common;
+use tidings_testkit::on_both_engines;
 
-mod support;
-
+use crate::support::{PASSWORD, TestApp, assert_error, call};
 use reqwest::{Client, Method, StatusCode};
 use serde_json::{Value, json};
-use support::{PASSWORD, TestApp, assert_error, call};
 
 on_both_engines!(first_admin_setup_through_the_api, |db| {
     let app = TestApp::start(db).await;

@@ -4,14 +4,11 @@
 //! declares, as schemathesis finds when it fuzzes the whole document (with an API key, the
 //! session cookie and no credentials).
 
-#[path = "../../store/tests/common/mod.rs"]
-mod common;
+use tidings_testkit::on_both_engines;
 
-mod support;
-
+use crate::support::{PASSWORD, TestApp, TestServer, assert_error, call};
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
-use support::{FeedServer, PASSWORD, TestApp, assert_error, call};
 
 /// Checks that an answer is a 400 of `category` with the code `code`, whose message names
 /// `field`.
@@ -34,7 +31,7 @@ on_both_engines!(validation_errors_are_400_naming_the_field, |db| {
     let app = TestApp::start(db).await;
     app.user("alice", false).await;
     let browser = app.signed_in("alice").await;
-    let feeds = FeedServer::start().await;
+    let feeds = TestServer::start_empty().await;
     feeds.serve(
         "/page",
         200,
@@ -243,7 +240,7 @@ fn schemathesis_python(test: &str) -> Option<std::path::PathBuf> {
     const HOW: &str = "(a virtual environment's python with schemathesis: python3 -m venv DIR && \
                        DIR/bin/pip install schemathesis; .ci/run installs it)";
     let Ok(python) = std::env::var("TIDINGS_TEST_SYNC_PYTHON") else {
-        common::skip::skip(test, &format!("TIDINGS_TEST_SYNC_PYTHON is not set {HOW}"));
+        tidings_testkit::skip::skip(test, &format!("TIDINGS_TEST_SYNC_PYTHON is not set {HOW}"));
         return None;
     };
     match std::process::Command::new(&python)
@@ -256,11 +253,11 @@ fn schemathesis_python(test: &str) -> Option<std::path::PathBuf> {
                 "{python} cannot import schemathesis: {} {HOW}",
                 String::from_utf8_lossy(&out.stderr).trim()
             );
-            common::skip::skip(test, &reason);
+            tidings_testkit::skip::skip(test, &reason);
             None
         }
         Err(e) => {
-            common::skip::skip(test, &format!("{python} does not run: {e}"));
+            tidings_testkit::skip::skip(test, &format!("{python} does not run: {e}"));
             None
         }
     }
@@ -268,7 +265,7 @@ fn schemathesis_python(test: &str) -> Option<std::path::PathBuf> {
 
 /// A server like [`TestApp::start`]'s, with the per-user, address and subscribe limits raised
 /// so that the fuzzer's requests reach the handlers (the sign-in limits stay as they are).
-async fn start_unthrottled(db: &common::TestDb) -> TestApp {
+async fn start_unthrottled(db: &tidings_testkit::TestDb) -> TestApp {
     use std::sync::Arc;
     use std::time::Duration;
     use tidings_server::ratelimit::{RateLimiter, RateLimits};
@@ -276,7 +273,7 @@ async fn start_unthrottled(db: &common::TestDb) -> TestApp {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let config = tidings_server::ServerConfig::new(base.parse().unwrap());
-    let fetcher = support::test_fetcher(store.clone(), true);
+    let fetcher = crate::support::test_fetcher(store.clone(), true);
     let mut state = tidings_server::AppState::new(store.clone(), config, fetcher);
     let minute = Duration::from_secs(60);
     let standard = RateLimits::standard();
@@ -440,12 +437,12 @@ on_both_engines!(every_answer_is_documented, |db| {
     let other = app.user("other", false).await;
     let own = app.user("fuzzer", true).await;
     let browser = app.signed_in("fuzzer").await;
-    let feeds = FeedServer::start().await;
+    let feeds = TestServer::start_empty().await;
     feeds.serve(
         "/feed.xml",
         200,
         "application/rss+xml",
-        support::rss(&feeds.base, "Fuzzed feed", 5),
+        crate::support::rss(&feeds.base, "Fuzzed feed", 5),
     );
     // Something for every kind of id to find: a group, a subscription with items, a bookmark.
     let (status, _, _) = call(

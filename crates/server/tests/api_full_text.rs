@@ -2,21 +2,19 @@
 //! subscription's mode in the API, "load full article" on demand, and the item's
 //! `full_content`.
 
-#[path = "../../store/tests/common/mod.rs"]
-mod common;
-mod support;
+use tidings_testkit::on_both_engines;
 
+use crate::support::{TestApp, TestServer, assert_error, call, rss};
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
-use support::{FeedServer, TestApp, assert_error, call, rss};
 
 const NEWS: &[u8] = include_bytes!("../../extract/testdata/news.html");
 const JAPANESE_SJIS: &[u8] = include_bytes!("../../extract/testdata/japanese-sjis.html");
 
 /// A site whose feed `news` links its items to `/news/0` (the saved news page), `/news/1`
 /// (the Shift_JIS page) and `/news/2` (gone), and a feed `bare` whose item has no link.
-async fn site() -> FeedServer {
-    let site = FeedServer::start().await;
+async fn site() -> TestServer {
+    let site = TestServer::start_empty().await;
     site.serve(
         "/feed.xml",
         200,

@@ -2,16 +2,13 @@
 //! over SQLite and PostgreSQL: control characters and lengths, CSRF without browser headers,
 //! caching and HSTS headers, oversized request heads, and each limiter's own 429 figures.
 
-#[path = "../../store/tests/common/mod.rs"]
-mod common;
-
-mod support;
+use tidings_testkit::on_both_engines;
 
 use std::time::{Duration, Instant};
 
+use crate::support::{PASSWORD, TestApp, TestServer, assert_error, call, rss};
 use reqwest::{Client, Method, StatusCode};
 use serde_json::{Value, json};
-use support::{FeedServer, PASSWORD, TestApp, assert_error, call, rss};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 async fn group_names(client: &Client, app: &TestApp) -> Vec<String> {
@@ -30,7 +27,7 @@ on_both_engines!(
         let app = TestApp::start(db).await;
         app.user("alice", false).await;
         let browser = app.signed_in("alice").await;
-        let feeds = FeedServer::start().await;
+        let feeds = TestServer::start_empty().await;
         feeds.serve(
             "/feed",
             200,

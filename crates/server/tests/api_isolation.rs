@@ -3,13 +3,11 @@
 //! as they were. The endpoints come from the OpenAPI document, so a new `{id}` endpoint fails
 //! this test until it is added to the table below.
 
-#[path = "../../store/tests/common/mod.rs"]
-mod common;
-mod support;
+use tidings_testkit::on_both_engines;
 
+use crate::support::{TestApp, call};
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
-use support::{TestApp, call};
 use tidings_store::{NewItem, NewSubscription, unix_now};
 
 on_both_engines!(a_second_user_gets_404_for_every_object_of_the_first, |db| {

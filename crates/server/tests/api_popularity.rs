@@ -3,13 +3,11 @@
 //! orders the user's items of a window by count, then date, with a minimum count, the
 //! listing's filters and cursor pagination.
 
-#[path = "../../store/tests/common/mod.rs"]
-mod common;
-mod support;
+use tidings_testkit::on_both_engines;
 
+use crate::support::{TestApp, call};
 use reqwest::{Method, StatusCode};
 use serde_json::Value;
-use support::{TestApp, call};
 use tidings_store::NewItem;
 
 fn item(guid: &str, title: &str, published: i64) -> NewItem {
@@ -41,8 +39,10 @@ on_both_engines!(
         let bob_id = app.user("bob", false).await;
         let ann = app.signed_in("ann").await;
         let bob = app.signed_in("bob").await;
-        let (_, feed) = common::follow(&app.store, ann_id, "https://news.example/feed").await;
-        let (_, other) = common::follow(&app.store, bob_id, "https://other.example/feed").await;
+        let (_, feed) =
+            tidings_testkit::follow(&app.store, ann_id, "https://news.example/feed").await;
+        let (_, other) =
+            tidings_testkit::follow(&app.store, bob_id, "https://other.example/feed").await;
         let now = chrono::Utc::now().timestamp();
         let items = [
             item("hot", "Hot story", now - 3600),

@@ -3,17 +3,15 @@
 //! since, bookmarks that outlive their items, preferences; every error code, isolation
 //! between users, read-only keys. Items are put into the store directly.
 
-#[path = "../../store/tests/common/mod.rs"]
-mod common;
-mod support;
+use tidings_testkit::on_both_engines;
 
-use common::follow as subscribe;
+use tidings_testkit::follow as subscribe;
 
 use std::collections::HashSet;
 
+use crate::support::{TestApp, assert_error, call};
 use reqwest::{Client, Method, StatusCode};
 use serde_json::{Value, json};
-use support::{TestApp, assert_error, call};
 use tidings_store::{NewItem, Store, SubscriptionChanges};
 
 /// Publication times of the test items: item n at `BASE + n minutes`.

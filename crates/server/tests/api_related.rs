@@ -4,15 +4,13 @@
 //! user's items; new vectors are found at once; bad limits and other users' items are refused;
 //! a starting server loads its index before the first request.
 
-#[path = "../../store/tests/common/mod.rs"]
-mod common;
-mod support;
+use tidings_testkit::on_both_engines;
 
 use std::sync::Arc;
 
+use crate::support::{TestApp, TestServer, assert_error, call, rss_items};
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
-use support::{FeedServer, TestApp, assert_error, call, rss_items};
 use tidings_embed::LocalEmbedder;
 use tidings_worker::{EmbeddingJob, drain_enrichment};
 
@@ -102,7 +100,7 @@ async fn embed(app: &TestApp) {
 
 on_both_engines!(related_items_are_the_users_most_similar_ones, |db| {
     let app = TestApp::start(db).await;
-    let site = FeedServer::start().await;
+    let site = TestServer::start_empty().await;
     site.serve(
         "/tech.xml",
         200,
@@ -250,7 +248,7 @@ async fn metric(app: &TestApp, name: &str) -> Option<f64> {
 
 on_both_engines!(a_starting_server_loads_the_index_before_anyone_asks, |db| {
     let app = TestApp::start(db).await;
-    let site = FeedServer::start().await;
+    let site = TestServer::start_empty().await;
     site.serve(
         "/tech.xml",
         200,

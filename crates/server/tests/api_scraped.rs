@@ -1,21 +1,19 @@
 //! Scraped sources (F7) over HTTP, end to end on both engines: preview, subscribe and
 //! reconfigure against the saved pages of `crates/scrape/testdata` served from 127.0.0.1.
 
-#[path = "../../store/tests/common/mod.rs"]
-mod common;
-mod support;
+use tidings_testkit::on_both_engines;
 
+use crate::support::{TestApp, TestServer, assert_error, call};
 use reqwest::{Client, Method, StatusCode};
 use serde_json::{Value, json};
-use support::{FeedServer, TestApp, assert_error, call};
 
 fn saved(name: &str) -> Vec<u8> {
     let path = format!("{}/../scrape/testdata/{name}", env!("CARGO_MANIFEST_DIR"));
     std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
-async fn pages() -> FeedServer {
-    let site = FeedServer::start().await;
+async fn pages() -> TestServer {
+    let site = TestServer::start_empty().await;
     // The saved page names its real asset host; pointed at this server, so that looking up
     // its icon never leaves the machine.
     let webflow = String::from_utf8(saved("webflow-blog.html"))

@@ -2,15 +2,13 @@
 //! and cursors, safe highlighted snippets, clear errors, `GET /bookmarks?q=`, and the OpenAPI
 //! description.
 
-#[path = "../../store/tests/common/mod.rs"]
-mod common;
-mod support;
+use tidings_testkit::on_both_engines;
 
-use common::follow as subscribe;
+use tidings_testkit::follow as subscribe;
 
+use crate::support::{TestApp, assert_error, call};
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
-use support::{TestApp, assert_error, call};
 use tidings_store::NewItem;
 
 const BASE: i64 = 1_760_000_000;

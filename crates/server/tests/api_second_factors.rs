@@ -4,10 +4,7 @@
 //! password-less sign-in, second factor, a counter that goes backwards); and the sync APIs
 //! for apps (Fever, Google Reader, Miniflux) and API keys untouched by any of it.
 
-#[path = "../../store/tests/common/mod.rs"]
-mod common;
-
-mod support;
+use tidings_testkit::on_both_engines;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -19,20 +16,20 @@ use sha2::{Digest, Sha256};
 use std::sync::Arc;
 use std::time::Duration;
 
-use support::{PASSWORD, TestApp, assert_error, call};
+use crate::support::{PASSWORD, TestApp, assert_error, call};
 use tidings_server::mfa::totp;
 use tidings_server::ratelimit::{RateLimiter, RateLimits};
 use tidings_server::{AppState, ServerConfig};
 
 /// A server like [`TestApp::start`] with these limits and 127.0.0.1 as a trusted proxy, so
 /// that each [`device`] can come from its own address.
-async fn start_with_limits(db: &common::TestDb, limits: RateLimits) -> TestApp {
+async fn start_with_limits(db: &tidings_testkit::TestDb, limits: RateLimits) -> TestApp {
     let store = db.migrated().await;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let mut config = ServerConfig::new(base.parse().unwrap());
     config.trusted_proxies = vec!["127.0.0.1/32".parse().unwrap()];
-    let fetcher = support::test_fetcher(store.clone(), true);
+    let fetcher = crate::support::test_fetcher(store.clone(), true);
     let mut state = AppState::new(store.clone(), config, fetcher);
     state.limits = Arc::new(limits);
     tokio::spawn(tidings_server::serve(

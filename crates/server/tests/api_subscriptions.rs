@@ -1,20 +1,18 @@
 //! Subscriptions and OPML over HTTP against a real server and a local feed server, on both
 //! engines.
 
-#[path = "../../store/tests/common/mod.rs"]
-mod common;
-mod support;
+use tidings_testkit::on_both_engines;
 
+use crate::support::{TestApp, TestServer, assert_error, call, rss};
 use reqwest::{Client, Method, StatusCode};
 use serde_json::{Value, json};
-use support::{FeedServer, TestApp, assert_error, call, rss};
 use tidings_store::FetchStatus;
 
 /// 16x16 PNG header bytes are enough for the icon sniffing.
 const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x10\0\0\0\x10\x08\x06\0\0\0\x1f\xf3\xffa";
 
-async fn feed_site() -> FeedServer {
-    let site = FeedServer::start().await;
+async fn feed_site() -> TestServer {
+    let site = TestServer::start_empty().await;
     site.serve(
         "/feed.xml",
         200,
@@ -258,7 +256,7 @@ on_both_engines!(subscribing_explains_failures, |db| {
     let cid = app.signed_in("cid").await;
 
     // A site with a page that links no feed and none at the conventional paths.
-    let bare = FeedServer::start().await;
+    let bare = TestServer::start_empty().await;
     bare.serve(
         "/plain.html",
         200,
@@ -581,7 +579,7 @@ on_both_engines!(
     a_video_feeds_thumbnail_and_description_reach_the_api,
     |db| {
         let app = TestApp::start(db).await;
-        let site = FeedServer::start().await;
+        let site = TestServer::start_empty().await;
         site.serve(
             "/videos.xml",
             200,
@@ -900,7 +898,7 @@ on_both_engines!(changing_a_feed_url_passes_the_subscribe_checks, |db| {
             .contains("https did not answer")
     );
     // A page without a feed (and none at the conventional paths) changes nothing.
-    let bare = FeedServer::start().await;
+    let bare = TestServer::start_empty().await;
     bare.serve(
         "/plain.html",
         200,

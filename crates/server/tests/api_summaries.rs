@@ -3,15 +3,13 @@
 //! user's preference and the subscription's mark, errors, and a slow remote provider answered
 //! 202 and delivered on the item later.
 
-#[path = "../../store/tests/common/mod.rs"]
-mod common;
-mod support;
+use tidings_testkit::on_both_engines;
 
 use std::time::Duration;
 
+use crate::support::{TestApp, TestServer, assert_error, call};
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
-use support::{FeedServer, TestApp, assert_error, call};
 
 /// Sentences that make a story longer than a summary (900 characters by default).
 const MORE: &str = "The council will pay for a new wheel once the volunteers have repaired the mill's stone walls. Local schools plan visits to the mill so that children can watch grain become flour. The mill's old miller, now ninety, has offered to teach the volunteers how the stones are dressed. Engineers surveyed the mill race last winter and found the channel sound after seventy years of silence. A bakery in the harbour has promised to buy the mill's first flour for its bread. The restoration of the mill is expected to bring visitors to Porthcarrow through the summer. Fishermen in the harbour remember their grandparents carrying sacks of grain up the hill to the mill. Once the mill turns again, the volunteers hope to open a small museum of the town's trades beside it. The trust that owns the mill will hold an open day in June for anyone who gave money to the work. Storms damaged the mill's roof in 1987, and tarpaulins kept the rain off the machinery until now.";
@@ -43,7 +41,7 @@ fn feed(site: &str) -> String {
 async fn subscribe(
     client: &reqwest::Client,
     app: &TestApp,
-    site: &FeedServer,
+    site: &TestServer,
 ) -> (i64, Vec<(String, i64)>) {
     site.serve("/feed.xml", 200, "application/rss+xml", feed(&site.base));
     let (status, _, body) = call(
@@ -85,7 +83,7 @@ async fn summarize(client: &reqwest::Client, app: &TestApp, id: i64) -> (StatusC
 
 on_both_engines!(summarize_with_the_built_in_summarizer, |db| {
     let app = TestApp::start(db).await;
-    let site = FeedServer::start().await;
+    let site = TestServer::start_empty().await;
     app.user("ann", false).await;
     app.user("bob", false).await;
     let ann = app.signed_in("ann").await;
@@ -263,7 +261,7 @@ on_both_engines!(
             ..tidings_worker::WorkerConfig::default()
         };
         let app = TestApp::start_with_worker(db, true, |_| {}, worker).await;
-        let site = FeedServer::start().await;
+        let site = TestServer::start_empty().await;
         app.user("ann", false).await;
         let ann = app.signed_in("ann").await;
         let (_, items) = subscribe(&ann, &app, &site).await;

@@ -2,15 +2,13 @@
 //! they are listed and read, `GET /tags` counts the tags of the user's own subscriptions, and
 //! `GET /tags/{tag}/items` lists a tag's items with the listing's filters and cursor pages.
 
-#[path = "../../store/tests/common/mod.rs"]
-mod common;
-mod support;
+use tidings_testkit::on_both_engines;
 
 use std::sync::Arc;
 
+use crate::support::{TestApp, TestServer, assert_error, call, rss_items, test_fetcher};
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
-use support::{FeedServer, TestApp, assert_error, call, rss_items, test_fetcher};
 use tidings_store::UsageKind;
 use tidings_worker::{TaggingJob, drain_enrichment};
 
@@ -51,7 +49,7 @@ fn tag_names(item: &Value) -> Vec<String> {
 
 on_both_engines!(tags_on_items_top_tags_and_tag_pages, |db| {
     let app = TestApp::start(db).await;
-    let site = FeedServer::start().await;
+    let site = TestServer::start_empty().await;
     site.serve(
         "/tech.xml",
         200,

@@ -3,13 +3,11 @@
 //! day or a range, 403 for everyone else, nothing stored when counting is off, and nothing
 //! about who anywhere.
 
-#[path = "../../store/tests/common/mod.rs"]
-mod common;
-mod support;
+use tidings_testkit::on_both_engines;
 
+use crate::support::{TestApp, assert_error, call};
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
-use support::{TestApp, assert_error, call};
 use tidings_store::{NewItem, NewSubscription, UsageKind, unix_now, usage_day};
 
 /// Subscribes `user_id` to a feed with `n` items titled `Story 0`…; returns the item ids,

@@ -3,17 +3,15 @@
 //! nothing, "send test" reaches a Discord stand-in on 127.0.0.1 (and reports its refusal), and
 //! the delivery log shows each test.
 
-#[path = "../../store/tests/common/mod.rs"]
-mod common;
-mod support;
+use tidings_testkit::on_both_engines;
 
+use crate::support::{DiscordStandIn, TestApp, TestServer, assert_error, call, test_fetcher_with};
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
-use support::{DiscordStandIn, FeedServer, TestApp, assert_error, call, test_fetcher_with};
 use tidings_server::{AppState, ServerConfig};
 
 /// A server whose notifications go to `discord` for Discord URLs.
-async fn start(db: &common::TestDb, discord: &str) -> TestApp {
+async fn start(db: &tidings_testkit::TestDb, discord: &str) -> TestApp {
     let store = db.migrated().await;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
@@ -41,7 +39,7 @@ on_both_engines!(channels_rules_send_test_and_the_delivery_log, |db| {
     app.user("bob", false).await;
     let ann = app.signed_in("ann").await;
     let bob = app.signed_in("bob").await;
-    let feeds = FeedServer::start().await;
+    let feeds = TestServer::start_empty().await;
     feeds.serve_rss("/feed.xml", "News", 2);
     let (status, _, body) = call(
         &ann,

@@ -6,16 +6,12 @@
 //! The test runs a PostgreSQL instance of its own (initdb into a temporary folder, pg_ctl on a
 //! free port), since it stops and starts it; the shared test server is never touched.
 
-#[path = "../../store/tests/common/mod.rs"]
-mod common;
-mod support;
-
 use std::time::{Duration, Instant};
 
-use common::skip;
+use crate::support::{TestApp, assert_error, call};
 use reqwest::{Method, StatusCode};
-use support::{TestApp, assert_error, call};
 use tidings_store::private_postgres::{PrivatePostgres, PrivatePostgresError};
+use tidings_testkit::skip;
 
 /// The most a request may take to be answered 503 while the database is down. The store gives
 /// up on a connection after 750 ms (TIDINGS_DATABASE_ACQUIRE_TIMEOUT_MS); the rest is margin
@@ -41,7 +37,7 @@ async fn postgres_down_is_a_prompt_503_and_recovery_needs_no_restart() {
     let Some(postgres) = private_postgres(test) else {
         return;
     };
-    let db = common::TestDb::Postgres {
+    let db = tidings_testkit::TestDb::Postgres {
         admin_url: postgres.url(),
         schema: "public".into(),
     };
@@ -145,16 +141,16 @@ async fn a_running_worker_resumes_fetching_after_postgres_comes_back() {
     let Some(postgres) = private_postgres(test) else {
         return;
     };
-    let db = common::TestDb::Postgres {
+    let db = tidings_testkit::TestDb::Postgres {
         admin_url: postgres.url(),
         schema: "public".into(),
     };
     let store = db.migrated().await;
-    let feeds = support::FeedServer::start().await;
+    let feeds = crate::support::TestServer::start_empty().await;
     feeds.serve_rss("/before.xml", "Before", 2);
     feeds.serve_rss("/after.xml", "After", 3);
-    let user = common::add_user(&store, "oona").await;
-    let (_, before) = common::follow(&store, user, &feeds.url("/before.xml")).await;
+    let user = tidings_testkit::add_user(&store, "oona").await;
+    let (_, before) = tidings_testkit::follow(&store, user, &feeds.url("/before.xml")).await;
 
     // A worker as `tidings worker` runs it, ticking every second, with its /metrics.
     let config = tidings_worker::WorkerConfig {
@@ -162,7 +158,7 @@ async fn a_running_worker_resumes_fetching_after_postgres_comes_back() {
         favicons: false,
         ..tidings_worker::WorkerConfig::default()
     };
-    let fetcher = support::test_fetcher_with(store.clone(), true, config);
+    let fetcher = crate::support::test_fetcher_with(store.clone(), true, config);
     let fetches = std::sync::Arc::clone(fetcher.metrics());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let metrics_url = format!("http://{}/metrics", listener.local_addr().unwrap());
@@ -206,7 +202,7 @@ async fn a_running_worker_resumes_fetching_after_postgres_comes_back() {
     postgres.up().unwrap();
 
     // Back: a feed subscribed now is fetched by the same worker, without a restart.
-    let (_, after) = common::follow(&store, user, &feeds.url("/after.xml")).await;
+    let (_, after) = tidings_testkit::follow(&store, user, &feeds.url("/after.xml")).await;
     let back = Instant::now();
     assert!(
         eventually(Duration::from_secs(30), || async {

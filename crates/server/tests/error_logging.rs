@@ -1,18 +1,15 @@
 //! A failing request leaves one log line, with the cause (issue 11: a database error passed
 //! through the store, the API error and the HTTP trace layer, and each logged it).
 //!
-//! The log is captured by a subscriber installed for this whole test binary, the way `tidings
-//! serve` installs its own, so this file holds one test that runs the engines one after the
-//! other: lines of two tests at once could not be told apart.
-
-#[path = "../../store/tests/common/mod.rs"]
-mod common;
-mod support;
+//! The log is captured by a subscriber installed for the whole process, the way `tidings serve`
+//! installs its own, so the test runs alone in a process of its own (the other tests of the
+//! binary would log into it, and install no subscriber of their own), and runs the engines one
+//! after the other: lines of two tests at once could not be told apart.
 
 use std::sync::{Arc, Mutex};
 
+use crate::support::{TestApp, call};
 use reqwest::{Method, StatusCode};
-use support::{TestApp, call};
 
 /// The log lines written so far, shared with the subscriber.
 #[derive(Clone, Default)]
@@ -51,7 +48,7 @@ impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for CapturedLog {
 /// Breaks the database under a running server (its preferences table goes), asks for the
 /// preferences, and returns the answer and the warning and error lines logged meanwhile.
 async fn failing_request(
-    db: &common::TestDb,
+    db: &tidings_testkit::TestDb,
     log: &CapturedLog,
 ) -> (StatusCode, String, Vec<String>) {
     let app = TestApp::start(db).await;
@@ -100,6 +97,11 @@ fn check(engine: &str, (status, message, lines): (StatusCode, String, Vec<String
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_database_error_is_logged_once_with_its_cause() {
+    let test = "error_logging::a_database_error_is_logged_once_with_its_cause";
+    let alone = tokio::task::spawn_blocking(|| tidings_testkit::process::alone(test, |_| {}));
+    if !alone.await.unwrap() {
+        return;
+    }
     let log = CapturedLog::default();
     tracing_subscriber::fmt()
         .with_writer(log.clone())
@@ -107,16 +109,16 @@ async fn a_database_error_is_logged_once_with_its_cause() {
         .with_max_level(tracing::Level::INFO)
         .init();
 
-    let sqlite = common::TestDb::sqlite();
+    let sqlite = tidings_testkit::TestDb::sqlite();
     let outcome = failing_request(&sqlite, &log).await;
     check("sqlite", outcome, "no such table: user_preferences");
 
     let Some(postgres) =
-        common::TestDb::postgres("a_database_error_is_logged_once_with_its_cause").await
+        tidings_testkit::TestDb::postgres("a_database_error_is_logged_once_with_its_cause").await
     else {
         return;
     };
-    common::run_on(postgres, async |db| {
+    tidings_testkit::run_on(postgres, async |db| {
         let outcome = failing_request(db, &log).await;
         check(
             "postgres",

@@ -3,21 +3,18 @@
 //! the guarded client with cache headers and a sandboxing CSP; unsigned or altered URLs,
 //! non-images, oversized images and guarded addresses are refused; off, nothing changes.
 
-#[path = "../../store/tests/common/mod.rs"]
-mod common;
-mod support;
-mod sync_clients;
+use tidings_testkit::on_both_engines;
 
-use common::{TestDb, follow};
+use crate::support::{PNG_1X1 as PNG, TestApp, TestServer, call};
 use reqwest::{Method, StatusCode};
-use support::{FeedServer, PNG_1X1 as PNG, TestApp, call};
 use tidings_server::media::{MAX_MEDIA_BYTES, MediaProxy, MediaProxyMode};
 use tidings_store::NewItem;
+use tidings_testkit::{TestDb, follow};
 
 const KEY: &str = "a media proxy key of at least 32 characters";
 
-async fn images() -> FeedServer {
-    let site = FeedServer::start().await;
+async fn images() -> TestServer {
+    let site = TestServer::start_empty().await;
     site.serve("/pic.png", 200, "image/png", PNG);
     site.serve("/page.html", 200, "text/html", "<html>not an image</html>");
     site.serve(
@@ -34,7 +31,7 @@ async fn images() -> FeedServer {
 /// the listed item.
 async fn reader(
     db: &TestDb,
-    site: &FeedServer,
+    site: &TestServer,
     mode: MediaProxyMode,
 ) -> (TestApp, reqwest::Client, serde_json::Value) {
     let app = TestApp::start_with(db, true, |config| {
@@ -238,7 +235,7 @@ mod sync_apis {
             .await
             .unwrap();
         let browser = app.signed_in("ann").await;
-        let key = sync_clients::api_key(&app, &browser, "read_write").await;
+        let key = crate::sync_clients::api_key(&app, &browser, "read_write").await;
         let proxy = MediaProxy::new(MediaProxyMode::All, Some(KEY));
         let proxied = |url: &str| {
             format!(

@@ -2,16 +2,13 @@
 //! server, and the series moving with what happens (a fetch, a 404 feed, API calls, a 429,
 //! a due feed); and the access rule (allowed networks or the bearer token, 403 otherwise).
 
-#[path = "../../store/tests/common/mod.rs"]
-mod common;
-
-mod support;
+use tidings_testkit::on_both_engines;
 
 use std::collections::HashMap;
 
+use crate::support::{TestApp, TestServer, call};
 use reqwest::{Client, Method, StatusCode};
 use serde_json::json;
-use support::{FeedServer, TestApp, call};
 
 /// Scrapes `/metrics` and returns every sample as `name{labels}` → value.
 async fn scrape(app: &TestApp) -> HashMap<String, f64> {
@@ -48,7 +45,7 @@ fn value(samples: &HashMap<String, f64>, series: &str) -> f64 {
 
 on_both_engines!(series_move_with_fetches_requests_and_limits, |db| {
     let app = TestApp::start(db).await;
-    let feeds = FeedServer::start().await;
+    let feeds = TestServer::start_empty().await;
     feeds.serve_rss("/feed.xml", "Metered", 3);
     feeds.serve_rss("/other.xml", "Other", 2);
     app.user("mia", false).await;
@@ -270,13 +267,13 @@ fn samples(text: &str) -> HashMap<String, f64> {
 
 on_both_engines!(a_worker_process_serves_its_own_fetch_series, |db| {
     let store = db.migrated().await;
-    let feeds = FeedServer::start().await;
+    let feeds = TestServer::start_empty().await;
     feeds.serve_rss("/one.xml", "One", 4);
     feeds.serve("/gone.xml", 404, "text/plain", "gone");
-    let user = common::add_user(&store, "wes").await;
-    common::follow(&store, user, &feeds.url("/one.xml")).await;
-    common::follow(&store, user, &feeds.url("/gone.xml")).await;
-    let fetcher = support::test_fetcher(store.clone(), true);
+    let user = tidings_testkit::add_user(&store, "wes").await;
+    tidings_testkit::follow(&store, user, &feeds.url("/one.xml")).await;
+    tidings_testkit::follow(&store, user, &feeds.url("/gone.xml")).await;
+    let fetcher = crate::support::test_fetcher(store.clone(), true);
     let fetches = std::sync::Arc::clone(fetcher.metrics());
     let url = serve_worker_metrics(
         store.clone(),

@@ -14,19 +14,16 @@
 //! folder named by `TIDINGS_TEST_OIDC_PROVIDER` (or run `npm ci` in tests/oidc_provider/).
 //! Without them the tests print `SKIPPED …` (and fail under `CI=true`).
 
-mod browser;
-#[path = "../../store/tests/common/mod.rs"]
-mod common;
-mod support;
+use tidings_testkit::on_both_engines;
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use browser::{Browser, skip_without_browser};
+use crate::browser::{Browser, skip_without_browser};
+use crate::support::PASSWORD;
 use serde_json::Value;
-use support::PASSWORD;
 use tidings_server::oidc::OidcConfig;
 use tidings_server::{AppState, ServerConfig};
 
@@ -55,11 +52,11 @@ fn skip_without_provider(test: &str) -> bool {
         .output()
         .is_ok_and(|o| o.status.success());
     if !node {
-        common::skip::skip(test, "node is not installed (apt-get install nodejs)");
+        tidings_testkit::skip::skip(test, "node is not installed (apt-get install nodejs)");
         return true;
     }
     if provider_packages().is_none() {
-        common::skip::skip(
+        tidings_testkit::skip::skip(
             test,
             "the oidc-provider package is not installed: set TIDINGS_TEST_OIDC_PROVIDER to a \
              folder where `npm ci` ran on tests/oidc_provider/package.json (.ci/run does)",
@@ -269,13 +266,13 @@ struct Tidings {
 impl Tidings {
     /// Starts it all for `test`; `None` (after reporting the skip) when the provider or the
     /// browser cannot run here.
-    async fn start(db: &common::TestDb, test: &str) -> Option<Tidings> {
+    async fn start(db: &tidings_testkit::TestDb, test: &str) -> Option<Tidings> {
         if skip_without_provider(test) {
             return None;
         }
         let (client_id, algorithm) = match db {
-            common::TestDb::Sqlite(_) => ("tidings-rs", "RS256"),
-            common::TestDb::Postgres { .. } => ("tidings-es", "ES256"),
+            tidings_testkit::TestDb::Sqlite(_) => ("tidings-rs", "RS256"),
+            tidings_testkit::TestDb::Postgres { .. } => ("tidings-es", "ES256"),
         };
         let store = db.migrated().await;
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -289,7 +286,7 @@ impl Tidings {
         let state = AppState::new(
             store.clone(),
             config,
-            support::test_fetcher(store.clone(), true),
+            crate::support::test_fetcher(store.clone(), true),
         );
         tokio::spawn(tidings_server::serve(
             listener,

@@ -3,19 +3,15 @@
 //! state and a wrong PKCE verifier are refused. Then linking and unlinking identities, sign-up,
 //! and the switch that turns password sign-in off without touching API keys. Both engines.
 
-#[path = "../../store/tests/common/mod.rs"]
-mod common;
+use tidings_testkit::on_both_engines;
 
-mod oidc_standin;
-mod support;
-
-use oidc_standin::{CLIENT_ID, CLIENT_SECRET, StandIn, TestKey};
+use crate::oidc_standin::{CLIENT_ID, CLIENT_SECRET, StandIn, TestKey};
+use crate::support::{TestApp, assert_error, call};
 use reqwest::{Client, Method, StatusCode};
 use serde_json::{Value, json};
-use support::{TestApp, assert_error, call};
 use tidings_server::oidc::OidcConfig;
 
-async fn app_with(db: &common::TestDb, provider: &StandIn, signup: bool) -> TestApp {
+async fn app_with(db: &tidings_testkit::TestDb, provider: &StandIn, signup: bool) -> TestApp {
     let issuer: url::Url = provider.issuer.parse().unwrap();
     TestApp::start_with(db, true, move |config| {
         let mut oidc = OidcConfig::new(issuer, CLIENT_ID);
@@ -423,7 +419,7 @@ on_both_engines!(
                 &client,
                 Method::POST,
                 &app.url("/session"),
-                Some(json!({"username": "root", "password": support::PASSWORD})),
+                Some(json!({"username": "root", "password": crate::support::PASSWORD})),
             )
             .await;
             assert_eq!(status, StatusCode::OK);
@@ -480,7 +476,7 @@ on_both_engines!(
             &bob,
             Method::POST,
             &app.url("/session"),
-            Some(json!({"username": "bob", "password": support::PASSWORD})),
+            Some(json!({"username": "bob", "password": crate::support::PASSWORD})),
         )
         .await;
         let (_, _, body) = call(&bob, Method::POST, &app.url("/me/identities"), None).await;
@@ -529,7 +525,7 @@ on_both_engines!(
             &browser(&app),
             Method::POST,
             &app.url("/session"),
-            Some(json!({"username": "bob", "password": support::PASSWORD})),
+            Some(json!({"username": "bob", "password": crate::support::PASSWORD})),
         )
         .await;
         assert_eq!(status, StatusCode::FORBIDDEN);

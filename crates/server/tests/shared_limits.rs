@@ -2,21 +2,17 @@
 //! against one budget, so the request one over the limit is refused whichever replica it
 //! reaches. (On SQLite one process serves, and counts in memory.)
 
-#[path = "../../store/tests/common/mod.rs"]
-mod common;
-mod support;
-
+use crate::support::{TestApp, assert_error, call};
 use reqwest::{Method, StatusCode};
 use serde_json::json;
-use support::{TestApp, assert_error, call};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_replicas_on_postgres_share_one_budget() {
     let test = "shared_limits::two_replicas_on_postgres_share_one_budget";
-    let Some(db) = common::TestDb::postgres(test).await else {
+    let Some(db) = tidings_testkit::TestDb::postgres(test).await else {
         return;
     };
-    common::run_on(db, async |db| {
+    tidings_testkit::run_on(db, async |db| {
         let a = TestApp::start(db).await;
         let b = TestApp::start(db).await;
         a.user("alice", false).await;

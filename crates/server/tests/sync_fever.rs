@@ -3,18 +3,15 @@
 //! with_ids, unread and saved ids, every mark; the answers' shapes against real Fever servers'
 //! (`src/sync/testdata/fever`); and a real Fever client from PyPI (`freshrss-api`).
 
-#[path = "../../store/tests/common/mod.rs"]
-mod common;
-mod support;
-mod sync_clients;
+use tidings_testkit::on_both_engines;
 
-use reqwest::{Client, StatusCode};
-use serde_json::Value;
-use support::TestApp;
-use sync_clients::{
+use crate::support::TestApp;
+use crate::sync_clients::{
     BASE, add_items, api_key, assert_same_shape, python_lines, python_with, testdata_pairs,
     two_feeds,
 };
+use reqwest::{Client, StatusCode};
+use serde_json::Value;
 use tidings_server::sync::fever::key_digest;
 
 struct Setup {
@@ -28,7 +25,7 @@ struct Setup {
 }
 
 /// ann with feed A (60 items) in the default group and feed B (3 items) in "Tech".
-async fn setup(db: &common::TestDb) -> Setup {
+async fn setup(db: &tidings_testkit::TestDb) -> Setup {
     let two = two_feeds(TestApp::start(db).await, 0..60, 100..103).await;
     Setup {
         digest: key_digest("ann", &two.key),
@@ -120,7 +117,7 @@ on_both_engines!(
         assert_eq!(answer["auth"], 1);
         // The account password, another name, no key: auth 0 with HTTP 200.
         for wrong in [
-            key_digest("ann", support::PASSWORD),
+            key_digest("ann", crate::support::PASSWORD),
             key_digest("bob", &s.key),
             String::new(),
         ] {
@@ -375,7 +372,7 @@ on_both_engines!(groups_feeds_items_and_marks, |db| {
 /// Replays the real Fever answers of `src/sync/testdata/fever`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn answers_have_the_shape_of_real_fever_servers() {
-    common::run_on(common::TestDb::sqlite(), async |db| {
+    tidings_testkit::run_on(tidings_testkit::TestDb::sqlite(), async |db| {
         let s = setup(db).await;
         let mut replayed = 0;
         for (path, pair) in testdata_pairs("fever") {
@@ -397,7 +394,7 @@ async fn the_freshrss_api_fever_client_signs_in_lists_reads_and_saves() {
     else {
         return;
     };
-    common::run_on(common::TestDb::sqlite(), async |db| {
+    tidings_testkit::run_on(tidings_testkit::TestDb::sqlite(), async |db| {
         let s = setup(db).await;
         let script = r#"
 import sys
@@ -466,11 +463,11 @@ on_both_engines!(titles_show_whole_as_text_and_as_html, |db| {
         .unwrap()
         .0
         .id;
-    sync_clients::add_awkward_titles(&s.app.store, user_id, s.feed_b).await;
+    crate::sync_clients::add_awkward_titles(&s.app.store, user_id, s.feed_b).await;
     let item = every_item(&s)
         .await
         .into_iter()
-        .find(|i| i["title"] == sync_clients::AWKWARD_TITLE_SENT)
+        .find(|i| i["title"] == crate::sync_clients::AWKWARD_TITLE_SENT)
         .expect("the item, titled as FreshRSS writes it");
     let answer = fever(&s, "/fever/", "api&feeds", &[]).await;
     assert_eq!(item["author"], "Ann ＆ ＜Bob＞", "{item}");
@@ -690,11 +687,11 @@ on_both_engines!(a_shared_feeds_backlog_reaches_a_new_subscribers_app, |db| {
     let browser = s.app.signed_in("bob").await;
     let key = api_key(&s.app, &browser, "read_write").await;
     let digest = key_digest("bob", &key);
-    let (_, feed_c) = common::follow(&s.app.store, bob, "https://c.example/feed").await;
+    let (_, feed_c) = tidings_testkit::follow(&s.app.store, bob, "https://c.example/feed").await;
     add_items(&s.app.store, feed_c, "c", 0..3).await;
     let had = page_up(&s.app.base, &digest, "").await;
     assert_eq!(had.len(), 3);
-    common::follow(&s.app.store, bob, "https://a.example/feed").await;
+    tidings_testkit::follow(&s.app.store, bob, "https://a.example/feed").await;
     let backlog = page_up(&s.app.base, &digest, &had.last().unwrap().to_string()).await;
     assert_eq!(backlog.len(), 60, "feed A's sixty items");
     let unread = fever_with(&s.app.base, &digest, "/fever/", "api&unread_item_ids", &[]).await;

@@ -7,20 +7,17 @@
 //! paths; the answers' shapes against real servers' (`src/sync/testdata/greader`); and a real
 //! client from PyPI (`google-reader`).
 
-#[path = "../../store/tests/common/mod.rs"]
-mod common;
-mod support;
-mod sync_clients;
+use tidings_testkit::on_both_engines;
 
 use std::collections::HashSet;
 
-use reqwest::{Client, StatusCode};
-use serde_json::{Value, json};
-use support::{FeedServer, TestApp};
-use sync_clients::{
+use crate::support::{TestApp, TestServer};
+use crate::sync_clients::{
     BASE, TwoFeeds, add_items, api_key, assert_same_shape, python_lines, python_with,
     testdata_pairs, two_feeds,
 };
+use reqwest::{Client, StatusCode};
+use serde_json::{Value, json};
 
 const FEED_A: &str = "https://a.example/feed";
 const FEED_B: &str = "https://b.example/feed";
@@ -32,7 +29,7 @@ const STARRED: &str = "user/-/state/com.google/starred";
 /// ann with feed A (60 items) in the default group and feed B (3 items) in "Tech".
 type Setup = TwoFeeds;
 
-async fn setup(db: &common::TestDb) -> Setup {
+async fn setup(db: &tidings_testkit::TestDb) -> Setup {
     setup_with(TestApp::start(db).await).await
 }
 
@@ -222,7 +219,7 @@ on_both_engines!(client_login_tokens_and_user_info, |db| {
     // Wrong key, the account password, another user: refused the way clients read it.
     for (email, password) in [
         ("ann", "tdg_wrong"),
-        ("ann", support::PASSWORD),
+        ("ann", crate::support::PASSWORD),
         ("bob", s.key.as_str()),
         ("", ""),
     ] {
@@ -455,7 +452,7 @@ on_both_engines!(subscriptions_labels_and_tags, |db| {
     assert_eq!(status, StatusCode::NOT_FOUND, "{text}");
 
     // Subscribing goes through discovery and the first fetch, over real HTTP.
-    let feeds = FeedServer::start().await;
+    let feeds = TestServer::start_empty().await;
     feeds.serve_rss("/one.xml", "One", 4);
     feeds.serve_rss("/two.xml", "Two", 2);
     let one = feeds.url("/one.xml");
@@ -572,11 +569,11 @@ on_both_engines!(subscriptions_labels_and_tags, |db| {
 /// (private addresses refused), the subscription limit and the subscribe rate limit.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn subscribing_goes_through_the_rest_apis_checks() {
-    common::run_on(common::TestDb::sqlite(), async |db| {
+    tidings_testkit::run_on(tidings_testkit::TestDb::sqlite(), async |db| {
         let app = TestApp::start_with(db, false, |config| config.max_subscriptions = 3).await;
         let s = setup_with(app).await;
         let reader = Reader::sign_in(&s, "").await;
-        let feeds = FeedServer::start().await;
+        let feeds = TestServer::start_empty().await;
         feeds.serve_rss("/private.xml", "Private", 1);
         let refused = reader
             .post_json(
@@ -617,12 +614,12 @@ async fn subscribing_goes_through_the_rest_apis_checks() {
         assert!(limited.unwrap().contains("Too many"));
     })
     .await;
-    let db = common::TestDb::sqlite();
-    common::run_on(db, async |db| {
+    let db = tidings_testkit::TestDb::sqlite();
+    tidings_testkit::run_on(db, async |db| {
         let app = TestApp::start_with(db, true, |config| config.max_subscriptions = 2).await;
         let s = setup_with(app).await;
         let reader = Reader::sign_in(&s, "").await;
-        let feeds = FeedServer::start().await;
+        let feeds = TestServer::start_empty().await;
         feeds.serve_rss("/more.xml", "More", 1);
         let full = reader
             .post_json(
@@ -786,7 +783,7 @@ on_both_engines!(paging_with_c_survives_inserts_and_windows, |db| {
 on_both_engines!(stream_contents_items_and_filters, |db| {
     let started_us = (tidings_store::unix_now() - 1) * 1_000_000;
     let s = setup(db).await;
-    let (_, feed_c) = common::follow(&s.app.store, s.user_id, FEED_C).await;
+    let (_, feed_c) = tidings_testkit::follow(&s.app.store, s.user_id, FEED_C).await;
     add_items(&s.app.store, feed_c, "c", 0..1).await;
     for prefix in ["", "/api/greader.php"] {
         let reader = Reader::sign_in(&s, prefix).await;
@@ -1080,7 +1077,7 @@ on_both_engines!(edit_tag_mark_all_as_read_and_unread_counts, |db| {
 /// Replays the real Google Reader API answers of `src/sync/testdata/greader`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn answers_have_the_shape_of_real_servers() {
-    common::run_on(common::TestDb::sqlite(), async |db| {
+    tidings_testkit::run_on(tidings_testkit::TestDb::sqlite(), async |db| {
         let s = setup(db).await;
         let reader = Reader::sign_in(&s, "").await;
         let mut replayed = 0;
@@ -1130,7 +1127,7 @@ async fn the_google_reader_client_signs_in_lists_reads_and_marks() {
     else {
         return;
     };
-    common::run_on(common::TestDb::sqlite(), async |db| {
+    tidings_testkit::run_on(tidings_testkit::TestDb::sqlite(), async |db| {
         let s = setup(db).await;
         let script = r#"
 import sys
@@ -1222,7 +1219,7 @@ on_both_engines!(enclosures_are_href_type_and_length, |db| {
                 length: None,
             },
         ],
-        ..sync_clients::item("episode", BASE + 500 * 60)
+        ..crate::sync_clients::item("episode", BASE + 500 * 60)
     };
     s.app
         .store
@@ -1250,7 +1247,7 @@ on_both_engines!(an_item_without_a_link_keeps_canonical_and_alternate, |db| {
     let s = setup(db).await;
     let linkless = tidings_store::NewItem {
         url: None,
-        ..sync_clients::item("linkless", BASE + 500 * 60)
+        ..crate::sync_clients::item("linkless", BASE + 500 * 60)
     };
     s.app
         .store
@@ -1304,7 +1301,7 @@ on_both_engines!(feed_stream_ids_are_feed_ids, |db| {
     let s = setup(db).await;
     let mut feeds = Vec::new();
     for (n, url) in AWKWARD_FEEDS.iter().enumerate() {
-        let (_, feed_id) = common::follow(&s.app.store, s.user_id, url).await;
+        let (_, feed_id) = tidings_testkit::follow(&s.app.store, s.user_id, url).await;
         add_items(&s.app.store, feed_id, &format!("awkward{n}"), 0..2).await;
         feeds.push((feed_id, url.to_string()));
     }
@@ -1389,9 +1386,14 @@ on_both_engines!(feed_stream_ids_are_feed_ids, |db| {
 // them whole: item titles and authors, feed titles in subscription/list and items' origin.
 on_both_engines!(titles_show_whole_as_text_and_as_html, |db| {
     let s = setup(db).await;
-    sync_clients::add_awkward_titles(&s.app.store, s.user_id, s.feed_b).await;
+    crate::sync_clients::add_awkward_titles(&s.app.store, s.user_id, s.feed_b).await;
     let reader = Reader::sign_in(&s, "").await;
-    let item = item_titled(&reader, READING_LIST, sync_clients::AWKWARD_TITLE_SENT).await;
+    let item = item_titled(
+        &reader,
+        READING_LIST,
+        crate::sync_clients::AWKWARD_TITLE_SENT,
+    )
+    .await;
     assert_eq!(item["author"], "Ann ＆ ＜Bob＞", "{item}");
     assert_eq!(item["origin"]["title"], "News ＆ ＜Views＞", "{item}");
     let feed = reader
@@ -1569,13 +1571,14 @@ on_both_engines!(
         let bob = s.app.user("bob", false).await;
         let browser = s.app.signed_in("bob").await;
         let key = api_key(&s.app, &browser, "read_write").await;
-        let (_, feed_c) = common::follow(&s.app.store, bob, "https://c.example/feed").await;
+        let (_, feed_c) =
+            tidings_testkit::follow(&s.app.store, bob, "https://c.example/feed").await;
         add_items(&s.app.store, feed_c, "c", 0..2).await;
         let reader = Reader::sign_in_as(&s.app.base, "bob", &key).await;
         let first = contents_since(&reader, 0).await;
         assert_eq!(first.len(), 2);
         let newest_crawl = first.iter().map(|(_, crawl)| *crawl).max().unwrap();
-        common::follow(&s.app.store, bob, "https://b.example/feed").await;
+        tidings_testkit::follow(&s.app.store, bob, "https://b.example/feed").await;
         let again = contents_since(&reader, newest_crawl / 1000).await;
         assert_eq!(again.len(), 2 + 3, "feed B's three, above bob's mark");
         let newest_id = tidings_server::sync::greader::parse_item_id(&first[0].0).unwrap();

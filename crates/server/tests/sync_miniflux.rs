@@ -4,20 +4,17 @@
 //! Miniflux's (`src/sync/testdata/miniflux`); and the real clients: the PyPI `miniflux`
 //! package and Debian's newsboat with `urls-source "miniflux"`.
 
-#[path = "../../store/tests/common/mod.rs"]
-mod common;
-mod support;
-mod sync_clients;
+use tidings_testkit::on_both_engines;
 
 use std::collections::HashSet;
 
-use reqwest::{Client, Method, StatusCode};
-use serde_json::{Value, json};
-use support::{FeedServer, TestApp, call};
-use sync_clients::{
+use crate::support::{TestApp, TestServer, call};
+use crate::sync_clients::{
     BASE, TwoFeeds, api_key, assert_same_shape, program, python_with, run_python, testdata_pairs,
     two_feeds,
 };
+use reqwest::{Client, Method, StatusCode};
+use serde_json::{Value, json};
 
 /// A client sending `X-Auth-Token: key`.
 fn token_client(key: &str) -> Client {
@@ -42,7 +39,7 @@ fn entry_ids(body: &Value) -> Vec<i64> {
 /// A user "ann" with two feeds in two groups: feed A with 5 items, feed B with 3.
 type Setup = TwoFeeds;
 
-async fn setup(db: &common::TestDb) -> Setup {
+async fn setup(db: &tidings_testkit::TestDb) -> Setup {
     two_feeds(TestApp::start(db).await, 0..5, 10..13).await
 }
 
@@ -64,7 +61,7 @@ on_both_engines!(
             .unwrap();
         assert_eq!(basic.status(), StatusCode::OK);
         // The key of another user's name, the account password, a wrong token: 401 as Miniflux.
-        for (user, password) in [("bob", s.key.as_str()), ("ann", support::PASSWORD)] {
+        for (user, password) in [("bob", s.key.as_str()), ("ann", crate::support::PASSWORD)] {
             let refused = Client::new()
                 .get(&url)
                 .basic_auth(user, Some(password))
@@ -392,12 +389,12 @@ on_both_engines!(mark_all_read_counters_and_opml, |db| {
         "{opml}"
     );
     // An import checks each feed with one fetch, so the imported feed is served locally.
-    let site = FeedServer::start().await;
+    let site = TestServer::start_empty().await;
     site.serve(
         "/c.xml",
         200,
         "application/rss+xml",
-        support::rss(&site.base, "c", 1),
+        crate::support::rss(&site.base, "c", 1),
     );
     let c_url = format!("{}/c.xml", site.base);
     let import = format!(
@@ -439,12 +436,12 @@ on_both_engines!(refresh_fetches_the_feed_now, |db| {
     app.user("ann", false).await;
     let browser = app.signed_in("ann").await;
     let key = api_key(&app, &browser, "read_write").await;
-    let feeds = FeedServer::start().await;
+    let feeds = TestServer::start_empty().await;
     feeds.serve(
         "/f.xml",
         200,
         "application/rss+xml",
-        support::rss(&feeds.base, "f", 2),
+        crate::support::rss(&feeds.base, "f", 2),
     );
     let (status, _, sub) = call(
         &browser,
@@ -464,7 +461,7 @@ on_both_engines!(refresh_fetches_the_feed_now, |db| {
         "/f.xml",
         200,
         "application/rss+xml",
-        support::rss(&feeds.base, "f", 4),
+        crate::support::rss(&feeds.base, "f", 4),
     );
     let client = token_client(&key);
     let (status, _, _) = call(
@@ -484,7 +481,7 @@ on_both_engines!(refresh_fetches_the_feed_now, |db| {
 /// Replays the real Miniflux request/response pairs of `src/sync/testdata/miniflux`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn answers_have_the_shape_of_a_real_miniflux() {
-    common::run_on(common::TestDb::sqlite(), async |db| {
+    tidings_testkit::run_on(tidings_testkit::TestDb::sqlite(), async |db| {
         let s = setup(db).await;
         let mut seen = HashSet::new();
         for (path, pair) in testdata_pairs("miniflux") {
@@ -532,7 +529,7 @@ async fn the_python_miniflux_client_lists_marks_stars_and_exports() {
     let Some(python) = python_with("sync_miniflux::the_python_miniflux_client", "miniflux") else {
         return;
     };
-    common::run_on(common::TestDb::sqlite(), async |db| {
+    tidings_testkit::run_on(tidings_testkit::TestDb::sqlite(), async |db| {
         let s = setup(db).await;
         let script = r#"
 import sys, miniflux
@@ -600,24 +597,24 @@ async fn newsboat_counts_unread_and_marks_read_through_miniflux() {
     let Some(script) = program("sync_miniflux::newsboat", "script") else {
         return;
     };
-    common::run_on(common::TestDb::sqlite(), async |db| {
+    tidings_testkit::run_on(tidings_testkit::TestDb::sqlite(), async |db| {
         let app = TestApp::start(db).await;
         app.user("ann", false).await;
         let browser = app.signed_in("ann").await;
         let key = api_key(&app, &browser, "read_write").await;
         // Local feeds, subscribed and fetched through the API.
-        let feeds = FeedServer::start().await;
+        let feeds = TestServer::start_empty().await;
         feeds.serve(
             "/one.xml",
             200,
             "application/rss+xml",
-            support::rss(&feeds.base, "one", 4),
+            crate::support::rss(&feeds.base, "one", 4),
         );
         feeds.serve(
             "/two.xml",
             200,
             "application/rss+xml",
-            support::rss(&feeds.base, "two", 3),
+            crate::support::rss(&feeds.base, "two", 3),
         );
         for path in ["/one.xml", "/two.xml"] {
             let (status, _, body) = call(
@@ -770,7 +767,7 @@ on_both_engines!(a_typed_trailing_slash_still_reaches_the_api, |db| {
 // sync API answers 429 with Retry-After.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_sync_limit_is_a_setting() {
-    common::run_on(common::TestDb::sqlite(), async |db| {
+    tidings_testkit::run_on(tidings_testkit::TestDb::sqlite(), async |db| {
         let app = TestApp::start_with(db, true, |config| config.sync_requests_per_minute = 3).await;
         let s = two_feeds(app, 0..1, 10..11).await;
         let client = token_client(&s.key);

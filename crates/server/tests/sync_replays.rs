@@ -14,17 +14,14 @@
 //! of every subscription, titles and enclosures intact, after first and later syncs, and its
 //! marks round-trip.
 
-#[path = "../../store/tests/common/mod.rs"]
-mod common;
-mod support;
-mod sync_clients;
+use tidings_testkit::on_both_engines;
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::support::{TestApp, TestServer, call};
+use crate::sync_clients::api_key;
 use reqwest::{Client, Method, StatusCode};
 use serde_json::{Value, json};
-use support::{FeedServer, TestApp, call};
-use sync_clients::api_key;
 
 // ---------------------------------------------------------------------------------------------
 // Feeds
@@ -190,7 +187,7 @@ fn podcast_feed(t0: i64) -> Feed {
 /// A running server with the feed server, and ann, whose apps are replayed.
 struct World {
     app: TestApp,
-    site: FeedServer,
+    site: TestServer,
     fetcher: tidings_worker::Fetcher,
     /// When the world began (Unix seconds): the feeds' items are published before it.
     t0: i64,
@@ -201,13 +198,13 @@ struct World {
 }
 
 impl World {
-    async fn new(db: &common::TestDb) -> World {
+    async fn new(db: &tidings_testkit::TestDb) -> World {
         let app = TestApp::start(db).await;
-        let site = FeedServer::start().await;
+        let site = TestServer::start_empty().await;
         let user_id = app.user("ann", false).await;
         let browser = app.signed_in("ann").await;
         let key = api_key(&app, &browser, "read_write").await;
-        let fetcher = support::test_fetcher(app.store.clone(), true);
+        let fetcher = crate::support::test_fetcher(app.store.clone(), true);
         World {
             app,
             site,
@@ -237,7 +234,7 @@ impl World {
     /// Subscribes `user_id` in the store (not through an app) and fetches the feed.
     async fn follow(&self, user_id: i64, feed: &Feed) {
         self.put(feed);
-        let (_, feed_id) = common::follow(&self.app.store, user_id, &self.url(feed)).await;
+        let (_, feed_id) = tidings_testkit::follow(&self.app.store, user_id, &self.url(feed)).await;
         self.fetcher.refresh_feed(feed_id).await.expect("fetch");
     }
 
@@ -813,7 +810,7 @@ mod check {
 
     /// First sync of a news site with more than a Fever page of items, a WordPress blog, a
     /// Japanese feed and a podcast; then new items and a later sync.
-    pub async fn every_item<A: App>(db: &common::TestDb) {
+    pub async fn every_item<A: App>(db: &tidings_testkit::TestDb) {
         let w = World::new(db).await;
         let mut news = news_feed(w.t0, 70);
         let (blog, ja, cast) = (
@@ -841,7 +838,7 @@ mod check {
     }
 
     /// An item fetched after the app's last sync but published before it.
-    pub async fn late_arrival<A: App>(db: &common::TestDb) {
+    pub async fn late_arrival<A: App>(db: &tidings_testkit::TestDb) {
         let w = World::new(db).await;
         let news = news_feed(w.t0, 10);
         let mut blog = blog_feed(w.t0, "/blog/feed/");
@@ -866,7 +863,7 @@ mod check {
 
     /// A late arrival read on another device before the app's next sync: it must still
     /// reach the app, as read.
-    pub async fn late_arrival_read_elsewhere<A: App>(db: &common::TestDb) {
+    pub async fn late_arrival_read_elsewhere<A: App>(db: &tidings_testkit::TestDb) {
         let w = World::new(db).await;
         let news = news_feed(w.t0, 10);
         let mut blog = blog_feed(w.t0, "/blog/feed/");
@@ -889,16 +886,16 @@ mod check {
     }
 
     /// ann subscribes to a feed zed has followed for a while: its backlog must reach ann's app.
-    pub async fn shared_feed_backlog<A: App>(db: &common::TestDb) {
+    pub async fn shared_feed_backlog<A: App>(db: &tidings_testkit::TestDb) {
         shared_backlog::<A>(db, false).await;
     }
 
     /// The same, with one backlog item read on the web before the app's next sync.
-    pub async fn shared_feed_backlog_read_elsewhere<A: App>(db: &common::TestDb) {
+    pub async fn shared_feed_backlog_read_elsewhere<A: App>(db: &tidings_testkit::TestDb) {
         shared_backlog::<A>(db, true).await;
     }
 
-    async fn shared_backlog<A: App>(db: &common::TestDb, read_one: bool) {
+    async fn shared_backlog<A: App>(db: &tidings_testkit::TestDb, read_one: bool) {
         let w = World::new(db).await;
         let zed = w.app.user("zed", false).await;
         let shared = Feed::new("/shared/rss.xml", "Shared Stories", "Shared story", 6, w.t0);
@@ -935,7 +932,7 @@ mod check {
     }
 
     /// ann subscribes on the web to a new feed while the app is in use.
-    pub async fn subscribed_elsewhere<A: App>(db: &common::TestDb) {
+    pub async fn subscribed_elsewhere<A: App>(db: &tidings_testkit::TestDb) {
         let w = World::new(db).await;
         let news = news_feed(w.t0, 10);
         let blog = blog_feed(w.t0, "/blog/feed/");
@@ -950,7 +947,7 @@ mod check {
     }
 
     /// Titles with `&` and `<` show whole.
-    pub async fn titles<A: App>(db: &common::TestDb) {
+    pub async fn titles<A: App>(db: &tidings_testkit::TestDb) {
         let w = World::new(db).await;
         let mut feed = Feed::new("/special.xml", "Specials", "Plain title", 1, w.t0);
         for (n, title) in ["Item & <friends>", "Tom & Jerry", "a < b > c"]
@@ -966,7 +963,7 @@ mod check {
     }
 
     /// An item without a link among others.
-    pub async fn item_without_link<A: App>(db: &common::TestDb) {
+    pub async fn item_without_link<A: App>(db: &tidings_testkit::TestDb) {
         let w = World::new(db).await;
         let mut feed = Feed::new("/notes.xml", "Linkless Notes", "Note", 3, w.t0);
         feed.add("A note without a link", w.t0 - 90).link = false;
@@ -985,7 +982,7 @@ mod check {
     }
 
     /// A podcast's enclosures reach the app (for apps that read them).
-    pub async fn enclosures<A: App>(db: &common::TestDb) {
+    pub async fn enclosures<A: App>(db: &tidings_testkit::TestDb) {
         let w = World::new(db).await;
         let cast = podcast_feed(w.t0);
         w.follow(w.user_id, &cast).await;
@@ -1007,7 +1004,7 @@ mod check {
 
     /// The app's marks reach the server (a second device of the same app sees them) and
     /// marks made elsewhere reach the app.
-    pub async fn marks<A: App>(db: &common::TestDb) {
+    pub async fn marks<A: App>(db: &tidings_testkit::TestDb) {
         let w = World::new(db).await;
         let news = news_feed(w.t0, 6);
         w.follow(w.user_id, &news).await;
@@ -1075,7 +1072,7 @@ mod check {
     /// Feeds whose URLs end with `/feed/` or hold `&`, `+` or `%23`: the app subscribes to
     /// them (its own call, else the web), gets their items, and every per-feed call it offers
     /// works on them.
-    pub async fn feed_urls<A: App>(db: &common::TestDb) {
+    pub async fn feed_urls<A: App>(db: &tidings_testkit::TestDb) {
         let w = World::new(db).await;
         let feeds = [
             blog_feed(w.t0, "/wp/feed/"),
@@ -2193,7 +2190,7 @@ mod read_you_greader {
 
     /// Read You looks a feed's icon up itself only when `iconUrl` is missing or null: an
     /// empty string switches that off and the feed has no icon.
-    pub async fn icon_lookup(db: &common::TestDb) {
+    pub async fn icon_lookup(db: &tidings_testkit::TestDb) {
         let w = World::new(db).await;
         let news = news_feed(w.t0, 3);
         w.follow(w.user_id, &news).await;

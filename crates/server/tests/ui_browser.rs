@@ -10,22 +10,19 @@
 //! `cargo test -p tidings-server --test ui_browser -- --ignored screenshots` rewrites
 //! `docs/screenshots/*.png`.
 
-mod browser;
-#[path = "../../store/tests/common/mod.rs"]
-mod common;
-mod support;
+use tidings_testkit::on_both_engines;
 
 use std::io::Write;
 use std::sync::Arc;
 use std::time::Duration;
 
-use browser::{Browser, skip_without_browser};
-use common::TestDb;
+use crate::browser::{Browser, skip_without_browser};
+use crate::support::{DiscordStandIn, PASSWORD, TestServer, rss};
 use serde_json::{Value, json};
-use support::{DiscordStandIn, FeedServer, PASSWORD, rss};
 use tidings_server::ratelimit::{RateLimiter, RateLimits};
 use tidings_server::{AppState, ServerConfig};
 use tidings_store::Store;
+use tidings_testkit::TestDb;
 
 /// A server like `tidings serve` runs it; the per-user limit is raised because one test
 /// session clicks far faster than a person.
@@ -66,7 +63,7 @@ async fn start_server_configured(
     // As `tidings serve` does: with the media proxy on, items keep their http: images.
     worker.sanitize.keep_http_media =
         config.media_proxy.mode != tidings_server::media::MediaProxyMode::Off;
-    let fetcher = support::test_fetcher_with(store.clone(), true, worker);
+    let fetcher = crate::support::test_fetcher_with(store.clone(), true, worker);
     let mut state = AppState::new(store.clone(), config, fetcher);
     state.limits = Arc::new(limits);
     tokio::spawn(tidings_server::serve(
@@ -77,7 +74,7 @@ async fn start_server_configured(
     base
 }
 
-fn page(site: &FeedServer, feed_path: &str) -> String {
+fn page(site: &TestServer, feed_path: &str) -> String {
     format!(
         "<html><head><title>Blog</title><link rel=\"alternate\" type=\"application/rss+xml\" \
          href=\"{}\"></head><body>A blog</body></html>",
@@ -85,8 +82,8 @@ fn page(site: &FeedServer, feed_path: &str) -> String {
     )
 }
 
-async fn feed_site() -> FeedServer {
-    let site = FeedServer::start().await;
+async fn feed_site() -> TestServer {
+    let site = TestServer::start_empty().await;
     site.serve(
         "/big.xml",
         200,
@@ -257,7 +254,7 @@ async fn setup_then_sign_in(b: &Browser, base: &str, token: &str) {
 
 /// Subscribing (an error, then discovery by a blog's page) and infinite scroll; answers the ids of
 /// the news feed and of the big one.
-async fn subscribe_then_scroll(b: &Browser, site: &FeedServer) -> (i64, i64) {
+async fn subscribe_then_scroll(b: &Browser, site: &TestServer) -> (i64, i64) {
     // Subscribe: a page without a feed shows the category and what to try.
     subscribe(b, &site.url("/plain.html")).await;
     let error = b
@@ -537,7 +534,7 @@ async fn mark_all_read_then_bookmark(b: &Browser, base: &str, news: i64, big: i6
 }
 
 /// The settings pages: OPML import and export, API keys, the users page and the theme.
-async fn settings_pages(b: &Browser, base: &str, site: &FeedServer) {
+async fn settings_pages(b: &Browser, base: &str, site: &TestServer) {
     // OPML: import with the per-URL report (one already followed, one refused), export link.
     let opml = tempfile::NamedTempFile::with_suffix(".opml").unwrap();
     std::fs::write(
@@ -651,7 +648,7 @@ async fn settings_pages(b: &Browser, base: &str, site: &FeedServer) {
 }
 
 /// A stopped feed explained and resumed (by its reader and by an administrator), then unsubscribed.
-async fn stopped_feed_then_unsubscribe(b: &Browser, base: &str, site: &FeedServer, store: &Store) {
+async fn stopped_feed_then_unsubscribe(b: &Browser, base: &str, site: &TestServer, store: &Store) {
     // A stopped feed shows its error in the left pane and on its page.
     subscribe(b, &site.url("/gone.xml")).await;
     b.wait_for(
@@ -916,12 +913,12 @@ const LONG_BODY: &str = "<p>The new release cuts cold-start time by a third. Mos
 
 /// Serves one demo site with its feed and icon; answers the feed's URL.
 async fn demo_site(
-    sites: &mut Vec<FeedServer>,
+    sites: &mut Vec<TestServer>,
     title: &str,
     color: &str,
     items: &[(&str, &str, Option<i64>)],
 ) -> String {
-    let site = FeedServer::start().await;
+    let site = TestServer::start_empty().await;
     let base = format!("{}/", site.base);
     site.serve(
         "/feed.xml",
@@ -1405,7 +1402,7 @@ async fn fast_reading_never_meets_the_rate_limit() {
     if skip_without_browser("ui_browser::fast_reading_never_meets_the_rate_limit") {
         return;
     }
-    let site = FeedServer::start().await;
+    let site = TestServer::start_empty().await;
     site.serve(
         "/long.xml",
         200,
@@ -1559,7 +1556,7 @@ async fn fast_reading_never_meets_the_rate_limit() {
 
 /// A podcast feed of one episode with an MP3 enclosure, and a video feed whose item links to
 /// YouTube with its thumbnail as an image enclosure; both enclosures live on `site`.
-fn media_feeds(site: &FeedServer) {
+fn media_feeds(site: &TestServer) {
     let now = chrono::Utc::now().to_rfc2822();
     site.serve(
         "/podcast.xml",
@@ -1590,7 +1587,7 @@ fn media_feeds(site: &FeedServer) {
         ),
     );
     site.serve("/thumb.jpg", 200, "image/jpeg", vec![0xff, 0xd8, 0xff]);
-    site.serve("/cover.png", 200, "image/png", support::PNG_1X1);
+    site.serve("/cover.png", 200, "image/png", crate::support::PNG_1X1);
 }
 
 /// Issue 10: the reading view. The page never scrolls in the two-pane layout; "Mark all
@@ -1747,7 +1744,7 @@ async fn reading_view_in_chromium() {
         "application/rss+xml",
         rss(&site.base, "news", 7),
     );
-    let fetcher = support::test_fetcher(store.clone(), true);
+    let fetcher = crate::support::test_fetcher(store.clone(), true);
     fetcher.refresh_feed(news).await.expect("refresh");
     b.eval("(window.dispatchEvent(new Event('focus')), true)")
         .await;
@@ -2079,7 +2076,7 @@ async fn full_text_in_chromium() {
     if skip_without_browser("ui_browser::full_text_in_chromium") {
         return;
     }
-    let site = FeedServer::start().await;
+    let site = TestServer::start_empty().await;
     site.serve(
         "/news.xml",
         200,
@@ -2207,7 +2204,7 @@ async fn opened_items_are_never_hidden_under_the_header() {
         return;
     }
     // Items long enough that an open one fills more than the window.
-    let site = FeedServer::start().await;
+    let site = TestServer::start_empty().await;
     let paragraphs = "&lt;p&gt;A paragraph of the article, long enough to wrap onto a second \
                       line in a window of ordinary width.&lt;/p&gt;"
         .repeat(30);
@@ -2295,7 +2292,7 @@ async fn tags_in_chromium() {
     if skip_without_browser("ui_browser::tags_in_chromium") {
         return;
     }
-    let site = FeedServer::start().await;
+    let site = TestServer::start_empty().await;
     let home = format!("{}/", site.base);
     site.serve(
         "/tech.xml",
@@ -2335,7 +2332,7 @@ async fn tags_in_chromium() {
     let (user, ids) = reader_with_feeds(&store, &b, &base, &[site.url("/tech.xml")]).await;
     let feed = ids[0];
     // The worker's tagging job, as `tidings serve` runs it beside the fetcher.
-    let fetcher = support::test_fetcher(store.clone(), true);
+    let fetcher = crate::support::test_fetcher(store.clone(), true);
     let job = Arc::new(tidings_worker::TaggingJob::new(&fetcher));
     tidings_worker::drain_enrichment(job, 1).await.unwrap();
 
@@ -2450,7 +2447,7 @@ async fn usage_counts_in_chromium() {
     }
     let db = TestDb::sqlite();
     let (base, store) = start_server(&db).await;
-    let site = FeedServer::start().await;
+    let site = TestServer::start_empty().await;
     site.serve(
         "/story",
         200,
@@ -2587,7 +2584,7 @@ async fn scrape_dialog_in_chromium() {
     if skip_without_browser("ui_browser::scrape_dialog_in_chromium") {
         return;
     }
-    let site = FeedServer::start().await;
+    let site = TestServer::start_empty().await;
     let saved = include_str!("../../scrape/testdata/webflow-blog.html")
         .replace("https://assets-global.website-files.example", &site.base);
     site.serve("/blog", 200, "text/html; charset=utf-8", saved);
@@ -2815,7 +2812,7 @@ async fn hot_list_in_chromium() {
     if skip_without_browser("ui_browser::hot_list_in_chromium") {
         return;
     }
-    let site = FeedServer::start().await;
+    let site = TestServer::start_empty().await;
     // 30 items an hour apart: the last ones are older than a day but within a week.
     site.serve(
         "/pop.xml",
@@ -2938,7 +2935,7 @@ async fn websub_push_on_the_feed_settings_page_in_chromium() {
     if skip_without_browser("ui_browser::websub_push_on_the_feed_settings_page_in_chromium") {
         return;
     }
-    let site = FeedServer::start().await;
+    let site = TestServer::start_empty().await;
     site.serve(
         "/pushed.xml",
         200,
@@ -3041,7 +3038,7 @@ async fn related_items_in_chromium() {
     if skip_without_browser("ui_browser::related_items_in_chromium") {
         return;
     }
-    let site = FeedServer::start().await;
+    let site = TestServer::start_empty().await;
     let home = format!("{}/", site.base);
     site.serve(
         "/tech.xml",
@@ -3144,7 +3141,7 @@ async fn summaries_in_chromium() {
     if skip_without_browser("ui_browser::summaries_in_chromium") {
         return;
     }
-    let site = FeedServer::start().await;
+    let site = TestServer::start_empty().await;
     // "Mill 0" is longer than a summary; "Mill 1" is shorter, its own summary.
     let items: String = (0..2)
         .map(|i| {

@@ -6,17 +6,14 @@
 //!
 //! Without Chromium the test prints `SKIPPED … : chromium not installed` and passes.
 
-mod browser;
-#[path = "../../store/tests/common/mod.rs"]
-mod common;
-mod support;
+use tidings_testkit::on_both_engines;
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use browser::{Browser, skip_without_browser};
+use crate::browser::{Browser, skip_without_browser};
+use crate::support::PASSWORD;
 use serde_json::Value;
-use support::PASSWORD;
 use tidings_server::mfa::totp;
 use tidings_server::ratelimit::{RateLimiter, RateLimits};
 use tidings_server::{AppState, ServerConfig};
@@ -29,7 +26,7 @@ async fn start_server(store: Store) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://localhost:{}", listener.local_addr().unwrap().port());
     let config = ServerConfig::new(base.parse().unwrap());
-    let fetcher = support::test_fetcher(store.clone(), true);
+    let fetcher = crate::support::test_fetcher(store.clone(), true);
     let mut state = AppState::new(store, config, fetcher);
     let minute = Duration::from_secs(60);
     state.limits = Arc::new(RateLimits {

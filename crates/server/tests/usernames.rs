@@ -2,15 +2,12 @@
 //! composition a name is typed in (sign-in, the Miniflux and Fever APIs), names that mix
 //! scripts refused with a 400 naming the field, and the name shown as it was typed.
 
-#[path = "../../store/tests/common/mod.rs"]
-mod common;
-mod support;
-mod sync_clients;
+use tidings_testkit::on_both_engines;
 
+use crate::support::{PASSWORD, TestApp, assert_error, call};
+use crate::sync_clients::api_key;
 use reqwest::{Client, Method, StatusCode};
 use serde_json::json;
-use support::{PASSWORD, TestApp, assert_error, call};
-use sync_clients::api_key;
 use tidings_server::sync::fever::key_digest;
 
 /// "José" with the precomposed é (U+00E9), as the account is made.

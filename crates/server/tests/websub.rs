@@ -7,20 +7,18 @@
 //! 2xx (300), invalid and missing signatures (301, 302); and renewal before the lease ends,
 //! denial, unsubscription when the last subscriber leaves.
 
-#[path = "../../store/tests/common/mod.rs"]
-mod common;
-mod support;
+use tidings_testkit::on_both_engines;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::support::{TestApp, call};
 use axum::extract::{Form, State};
 use axum::http::{StatusCode as AxumStatus, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use reqwest::{Method, StatusCode};
-use support::{TestApp, call};
 use tidings_server::{AppState, ServerConfig};
 use tidings_store::{WebSubMode, WebSubState};
 use tidings_worker::{Fetcher, WebSubJob, WorkerConfig, drain_enrichment};
@@ -350,7 +348,7 @@ async fn hub_request(
 
 /// The server with WebSub on, its callbacks under its own 127.0.0.1 address (allowed for
 /// tests with private networks), and the fetcher its worker would use.
-async fn start_app(db: &common::TestDb) -> (TestApp, Fetcher) {
+async fn start_app(db: &tidings_testkit::TestDb) -> (TestApp, Fetcher) {
     let store = db.migrated().await;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
@@ -361,7 +359,7 @@ async fn start_app(db: &common::TestDb) -> (TestApp, Fetcher) {
     };
     worker.websub.enabled = true;
     worker.websub.base_url = Some(base.parse().unwrap());
-    let fetcher = support::test_fetcher_with(store.clone(), true, worker);
+    let fetcher = crate::support::test_fetcher_with(store.clone(), true, worker);
     let state = AppState::new(
         store.clone(),
         ServerConfig::new(base.parse().unwrap()),
@@ -715,7 +713,7 @@ on_both_engines!(renewal_before_the_lease_ends_refusal_and_denial, |db| {
     let (app, fetcher) = start_app(db).await;
     let ann_id = app.user("ann", false).await;
     let moved = format!("{}/moved-feed", hub.base);
-    let (_, feed_id) = common::follow(&app.store, ann_id, &moved).await;
+    let (_, feed_id) = tidings_testkit::follow(&app.store, ann_id, &moved).await;
     fetcher.refresh_feed(feed_id).await.unwrap();
     let row = app
         .store

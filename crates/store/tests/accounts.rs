@@ -1,6 +1,6 @@
 //! Sessions, API keys and the one-time setup, on both engines.
 
-mod common;
+use tidings_testkit::on_both_engines;
 
 use tidings_store::{ApiKeyScope, NewUser, Store, StoreError, unix_now};
 

@@ -4,9 +4,7 @@
 //! after too many; a new model embeds everything again; reads for a user only ever return
 //! items of their subscriptions.
 
-mod common;
-
-use common::{add_user as user, follow};
+use tidings_testkit::{add_user as user, follow, on_both_engines};
 
 use tidings_store::{
     EmbeddingJob, ItemVector, MAX_EMBEDDING_ATTEMPTS, NewItem, Store, StoreError, StoredCode,

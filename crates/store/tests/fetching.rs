@@ -1,9 +1,7 @@
 //! The fetch worker's store methods (fetching.rs) on SQLite and PostgreSQL: raw bodies,
 //! favicons, fetch state, moving and merging feeds, retention, job leases, OPML history.
 
-mod common;
-
-use common::{add_user as user, follow};
+use tidings_testkit::{add_user as user, follow, on_both_engines};
 
 use tidings_store::{
     Favicon, FeedBody, FeedMove, FetchStatus, NewItem, OpmlImportRecord, SiteFaviconClaim, unix_now,
@@ -803,12 +801,12 @@ async fn retention_at_scale() {
         .ok()
         .and_then(|n| n.parse().ok())
         .unwrap_or(1_000_000);
-    let mut dbs = vec![common::TestDb::sqlite()];
-    if let Some(db) = common::TestDb::postgres("retention_at_scale").await {
+    let mut dbs = vec![tidings_testkit::TestDb::sqlite()];
+    if let Some(db) = tidings_testkit::TestDb::postgres("retention_at_scale").await {
         dbs.push(db);
     }
     for db in dbs {
-        common::run_on(db, async |db: &common::TestDb| {
+        tidings_testkit::run_on(db, async |db: &tidings_testkit::TestDb| {
             let store = db.migrated().await;
             let alice = user(&store, "alice").await;
             let feeds = 100;

@@ -3,9 +3,7 @@
 //! content, and their removal with their items; an article much longer than its teaser has
 //! the item tagged and embedded again from it.
 
-mod common;
-
-use common::{add_user as user, follow};
+use tidings_testkit::{add_user as user, follow, on_both_engines};
 
 use tidings_store::{
     FullTextMode, FullTextOutcome, ItemVector, NewItem, Store, SubscriptionChanges, TaggedItem,

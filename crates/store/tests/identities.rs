@@ -1,7 +1,7 @@
 //! OpenID Connect identities, authorization requests and the password switch, on both
 //! engines.
 
-mod common;
+use tidings_testkit::on_both_engines;
 
 use tidings_store::{NewOidcLogin, NewUser, StoreError, unix_now};
 
@@ -44,8 +44,8 @@ on_both_engines!(
 
 on_both_engines!(identities_link_to_one_user_and_find_it, |db| {
     let store = db.migrated().await;
-    let ann = common::add_user(&store, "ann").await;
-    let bob = common::add_user(&store, "bob").await;
+    let ann = tidings_testkit::add_user(&store, "ann").await;
+    let bob = tidings_testkit::add_user(&store, "bob").await;
     assert_eq!(
         store.identity_user(ISSUER, "sub-1", None).await.unwrap(),
         None
@@ -94,7 +94,7 @@ on_both_engines!(identities_link_to_one_user_and_find_it, |db| {
 on_both_engines!(the_last_way_to_sign_in_cannot_be_unlinked, |db| {
     let store = db.migrated().await;
     // No password: the identities are the only ways in.
-    let ann = common::add_user(&store, "ann").await;
+    let ann = tidings_testkit::add_user(&store, "ann").await;
     let first = store.link_identity(ann, ISSUER, "a-1", None).await.unwrap();
     let second = store.link_identity(ann, ISSUER, "a-2", None).await.unwrap();
     store.unlink_identity(ann, first.id, true).await.unwrap();

@@ -3,9 +3,7 @@
 //! after the TTL, only recent items of followed feeds), the source's pace kept in the database
 //! (spacing, calls per cycle, the lease, back-off after failures), and the hot list.
 
-mod common;
-
-use common::{add_user as user, follow};
+use tidings_testkit::{add_user as user, follow, on_both_engines};
 
 use tidings_store::{
     HotQuery, ItemFilter, ItemQuery, NewItem, PopularityCall, PopularityDue, PopularityPace, Store,
@@ -80,7 +78,7 @@ async fn hot_ids(store: &Store, user_id: i64, query: &HotQuery) -> Vec<i64> {
 }
 
 /// A store with ann following `https://news.example/feed`: ann, her subscription, the feed.
-async fn ann_follows_news(db: &common::TestDb) -> (Store, i64, i64, i64) {
+async fn ann_follows_news(db: &tidings_testkit::TestDb) -> (Store, i64, i64, i64) {
     let store = db.migrated().await;
     let ann = user(&store, "ann").await;
     let (subscription, feed) = follow(&store, ann, "https://news.example/feed").await;

@@ -2,9 +2,7 @@
 //! unread counters, mark-read with and without "before", bookmarks, preferences, updated
 //! since.
 
-mod common;
-
-use common::{add_user as user, follow as subscribe};
+use tidings_testkit::{add_user as user, follow as subscribe, on_both_engines};
 
 use std::collections::HashSet;
 
@@ -548,7 +546,7 @@ enum RawTx {
 }
 
 impl RawTx {
-    async fn begin(db: &common::TestDb) -> RawTx {
+    async fn begin(db: &tidings_testkit::TestDb) -> RawTx {
         use sqlx::Connection;
         let url = db.url();
         let mut tx = if url.starts_with("sqlite:") {

@@ -2,9 +2,7 @@
 //! with the feed, shared by equal configurations, one configuration per page, reconfigured by
 //! the sole subscriber only, and handed to the worker with the claim.
 
-mod common;
-
-use common::{add_user as user, follow};
+use tidings_testkit::{add_user as user, follow, on_both_engines};
 
 use tidings_store::{FeedBody, FetchRecord, FetchStatus, NewSubscription, StoreError, unix_now};
 

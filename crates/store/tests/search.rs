@@ -3,9 +3,7 @@
 //! updates and deletions, items' full articles (F6), and the backfill of items and articles
 //! that predate the index.
 
-mod common;
-
-use common::{add_user, follow};
+use tidings_testkit::{add_user, follow, on_both_engines};
 
 use std::collections::BTreeSet;
 

@@ -1,6 +1,6 @@
 //! The storage suite: the store's behaviour, the same on SQLite and PostgreSQL.
 
-mod common;
+use tidings_testkit::on_both_engines;
 
 use tidings_store::{
     FetchRecord, FetchStatus, NewItem, NewSubscription, NewUser, SchemaStatus, Store, StoreError,
@@ -904,9 +904,10 @@ on_both_engines!(
 #[test]
 fn a_skip_fails_under_ci_and_is_reported_elsewhere() {
     let reason = "not a real skip: the skip rule's own test";
-    common::skip::report("storage::rehearsal", reason, false);
-    let under_ci =
-        std::panic::catch_unwind(|| common::skip::report("storage::rehearsal", reason, true));
+    tidings_testkit::skip::report("storage::rehearsal", reason, false);
+    let under_ci = std::panic::catch_unwind(|| {
+        tidings_testkit::skip::report("storage::rehearsal", reason, true)
+    });
     let message = under_ci.expect_err("a skip under CI=true fails");
     let message = message
         .downcast_ref::<String>()
@@ -1063,10 +1064,10 @@ async fn slow_to_open(server: std::net::SocketAddr, delay: std::time::Duration) 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_slow_or_busy_postgres_is_waited_for_not_refused() {
     let test = "storage::a_slow_or_busy_postgres_is_waited_for_not_refused";
-    let Some(db) = common::TestDb::postgres(test).await else {
+    let Some(db) = tidings_testkit::TestDb::postgres(test).await else {
         return;
     };
-    common::run_on(db, async |db: &common::TestDb| {
+    tidings_testkit::run_on(db, async |db: &tidings_testkit::TestDb| {
         let mut url = url::Url::parse(&db.url()).unwrap();
         let server = std::net::ToSocketAddrs::to_socket_addrs(&(
             url.host_str().unwrap(),

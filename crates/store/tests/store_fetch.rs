@@ -4,9 +4,7 @@
 //! summary queueing, the feed's WebSub hub and favicon, and the outcome with the lease's
 //! release.
 
-mod common;
-
-use common::{add_user as user, follow};
+use tidings_testkit::{add_user as user, follow, on_both_engines};
 
 use tidings_store::{
     BodyWrite, Enclosure, Favicon, FeedBody, FeedMetadata, FetchRecord, FetchStatus, FetchWrites,

@@ -3,9 +3,7 @@
 //! retries, releases that do not count an attempt), summaries stored once and never replaced,
 //! the text each item is summarized from, and the per-day request budget.
 
-mod common;
-
-use common::{add_user as user, follow};
+use tidings_testkit::{add_user as user, follow, on_both_engines};
 
 use tidings_store::{
     FullTextOutcome, NewItem, PreferenceChanges, Store, StoreError, SubscriptionChanges,

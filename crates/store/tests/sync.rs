@@ -1,9 +1,7 @@
 //! The sync APIs' queries on both engines: every filter and order of a sync listing, counts,
 //! keyset paging while items arrive, states of many items, item labels, Fever key digests.
 
-mod common;
-
-use common::{add_user as user, follow};
+use tidings_testkit::{add_user as user, follow, on_both_engines};
 
 use tidings_store::{
     ApiKeyScope, MarkReadScope, NewItem, Store, StoreError, SyncIds, SyncOrder, SyncQuery,
@@ -689,10 +687,10 @@ on_both_engines!(items_stored_before_the_upgrade_keep_their_ids, |db| {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_subscribe_during_a_fetch_of_the_same_feed_does_not_deadlock() {
     use sqlx::Connection;
-    let Some(db) = common::TestDb::postgres(module_path!()).await else {
+    let Some(db) = tidings_testkit::TestDb::postgres(module_path!()).await else {
         return;
     };
-    common::run_on(db, async |db| {
+    tidings_testkit::run_on(db, async |db| {
         let store = db.migrated().await;
         let ann = user(&store, "ann").await;
         let bob = user(&store, "bob").await;

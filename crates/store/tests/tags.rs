@@ -3,9 +3,7 @@
 //! stale text), listed by tag and counted per user; deleted items drop their tags; items from
 //! before tags existed are queued by a resumable backfill.
 
-mod common;
-
-use common::{add_user as user, follow};
+use tidings_testkit::{add_user as user, follow, on_both_engines};
 
 use tidings_store::{ItemFilter, ItemQuery, ItemTag, NewItem, Store, TagCount, TagJob, TaggedItem};
 

@@ -2,9 +2,7 @@
 //! lose nothing under concurrency, clicks counted only on items the clicker follows, top lists
 //! over a range of days, pruning by day, and a table that has nowhere to keep a person.
 
-mod common;
-
-use common::{add_user as user, follow};
+use tidings_testkit::{add_user as user, follow, on_both_engines};
 
 use tidings_store::{NewItem, StoreError, UsageCount, UsageKind, unix_now, usage_day};
 

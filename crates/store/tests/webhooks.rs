@@ -4,9 +4,7 @@
 //! PostgreSQL's commit lag; messages are claimed with leases, paced, retried, dropped when
 //! stale, and every outcome lands in a log trimmed to its newest rows.
 
-mod common;
-
-use common::{add_user as user, follow};
+use tidings_testkit::{add_user as user, follow, on_both_engines};
 
 use tidings_notify::{Kind, Rules};
 use tidings_store::{

@@ -3,10 +3,8 @@
 //! and take feeds nobody follows at once; a request is recorded before it goes out; only a
 //! pending request is verified; denial, pushes, and the fetcher's view of an active lease.
 
-mod common;
-
-use common::{add_user as user, follow};
 use tidings_store::{WebSubMode, WebSubRequest, WebSubState};
+use tidings_testkit::{add_user as user, follow, on_both_engines};
 
 const T: i64 = 1_700_000_000;
 

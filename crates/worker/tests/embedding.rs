@@ -4,22 +4,20 @@
 //! time-outs, refusals and malformed answers store nothing, put the batch back to wait and
 //! pause the job's claims; the local embedder needs no server at all.
 
-#[path = "../../store/tests/common/mod.rs"]
-mod common;
-mod support;
+use tidings_testkit::on_both_engines;
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::support::{TestServer, user};
 use axum::Router;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
-use common::follow;
-use support::{TestServer, user};
 use tidings_embed::{EmbedError, Embedder, LOCAL_MODEL, LocalEmbedder};
 use tidings_store::{NewItem, Store};
+use tidings_testkit::follow;
 use tidings_worker::{EmbeddingJob, OpenAiEmbeddings, drain_enrichment};
 use url::Url;
 

@@ -1,18 +1,16 @@
 //! Favicons cost no request in a feed's first fetch: they are looked up in the background once
 //! per site, counted by a real server on 127.0.0.1, on SQLite and PostgreSQL.
 
-#[path = "../../store/tests/common/mod.rs"]
-mod common;
-mod support;
+use tidings_testkit::on_both_engines;
 
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
+use crate::support::{TestServer, fetcher_with, follow, local_client, user};
 use axum::Router;
 use axum::extract::Path;
 use axum::http::header;
 use axum::routing::get;
-use support::{TestServer, fetcher_with, follow, local_client, user};
 use tidings_worker::{
     FetchResult, Fetcher, SubscribeRequest, Subscribed, subscribe_with_discovery,
 };

@@ -2,9 +2,7 @@
 //! conditional GET, cache hints, error policy, limits, redirects, encodings, the SSRF guard,
 //! favicons, raw bodies and metrics.
 
-#[path = "../../store/tests/common/mod.rs"]
-mod common;
-mod support;
+use tidings_testkit::on_both_engines;
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -12,11 +10,11 @@ use std::net::IpAddr;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
+use crate::support::{TestServer, fetcher, fetcher_with, follow, local_client, rss, user};
 use axum::Router;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Redirect};
 use axum::routing::get;
-use support::{TestServer, fetcher, fetcher_with, follow, local_client, rss, user};
 use tidings_fetch::{AddressPolicy, ClientConfig, GuardedClient, IpNetwork};
 use tidings_store::FetchStatus;
 use tidings_worker::{FeedReport, FetchResult, Fetcher};
@@ -627,7 +625,7 @@ on_both_engines!(retention_runs_once_a_day_across_workers, |db| {
                 .await;
         }));
     }
-    support::wait_until(Duration::from_secs(30), "the retention run", || async {
+    crate::support::wait_until(Duration::from_secs(30), "the retention run", || async {
         store
             .job_run(tidings_worker::RETENTION_JOB)
             .await

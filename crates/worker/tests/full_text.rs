@@ -4,20 +4,18 @@
 //! an article page, saved real-world pages give their articles, which search finds, and an
 //! article remakes its teaser's tags and related-items vector.
 
-#[path = "../../store/tests/common/mod.rs"]
-mod common;
-mod support;
+use tidings_testkit::on_both_engines;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::support::{TestServer, fetcher, fetcher_with, local_client, user};
 use axum::Router;
 use axum::http::{StatusCode, header};
 use axum::routing::get;
-use common::follow;
-use support::{TestServer, fetcher, fetcher_with, local_client, user};
 use tidings_embed::LocalEmbedder;
 use tidings_store::{FullTextMode, ItemFilter, ItemQuery, ItemSearch, Store, SubscriptionChanges};
+use tidings_testkit::follow;
 use tidings_text::SearchQuery;
 use tidings_worker::{EmbeddingJob, FullTextJob, TaggingJob, drain_enrichment};
 
@@ -474,7 +472,7 @@ on_both_engines!(the_feeds_fetch_never_waits_for_article_pages, |db| {
             .await;
     });
     let started = Instant::now();
-    support::wait_until(Duration::from_secs(10), "the feed's fetch", || async {
+    crate::support::wait_until(Duration::from_secs(10), "the feed's fetch", || async {
         store.count_items(feed).await.unwrap() == 6
     })
     .await;
@@ -485,7 +483,7 @@ on_both_engines!(the_feeds_fetch_never_waits_for_article_pages, |db| {
     );
     // Meanwhile the worker's full-text job fetches the five pages, two at a time.
     // (The items are visible a moment before the fetch queues them: wait for the outcomes.)
-    support::wait_until(Duration::from_secs(30), "the articles", || async {
+    crate::support::wait_until(Duration::from_secs(30), "the articles", || async {
         fetcher.metrics().snapshot().full_text_extracted == 5
     })
     .await;

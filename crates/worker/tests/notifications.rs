@@ -6,24 +6,22 @@
 //! drops its items, the SSRF guard refuses a generic webhook on a private address unless the
 //! operator allows them, and every outcome is in the channel's delivery log.
 
-#[path = "../../store/tests/common/mod.rs"]
-mod common;
-mod support;
+use tidings_testkit::on_both_engines;
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::support::{TestServer, fetcher_with, user, wait_until};
 use axum::Router;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
-use common::follow;
 use serde_json::Value;
-use support::{TestServer, fetcher_with, user, wait_until};
 use tidings_fetch::{AddressPolicy, ClientConfig, GuardedClient};
 use tidings_notify::{DeliveryPolicy, Endpoints, Kind, Rules};
 use tidings_store::{NewItem, NewWebhook, Store};
+use tidings_testkit::follow;
 use tidings_worker::{EnrichmentJob, Fetcher, NotificationJob, run_enrichment};
 use url::Url;
 

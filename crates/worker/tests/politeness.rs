@@ -2,18 +2,16 @@
 //! on a host do not hold its fast ones, nor the worker's slots, the host's rate and caps hold,
 //! and a refresh of many feeds keeps a bounded number in progress.
 
-#[path = "../../store/tests/common/mod.rs"]
-mod common;
-mod support;
+use tidings_testkit::on_both_engines;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::support::{TestServer, fetcher_with, follow, local_client, rss, user};
 use axum::Router;
 use axum::extract::{Path, State};
 use axum::routing::get;
-use support::{TestServer, fetcher_with, follow, local_client, rss, user};
 use tidings_fetch::HostLimits;
 use tidings_worker::{FetchResult, Worker};
 

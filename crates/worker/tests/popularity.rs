@@ -4,23 +4,21 @@
 //! exponentially and change no count, counts are fetched again after 24 h, and a link the
 //! source does not list is counted 0 while an item never asked stays unknown.
 
-#[path = "../../store/tests/common/mod.rs"]
-mod common;
-mod support;
+use tidings_testkit::on_both_engines;
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::support::{TestServer, fetcher_with, user, wait_until};
 use axum::Router;
 use axum::extract::RawQuery;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use common::follow;
-use support::{TestServer, fetcher_with, user, wait_until};
 use tidings_fetch::{ClientConfig, GuardedClient};
 use tidings_store::{NewItem, Store};
+use tidings_testkit::follow;
 use tidings_worker::popularity::configured_job;
 use tidings_worker::{
     CountError, CountSource, Fetcher, HatenaBookmarks, PopularityConfig, PopularitySource,
@@ -347,9 +345,9 @@ on_both_engines!(counts_are_fetched_again_after_a_day, |db| {
 
 #[tokio::test]
 async fn popularity_is_off_by_default_and_the_guard_still_refuses_other_local_hosts() {
-    let db = common::TestDb::sqlite();
+    let db = tidings_testkit::TestDb::sqlite();
     let store = db.migrated().await;
-    let fetcher = support::fetcher(&store);
+    let fetcher = crate::support::fetcher(&store);
     assert!(configured_job(&fetcher).is_none(), "no source configured");
 
     let hatena = Hatena::default();

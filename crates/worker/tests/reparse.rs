@@ -3,17 +3,15 @@
 //! failures too), and `Fetcher::reparse_feed` re-deriving items from the kept body without a
 //! request, decoding and resolving links exactly as the fetch did.
 
-#[path = "../../store/tests/common/mod.rs"]
-mod common;
-mod support;
+use tidings_testkit::on_both_engines;
 
 use std::sync::{Arc, Mutex};
 
+use crate::support::{TestServer, fetcher, follow, rss, user};
 use axum::Router;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Redirect};
 use axum::routing::get;
-use support::{TestServer, fetcher, follow, rss, user};
 use tidings_store::Store;
 use tidings_worker::{FetchResult, Fetcher, ReparseError, body};
 

@@ -2,16 +2,14 @@
 //! `crates/scrape/testdata` (Webflow-like HTML, Next.js, Remix) served from 127.0.0.1, read
 //! by preview and by the fetch round, with the errors that name the selector at fault.
 
-#[path = "../../store/tests/common/mod.rs"]
-mod common;
-mod support;
+use tidings_testkit::on_both_engines;
 
 use std::sync::{Arc, Mutex};
 
+use crate::support::{TestServer, fetcher, user};
 use axum::Router;
 use axum::http::header;
 use axum::routing::get;
-use support::{TestServer, fetcher, user};
 use tidings_scrape::{ScrapeConfig, ScrapeError, ScrapeKind};
 use tidings_store::{ItemQuery, ItemSummary, Store, StoreError};
 use tidings_worker::{
@@ -463,9 +461,9 @@ on_both_engines!(the_favicon_comes_from_the_page_already_read, |db| {
         "https://assets-global.website-files.example",
         &server.url(""),
     );
-    let fetcher = support::fetcher_with(
+    let fetcher = crate::support::fetcher_with(
         &store,
-        support::local_client(std::time::Duration::from_secs(5)),
+        crate::support::local_client(std::time::Duration::from_secs(5)),
         |config| config.favicons = true,
     );
     let source = subscribe_scraped(

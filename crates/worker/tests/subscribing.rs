@@ -1,13 +1,11 @@
 //! Subscribing by page URL with a first fetch, and OPML import/export, on SQLite and
 //! PostgreSQL against servers on 127.0.0.1.
 
-#[path = "../../store/tests/common/mod.rs"]
-mod common;
-mod support;
+use tidings_testkit::on_both_engines;
 
+use crate::support::{TestServer, fetcher, rss, user};
 use axum::Router;
 use axum::routing::get;
-use support::{TestServer, fetcher, rss, user};
 use tidings_worker::{
     FetchResult, ImportOptions, ImportStatus, SubscribeError, SubscribeRequest, export_opml,
     import_opml, parse_opml, subscribe_with_discovery,
@@ -184,9 +182,9 @@ on_both_engines!(an_import_costs_one_request_per_feed, |db| {
         })
         .collect();
     let document = format!("<opml version=\"2.0\"><body>{outlines}</body></opml>");
-    let fetcher = support::fetcher_with(
+    let fetcher = crate::support::fetcher_with(
         &store,
-        support::local_client(std::time::Duration::from_secs(5)),
+        crate::support::local_client(std::time::Duration::from_secs(5)),
         |config| config.favicons = true,
     );
     let report = import_opml(

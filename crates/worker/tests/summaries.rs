@@ -4,23 +4,21 @@
 //! retries with back-off and `Retry-After`, refusals given up at once, time-outs, the circuit
 //! breaker opening and closing, the daily budget, and fetches that never wait for any of it.
 
-#[path = "../../store/tests/common/mod.rs"]
-mod common;
-mod support;
+use tidings_testkit::on_both_engines;
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::support::{TestServer, fetcher_with, local_client, user};
 use axum::Router;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use common::follow;
 use serde_json::{Value, json};
-use support::{TestServer, fetcher_with, local_client, user};
 use tidings_store::{PreferenceChanges, Store};
+use tidings_testkit::follow;
 use tidings_worker::summaries::{BreakerConfig, ProviderKind, RemoteSettings, RetryPolicy};
 use tidings_worker::{Fetcher, Requested, SummaryConfig, SummaryJob, drain_enrichment};
 
@@ -500,7 +498,7 @@ on_both_engines!(a_slow_provider_never_delays_fetching, |db| {
     // The items are readable at once, summaries or not.
     let ids = store.feed_item_ids(feed).await.unwrap();
     assert!(store.item(ann, ids[0]).await.is_ok());
-    support::wait_until(Duration::from_secs(20), "all five summaries", || {
+    crate::support::wait_until(Duration::from_secs(20), "all five summaries", || {
         let store = store.clone();
         let ids = ids.clone();
         async move { store.summaries_of_items(&ids).await.unwrap().len() == 5 }

@@ -3,18 +3,16 @@
 //! and Japanese), a changed item is tagged again from its new text, and retention takes the
 //! tags with the items.
 
-#[path = "../../store/tests/common/mod.rs"]
-mod common;
-mod support;
+use tidings_testkit::on_both_engines;
 
 use std::sync::{Arc, Mutex};
 
+use crate::support::{TestServer, fetcher, user};
 use axum::Router;
 use axum::http::header;
 use axum::routing::get;
-use common::follow;
-use support::{TestServer, fetcher, user};
 use tidings_store::Store;
+use tidings_testkit::follow;
 use tidings_worker::{TaggingJob, drain_enrichment};
 
 fn rss(items: &[(&str, &str, &str)]) -> String {

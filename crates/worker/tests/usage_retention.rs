@@ -2,8 +2,7 @@
 //! last `usage_retention_days` days are kept, older days deleted, also when items are kept
 //! forever.
 
-#[path = "../../store/tests/common/mod.rs"]
-mod common;
+use tidings_testkit::on_both_engines;
 
 use tidings_store::{UsageKind, unix_now, usage_day};
 use tidings_worker::{WorkerConfig, run_retention};

@@ -1,16 +1,14 @@
 //! Several workers over 1,000 due feeds, on SQLite and PostgreSQL: every feed is fetched
 //! exactly once per due time, as counted by the server that serves them.
 
-#[path = "../../store/tests/common/mod.rs"]
-mod common;
-mod support;
+use tidings_testkit::on_both_engines;
 
 use std::time::Duration;
 
+use crate::support::{TestServer, fetcher_with, local_client, rss, user, wait_until};
 use axum::Router;
 use axum::extract::Path;
 use axum::routing::get;
-use support::{TestServer, fetcher_with, local_client, rss, user, wait_until};
 use tidings_store::{NewSubscription, Store};
 use tidings_worker::Worker;
 

@@ -66,7 +66,7 @@ pub fn skip_without_browser(test: &str) -> bool {
         (None, Some(_)) => "chromium is not installed",
         (Some(_), None) => "chromedriver is not installed",
     };
-    crate::common::skip::skip(
+    tidings_testkit::skip::skip(
         test,
         &format!("{missing} (apt-get install chromium chromium-driver)"),
     );

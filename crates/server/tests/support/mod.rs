@@ -1,19 +1,18 @@
 //! What the server's end-to-end tests share: a real server on 127.0.0.1 over a test database,
-//! clients, and a local feed server.
+//! clients, and stand-ins for the services it calls. The local feed server and the feeds are
+//! testkit's, re-exported here because nearly every test uses them with the rest.
 
-#![allow(dead_code)]
-
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use axum::http::{StatusCode as AxumStatus, header};
-use axum::response::IntoResponse;
+use axum::http::StatusCode as AxumStatus;
 use reqwest::{Client, Method, StatusCode};
 use serde_json::{Value, json};
 use tidings_server::{AppState, ServerConfig};
 use tidings_store::{NewUser, Store};
 
-use crate::common::TestDb;
+use tidings_testkit::TestDb;
+pub use tidings_testkit::TestServer;
+pub use tidings_testkit::feeds::{rss, rss_dated, rss_items};
 
 /// The password of every test user.
 pub const PASSWORD: &str = "correct horse battery staple";
@@ -176,101 +175,6 @@ pub fn assert_error(body: &Value, code: &str, category: &str) {
     );
 }
 
-/// One document the feed server serves.
-#[derive(Clone)]
-pub struct Served {
-    /// The HTTP status.
-    pub status: u16,
-    /// The Content-Type.
-    pub content_type: &'static str,
-    /// The body.
-    pub body: Vec<u8>,
-}
-
-/// A local HTTP server of feeds and pages, counting requests per path.
-pub struct FeedServer {
-    /// `http://127.0.0.1:PORT`.
-    pub base: String,
-    routes: Arc<std::sync::Mutex<std::collections::HashMap<String, Served>>>,
-    hits: Arc<std::sync::Mutex<std::collections::HashMap<String, usize>>>,
-    total: Arc<AtomicUsize>,
-}
-
-impl FeedServer {
-    /// Starts an empty server.
-    pub async fn start() -> FeedServer {
-        let routes: Arc<std::sync::Mutex<std::collections::HashMap<String, Served>>> =
-            Arc::default();
-        let hits: Arc<std::sync::Mutex<std::collections::HashMap<String, usize>>> = Arc::default();
-        let total = Arc::new(AtomicUsize::new(0));
-        let (r, h, t) = (routes.clone(), hits.clone(), total.clone());
-        let app = axum::Router::new().fallback(move |uri: axum::http::Uri| {
-            let (r, h, t) = (r.clone(), h.clone(), t.clone());
-            async move {
-                t.fetch_add(1, Ordering::SeqCst);
-                let path = uri.path().to_string();
-                *h.lock().unwrap().entry(path.clone()).or_default() += 1;
-                match r.lock().unwrap().get(&path).cloned() {
-                    Some(served) => (
-                        AxumStatus::from_u16(served.status).unwrap(),
-                        [(header::CONTENT_TYPE, served.content_type)],
-                        served.body,
-                    )
-                        .into_response(),
-                    None => AxumStatus::NOT_FOUND.into_response(),
-                }
-            }
-        });
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let base = format!("http://{}", listener.local_addr().unwrap());
-        tokio::spawn(async move { axum::serve(listener, app).await });
-        FeedServer {
-            base,
-            routes,
-            hits,
-            total,
-        }
-    }
-
-    /// Serves `body` at `path`.
-    pub fn serve(
-        &self,
-        path: &str,
-        status: u16,
-        content_type: &'static str,
-        body: impl Into<Vec<u8>>,
-    ) {
-        self.routes.lock().unwrap().insert(
-            path.to_string(),
-            Served {
-                status,
-                content_type,
-                body: body.into(),
-            },
-        );
-    }
-
-    /// Serves [`rss`] with `n` items titled after `title` at `path`.
-    pub fn serve_rss(&self, path: &str, title: &str, n: usize) {
-        self.serve(path, 200, "application/rss+xml", rss(&self.base, title, n));
-    }
-
-    /// The URL of a path.
-    pub fn url(&self, path: &str) -> String {
-        format!("{}{path}", self.base)
-    }
-
-    /// Requests seen for a path.
-    pub fn hits(&self, path: &str) -> usize {
-        self.hits.lock().unwrap().get(path).copied().unwrap_or(0)
-    }
-
-    /// Requests seen in all.
-    pub fn total_hits(&self) -> usize {
-        self.total.load(Ordering::SeqCst)
-    }
-}
-
 /// A Discord stand-in on 127.0.0.1 for notification tests (the server's Discord base is set to
 /// [`DiscordStandIn::start`]'s answer): records each message, answers 204, or 404 ("Unknown
 /// Webhook") once `gone` is set.
@@ -321,38 +225,6 @@ impl DiscordStandIn {
     }
 }
 
-/// An RSS 2.0 feed with `n` items, published an hour apart up to now (newest first, as most
-/// feeds list them). Its site and item links point at `site` (the local feed server), so
-/// that nothing the worker follows from it (the site page, its favicon) leaves the machine.
-pub fn rss(site: &str, title: &str, n: usize) -> String {
-    let now = chrono::Utc::now().timestamp();
-    let items: Vec<(String, i64)> = (0..n)
-        .map(|i| (i.to_string(), now - (i as i64 + 1) * 3600))
-        .collect();
-    rss_dated(site, title, &items)
-}
-
-/// An RSS 2.0 feed `title` of `items` (a name, the publication time in Unix seconds), in that
-/// order: item `n` is titled `{title} item {n}` and links to `{site}/{title}/{n}`.
-pub fn rss_dated(site: &str, title: &str, items: &[(String, i64)]) -> String {
-    let items: String = items
-        .iter()
-        .map(|(n, published)| {
-            let published = chrono::DateTime::from_timestamp(*published, 0).unwrap_or_default();
-            format!(
-                "<item><title>{title} item {n}</title><link>{site}/{title}/{n}</link>\
-                 <guid>{title}-{n}</guid><pubDate>{}</pubDate>\
-                 <description>&lt;p&gt;Body {n}&lt;/p&gt;</description></item>",
-                published.to_rfc2822()
-            )
-        })
-        .collect();
-    format!(
-        "<?xml version=\"1.0\"?><rss version=\"2.0\"><channel><title>{title}</title>\
-         <link>{site}/</link><description>d</description>{items}</channel></rss>"
-    )
-}
-
 /// A valid 1×1 transparent PNG, for image tests.
 pub const PNG_1X1: &[u8] = &[
     0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52,
@@ -361,25 +233,3 @@ pub const PNG_1X1: &[u8] = &[
     0x00, 0x05, 0x00, 0x01, 0x7a, 0x5e, 0xab, 0x3f, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4e, 0x44,
     0xae, 0x42, 0x60, 0x82,
 ];
-
-/// An RSS feed of `items` (guid, title, description) linking under `site`, published an hour
-/// apart, newest first.
-pub fn rss_items(site: &str, items: &[(&str, &str, &str)]) -> String {
-    let now = chrono::Utc::now();
-    let items: String = items
-        .iter()
-        .enumerate()
-        .map(|(n, (guid, title, description))| {
-            let published = now - chrono::Duration::hours(n as i64 + 1);
-            format!(
-                "<item><title>{title}</title><link>{site}/{guid}</link><guid>{guid}</guid>\
-                 <pubDate>{}</pubDate><description>{description}</description></item>",
-                published.to_rfc2822()
-            )
-        })
-        .collect();
-    format!(
-        "<?xml version=\"1.0\"?><rss version=\"2.0\"><channel><title>t</title>\
-         <link>{site}/</link>{items}</channel></rss>"
-    )
-}

@@ -69,9 +69,9 @@ pub async fn two_feeds(
     let user_id = app.user("ann", false).await;
     let browser = app.signed_in("ann").await;
     let key = api_key(&app, &browser, "read_write").await;
-    let (_, feed_a) = crate::common::follow(&app.store, user_id, "https://a.example/feed").await;
+    let (_, feed_a) = tidings_testkit::follow(&app.store, user_id, "https://a.example/feed").await;
     let (sub_b, feed_b) =
-        crate::common::follow(&app.store, user_id, "https://b.example/feed").await;
+        tidings_testkit::follow(&app.store, user_id, "https://b.example/feed").await;
     let group_b = app.store.create_group(user_id, "Tech").await.unwrap().id;
     app.store
         .update_subscription(

@@ -10,7 +10,9 @@ use fever_api::FeverApi;
 use fever_api::models::{Feeds, Groups, Item, ItemStatus, SavedItems, UnreadItems};
 use reqwest::Client;
 
-use crate::{Local, NewsFlash, User, World, on_both_engines};
+use tidings_testkit::on_both_engines;
+
+use super::{Local, NewsFlash, User, World};
 
 /// `with_ids` takes at most 50 ids (fever_api refuses more).
 const BATCH: usize = 50;
@@ -193,13 +195,13 @@ impl NewsFlash for Fever {
 }
 
 on_both_engines!(full_sync_and_marks_both_ways, |db| {
-    crate::marks_both_ways::<Fever>(db).await;
+    crate::sync_newsflash::marks_both_ways::<Fever>(db).await;
 });
 
 on_both_engines!(a_late_item_arrives_on_the_next_sync, |db| {
-    crate::late_item::<Fever>(db).await;
+    crate::sync_newsflash::late_item::<Fever>(db).await;
 });
 
 on_both_engines!(a_shared_feeds_backlog_reaches_a_new_subscriber, |db| {
-    crate::shared_feeds_backlog::<Fever>(db).await;
+    crate::sync_newsflash::shared_feeds_backlog::<Fever>(db).await;
 });

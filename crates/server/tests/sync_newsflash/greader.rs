@@ -10,7 +10,9 @@ use greader_api::models::{AuthInput, GoogleAuthInput, Item, StreamQuery};
 use greader_api::{AuthData, GReaderApi};
 use reqwest::Client;
 
-use crate::{Local, NewsFlash, User, World, on_both_engines};
+use tidings_testkit::on_both_engines;
+
+use super::{Local, NewsFlash, User, World};
 
 const READING_LIST: &str = "user/-/state/com.google/reading-list";
 const READ: &str = "user/-/state/com.google/read";
@@ -262,13 +264,13 @@ impl NewsFlash for FreshRss {
 }
 
 on_both_engines!(full_sync_and_marks_both_ways, |db| {
-    crate::marks_both_ways::<FreshRss>(db).await;
+    crate::sync_newsflash::marks_both_ways::<FreshRss>(db).await;
 });
 
 on_both_engines!(a_late_item_arrives_on_the_next_sync, |db| {
-    crate::late_item::<FreshRss>(db).await;
+    crate::sync_newsflash::late_item::<FreshRss>(db).await;
 });
 
 on_both_engines!(a_shared_feeds_backlog_reaches_a_new_subscriber, |db| {
-    crate::shared_feeds_backlog::<FreshRss>(db).await;
+    crate::sync_newsflash::shared_feeds_backlog::<FreshRss>(db).await;
 });

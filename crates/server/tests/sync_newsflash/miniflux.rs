@@ -10,7 +10,9 @@ use miniflux_api::MinifluxApi;
 use miniflux_api::models::{Entry, EntryFilter, EntryID, EntryStatus, OrderBy, OrderDirection};
 use reqwest::Client;
 
-use crate::{Local, NewsFlash, User, World, on_both_engines};
+use tidings_testkit::on_both_engines;
+
+use super::{Local, NewsFlash, User, World};
 
 /// Entries per request, as NewsFlash asks them.
 const BATCH: i64 = 100;
@@ -182,13 +184,13 @@ impl NewsFlash for Miniflux {
 }
 
 on_both_engines!(full_sync_and_marks_both_ways, |db| {
-    crate::marks_both_ways::<Miniflux>(db).await;
+    crate::sync_newsflash::marks_both_ways::<Miniflux>(db).await;
 });
 
 on_both_engines!(a_late_item_arrives_on_the_next_sync, |db| {
-    crate::late_item::<Miniflux>(db).await;
+    crate::sync_newsflash::late_item::<Miniflux>(db).await;
 });
 
 on_both_engines!(a_shared_feeds_backlog_reaches_a_new_subscriber, |db| {
-    crate::shared_feeds_backlog::<Miniflux>(db).await;
+    crate::sync_newsflash::shared_feeds_backlog::<Miniflux>(db).await;
 });

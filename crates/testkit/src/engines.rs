@@ -1,10 +1,5 @@
-//! The storage suite's harness: every test runs on SQLite (a fresh file) and on PostgreSQL (a
-//! fresh schema, dropped afterwards) when `TIDINGS_TEST_POSTGRES_URL` is set.
-
-#![allow(dead_code)]
-
-#[path = "skip.rs"]
-pub mod skip;
+//! The both-engines harness: every storage test runs on SQLite (a fresh file) and on
+//! PostgreSQL (a fresh schema, dropped afterwards) when `TIDINGS_TEST_POSTGRES_URL` is set.
 
 use futures_util::FutureExt;
 use tidings_store::{NewSubscription, NewUser, Store, StoreOptions};
@@ -17,7 +12,12 @@ pub enum TestDb {
     /// A SQLite file in its own directory.
     Sqlite(tempfile::TempDir),
     /// A PostgreSQL schema on the test server.
-    Postgres { admin_url: String, schema: String },
+    Postgres {
+        /// The test server's URL, with the rights to create and drop schemas.
+        admin_url: String,
+        /// The schema this test owns.
+        schema: String,
+    },
 }
 
 impl TestDb {
@@ -30,7 +30,7 @@ impl TestDb {
     /// `CI=true`) when no test server is configured.
     pub async fn postgres(test: &str) -> Option<TestDb> {
         let Ok(admin_url) = std::env::var(POSTGRES_ENV) else {
-            skip::skip(&format!("{test} on postgres"), skip::NO_POSTGRES);
+            crate::skip::skip(&format!("{test} on postgres"), crate::skip::NO_POSTGRES);
             return None;
         };
         let schema = format!("t_{:016x}", rand::random::<u64>());
@@ -102,7 +102,8 @@ pub async fn run_on(db: TestDb, body: impl AsyncFnOnce(&TestDb)) {
     }
 }
 
-/// Declares one async test body and generates a SQLite test and a PostgreSQL test from it.
+/// Declares one async test body and generates a SQLite test and a PostgreSQL test from it
+/// (`NAME::sqlite` and `NAME::postgres`).
 #[macro_export]
 macro_rules! on_both_engines {
     ($name:ident, |$db:ident| $body:block) => {
@@ -110,18 +111,18 @@ macro_rules! on_both_engines {
             #[allow(unused_imports)]
             use super::*;
 
-            async fn body($db: &$crate::common::TestDb) $body
+            async fn body($db: &$crate::TestDb) $body
 
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn sqlite() {
-                $crate::common::run_on($crate::common::TestDb::sqlite(), body).await;
+                $crate::run_on($crate::TestDb::sqlite(), body).await;
             }
 
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn postgres() {
                 let test = module_path!();
-                if let Some(db) = $crate::common::TestDb::postgres(test).await {
-                    $crate::common::run_on(db, body).await;
+                if let Some(db) = $crate::TestDb::postgres(test).await {
+                    $crate::run_on(db, body).await;
                 }
             }
         }

@@ -3,9 +3,7 @@
 //! fail instead, because CI is where everything a test needs is installed and a skip there
 //! would be a pass that checked nothing.
 //!
-//! Shared by every test suite of the workspace (`#[path]`-included), so the rule is one.
-
-#![allow(dead_code)]
+//! Shared by every test suite of the workspace, so the rule is one.
 
 use std::io::Write;
 

@@ -11,22 +11,15 @@
 //! Real feeds: a local feed server, subscriptions through the REST API (its first fetch), a
 //! late item through a refresh, and a second user subscribing to a feed the first already has.
 
-#[path = "../../../store/tests/common/mod.rs"]
-mod common;
-#[path = "../support/mod.rs"]
-mod support;
-#[path = "../sync_clients/mod.rs"]
-mod sync_clients;
-
 mod fever;
 mod greader;
 mod miniflux;
 
 use std::collections::BTreeMap;
 
+use crate::support::{TestApp, TestServer, call, rss_dated};
 use reqwest::{Client, Method, StatusCode};
 use serde_json::{Value, json};
-use support::{FeedServer, TestApp, call, rss_dated};
 
 /// Items of feed Alpha at the start: more than one batch of every protocol's paging.
 pub const ALPHA_ITEMS: usize = 120;
@@ -136,7 +129,7 @@ pub struct World {
     /// The running server.
     pub app: TestApp,
     /// The feeds' server.
-    pub site: FeedServer,
+    pub site: TestServer,
     /// Publication times count back from here.
     pub t0: i64,
     /// ann.
@@ -149,9 +142,9 @@ pub struct World {
 
 impl World {
     /// Starts the server and the feed server; ann subscribes to Alpha and Beta.
-    pub async fn start(db: &common::TestDb) -> World {
+    pub async fn start(db: &tidings_testkit::TestDb) -> World {
         let app = TestApp::start(db).await;
-        let site = FeedServer::start().await;
+        let site = TestServer::start_empty().await;
         let t0 = chrono::Utc::now().timestamp();
         site.serve(
             "/alpha.xml",
@@ -357,7 +350,7 @@ pub(crate) trait NewsFlash: Sized {
 
 /// ann's first sync brings both feeds and every item; her marks in the app reach the server,
 /// marks made on the server reach the app on the next sync, and no article changes its id.
-pub(crate) async fn marks_both_ways<A: NewsFlash>(db: &common::TestDb) {
+pub(crate) async fn marks_both_ways<A: NewsFlash>(db: &tidings_testkit::TestDb) {
     let world = World::start(db).await;
     let ann = &world.ann;
     let mut app = A::sign_in(&world, ann).await;
@@ -428,7 +421,7 @@ pub(crate) async fn marks_both_ways<A: NewsFlash>(db: &common::TestDb) {
 
 /// An item that arrives after ann's first sync, published before it (issue 29, point 2), is in
 /// her app after the next sync.
-pub(crate) async fn late_item<A: NewsFlash>(db: &common::TestDb) {
+pub(crate) async fn late_item<A: NewsFlash>(db: &tidings_testkit::TestDb) {
     let world = World::start(db).await;
     let mut ann = A::sign_in(&world, &world.ann).await;
     ann.initial_sync().await;
@@ -448,7 +441,7 @@ pub(crate) async fn late_item<A: NewsFlash>(db: &common::TestDb) {
 
 /// bob, who synced with one feed, gets the whole backlog of a feed ann already had once he
 /// subscribes to it (issue 29, point 3).
-pub(crate) async fn shared_feeds_backlog<A: NewsFlash>(db: &common::TestDb) {
+pub(crate) async fn shared_feeds_backlog<A: NewsFlash>(db: &tidings_testkit::TestDb) {
     let world = World::start(db).await;
     world.subscribe(&world.bob, "/beta.xml", None).await;
     let mut bob = A::sign_in(&world, &world.bob).await;
@@ -474,7 +467,7 @@ pub(crate) async fn shared_feeds_backlog<A: NewsFlash>(db: &common::TestDb) {
 async fn user(app: &TestApp, name: &'static str) -> User {
     app.user(name, false).await;
     let browser = app.signed_in(name).await;
-    let key = sync_clients::api_key(app, &browser, "read_write").await;
+    let key = crate::sync_clients::api_key(app, &browser, "read_write").await;
     User { name, browser, key }
 }
 

@@ -1,0 +1,21 @@
+//! What the tests of the workspace share, in one place instead of copies per crate: every
+//! storage test on both engines ([`engines`]), one rule for tests that cannot run here
+//! ([`skip`]), one local HTTP server that counts what it is asked ([`http`]), one feed builder
+//! ([`feeds`]), waiting for a condition ([`wait`]), and child processes that never outlive a
+//! failed test ([`process`]).
+//!
+//! A dev-dependency only (`publish = false`): nothing here reaches the shipped binary. Each
+//! crate's integration tests are one binary (`tests/main.rs` naming every test file as a
+//! module); [`layout`] checks that no test file is left out of it.
+
+pub mod engines;
+pub mod feeds;
+pub mod http;
+pub mod layout;
+pub mod process;
+pub mod skip;
+pub mod wait;
+
+pub use engines::{POSTGRES_ENV, TestDb, add_user, follow, run_on};
+pub use http::TestServer;
+pub use wait::wait_until;
