@@ -7,9 +7,7 @@ use std::time::Duration;
 
 use tidings_store::{NewUser, Store, StoreOptions};
 
-mod support;
-
-use support::skip;
+use crate::support::skip;
 
 const BIN: &str = env!("CARGO_BIN_EXE_tidings");
 
@@ -385,7 +383,7 @@ async fn the_start_up_log_says_where_to_go_and_each_fetch_cycle_is_summed_up() {
     store.close().await;
 
     // Killed if the test fails before its SIGTERM.
-    let mut child = support::spawn(
+    let mut child = crate::support::spawn(
         tidings(dir.path())
             .args(["serve", "--worker", "--allow-private-networks"])
             .env("TIDINGS_LISTEN", "0.0.0.0:0")

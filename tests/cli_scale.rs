@@ -16,9 +16,7 @@ use axum::routing::get;
 use serde_json::{Value, json};
 use tidings_store::{NewUser, Store};
 
-mod support;
-
-use support::*;
+use crate::support::*;
 
 /// How long a stop may take from SIGTERM to exit: the worker's 5 s grace for fetches in
 /// flight and up to 2 s to give feeds back (docs/operations.md, "Stopping"), plus a margin
@@ -46,9 +44,9 @@ fn slow_router(hang: Arc<AtomicBool>) -> Router {
 }
 
 /// Requests for paths starting with `prefix`.
-fn hits_under(server: &FeedServer, prefix: &str) -> HashMap<String, usize> {
+fn hits_under(server: &TestServer, prefix: &str) -> HashMap<String, usize> {
     server
-        .hits()
+        .hits_by_path()
         .into_iter()
         .filter(|(path, _)| path.starts_with(prefix))
         .collect()
@@ -95,7 +93,7 @@ async fn sigterm_stops_within_the_bound_and_gives_the_feeds_back() {
     runs.push(("serve", serve_db, None));
     for (role, url, admin) in runs {
         let hang = Arc::new(AtomicBool::new(true));
-        let server = FeedServer::start(slow_router(Arc::clone(&hang))).await;
+        let server = TestServer::start(slow_router(Arc::clone(&hang))).await;
         let store = store_at(&url).await;
         let alice = add_user(&store, "alice").await;
         let mut feeds = Vec::new();
@@ -183,7 +181,7 @@ async fn a_worker_killed_mid_run_loses_nothing_on_postgres() {
     let (url, schema) = postgres_schema(&admin_url).await;
     let dir = tempfile::tempdir().unwrap();
     let hang = Arc::new(AtomicBool::new(true));
-    let server = FeedServer::start(slow_router(Arc::clone(&hang))).await;
+    let server = TestServer::start(slow_router(Arc::clone(&hang))).await;
     let store = store_at(&url).await;
     let alice = add_user(&store, "alice").await;
     let (mut fast, mut slow) = (Vec::new(), Vec::new());
@@ -367,7 +365,7 @@ async fn two_api_and_three_worker_processes_share_2000_feeds_on_postgres() {
     // Each due time publishes one more item per feed: round N serves items 1..=N.
     let round = Arc::new(AtomicUsize::new(1));
     let published = Arc::clone(&round);
-    let server = FeedServer::start(Router::new().route(
+    let server = TestServer::start(Router::new().route(
         "/feed/{tag}",
         get(
             move |axum::extract::Path(tag): axum::extract::Path<String>| {
@@ -578,7 +576,7 @@ async fn exit_within(child: &mut KillOnDrop, limit: Duration) -> Option<std::pro
 /// not exist, a SQLite file that cannot be created.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_process_started_while_postgres_is_down_waits_for_it() {
-    use tidings_store::private_postgres::{
+    use tidings_testkit::private_postgres::{
         NO_SERVER_PROGRAMS, PrivatePostgres, PrivatePostgresError,
     };
     let test = "cli_scale::a_process_started_while_postgres_is_down_waits_for_it";
@@ -595,7 +593,7 @@ async fn a_process_started_while_postgres_is_down_waits_for_it() {
     admin.execute_raw("CREATE DATABASE tidings").await.unwrap();
     admin.close().await;
     let url = postgres.database_url("tidings");
-    let server = FeedServer::start(feed_router()).await;
+    let server = TestServer::start(feed_router()).await;
     let store = store_at(&url).await;
     let alice = add_user(&store, "alice").await;
     subscribe(&store, alice, &server.url("/feed/waited")).await;
@@ -665,12 +663,12 @@ async fn a_process_started_while_postgres_is_down_waits_for_it() {
         "the pause grows: {waiting:?}"
     );
     assert!(worker.try_wait().unwrap().is_none(), "the worker waits");
-    assert!(server.hits().is_empty());
+    assert!(server.hits_by_path().is_empty());
 
     // The server starts: the same process fetches, without a restart.
     postgres.up().unwrap();
     wait_until(Duration::from_secs(60), "the feed fetched", || {
-        let fetched = server.hits().contains_key("/feed/waited");
+        let fetched = server.hits_by_path().contains_key("/feed/waited");
         async move { fetched }
     })
     .await;

@@ -9,15 +9,13 @@ use std::time::Duration;
 
 use axum::routing::get;
 
-mod support;
-
-use support::*;
+use crate::support::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn serve_fetches_a_subscribed_local_feed_within_one_tick() {
     let dir = tempfile::tempdir().unwrap();
     let url = format!("sqlite://{}", dir.path().join("t.db").display());
-    let server = FeedServer::start(feed_router()).await;
+    let server = TestServer::start(feed_router()).await;
     let store = store_at(&url).await;
     let alice = add_user(&store, "alice").await;
     let feed = subscribe(&store, alice, &server.url("/feed/serve")).await;
@@ -36,7 +34,7 @@ async fn serve_fetches_a_subscribed_local_feed_within_one_tick() {
     })
     .await;
     assert!(stop(child), "serve stops cleanly with its worker");
-    assert_eq!(server.hits().get("/feed/serve"), Some(&1));
+    assert_eq!(server.hits_by_path().get("/feed/serve"), Some(&1));
     store.close().await;
 }
 
@@ -86,7 +84,7 @@ async fn refresh_discover_and_opml_on_the_command_line() {
              </head></html>"
         }),
     );
-    let server = FeedServer::start(router).await;
+    let server = TestServer::start(router).await;
     let store = store_at(&url).await;
     let alice = add_user(&store, "alice").await;
     let feed = subscribe(&store, alice, &server.url("/feed/cli")).await;
@@ -209,7 +207,7 @@ async fn opml_import_reports_failures_and_limits_on_the_command_line() {
         "/page",
         get(|| async { "<html><body>a page, not a feed</body></html>" }),
     );
-    let server = FeedServer::start(router).await;
+    let server = TestServer::start(router).await;
     let dir = tempfile::tempdir().unwrap();
     for (url, admin) in test_databases(dir.path(), "opml_import_reports_failures").await {
         let store = store_at(&url).await;
@@ -311,7 +309,7 @@ async fn two_worker_processes_on_postgres_fetch_each_feed_once() {
         return;
     };
     let (url, schema) = postgres_schema(&admin_url).await;
-    let server = FeedServer::start(feed_router()).await;
+    let server = TestServer::start(feed_router()).await;
     let store = store_at(&url).await;
     let alice = add_user(&store, "alice").await;
     for id in 0..1000 {
@@ -353,7 +351,7 @@ async fn two_worker_processes_on_postgres_fetch_each_feed_once() {
     assert!(result.is_ok(), "not every feed was fetched in time");
     // The workers also look for favicons ("/", "/favicon.ico"); only feeds are counted.
     let hits: HashMap<String, usize> = server
-        .hits()
+        .hits_by_path()
         .into_iter()
         .filter(|(path, _)| path.starts_with("/feed/"))
         .collect();
@@ -385,7 +383,7 @@ async fn a_worker_serves_metrics_on_its_own_listener() {
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("TIDINGS_WORKER_METRICS_LISTEN"));
 
-    let server = FeedServer::start(feed_router()).await;
+    let server = TestServer::start(feed_router()).await;
     let store = store_at(&url).await;
     let user = add_user(&store, "mo").await;
     subscribe(&store, user, &server.url("/feed/metered")).await;
@@ -575,7 +573,7 @@ async fn a_worker_with_popularity_on_asks_the_configured_count_source() {
         assert!(String::from_utf8_lossy(&output.stderr).contains(variable));
     }
 
-    let hatena = FeedServer::start(axum::Router::new().route(
+    let hatena = TestServer::start(axum::Router::new().route(
         "/count/entries",
         get(
             |axum::extract::RawQuery(query): axum::extract::RawQuery| async move {
@@ -588,7 +586,7 @@ async fn a_worker_with_popularity_on_asks_the_configured_count_source() {
         ),
     ))
     .await;
-    let feeds = FeedServer::start(feed_router()).await;
+    let feeds = TestServer::start(feed_router()).await;
     let store = store_at(&url).await;
     let user = add_user(&store, "hana").await;
     let feed = subscribe(&store, user, &feeds.url("/feed/hot")).await;
@@ -619,7 +617,7 @@ async fn a_worker_with_popularity_on_asks_the_configured_count_source() {
     .await;
     assert!(stop(child), "the worker stops cleanly");
     assert_eq!(
-        hatena.hits().get("/count/entries"),
+        hatena.hits_by_path().get("/count/entries"),
         Some(&1),
         "one call for three links"
     );
@@ -673,7 +671,7 @@ async fn a_worker_with_websub_on_subscribes_feeds_at_their_hubs() {
 
     let requests: std::sync::Arc<std::sync::Mutex<Vec<String>>> = Default::default();
     let seen = std::sync::Arc::clone(&requests);
-    let publisher = FeedServer::start(
+    let publisher = TestServer::start(
         axum::Router::new()
             .route(
                 "/feed",
@@ -756,7 +754,7 @@ async fn a_worker_embeds_items_through_the_configured_provider() {
     let requests: std::sync::Arc<std::sync::Mutex<Vec<(usize, String, String)>>> =
         Default::default();
     let seen = std::sync::Arc::clone(&requests);
-    let provider = FeedServer::start(axum::Router::new().route(
+    let provider = TestServer::start(axum::Router::new().route(
         "/v1/embeddings",
         axum::routing::post(
             move |headers: axum::http::HeaderMap, axum::Json(body): axum::Json<serde_json::Value>| {
@@ -783,7 +781,7 @@ async fn a_worker_embeds_items_through_the_configured_provider() {
         ),
     ))
     .await;
-    let feeds = FeedServer::start(feed_router()).await;
+    let feeds = TestServer::start(feed_router()).await;
     let store = store_at(&url).await;
     let user = add_user(&store, "hana").await;
     let feed = subscribe(&store, user, &feeds.url("/feed/related")).await;

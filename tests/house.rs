@@ -19,7 +19,7 @@
 //! module where `Store` lives. An inline module is a module of its own, so a `mod tests { … }` that
 //! nothing imports closes no circle.
 //!
-//! `HOUSE_REPORT=1 cargo test --test house -- --nocapture` prints every circle with all the imports
+//! `HOUSE_REPORT=1 cargo test --test root house:: -- --nocapture` prints every circle with all the imports
 //! inside it, and every long function, for whoever untangles them.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};

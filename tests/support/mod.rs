@@ -1,22 +1,20 @@
-//! What the command-line tests share: the `tidings` binary with a clean environment, a local
-//! feed server counting requests per path, test databases on both engines, and waiting for
-//! and stopping processes.
+//! What the command-line tests share: the `tidings` binary with a clean environment, a feed
+//! router for testkit's local server, test databases on both engines, and `tidings serve`
+//! started and read. The server, the processes' guards and waiting are testkit's, re-exported
+//! here because nearly every test uses them with the rest.
 
-#![allow(dead_code)]
-
-use std::collections::HashMap;
 use std::path::Path;
-use std::process::{Child, Command, Output};
-use std::sync::{Arc, Mutex};
+use std::process::Command;
 use std::time::Duration;
 
 use axum::Router;
-use axum::extract::Request;
-use axum::middleware::Next;
 use axum::routing::get;
-use tidings_store::{NewSubscription, NewUser, Store, StoreOptions};
+use tidings_store::{Store, StoreOptions};
+use tidings_testkit::feeds::{Item, Rss};
 
-pub use tidings_testkit::skip;
+pub use tidings_testkit::add_user;
+pub use tidings_testkit::process::{KillOnDrop, kill_hard, run, spawn, stop, terminate};
+pub use tidings_testkit::{TestServer, skip, wait_until};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_tidings");
 
@@ -35,58 +33,16 @@ pub fn tidings(dir: &Path, database_url: &str) -> Command {
     command
 }
 
-/// A local server counting requests per path.
-pub struct FeedServer {
-    /// `http://127.0.0.1:PORT`.
-    pub base: String,
-    hits: Arc<Mutex<HashMap<String, usize>>>,
-}
-
-impl FeedServer {
-    /// Serves `router` on a free port of 127.0.0.1, counting every request by path.
-    pub async fn start(router: Router) -> FeedServer {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let base = format!("http://{}", listener.local_addr().unwrap());
-        let hits: Arc<Mutex<HashMap<String, usize>>> = Arc::default();
-        let count = Arc::clone(&hits);
-        let router = router.layer(axum::middleware::from_fn(
-            move |request: Request, next: Next| {
-                let count = Arc::clone(&count);
-                async move {
-                    *count
-                        .lock()
-                        .unwrap()
-                        .entry(request.uri().path().to_owned())
-                        .or_insert(0) += 1;
-                    next.run(request).await
-                }
-            },
-        ));
-        tokio::spawn(async move {
-            axum::serve(listener, router).await.unwrap();
-        });
-        FeedServer { base, hits }
-    }
-
-    /// The URL of `path` on this server.
-    pub fn url(&self, path: &str) -> String {
-        format!("{}{path}", self.base)
-    }
-
-    /// Requests so far, by path.
-    pub fn hits(&self) -> HashMap<String, usize> {
-        self.hits.lock().unwrap().clone()
-    }
-}
-
 /// An RSS document with one item whose guid is `TAG-1`.
 pub fn rss(tag: &str) -> String {
-    let published = chrono::Utc::now().to_rfc2822();
-    format!(
-        "<?xml version=\"1.0\"?><rss version=\"2.0\"><channel><title>Feed {tag}</title>\
-         <item><title>Hello {tag}</title><guid>{tag}-1</guid><pubDate>{published}</pubDate></item>\
-         </channel></rss>"
-    )
+    Rss::new(&format!("Feed {tag}"))
+        .item(Item {
+            title: format!("Hello {tag}"),
+            guid: format!("{tag}-1"),
+            published: Some(chrono::Utc::now()),
+            ..Item::default()
+        })
+        .build()
 }
 
 /// `/feed/TAG` answers [`rss`]`(TAG)`.
@@ -97,115 +53,16 @@ pub fn feed_router() -> Router {
     )
 }
 
+/// Subscribes `user` to the feed at `url`; returns the feed's id.
+pub async fn subscribe(store: &Store, user: i64, url: &str) -> i64 {
+    tidings_testkit::follow(store, user, url).await.1
+}
+
 /// Opens and migrates the database at `url`.
 pub async fn store_at(url: &str) -> Store {
     let store = Store::connect(&StoreOptions::new(url)).await.unwrap();
     store.migrate().await.unwrap();
     store
-}
-
-/// Creates an ordinary user without a password; returns the id.
-pub async fn add_user(store: &Store, name: &str) -> i64 {
-    store
-        .create_user(&NewUser {
-            username: name.into(),
-            password_hash: None,
-            is_admin: false,
-        })
-        .await
-        .unwrap()
-        .id
-}
-
-/// Subscribes `user` to the feed at `url`; returns the feed's id.
-pub async fn subscribe(store: &Store, user: i64, url: &str) -> i64 {
-    store
-        .subscribe(
-            user,
-            &NewSubscription {
-                feed_url: url.into(),
-                ..Default::default()
-            },
-        )
-        .await
-        .unwrap()
-        .feed_id
-}
-
-/// Polls `condition` every 50 ms, panicking after `limit`.
-pub async fn wait_until<F, Fut>(limit: Duration, what: &str, mut condition: F)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let deadline = tokio::time::Instant::now() + limit;
-    while !condition().await {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
-/// A spawned process that is killed (SIGKILL) and reaped when dropped, so that a test that
-/// panics leaves no `tidings` process running behind it. Derefs to the [`Child`].
-pub struct KillOnDrop(Option<Child>);
-
-impl KillOnDrop {
-    /// Guards `child`.
-    pub fn new(child: Child) -> KillOnDrop {
-        KillOnDrop(Some(child))
-    }
-
-    /// The process, no longer guarded: for a caller that waits for it itself.
-    pub fn into_inner(mut self) -> Child {
-        self.0.take().expect("a guarded child")
-    }
-}
-
-impl std::ops::Deref for KillOnDrop {
-    type Target = Child;
-    fn deref(&self) -> &Child {
-        self.0.as_ref().expect("a guarded child")
-    }
-}
-
-impl std::ops::DerefMut for KillOnDrop {
-    fn deref_mut(&mut self) -> &mut Child {
-        self.0.as_mut().expect("a guarded child")
-    }
-}
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        if let Some(mut child) = self.0.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
-}
-
-/// Starts `command`, guarded by [`KillOnDrop`].
-pub fn spawn(command: &mut Command) -> KillOnDrop {
-    KillOnDrop::new(command.spawn().expect("start tidings"))
-}
-
-/// Stops a child with SIGTERM and waits for it.
-pub fn stop(child: KillOnDrop) -> bool {
-    let mut child = child.into_inner();
-    let _ = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status();
-    child.wait().map(|s| s.success()).unwrap_or(false)
-}
-
-/// Runs `command` to its end off the async executor.
-pub async fn run(command: &mut Command) -> Output {
-    let mut command = std::mem::replace(command, Command::new(BIN));
-    tokio::task::spawn_blocking(move || command.output().expect("tidings runs"))
-        .await
-        .unwrap()
 }
 
 /// A new schema on the PostgreSQL test server at `admin_url`: the database URL that works in
@@ -293,29 +150,4 @@ pub fn start_serve(mut command: Command, args: &[&str]) -> (KillOnDrop, String) 
         Ok(Err(log)) => panic!("tidings serve ended before listening: {log:#?}"),
         Err(_) => panic!("tidings serve did not say where it listens within 60 s"),
     }
-}
-
-/// Sends SIGKILL (`kill -9`): the process ends at once, giving nothing back.
-pub fn kill_hard(child: KillOnDrop) {
-    let mut child = child.into_inner();
-    let _ = Command::new("kill")
-        .args(["-KILL", &child.id().to_string()])
-        .status();
-    let _ = child.wait();
-}
-
-/// Sends SIGTERM and waits (off the async executor) for the process to end; returns its exit
-/// status and how long it took from the signal.
-pub async fn terminate(child: KillOnDrop) -> (std::process::ExitStatus, Duration) {
-    let mut child = child.into_inner();
-    let signalled = std::time::Instant::now();
-    let _ = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status();
-    tokio::task::spawn_blocking(move || {
-        let status = child.wait().expect("wait for tidings");
-        (status, signalled.elapsed())
-    })
-    .await
-    .unwrap()
 }

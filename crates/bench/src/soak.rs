@@ -32,8 +32,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use clap::Args;
 use tidings::output::outln;
-use tidings_store::private_postgres::PrivatePostgres;
 use tidings_store::{NewSubscription, NewUser, Store, StoreOptions};
+use tidings_testkit::private_postgres::PrivatePostgres;
 
 use crate::mix::XorShift;
 use crate::soak_farm::Farm;

@@ -20,8 +20,8 @@ const BENCH: &str = env!("CARGO_BIN_EXE_tidings-bench");
 #[test]
 fn a_short_soak_under_faults_loses_nothing_and_recovers() {
     let test = "soak::a_short_soak_under_faults_loses_nothing_and_recovers";
-    if tidings_store::private_postgres::server_programs().is_none() {
-        skip::skip(test, tidings_store::private_postgres::NO_SERVER_PROGRAMS);
+    if tidings_testkit::private_postgres::server_programs().is_none() {
+        skip::skip(test, tidings_testkit::private_postgres::NO_SERVER_PROGRAMS);
         return;
     }
     let logs = tempfile::tempdir().unwrap();

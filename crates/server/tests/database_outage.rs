@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use crate::support::{TestApp, assert_error, call};
 use reqwest::{Method, StatusCode};
-use tidings_store::private_postgres::{PrivatePostgres, PrivatePostgresError};
+use tidings_testkit::private_postgres::{PrivatePostgres, PrivatePostgresError};
 use tidings_testkit::skip;
 
 /// The most a request may take to be answered 503 while the database is down. The store gives
@@ -24,7 +24,7 @@ fn private_postgres(test: &str) -> Option<PrivatePostgres> {
     match PrivatePostgres::start() {
         Ok(instance) => Some(instance),
         Err(PrivatePostgresError::NotInstalled) => {
-            skip::skip(test, tidings_store::private_postgres::NO_SERVER_PROGRAMS);
+            skip::skip(test, tidings_testkit::private_postgres::NO_SERVER_PROGRAMS);
             None
         }
         Err(error) => panic!("the private PostgreSQL did not start: {error}"),

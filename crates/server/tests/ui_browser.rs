@@ -7,7 +7,7 @@
 //! against a Discord stand-in.
 //!
 //! Without Chromium the tests print `SKIPPED … : chromium not installed` and pass.
-//! `cargo test -p tidings-server --test ui_browser -- --ignored screenshots` rewrites
+//! `cargo test -p tidings-server --test server -- --ignored ui_browser::screenshots` rewrites
 //! `docs/screenshots/*.png`.
 
 use tidings_testkit::on_both_engines;
@@ -945,7 +945,7 @@ async fn demo_site(
 
 /// Rewrites `docs/screenshots/*.png`: desktop light, desktop dark, and the phone's two panes,
 /// with a small made-up reading list. Run with
-/// `cargo test -p tidings-server --test ui_browser -- --ignored screenshots`.
+/// `cargo test -p tidings-server --test server -- --ignored ui_browser::screenshots`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "writes docs/screenshots; run on purpose"]
 async fn screenshots() {

@@ -30,7 +30,6 @@ mod migrate;
 mod operations;
 mod popularity;
 mod preferences;
-pub mod private_postgres;
 mod rate_limits;
 mod reading;
 mod scraped;

@@ -792,7 +792,7 @@ on_both_engines!(opml_imports_are_recorded_newest_first, |db| {
 /// Retention at scale: `TIDINGS_RETENTION_BENCH_ITEMS` items (default 1,000,000) in 100
 /// feeds with one subscriber each, stored over the last 360 days; the run deletes those stored
 /// more than 180 days ago beyond each feed's newest 50, with their tombstones. Run with
-/// `cargo test --release -p tidings-store --test fetching -- --ignored retention_at_scale
+/// `cargo test --release -p tidings-store --test store -- --ignored fetching::retention_at_scale
 /// --nocapture`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "a benchmark: builds a million items"]

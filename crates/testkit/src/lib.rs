@@ -1,10 +1,11 @@
 //! What the tests of the workspace share, in one place instead of copies per crate: every
 //! storage test on both engines ([`engines`]), one rule for tests that cannot run here
 //! ([`skip`]), one local HTTP server that counts what it is asked ([`http`]), one feed builder
-//! ([`feeds`]), waiting for a condition ([`wait`]), and child processes that never outlive a
-//! failed test ([`process`]).
+//! ([`feeds`]), waiting for a condition ([`wait`]), child processes that never outlive a
+//! failed test ([`process`]), and a PostgreSQL server of a test's own ([`private_postgres`]).
 //!
-//! A dev-dependency only (`publish = false`): nothing here reaches the shipped binary. Each
+//! Never shipped (`publish = false`): the crates use it as a dev-dependency, and only the
+//! bench tool (`tidings-bench soak`, which stops and starts its own PostgreSQL) as a dependency. Each
 //! crate's integration tests are one binary (`tests/main.rs` naming every test file as a
 //! module); [`layout`] checks that no test file is left out of it.
 
@@ -12,6 +13,7 @@ pub mod engines;
 pub mod feeds;
 pub mod http;
 pub mod layout;
+pub mod private_postgres;
 pub mod process;
 pub mod skip;
 pub mod wait;

@@ -135,7 +135,7 @@ mod tests {
     use super::*;
 
     /// Set only for the child process of the test below.
-    const MARK: &str = "TIDINGS_TESTKIT_ALONE_MARK";
+    const MARK: &str = "TESTKIT_CHILD_MARK";
 
     #[test]
     fn a_test_runs_alone_with_its_own_environment() {

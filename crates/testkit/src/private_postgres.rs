@@ -1,5 +1,5 @@
 //! A PostgreSQL server of one's own: `initdb` into a temporary folder and `pg_ctl` on a free
-//! port, for the fault tests and `tidings bench soak`, which stop and start the database under a
+//! port, for the fault tests and `tidings-bench soak`, which stop and start the database under a
 //! running tidings and so must never use a server that others share.
 //!
 //! It needs the PostgreSQL server programs (on Debian the `postgresql` package, which puts them
