@@ -59,7 +59,7 @@ impl RelatedIndex {
         self.seen
     }
 
-    /// Bytes the index holds (columns and maps, approximately), for the README's figures and
+    /// Bytes the index holds (columns and maps, approximately), for the benchmark figures and
     /// the metrics.
     pub fn memory_bytes(&self) -> usize {
         let columns = self.item_ids.capacity() * 8 + self.feeds.capacity() * 4;

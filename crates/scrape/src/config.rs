@@ -43,8 +43,8 @@ impl ScrapeKind {
     }
 }
 
-/// How to read items from one page. Absent fields are `None` (written as `null`); see the
-/// README for each kind.
+/// How to read items from one page. Absent fields are `None` (written as `null`); see
+/// docs/scraped-sources.md for each kind.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(default, deny_unknown_fields)]

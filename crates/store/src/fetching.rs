@@ -123,7 +123,7 @@ macro_rules! save_favicon_on {
 }
 pub(crate) use save_favicon_on;
 
-/// How much the kept raw bodies (F8) hold, for `tidings reparse` and the README's figures.
+/// How much the kept raw feed bodies hold, for `tidings reparse` and the benchmark figures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
 pub struct FeedBodyTotals {
     /// Feeds in the database.

@@ -123,7 +123,7 @@ fn scrape_source_error(error: ScrapeSourceError) -> ApiError {
         ScrapeSourceError::Scrape(ScrapeError::InvalidConfig { field, reason }) => {
             ApiError::validation(
                 format!("The field scraper.{field} is not valid: {reason}."),
-                "Correct the scraper configuration; the README lists its fields for each kind.",
+                "Correct the scraper configuration; docs/scraped-sources.md lists its fields for each kind.",
             )
         }
         ScrapeSourceError::Scrape(error) => ApiError::new(

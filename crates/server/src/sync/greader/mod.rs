@@ -136,8 +136,8 @@ async fn reader_api(
         "stream/items/contents" => stream_items_contents(&request).await,
         "stream/contents" => stream_contents(&request, stream_in_path).await,
         other => Err(GReaderError::not_found(format!(
-            "Unknown endpoint {method} /reader/api/0/{other}: see the README's Google Reader \
-             API section for the supported ones."
+            "Unknown endpoint {method} /reader/api/0/{other}: docs/sync-apps.md (Google \
+             Reader API) lists the supported ones."
         ))),
     };
     answer.unwrap_or_else(IntoResponse::into_response)
