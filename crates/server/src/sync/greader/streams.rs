@@ -239,7 +239,7 @@ pub(super) fn stream_query(
     };
     query.limit = params.number("n")?.unwrap_or(DEFAULT_PAGE).clamp(1, max);
     if let Some(ot) = params.number("ot")? {
-        query.arrived_from_us = Some(to_micros(ot));
+        query.arrived_from_us = Some(start_of_ot(ot));
     }
     if let Some(nt) = params.number("nt")? {
         query.arrived_before_us = Some(to_micros(nt));
@@ -338,4 +338,18 @@ pub(super) async fn unread_count(request: &Request<'_>) -> Result<Response> {
         "newestItemTimestampUsec": usec(newest_overall),
     }));
     Ok(axum::Json(json!({"max": UNREAD_COUNT_MAX, "unreadcounts": counts})).into_response())
+}
+
+/// Where `ot` starts, in microseconds. Given in seconds, it covers the whole second before it
+/// too: Fluent Reader sends the crawl time of the newest item it has, rounded to the nearest
+/// second (`Math.round(crawlTimeMsec / 1000)`), which can land up to half a second after
+/// items it has not seen, such as a new subscription's backlog numbered in that half second.
+/// Starting a second earlier costs at most a second of items the app has (apps keep items by
+/// id); in milliseconds or microseconds, `ot` is exact.
+fn start_of_ot(ot: i64) -> i64 {
+    if to_micros(ot) == ot.saturating_mul(1_000_000) {
+        to_micros(ot.saturating_sub(1))
+    } else {
+        to_micros(ot)
+    }
 }
