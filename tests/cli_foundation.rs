@@ -297,6 +297,17 @@ fn user_commands_on(dir: &Path, database_url: Option<&str>) {
         }
         command
     };
+    let store_url = database_url
+        .map(str::to_string)
+        .unwrap_or_else(|| format!("sqlite://{}", dir.join("tidings.db").display()));
+    phase_add_and_list(&cmd);
+    phase_passwords_and_second_factors(&cmd, &store_url);
+    phase_password_sign_in_and_delete(&cmd, &store_url);
+}
+
+/// A new database comes from `migrate`; users are added with passwords from the environment
+/// or standard input, listed, and weak passwords or bad names refused.
+fn phase_add_and_list(cmd: &impl Fn() -> Command) {
     // A new database comes from `migrate` (or `serve`), never from `user add` run by mistake.
     let (code, _, err) = run(cmd().arg("migrate"), None);
     assert_eq!(code, 0, "{err}");
@@ -368,12 +379,13 @@ fn user_commands_on(dir: &Path, database_url: Option<&str>) {
     );
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("password of Bob changed"), "{out}");
+}
 
+/// A new password ends bob's sessions and revokes his keys unless kept; resetting second
+/// factors ends sessions and keeps keys.
+fn phase_passwords_and_second_factors(cmd: &impl Fn() -> Command, store_url: &str) {
     // A new password ends bob's sessions and revokes his API keys, unless the operator keeps
     // them with --keep-sessions / --keep-keys.
-    let store_url = database_url
-        .map(str::to_string)
-        .unwrap_or_else(|| format!("sqlite://{}", dir.join("tidings.db").display()));
     let passwd = |flags: &[&str]| {
         let (code, out, err) = run(
             cmd()
@@ -385,22 +397,22 @@ fn user_commands_on(dir: &Path, database_url: Option<&str>) {
         assert_eq!(code, 0, "{flags:?}: {err}");
         out
     };
-    let signed_in = |round: &str| give_session_and_key(&store_url, "bob", round);
+    let signed_in = |round: &str| give_session_and_key(store_url, "bob", round);
     let (sessions, keys) = signed_in("a");
     let out = passwd(&["--keep-sessions", "--keep-keys"]);
     assert!(out.contains("sessions kept, API keys kept"), "{out}");
-    assert_eq!(still_working(&store_url, &sessions, &keys), (2, 1));
+    assert_eq!(still_working(store_url, &sessions, &keys), (2, 1));
     let out = passwd(&["--keep-keys"]);
     assert!(out.contains("2 sessions ended, API keys kept"), "{out}");
-    assert_eq!(still_working(&store_url, &sessions, &keys), (0, 1));
+    assert_eq!(still_working(store_url, &sessions, &keys), (0, 1));
     let (sessions, _) = signed_in("b");
     let out = passwd(&["--keep-sessions"]);
     assert!(out.contains("sessions kept, 2 API keys revoked"), "{out}");
-    assert_eq!(still_working(&store_url, &sessions, &keys), (2, 0));
+    assert_eq!(still_working(store_url, &sessions, &keys), (2, 0));
     let (sessions, keys) = signed_in("c");
     let out = passwd(&[]);
     assert!(out.contains("4 sessions ended, 1 API key revoked"), "{out}");
-    assert_eq!(still_working(&store_url, &sessions, &keys), (0, 0));
+    assert_eq!(still_working(store_url, &sessions, &keys), (0, 0));
     let (code, _, err) = run(
         cmd()
             .args(["user", "passwd", "bob"])
@@ -413,7 +425,7 @@ fn user_commands_on(dir: &Path, database_url: Option<&str>) {
     // A user who lost their authenticator gets back in through the operator: codes,
     // recovery codes and passkeys go, sessions end, API keys stay.
     let (sessions, keys) = signed_in("d");
-    with_store(&store_url, async |store| {
+    with_store(store_url, async |store| {
         let (bob, _) = store.user_credentials("bob").await.unwrap().unwrap();
         store
             .begin_totp(bob.id, b"0123456789abcdefghij")
@@ -441,8 +453,8 @@ fn user_commands_on(dir: &Path, database_url: Option<&str>) {
         ),
         "{out}"
     );
-    assert_eq!(still_working(&store_url, &sessions, &keys), (0, 1));
-    with_store(&store_url, async |store| {
+    assert_eq!(still_working(store_url, &sessions, &keys), (0, 1));
+    with_store(store_url, async |store| {
         let (bob, _) = store.user_credentials("bob").await.unwrap().unwrap();
         let left = store.second_factors(bob.id).await.unwrap();
         assert!(
@@ -454,7 +466,11 @@ fn user_commands_on(dir: &Path, database_url: Option<&str>) {
     let (code, _, err) = run(cmd().args(["user", "reset-second-factors", "nobody"]), None);
     assert_eq!(code, 1);
     assert!(err.contains("no user named nobody"), "{err}");
+}
 
+/// Password sign-in turned off comes back on from the command line; users are deleted only
+/// with --yes.
+fn phase_password_sign_in_and_delete(cmd: &impl Fn() -> Command, store_url: &str) {
     // Password sign-in turned off (by an administrator relying on the OpenID provider) comes
     // back on from the command line.
     let (code, out, _) = run(cmd().args(["user", "password-sign-in"]), None);
@@ -463,14 +479,14 @@ fn user_commands_on(dir: &Path, database_url: Option<&str>) {
     let (code, out, _) = run(cmd().args(["user", "password-sign-in", "off"]), None);
     assert_eq!(code, 0);
     assert!(out.contains("password sign-in is off"), "{out}");
-    assert!(!with_store(&store_url, async |store| store
+    assert!(!with_store(store_url, async |store| store
         .password_sign_in()
         .await
         .unwrap()));
     let (code, out, _) = run(cmd().args(["user", "password-sign-in", "on"]), None);
     assert_eq!(code, 0);
     assert!(out.contains("password sign-in is on"), "{out}");
-    assert!(with_store(&store_url, async |store| store
+    assert!(with_store(store_url, async |store| store
         .password_sign_in()
         .await
         .unwrap()));

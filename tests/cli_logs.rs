@@ -222,6 +222,12 @@ async fn json_logs_name_requests_and_fetches_and_never_secrets() {
     assert_eq!(response.status(), 401);
 
     let lines = server.stop();
+    phase_check_the_lines(&lines, &session_secret, &api_key, &feed_url);
+}
+
+/// The log lines: JSON each, no secret in any, requests named with their route, user and id,
+/// and fetches with their feed, status and error.
+fn phase_check_the_lines(lines: &[String], session_secret: &str, api_key: &str, feed_url: &str) {
     let events: Vec<Value> = lines
         .iter()
         .map(|line| {
@@ -232,8 +238,8 @@ async fn json_logs_name_requests_and_fetches_and_never_secrets() {
     for secret in [
         PASSWORD,
         "wrong-but-secret-guess-42",
-        session_secret.as_str(),
-        api_key.as_str(),
+        session_secret,
+        api_key,
         // Past the key's public prefix, which the API shows and may log.
         &api_key[12..],
     ] {

@@ -364,29 +364,7 @@ async fn two_api_and_three_worker_processes_share_2000_feeds_on_postgres() {
     let dir = tempfile::tempdir().unwrap();
     // Each due time publishes one more item per feed: round N serves items 1..=N.
     let round = Arc::new(AtomicUsize::new(1));
-    let published = Arc::clone(&round);
-    let server = TestServer::start(Router::new().route(
-        "/feed/{tag}",
-        get(
-            move |axum::extract::Path(tag): axum::extract::Path<String>| {
-                let items: String = (1..=published.load(Ordering::SeqCst))
-                    .map(|n| {
-                        format!(
-                            "<item><title>{tag} #{n}</title><guid>{tag}-{n}</guid>\
-                             <pubDate>Tue, 0{n} Sep 2026 10:00:00 GMT</pubDate></item>"
-                        )
-                    })
-                    .collect();
-                async move {
-                    format!(
-                        "<?xml version=\"1.0\"?><rss version=\"2.0\"><channel>\
-                         <title>Feed {tag}</title>{items}</channel></rss>"
-                    )
-                }
-            },
-        ),
-    ))
-    .await;
+    let server = phase_serve_rounds(Arc::clone(&round)).await;
     let store = store_at(&url).await;
     let password = "correct horse battery staple";
     let alice = store
@@ -398,21 +376,7 @@ async fn two_api_and_three_worker_processes_share_2000_feeds_on_postgres() {
         .await
         .unwrap()
         .id;
-    let mut subscribing = tokio::task::JoinSet::new();
-    for part in 0..8 {
-        let (store, server_base) = (store.clone(), server.base.clone());
-        subscribing.spawn(async move {
-            let mut feeds = Vec::new();
-            for n in (part..FEEDS).step_by(8) {
-                feeds.push(subscribe(&store, alice, &format!("{server_base}/feed/f{n}")).await);
-            }
-            feeds
-        });
-    }
-    let mut feeds = Vec::new();
-    while let Some(part) = subscribing.join_next().await {
-        feeds.extend(part.unwrap());
-    }
+    let feeds = phase_subscribe_all(&store, alice, &server.base, FEEDS).await;
     assert_eq!(feeds.len(), FEEDS);
 
     let apis: Vec<(KillOnDrop, String)> = (0..2)
@@ -527,6 +491,57 @@ async fn two_api_and_three_worker_processes_share_2000_feeds_on_postgres() {
         read, expected,
         "the items read through one API are read through the other"
     );
+}
+
+/// The feeds' site: `/feed/{tag}` serves items 1..=N of round N, N read from `published`.
+async fn phase_serve_rounds(published: Arc<AtomicUsize>) -> TestServer {
+    TestServer::start(Router::new().route(
+        "/feed/{tag}",
+        get(
+            move |axum::extract::Path(tag): axum::extract::Path<String>| {
+                let items: String = (1..=published.load(Ordering::SeqCst))
+                    .map(|n| {
+                        format!(
+                            "<item><title>{tag} #{n}</title><guid>{tag}-{n}</guid>\
+                             <pubDate>Tue, 0{n} Sep 2026 10:00:00 GMT</pubDate></item>"
+                        )
+                    })
+                    .collect();
+                async move {
+                    format!(
+                        "<?xml version=\"1.0\"?><rss version=\"2.0\"><channel>\
+                         <title>Feed {tag}</title>{items}</channel></rss>"
+                    )
+                }
+            },
+        ),
+    ))
+    .await
+}
+
+/// `count` subscriptions of `alice` to the site at `server_base`, made eight at a time.
+async fn phase_subscribe_all(
+    store: &Store,
+    alice: i64,
+    server_base: &str,
+    count: usize,
+) -> Vec<i64> {
+    let mut subscribing = tokio::task::JoinSet::new();
+    for part in 0..8 {
+        let (store, server_base) = (store.clone(), server_base.to_string());
+        subscribing.spawn(async move {
+            let mut feeds = Vec::new();
+            for n in (part..count).step_by(8) {
+                feeds.push(subscribe(&store, alice, &format!("{server_base}/feed/f{n}")).await);
+            }
+            feeds
+        });
+    }
+    let mut all = Vec::new();
+    while let Some(part) = subscribing.join_next().await {
+        all.extend(part.unwrap());
+    }
+    all
 }
 
 /// The lines a process writes to standard error, collected as they come (the pipe is drained

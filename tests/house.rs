@@ -38,9 +38,6 @@ const CYCLE_ALLOWLIST: &[&str] = &[];
 /// None left in `src/`; these are integration tests (`package(test)::module::test`), listed when
 /// the rule reached `tests/`. A new long function is split into named phases, not listed.
 const LONG_FUNCTION_ALLOWLIST: &[&str] = &[
-    "tidings(test)::cli_foundation::user_commands_on",
-    "tidings(test)::cli_logs::json_logs_name_requests_and_fetches_and_never_secrets",
-    "tidings(test)::cli_scale::two_api_and_three_worker_processes_share_2000_feeds_on_postgres",
     "tidings_server(test)::api_contract::every_answer_is_documented",
     "tidings_server(test)::api_contract::validation_errors_are_400_naming_the_field",
     "tidings_server(test)::api_full_text::modes_in_the_api_and_full_articles_on_demand",
@@ -64,14 +61,7 @@ const LONG_FUNCTION_ALLOWLIST: &[&str] = &[
     "tidings_server(test)::sync_greader::edit_tag_mark_all_as_read_and_unread_counts",
     "tidings_server(test)::sync_greader::subscriptions_labels_and_tags",
     "tidings_server(test)::sync_miniflux::entries_filter_order_and_page_like_miniflux",
-    "tidings_server(test)::sync_miniflux::newsboat_counts_unread_and_marks_read_through_miniflux",
-    "tidings_server(test)::ui_browser::fast_reading_never_meets_the_rate_limit",
     "tidings_server(test)::ui_browser::notifications_in_chromium",
-    "tidings_server(test)::ui_browser::reading_view_in_chromium",
-    "tidings_server(test)::ui_browser::scrape_dialog_in_chromium",
-    "tidings_server(test)::ui_browser::screenshots",
-    "tidings_server(test)::ui_browser::search_in_chromium",
-    "tidings_server(test)::ui_browser::summaries_in_chromium",
     "tidings_server(test)::ui_second_factors::two_step_sign_in_in_chromium",
     "tidings_server(test)::websub::push_delivery_verification_and_unsubscription",
     "tidings_store(test)::embeddings::new_items_first_then_the_backfill_newest_first",

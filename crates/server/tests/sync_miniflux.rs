@@ -602,46 +602,7 @@ async fn newsboat_counts_unread_and_marks_read_through_miniflux() {
         app.user("ann", false).await;
         let browser = app.signed_in("ann").await;
         let key = api_key(&app, &browser, "read_write").await;
-        // Local feeds, subscribed and fetched through the API.
-        let feeds = TestServer::start_empty().await;
-        feeds.serve(
-            "/one.xml",
-            200,
-            "application/rss+xml",
-            crate::support::rss(&feeds.base, "one", 4),
-        );
-        feeds.serve(
-            "/two.xml",
-            200,
-            "application/rss+xml",
-            crate::support::rss(&feeds.base, "two", 3),
-        );
-        for path in ["/one.xml", "/two.xml"] {
-            let (status, _, body) = call(
-                &browser,
-                Method::POST,
-                &app.url("/subscriptions"),
-                Some(json!({"url": feeds.url(path)})),
-            )
-            .await;
-            assert_eq!(status, StatusCode::CREATED, "{body}");
-        }
-        // One item read in the web UI's API beforehand: 6 unread.
-        let (_, _, items) = call(
-            &browser,
-            Method::GET,
-            &app.url("/items?filter=unread&limit=1"),
-            None,
-        )
-        .await;
-        let read_id = items["items"][0]["id"].as_i64().unwrap();
-        call(
-            &browser,
-            Method::POST,
-            &app.url("/items/mark-read"),
-            Some(json!({"ids": [read_id]})),
-        )
-        .await;
+        let _feeds = phase_two_feeds_one_read(&app, &browser).await;
 
         let home = tempfile::tempdir().unwrap();
         let config = home.path().join("config");
@@ -746,6 +707,52 @@ async fn newsboat_counts_unread_and_marks_read_through_miniflux() {
         );
     })
     .await;
+}
+
+/// Two local feeds, subscribed and fetched through the API, one item read beforehand: 6 unread.
+/// Returns the feeds' site, to keep serving.
+async fn phase_two_feeds_one_read(app: &TestApp, browser: &Client) -> TestServer {
+    // Local feeds, subscribed and fetched through the API.
+    let feeds = TestServer::start_empty().await;
+    feeds.serve(
+        "/one.xml",
+        200,
+        "application/rss+xml",
+        crate::support::rss(&feeds.base, "one", 4),
+    );
+    feeds.serve(
+        "/two.xml",
+        200,
+        "application/rss+xml",
+        crate::support::rss(&feeds.base, "two", 3),
+    );
+    for path in ["/one.xml", "/two.xml"] {
+        let (status, _, body) = call(
+            browser,
+            Method::POST,
+            &app.url("/subscriptions"),
+            Some(json!({"url": feeds.url(path)})),
+        )
+        .await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+    }
+    // One item read in the web UI's API beforehand: 6 unread.
+    let (_, _, items) = call(
+        browser,
+        Method::GET,
+        &app.url("/items?filter=unread&limit=1"),
+        None,
+    )
+    .await;
+    let read_id = items["items"][0]["id"].as_i64().unwrap();
+    call(
+        browser,
+        Method::POST,
+        &app.url("/items/mark-read"),
+        Some(json!({"ids": [read_id]})),
+    )
+    .await;
+    feeds
 }
 
 // newsboat with `miniflux-url "https://host/"` (and other apps given an address with a trailing

@@ -966,176 +966,12 @@ async fn screenshots() {
         .unwrap();
 
     let mut sites = Vec::new();
-    let compiler = demo_site(
-        &mut sites,
-        "The Daily Compiler",
-        "#2563eb",
-        &[
-            ("Cold starts, a third faster", LONG_BODY, Some(1)),
-            (
-                "Reading a profile without guessing",
-                "<p>Flame graphs lie less than intuition.</p>",
-                Some(3),
-            ),
-            (
-                "Small binaries, on purpose",
-                "<p>What we removed, and why nobody missed it.</p>",
-                Some(9),
-            ),
-            (
-                "Notes from the release train",
-                "<p>Six weeks, three fixes, one regression caught early.</p>",
-                Some(30),
-            ),
-            (
-                "Why the index is a B-tree again",
-                "<p>We tried something clever. Then we measured.</p>",
-                Some(52),
-            ),
-        ],
-    )
-    .await;
-    let sky = demo_site(
-        &mut sites,
-        "Night Sky Journal",
-        "#7c3aed",
-        &[
-            (
-                "Jupiter at opposition this week",
-                "<p>Best seen after midnight, low in the south-east.</p>",
-                Some(2),
-            ),
-            (
-                "A beginner's guide to binoculars",
-                "<p>10×50 is the sweet spot for most people.</p>",
-                Some(20),
-            ),
-            (
-                "The Perseids, counted",
-                "<p>Sixty-two meteors in an hour from a dark field.</p>",
-                Some(70),
-            ),
-        ],
-    )
-    .await;
-    let kitchen = demo_site(
-        &mut sites,
-        "Kitchen Chemistry",
-        "#059669",
-        &[
-            (
-                "Why bread goes stale (it is not drying out)",
-                "<p>Starch retrogradation, explained with toast.</p>",
-                Some(5),
-            ),
-            (
-                "Salt your pasta water — how much, really?",
-                "<p>About one percent, and here is the taste test.</p>",
-                None,
-            ),
-            (
-                "Caramel without fear",
-                "<p>A thermometer and patience beat any trick.</p>",
-                Some(44),
-            ),
-        ],
-    )
-    .await;
-    let notes = demo_site(
-        &mut sites,
-        "Field Notes",
-        "#d97706",
-        &[
-            (
-                "Mapping the old railway path",
-                "<p>Eleven kilometres, four bridges, one very confused heron.</p>",
-                Some(4),
-            ),
-            (
-                "Moss, up close",
-                "<p>A macro lens and a rainy afternoon.</p>",
-                Some(27),
-            ),
-        ],
-    )
-    .await;
-    let mirror = demo_site(
-        &mut sites,
-        "Old Mirror",
-        "#64748b",
-        &[("The last post", "<p>Moving house.</p>", Some(400))],
-    )
-    .await;
+    let [compiler, sky, kitchen, notes, mirror] = phase_demo_sites(&mut sites).await;
 
     let b = Browser::start(1280, 800).await;
     sign_in(&b, &base, "mika").await;
-
-    let science = page_fetch(&b, "POST", "/groups", json!({"name": "Science"})).await;
-    let science = science["group"]["id"].clone();
-    let tech = page_fetch(&b, "POST", "/groups", json!({"name": "Tech"})).await;
-    let tech = tech["group"]["id"].clone();
-    let mut feed_ids = Vec::new();
-    for (url, group) in [
-        (&compiler, tech.clone()),
-        (&sky, science.clone()),
-        (&kitchen, science.clone()),
-        (&notes, Value::Null),
-        (&mirror, tech.clone()),
-    ] {
-        let mut body = json!({"url": url});
-        if !group.is_null() {
-            body["group_id"] = group;
-        }
-        let created = page_fetch(&b, "POST", "/subscriptions", body).await;
-        assert!(created["subscription"]["id"].is_i64(), "{created}");
-        feed_ids.push((
-            created["subscription"]["id"].as_i64().unwrap(),
-            created["subscription"]["feed_id"].as_i64().unwrap(),
-        ));
-    }
-    // The mirror's site has gone: its feed stops with the 404 as its error.
-    sites[4].serve("/feed.xml", 404, "text/plain", "gone");
-    let (mirror_sub, _) = feed_ids[4];
-    page_fetch(
-        &b,
-        "POST",
-        &format!("/subscriptions/{mirror_sub}/refresh"),
-        Value::Null,
-    )
-    .await;
-    // Some reading already done: a few read items and a star.
-    let items = page_fetch(&b, "GET", "/items?filter=all&limit=50", Value::Null).await;
-    let items = items["items"].as_array().unwrap().clone();
-    let by_title = |t: &str| {
-        items
-            .iter()
-            .find(|i| i["title"] == t)
-            .unwrap_or_else(|| panic!("{t}"))["id"]
-            .as_i64()
-            .unwrap()
-    };
-    for title in [
-        "Moss, up close",
-        "The Perseids, counted",
-        "Caramel without fear",
-    ] {
-        page_fetch(
-            &b,
-            "PUT",
-            &format!("/items/{}/state", by_title(title)),
-            json!({"is_read": true}),
-        )
-        .await;
-    }
-    let starred = by_title("A beginner's guide to binoculars");
-    page_fetch(
-        &b,
-        "PUT",
-        &format!("/items/{starred}/state"),
-        json!({"is_starred": true}),
-    )
-    .await;
-    let open = by_title("Cold starts, a third faster");
+    let open =
+        phase_subscribe_and_read(&b, &sites, [&compiler, &sky, &kitchen, &notes, &mirror]).await;
 
     for (theme, file) in [("light", "desktop-light.png"), ("dark", "desktop-dark.png")] {
         page_fetch(&b, "PUT", "/preferences", json!({"theme": theme})).await;
@@ -1170,6 +1006,184 @@ async fn screenshots() {
     b.screenshot(&out.join("phone-items.png")).await;
     b.quit().await;
     drop(sites);
+}
+
+/// The five demo sites of the screenshots, on `sites`: their feeds' addresses.
+async fn phase_demo_sites(sites: &mut Vec<TestServer>) -> [String; 5] {
+    let compiler = demo_site(
+        sites,
+        "The Daily Compiler",
+        "#2563eb",
+        &[
+            ("Cold starts, a third faster", LONG_BODY, Some(1)),
+            (
+                "Reading a profile without guessing",
+                "<p>Flame graphs lie less than intuition.</p>",
+                Some(3),
+            ),
+            (
+                "Small binaries, on purpose",
+                "<p>What we removed, and why nobody missed it.</p>",
+                Some(9),
+            ),
+            (
+                "Notes from the release train",
+                "<p>Six weeks, three fixes, one regression caught early.</p>",
+                Some(30),
+            ),
+            (
+                "Why the index is a B-tree again",
+                "<p>We tried something clever. Then we measured.</p>",
+                Some(52),
+            ),
+        ],
+    )
+    .await;
+    let sky = demo_site(
+        sites,
+        "Night Sky Journal",
+        "#7c3aed",
+        &[
+            (
+                "Jupiter at opposition this week",
+                "<p>Best seen after midnight, low in the south-east.</p>",
+                Some(2),
+            ),
+            (
+                "A beginner's guide to binoculars",
+                "<p>10×50 is the sweet spot for most people.</p>",
+                Some(20),
+            ),
+            (
+                "The Perseids, counted",
+                "<p>Sixty-two meteors in an hour from a dark field.</p>",
+                Some(70),
+            ),
+        ],
+    )
+    .await;
+    let kitchen = demo_site(
+        sites,
+        "Kitchen Chemistry",
+        "#059669",
+        &[
+            (
+                "Why bread goes stale (it is not drying out)",
+                "<p>Starch retrogradation, explained with toast.</p>",
+                Some(5),
+            ),
+            (
+                "Salt your pasta water — how much, really?",
+                "<p>About one percent, and here is the taste test.</p>",
+                None,
+            ),
+            (
+                "Caramel without fear",
+                "<p>A thermometer and patience beat any trick.</p>",
+                Some(44),
+            ),
+        ],
+    )
+    .await;
+    let notes = demo_site(
+        sites,
+        "Field Notes",
+        "#d97706",
+        &[
+            (
+                "Mapping the old railway path",
+                "<p>Eleven kilometres, four bridges, one very confused heron.</p>",
+                Some(4),
+            ),
+            (
+                "Moss, up close",
+                "<p>A macro lens and a rainy afternoon.</p>",
+                Some(27),
+            ),
+        ],
+    )
+    .await;
+    let mirror = demo_site(
+        sites,
+        "Old Mirror",
+        "#64748b",
+        &[("The last post", "<p>Moving house.</p>", Some(400))],
+    )
+    .await;
+    [compiler, sky, kitchen, notes, mirror]
+}
+
+/// The demo feeds subscribed in two groups, the mirror gone, some reading done and a star;
+/// returns the item the screenshots open.
+async fn phase_subscribe_and_read(b: &Browser, sites: &[TestServer], urls: [&String; 5]) -> i64 {
+    let [compiler, sky, kitchen, notes, mirror] = urls;
+
+    let science = page_fetch(b, "POST", "/groups", json!({"name": "Science"})).await;
+    let science = science["group"]["id"].clone();
+    let tech = page_fetch(b, "POST", "/groups", json!({"name": "Tech"})).await;
+    let tech = tech["group"]["id"].clone();
+    let mut feed_ids = Vec::new();
+    for (url, group) in [
+        (&compiler, tech.clone()),
+        (&sky, science.clone()),
+        (&kitchen, science.clone()),
+        (&notes, Value::Null),
+        (&mirror, tech.clone()),
+    ] {
+        let mut body = json!({"url": url});
+        if !group.is_null() {
+            body["group_id"] = group;
+        }
+        let created = page_fetch(b, "POST", "/subscriptions", body).await;
+        assert!(created["subscription"]["id"].is_i64(), "{created}");
+        feed_ids.push((
+            created["subscription"]["id"].as_i64().unwrap(),
+            created["subscription"]["feed_id"].as_i64().unwrap(),
+        ));
+    }
+    // The mirror's site has gone: its feed stops with the 404 as its error.
+    sites[4].serve("/feed.xml", 404, "text/plain", "gone");
+    let (mirror_sub, _) = feed_ids[4];
+    page_fetch(
+        b,
+        "POST",
+        &format!("/subscriptions/{mirror_sub}/refresh"),
+        Value::Null,
+    )
+    .await;
+    // Some reading already done: a few read items and a star.
+    let items = page_fetch(b, "GET", "/items?filter=all&limit=50", Value::Null).await;
+    let items = items["items"].as_array().unwrap().clone();
+    let by_title = |t: &str| {
+        items
+            .iter()
+            .find(|i| i["title"] == t)
+            .unwrap_or_else(|| panic!("{t}"))["id"]
+            .as_i64()
+            .unwrap()
+    };
+    for title in [
+        "Moss, up close",
+        "The Perseids, counted",
+        "Caramel without fear",
+    ] {
+        page_fetch(
+            b,
+            "PUT",
+            &format!("/items/{}/state", by_title(title)),
+            json!({"is_read": true}),
+        )
+        .await;
+    }
+    let starred = by_title("A beginner's guide to binoculars");
+    page_fetch(
+        b,
+        "PUT",
+        &format!("/items/{starred}/state"),
+        json!({"is_starred": true}),
+    )
+    .await;
+    by_title("Cold starts, a third faster")
 }
 
 /// The median and the 95th percentile of `samples`.
@@ -1413,7 +1427,16 @@ async fn fast_reading_never_meets_the_rate_limit() {
     let store = db.migrated().await;
     let base = start_server_with(store.clone(), RateLimits::standard()).await;
     let b = Browser::start(1280, 860).await;
-    let (user, feeds) = reader_with_feeds(&store, &b, &base, &[site.url("/long.xml")]).await;
+    phase_read_at_full_pace(&b, &site, &store, &base).await;
+    let tight_db = TestDb::sqlite();
+    phase_wait_out_a_spent_budget(&b, &site, &tight_db).await;
+    b.quit().await;
+}
+
+/// 200 j presses at about ten a second under the real limit: no 429, no item asked for one by
+/// one, every opened item read on the server.
+async fn phase_read_at_full_pace(b: &Browser, site: &TestServer, store: &Store, base: &str) {
+    let (user, feeds) = reader_with_feeds(store, b, base, &[site.url("/long.xml")]).await;
     let feed = feeds[0];
     b.goto(&format!("{base}/feeds/{feed}?filter=unread")).await;
     b.wait_for(
@@ -1421,7 +1444,7 @@ async fn fast_reading_never_meets_the_rate_limit() {
         "document.querySelectorAll('#main li.item').length >= 50",
     )
     .await;
-    record_requests(&b).await;
+    record_requests(b).await;
     b.press(&["j", "o"]).await;
     let started = std::time::Instant::now();
     let mut pace = tokio::time::interval(Duration::from_millis(100));
@@ -1436,8 +1459,8 @@ async fn fast_reading_never_meets_the_rate_limit() {
         "document.querySelectorAll('#main li.item')[200]?.classList.contains('expanded')",
     )
     .await;
-    let opened: Vec<i64> = listed_ids(&b).await[..201].to_vec();
-    let unread = wait_for_unread(&store, user, feed, 199).await;
+    let opened: Vec<i64> = listed_ids(b).await[..201].to_vec();
+    let unread = wait_for_unread(store, user, feed, 199).await;
     assert!(
         opened.iter().all(|id| !unread.contains(id)),
         "every opened item is read on the server"
@@ -1475,10 +1498,13 @@ async fn fast_reading_never_meets_the_rate_limit() {
         "reading 200 items stays far below the 120-a-minute budget: {requests:?}"
     );
     assert_eq!(b.eval("window.__errors").await, 0, "no error shown");
+}
 
+/// With a tiny budget spent by the test, the read marks of opened items meet a 429, wait out
+/// Retry-After under one notice, and all reach the server.
+async fn phase_wait_out_a_spent_budget(b: &Browser, site: &TestServer, tight_db: &TestDb) {
     // A server with a tiny budget: the test spends it, then opens items. Their read marks
     // meet a 429, wait for Retry-After under one notice, and all reach the server.
-    let tight_db = TestDb::sqlite();
     let tight_store = tight_db.migrated().await;
     // The window is long enough that the read marks, sent up to 1.5 s after the budget is
     // spent, still meet the spent window: with 5 s, a spend late in the window let the marks
@@ -1494,7 +1520,7 @@ async fn fast_reading_never_meets_the_rate_limit() {
     .await;
     // Spread over two windows, so that the budget is whole when the reading starts.
     tokio::time::sleep(tight_window).await;
-    let (user, feeds) = reader_with_feeds(&tight_store, &b, &tight, &[site.url("/long.xml")]).await;
+    let (user, feeds) = reader_with_feeds(&tight_store, b, &tight, &[site.url("/long.xml")]).await;
     let feed = feeds[0];
     tokio::time::sleep(tight_window).await;
     b.goto(&format!("{tight}/feeds/{feed}?filter=unread")).await;
@@ -1503,7 +1529,7 @@ async fn fast_reading_never_meets_the_rate_limit() {
         "document.querySelectorAll('#main li.item').length >= 50",
     )
     .await;
-    record_requests(&b).await;
+    record_requests(b).await;
     b.press(&["j", "o", "j"]).await;
     let spent = b
         .js_async(
@@ -1522,7 +1548,7 @@ async fn fast_reading_never_meets_the_rate_limit() {
         "document.querySelectorAll('#toasts .toast[data-key=rate-limited]').length === 1",
     )
     .await;
-    let opened: Vec<i64> = listed_ids(&b).await[..3].to_vec();
+    let opened: Vec<i64> = listed_ids(b).await[..3].to_vec();
     let unread = wait_for_unread(&tight_store, user, feed, 397).await;
     assert!(
         opened.iter().all(|id| !unread.contains(id)),
@@ -1551,7 +1577,6 @@ async fn fast_reading_never_meets_the_rate_limit() {
             && after_spend[last_mark.unwrap()][1] == 200,
         "the page met a 429, then its read marks were sent and accepted: {after_spend:?}"
     );
-    b.quit().await;
 }
 
 /// A podcast feed of one episode with an MP3 enclosure, and a video feed whose item links to
@@ -1645,9 +1670,26 @@ async fn reading_view_in_chromium() {
         b.eval("innerHeight").await
     );
 
+    let big_unread = phase_mark_starred_read(&b, &store, user, &base, big, news).await;
+    phase_mark_all_read_and_undo(&b, &store, user, &base, big, &big_unread).await;
+    phase_new_items_arrive(&b, &site, &store, &base, news).await;
+    phase_podcast_and_video(&b, &site, &base, podcast, videos).await;
+    b.quit().await;
+}
+
+/// Two starred items of Big and one of News, marked read in Starred: only those three become
+/// read. Returns Big's unread items then.
+async fn phase_mark_starred_read(
+    b: &Browser,
+    store: &Store,
+    user: i64,
+    base: &str,
+    big: i64,
+    news: i64,
+) -> Vec<i64> {
     // Star two unread items of Big and one of News, then mark all read in Starred: only
     // those three become read.
-    let listed = listed_ids(&b).await;
+    let listed = listed_ids(b).await;
     for id in &listed[..2] {
         b.click(&format!("li.item[data-id='{id}'] .star")).await;
     }
@@ -1657,7 +1699,7 @@ async fn reading_view_in_chromium() {
         "document.querySelectorAll('#main li.item').length === 5",
     )
     .await;
-    let news_first = listed_ids(&b).await[0];
+    let news_first = listed_ids(b).await[0];
     b.click(&format!("li.item[data-id='{news_first}'] .star"))
         .await;
     b.wait_for(
@@ -1682,10 +1724,21 @@ async fn reading_view_in_chromium() {
         Value::Null,
         "three items need no question"
     );
-    let big_unread = wait_for_unread(&store, user, big, 158).await;
+    let big_unread = wait_for_unread(store, user, big, 158).await;
     assert!(!big_unread.contains(&listed[0]) && !big_unread.contains(&listed[1]));
-    wait_for_unread(&store, user, news, 4).await;
+    wait_for_unread(store, user, news, 4).await;
+    big_unread
+}
 
+/// 158 items: asked first, then undone exactly.
+async fn phase_mark_all_read_and_undo(
+    b: &Browser,
+    store: &Store,
+    user: i64,
+    base: &str,
+    big: i64,
+    big_unread: &[i64],
+) {
     // 158 items: asked first, then undone exactly.
     b.goto(&format!("{base}/feeds/{big}?filter=unread")).await;
     b.wait_for(
@@ -1710,7 +1763,7 @@ async fn reading_view_in_chromium() {
         "{question}"
     );
     b.click("dialog[open] .button.primary").await;
-    wait_for_unread(&store, user, big, 0).await;
+    wait_for_unread(store, user, big, 0).await;
     b.wait_for(
         "the count gone",
         &format!("document.querySelector('a.feed-link[data-key=\"/feeds/{big}\"] .count').hidden"),
@@ -1718,7 +1771,7 @@ async fn reading_view_in_chromium() {
     .await;
     b.click("#toasts .toast[data-key=marked-read] .toast-button")
         .await;
-    assert_eq!(wait_for_unread(&store, user, big, 158).await, big_unread);
+    assert_eq!(wait_for_unread(store, user, big, 158).await, big_unread);
     b.wait_for(
         "the count back",
         &format!("document.querySelector('a.feed-link[data-key=\"/feeds/{big}\"] .count').textContent === '158'"),
@@ -1729,7 +1782,16 @@ async fn reading_view_in_chromium() {
         "document.querySelectorAll('#main li.item.is-read').length === 0",
     )
     .await;
+}
 
+/// New items arrive: the count follows and the list offers them without moving.
+async fn phase_new_items_arrive(
+    b: &Browser,
+    site: &TestServer,
+    store: &Store,
+    base: &str,
+    news: i64,
+) {
     // New items arrive: the count follows and the list offers them without moving.
     b.goto(&format!("{base}/feeds/{news}?filter=all")).await;
     b.wait_for(
@@ -1737,7 +1799,7 @@ async fn reading_view_in_chromium() {
         "document.querySelectorAll('#main li.item').length === 5",
     )
     .await;
-    let before = listed_ids(&b).await;
+    let before = listed_ids(b).await;
     site.serve(
         "/news.xml",
         200,
@@ -1753,15 +1815,24 @@ async fn reading_view_in_chromium() {
         "document.querySelector('.new-items:not([hidden])')?.innerText.includes('2 new items')",
     )
     .await;
-    assert_eq!(sidebar_count(&b, news).await, "6");
-    assert_eq!(listed_ids(&b).await, before, "the list did not move");
+    assert_eq!(sidebar_count(b, news).await, "6");
+    assert_eq!(listed_ids(b).await, before, "the list did not move");
     b.click(".new-items button").await;
     b.wait_for(
         "the new items listed",
         "document.querySelectorAll('#main li.item').length === 7",
     )
     .await;
+}
 
+/// A podcast's player, and a YouTube item's thumbnail, link and player on request.
+async fn phase_podcast_and_video(
+    b: &Browser,
+    site: &TestServer,
+    base: &str,
+    podcast: i64,
+    videos: i64,
+) {
     // A podcast: a player that loads nothing before a click, type, size and download.
     b.goto(&format!("{base}/feeds/{podcast}?filter=all")).await;
     b.click("#main li.item .item-toggle").await;
@@ -1843,7 +1914,6 @@ async fn reading_view_in_chromium() {
         json!([]),
         "the CSP allows the embed"
     );
-    b.quit().await;
 }
 
 /// Search (F35) in the browser: `/` focuses the box, results come as you type (Japanese and
@@ -1928,6 +1998,14 @@ async fn search_in_chromium() {
     )
     .await;
 
+    phase_search_as_you_type(&b).await;
+    phase_search_in_a_feed_and_bookmarks(&b, &store, user, &base, &feeds).await;
+    b.quit().await;
+}
+
+/// `/` focuses the box and typing searches, Japanese included, with highlighted snippets;
+/// nothing found says so, and Escape returns to the whole list.
+async fn phase_search_as_you_type(b: &Browser) {
     // `/` puts the keyboard in the search box; typing searches after a pause.
     b.eval("document.activeElement && document.activeElement.blur()")
         .await;
@@ -2009,7 +2087,17 @@ async fn search_in_chromium() {
         "!location.search.includes('q=') && document.querySelectorAll('#main li.item').length === 4",
     )
     .await;
+}
 
+/// The list's feed and filter apply to a search, Back returns to the list without it, and
+/// bookmarks are searched on their own page.
+async fn phase_search_in_a_feed_and_bookmarks(
+    b: &Browser,
+    store: &Store,
+    user: i64,
+    base: &str,
+    feeds: &[i64],
+) {
     // The list's feed and filter apply to a search.
     b.goto(&format!("{base}/feeds/{}?filter=all", feeds[1]))
         .await;
@@ -2064,8 +2152,7 @@ async fn search_in_chromium() {
             .await,
         "Wetter in München"
     );
-    review(&b, "search").await;
-    b.quit().await;
+    review(b, "search").await;
 }
 
 /// Full text (F6) in the reader: "Load full article" on an item fetches its page and shows the
@@ -2600,6 +2687,15 @@ async fn scrape_dialog_in_chromium() {
     )
     .await;
 
+    phase_selector_errors(&b, &site).await;
+    phase_preview(&b, &site).await;
+    phase_subscribe_and_edit(&b, &base).await;
+    b.quit().await;
+}
+
+/// From the subscribe dialog to the scrape dialog with the address carried over; selectors
+/// that match nothing are named in the error.
+async fn phase_selector_errors(b: &Browser, site: &TestServer) {
     // From the subscribe dialog to the scrape dialog, with the address carried over.
     b.click("#subscribe-button").await;
     b.type_into("#subscribe-url", &site.url("/blog")).await;
@@ -2662,7 +2758,10 @@ async fn scrape_dialog_in_chromium() {
             .contains("title_selector `h2.post-title` matched nothing"),
         "{error}"
     );
+}
 
+/// The whole configuration: the preview lists the four posts with their dates and links.
+async fn phase_preview(b: &Browser, site: &TestServer) {
     // The whole configuration: the preview lists the four posts with their dates and links.
     b.eval("document.querySelector('#scrape-title_selector').value = ''")
         .await;
@@ -2716,15 +2815,19 @@ async fn scrape_dialog_in_chromium() {
             .unwrap()
             .contains("4 items on Blog | Northwind Labs"),
     );
-    review(&b, "scrape-dialog").await;
+    review(b, "scrape-dialog").await;
     assert!(
-        api_in_page(&b, "/subscriptions").await["subscriptions"]
+        api_in_page(b, "/subscriptions").await["subscriptions"]
             .as_array()
             .unwrap()
             .is_empty(),
         "a preview saves nothing"
     );
+}
 
+/// Subscribing lists the source's items and names it in the sidebar; its scraper is edited
+/// in the same dialog and saved without a change.
+async fn phase_subscribe_and_edit(b: &Browser, base: &str) {
     // Subscribe: the dialog closes on the new source's items, newest first.
     b.click("#scrape-submit").await;
     b.wait_for(
@@ -2733,7 +2836,7 @@ async fn scrape_dialog_in_chromium() {
          document.querySelectorAll('#main li.item').length === 4",
     )
     .await;
-    let feed = current_feed_id(&b).await;
+    let feed = current_feed_id(b).await;
     let titles = b
         .eval("[...document.querySelectorAll('#main li.item .item-title')].map(t => t.textContent.trim())")
         .await;
@@ -2755,12 +2858,12 @@ async fn scrape_dialog_in_chromium() {
         ),
     )
     .await;
-    let subscriptions = api_in_page(&b, "/subscriptions").await;
+    let subscriptions = api_in_page(b, "/subscriptions").await;
     let sub = &subscriptions["subscriptions"][0];
     assert_eq!(sub["feed_id"], feed);
     assert_eq!(sub["scraper"]["item_selector"], ".w-dyn-items .w-dyn-item");
     assert_eq!(sub["scraper"]["date_format"], "%B %d, %Y");
-    let second = listed_ids(&b).await[1];
+    let second = listed_ids(b).await[1];
     b.click(&format!("li.item[data-id='{second}'] .item-toggle"))
         .await;
     let content = b
@@ -2802,7 +2905,6 @@ async fn scrape_dialog_in_chromium() {
     b.click("#scrape-submit").await;
     b.wait_for("the dialog closed", "!document.querySelector('dialog')")
         .await;
-    b.quit().await;
 }
 
 /// Bookmark counts beside items, and the Hot view: its sidebar entry, the order by count,
@@ -3171,6 +3273,14 @@ async fn summaries_in_chromium() {
     let b = Browser::start(1280, 860).await;
     let (_, ids) = reader_with_feeds(&store, &b, &base, &[site.url("/mills.xml")]).await;
     let feed = ids[0];
+    phase_summarize_on_demand(&b, &base, feed).await;
+    phase_summary_preferences(&b, &base, feed).await;
+    b.quit().await;
+}
+
+/// The short item offers no "Summarize"; the long one is summarized on demand, the summary shown
+/// above its content, and shown again after a reload without asking.
+async fn phase_summarize_on_demand(b: &Browser, base: &str, feed: i64) {
     b.goto(&format!("{base}/feeds/{feed}?filter=all")).await;
     b.wait_for(
         "the items",
@@ -3252,8 +3362,8 @@ async fn summaries_in_chromium() {
         .await,
         true
     );
-    review(&b, "summary").await;
-    let detail = api_in_page(&b, &format!("/items/{first}")).await;
+    review(b, "summary").await;
+    let detail = api_in_page(b, &format!("/items/{first}")).await;
     assert_eq!(detail["item"]["generated_summary"]["provider"], "local");
     // Listed with it after a reload: shown when the item is opened, without asking again.
     b.goto(&format!("{base}/feeds/{feed}?filter=all")).await;
@@ -3270,7 +3380,10 @@ async fn summaries_in_chromium() {
         ),
     )
     .await;
+}
 
+/// The summarize preference in the settings, and the feed's own mark in its settings, are saved.
+async fn phase_summary_preferences(b: &Browser, base: &str, feed: i64) {
     // The preference in the settings.
     b.goto(&format!("{base}/settings")).await;
     b.wait_for(
@@ -3285,7 +3398,7 @@ async fn summaries_in_chromium() {
     .await;
     let mut saved = Value::Null;
     for _ in 0..50 {
-        saved = api_in_page(&b, "/preferences").await;
+        saved = api_in_page(b, "/preferences").await;
         if saved["preferences"]["summarize"] == "chosen" {
             break;
         }
@@ -3306,9 +3419,8 @@ async fn summaries_in_chromium() {
         "document.querySelector('.settings .success') !== null",
     )
     .await;
-    let subscriptions = api_in_page(&b, "/subscriptions").await;
+    let subscriptions = api_in_page(b, "/subscriptions").await;
     assert_eq!(subscriptions["subscriptions"][0]["summarize"], true);
-    b.quit().await;
 }
 
 /// A notification channel's row on the Notifications page.
