@@ -64,12 +64,6 @@ const LONG_FUNCTION_ALLOWLIST: &[&str] = &[
     "tidings_server(test)::ui_browser::notifications_in_chromium",
     "tidings_server(test)::ui_second_factors::two_step_sign_in_in_chromium",
     "tidings_server(test)::websub::push_delivery_verification_and_unsubscription",
-    "tidings_store(test)::embeddings::new_items_first_then_the_backfill_newest_first",
-    "tidings_store(test)::full_text::queue_claim_retry_and_store_apart_from_the_feed",
-    "tidings_store(test)::store_fetch::a_parsed_fetch_is_stored_with_its_outcome_in_one_call",
-    "tidings_store(test)::sync::filters_orders_offsets_and_counts",
-    "tidings_store(test)::tags::items_are_tagged_listed_and_counted_per_user",
-    "tidings_store(test)::websub::discovery_claims_verification_and_the_end",
 ];
 
 #[test]

@@ -151,6 +151,12 @@ on_both_engines!(new_items_first_then_the_backfill_newest_first, |db| {
             .is_empty()
     );
 
+    phase_later_item_and_another_model(&store, feed, &codes).await;
+});
+
+/// A new item later is queued and embedded with a seq after every earlier one; another model
+/// embeds every item again, newest first, and the old vectors are no longer read.
+async fn phase_later_item_and_another_model(store: &Store, feed: i64, codes: &[StoredCode]) {
     // A new item later: queued and embedded, with a seq after every earlier one.
     store
         .upsert_items(feed, &[item("new2", "New 2", 4_000)], 700)
@@ -199,7 +205,7 @@ on_both_engines!(new_items_first_then_the_backfill_newest_first, |db| {
         .await
         .unwrap();
     assert_eq!(moved.len(), 8);
-});
+}
 
 on_both_engines!(
     failed_items_wait_and_are_dropped_after_too_many_attempts,

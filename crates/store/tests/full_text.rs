@@ -173,6 +173,12 @@ on_both_engines!(queue_claim_retry_and_store_apart_from_the_feed, |db| {
         .unwrap();
     assert!(retried.iter().any(|j| j.item_id == ids[1]));
 
+    phase_outcomes_and_sources(&store, ann, &ids, now).await;
+});
+
+/// Outcomes are stored apart from the feed's content and replaced by later ones, and an
+/// on-demand load finds the item's link and its feed's proxy.
+async fn phase_outcomes_and_sources(store: &Store, ann: i64, ids: &[i64], now: i64) {
     // Outcomes: one article kept, one page shorter than the feed.
     let article = "<p>The whole article, with a NUL\u{0} removed.</p>";
     assert!(
@@ -215,7 +221,7 @@ on_both_engines!(queue_claim_retry_and_store_apart_from_the_feed, |db| {
     let stored = store.item(ann, ids[0]).await.unwrap();
     assert_eq!(stored.summary.as_deref(), Some("Teaser A"));
     // The listing's bodies carry the article beside the content.
-    let bodies = store.item_bodies(ann, &ids).await.unwrap();
+    let bodies = store.item_bodies(ann, ids).await.unwrap();
     assert_eq!(
         bodies[&ids[0]].full_content.as_deref(),
         kept.content.as_deref()
@@ -253,7 +259,7 @@ on_both_engines!(queue_claim_retry_and_store_apart_from_the_feed, |db| {
     assert_eq!(source.url.as_deref(), Some("https://news.example/a"));
     assert_eq!(source.proxy_url, None);
     assert!(store.full_text_source(i64::MAX).await.unwrap().is_none());
-});
+}
 
 on_both_engines!(articles_and_jobs_go_with_their_items, |db| {
     let store = db.migrated().await;

@@ -241,105 +241,122 @@ on_both_engines!(
         assert_eq!(store.feed_body(feed).await.unwrap(), Some(kept.clone()));
         assert_eq!(store.favicon(feed).await.unwrap(), Some(icon));
 
-        // The next fetch without the lease (it was given back): the items are stored all the
-        // same, the outcome is not, and nothing is queued twice.
-        let mut next_items = items.clone();
-        next_items[0].title = Some("Heron 0 sighted again".into());
-        next_items.push(full_item(500, "Short"));
-        let later = record(NOW + 60);
-        let writes = FetchWrites {
-            full_text: Some(short),
-            summaries: true,
-            websub: Some(WebSubDiscovery {
-                found: None,
-                token: "token-2",
-                secret: "secret-2",
-            }),
-            record: Some(("w1", &later)),
-            ..FetchWrites::default()
-        };
-        let written = store
-            .store_fetch(feed, &next_items, NOW + 60, &writes)
-            .await
-            .unwrap();
-        assert!(!written.recorded);
-        assert_eq!(
-            (
-                written.counts.inserted,
-                written.counts.updated,
-                written.counts.unchanged
-            ),
-            (1, 1, 151)
-        );
-        assert_eq!(written.full_text_queued, 1, "only the new item");
-        assert_eq!(written.summaries_queued, 1, "only the new item");
-        // The feed names no hub any more: the row forgets it (and is due, to unsubscribe).
-        let push = store.websub_subscription(feed).await.unwrap().unwrap();
-        assert_eq!(push.hub_url, None);
-        assert_eq!(push.callback_token, "token-1", "the row is the same");
-        let state = store.feed_fetch_state(feed).await.unwrap();
-        assert_eq!(
-            state.last_checked_at,
-            Some(NOW),
-            "not recorded without the lease"
-        );
-        assert_eq!(store.feed_body(feed).await.unwrap(), Some(kept));
-
-        // `always` queues long items too; `never` queues nothing. A body too large to keep
-        // drops the kept one.
-        set_mode(&store, ann, ann_sub, FullTextMode::Always).await;
-        let queued_before = store.full_text_queue_len().await.unwrap();
-        next_items.push(full_item(501, long));
-        let written = store
-            .store_fetch(
-                feed,
-                &next_items,
-                NOW + 120,
-                &FetchWrites {
-                    full_text: Some(short),
-                    body: Some(BodyWrite::Drop),
-                    ..FetchWrites::default()
-                },
-            )
-            .await
-            .unwrap();
-        assert_eq!((written.counts.inserted, written.full_text_queued), (1, 1));
-        assert_eq!(
-            store.full_text_queue_len().await.unwrap(),
-            queued_before + 1
-        );
-        assert_eq!(store.feed_body(feed).await.unwrap(), None);
-        set_mode(&store, ann, ann_sub, FullTextMode::Never).await;
-        next_items.push(full_item(502, "Short"));
-        let written = store
-            .store_fetch(
-                feed,
-                &next_items,
-                NOW + 180,
-                &FetchWrites {
-                    full_text: Some(short),
-                    ..FetchWrites::default()
-                },
-            )
-            .await
-            .unwrap();
-        assert_eq!((written.counts.inserted, written.full_text_queued), (1, 0));
-        // Without a full-text request nothing is queued, whatever the mode.
-        set_mode(&store, ann, ann_sub, FullTextMode::Always).await;
-        next_items.push(full_item(503, "Short"));
-        let written = store
-            .upsert_items(feed, &next_items, NOW + 240)
-            .await
-            .unwrap();
-        assert_eq!(written.inserted, 1);
-        assert_eq!(
-            store.full_text_queue_len().await.unwrap(),
-            queued_before + 1
-        );
-        // Every new item waits for its tags; the changed one is queued again in its place.
-        assert_eq!(store.tag_queue_len().await.unwrap(), 152 + 4);
+        phase_next_fetches(&store, ann, ann_sub, feed, &items, short, long, kept).await;
     }
 );
+
+/// The next fetch without the lease: the items are stored all the same, the outcome is not,
+/// nothing is queued twice, and a feed naming no hub forgets it; then the other full-text modes,
+/// a body too large to keep, and no full-text request.
+#[allow(clippy::too_many_arguments)]
+async fn phase_next_fetches(
+    store: &Store,
+    ann: i64,
+    ann_sub: i64,
+    feed: i64,
+    items: &[NewItem],
+    short: ShortText<'_>,
+    long: &str,
+    kept: FeedBody,
+) {
+    // The next fetch without the lease (it was given back): the items are stored all the
+    // same, the outcome is not, and nothing is queued twice.
+    let mut next_items = items.to_vec();
+    next_items[0].title = Some("Heron 0 sighted again".into());
+    next_items.push(full_item(500, "Short"));
+    let later = record(NOW + 60);
+    let writes = FetchWrites {
+        full_text: Some(short),
+        summaries: true,
+        websub: Some(WebSubDiscovery {
+            found: None,
+            token: "token-2",
+            secret: "secret-2",
+        }),
+        record: Some(("w1", &later)),
+        ..FetchWrites::default()
+    };
+    let written = store
+        .store_fetch(feed, &next_items, NOW + 60, &writes)
+        .await
+        .unwrap();
+    assert!(!written.recorded);
+    assert_eq!(
+        (
+            written.counts.inserted,
+            written.counts.updated,
+            written.counts.unchanged
+        ),
+        (1, 1, 151)
+    );
+    assert_eq!(written.full_text_queued, 1, "only the new item");
+    assert_eq!(written.summaries_queued, 1, "only the new item");
+    // The feed names no hub any more: the row forgets it (and is due, to unsubscribe).
+    let push = store.websub_subscription(feed).await.unwrap().unwrap();
+    assert_eq!(push.hub_url, None);
+    assert_eq!(push.callback_token, "token-1", "the row is the same");
+    let state = store.feed_fetch_state(feed).await.unwrap();
+    assert_eq!(
+        state.last_checked_at,
+        Some(NOW),
+        "not recorded without the lease"
+    );
+    assert_eq!(store.feed_body(feed).await.unwrap(), Some(kept));
+
+    // `always` queues long items too; `never` queues nothing. A body too large to keep
+    // drops the kept one.
+    set_mode(store, ann, ann_sub, FullTextMode::Always).await;
+    let queued_before = store.full_text_queue_len().await.unwrap();
+    next_items.push(full_item(501, long));
+    let written = store
+        .store_fetch(
+            feed,
+            &next_items,
+            NOW + 120,
+            &FetchWrites {
+                full_text: Some(short),
+                body: Some(BodyWrite::Drop),
+                ..FetchWrites::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!((written.counts.inserted, written.full_text_queued), (1, 1));
+    assert_eq!(
+        store.full_text_queue_len().await.unwrap(),
+        queued_before + 1
+    );
+    assert_eq!(store.feed_body(feed).await.unwrap(), None);
+    set_mode(store, ann, ann_sub, FullTextMode::Never).await;
+    next_items.push(full_item(502, "Short"));
+    let written = store
+        .store_fetch(
+            feed,
+            &next_items,
+            NOW + 180,
+            &FetchWrites {
+                full_text: Some(short),
+                ..FetchWrites::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!((written.counts.inserted, written.full_text_queued), (1, 0));
+    // Without a full-text request nothing is queued, whatever the mode.
+    set_mode(store, ann, ann_sub, FullTextMode::Always).await;
+    next_items.push(full_item(503, "Short"));
+    let written = store
+        .upsert_items(feed, &next_items, NOW + 240)
+        .await
+        .unwrap();
+    assert_eq!(written.inserted, 1);
+    assert_eq!(
+        store.full_text_queue_len().await.unwrap(),
+        queued_before + 1
+    );
+    // Every new item waits for its tags; the changed one is queued again in its place.
+    assert_eq!(store.tag_queue_len().await.unwrap(), 152 + 4);
+}
 
 on_both_engines!(concurrent_fetches_of_one_feed_store_each_item_once, |db| {
     // Two stores of the same new items at once (two workers after a lease expired): each

@@ -172,6 +172,17 @@ on_both_engines!(items_are_tagged_listed_and_counted_per_user, |db| {
     assert!(titles_tagged(&store, bob, "compiler").await.is_empty());
     assert!(titles_tagged(&store, ann, "unknown").await.is_empty());
 
+    phase_changes_and_retention(&store, (ann, bob), news, (a, b)).await;
+});
+
+/// An unchanged item is not queued again, a changed one is; tags of outdated text are not kept;
+/// an item with nothing to tag keeps none; retention takes the tags with the items.
+async fn phase_changes_and_retention(
+    store: &Store,
+    (ann, bob): (i64, i64),
+    news: i64,
+    (a, b): (i64, i64),
+) {
     // An unchanged item is not queued again; a changed one is, and gets new tags.
     store
         .upsert_items(news, &[item("a", "Rust WebAssembly", 1_000)], 300)
@@ -183,7 +194,7 @@ on_both_engines!(items_are_tagged_listed_and_counted_per_user, |db| {
         .await
         .unwrap();
     assert_eq!(store.tag_queue_len().await.unwrap(), 1);
-    assert_eq!(tag_all(&store, 400, words).await, 1);
+    assert_eq!(tag_all(store, 400, words).await, 1);
     assert_eq!(
         store.tags_of_items(&[a]).await.unwrap()[&a],
         [tag("zig", 1.0), tag("webassembly", 0.5)]
@@ -218,9 +229,9 @@ on_both_engines!(items_are_tagged_listed_and_counted_per_user, |db| {
     assert_eq!(store.save_item_tags(&[outdated]).await.unwrap(), 0);
     assert_eq!(store.tag_queue_len().await.unwrap(), 1);
     // The change gave up the lease: it is claimed at once, not after the lease.
-    assert_eq!(tag_all(&store, 620, words).await, 1);
-    assert_eq!(titles_tagged(&store, ann, "go").await, ["Go linker"]);
-    assert!(titles_tagged(&store, ann, "compiler").await.is_empty());
+    assert_eq!(tag_all(store, 620, words).await, 1);
+    assert_eq!(titles_tagged(store, ann, "go").await, ["Go linker"]);
+    assert!(titles_tagged(store, ann, "compiler").await.is_empty());
 
     // An item with nothing to tag keeps no tags; names are unique per item.
     store
@@ -228,10 +239,10 @@ on_both_engines!(items_are_tagged_listed_and_counted_per_user, |db| {
         .await
         .unwrap();
     assert_eq!(
-        tag_all(&store, 800, |_| vec![tag("dup", 0.5), tag("dup", 0.4)]).await,
+        tag_all(store, 800, |_| vec![tag("dup", 0.5), tag("dup", 0.4)]).await,
         1
     );
-    let d = id_of(&store, ann, news, "d").await;
+    let d = id_of(store, ann, news, "d").await;
     assert_eq!(
         store.tags_of_items(&[d]).await.unwrap()[&d],
         [tag("dup", 0.5)]
@@ -243,8 +254,8 @@ on_both_engines!(items_are_tagged_listed_and_counted_per_user, |db| {
     assert!(store.tags_of_items(&[a, b, d]).await.unwrap().is_empty());
     assert!(store.top_tags(ann, None, 10).await.unwrap().is_empty());
     assert!(store.top_tags(bob, None, 10).await.unwrap().is_empty());
-    assert!(titles_tagged(&store, ann, "zig").await.is_empty());
-});
+    assert!(titles_tagged(store, ann, "zig").await.is_empty());
+}
 
 /// As if every item predated migration 20: nothing queued, the backfill's cursor over all.
 async fn as_if_before_tags(store: &Store) {

@@ -3,7 +3,7 @@
 //! and take feeds nobody follows at once; a request is recorded before it goes out; only a
 //! pending request is verified; denial, pushes, and the fetcher's view of an active lease.
 
-use tidings_store::{WebSubMode, WebSubRequest, WebSubState};
+use tidings_store::{Store, WebSubMode, WebSubRequest, WebSubState};
 use tidings_testkit::{add_user as user, follow, on_both_engines};
 
 const T: i64 = 1_700_000_000;
@@ -123,6 +123,20 @@ on_both_engines!(discovery_claims_verification_and_the_end, |db| {
         .unwrap();
     assert_eq!(due.push_until, Some(T + 100));
 
+    phase_rediscovery_pushes_and_the_end(&store, ann, subscription, feed, found, request).await;
+});
+
+/// The same hub again keeps the row, a new hub makes it due; pushes are counted; the last
+/// subscriber leaving makes the row due at once; failures back off and denials rest the row;
+/// a feed without a hub forgets it.
+async fn phase_rediscovery_pushes_and_the_end(
+    store: &Store,
+    ann: i64,
+    subscription: i64,
+    feed: i64,
+    found: Option<(&str, &str)>,
+    request: WebSubRequest<'_>,
+) {
     // The same hub again keeps the row's callback and schedule; a new hub makes it due.
     store
         .record_websub_discovery(feed, found, "token-2", "secret-2", T + 5)
@@ -244,4 +258,4 @@ on_both_engines!(discovery_claims_verification_and_the_end, |db| {
     let row = store.websub_subscription(feed).await.unwrap().unwrap();
     assert_eq!(row.hub_url, None);
     assert_eq!(row.sub_hub_url.as_deref(), Some("https://hub.example/"));
-});
+}
