@@ -515,6 +515,12 @@ on_both_engines!(opml_import_export_and_history, |db| {
         .unwrap();
     assert_eq!(response.status(), StatusCode::PAYLOAD_TOO_LARGE);
 
+    phase_a_thousand_outlines(&app, &site).await;
+});
+
+/// A 1,000-outline file is taken whole; more are refused past 1,000, and the report says so
+/// plainly.
+async fn phase_a_thousand_outlines(app: &TestApp, site: &TestServer) {
     // A 1,000-outline file is taken whole; more are refused past 1,000, and the report says
     // so plainly.
     let outlines: String = (0..1001)
@@ -546,7 +552,7 @@ on_both_engines!(opml_import_export_and_history, |db| {
             && notice.contains("900 feeds were not imported because the limit of 100"),
         "{notice}"
     );
-});
+}
 
 /// A YouTube channel feed as YouTube serves it: Atom whose entries carry their description and
 /// still only in a `media:group`. Dated recently, so that nothing is too old to keep.

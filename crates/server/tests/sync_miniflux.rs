@@ -300,6 +300,11 @@ on_both_engines!(entries_filter_order_and_page_like_miniflux, |db| {
     .await;
     assert_eq!(status, StatusCode::NOT_FOUND, "an entry of another feed");
 
+    phase_bad_parameters(&s.app, &client).await;
+});
+
+/// Bad parameters and bodies are 400 with the reason.
+async fn phase_bad_parameters(app: &TestApp, client: &Client) {
     // Bad parameters and bodies are 400 with the reason.
     for query in [
         "?status=gone",
@@ -309,9 +314,9 @@ on_both_engines!(entries_filter_order_and_page_like_miniflux, |db| {
         "?search=x",
     ] {
         let (status, _, body) = call(
-            &client,
+            client,
             Method::GET,
-            &v1(&s.app, &format!("/entries{query}")),
+            &v1(app, &format!("/entries{query}")),
             None,
         )
         .await;
@@ -323,11 +328,10 @@ on_both_engines!(entries_filter_order_and_page_like_miniflux, |db| {
         json!({"entry_ids": [1], "status": "x"}),
         json!({"ids": [1]}),
     ] {
-        let (status, _, answer) =
-            call(&client, Method::PUT, &v1(&s.app, "/entries"), Some(body)).await;
+        let (status, _, answer) = call(client, Method::PUT, &v1(app, "/entries"), Some(body)).await;
         assert_eq!(status, StatusCode::BAD_REQUEST, "{answer}");
     }
-});
+}
 
 on_both_engines!(mark_all_read_counters_and_opml, |db| {
     let s = setup(db).await;
