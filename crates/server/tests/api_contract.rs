@@ -136,6 +136,12 @@ on_both_engines!(validation_errors_are_400_naming_the_field, |db| {
         assert_bad_request(&what, status, &answer, code, field);
     }
 
+    phase_queries_default_group_and_upload(&app, &browser).await;
+});
+
+/// Query parameters are named; the default group cannot be deleted (a 400); an upload that is
+/// not OPML is refused.
+async fn phase_queries_default_group_and_upload(app: &TestApp, browser: &reqwest::Client) {
     // Query parameters: the parameter is named.
     for (query, field) in [
         ("limit=0", "limit"),
@@ -146,12 +152,12 @@ on_both_engines!(validation_errors_are_400_naming_the_field, |db| {
         ("q=a%20b%20c%20d%20e%20f%20g%20h%20i%20j%20k", "q"),
     ] {
         let url = app.url(&format!("/items?{query}"));
-        let (status, _, answer) = call(&browser, Method::GET, &url, None).await;
+        let (status, _, answer) = call(browser, Method::GET, &url, None).await;
         assert_bad_request(&url, status, &answer, "invalid_request", field);
     }
 
     // The default group cannot be deleted: a 400, not a 422.
-    let (_, _, groups) = call(&browser, Method::GET, &app.url("/groups"), None).await;
+    let (_, _, groups) = call(browser, Method::GET, &app.url("/groups"), None).await;
     let default = groups["groups"]
         .as_array()
         .unwrap()
@@ -160,7 +166,7 @@ on_both_engines!(validation_errors_are_400_naming_the_field, |db| {
         .map(|g| g["id"].as_i64().unwrap())
         .expect("a default group");
     let (status, _, answer) = call(
-        &browser,
+        browser,
         Method::DELETE,
         &app.url(&format!("/groups/{default}")),
         None,
@@ -185,7 +191,7 @@ on_both_engines!(validation_errors_are_400_naming_the_field, |db| {
     let status = response.status();
     let answer: Value = response.json().await.unwrap();
     assert_bad_request("OPML import", status, &answer, "invalid_opml", "OPML");
-});
+}
 
 /// The schemathesis hooks: every address a generated request could make the server fetch is
 /// pointed at the test's own feed server (no request leaves the machine), and the fuzzer's

@@ -1045,6 +1045,12 @@ on_both_engines!(edit_tag_mark_all_as_read_and_unread_counts, |db| {
         )
         .await;
     assert_eq!(status, StatusCode::NOT_FOUND);
+    phase_group_named_label_and_starred(&s, &reader).await;
+});
+
+/// A label named like a group is an item label on items; mark-all-as-read of starred items
+/// marks only those.
+async fn phase_group_named_label_and_starred(s: &Setup, reader: &Reader) {
     // A label named like a group is an item label on items; mark-all-as-read of starred
     // items marks only those.
     add_items(&s.app.store, s.feed_a, "late", 300..303).await;
@@ -1072,7 +1078,7 @@ on_both_engines!(edit_tag_mark_all_as_read_and_unread_counts, |db| {
         vec![late[1], late[2]],
         "only the starred item was marked"
     );
-});
+}
 
 /// Replays the real Google Reader API answers of `src/sync/testdata/greader`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
