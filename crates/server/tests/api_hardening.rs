@@ -150,46 +150,57 @@ on_both_engines!(
             assert_eq!(status, StatusCode::BAD_REQUEST, "{url}: {answer}");
             assert_error(&answer, "too_long", "validation");
         }
-        // At the limit, and with letters of any script, the value is accepted and kept.
-        let title = "é".repeat(tidings_server::api::limits::MAX_TITLE_CHARS);
-        let (status, _, answer) = call(
-            &browser,
-            Method::PATCH,
-            &app.url(&format!("/subscriptions/{subscription}")),
-            Some(json!({"title": title})),
-        )
-        .await;
-        assert_eq!(status, StatusCode::OK, "{answer}");
-        assert_eq!(answer["subscription"]["title"], title.as_str());
-        let (status, _, answer) = call(
-            &browser,
-            Method::POST,
-            &app.url("/groups"),
-            Some(json!({"name": "Nachrichten 東京 ✓"})),
-        )
-        .await;
-        assert_eq!(status, StatusCode::CREATED, "{answer}");
-        // Nothing refused was stored.
-        let mut expected = groups_before.clone();
-        expected.push("Nachrichten 東京 ✓".into());
-        assert_eq!(group_names(&browser, &app).await, expected);
-        let (_, _, keys) = call(&browser, Method::GET, &app.url("/api-keys"), None).await;
-        assert_eq!(keys["api_keys"].as_array().unwrap().len(), 0);
-
-        // The document states the limits.
-        let (_, _, document) = call(&browser, Method::GET, &app.url("/openapi.json"), None).await;
-        let schemas = &document["components"]["schemas"];
-        assert_eq!(
-            schemas["UpdateSubscription"]["properties"]["title"]["maxLength"],
-            300
-        );
-        assert_eq!(
-            schemas["CreateGroup"]["properties"]["name"]["maxLength"],
-            100
-        );
-        assert_eq!(schemas["Subscribe"]["properties"]["url"]["maxLength"], 2048);
+        phase_limits_kept_and_stated(&app, &browser, subscription, &groups_before).await;
     }
 );
+
+/// At the limit, and in any script, a value is accepted and kept; nothing refused was stored;
+/// the document states the limits.
+async fn phase_limits_kept_and_stated(
+    app: &TestApp,
+    browser: &Client,
+    subscription: i64,
+    groups_before: &[String],
+) {
+    // At the limit, and with letters of any script, the value is accepted and kept.
+    let title = "é".repeat(tidings_server::api::limits::MAX_TITLE_CHARS);
+    let (status, _, answer) = call(
+        browser,
+        Method::PATCH,
+        &app.url(&format!("/subscriptions/{subscription}")),
+        Some(json!({"title": title})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert_eq!(answer["subscription"]["title"], title.as_str());
+    let (status, _, answer) = call(
+        browser,
+        Method::POST,
+        &app.url("/groups"),
+        Some(json!({"name": "Nachrichten 東京 ✓"})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{answer}");
+    // Nothing refused was stored.
+    let mut expected = groups_before.to_vec();
+    expected.push("Nachrichten 東京 ✓".into());
+    assert_eq!(group_names(browser, app).await, expected);
+    let (_, _, keys) = call(browser, Method::GET, &app.url("/api-keys"), None).await;
+    assert_eq!(keys["api_keys"].as_array().unwrap().len(), 0);
+
+    // The document states the limits.
+    let (_, _, document) = call(browser, Method::GET, &app.url("/openapi.json"), None).await;
+    let schemas = &document["components"]["schemas"];
+    assert_eq!(
+        schemas["UpdateSubscription"]["properties"]["title"]["maxLength"],
+        300
+    );
+    assert_eq!(
+        schemas["CreateGroup"]["properties"]["name"]["maxLength"],
+        100
+    );
+    assert_eq!(schemas["Subscribe"]["properties"]["url"]["maxLength"], 2048);
+}
 
 on_both_engines!(
     cookie_writes_without_origin_or_fetch_site_are_refused,

@@ -819,93 +819,104 @@ on_both_engines!(
         assert_eq!(body["unread"], 0);
         assert_eq!(body["subscriptions"], json!([]));
 
-        // A read-only key reads but cannot write.
-        let reader = api_key(&app, &ann, "read").await;
-        for path in ["/items", "/counts", "/groups", "/bookmarks", "/preferences"] {
-            let (status, _, body) = call(&reader, Method::GET, &app.url(path), None).await;
-            assert_eq!(status, StatusCode::OK, "{path}: {body}");
-        }
-        let writes: Vec<(Method, String, Value)> = vec![
-            (
-                Method::PUT,
-                format!("/items/{item_id}/state"),
-                json!({"is_read": true}),
-            ),
-            (
-                Method::POST,
-                "/items/mark-read".into(),
-                json!({"all": true}),
-            ),
-            (Method::POST, "/groups".into(), json!({"name": "New"})),
-            (
-                Method::PATCH,
-                format!("/groups/{group}"),
-                json!({"name": "Renamed"}),
-            ),
-            (Method::DELETE, format!("/groups/{group}"), Value::Null),
-            (
-                Method::POST,
-                "/bookmarks".into(),
-                json!({"item_id": item_id}),
-            ),
-            (
-                Method::DELETE,
-                format!("/bookmarks/{bookmark}"),
-                Value::Null,
-            ),
-            (Method::PUT, "/preferences".into(), json!({"theme": "dark"})),
-        ];
-        for (method, path, body) in &writes {
-            let body = (!body.is_null()).then(|| body.clone());
-            let (status, _, answer) = call(&reader, method.clone(), &app.url(path), body).await;
-            assert_eq!(status, StatusCode::FORBIDDEN, "{method} {path}: {answer}");
-            assert_error(&answer, "forbidden", "auth");
-        }
-        let (_, _, body) = call(
-            &ann,
-            Method::GET,
-            &app.url(&format!("/items/{item_id}")),
-            None,
-        )
-        .await;
-        assert_eq!(body["item"]["is_read"], false);
-        // The same writes with a read-write key work.
-        let writer = api_key(&app, &ann, "read_write").await;
-        let (status, _, _) = call(
-            &writer,
-            Method::PUT,
-            &app.url(&format!("/items/{item_id}/state")),
-            Some(json!({"is_read": true})),
-        )
-        .await;
-        assert_eq!(status, StatusCode::OK);
-
-        // Without credentials: 401 everywhere.
-        let anonymous = app.browser();
-        for (method, path, body) in cases.iter().chain(
-            [
-                (Method::GET, "/counts".to_string(), None),
-                (Method::GET, "/groups".to_string(), None),
-                (Method::GET, "/preferences".to_string(), None),
-                (
-                    Method::GET,
-                    "/items/updated-feeds?since=2026-01-01T00:00:00Z".to_string(),
-                    None,
-                ),
-            ]
-            .iter(),
-        ) {
-            let (status, _, answer) =
-                call(&anonymous, method.clone(), &app.url(path), body.clone()).await;
-            assert_eq!(
-                status,
-                StatusCode::UNAUTHORIZED,
-                "{method} {path}: {answer}"
-            );
-            assert_error(&answer, "unauthenticated", "auth");
-        }
+        phase_read_only_keys(&app, &ann, (item_id, group, bookmark), &cases).await;
     }
 );
+
+/// A read-only key reads but cannot write, the same writes with a read-write key work, and
+/// without credentials every call is a 401.
+async fn phase_read_only_keys(
+    app: &TestApp,
+    ann: &Client,
+    (item_id, group, bookmark): (i64, i64, i64),
+    cases: &[(Method, String, Option<Value>)],
+) {
+    // A read-only key reads but cannot write.
+    let reader = api_key(app, ann, "read").await;
+    for path in ["/items", "/counts", "/groups", "/bookmarks", "/preferences"] {
+        let (status, _, body) = call(&reader, Method::GET, &app.url(path), None).await;
+        assert_eq!(status, StatusCode::OK, "{path}: {body}");
+    }
+    let writes: Vec<(Method, String, Value)> = vec![
+        (
+            Method::PUT,
+            format!("/items/{item_id}/state"),
+            json!({"is_read": true}),
+        ),
+        (
+            Method::POST,
+            "/items/mark-read".into(),
+            json!({"all": true}),
+        ),
+        (Method::POST, "/groups".into(), json!({"name": "New"})),
+        (
+            Method::PATCH,
+            format!("/groups/{group}"),
+            json!({"name": "Renamed"}),
+        ),
+        (Method::DELETE, format!("/groups/{group}"), Value::Null),
+        (
+            Method::POST,
+            "/bookmarks".into(),
+            json!({"item_id": item_id}),
+        ),
+        (
+            Method::DELETE,
+            format!("/bookmarks/{bookmark}"),
+            Value::Null,
+        ),
+        (Method::PUT, "/preferences".into(), json!({"theme": "dark"})),
+    ];
+    for (method, path, body) in &writes {
+        let body = (!body.is_null()).then(|| body.clone());
+        let (status, _, answer) = call(&reader, method.clone(), &app.url(path), body).await;
+        assert_eq!(status, StatusCode::FORBIDDEN, "{method} {path}: {answer}");
+        assert_error(&answer, "forbidden", "auth");
+    }
+    let (_, _, body) = call(
+        ann,
+        Method::GET,
+        &app.url(&format!("/items/{item_id}")),
+        None,
+    )
+    .await;
+    assert_eq!(body["item"]["is_read"], false);
+    // The same writes with a read-write key work.
+    let writer = api_key(app, ann, "read_write").await;
+    let (status, _, _) = call(
+        &writer,
+        Method::PUT,
+        &app.url(&format!("/items/{item_id}/state")),
+        Some(json!({"is_read": true})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+
+    // Without credentials: 401 everywhere.
+    let anonymous = app.browser();
+    for (method, path, body) in cases.iter().chain(
+        [
+            (Method::GET, "/counts".to_string(), None),
+            (Method::GET, "/groups".to_string(), None),
+            (Method::GET, "/preferences".to_string(), None),
+            (
+                Method::GET,
+                "/items/updated-feeds?since=2026-01-01T00:00:00Z".to_string(),
+                None,
+            ),
+        ]
+        .iter(),
+    ) {
+        let (status, _, answer) =
+            call(&anonymous, method.clone(), &app.url(path), body.clone()).await;
+        assert_eq!(
+            status,
+            StatusCode::UNAUTHORIZED,
+            "{method} {path}: {answer}"
+        );
+        assert_error(&answer, "unauthenticated", "auth");
+    }
+}
 
 on_both_engines!(the_openapi_document_describes_the_reading_endpoints, |db| {
     let app = TestApp::start(db).await;
