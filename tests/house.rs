@@ -39,7 +39,6 @@ const CYCLE_ALLOWLIST: &[&str] = &[];
 /// the rule reached `tests/`. A new long function is split into named phases, not listed.
 const LONG_FUNCTION_ALLOWLIST: &[&str] = &[
     "tidings_server(test)::api_contract::every_answer_is_documented",
-    "tidings_server(test)::api_full_text::modes_in_the_api_and_full_articles_on_demand",
     "tidings_server(test)::api_isolation::a_second_user_gets_404_for_every_object_of_the_first",
     "tidings_server(test)::api_popularity::items_carry_their_counts_and_the_hot_list_orders_by_them",
     "tidings_server(test)::api_reading::items_are_listed_shown_and_their_state_set",
@@ -49,7 +48,6 @@ const LONG_FUNCTION_ALLOWLIST: &[&str] = &[
     "tidings_server(test)::api_second_factors::passkeys_register_sign_in_alone_and_as_second_factor",
     "tidings_server(test)::api_second_factors::totp_sign_in_replay_and_recovery_codes",
     "tidings_server(test)::api_subscriptions::subscribe_by_page_list_change_and_unsubscribe",
-    "tidings_server(test)::api_tags::tags_on_items_top_tags_and_tag_pages",
     "tidings_server(test)::api_webhooks::channels_rules_send_test_and_the_delivery_log",
     "tidings_server(test)::oidc_tokens::a_good_id_token_signs_in_and_wrong_ones_are_refused",
     "tidings_server(test)::oidc_tokens::identities_link_unlink_and_passwords_can_be_turned_off",

@@ -191,8 +191,19 @@ on_both_engines!(modes_in_the_api_and_full_articles_on_demand, |db| {
         "{body}"
     );
 
+    phase_other_pages(&app, &client, &site, (news, ja, gone)).await;
+});
+
+/// A Shift_JIS page decodes; a page that is gone and an item without a link are 400 with
+/// the reason; another user's item, or none, is 404 and no request leaves.
+async fn phase_other_pages(
+    app: &TestApp,
+    client: &reqwest::Client,
+    site: &TestServer,
+    (news, ja, gone): (i64, i64, i64),
+) {
     // The Shift_JIS page decodes.
-    let (status, _, body) = load_full(&client, &app, ja).await;
+    let (status, _, body) = load_full(client, app, ja).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     assert!(
         body["full_content"].as_str().unwrap().contains("大浜島"),
@@ -200,7 +211,7 @@ on_both_engines!(modes_in_the_api_and_full_articles_on_demand, |db| {
     );
 
     // A page that is gone: 400 with the reason, and nothing stored.
-    let (status, _, body) = load_full(&client, &app, gone).await;
+    let (status, _, body) = load_full(client, app, gone).await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
     assert_error(&body, "full_text_unavailable", "feed");
     assert!(
@@ -208,7 +219,7 @@ on_both_engines!(modes_in_the_api_and_full_articles_on_demand, |db| {
         "{body}"
     );
     let (_, _, body) = call(
-        &client,
+        client,
         Method::GET,
         &app.url(&format!("/items/{gone}")),
         None,
@@ -218,7 +229,7 @@ on_both_engines!(modes_in_the_api_and_full_articles_on_demand, |db| {
 
     // An item without a link: 400.
     let (status, _, body) = call(
-        &client,
+        client,
         Method::POST,
         &app.url("/subscriptions"),
         Some(json!({"url": site.url("/bare.xml")})),
@@ -227,19 +238,19 @@ on_both_engines!(modes_in_the_api_and_full_articles_on_demand, |db| {
     assert_eq!(status, StatusCode::CREATED, "{body}");
     assert_eq!(body["subscription"]["full_text"], "auto");
     let bare = items_of(
-        &client,
-        &app,
+        client,
+        app,
         body["subscription"]["feed_id"].as_i64().unwrap(),
     )
     .await;
-    let (status, _, body) = load_full(&client, &app, bare[0]["id"].as_i64().unwrap()).await;
+    let (status, _, body) = load_full(client, app, bare[0]["id"].as_i64().unwrap()).await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
     assert_error(&body, "no_article_link", "validation");
 
     // Another user's item, or none: 404, and no request leaves.
     app.user("bob", false).await;
     let bob = app.signed_in("bob").await;
-    let (status, _, _) = load_full(&bob, &app, news).await;
+    let (status, _, _) = load_full(&bob, app, news).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
     assert_eq!(site.hits("/news/0"), 1);
-});
+}

@@ -151,8 +151,15 @@ on_both_engines!(tags_on_items_top_tags_and_tag_pages, |db| {
     let (_, body) = get(&ann, &app, "/tags?since=2999-01-01T00:00:00Z").await;
     assert_eq!(body, json!({"tags": []}));
 
+    phase_tag_pages(&app, &ann, tech).await;
+});
+
+/// A tag's page lists its items in any spelling of its name, by cursor pages and with the
+/// listing's filters; views are counted; other users' tags list nothing; bad requests say what
+/// is wrong; only the signed-in are served.
+async fn phase_tag_pages(app: &TestApp, ann: &reqwest::Client, tech: i64) {
     // A tag's page: its items, as the listing gives them, in any spelling of its name.
-    let (status, body) = get(&ann, &app, "/tags/rust/items?filter=all").await;
+    let (status, body) = get(ann, app, "/tags/rust/items?filter=all").await;
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(
         titles(&body),
@@ -160,34 +167,34 @@ on_both_engines!(tags_on_items_top_tags_and_tag_pages, |db| {
     );
     assert!(tag_names(&body["items"][0]).contains(&"rust".to_owned()));
     let (_, body) = get(
-        &ann,
-        &app,
+        ann,
+        app,
         "/tags/%EF%BC%B2%EF%BC%B5%EF%BC%B3%EF%BC%B4/items?filter=all",
     )
     .await;
     assert_eq!(titles(&body).len(), 2, "ＲＵＳＴ is rust: {body}");
     // Cursor pages.
-    let (_, body) = get(&ann, &app, "/tags/Rust/items?filter=all&limit=1").await;
+    let (_, body) = get(ann, app, "/tags/Rust/items?filter=all&limit=1").await;
     assert_eq!(titles(&body), ["Rust compiler gets faster"]);
     assert_eq!(body["has_more"], true);
     let cursor = body["next_cursor"].as_str().unwrap().to_owned();
     let (_, body) = get(
-        &ann,
-        &app,
+        ann,
+        app,
         &format!("/tags/Rust/items?filter=all&limit=1&cursor={cursor}"),
     )
     .await;
     assert_eq!(titles(&body), ["Rust in the Linux kernel"]);
     assert_eq!(body["has_more"], false);
     // The listing's filters: unread, starred, a feed.
-    let (_, body) = get(&ann, &app, "/tags/rust/items?filter=starred").await;
+    let (_, body) = get(ann, app, "/tags/rust/items?filter=starred").await;
     assert!(titles(&body).is_empty());
-    let (_, body) = get(&ann, &app, &format!("/tags/rust/items?feed_id={tech}")).await;
+    let (_, body) = get(ann, app, &format!("/tags/rust/items?feed_id={tech}")).await;
     assert_eq!(titles(&body).len(), 2, "unread by default: {body}");
     // Japanese tags, percent-encoded in the path.
     let (_, body) = get(
-        &ann,
-        &app,
+        ann,
+        app,
         "/tags/%E6%8A%95%E7%A5%A8%E7%8E%87/items?filter=all",
     )
     .await;
@@ -203,25 +210,25 @@ on_both_engines!(tags_on_items_top_tags_and_tag_pages, |db| {
     // rust, ＲＵＳＴ, Rust (its first page only), starred and one feed's: five views.
     assert_eq!(rust_views, Some(5), "{views:?}");
     // Another user's tag, or no one's, lists nothing.
-    let (status, body) = get(&ann, &app, "/tags/tools/items?filter=all").await;
+    let (status, body) = get(ann, app, "/tags/tools/items?filter=all").await;
     assert_eq!(status, StatusCode::OK);
     assert!(titles(&body).is_empty(), "{body}");
-    let (_, body) = get(&ann, &app, "/tags/no-such-tag/items").await;
+    let (_, body) = get(ann, app, "/tags/no-such-tag/items").await;
     assert_eq!(body["items"], json!([]));
 
     // Bad requests say what is wrong.
-    let (status, body) = get(&ann, &app, "/tags/%20/items").await;
+    let (status, body) = get(ann, app, "/tags/%20/items").await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert_error(&body, "invalid_request", "validation");
-    let (status, body) = get(&ann, &app, "/tags/rust/items?filter=some").await;
+    let (status, body) = get(ann, app, "/tags/rust/items?filter=some").await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
-    let (status, _) = get(&ann, &app, "/tags?limit=0").await;
+    let (status, _) = get(ann, app, "/tags?limit=0").await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
-    let (status, _) = get(&ann, &app, "/tags?limit=201").await;
+    let (status, _) = get(ann, app, "/tags?limit=201").await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
-    let (status, _) = get(&ann, &app, "/tags?since=yesterday").await;
+    let (status, _) = get(ann, app, "/tags?since=yesterday").await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
-    let (status, _) = get(&ann, &app, "/tags?window=7d").await;
+    let (status, _) = get(ann, app, "/tags?window=7d").await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
     // Only for the signed-in.
     let anonymous = reqwest::Client::new();
@@ -229,4 +236,4 @@ on_both_engines!(tags_on_items_top_tags_and_tag_pages, |db| {
     assert_eq!(status, StatusCode::UNAUTHORIZED);
     let (status, _, _) = call(&anonymous, Method::GET, &app.url("/tags/rust/items"), None).await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
-});
+}
