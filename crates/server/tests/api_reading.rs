@@ -262,8 +262,14 @@ on_both_engines!(items_are_listed_shown_and_their_state_set, |db| {
 
     // The detail, with content; state changes, idempotent.
     let item_id = ids(&body)[0];
+    phase_detail_state_and_bad_queries(&app, &ann, item_id, sub_a).await;
+});
+
+/// The detail with content, state changes (idempotent), and malformed query parameters as
+/// 400 with the JSON error body.
+async fn phase_detail_state_and_bad_queries(app: &TestApp, ann: &Client, item_id: i64, sub_a: i64) {
     let (status, _, body) = call(
-        &ann,
+        ann,
         Method::GET,
         &app.url(&format!("/items/{item_id}")),
         None,
@@ -276,7 +282,7 @@ on_both_engines!(items_are_listed_shown_and_their_state_set, |db| {
     let state_url = app.url(&format!("/items/{item_id}/state"));
     for _ in 0..2 {
         let (status, _, body) = call(
-            &ann,
+            ann,
             Method::PUT,
             &state_url,
             Some(json!({"is_read": true, "is_starred": true})),
@@ -289,7 +295,7 @@ on_both_engines!(items_are_listed_shown_and_their_state_set, |db| {
         );
     }
     let (_, _, body) = call(
-        &ann,
+        ann,
         Method::PUT,
         &state_url,
         Some(json!({"is_read": false})),
@@ -299,13 +305,13 @@ on_both_engines!(items_are_listed_shown_and_their_state_set, |db| {
         body,
         json!({"item_id": item_id, "is_read": false, "is_starred": true})
     );
-    let (_, _, body) = call(&ann, Method::GET, &app.url("/items?filter=starred"), None).await;
+    let (_, _, body) = call(ann, Method::GET, &app.url("/items?filter=starred"), None).await;
     assert_eq!(ids(&body), vec![item_id]);
-    let (status, _, body) = call(&ann, Method::PUT, &state_url, Some(json!({}))).await;
+    let (status, _, body) = call(ann, Method::PUT, &state_url, Some(json!({}))).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert_error(&body, "invalid_request", "validation");
     let (status, _, body) = call(
-        &ann,
+        ann,
         Method::PUT,
         &state_url,
         Some(json!({"is_read": "yes"})),
@@ -314,7 +320,7 @@ on_both_engines!(items_are_listed_shown_and_their_state_set, |db| {
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert_error(&body, "invalid_request", "validation");
     let (status, _, body) = call(
-        &ann,
+        ann,
         Method::PUT,
         &app.url("/items/999999/state"),
         Some(json!({"is_read": true})),
@@ -349,19 +355,14 @@ on_both_engines!(items_are_listed_shown_and_their_state_set, |db| {
         "feed_id=x",
         "colour=blue",
     ] {
-        let (status, _, body) = call(
-            &ann,
-            Method::GET,
-            &app.url(&format!("/items?{query}")),
-            None,
-        )
-        .await;
+        let (status, _, body) =
+            call(ann, Method::GET, &app.url(&format!("/items?{query}")), None).await;
         assert_eq!(status, StatusCode::BAD_REQUEST, "{query}: {body}");
         assert_error(&body, "invalid_request", "validation");
     }
-    let (status, _, body) = call(&ann, Method::GET, &app.url("/items?feed_id=999999"), None).await;
+    let (status, _, body) = call(ann, Method::GET, &app.url("/items?feed_id=999999"), None).await;
     assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
-});
+}
 
 on_both_engines!(pages_neither_skip_nor_repeat_while_items_arrive, |db| {
     let app = TestApp::start(db).await;
@@ -563,6 +564,17 @@ on_both_engines!(mark_read_counts_and_the_before_rule, |db| {
         assert!(list.iter().all(|s| s["unread_count"] == 0), "{subs}");
     }
 
+    phase_wrong_requests_and_updated_since(&app, &ann, sub_a, feed_a).await;
+});
+
+/// Wrong mark-read requests are refused; "updated since" lists only the feed with items that
+/// arrived after the time.
+async fn phase_wrong_requests_and_updated_since(
+    app: &TestApp,
+    ann: &Client,
+    sub_a: i64,
+    feed_a: i64,
+) {
     // Wrong requests.
     for bad in [
         json!({}),
@@ -573,7 +585,7 @@ on_both_engines!(mark_read_counts_and_the_before_rule, |db| {
         json!({"ids": (0..1001).collect::<Vec<i64>>()}),
     ] {
         let (status, _, body) = call(
-            &ann,
+            ann,
             Method::POST,
             &app.url("/items/mark-read"),
             Some(bad.clone()),
@@ -583,7 +595,7 @@ on_both_engines!(mark_read_counts_and_the_before_rule, |db| {
         assert_error(&body, "invalid_request", "validation");
     }
     let (status, _, _) = call(
-        &ann,
+        ann,
         Method::POST,
         &app.url("/items/mark-read"),
         Some(json!({"feed_id": 999999})),
@@ -593,7 +605,7 @@ on_both_engines!(mark_read_counts_and_the_before_rule, |db| {
 
     // Updated since: only the feed with items that arrived after the time.
     let (status, _, body) = call(
-        &ann,
+        ann,
         Method::GET,
         &app.url(&format!(
             "/items/updated-feeds?since={}",
@@ -610,7 +622,7 @@ on_both_engines!(mark_read_counts_and_the_before_rule, |db| {
     assert_eq!(updated[0]["last_arrived_at"], rfc3339(BASE + 9000));
     for query in ["", "?since=soon", "?since=2026-01-01T00:00:00Z&x=1"] {
         let (status, _, body) = call(
-            &ann,
+            ann,
             Method::GET,
             &app.url(&format!("/items/updated-feeds{query}")),
             None,
@@ -619,7 +631,7 @@ on_both_engines!(mark_read_counts_and_the_before_rule, |db| {
         assert_eq!(status, StatusCode::BAD_REQUEST, "{query}: {body}");
         assert_error(&body, "invalid_request", "validation");
     }
-});
+}
 
 on_both_engines!(
     bookmarks_keep_their_snapshot_after_item_and_feed_deletion,
