@@ -41,7 +41,6 @@ const LONG_FUNCTION_ALLOWLIST: &[&str] = &[
     "tidings_server(test)::api_contract::every_answer_is_documented",
     "tidings_server(test)::api_isolation::a_second_user_gets_404_for_every_object_of_the_first",
     "tidings_server(test)::api_popularity::items_carry_their_counts_and_the_hot_list_orders_by_them",
-    "tidings_server(test)::api_reading::listings_carry_content_and_mark_read_is_scoped_and_undone",
     "tidings_server(test)::api_scraped::subscribe_list_reconfigure_and_share_a_scraped_source",
     "tidings_server(test)::api_second_factors::passkeys_register_sign_in_alone_and_as_second_factor",
     "tidings_server(test)::api_second_factors::totp_sign_in_replay_and_recovery_codes",

@@ -1116,98 +1116,111 @@ on_both_engines!(
         )
         .await;
 
-        // A feed, a watermark and an explicit unread row under it, then everything: each
-        // undone exactly, and a-2 (read by hand before) stays read.
-        for scope in [json!({"feed_id": feed_a}), json!({"all": true})] {
-            let (status, _, marked) = call(
-                &ann,
-                Method::POST,
-                &app.url("/items/mark-read"),
-                Some(scope.clone()),
-            )
+        phase_feed_and_everything_undone(&app, &ann, (feed_a, feed_b), a1, (&a_before, &b_before))
             .await;
-            assert_eq!(status, StatusCode::OK, "{marked}");
-            assert!(marked["marked"].as_u64().unwrap() >= 9, "{scope}: {marked}");
-            assert!(unread_of(&app, &ann, feed_a).await.is_empty());
-            let (_, _, body) = call(
-                &ann,
-                Method::POST,
-                &app.url("/items/mark-read/undo"),
-                Some(marked["undo"].clone()),
-            )
-            .await;
-            assert_eq!(body["restored"], marked["marked"], "{scope}");
-            assert_eq!(unread_of(&app, &ann, feed_a).await, a_before, "{scope}");
-            assert_eq!(unread_of(&app, &ann, feed_b).await, b_before, "{scope}");
-        }
-        call(
-            &ann,
+    }
+);
+
+/// A feed, a watermark and an explicit unread row under it, then everything: each undone
+/// exactly, and an item read by hand before stays read; then the wrong requests.
+async fn phase_feed_and_everything_undone(
+    app: &TestApp,
+    ann: &Client,
+    (feed_a, feed_b): (i64, i64),
+    a1: i64,
+    (a_before, b_before): (&[i64], &[i64]),
+) {
+    // A feed, a watermark and an explicit unread row under it, then everything: each
+    // undone exactly, and a-2 (read by hand before) stays read.
+    for scope in [json!({"feed_id": feed_a}), json!({"all": true})] {
+        let (status, _, marked) = call(
+            ann,
             Method::POST,
             &app.url("/items/mark-read"),
-            Some(json!({"feed_id": feed_a})),
+            Some(scope.clone()),
         )
         .await;
-        call(
-            &ann,
-            Method::PUT,
-            &app.url(&format!("/items/{a1}/state")),
-            Some(json!({"is_read": false})),
-        )
-        .await;
-        let (_, _, marked) = call(
-            &ann,
-            Method::POST,
-            &app.url("/items/mark-read"),
-            Some(json!({"feed_id": feed_a})),
-        )
-        .await;
-        assert_eq!(marked["marked"], 1);
-        assert_eq!(marked["undo"]["item_ids"], json!([a1]));
-        call(
-            &ann,
+        assert_eq!(status, StatusCode::OK, "{marked}");
+        assert!(marked["marked"].as_u64().unwrap() >= 9, "{scope}: {marked}");
+        assert!(unread_of(app, ann, feed_a).await.is_empty());
+        let (_, _, body) = call(
+            ann,
             Method::POST,
             &app.url("/items/mark-read/undo"),
             Some(marked["undo"].clone()),
         )
         .await;
-        assert_eq!(unread_of(&app, &ann, feed_a).await, [a1]);
+        assert_eq!(body["restored"], marked["marked"], "{scope}");
+        assert_eq!(unread_of(app, ann, feed_a).await, a_before, "{scope}");
+        assert_eq!(unread_of(app, ann, feed_b).await, b_before, "{scope}");
+    }
+    call(
+        ann,
+        Method::POST,
+        &app.url("/items/mark-read"),
+        Some(json!({"feed_id": feed_a})),
+    )
+    .await;
+    call(
+        ann,
+        Method::PUT,
+        &app.url(&format!("/items/{a1}/state")),
+        Some(json!({"is_read": false})),
+    )
+    .await;
+    let (_, _, marked) = call(
+        ann,
+        Method::POST,
+        &app.url("/items/mark-read"),
+        Some(json!({"feed_id": feed_a})),
+    )
+    .await;
+    assert_eq!(marked["marked"], 1);
+    assert_eq!(marked["undo"]["item_ids"], json!([a1]));
+    call(
+        ann,
+        Method::POST,
+        &app.url("/items/mark-read/undo"),
+        Some(marked["undo"].clone()),
+    )
+    .await;
+    assert_eq!(unread_of(app, ann, feed_a).await, [a1]);
 
-        // Wrong requests.
-        for bad in [
-            json!({"starred": true, "ids": [a1]}),
-            json!({"starred": false, "all": true}),
-            json!({"starred": true, "feed_id": feed_a, "group_id": 1}),
-        ] {
-            let (status, _, body) = call(
-                &ann,
-                Method::POST,
-                &app.url("/items/mark-read"),
-                Some(bad.clone()),
-            )
-            .await;
-            assert_eq!(status, StatusCode::BAD_REQUEST, "{bad}: {body}");
-            assert_error(&body, "invalid_request", "validation");
-        }
-        let (status, _, _) = call(
-            &ann,
+    // Wrong requests.
+    for bad in [
+        json!({"starred": true, "ids": [a1]}),
+        json!({"starred": false, "all": true}),
+        json!({"starred": true, "feed_id": feed_a, "group_id": 1}),
+    ] {
+        let (status, _, body) = call(
+            ann,
             Method::POST,
             &app.url("/items/mark-read"),
-            Some(json!({"starred": true, "feed_id": 999_999})),
+            Some(bad.clone()),
         )
         .await;
-        assert_eq!(status, StatusCode::NOT_FOUND);
-        let (status, _, body) = call(
-            &ann,
-            Method::POST,
-            &app.url("/items/mark-read/undo"),
-            Some(json!({"watermarks": [], "item_ids": (0..10_001).collect::<Vec<i64>>()})),
-        )
-        .await;
-        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
-        let (_, _, counts) = call(&ann, Method::GET, &app.url("/counts"), None).await;
-        assert!(
-            counts["as_of"].as_str().is_some_and(|t| t.ends_with('Z')),
-            "{counts}"
-        );
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{bad}: {body}");
+        assert_error(&body, "invalid_request", "validation");
     }
-);
+    let (status, _, _) = call(
+        ann,
+        Method::POST,
+        &app.url("/items/mark-read"),
+        Some(json!({"starred": true, "feed_id": 999_999})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let (status, _, body) = call(
+        ann,
+        Method::POST,
+        &app.url("/items/mark-read/undo"),
+        Some(json!({"watermarks": [], "item_ids": (0..10_001).collect::<Vec<i64>>()})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    let (_, _, counts) = call(ann, Method::GET, &app.url("/counts"), None).await;
+    assert!(
+        counts["as_of"].as_str().is_some_and(|t| t.ends_with('Z')),
+        "{counts}"
+    );
+}
