@@ -48,7 +48,6 @@ const LONG_FUNCTION_ALLOWLIST: &[&str] = &[
     "tidings_server(test)::api_webhooks::channels_rules_send_test_and_the_delivery_log",
     "tidings_server(test)::oidc_tokens::a_good_id_token_signs_in_and_wrong_ones_are_refused",
     "tidings_server(test)::oidc_tokens::identities_link_unlink_and_passwords_can_be_turned_off",
-    "tidings_server(test)::sync_fever::groups_feeds_items_and_marks",
     "tidings_server(test)::sync_greader::subscriptions_labels_and_tags",
     "tidings_server(test)::ui_browser::notifications_in_chromium",
     "tidings_server(test)::ui_second_factors::two_step_sign_in_in_chromium",

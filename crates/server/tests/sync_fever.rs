@@ -278,11 +278,17 @@ on_both_engines!(groups_feeds_items_and_marks, |db| {
         63
     );
 
+    phase_before_times_and_group_zero(&s, &seen).await;
+});
+
+/// Marking a feed before a time marks only items that reached the user before it, whatever
+/// their publication dates; group 0 is everything; a bad mark is refused.
+async fn phase_before_times_and_group_zero(s: &Setup, seen: &[i64]) {
     // A feed before a time: only items that reached the user before it (the time of the
     // client's last items request), whatever their publication dates. These arrived now.
     let before = (BASE + 10 * 60).to_string();
     fever(
-        &s,
+        s,
         "/fever/",
         "api",
         &[
@@ -294,13 +300,13 @@ on_both_engines!(groups_feeds_items_and_marks, |db| {
     )
     .await;
     assert_eq!(
-        ids(&fever(&s, "/fever/", "api&unread_item_ids", &[]).await["unread_item_ids"]).len(),
+        ids(&fever(s, "/fever/", "api&unread_item_ids", &[]).await["unread_item_ids"]).len(),
         63,
         "nothing had arrived before the time"
     );
     let after_arrival = (tidings_store::unix_now() + 1).to_string();
     fever(
-        &s,
+        s,
         "/fever/",
         "api",
         &[
@@ -312,12 +318,12 @@ on_both_engines!(groups_feeds_items_and_marks, |db| {
     )
     .await;
     assert_eq!(
-        ids(&fever(&s, "/fever/", "api&unread_item_ids", &[]).await["unread_item_ids"]).len(),
+        ids(&fever(s, "/fever/", "api&unread_item_ids", &[]).await["unread_item_ids"]).len(),
         3,
         "feed B's three are left"
     );
     fever(
-        &s,
+        s,
         "/fever/",
         "api",
         &[
@@ -328,11 +334,11 @@ on_both_engines!(groups_feeds_items_and_marks, |db| {
     )
     .await;
     assert_eq!(
-        fever(&s, "/fever/", "api&unread_item_ids", &[]).await["unread_item_ids"],
+        fever(s, "/fever/", "api&unread_item_ids", &[]).await["unread_item_ids"],
         ""
     );
     fever(
-        &s,
+        s,
         "/fever/",
         "api",
         &[
@@ -344,7 +350,7 @@ on_both_engines!(groups_feeds_items_and_marks, |db| {
     .await;
     // Group 0 is everything.
     let all = fever(
-        &s,
+        s,
         "/api/fever.php",
         "api",
         &[("mark", "group"), ("as", "read"), ("id", "0")],
@@ -352,7 +358,7 @@ on_both_engines!(groups_feeds_items_and_marks, |db| {
     .await;
     assert_eq!(all["unread_item_ids"], "");
     let read = fever(
-        &s,
+        s,
         "/fever/",
         &format!("api&items&with_ids={}", seen[62]),
         &[],
@@ -360,14 +366,14 @@ on_both_engines!(groups_feeds_items_and_marks, |db| {
     .await;
     assert_eq!(read["items"][0]["is_read"], 1);
     let bad = fever(
-        &s,
+        s,
         "/fever/",
         "api",
         &[("mark", "item"), ("as", "eaten"), ("id", "1")],
     )
     .await;
     assert!(bad["error"].as_str().unwrap().contains("eaten"), "{bad}");
-});
+}
 
 /// Replays the real Fever answers of `src/sync/testdata/fever`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
