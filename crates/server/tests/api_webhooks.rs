@@ -177,8 +177,19 @@ on_both_engines!(channels_rules_send_test_and_the_delivery_log, |db| {
     .await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
 
+    phase_send_test_and_the_log(&discord, &ann, &bob, &one).await;
+});
+
+/// Send test: the stand-in gets Discord's payload and the log shows it; a deleted Discord
+/// webhook says why; the delivery log is the owner's only; a deleted webhook is gone.
+async fn phase_send_test_and_the_log(
+    discord: &DiscordStandIn,
+    ann: &reqwest::Client,
+    bob: &reqwest::Client,
+    one: &str,
+) {
     // Send test: the stand-in gets Discord's payload; the log shows it.
-    let (status, _, result) = call(&ann, Method::POST, &format!("{one}/test"), None).await;
+    let (status, _, result) = call(ann, Method::POST, &format!("{one}/test"), None).await;
     assert_eq!(status, StatusCode::OK, "{result}");
     assert_eq!(
         (result["ok"].as_bool(), result["http_status"].as_i64()),
@@ -196,7 +207,7 @@ on_both_engines!(channels_rules_send_test_and_the_delivery_log, |db| {
     );
     // A deleted Discord webhook: the test says why.
     *discord.gone.lock().unwrap() = true;
-    let (_, _, result) = call(&ann, Method::POST, &format!("{one}/test"), None).await;
+    let (_, _, result) = call(ann, Method::POST, &format!("{one}/test"), None).await;
     assert_eq!(
         (result["ok"].as_bool(), result["http_status"].as_i64()),
         (Some(false), Some(404))
@@ -209,7 +220,7 @@ on_both_engines!(channels_rules_send_test_and_the_delivery_log, |db| {
         "{result}"
     );
     let (status, _, log) = call(
-        &ann,
+        ann,
         Method::GET,
         &format!("{one}/deliveries?limit=10"),
         None,
@@ -229,18 +240,18 @@ on_both_engines!(channels_rules_send_test_and_the_delivery_log, |db| {
         .collect();
     assert_eq!(summary, [("failed", true, 404), ("sent", true, 204)]);
     let (status, _, _) = call(
-        &ann,
+        ann,
         Method::GET,
         &format!("{one}/deliveries?limit=500"),
         None,
     )
     .await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
-    let (status, _, _) = call(&bob, Method::GET, &format!("{one}/deliveries"), None).await;
+    let (status, _, _) = call(bob, Method::GET, &format!("{one}/deliveries"), None).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
 
-    let (status, _, _) = call(&ann, Method::DELETE, &one, None).await;
+    let (status, _, _) = call(ann, Method::DELETE, one, None).await;
     assert_eq!(status, StatusCode::NO_CONTENT);
-    let (status, _, _) = call(&ann, Method::GET, &one, None).await;
+    let (status, _, _) = call(ann, Method::GET, one, None).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
-});
+}
