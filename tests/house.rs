@@ -39,7 +39,6 @@ const CYCLE_ALLOWLIST: &[&str] = &[];
 /// the rule reached `tests/`. A new long function is split into named phases, not listed.
 const LONG_FUNCTION_ALLOWLIST: &[&str] = &[
     "tidings_server(test)::api_contract::every_answer_is_documented",
-    "tidings_server(test)::api_isolation::a_second_user_gets_404_for_every_object_of_the_first",
     "tidings_server(test)::api_popularity::items_carry_their_counts_and_the_hot_list_orders_by_them",
     "tidings_server(test)::api_scraped::subscribe_list_reconfigure_and_share_a_scraped_source",
     "tidings_server(test)::api_second_factors::passkeys_register_sign_in_alone_and_as_second_factor",

@@ -142,18 +142,33 @@ on_both_engines!(a_second_user_gets_404_for_every_object_of_the_first, |db| {
     }
     assert!(checked >= 15, "only {checked} operations checked");
 
+    phase_ids_in_queries_and_bodies(&app, &intruder, item_id, group_id, subscription.feed_id).await;
+    phase_nothing_of_the_owners_changed(
+        &app,
+        &owner,
+        owner_id,
+        (item_id, subscription.id, bookmark_id),
+    )
+    .await;
+});
+
+/// Ids inside queries and bodies are checked too: the intruder's requests naming the owner's
+/// item, group or feed are 404, and marking the owner's items read marks nothing.
+async fn phase_ids_in_queries_and_bodies(
+    app: &TestApp,
+    intruder: &reqwest::Client,
+    item_id: i64,
+    group_id: i64,
+    feed_id: i64,
+) {
     // Ids inside queries and bodies are checked too.
     for (method, path, body) in [
-        (
-            Method::GET,
-            format!("/items?feed_id={}", subscription.feed_id),
-            None,
-        ),
+        (Method::GET, format!("/items?feed_id={}", feed_id), None),
         (Method::GET, format!("/items?group_id={group_id}"), None),
         (
             Method::POST,
             "/items/mark-read".to_string(),
-            Some(json!({"feed_id": subscription.feed_id})),
+            Some(json!({"feed_id": feed_id})),
         ),
         (
             Method::POST,
@@ -171,11 +186,11 @@ on_both_engines!(a_second_user_gets_404_for_every_object_of_the_first, |db| {
             Some(json!({"url": "https://isolation.example/feed", "group_id": group_id})),
         ),
     ] {
-        let (status, _, answer) = call(&intruder, method.clone(), &app.url(&path), body).await;
+        let (status, _, answer) = call(intruder, method.clone(), &app.url(&path), body).await;
         assert_eq!(status, StatusCode::NOT_FOUND, "{method} {path}: {answer}");
     }
     let (status, _, answer) = call(
-        &intruder,
+        intruder,
         Method::POST,
         &app.url("/items/mark-read"),
         Some(json!({"ids": [item_id]})),
@@ -183,10 +198,19 @@ on_both_engines!(a_second_user_gets_404_for_every_object_of_the_first, |db| {
     .await;
     assert!(status.is_success(), "{answer}");
     assert_eq!(answer["marked"], 0, "another user's ids are ignored");
+}
 
+/// Nothing of the owner's changed: the item, subscription, bookmark, group, API key, sessions
+/// and passkey are as they were.
+async fn phase_nothing_of_the_owners_changed(
+    app: &TestApp,
+    owner: &reqwest::Client,
+    owner_id: i64,
+    (item_id, subscription_id, bookmark_id): (i64, i64, i64),
+) {
     // Nothing of the owner's changed.
     let (_, _, item) = call(
-        &owner,
+        owner,
         Method::GET,
         &app.url(&format!("/items/{item_id}")),
         None,
@@ -200,13 +224,13 @@ on_both_engines!(a_second_user_gets_404_for_every_object_of_the_first, |db| {
         "{item}"
     );
     for path in [
-        format!("/subscriptions/{}", subscription.id),
+        format!("/subscriptions/{}", subscription_id),
         format!("/bookmarks/{bookmark_id}"),
     ] {
-        let (status, _, _) = call(&owner, Method::GET, &app.url(&path), None).await;
+        let (status, _, _) = call(owner, Method::GET, &app.url(&path), None).await;
         assert_eq!(status, StatusCode::OK, "{path}");
     }
-    let (_, _, groups) = call(&owner, Method::GET, &app.url("/groups"), None).await;
+    let (_, _, groups) = call(owner, Method::GET, &app.url("/groups"), None).await;
     assert!(
         groups["groups"]
             .as_array()
@@ -214,16 +238,16 @@ on_both_engines!(a_second_user_gets_404_for_every_object_of_the_first, |db| {
             .iter()
             .any(|g| g["name"] == "Mine")
     );
-    let (_, _, keys) = call(&owner, Method::GET, &app.url("/api-keys"), None).await;
+    let (_, _, keys) = call(owner, Method::GET, &app.url("/api-keys"), None).await;
     assert_eq!(keys["api_keys"].as_array().unwrap().len(), 1);
-    let (_, _, sessions) = call(&owner, Method::GET, &app.url("/me/sessions"), None).await;
+    let (_, _, sessions) = call(owner, Method::GET, &app.url("/me/sessions"), None).await;
     assert_eq!(sessions["sessions"].as_array().unwrap().len(), 2);
     let passkeys = app.store.passkeys(owner_id).await.unwrap();
     assert_eq!(
         passkeys[0].name, "phone",
         "the rename by another user changed nothing"
     );
-});
+}
 
 /// A well-formed body for the operation, so that the answer is about the id, not the body.
 fn valid_body(path: &str, method: &Method) -> Option<Value> {
