@@ -66,6 +66,34 @@ fn skip_without_provider(test: &str) -> bool {
     skip_without_browser(test)
 }
 
+/// A folder for the provider's script whose `node_modules` is the installed one, so that the
+/// committed script is the one that runs.
+fn provider_folder() -> tempfile::TempDir {
+    let packages = provider_packages().expect("provider packages");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("provider.mjs"), PROVIDER_SCRIPT).unwrap();
+    std::os::unix::fs::symlink(
+        packages.join("node_modules"),
+        dir.path().join("node_modules"),
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("package.json"), "{\"type\": \"module\"}").unwrap();
+    dir
+}
+
+/// What a running process is doing, from `/proc`: its state and the kernel function it waits
+/// in, for the message of a provider that stays silent.
+fn process_state(pid: u32) -> String {
+    let read =
+        |name: &str| std::fs::read_to_string(format!("/proc/{pid}/{name}")).unwrap_or_default();
+    let state = read("status")
+        .lines()
+        .find(|line| line.starts_with("State:"))
+        .map(|line| line.trim_start_matches("State:").trim().to_string())
+        .unwrap_or_else(|| "state unknown".into());
+    format!("running ({state}, waiting in {:?})", read("wchan"))
+}
+
 /// A running `oidc-provider`; stopped (its standard input closed, then killed) on drop.
 struct NodeProvider {
     child: Child,
@@ -74,18 +102,46 @@ struct NodeProvider {
 }
 
 impl NodeProvider {
+    /// Starts the provider and waits for its issuer line. A start that stays silent is tried
+    /// again: twice in loaded CI runs one of two providers started together had printed
+    /// nothing after 30 s and 120 s while its twin was up in a second, so one silent process is
+    /// replaced rather than waited for, and what it was doing is kept for the message.
     fn start(redirect_uri: &str) -> NodeProvider {
-        let packages = provider_packages().expect("provider packages");
-        // The script runs from a folder of its own whose node_modules is the installed one,
-        // so that the committed script is the one that runs.
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("provider.mjs"), PROVIDER_SCRIPT).unwrap();
-        std::os::unix::fs::symlink(
-            packages.join("node_modules"),
-            dir.path().join("node_modules"),
-        )
-        .unwrap();
-        std::fs::write(dir.path().join("package.json"), "{\"type\": \"module\"}").unwrap();
+        let dir = provider_folder();
+        let mut silent = Vec::new();
+        for attempt in 1..=3 {
+            match Self::try_start(&dir, redirect_uri, attempt) {
+                Ok((child, issuer)) => {
+                    if !silent.is_empty() {
+                        eprintln!(
+                            "oidc provider up on attempt {attempt}: {}",
+                            silent.join("; ")
+                        );
+                    }
+                    return NodeProvider {
+                        child,
+                        issuer,
+                        _dir: dir,
+                    };
+                }
+                Err(report) => silent.push(report),
+            }
+        }
+        panic!(
+            "the provider did not announce its issuer: {}",
+            silent.join("; ")
+        );
+    }
+
+    /// One start: the child and its issuer, or what was seen of a start that failed (its exit
+    /// status or state, and its standard error).
+    fn try_start(
+        dir: &tempfile::TempDir,
+        redirect_uri: &str,
+        attempt: u32,
+    ) -> Result<(Child, String), String> {
+        let log_path = dir.path().join(format!("provider-{attempt}.log"));
+        let log = std::fs::File::create(&log_path).expect("the provider's log file");
         let mut child = Command::new("node")
             .arg("provider.mjs")
             .current_dir(dir.path())
@@ -93,7 +149,7 @@ impl NodeProvider {
             .env("CLIENT_SECRET", CLIENT_SECRET)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(log)
             .spawn()
             .expect("start node");
         let stdout = child.stdout.take().unwrap();
@@ -107,20 +163,22 @@ impl NodeProvider {
                 }
             }
         });
-        // Half a second on a quiet machine; once in a CI run under load one of two providers
-        // started together had not announced itself after 30 s, so the bound is generous.
-        let issuer = match rx.recv_timeout(Duration::from_secs(120)) {
-            Ok(issuer) => issuer,
+        // Half a second on a quiet machine.
+        match rx.recv_timeout(Duration::from_secs(40)) {
+            Ok(issuer) => Ok((child, issuer)),
             Err(error) => {
-                let exited = child.try_wait().ok().flatten();
+                let state = match child.try_wait() {
+                    Ok(Some(status)) => format!("exited {status}"),
+                    _ => process_state(child.id()),
+                };
                 let _ = child.kill();
-                panic!("the provider did not announce its issuer ({error}); exited: {exited:?}");
+                let _ = child.wait();
+                let stderr = std::fs::read_to_string(&log_path).unwrap_or_default();
+                let tail: String = stderr.lines().rev().take(5).collect::<Vec<_>>().join(" | ");
+                Err(format!(
+                    "attempt {attempt}: {error}, {state}, stderr: {tail:?}"
+                ))
             }
-        };
-        NodeProvider {
-            child,
-            issuer,
-            _dir: dir,
         }
     }
 
