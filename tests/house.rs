@@ -38,9 +38,6 @@ const CYCLE_ALLOWLIST: &[&str] = &[];
 /// None left in `src/`; these are integration tests (`package(test)::module::test`), listed when
 /// the rule reached `tests/`. A new long function is split into named phases, not listed.
 const LONG_FUNCTION_ALLOWLIST: &[&str] = &[
-    "tidings_server(test)::api_contract::every_answer_is_documented",
-    "tidings_server(test)::api_popularity::items_carry_their_counts_and_the_hot_list_orders_by_them",
-    "tidings_server(test)::api_scraped::subscribe_list_reconfigure_and_share_a_scraped_source",
     "tidings_server(test)::api_second_factors::passkeys_register_sign_in_alone_and_as_second_factor",
     "tidings_server(test)::api_second_factors::totp_sign_in_replay_and_recovery_codes",
     "tidings_server(test)::api_subscriptions::subscribe_by_page_list_change_and_unsubscribe",

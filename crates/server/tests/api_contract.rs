@@ -450,9 +450,39 @@ on_both_engines!(every_answer_is_documented, |db| {
         "application/rss+xml",
         crate::support::rss(&feeds.base, "Fuzzed feed", 5),
     );
+    let (key_id, key) = phase_something_for_every_kind_of_id(&app, &browser, &feeds).await;
+    let (cookie, own_session) = phase_a_session_of_its_own(&app).await;
+
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("tidings_hooks.py"), HOOKS).unwrap();
+    let target = FuzzTarget {
+        python: &python,
+        app: &app,
+        dir: dir.path(),
+        env: vec![
+            ("TIDINGS_FUZZ_FEED_BASE", feeds.base.clone()),
+            ("TIDINGS_FUZZ_OWN_USER", own.to_string()),
+            ("TIDINGS_FUZZ_OTHER_USER", other.to_string()),
+            ("TIDINGS_FUZZ_OWN_SESSION", own_session.to_string()),
+            ("TIDINGS_FUZZ_OWN_KEY", key_id.to_string()),
+        ],
+    };
+    tokio::task::block_in_place(|| {
+        phase_fuzz_with_key_session_and_no_credentials(&target, &key, &cookie);
+    });
+    phase_the_credentials_still_work(&app, &key, &cookie).await;
+});
+
+/// Something for every kind of id to find: a group, a subscription with items (and their
+/// vectors), a bookmark, and a read-write API key. Returns the key's id and the key.
+async fn phase_something_for_every_kind_of_id(
+    app: &TestApp,
+    browser: &reqwest::Client,
+    feeds: &TestServer,
+) -> (i64, String) {
     // Something for every kind of id to find: a group, a subscription with items, a bookmark.
     let (status, _, _) = call(
-        &browser,
+        browser,
         Method::POST,
         &app.url("/groups"),
         Some(json!({"name": "Fuzzed"})),
@@ -460,14 +490,14 @@ on_both_engines!(every_answer_is_documented, |db| {
     .await;
     assert_eq!(status, StatusCode::CREATED);
     let (status, _, body) = call(
-        &browser,
+        browser,
         Method::POST,
         &app.url("/subscriptions"),
         Some(json!({"url": feeds.url("/feed.xml")})),
     )
     .await;
     assert_eq!(status, StatusCode::CREATED, "{body}");
-    let (_, _, items) = call(&browser, Method::GET, &app.url("/items?filter=all"), None).await;
+    let (_, _, items) = call(browser, Method::GET, &app.url("/items?filter=all"), None).await;
     let item = items["items"][0]["id"].as_i64().expect("an item");
     // Vectors for the items, so that related items (F44) answer some.
     let embedding = tidings_worker::EmbeddingJob::new(
@@ -480,7 +510,7 @@ on_both_engines!(every_answer_is_documented, |db| {
         .await
         .unwrap();
     let (status, _, _) = call(
-        &browser,
+        browser,
         Method::POST,
         &app.url("/bookmarks"),
         Some(json!({"item_id": item})),
@@ -488,7 +518,7 @@ on_both_engines!(every_answer_is_documented, |db| {
     .await;
     assert_eq!(status, StatusCode::CREATED);
     let (status, _, key) = call(
-        &browser,
+        browser,
         Method::POST,
         &app.url("/api-keys"),
         Some(json!({"name": "fuzzer", "scope": "read_write"})),
@@ -497,7 +527,12 @@ on_both_engines!(every_answer_is_documented, |db| {
     assert_eq!(status, StatusCode::CREATED, "{key}");
     let key_id = key["api_key"]["id"].as_i64().unwrap();
     let key = key["key"].as_str().unwrap().to_string();
-    // A session of its own for the session-only operations (keys, password, account).
+    (key_id, key)
+}
+
+/// A session of the fuzzer's own for the session-only operations (keys, password, account).
+/// Returns its cookie (`tidings_session=…`) and its id.
+async fn phase_a_session_of_its_own(app: &TestApp) -> (String, i64) {
     let session = app.browser();
     let response = session
         .post(app.url("/session"))
@@ -526,61 +561,51 @@ on_both_engines!(every_answer_is_documented, |db| {
         .find(|s| s["current"] == true)
         .and_then(|s| s["id"].as_i64())
         .expect("the current session");
+    (cookie, own_session)
+}
 
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("tidings_hooks.py"), HOOKS).unwrap();
-    let target = FuzzTarget {
-        python: &python,
-        app: &app,
-        dir: dir.path(),
-        env: vec![
-            ("TIDINGS_FUZZ_FEED_BASE", feeds.base.clone()),
-            ("TIDINGS_FUZZ_OWN_USER", own.to_string()),
-            ("TIDINGS_FUZZ_OTHER_USER", other.to_string()),
-            ("TIDINGS_FUZZ_OWN_SESSION", own_session.to_string()),
-            ("TIDINGS_FUZZ_OWN_KEY", key_id.to_string()),
-        ],
-    };
-    tokio::task::block_in_place(|| {
-        // With a read-write API key: everything a script or an app does.
-        fuzz(
-            &target,
-            "api-key",
-            &format!("[auth.openapi.api_key]\nbearer = \"{key}\"\n"),
-            &[],
-            "examples,coverage,fuzzing",
-            8,
-            &[],
-        );
-        // With the session cookie and this server's Origin, as the web UI: the session-only
-        // operations too. Signing out would end the run's own session.
-        let token = cookie.trim_start_matches("tidings_session=");
-        fuzz(
-            &target,
-            "session",
-            &format!("[auth.openapi.session]\napi_key = \"{token}\"\n"),
-            &[format!("Origin: {}", app.base)],
-            "examples,coverage,fuzzing",
-            5,
-            &["sign_out"],
-        );
-        // Without credentials: a few cases each (most answers are the one 401).
-        fuzz(&target, "anonymous", "", &[], "fuzzing", 3, &[]);
-    });
+/// The three fuzzing runs: with the API key, with the session cookie, without credentials.
+fn phase_fuzz_with_key_session_and_no_credentials(target: &FuzzTarget, key: &str, cookie: &str) {
+    // With a read-write API key: everything a script or an app does.
+    fuzz(
+        target,
+        "api-key",
+        &format!("[auth.openapi.api_key]\nbearer = \"{key}\"\n"),
+        &[],
+        "examples,coverage,fuzzing",
+        8,
+        &[],
+    );
+    // With the session cookie and this server's Origin, as the web UI: the session-only
+    // operations too. Signing out would end the run's own session.
+    let token = cookie.trim_start_matches("tidings_session=");
+    fuzz(
+        target,
+        "session",
+        &format!("[auth.openapi.session]\napi_key = \"{token}\"\n"),
+        &[format!("Origin: {}", target.app.base)],
+        "examples,coverage,fuzzing",
+        5,
+        &["sign_out"],
+    );
+    // Without credentials: a few cases each (most answers are the one 401).
+    fuzz(target, "anonymous", "", &[], "fuzzing", 3, &[]);
+}
 
-    // The credentials still work: the runs tested the API, not a run of 401s.
+/// The credentials still work: the runs tested the API, not a run of 401s.
+async fn phase_the_credentials_still_work(app: &TestApp, key: &str, cookie: &str) {
     let response = reqwest::Client::new()
         .get(app.url("/me"))
-        .bearer_auth(&key)
+        .bearer_auth(key)
         .send()
         .await
         .unwrap();
     assert_eq!(response.status(), StatusCode::OK, "the API key");
     let response = reqwest::Client::new()
         .get(app.url("/me"))
-        .header("cookie", &cookie)
+        .header("cookie", cookie)
         .send()
         .await
         .unwrap();
     assert_eq!(response.status(), StatusCode::OK, "the session");
-});
+}

@@ -146,6 +146,16 @@ on_both_engines!(preview_shows_the_items_and_saves_nothing, |db| {
     );
 });
 
+/// What the phases of the scraped-source test share: the app, the saved pages, the two readers
+/// and the Next.js configuration of the page.
+struct Scraped {
+    app: TestApp,
+    site: TestServer,
+    ann: Client,
+    bob: Client,
+    nextjs: Value,
+}
+
 on_both_engines!(
     subscribe_list_reconfigure_and_share_a_scraped_source,
     |db| {
@@ -155,147 +165,197 @@ on_both_engines!(
         app.user("bob", false).await;
         let ann = app.signed_in("ann").await;
         let bob = app.signed_in("bob").await;
-        let create = app.url("/scraped-sources");
         let nextjs = json!({
             "kind": "nextjs", "data_key": "props.pageProps.posts", "url_selector": "slug",
             "url_prefix": "https://lumen.example/blog/"
         });
+        let t = Scraped {
+            app,
+            site,
+            ann,
+            bob,
+            nextjs,
+        };
 
-        let (status, body) = post(
-        &ann,
-        create.clone(),
+        let sub = phase_subscribe_and_read_like_a_feed(&t).await;
+        let id = sub["id"].as_i64().unwrap();
+        let feed_id = phase_a_feed_is_listed_with_no_scraper(&t, id).await;
+        let by_slug = phase_reconfigure_refuse_bad_and_feeds(&t, id, feed_id).await;
+        phase_one_page_one_configuration_shared(&t, &sub, &by_slug).await;
+    }
+);
+
+/// Ann subscribes to the Next.js page: checked as its first fetch, its items the reader's like a
+/// feed's. Returns the subscription.
+async fn phase_subscribe_and_read_like_a_feed(t: &Scraped) -> Value {
+    let Scraped {
+        app,
+        site,
+        ann,
+        nextjs,
+        ..
+    } = t;
+    let (status, body) = post(
+        ann,
+        app.url("/scraped-sources"),
         json!({"url": site.url("/next/blog"), "scraper": nextjs.clone(), "interval_minutes": 120}),
     )
     .await;
-        assert_eq!(status, StatusCode::CREATED, "{body}");
-        let sub = body["subscription"].clone();
-        assert_eq!(sub["title"], "Engineering Blog — Lumen");
-        assert_eq!(sub["unread_count"], 3);
-        assert_eq!(sub["interval_minutes"], 120);
-        assert_eq!(sub["scraper"]["kind"], "nextjs");
-        assert_eq!(sub["scraper"]["data_key"], "props.pageProps.posts");
-        assert_eq!(body["preview"]["items"].as_array().unwrap().len(), 3);
-        // The check was the first fetch: the source is fetched already.
-        assert!(sub["last_success_at"].is_string(), "{sub}");
-        let id = sub["id"].as_i64().unwrap();
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let sub = body["subscription"].clone();
+    assert_eq!(sub["title"], "Engineering Blog — Lumen");
+    assert_eq!(sub["unread_count"], 3);
+    assert_eq!(sub["interval_minutes"], 120);
+    assert_eq!(sub["scraper"]["kind"], "nextjs");
+    assert_eq!(sub["scraper"]["data_key"], "props.pageProps.posts");
+    assert_eq!(body["preview"]["items"].as_array().unwrap().len(), 3);
+    // The check was the first fetch: the source is fetched already.
+    assert!(sub["last_success_at"].is_string(), "{sub}");
 
-        // The items are the reader's like a feed's.
-        let (status, _, items) = call(
-            &ann,
-            Method::GET,
-            &app.url(&format!("/items?feed_id={}&filter=all", sub["feed_id"])),
-            None,
-        )
-        .await;
-        assert_eq!(status, StatusCode::OK, "{items}");
-        let urls: Vec<&str> = items["items"]
-            .as_array()
+    // The items are the reader's like a feed's.
+    let (status, _, items) = call(
+        ann,
+        Method::GET,
+        &app.url(&format!("/items?feed_id={}&filter=all", sub["feed_id"])),
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{items}");
+    let urls: Vec<&str> = items["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|i| i["url"].as_str())
+        .collect();
+    assert_eq!(
+        urls,
+        [
+            "https://lumen.example/blog/zero-downtime-schema-migrations",
+            "https://lumen.example/blog/why-we-moved-to-rust",
+            "https://lumen.example/blog/tracing-at-scale"
+        ]
+    );
+    sub
+}
+
+/// A feed subscribed beside the scraped source (`id`) is listed with no scraper, the source
+/// with its own. Returns the feed's subscription id.
+async fn phase_a_feed_is_listed_with_no_scraper(t: &Scraped, id: i64) -> i64 {
+    let Scraped { app, site, ann, .. } = t;
+    let (status, body) = post(
+        ann,
+        app.url("/subscriptions"),
+        json!({"url": site.url("/feed.xml")}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let feed_id = body["subscription"]["id"].as_i64().unwrap();
+    let (_, _, list) = call(ann, Method::GET, &app.url("/subscriptions"), None).await;
+    let listed = list["subscriptions"].as_array().unwrap();
+    let scraped = listed.iter().find(|s| s["id"] == id).unwrap();
+    assert_eq!(scraped["scraper"]["url_selector"], "slug");
+    let feed = listed.iter().find(|s| s["id"] == feed_id).unwrap();
+    assert_eq!(feed["scraper"], Value::Null);
+    feed_id
+}
+
+/// Ann reconfigures her source so that the titles come from the slugs; a bad configuration is
+/// refused naming the key at fault, and a feed has no scraper to change. Returns the new
+/// configuration.
+async fn phase_reconfigure_refuse_bad_and_feeds(t: &Scraped, id: i64, feed_id: i64) -> Value {
+    let Scraped {
+        app, ann, nextjs, ..
+    } = t;
+    // Ann reconfigures her source: the titles now come from the slugs.
+    let mut by_slug = nextjs.clone();
+    by_slug["title_selector"] = json!("slug");
+    let (status, _, body) = call(
+        ann,
+        Method::PUT,
+        &app.url(&format!("/subscriptions/{id}/scraper")),
+        Some(json!({"scraper": by_slug})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["subscription"]["scraper"]["title_selector"], "slug");
+    assert_eq!(
+        body["preview"]["items"][0]["title"],
+        "zero-downtime-schema-migrations"
+    );
+    // A bad one is refused with the key at fault, and the source keeps its configuration.
+    let mut broken = nextjs.clone();
+    broken["date_selector"] = json!("meta.published");
+    let (status, _, body) = call(
+        ann,
+        Method::PUT,
+        &app.url(&format!("/subscriptions/{id}/scraper")),
+        Some(json!({"scraper": broken})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
             .unwrap()
-            .iter()
-            .filter_map(|i| i["url"].as_str())
-            .collect();
-        assert_eq!(
-            urls,
-            [
-                "https://lumen.example/blog/zero-downtime-schema-migrations",
-                "https://lumen.example/blog/why-we-moved-to-rust",
-                "https://lumen.example/blog/tracing-at-scale"
-            ]
-        );
+            .contains("date_selector `meta.published` matched nothing"),
+        "{body}"
+    );
+    // A feed has no scraper to change.
+    let (status, _, body) = call(
+        ann,
+        Method::PUT,
+        &app.url(&format!("/subscriptions/{feed_id}/scraper")),
+        Some(json!({"scraper": nextjs.clone()})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    by_slug
+}
 
-        // A feed is listed with no scraper.
-        let (status, body) = post(
-            &ann,
-            app.url("/subscriptions"),
-            json!({"url": site.url("/feed.xml")}),
-        )
-        .await;
-        assert_eq!(status, StatusCode::CREATED, "{body}");
-        let feed_id = body["subscription"]["id"].as_i64().unwrap();
-        let (_, _, list) = call(&ann, Method::GET, &app.url("/subscriptions"), None).await;
-        let listed = list["subscriptions"].as_array().unwrap();
-        let scraped = listed.iter().find(|s| s["id"] == id).unwrap();
-        assert_eq!(scraped["scraper"]["url_selector"], "slug");
-        let feed = listed.iter().find(|s| s["id"] == feed_id).unwrap();
-        assert_eq!(feed["scraper"], Value::Null);
-
-        // Ann reconfigures her source: the titles now come from the slugs.
-        let mut by_slug = nextjs.clone();
-        by_slug["title_selector"] = json!("slug");
-        let (status, _, body) = call(
-            &ann,
-            Method::PUT,
-            &app.url(&format!("/subscriptions/{id}/scraper")),
-            Some(json!({"scraper": by_slug})),
-        )
-        .await;
-        assert_eq!(status, StatusCode::OK, "{body}");
-        assert_eq!(body["subscription"]["scraper"]["title_selector"], "slug");
-        assert_eq!(
-            body["preview"]["items"][0]["title"],
-            "zero-downtime-schema-migrations"
-        );
-        // A bad one is refused with the key at fault, and the source keeps its configuration.
-        let mut broken = nextjs.clone();
-        broken["date_selector"] = json!("meta.published");
-        let (status, _, body) = call(
-            &ann,
-            Method::PUT,
-            &app.url(&format!("/subscriptions/{id}/scraper")),
-            Some(json!({"scraper": broken})),
-        )
-        .await;
-        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
-        assert!(
-            body["error"]["message"]
-                .as_str()
-                .unwrap()
-                .contains("date_selector `meta.published` matched nothing"),
-            "{body}"
-        );
-        // A feed has no scraper to change.
-        let (status, _, body) = call(
-            &ann,
-            Method::PUT,
-            &app.url(&format!("/subscriptions/{feed_id}/scraper")),
-            Some(json!({"scraper": nextjs.clone()})),
-        )
-        .await;
-        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
-
-        // Bob gives the page another configuration: refused, one page has one.
-        let (status, body) = post(
-            &bob,
-            create.clone(),
-            json!({"url": site.url("/next/blog"), "scraper": nextjs.clone()}),
-        )
-        .await;
-        assert_eq!(status, StatusCode::CONFLICT, "{body}");
-        // With Ann's configuration he shares her source, and then she can no longer change it.
-        let (status, body) = post(
-            &bob,
-            create.clone(),
-            json!({"url": site.url("/next/blog"), "scraper": by_slug.clone()}),
-        )
-        .await;
-        assert_eq!(status, StatusCode::CREATED, "{body}");
-        assert_eq!(body["subscription"]["feed_id"], sub["feed_id"]);
-        let (status, _, body) = call(
-            &ann,
-            Method::PUT,
-            &app.url(&format!("/subscriptions/{id}/scraper")),
-            Some(json!({"scraper": nextjs.clone()})),
-        )
-        .await;
-        assert_eq!(status, StatusCode::CONFLICT, "{body}");
-        // Nobody else's subscription is reachable.
-        let (status, _, _) = call(
-            &bob,
-            Method::PUT,
-            &app.url(&format!("/subscriptions/{id}/scraper")),
-            Some(json!({"scraper": nextjs})),
-        )
-        .await;
-        assert_eq!(status, StatusCode::NOT_FOUND);
-    }
-);
+/// One page has one configuration: Bob's other one is refused, with Ann's he shares her source,
+/// and then she can no longer change it; nobody else's subscription is reachable.
+async fn phase_one_page_one_configuration_shared(t: &Scraped, sub: &Value, by_slug: &Value) {
+    let Scraped {
+        app,
+        site,
+        ann,
+        bob,
+        nextjs,
+    } = t;
+    let create = app.url("/scraped-sources");
+    let id = sub["id"].as_i64().unwrap();
+    // Bob gives the page another configuration: refused, one page has one.
+    let (status, body) = post(
+        bob,
+        create.clone(),
+        json!({"url": site.url("/next/blog"), "scraper": nextjs.clone()}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    // With Ann's configuration he shares her source, and then she can no longer change it.
+    let (status, body) = post(
+        bob,
+        create.clone(),
+        json!({"url": site.url("/next/blog"), "scraper": by_slug.clone()}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    assert_eq!(body["subscription"]["feed_id"], sub["feed_id"]);
+    let (status, _, body) = call(
+        ann,
+        Method::PUT,
+        &app.url(&format!("/subscriptions/{id}/scraper")),
+        Some(json!({"scraper": nextjs.clone()})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    // Nobody else's subscription is reachable.
+    let (status, _, _) = call(
+        bob,
+        Method::PUT,
+        &app.url(&format!("/subscriptions/{id}/scraper")),
+        Some(json!({"scraper": nextjs})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+}
