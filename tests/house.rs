@@ -38,9 +38,6 @@ const CYCLE_ALLOWLIST: &[&str] = &[];
 /// None left in `src/`; these are integration tests (`package(test)::module::test`), listed when
 /// the rule reached `tests/`. A new long function is split into named phases, not listed.
 const LONG_FUNCTION_ALLOWLIST: &[&str] = &[
-    "tidings_server(test)::api_second_factors::passkeys_register_sign_in_alone_and_as_second_factor",
-    "tidings_server(test)::api_second_factors::totp_sign_in_replay_and_recovery_codes",
-    "tidings_server(test)::api_subscriptions::subscribe_by_page_list_change_and_unsubscribe",
     "tidings_server(test)::oidc_tokens::a_good_id_token_signs_in_and_wrong_ones_are_refused",
     "tidings_server(test)::oidc_tokens::identities_link_unlink_and_passwords_can_be_turned_off",
     "tidings_server(test)::sync_greader::subscriptions_labels_and_tags",

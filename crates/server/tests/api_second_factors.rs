@@ -158,9 +158,23 @@ on_both_engines!(totp_sign_in_replay_and_recovery_codes, |db| {
     let (status, _, body) = call(&ada, Method::POST, &app.url("/me/totp"), None).await;
     assert_eq!(status, StatusCode::CONFLICT, "{body}");
 
+    let current = phase_the_password_alone_is_pending_until_a_code(&app, user, &secret).await;
+    phase_replay_is_refused_and_a_recovery_code_works_once(&app, &ada, &current, &recovery).await;
+    phase_new_recovery_codes_need_the_password(&app, &ada, user, &recovery).await;
+    phase_turning_codes_off_needs_a_code(&app, &ada, &secret).await;
+});
+
+/// The password alone is a pending sign-in, not a session; neither or both fields are a 400, a
+/// wrong code and the code used for confirming are refused, and the current code signs in.
+/// Returns that code.
+async fn phase_the_password_alone_is_pending_until_a_code(
+    app: &TestApp,
+    user: i64,
+    secret: &[u8],
+) -> String {
     // The password alone is now a pending sign-in, not a session.
     let phone = app.browser();
-    let (status, body) = password_step(&app, &phone, "ada").await;
+    let (status, body) = password_step(app, &phone, "ada").await;
     assert_eq!(status, StatusCode::ACCEPTED, "{body}");
     assert_eq!(
         body["second_factor"]["methods"],
@@ -198,13 +212,13 @@ on_both_engines!(totp_sign_in_replay_and_recovery_codes, |db| {
         &phone,
         Method::POST,
         &app.url("/session/second-factor"),
-        Some(json!({"code": code(&secret, -1)})),
+        Some(json!({"code": code(secret, -1)})),
     )
     .await;
     assert_eq!(status, StatusCode::UNAUTHORIZED, "{body}");
     assert_error(&body, "code_used", "auth");
     // The current code signs in (typed as an app shows it, with a space).
-    let current = code(&secret, 0);
+    let current = code(secret, 0);
     let (status, headers, body) = call(
         &phone,
         Method::POST,
@@ -231,11 +245,21 @@ on_both_engines!(totp_sign_in_replay_and_recovery_codes, |db| {
     );
     let (status, _, _) = call(&phone, Method::GET, &app.url("/me"), None).await;
     assert_eq!(status, StatusCode::OK);
+    current
+}
 
+/// Replay: the code that signed in is refused on another sign-in; a recovery code works once,
+/// however it is typed.
+async fn phase_replay_is_refused_and_a_recovery_code_works_once(
+    app: &TestApp,
+    ada: &Client,
+    current: &str,
+    recovery: &[String],
+) {
     // Replay: the same code on another sign-in is refused.
     let thief = app.browser();
     assert_eq!(
-        password_step(&app, &thief, "ada").await.0,
+        password_step(app, &thief, "ada").await.0,
         StatusCode::ACCEPTED
     );
     let (status, _, body) = call(
@@ -259,7 +283,7 @@ on_both_engines!(totp_sign_in_replay_and_recovery_codes, |db| {
     assert_eq!(status, StatusCode::OK, "{body}");
     let again = app.browser();
     assert_eq!(
-        password_step(&app, &again, "ada").await.0,
+        password_step(app, &again, "ada").await.0,
         StatusCode::ACCEPTED
     );
     let (status, _, body) = call(
@@ -275,12 +299,20 @@ on_both_engines!(totp_sign_in_replay_and_recovery_codes, |db| {
         "a used recovery code: {body}"
     );
     assert_error(&body, "invalid_code", "auth");
-    let (_, _, factors) = call(&ada, Method::GET, &app.url("/me/second-factors"), None).await;
+    let (_, _, factors) = call(ada, Method::GET, &app.url("/me/second-factors"), None).await;
     assert_eq!(factors["recovery_codes_left"], 9);
+}
 
+/// New recovery codes need the password; the old ones stop working.
+async fn phase_new_recovery_codes_need_the_password(
+    app: &TestApp,
+    ada: &Client,
+    user: i64,
+    recovery: &[String],
+) {
     // New recovery codes need the password (or a code); the old ones stop working.
     let (status, _, body) = call(
-        &ada,
+        ada,
         Method::POST,
         &app.url("/me/recovery-codes"),
         Some(json!({"password": "wrong password entirely"})),
@@ -288,7 +320,7 @@ on_both_engines!(totp_sign_in_replay_and_recovery_codes, |db| {
     .await;
     assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
     let (status, _, body) = call(
-        &ada,
+        ada,
         Method::POST,
         &app.url("/me/recovery-codes"),
         Some(json!({"password": PASSWORD})),
@@ -302,37 +334,41 @@ on_both_engines!(totp_sign_in_replay_and_recovery_codes, |db| {
         !app.store.use_recovery_code(user, &old_hash).await.unwrap(),
         "old codes are gone"
     );
+}
 
+/// Turning codes off needs a current code or the password, and takes the recovery codes with
+/// it; then the password alone signs in again.
+async fn phase_turning_codes_off_needs_a_code(app: &TestApp, ada: &Client, secret: &[u8]) {
     // Turning codes off needs a current code or the password: a wrong code is refused.
     let (status, _, body) = call(
-        &ada,
+        ada,
         Method::DELETE,
         &app.url("/me/totp"),
         Some(json!({"code": "000001"})),
     )
     .await;
     assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
-    let (status, _, body) = call(&ada, Method::DELETE, &app.url("/me/totp"), Some(json!({}))).await;
+    let (status, _, body) = call(ada, Method::DELETE, &app.url("/me/totp"), Some(json!({}))).await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
     let (status, _, body) = call(
-        &ada,
+        ada,
         Method::DELETE,
         &app.url("/me/totp"),
-        Some(json!({"code": code(&secret, 1)})),
+        Some(json!({"code": code(secret, 1)})),
     )
     .await;
     assert_eq!(status, StatusCode::NO_CONTENT, "{body}");
-    let (_, _, factors) = call(&ada, Method::GET, &app.url("/me/second-factors"), None).await;
+    let (_, _, factors) = call(ada, Method::GET, &app.url("/me/second-factors"), None).await;
     assert_eq!(factors["totp"], false);
     assert_eq!(
         factors["recovery_codes_left"], 0,
         "recovery codes go with the last factor"
     );
     assert_eq!(
-        password_step(&app, &app.browser(), "ada").await.0,
+        password_step(app, &app.browser(), "ada").await.0,
         StatusCode::OK
     );
-});
+}
 
 on_both_engines!(second_factor_attempts_are_limited, |db| {
     let app = start_with_limits(db, RateLimits::standard()).await;
@@ -622,8 +658,37 @@ on_both_engines!(passkeys_register_sign_in_alone_and_as_second_factor, |db| {
     let cy = app.signed_in("cy").await;
     let origin = app.base.clone();
 
-    let (status, _, options) =
-        call(&cy, Method::POST, &app.url("/me/passkeys/options"), None).await;
+    let (mut laptop, mut key, factors) = phase_register_two_passkeys(&app, &cy, &origin).await;
+    let stranger = app.browser();
+    phase_password_less_sign_in_refuses_replays_forgeries_and_clones(
+        &app,
+        &stranger,
+        &mut laptop,
+        &origin,
+        user,
+    )
+    .await;
+    phase_as_second_factor_the_same_accounts_passkey_only(&app, &mut key, &origin).await;
+    phase_removing_the_passkeys_turns_the_step_off(
+        &app,
+        &cy,
+        &factors,
+        &stranger,
+        &mut laptop,
+        &origin,
+    )
+    .await;
+});
+
+/// Cy registers a laptop passkey (an answer made on another site refused, the challenge
+/// single-use, recovery codes made with the first) and a security key, listed with it.
+/// Returns both passkeys and the second factors listed.
+async fn phase_register_two_passkeys(
+    app: &TestApp,
+    cy: &Client,
+    origin: &str,
+) -> (SoftPasskey, SoftPasskey, Value) {
+    let (status, _, options) = call(cy, Method::POST, &app.url("/me/passkeys/options"), None).await;
     assert_eq!(status, StatusCode::OK, "{options}");
     assert_eq!(options["public_key"]["rp"]["id"], "127.0.0.1");
     assert_eq!(
@@ -634,7 +699,7 @@ on_both_engines!(passkeys_register_sign_in_alone_and_as_second_factor, |db| {
     // An answer made on another site is refused.
     let phished = laptop.register(&options, "https://evil.example");
     let (status, _, body) = call(
-        &cy,
+        cy,
         Method::POST,
         &app.url("/me/passkeys"),
         Some(json!({"name": "laptop", "credential": phished})),
@@ -643,10 +708,10 @@ on_both_engines!(passkeys_register_sign_in_alone_and_as_second_factor, |db| {
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
     assert_error(&body, "passkey_refused", "validation");
     // The challenge was spent by that attempt; a new one registers.
-    let (_, _, options) = call(&cy, Method::POST, &app.url("/me/passkeys/options"), None).await;
-    let answer = laptop.register(&options, &origin);
+    let (_, _, options) = call(cy, Method::POST, &app.url("/me/passkeys/options"), None).await;
+    let answer = laptop.register(&options, origin);
     let (status, _, body) = call(
-        &cy,
+        cy,
         Method::POST,
         &app.url("/me/passkeys"),
         Some(json!({"name": "laptop", "credential": answer.clone()})),
@@ -657,7 +722,7 @@ on_both_engines!(passkeys_register_sign_in_alone_and_as_second_factor, |db| {
     assert_eq!(body["recovery_codes"].as_array().map(Vec::len), Some(10));
     // The same answer again: the challenge is single-use.
     let (status, _, _) = call(
-        &cy,
+        cy,
         Method::POST,
         &app.url("/me/passkeys"),
         Some(json!({"name": "again", "credential": answer})),
@@ -666,7 +731,7 @@ on_both_engines!(passkeys_register_sign_in_alone_and_as_second_factor, |db| {
     assert_eq!(status, StatusCode::BAD_REQUEST);
     // A second passkey, listed with the first.
     let mut key = SoftPasskey::new();
-    let (_, _, options) = call(&cy, Method::POST, &app.url("/me/passkeys/options"), None).await;
+    let (_, _, options) = call(cy, Method::POST, &app.url("/me/passkeys/options"), None).await;
     assert_eq!(
         options["public_key"]["excludeCredentials"]
             .as_array()
@@ -674,9 +739,9 @@ on_both_engines!(passkeys_register_sign_in_alone_and_as_second_factor, |db| {
             .len(),
         1
     );
-    let answer = key.register(&options, &origin);
+    let answer = key.register(&options, origin);
     let (status, _, body) = call(
-        &cy,
+        cy,
         Method::POST,
         &app.url("/me/passkeys"),
         Some(json!({"name": "security key", "credential": answer})),
@@ -684,7 +749,7 @@ on_both_engines!(passkeys_register_sign_in_alone_and_as_second_factor, |db| {
     .await;
     assert_eq!(status, StatusCode::CREATED, "{body}");
     assert!(body["recovery_codes"].is_null(), "codes are made once");
-    let (_, _, factors) = call(&cy, Method::GET, &app.url("/me/second-factors"), None).await;
+    let (_, _, factors) = call(cy, Method::GET, &app.url("/me/second-factors"), None).await;
     let names: Vec<&str> = factors["passkeys"]
         .as_array()
         .unwrap()
@@ -693,10 +758,21 @@ on_both_engines!(passkeys_register_sign_in_alone_and_as_second_factor, |db| {
         .collect();
     assert_eq!(names, ["laptop", "security key"]);
 
+    (laptop, key, factors)
+}
+
+/// Password-less sign-in: no cookie, no name, only the passkey; a replayed answer, a tampered
+/// signature and a counter that goes backwards (a cloned authenticator) are refused.
+async fn phase_password_less_sign_in_refuses_replays_forgeries_and_clones(
+    app: &TestApp,
+    stranger: &Client,
+    laptop: &mut SoftPasskey,
+    origin: &str,
+    user: i64,
+) {
     // Password-less: no cookie, no name, only the passkey.
-    let stranger = app.browser();
     let (status, _, options) = call(
-        &stranger,
+        stranger,
         Method::POST,
         &app.url("/session/passkey/options"),
         None,
@@ -705,9 +781,9 @@ on_both_engines!(passkeys_register_sign_in_alone_and_as_second_factor, |db| {
     assert_eq!(status, StatusCode::OK);
     assert_eq!(options["public_key"]["allowCredentials"], json!([]));
     assert_eq!(options["public_key"]["userVerification"], "required");
-    let signed = laptop.sign(&options, &origin);
+    let signed = laptop.sign(&options, origin);
     let (status, _, body) = call(
-        &stranger,
+        stranger,
         Method::POST,
         &app.url("/session/passkey"),
         Some(signed.clone()),
@@ -728,16 +804,16 @@ on_both_engines!(passkeys_register_sign_in_alone_and_as_second_factor, |db| {
 
     // A tampered signature.
     let (_, _, options) = call(
-        &stranger,
+        stranger,
         Method::POST,
         &app.url("/session/passkey/options"),
         None,
     )
     .await;
-    let mut forged = laptop.sign(&options, &origin);
+    let mut forged = laptop.sign(&options, origin);
     forged["credential"]["response"]["signature"] = json!(b64(b"not a signature"));
     let (status, _, body) = call(
-        &stranger,
+        stranger,
         Method::POST,
         &app.url("/session/passkey"),
         Some(forged),
@@ -747,16 +823,16 @@ on_both_engines!(passkeys_register_sign_in_alone_and_as_second_factor, |db| {
 
     // A counter that goes backwards (a cloned authenticator) is refused.
     let (_, _, options) = call(
-        &stranger,
+        stranger,
         Method::POST,
         &app.url("/session/passkey/options"),
         None,
     )
     .await;
     laptop.count = 0;
-    let cloned = laptop.sign(&options, &origin);
+    let cloned = laptop.sign(&options, origin);
     let (status, _, body) = call(
-        &stranger,
+        stranger,
         Method::POST,
         &app.url("/session/passkey"),
         Some(cloned),
@@ -764,10 +840,18 @@ on_both_engines!(passkeys_register_sign_in_alone_and_as_second_factor, |db| {
     .await;
     assert_eq!(status, StatusCode::UNAUTHORIZED, "{body}");
     laptop.count = 10;
+}
 
+/// As the second factor: the password, then a passkey of the same account only; another
+/// account's passkey cannot finish cy's password sign-in.
+async fn phase_as_second_factor_the_same_accounts_passkey_only(
+    app: &TestApp,
+    key: &mut SoftPasskey,
+    origin: &str,
+) {
     // As the second factor: the password, then the passkey of the same account only.
     let browser = app.browser();
-    let (status, body) = password_step(&app, &browser, "cy").await;
+    let (status, body) = password_step(app, &browser, "cy").await;
     assert_eq!(status, StatusCode::ACCEPTED);
     assert_eq!(
         body["second_factor"]["methods"],
@@ -793,7 +877,7 @@ on_both_engines!(passkeys_register_sign_in_alone_and_as_second_factor, |db| {
         &browser,
         Method::POST,
         &app.url("/session/passkey"),
-        Some(key.sign(&options, &origin)),
+        Some(key.sign(&options, origin)),
     )
     .await;
     assert_eq!(status, StatusCode::OK, "{body}");
@@ -803,7 +887,7 @@ on_both_engines!(passkeys_register_sign_in_alone_and_as_second_factor, |db| {
     let dee = app.signed_in("dee").await;
     let mut dees = SoftPasskey::new();
     let (_, _, options) = call(&dee, Method::POST, &app.url("/me/passkeys/options"), None).await;
-    let answer = dees.register(&options, &origin);
+    let answer = dees.register(&options, origin);
     let (status, _, _) = call(
         &dee,
         Method::POST,
@@ -814,19 +898,30 @@ on_both_engines!(passkeys_register_sign_in_alone_and_as_second_factor, |db| {
     assert_eq!(status, StatusCode::CREATED);
     let browser = app.browser();
     assert_eq!(
-        password_step(&app, &browser, "cy").await.0,
+        password_step(app, &browser, "cy").await.0,
         StatusCode::ACCEPTED
     );
-    let (status, body) = passkey_attempt(&app, &browser, &mut dees, &origin).await;
+    let (status, body) = passkey_attempt(app, &browser, &mut dees, origin).await;
     assert_eq!(status, StatusCode::UNAUTHORIZED, "{body}");
     assert_error(&body, "passkey_refused", "auth");
     let (status, _, _) = call(&browser, Method::GET, &app.url("/me"), None).await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
+}
 
+/// Removing the passkeys turns the second step off and drops the recovery codes; a removed
+/// passkey no longer signs in.
+async fn phase_removing_the_passkeys_turns_the_step_off(
+    app: &TestApp,
+    cy: &Client,
+    factors: &Value,
+    stranger: &Client,
+    laptop: &mut SoftPasskey,
+    origin: &str,
+) {
     // Removing the passkeys turns the second step off and drops the recovery codes.
     for passkey in factors["passkeys"].as_array().unwrap() {
         let (status, _, _) = call(
-            &cy,
+            cy,
             Method::DELETE,
             &app.url(&format!("/me/passkeys/{}", passkey["id"])),
             None,
@@ -834,9 +929,9 @@ on_both_engines!(passkeys_register_sign_in_alone_and_as_second_factor, |db| {
         .await;
         assert_eq!(status, StatusCode::NO_CONTENT);
     }
-    let (status, _, body) = call(&cy, Method::DELETE, &app.url("/me/passkeys/999999"), None).await;
+    let (status, _, body) = call(cy, Method::DELETE, &app.url("/me/passkeys/999999"), None).await;
     assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
-    let (_, _, factors) = call(&cy, Method::GET, &app.url("/me/second-factors"), None).await;
+    let (_, _, factors) = call(cy, Method::GET, &app.url("/me/second-factors"), None).await;
     assert_eq!(
         (
             factors["passkeys"].clone(),
@@ -844,13 +939,13 @@ on_both_engines!(passkeys_register_sign_in_alone_and_as_second_factor, |db| {
         ),
         (json!([]), json!(0))
     );
-    let (status, body) = passkey_attempt(&app, &stranger, &mut laptop, &origin).await;
+    let (status, body) = passkey_attempt(app, stranger, laptop, origin).await;
     assert_eq!(
         status,
         StatusCode::UNAUTHORIZED,
         "a removed passkey: {body}"
     );
-});
+}
 
 on_both_engines!(a_passkey_is_renamed_with_a_checked_name, |db| {
     let app = start_with_limits(db, generous()).await;

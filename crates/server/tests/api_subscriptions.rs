@@ -73,7 +73,21 @@ on_both_engines!(subscribe_by_page_list_change_and_unsubscribe, |db| {
     app.user("ann", false).await;
     let ann = app.signed_in("ann").await;
 
-    let (status, body) = subscribe(&ann, &app, json!({"url": site.url("/")})).await;
+    let id = phase_subscribe_by_page_once_and_listed(&app, &ann, &site).await;
+    phase_change_title_group_and_interval(&app, &ann, id).await;
+    phase_a_new_feed_url_moves_the_subscription(&app, &ann, &site, id).await;
+    phase_the_favicon_is_found_and_served_as_an_image(&app, &ann, id).await;
+    phase_nobody_else_sees_it_and_unsubscribing_removes_it(&app, &ann, id).await;
+});
+
+/// Ann subscribes by the site's page: the feed is discovered and fetched at once; subscribing
+/// again is a conflict that reads as two sentences; the list has the one. Returns its id.
+async fn phase_subscribe_by_page_once_and_listed(
+    app: &TestApp,
+    ann: &Client,
+    site: &TestServer,
+) -> i64 {
+    let (status, body) = subscribe(ann, app, json!({"url": site.url("/")})).await;
     assert_eq!(status, StatusCode::CREATED, "{body}");
     let sub = body["subscription"].clone();
     assert_eq!(
@@ -88,7 +102,7 @@ on_both_engines!(subscribe_by_page_list_change_and_unsubscribe, |db| {
     assert!(sub["last_success_at"].is_string());
     let id = sub["id"].as_i64().unwrap();
 
-    let (status, body) = subscribe(&ann, &app, json!({"url": site.url("/feed.xml")})).await;
+    let (status, body) = subscribe(ann, app, json!({"url": site.url("/feed.xml")})).await;
     assert_eq!(status, StatusCode::CONFLICT, "{body}");
     assert_error(&body, "conflict", "validation");
     // Message and action read as two sentences when a client shows them together.
@@ -98,13 +112,19 @@ on_both_engines!(subscribe_by_page_list_change_and_unsubscribe, |db| {
         "{body}"
     );
 
-    let (status, _, listed) = call(&ann, Method::GET, &app.url("/subscriptions"), None).await;
+    let (status, _, listed) = call(ann, Method::GET, &app.url("/subscriptions"), None).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(listed["subscriptions"].as_array().unwrap().len(), 1);
 
+    id
+}
+
+/// Title, group and interval change; bad values are refused with the reason, and a null title
+/// goes back to the feed's.
+async fn phase_change_title_group_and_interval(app: &TestApp, ann: &Client, id: i64) {
     // Change title, group and interval; bad values are refused with the reason.
     let (_, _, group) = call(
-        &ann,
+        ann,
         Method::POST,
         &app.url("/groups"),
         Some(json!({"name": "Tech"})),
@@ -114,7 +134,7 @@ on_both_engines!(subscribe_by_page_list_change_and_unsubscribe, |db| {
         .as_i64()
         .or_else(|| group["id"].as_i64());
     let (status, _, body) = call(
-        &ann,
+        ann,
         Method::PATCH,
         &app.url(&format!("/subscriptions/{id}")),
         Some(json!({"interval_minutes": 45})),
@@ -132,7 +152,7 @@ on_both_engines!(subscribe_by_page_list_change_and_unsubscribe, |db| {
         patch["group_id"] = json!(group_id);
     }
     let (status, _, body) = call(
-        &ann,
+        ann,
         Method::PATCH,
         &app.url(&format!("/subscriptions/{id}")),
         Some(patch),
@@ -146,7 +166,7 @@ on_both_engines!(subscribe_by_page_list_change_and_unsubscribe, |db| {
         assert_eq!(body["subscription"]["group_id"], group_id);
     }
     let (_, _, body) = call(
-        &ann,
+        ann,
         Method::PATCH,
         &app.url(&format!("/subscriptions/{id}")),
         Some(json!({"title": null})),
@@ -157,17 +177,25 @@ on_both_engines!(subscribe_by_page_list_change_and_unsubscribe, |db| {
         "null goes back to the feed's title"
     );
     let (status, _, body) = call(
-        &ann,
+        ann,
         Method::PATCH,
         &app.url(&format!("/subscriptions/{id}")),
         Some(json!({"group_id": 999_999})),
     )
     .await;
     assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+}
 
+/// A new feed URL moves the subscription and fetches the new feed; a bad one is refused.
+async fn phase_a_new_feed_url_moves_the_subscription(
+    app: &TestApp,
+    ann: &Client,
+    site: &TestServer,
+    id: i64,
+) {
     // A new feed URL moves the subscription and fetches the new feed.
     let (status, _, body) = call(
-        &ann,
+        ann,
         Method::PATCH,
         &app.url(&format!("/subscriptions/{id}")),
         Some(json!({"feed_url": site.url("/other.xml")})),
@@ -177,20 +205,24 @@ on_both_engines!(subscribe_by_page_list_change_and_unsubscribe, |db| {
     assert_eq!(body["subscription"]["feed_url"], site.url("/other.xml"));
     assert_eq!(body["subscription"]["unread_count"], 2);
     let (status, _, body) = call(
-        &ann,
+        ann,
         Method::PATCH,
         &app.url(&format!("/subscriptions/{id}")),
         Some(json!({"feed_url": "javascript:alert(1)"})),
     )
     .await;
     assert_eq!(status.as_u16() / 100, 4, "{body}");
+}
 
+/// The favicon is found (in the background, after the first fetch) and served as a sandboxed
+/// image.
+async fn phase_the_favicon_is_found_and_served_as_an_image(app: &TestApp, ann: &Client, id: i64) {
     // The favicon was found (in the background, after the first fetch) and is served as an
     // image.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     let body = loop {
         let (_, _, body) = call(
-            &ann,
+            ann,
             Method::GET,
             &app.url(&format!("/subscriptions/{id}")),
             None,
@@ -215,7 +247,14 @@ on_both_engines!(subscribe_by_page_list_change_and_unsubscribe, |db| {
             .contains("sandbox")
     );
     assert_eq!(response.bytes().await.unwrap().as_ref(), PNG);
+}
 
+/// Someone else sees none of it (404 for every operation), and unsubscribing removes it.
+async fn phase_nobody_else_sees_it_and_unsubscribing_removes_it(
+    app: &TestApp,
+    ann: &Client,
+    id: i64,
+) {
     // Someone else sees none of it.
     app.user("bob", false).await;
     let bob = app.signed_in("bob").await;
@@ -232,7 +271,7 @@ on_both_engines!(subscribe_by_page_list_change_and_unsubscribe, |db| {
     }
 
     let (status, _, _) = call(
-        &ann,
+        ann,
         Method::DELETE,
         &app.url(&format!("/subscriptions/{id}")),
         None,
@@ -240,14 +279,14 @@ on_both_engines!(subscribe_by_page_list_change_and_unsubscribe, |db| {
     .await;
     assert_eq!(status, StatusCode::NO_CONTENT);
     let (status, _, _) = call(
-        &ann,
+        ann,
         Method::GET,
         &app.url(&format!("/subscriptions/{id}")),
         None,
     )
     .await;
     assert_eq!(status, StatusCode::NOT_FOUND);
-});
+}
 
 on_both_engines!(subscribing_explains_failures, |db| {
     let app = TestApp::start_with(db, true, |config| config.max_subscriptions = 2).await;
