@@ -38,9 +38,6 @@ const CYCLE_ALLOWLIST: &[&str] = &[];
 /// None left in `src/`; these are integration tests (`package(test)::module::test`), listed when
 /// the rule reached `tests/`. A new long function is split into named phases, not listed.
 const LONG_FUNCTION_ALLOWLIST: &[&str] = &[
-    "tidings_server(test)::oidc_tokens::a_good_id_token_signs_in_and_wrong_ones_are_refused",
-    "tidings_server(test)::oidc_tokens::identities_link_unlink_and_passwords_can_be_turned_off",
-    "tidings_server(test)::sync_greader::subscriptions_labels_and_tags",
     "tidings_server(test)::ui_browser::notifications_in_chromium",
     "tidings_server(test)::ui_second_factors::two_step_sign_in_in_chromium",
     "tidings_server(test)::websub::push_delivery_verification_and_unsubscription",

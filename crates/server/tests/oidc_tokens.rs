@@ -112,6 +112,19 @@ on_both_engines!(a_good_id_token_signs_in_and_wrong_ones_are_refused, |db| {
         .await
         .unwrap();
 
+    phase_each_wrong_token_is_refused_saying_why(&app, &provider, &key).await;
+    phase_a_shared_secret_algorithm_is_refused(&app, &provider).await;
+    phase_the_good_token_signs_in_once(&app, &provider, &key).await;
+    phase_foreign_states_bad_verifiers_and_provider_refusals(&app, &provider, &key).await;
+});
+
+/// Each wrong token (audience, expiry, issuer, nonce, signature) is refused with what must be
+/// said about it, and signs nobody in.
+async fn phase_each_wrong_token_is_refused_saying_why(
+    app: &TestApp,
+    provider: &StandIn,
+    key: &TestKey,
+) {
     // Each wrong token, with what must be said about it.
     let other_key = TestKey::new("k1");
     let now = chrono::Utc::now().timestamp();
@@ -191,8 +204,8 @@ on_both_engines!(a_good_id_token_signs_in_and_wrong_ones_are_refused, |db| {
         ),
     ];
     for (name, spoil, said) in &cases {
-        let client = browser(&app);
-        let started = start(&client, &app, &provider, "/").await;
+        let client = browser(app);
+        let started = start(&client, app, provider, "/").await;
         let mut claims = provider.claims("ann-sub", &started.nonce);
         let token = match spoil(&mut claims, &started) {
             // Signed by another key under the published key's id.
@@ -201,80 +214,90 @@ on_both_engines!(a_good_id_token_signs_in_and_wrong_ones_are_refused, |db| {
         };
         let code = format!("code-{name}");
         provider.issue(&code, &started.challenge, token);
-        let (status, location, body) = callback(&client, &app, &code, &started.state).await;
+        let (status, location, body) = callback(&client, app, &code, &started.state).await;
         assert_eq!(status, StatusCode::FORBIDDEN, "{name}: {body}");
         assert!(location.is_none(), "{name}");
         assert!(
             body.contains("Sign-in failed") && body.contains(said),
             "{name}: {body}"
         );
-        assert_eq!(
-            me(&client, &app).await.0,
-            StatusCode::UNAUTHORIZED,
-            "{name}"
-        );
+        assert_eq!(me(&client, app).await.0, StatusCode::UNAUTHORIZED, "{name}");
     }
-    // An algorithm that is not public-key (HS256 keyed with the client secret) is refused.
-    {
-        let client = browser(&app);
-        let started = start(&client, &app, &provider, "/").await;
-        let token = jsonwebtoken::encode(
-            &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
-            &provider.claims("ann-sub", &started.nonce),
-            &jsonwebtoken::EncodingKey::from_secret(CLIENT_SECRET.as_bytes()),
-        )
-        .unwrap();
-        provider.issue("code-hs", &started.challenge, token);
-        let (status, _, body) = callback(&client, &app, "code-hs", &started.state).await;
-        assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
-        assert!(body.contains("not accepted"), "{body}");
-    }
+}
 
+/// An algorithm that is not public-key (HS256 keyed with the client secret) is refused.
+async fn phase_a_shared_secret_algorithm_is_refused(app: &TestApp, provider: &StandIn) {
+    // An algorithm that is not public-key (HS256 keyed with the client secret) is refused.
+    let client = browser(app);
+    let started = start(&client, app, provider, "/").await;
+    let token = jsonwebtoken::encode(
+        &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
+        &provider.claims("ann-sub", &started.nonce),
+        &jsonwebtoken::EncodingKey::from_secret(CLIENT_SECRET.as_bytes()),
+    )
+    .unwrap();
+    provider.issue("code-hs", &started.challenge, token);
+    let (status, _, body) = callback(&client, app, "code-hs", &started.state).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    assert!(body.contains("not accepted"), "{body}");
+}
+
+/// The good token signs in and returns to where the sign-in started; the same answer again (a
+/// replayed state) is refused, even with a fresh code and from the browser that started it.
+async fn phase_the_good_token_signs_in_once(app: &TestApp, provider: &StandIn, key: &TestKey) {
     // The good token signs in and returns to where the sign-in started.
-    let client = browser(&app);
-    let started = start(&client, &app, &provider, "/feeds/7").await;
+    let client = browser(app);
+    let started = start(&client, app, provider, "/feeds/7").await;
     let token = key.sign(&provider.claims("ann-sub", &started.nonce));
     provider.issue("good", &started.challenge, token.clone());
-    let (status, location, body) = callback(&client, &app, "good", &started.state).await;
+    let (status, location, body) = callback(&client, app, "good", &started.state).await;
     assert_eq!(status, StatusCode::SEE_OTHER, "{body}");
     assert_eq!(location.as_deref(), Some("/feeds/7"));
-    let (status, body) = me(&client, &app).await;
+    let (status, body) = me(&client, app).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(body["user"]["username"], "ann");
 
     // The same answer again (a replayed state) is refused, even with a fresh code.
     provider.issue("again", &started.challenge, token.clone());
-    let replay = browser(&app);
-    let (status, _, body) = callback(&replay, &app, "again", &started.state).await;
+    let replay = browser(app);
+    let (status, _, body) = callback(&replay, app, "again", &started.state).await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
     assert!(body.contains("expired or was already used"), "{body}");
     // Also from the browser that started it.
-    let (status, _, body) = callback(&client, &app, "again", &started.state).await;
+    let (status, _, body) = callback(&client, app, "again", &started.state).await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+}
 
+/// A state started in one browser is refused in another; a token endpoint that refuses the
+/// PKCE verifier is a 502 saying so; the provider's own refusal is shown.
+async fn phase_foreign_states_bad_verifiers_and_provider_refusals(
+    app: &TestApp,
+    provider: &StandIn,
+    key: &TestKey,
+) {
     // A state started in one browser is refused in another (no cookie), and stays usable by
     // its own browser only until used.
-    let first = browser(&app);
-    let started = start(&first, &app, &provider, "/").await;
+    let first = browser(app);
+    let started = start(&first, app, provider, "/").await;
     provider.issue(
         "foreign",
         &started.challenge,
         key.sign(&provider.claims("ann-sub", &started.nonce)),
     );
-    let other = browser(&app);
-    let (status, _, _) = callback(&other, &app, "foreign", &started.state).await;
+    let other = browser(app);
+    let (status, _, _) = callback(&other, app, "foreign", &started.state).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
-    assert_eq!(me(&other, &app).await.0, StatusCode::UNAUTHORIZED);
+    assert_eq!(me(&other, app).await.0, StatusCode::UNAUTHORIZED);
 
     // A token endpoint that refuses the PKCE verifier (the challenge was not this request's).
-    let client = browser(&app);
-    let started = start(&client, &app, &provider, "/").await;
+    let client = browser(app);
+    let started = start(&client, app, provider, "/").await;
     provider.issue(
         "pkce",
         "another-challenge",
         key.sign(&provider.claims("ann-sub", &started.nonce)),
     );
-    let (status, _, body) = callback(&client, &app, "pkce", &started.state).await;
+    let (status, _, body) = callback(&client, app, "pkce", &started.state).await;
     assert_eq!(status, StatusCode::BAD_GATEWAY, "{body}");
     assert!(body.contains("PKCE verifier does not match"), "{body}");
     assert!(
@@ -297,7 +320,7 @@ on_both_engines!(a_good_id_token_signs_in_and_wrong_ones_are_refused, |db| {
     };
     assert_eq!(status, StatusCode::FORBIDDEN);
     assert!(body.contains("The user said no"), "{body}");
-});
+}
 
 on_both_engines!(a_rotated_key_is_fetched_once_on_an_unknown_key_id, |db| {
     let old = TestKey::new("old");
@@ -406,6 +429,15 @@ on_both_engines!(an_unknown_identity_is_refused_unless_sign_up_is_on, |db| {
     assert_error(&body, "conflict", "validation");
 });
 
+/// What the phases of the identities test share: the app, the stand-in provider and its key,
+/// and the administrator's browser.
+struct Linking<'a> {
+    app: &'a TestApp,
+    provider: &'a StandIn,
+    key: &'a TestKey,
+    admin: &'a Client,
+}
+
 on_both_engines!(
     identities_link_unlink_and_passwords_can_be_turned_off,
     |db| {
@@ -448,180 +480,249 @@ on_both_engines!(
         .await;
         assert_eq!(status, StatusCode::CONFLICT, "{body}");
 
-        // Link: the API gives the provider's URL, the callback links and returns to the account.
-        let (status, _, body) = call(&admin, Method::POST, &app.url("/me/identities"), None).await;
-        assert_eq!(status, StatusCode::OK, "{body}");
-        let started =
-            parse_authorization(body["authorization_url"].as_str().unwrap(), &app, &provider);
-        provider.issue(
-            "link",
-            &started.challenge,
-            key.sign(&provider.claims("root-sub", &started.nonce)),
-        );
-        let (status, location, body) = callback(&admin, &app, "link", &started.state).await;
-        assert_eq!(
-            (status, location.as_deref()),
-            (StatusCode::SEE_OTHER, Some("/account")),
-            "{body}"
-        );
-        let (_, _, listed) = call(&admin, Method::GET, &app.url("/me/identities"), None).await;
-        assert_eq!(listed["identities"].as_array().unwrap().len(), 1);
-        assert_eq!(listed["identities"][0]["subject"], "root-sub");
-        assert_eq!(listed["has_password"], true);
-
-        // Another user cannot link the same identity.
-        app.user("bob", false).await;
-        let bob = browser(&app);
-        call(
-            &bob,
-            Method::POST,
-            &app.url("/session"),
-            Some(json!({"username": "bob", "password": crate::support::PASSWORD})),
-        )
-        .await;
-        let (_, _, body) = call(&bob, Method::POST, &app.url("/me/identities"), None).await;
-        let started =
-            parse_authorization(body["authorization_url"].as_str().unwrap(), &app, &provider);
-        provider.issue(
-            "steal",
-            &started.challenge,
-            key.sign(&provider.claims("root-sub", &started.nonce)),
-        );
-        let (status, _, body) = callback(&bob, &app, "steal", &started.state).await;
-        assert_eq!(status, StatusCode::CONFLICT);
-        assert!(body.contains("belongs to another account"), "{body}");
-        // An API key cannot start a link.
-        let (_, _, created) = call(
-            &admin,
-            Method::POST,
-            &app.url("/api-keys"),
-            Some(json!({"name": "sync", "scope": "read_write"})),
-        )
-        .await;
-        let api_key = created["key"].as_str().unwrap().to_string();
-        let keyed = Client::new();
-        let response = keyed
-            .post(app.url("/me/identities"))
-            .bearer_auth(&api_key)
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(response.status(), StatusCode::FORBIDDEN);
-
-        // Now passwords can be turned off: password sign-in is refused, the identity signs in,
-        // API keys keep working (the sync APIs too).
-        let (status, _, body) = call(
-            &admin,
-            Method::PUT,
-            &app.url("/admin/sign-in"),
-            Some(json!({"password_sign_in": false})),
-        )
-        .await;
-        assert_eq!(
-            (status, body.clone()),
-            (StatusCode::OK, json!({"password_sign_in": false}))
-        );
-        let (status, _, body) = call(
-            &browser(&app),
-            Method::POST,
-            &app.url("/session"),
-            Some(json!({"username": "bob", "password": crate::support::PASSWORD})),
-        )
-        .await;
-        assert_eq!(status, StatusCode::FORBIDDEN);
-        assert_error(&body, "password_sign_in_disabled", "auth");
-        let (_, _, methods) = call(
-            &browser(&app),
-            Method::GET,
-            &app.url("/sign-in-methods"),
-            None,
-        )
-        .await;
-        assert_eq!(methods["password"], false);
-        let response = keyed
-            .get(app.url("/me"))
-            .bearer_auth(&api_key)
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(response.status(), StatusCode::OK);
-        let response = keyed
-            .post(format!("{}/accounts/ClientLogin", app.base))
-            .header("content-type", "application/x-www-form-urlencoded")
-            .body(format!("Email=root&Passwd={api_key}"))
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(
-            response.status(),
-            StatusCode::OK,
-            "{}",
-            response.text().await.unwrap()
-        );
-        // With passwords off, the administrator's only identity is their last way in.
-        let id = listed["identities"][0]["id"].as_i64().unwrap();
-        let (status, _, body) = call(
-            &admin,
-            Method::DELETE,
-            &app.url(&format!("/me/identities/{id}")),
-            None,
-        )
-        .await;
-        assert_eq!(status, StatusCode::CONFLICT, "{body}");
-        let client = browser(&app);
-        let started = start(&client, &app, &provider, "/").await;
-        provider.issue(
-            "in",
-            &started.challenge,
-            key.sign(&provider.claims("root-sub", &started.nonce)),
-        );
-        assert_eq!(
-            callback(&client, &app, "in", &started.state).await.0,
-            StatusCode::SEE_OTHER
-        );
-        assert_eq!(me(&client, &app).await.1["user"]["username"], "root");
-        // Only administrators change the setting.
-        let (status, _, _) = call(
-            &bob,
-            Method::PUT,
-            &app.url("/admin/sign-in"),
-            Some(json!({"password_sign_in": true})),
-        )
-        .await;
-        assert_eq!(status, StatusCode::FORBIDDEN);
-
-        // Passwords back on: the password counts again, so the identity may be unlinked.
-        let (status, _, _) = call(
-            &admin,
-            Method::PUT,
-            &app.url("/admin/sign-in"),
-            Some(json!({"password_sign_in": true})),
-        )
-        .await;
-        assert_eq!(status, StatusCode::OK);
-        let (status, _, body) = call(
-            &admin,
-            Method::DELETE,
-            &app.url(&format!("/me/identities/{id}")),
-            None,
-        )
-        .await;
-        assert_eq!(status, StatusCode::NO_CONTENT, "{body}");
-        let (_, _, listed) = call(&admin, Method::GET, &app.url("/me/identities"), None).await;
-        assert_eq!(listed["identities"], json!([]));
-        // Unlinked: the identity no longer signs in.
-        let client = browser(&app);
-        let started = start(&client, &app, &provider, "/").await;
-        provider.issue(
-            "gone",
-            &started.challenge,
-            key.sign(&provider.claims("root-sub", &started.nonce)),
-        );
-        let (status, _, body) = callback(&client, &app, "gone", &started.state).await;
-        assert_eq!(status, StatusCode::FORBIDDEN);
-        assert!(body.contains("No account is linked"), "{body}");
+        let t = Linking {
+            app: &app,
+            provider: &provider,
+            key: &key,
+            admin: &admin,
+        };
+        let id = phase_link_an_identity_and_list_it(&t).await;
+        let (bob, keyed, api_key) = phase_neither_another_user_nor_an_api_key_can_link(&t).await;
+        phase_passwords_off_the_identity_and_api_keys_still_work(&t, &keyed, &api_key).await;
+        phase_the_last_way_in_stays_and_only_administrators_switch(&t, id, &bob).await;
+        phase_passwords_back_on_the_identity_unlinks(&t, id).await;
     }
 );
+
+/// Link: the API gives the provider's URL, the callback links and returns to the account, and
+/// the identity is listed. Returns its id.
+async fn phase_link_an_identity_and_list_it(t: &Linking<'_>) -> i64 {
+    let Linking {
+        app,
+        provider,
+        key,
+        admin,
+    } = *t;
+    // Link: the API gives the provider's URL, the callback links and returns to the account.
+    let (status, _, body) = call(admin, Method::POST, &app.url("/me/identities"), None).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let started = parse_authorization(body["authorization_url"].as_str().unwrap(), app, provider);
+    provider.issue(
+        "link",
+        &started.challenge,
+        key.sign(&provider.claims("root-sub", &started.nonce)),
+    );
+    let (status, location, body) = callback(admin, app, "link", &started.state).await;
+    assert_eq!(
+        (status, location.as_deref()),
+        (StatusCode::SEE_OTHER, Some("/account")),
+        "{body}"
+    );
+    let (_, _, listed) = call(admin, Method::GET, &app.url("/me/identities"), None).await;
+    assert_eq!(listed["identities"].as_array().unwrap().len(), 1);
+    assert_eq!(listed["identities"][0]["subject"], "root-sub");
+    assert_eq!(listed["has_password"], true);
+
+    listed["identities"][0]["id"].as_i64().unwrap()
+}
+
+/// Another user cannot link the same identity, and an API key cannot start a link. Returns
+/// bob's browser, a client for the API key and the key.
+async fn phase_neither_another_user_nor_an_api_key_can_link(
+    t: &Linking<'_>,
+) -> (Client, Client, String) {
+    let Linking {
+        app,
+        provider,
+        key,
+        admin,
+    } = *t;
+    // Another user cannot link the same identity.
+    app.user("bob", false).await;
+    let bob = browser(app);
+    call(
+        &bob,
+        Method::POST,
+        &app.url("/session"),
+        Some(json!({"username": "bob", "password": crate::support::PASSWORD})),
+    )
+    .await;
+    let (_, _, body) = call(&bob, Method::POST, &app.url("/me/identities"), None).await;
+    let started = parse_authorization(body["authorization_url"].as_str().unwrap(), app, provider);
+    provider.issue(
+        "steal",
+        &started.challenge,
+        key.sign(&provider.claims("root-sub", &started.nonce)),
+    );
+    let (status, _, body) = callback(&bob, app, "steal", &started.state).await;
+    assert_eq!(status, StatusCode::CONFLICT);
+    assert!(body.contains("belongs to another account"), "{body}");
+    // An API key cannot start a link.
+    let (_, _, created) = call(
+        admin,
+        Method::POST,
+        &app.url("/api-keys"),
+        Some(json!({"name": "sync", "scope": "read_write"})),
+    )
+    .await;
+    let api_key = created["key"].as_str().unwrap().to_string();
+    let keyed = Client::new();
+    let response = keyed
+        .post(app.url("/me/identities"))
+        .bearer_auth(&api_key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::FORBIDDEN);
+
+    (bob, keyed, api_key)
+}
+
+/// Passwords turned off: password sign-in is refused and no longer offered, API keys keep
+/// working (the sync APIs too).
+async fn phase_passwords_off_the_identity_and_api_keys_still_work(
+    t: &Linking<'_>,
+    keyed: &Client,
+    api_key: &str,
+) {
+    let Linking { app, admin, .. } = *t;
+    // Now passwords can be turned off: password sign-in is refused, the identity signs in,
+    // API keys keep working (the sync APIs too).
+    let (status, _, body) = call(
+        admin,
+        Method::PUT,
+        &app.url("/admin/sign-in"),
+        Some(json!({"password_sign_in": false})),
+    )
+    .await;
+    assert_eq!(
+        (status, body.clone()),
+        (StatusCode::OK, json!({"password_sign_in": false}))
+    );
+    let (status, _, body) = call(
+        &browser(app),
+        Method::POST,
+        &app.url("/session"),
+        Some(json!({"username": "bob", "password": crate::support::PASSWORD})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    assert_error(&body, "password_sign_in_disabled", "auth");
+    let (_, _, methods) = call(
+        &browser(app),
+        Method::GET,
+        &app.url("/sign-in-methods"),
+        None,
+    )
+    .await;
+    assert_eq!(methods["password"], false);
+    let response = keyed
+        .get(app.url("/me"))
+        .bearer_auth(api_key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let response = keyed
+        .post(format!("{}/accounts/ClientLogin", app.base))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(format!("Email=root&Passwd={api_key}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        response.status(),
+        StatusCode::OK,
+        "{}",
+        response.text().await.unwrap()
+    );
+}
+
+/// With passwords off, the administrator's only identity is their last way in: it cannot be
+/// unlinked, and it signs in; only administrators change the setting.
+async fn phase_the_last_way_in_stays_and_only_administrators_switch(
+    t: &Linking<'_>,
+    id: i64,
+    bob: &Client,
+) {
+    let Linking {
+        app,
+        provider,
+        key,
+        admin,
+    } = *t;
+    // With passwords off, the administrator's only identity is their last way in.
+    let (status, _, body) = call(
+        admin,
+        Method::DELETE,
+        &app.url(&format!("/me/identities/{id}")),
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    let client = browser(app);
+    let started = start(&client, app, provider, "/").await;
+    provider.issue(
+        "in",
+        &started.challenge,
+        key.sign(&provider.claims("root-sub", &started.nonce)),
+    );
+    assert_eq!(
+        callback(&client, app, "in", &started.state).await.0,
+        StatusCode::SEE_OTHER
+    );
+    assert_eq!(me(&client, app).await.1["user"]["username"], "root");
+    // Only administrators change the setting.
+    let (status, _, _) = call(
+        bob,
+        Method::PUT,
+        &app.url("/admin/sign-in"),
+        Some(json!({"password_sign_in": true})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+}
+
+/// Passwords back on: the password counts again, so the identity may be unlinked, and then it
+/// no longer signs in.
+async fn phase_passwords_back_on_the_identity_unlinks(t: &Linking<'_>, id: i64) {
+    let Linking {
+        app,
+        provider,
+        key,
+        admin,
+    } = *t;
+    // Passwords back on: the password counts again, so the identity may be unlinked.
+    let (status, _, _) = call(
+        admin,
+        Method::PUT,
+        &app.url("/admin/sign-in"),
+        Some(json!({"password_sign_in": true})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, _, body) = call(
+        admin,
+        Method::DELETE,
+        &app.url(&format!("/me/identities/{id}")),
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::NO_CONTENT, "{body}");
+    let (_, _, listed) = call(admin, Method::GET, &app.url("/me/identities"), None).await;
+    assert_eq!(listed["identities"], json!([]));
+    // Unlinked: the identity no longer signs in.
+    let client = browser(app);
+    let started = start(&client, app, provider, "/").await;
+    provider.issue(
+        "gone",
+        &started.challenge,
+        key.sign(&provider.claims("root-sub", &started.nonce)),
+    );
+    let (status, _, body) = callback(&client, app, "gone", &started.state).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    assert!(body.contains("No account is linked"), "{body}");
+}
 
 on_both_engines!(without_a_provider_the_routes_say_so, |db| {
     let app = TestApp::start(db).await;

@@ -337,6 +337,33 @@ on_both_engines!(a_name_outside_ascii_signs_in_and_reads, |db| {
 on_both_engines!(subscriptions_labels_and_tags, |db| {
     let s = setup(db).await;
     let reader = Reader::sign_in(&s, "/api/greader.php").await;
+    phase_subscriptions_and_tags_listed(&s, &reader).await;
+    phase_edit_renames_and_moves_between_labels(&s, &reader).await;
+    phase_rename_tag_and_disable_tag_act_on_the_group(&reader).await;
+    // Subscribing goes through discovery and the first fetch, over real HTTP.
+    let feeds = TestServer::start_empty().await;
+    feeds.serve_rss("/one.xml", "One", 4);
+    feeds.serve_rss("/two.xml", "Two", 2);
+    let one = phase_subscribe_quickadd_and_unsubscribe(&reader, &feeds).await;
+    phase_opml_out_and_in(&reader, &feeds, &one).await;
+});
+
+/// The subscription of `stream` (`feed/<url>`), looked up by the URL in it, which edits still
+/// accept as a stream id.
+async fn subscription_of(reader: &Reader, stream: &str) -> Value {
+    let url = stream.strip_prefix("feed/").unwrap();
+    reader.get("subscription/list", &[]).await["subscriptions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["url"] == url)
+        .cloned()
+        .unwrap()
+}
+
+/// The two subscriptions are listed with their labels, and the tags are the starred state and
+/// the groups.
+async fn phase_subscriptions_and_tags_listed(s: &Setup, reader: &Reader) {
     let list = reader.get("subscription/list", &[("output", "json")]).await;
     let subs = list["subscriptions"].as_array().unwrap();
     assert_eq!(subs.len(), 2);
@@ -360,7 +387,11 @@ on_both_engines!(subscriptions_labels_and_tags, |db| {
         [STARRED, "user/-/label/General", "user/-/label/Tech"]
     );
     assert_eq!(tags["tags"][2]["type"], "folder");
+}
 
+/// subscription/edit renames (t), moves to a new label (a, created), leaves it (r: back to the
+/// default group) and moves between labels with a and r together; feed/<id> names it too.
+async fn phase_edit_renames_and_moves_between_labels(s: &Setup, reader: &Reader) {
     // Rename (t), move to a new label (a, created), leave it (r: back to the default group).
     let feed_a = format!("feed/{FEED_A}");
     reader
@@ -374,18 +405,7 @@ on_both_engines!(subscriptions_labels_and_tags, |db| {
             ],
         )
         .await;
-    // Looked up by the URL in `feed/<url>`, which edits still accept as a stream id.
-    let subscription_of = async |stream: &str| {
-        let url = stream.strip_prefix("feed/").unwrap();
-        reader.get("subscription/list", &[]).await["subscriptions"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|x| x["url"] == url)
-            .cloned()
-            .unwrap()
-    };
-    let a = subscription_of(&feed_a).await;
+    let a = subscription_of(reader, &feed_a).await;
     assert_eq!(a["title"], "Alpha");
     assert_eq!(a["categories"][0]["label"], "News");
     reader
@@ -395,7 +415,7 @@ on_both_engines!(subscriptions_labels_and_tags, |db| {
         )
         .await;
     assert_eq!(
-        subscription_of(&feed_a).await["categories"][0]["label"],
+        subscription_of(reader, &feed_a).await["categories"][0]["label"],
         "General"
     );
     // Moving between labels with a and r together; feed/<id> names it too.
@@ -411,13 +431,17 @@ on_both_engines!(subscriptions_labels_and_tags, |db| {
             ],
         )
         .await;
-    let a = subscription_of(&feed_a).await;
+    let a = subscription_of(reader, &feed_a).await;
     assert_eq!(a["categories"][0]["label"], "Tech");
     assert_eq!(
         a["title"], FEED_A,
         "an empty t goes back to the feed's title"
     );
+}
 
+/// rename-tag and disable-tag act on the group; an unknown tag or feed is a 404.
+async fn phase_rename_tag_and_disable_tag_act_on_the_group(reader: &Reader) {
+    let feed_a = format!("feed/{FEED_A}");
     // rename-tag and disable-tag act on the group (and item labels of that name).
     reader
         .post_ok(
@@ -429,14 +453,14 @@ on_both_engines!(subscriptions_labels_and_tags, |db| {
         )
         .await;
     assert_eq!(
-        subscription_of(&feed_a).await["categories"][0]["label"],
+        subscription_of(reader, &feed_a).await["categories"][0]["label"],
         "Technology"
     );
     reader
         .post_ok("disable-tag", &[("s", "user/-/label/Technology")])
         .await;
     assert_eq!(
-        subscription_of(&feed_a).await["categories"][0]["label"],
+        subscription_of(reader, &feed_a).await["categories"][0]["label"],
         "General"
     );
     let (status, text) = reader
@@ -450,11 +474,12 @@ on_both_engines!(subscriptions_labels_and_tags, |db| {
         )
         .await;
     assert_eq!(status, StatusCode::NOT_FOUND, "{text}");
+}
 
-    // Subscribing goes through discovery and the first fetch, over real HTTP.
-    let feeds = TestServer::start_empty().await;
-    feeds.serve_rss("/one.xml", "One", 4);
-    feeds.serve_rss("/two.xml", "Two", 2);
+/// Subscribing (subscription/edit and quickadd) goes through discovery and the first fetch;
+/// quickadd again, or with another spelling of the URL, finds the same subscription; a missing
+/// feed is named; unsubscribing removes one. Returns the first feed's URL.
+async fn phase_subscribe_quickadd_and_unsubscribe(reader: &Reader, feeds: &TestServer) -> String {
     let one = feeds.url("/one.xml");
     reader
         .post_ok(
@@ -467,7 +492,7 @@ on_both_engines!(subscriptions_labels_and_tags, |db| {
             ],
         )
         .await;
-    let added = subscription_of(&format!("feed/{one}")).await;
+    let added = subscription_of(reader, &format!("feed/{one}")).await;
     assert_eq!(added["title"], "The One");
     assert_eq!(added["categories"][0]["label"], "Podcasts");
     let (one_items, _) = reader.ids(&[("s", &format!("feed/{one}"))]).await;
@@ -478,7 +503,7 @@ on_both_engines!(subscriptions_labels_and_tags, |db| {
         .post_json("subscription/quickadd", &[("quickadd", &two)])
         .await;
     assert_eq!(quick["numResults"], 1, "{quick}");
-    let two_id = subscription_of(&format!("feed/{two}")).await["id"].clone();
+    let two_id = subscription_of(reader, &format!("feed/{two}")).await["id"].clone();
     assert_eq!(quick["streamId"], two_id);
     assert_eq!(quick["streamName"], "Two");
     // Again: the same subscription, not an error.
@@ -527,10 +552,15 @@ on_both_engines!(subscriptions_labels_and_tags, |db| {
         3
     );
 
+    one
+}
+
+/// OPML out (with every subscription) and in (into its outline's label); not OPML is a 400.
+async fn phase_opml_out_and_in(reader: &Reader, feeds: &TestServer, one: &str) {
     // OPML out and in.
     let (status, opml) = reader.get_raw("subscription/export", &[]).await;
     assert_eq!(status, StatusCode::OK);
-    assert!(opml.contains("<opml") && opml.contains(FEED_B) && opml.contains(&one));
+    assert!(opml.contains("<opml") && opml.contains(FEED_B) && opml.contains(one));
     let three = feeds.url("/three.xml");
     feeds.serve_rss("/three.xml", "Three", 1);
     let document = format!(
@@ -549,7 +579,7 @@ on_both_engines!(subscriptions_labels_and_tags, |db| {
         .unwrap();
     assert_eq!(response.status(), StatusCode::OK);
     assert!(response.text().await.unwrap().contains("1 added"));
-    let imported = subscription_of(&format!("feed/{three}")).await;
+    let imported = subscription_of(reader, &format!("feed/{three}")).await;
     assert_eq!(imported["categories"][0]["label"], "Imported");
     let (status, text) = reader
         .http
@@ -563,7 +593,7 @@ on_both_engines!(subscriptions_labels_and_tags, |db| {
         .unwrap();
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert!(text.text().await.unwrap().contains("OPML"));
-});
+}
 
 /// Subscribing through the API goes through the REST API's checks: the address policy
 /// (private addresses refused), the subscription limit and the subscribe rate limit.
