@@ -40,7 +40,6 @@ const CYCLE_ALLOWLIST: &[&str] = &[];
 const LONG_FUNCTION_ALLOWLIST: &[&str] = &[
     "tidings_server(test)::ui_browser::notifications_in_chromium",
     "tidings_server(test)::ui_second_factors::two_step_sign_in_in_chromium",
-    "tidings_server(test)::websub::push_delivery_verification_and_unsubscription",
 ];
 
 #[test]

@@ -413,6 +413,47 @@ on_both_engines!(push_delivery_verification_and_unsubscription, |db| {
     let subscription_id = body["subscription"]["id"].as_i64().unwrap();
     let feed_id = body["subscription"]["feed_id"].as_i64().unwrap();
 
+    let t = Push {
+        hub: &hub,
+        app: &app,
+        fetcher: &fetcher,
+        ann: &ann,
+        feed_id,
+        subscription_id,
+    };
+    phase_discovery_takes_the_headers_hub_and_self(&t).await;
+    phase_subscribes_once_through_the_redirect_and_verified(&t).await;
+    let engine = db.url().split(':').next().unwrap_or_default().to_owned();
+    phase_signed_deliveries_are_stored_like_fetches(&t, &engine).await;
+    phase_bad_signatures_are_dropped_and_counted(&t).await;
+    let client = reqwest::Client::new();
+    let callback = phase_unknown_callbacks_and_bad_input_break_nothing(&t, &client).await;
+    phase_polling_goes_on_as_a_slow_safety_net(&t).await;
+    phase_the_last_subscriber_leaving_unsubscribes(&t, &client, &callback).await;
+});
+
+/// What the phases of the push test share: the hub, the app and its fetcher, ann's browser,
+/// and her subscription to the hub's feed.
+struct Push<'a> {
+    hub: &'a Hub,
+    app: &'a TestApp,
+    fetcher: &'a Fetcher,
+    ann: &'a reqwest::Client,
+    feed_id: i64,
+    subscription_id: i64,
+}
+
+/// Discovery (100, 104, 200): the headers' hub and self, not the document's; push is not
+/// active yet.
+async fn phase_discovery_takes_the_headers_hub_and_self(t: &Push<'_>) {
+    let Push {
+        hub,
+        app,
+        ann,
+        feed_id,
+        subscription_id,
+        ..
+    } = *t;
     // Discovery (100, 104, 200): the headers' hub and self, not the document's.
     let row = app
         .store
@@ -426,7 +467,7 @@ on_both_engines!(push_delivery_verification_and_unsubscription, |db| {
     );
     assert_eq!(row.topic_url.as_deref(), Some(hub.topic().as_str()));
     let (_, _, body) = call(
-        &ann,
+        ann,
         Method::GET,
         &app.url(&format!("/subscriptions/{subscription_id}")),
         None,
@@ -434,10 +475,22 @@ on_both_engines!(push_delivery_verification_and_unsubscription, |db| {
     .await;
     assert_eq!(body["subscription"]["push"]["state"], "inactive", "{body}");
     assert_eq!(body["subscription"]["push"]["enabled"], true);
+}
 
+/// The subscriber subscribes the feed once, through the hub's 308 (204), with a secret and a
+/// lease; the hub verifies intent, renewal is planned, and the secret never leaves the server.
+async fn phase_subscribes_once_through_the_redirect_and_verified(t: &Push<'_>) {
+    let Push {
+        hub,
+        app,
+        fetcher,
+        ann,
+        feed_id,
+        subscription_id,
+    } = *t;
     // The subscriber subscribes the feed once, through the hub's 308 (204), with a secret and
     // a lease; the hub verifies intent before it answers, and the callback confirms.
-    assert_eq!(run_subscriber(&fetcher).await, 1);
+    assert_eq!(run_subscriber(fetcher).await, 1);
     {
         let state = hub.state();
         assert_eq!(
@@ -475,9 +528,9 @@ on_both_engines!(push_delivery_verification_and_unsubscription, |db| {
         row.active_until.unwrap() - 720,
         "renewal a fifth of the lease before its end"
     );
-    assert_eq!(run_subscriber(&fetcher).await, 0, "nothing more to do");
+    assert_eq!(run_subscriber(fetcher).await, 0, "nothing more to do");
     let (_, _, body) = call(
-        &ann,
+        ann,
         Method::GET,
         &app.url(&format!("/subscriptions/{subscription_id}")),
         None,
@@ -491,7 +544,18 @@ on_both_engines!(push_delivery_verification_and_unsubscription, |db| {
         push.get("secret").is_none(),
         "the secret never leaves the server"
     );
+}
 
+/// 300: signed distributions (sha1, sha256, sha512) are answered 2xx and stored like a fetched
+/// body: items, search index, raw body. `engine` names the database in the timing printed.
+async fn phase_signed_deliveries_are_stored_like_fetches(t: &Push<'_>, engine: &str) {
+    let Push {
+        hub,
+        app,
+        ann,
+        feed_id,
+        ..
+    } = *t;
     // 300: a signed distribution is answered 2xx and stored like a fetched body (sha1,
     // sha256 and sha512 alike): items, search index, raw body.
     // The callback answers once the push is stored: the publish's time is the delay from the
@@ -501,16 +565,16 @@ on_both_engines!(push_delivery_verification_and_unsubscription, |db| {
     eprintln!(
         "a signed push stored in {} ms ({})",
         started.elapsed().as_millis(),
-        db.url().split(':').next().unwrap_or_default()
+        engine
     );
     assert_eq!(hub.publish("third", Signing::Valid("sha1")).await, [202]);
     assert_eq!(hub.publish("fourth", Signing::Valid("sha512")).await, [202]);
-    let seen = titles(&app, &ann, feed_id).await;
+    let seen = titles(app, ann, feed_id).await;
     for title in ["Post second", "Post third", "Post fourth", "Post first"] {
         assert!(seen.iter().any(|t| t == title), "{title} in {seen:?}");
     }
     let (_, _, found) = call(
-        &ann,
+        ann,
         Method::GET,
         &app.url(&format!("/items?feed_id={feed_id}&filter=all&q=fourth")),
         None,
@@ -527,12 +591,24 @@ on_both_engines!(push_delivery_verification_and_unsubscription, |db| {
         Some(tidings_worker::body::sha256_hex(pushed.as_bytes()).as_str()),
         "the pushed body is kept as the feed's raw body"
     );
+}
 
+/// 301, 302: an invalid signature is acknowledged but dropped, a missing one refused; both
+/// counted, in the store and in /metrics.
+async fn phase_bad_signatures_are_dropped_and_counted(t: &Push<'_>) {
+    let Push {
+        hub,
+        app,
+        fetcher,
+        ann,
+        feed_id,
+        ..
+    } = *t;
     // 301: an invalid signature is acknowledged (it tells a forger nothing) but dropped;
     // 302: a missing one is refused. Neither is stored.
     assert_eq!(hub.publish("forged", Signing::Invalid).await, [202]);
     assert_eq!(hub.publish("unsigned", Signing::Omit).await, [403]);
-    let seen = titles(&app, &ann, feed_id).await;
+    let seen = titles(app, ann, feed_id).await;
     assert!(
         !seen
             .iter()
@@ -567,10 +643,19 @@ on_both_engines!(push_delivery_verification_and_unsubscription, |db| {
             "{line} in /metrics:\n{scraped}"
         );
     }
+}
 
+/// Unknown callbacks: a push is told the subscription is gone, a verification is refused;
+/// nothing pending is verified, and bad input never breaks the callback. Returns the callback.
+async fn phase_unknown_callbacks_and_bad_input_break_nothing(
+    t: &Push<'_>,
+    client: &reqwest::Client,
+) -> String {
+    let Push {
+        hub, app, feed_id, ..
+    } = *t;
     // Unknown callbacks: a push is told the subscription is gone, a verification is refused;
     // bad input never breaks the callback.
-    let client = reqwest::Client::new();
     let unknown = format!("{}/websub/{}", app.base, "0".repeat(64));
     let status = client
         .post(&unknown)
@@ -656,6 +741,14 @@ on_both_engines!(push_delivery_verification_and_unsubscription, |db| {
         "still subscribed after the noise"
     );
 
+    callback
+}
+
+/// Polling goes on as a slow safety net while the hub pushes.
+async fn phase_polling_goes_on_as_a_slow_safety_net(t: &Push<'_>) {
+    let Push {
+        fetcher, feed_id, ..
+    } = *t;
     // Polling goes on as a slow safety net while the hub pushes.
     let report = fetcher.refresh_feed(feed_id).await.unwrap();
     let now = chrono::Utc::now().timestamp();
@@ -664,17 +757,33 @@ on_both_engines!(push_delivery_verification_and_unsubscription, |db| {
         "next poll {:?} at least six hours away",
         report.next_check_at
     );
+}
 
+/// The last subscriber leaves: the feed is unsubscribed at its hub, which verifies, and a late
+/// delivery to the old callback is answered 410.
+async fn phase_the_last_subscriber_leaving_unsubscribes(
+    t: &Push<'_>,
+    client: &reqwest::Client,
+    callback: &str,
+) {
+    let Push {
+        hub,
+        app,
+        fetcher,
+        ann,
+        feed_id,
+        subscription_id,
+    } = *t;
     // The last subscriber leaves: the feed is unsubscribed at its hub, which verifies.
     let (status, _, _) = call(
-        &ann,
+        ann,
         Method::DELETE,
         &app.url(&format!("/subscriptions/{subscription_id}")),
         None,
     )
     .await;
     assert_eq!(status, StatusCode::NO_CONTENT);
-    assert_eq!(run_subscriber(&fetcher).await, 1);
+    assert_eq!(run_subscriber(fetcher).await, 1);
     {
         let state = hub.state();
         let last = state.requests.last().unwrap();
@@ -694,10 +803,10 @@ on_both_engines!(push_delivery_verification_and_unsubscription, |db| {
         .unwrap();
     assert_eq!(row.state, WebSubState::Inactive);
     assert_eq!(row.pending_mode, None);
-    assert_eq!(run_subscriber(&fetcher).await, 0);
+    assert_eq!(run_subscriber(fetcher).await, 0);
     // A late delivery to the old callback is answered 410, so the hub stops.
     let status = client
-        .post(&callback)
+        .post(callback)
         .header("x-hub-signature", sign("sha256", &row.secret, "<feed/>"))
         .body("<feed/>")
         .send()
@@ -705,7 +814,7 @@ on_both_engines!(push_delivery_verification_and_unsubscription, |db| {
         .unwrap()
         .status();
     assert_eq!(status, StatusCode::GONE);
-});
+}
 
 on_both_engines!(renewal_before_the_lease_ends_refusal_and_denial, |db| {
     // A hub granting 10-second leases: renewal comes two seconds before the end.
