@@ -3482,6 +3482,20 @@ on_both_engines!(notifications_in_chromium, |db| {
     let (_, feeds) = reader_with_feeds(&store, &b, &base, &[site.url("/news.xml")]).await;
     let feed = feeds[0];
 
+    phase_a_wrong_address_is_refused_saying_what_to_do(&b, &base).await;
+    let id = phase_a_discord_channel_added_and_listed_without_its_token(&b).await;
+    let row = &channel_row(id);
+    phase_send_test_delivers_and_shows_a_refusal(&b, &discord, row).await;
+    phase_the_delivery_log_newest_first(&b, row).await;
+    phase_edit_ticks_a_feed_and_words_and_keeps_the_address(&b, id, feed).await;
+    phase_on_a_phone_the_page_fits(&b, &base, row).await;
+    phase_delete_after_a_confirmation(&b, &discord, row).await;
+    b.quit().await;
+});
+
+/// The notifications page opens with no channels and the form; an address that is not
+/// Discord's is refused saying what to do, and nothing is saved.
+async fn phase_a_wrong_address_is_refused_saying_what_to_do(b: &Browser, base: &str) {
     b.goto(&format!("{base}/notifications")).await;
     b.wait_for(
         "the empty list and the form",
@@ -3502,16 +3516,21 @@ on_both_engines!(notifications_in_chromium, |db| {
     )
     .await;
     b.click(add).await;
-    let error = text_of(&b, "form.channel-form .inline-error").await;
+    let error = text_of(b, "form.channel-form .inline-error").await;
     assert!(error.contains("Check your input"), "{error}");
     assert!(
         error.contains("https://discord.com/api/webhooks/{id}/{token}"),
         "{error}"
     );
     assert!(error.contains("Copy the webhook URL again"), "{error}");
-    review(&b, "notifications-refused").await;
-    assert_eq!(api_in_page(&b, "/webhooks").await["webhooks"], json!([]));
+    review(b, "notifications-refused").await;
+    assert_eq!(api_in_page(b, "/webhooks").await["webhooks"], json!([]));
+}
 
+/// A Discord channel is added and listed with its name, kind and rules, never its token; the
+/// form is fresh for the next. Returns its id.
+async fn phase_a_discord_channel_added_and_listed_without_its_token(b: &Browser) -> i64 {
+    let add = "form.channel-form button[type=submit]";
     b.type_into(
         "#new-channel-url",
         "https://discord.com/api/webhooks/42/secret-token",
@@ -3523,10 +3542,10 @@ on_both_engines!(notifications_in_chromium, |db| {
         "document.querySelectorAll('#channels li.channel').length === 1",
     )
     .await;
-    let listed = api_in_page(&b, "/webhooks").await;
+    let listed = api_in_page(b, "/webhooks").await;
     let id = listed["webhooks"][0]["id"].as_i64().unwrap();
     assert_eq!(listed["webhooks"][0]["name"], "News");
-    let row = channel_row(id);
+    let row = &channel_row(id);
     let text = b
         .eval(&format!("document.querySelector(\"{row}\").innerText"))
         .await;
@@ -3541,11 +3560,21 @@ on_both_engines!(notifications_in_chromium, |db| {
             .await,
         ""
     );
-    review(&b, "notifications").await;
+    review(b, "notifications").await;
 
+    id
+}
+
+/// Send test: the stand-in gets Discord's message and the page says it went; a webhook deleted
+/// at Discord's end shows the refusal's status and message.
+async fn phase_send_test_delivers_and_shows_a_refusal(
+    b: &Browser,
+    discord: &DiscordStandIn,
+    row: &str,
+) {
     // Send test: the stand-in gets Discord's message, the page says it went.
-    click_centered(&b, &format!("{row} [data-action=test]")).await;
-    let sent = text_of(&b, &format!("{row} .channel-more .success")).await;
+    click_centered(b, &format!("{row} [data-action=test]")).await;
+    let sent = text_of(b, &format!("{row} .channel-more .success")).await;
     assert!(sent.starts_with("Test sent (HTTP 204)"), "{sent}");
     assert_eq!(*discord.webhooks.lock().unwrap(), ["42/secret-token"]);
     assert_eq!(
@@ -3554,8 +3583,8 @@ on_both_engines!(notifications_in_chromium, |db| {
     );
     // A webhook deleted at Discord's end: the refusal's status and message.
     *discord.gone.lock().unwrap() = true;
-    click_centered(&b, &format!("{row} [data-action=test]")).await;
-    let refused = text_of(&b, &format!("{row} .channel-more .inline-error")).await;
+    click_centered(b, &format!("{row} [data-action=test]")).await;
+    let refused = text_of(b, &format!("{row} .channel-more .inline-error")).await;
     assert!(refused.contains("Not delivered"), "{refused}");
     assert!(
         refused.contains("The webhook answered HTTP 404"),
@@ -3563,9 +3592,12 @@ on_both_engines!(notifications_in_chromium, |db| {
     );
     assert!(refused.contains("Unknown Webhook"), "{refused}");
     assert_eq!(discord.received.lock().unwrap().len(), 2);
+}
 
+/// The delivery log of the channel's row, newest first.
+async fn phase_the_delivery_log_newest_first(b: &Browser, row: &str) {
     // The delivery log, newest first.
-    click_centered(&b, &format!("{row} [data-action=log]")).await;
+    click_centered(b, &format!("{row} [data-action=log]")).await;
     let rows = b
         .wait_for(
             "the delivery log",
@@ -3579,21 +3611,25 @@ on_both_engines!(notifications_in_chromium, |db| {
         rows,
         json!([["failed (test)", "404", "0"], ["sent (test)", "204", "0"]])
     );
-    review(&b, "notifications-log").await;
+    review(b, "notifications-log").await;
+}
 
+/// Edit: a feed ticked and words typed are saved as the rules; the address is kept.
+async fn phase_edit_ticks_a_feed_and_words_and_keeps_the_address(b: &Browser, id: i64, feed: i64) {
+    let row = &channel_row(id);
     // Edit: a feed ticked and words typed; the address is kept.
-    click_centered(&b, &format!("{row} [data-action=edit]")).await;
-    click_centered(&b, &format!("{row} input[name=feed][value='{feed}']")).await;
+    click_centered(b, &format!("{row} [data-action=edit]")).await;
+    click_centered(b, &format!("{row} input[name=feed][value='{feed}']")).await;
     b.type_into(&format!("#channel-{id}-words"), "outage, 東京都")
         .await;
-    review(&b, "notifications-edit").await;
-    click_centered(&b, &format!("{row} button[type=submit]")).await;
+    review(b, "notifications-edit").await;
+    click_centered(b, &format!("{row} button[type=submit]")).await;
     b.wait_for(
         "the new rules on the row",
         &format!("document.querySelector(\"{row} .channel-facts\")?.innerText.includes('words: outage, 東京都')"),
     )
     .await;
-    let saved = api_in_page(&b, &format!("/webhooks/{id}")).await;
+    let saved = api_in_page(b, &format!("/webhooks/{id}")).await;
     assert_eq!(
         saved["webhook"]["rules"]["feed_ids"],
         json!([feed]),
@@ -3610,7 +3646,10 @@ on_both_engines!(notifications_in_chromium, |db| {
         "https://discord.com/api/webhooks/42/secret-token"
     );
     assert_eq!(saved["webhook"]["enabled"], true);
+}
 
+/// On a phone the page fits: nothing wider than the screen, the log open.
+async fn phase_on_a_phone_the_page_fits(b: &Browser, base: &str, row: &str) {
     // On a phone the page fits: nothing wider than the screen.
     b.resize(360, 740).await;
     b.goto(&format!("{base}/notifications")).await;
@@ -3619,7 +3658,7 @@ on_both_engines!(notifications_in_chromium, |db| {
         &format!("document.querySelector(\"{row}\") !== null"),
     )
     .await;
-    click_centered(&b, &format!("{row} [data-action=log]")).await;
+    click_centered(b, &format!("{row} [data-action=log]")).await;
     b.wait_for(
         "the log on a phone",
         &format!("document.querySelector(\"{row} table\") !== null"),
@@ -3633,21 +3672,23 @@ on_both_engines!(notifications_in_chromium, |db| {
         .await,
         true
     );
-    review(&b, "notifications-phone").await;
+    review(b, "notifications-phone").await;
     b.resize(1280, 860).await;
+}
 
+/// Delete, after a confirmation: the list is empty and nothing more was sent.
+async fn phase_delete_after_a_confirmation(b: &Browser, discord: &DiscordStandIn, row: &str) {
     // Delete, after a confirmation.
-    click_centered(&b, &format!("{row} [data-action=delete]")).await;
+    click_centered(b, &format!("{row} [data-action=delete]")).await;
     b.click("dialog .button.danger").await;
     b.wait_for(
         "the empty list",
         "document.querySelector('#channels')?.innerText.includes('No channels yet')",
     )
     .await;
-    assert_eq!(api_in_page(&b, "/webhooks").await["webhooks"], json!([]));
+    assert_eq!(api_in_page(b, "/webhooks").await["webhooks"], json!([]));
     assert_eq!(discord.received.lock().unwrap().len(), 2);
-    b.quit().await;
-});
+}
 
 /// The UI files the page has fetched so far, by name (`settings.js`), from the Performance API.
 async fn loaded_ui_files(b: &Browser) -> Vec<String> {

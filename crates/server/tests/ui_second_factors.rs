@@ -122,6 +122,23 @@ on_both_engines!(two_step_sign_in_in_chromium, |db| {
     b.click("#sign-in-form button[type=submit]").await;
     assert_eq!(signed_in_as(&b).await, "kai");
 
+    let (secret, codes) = phase_codes_set_up_from_the_account_page(&b, &base, &store, user).await;
+    phase_a_passkey_registered_and_renamed(&b, &store, user, &authenticator).await;
+    phase_a_code_then_its_replay_refused_then_a_recovery_code(&b, &base, &secret, &codes).await;
+    phase_a_passkey_alone_and_as_the_second_step(&b, &base, &store, user).await;
+    phase_removing_both_leaves_the_password_alone(&b, &base).await;
+    b.quit().await;
+});
+
+/// One-time codes from the account page: the key read off the page is the stored secret, the
+/// QR code is drawn, a code from the key turns codes on and recovery codes are shown once.
+/// Returns the key and the recovery codes.
+async fn phase_codes_set_up_from_the_account_page(
+    b: &Browser,
+    base: &str,
+    store: &Store,
+    user: i64,
+) -> (Vec<u8>, Vec<String>) {
     // One-time codes: the key from the page, a code from it, recovery codes shown once.
     b.goto(&format!("{base}/account")).await;
     b.wait_for(
@@ -173,6 +190,17 @@ on_both_engines!(two_step_sign_in_in_chromium, |db| {
     )
     .await;
 
+    (secret, codes)
+}
+
+/// A passkey from the virtual authenticator, discoverable and stored; renamed in place, the
+/// new name trimmed in the list and the store.
+async fn phase_a_passkey_registered_and_renamed(
+    b: &Browser,
+    store: &Store,
+    user: i64,
+    authenticator: &str,
+) {
     // A passkey, from the virtual authenticator.
     b.type_into("#passkey-name", "laptop").await;
     b.click("#passkey-add button[type=submit]").await;
@@ -181,7 +209,7 @@ on_both_engines!(two_step_sign_in_in_chromium, |db| {
         "document.querySelector('#passkey-list')?.textContent.includes('laptop')",
     )
     .await;
-    let held = b.virtual_credentials(&authenticator).await.unwrap();
+    let held = b.virtual_credentials(authenticator).await.unwrap();
     assert_eq!(held.as_array().map(Vec::len), Some(1), "{held}");
     assert_eq!(
         held[0]["isResidentCredential"], true,
@@ -199,19 +227,28 @@ on_both_engines!(two_step_sign_in_in_chromium, |db| {
     )
     .await;
     assert_eq!(store.passkeys(user).await.unwrap()[0].name, "work laptop");
+}
 
+/// Password, then a one-time code signs in; the same code again is refused with the reason
+/// shown, and a recovery code signs in instead.
+async fn phase_a_code_then_its_replay_refused_then_a_recovery_code(
+    b: &Browser,
+    base: &str,
+    secret: &[u8],
+    codes: &[String],
+) {
     // Password, then a one-time code (the next step's: the current one may be used).
-    sign_out(&b, &base).await;
-    password_first(&b).await;
+    sign_out(b, base).await;
+    password_first(b).await;
     away_from_a_step_edge().await;
-    b.type_into("#second-factor-code", &code(&secret, 1)).await;
+    b.type_into("#second-factor-code", &code(secret, 1)).await;
     b.click("#second-factor-form button[type=submit]").await;
-    assert_eq!(signed_in_as(&b).await, "kai");
+    assert_eq!(signed_in_as(b).await, "kai");
 
     // The same code again is refused, with the reason shown.
-    sign_out(&b, &base).await;
-    password_first(&b).await;
-    b.type_into("#second-factor-code", &code(&secret, 1)).await;
+    sign_out(b, base).await;
+    password_first(b).await;
+    b.type_into("#second-factor-code", &code(secret, 1)).await;
     b.click("#second-factor-form button[type=submit]").await;
     b.wait_for(
         "the refusal",
@@ -227,12 +264,21 @@ on_both_engines!(two_step_sign_in_in_chromium, |db| {
     .unwrap();
     b.type_into("#second-factor-code", &codes[0]).await;
     b.click("#second-factor-form button[type=submit]").await;
-    assert_eq!(signed_in_as(&b).await, "kai");
+    assert_eq!(signed_in_as(b).await, "kai");
+}
 
+/// "Sign in with a passkey" without a name, its use recorded; then the passkey as the second
+/// step after the password.
+async fn phase_a_passkey_alone_and_as_the_second_step(
+    b: &Browser,
+    base: &str,
+    store: &Store,
+    user: i64,
+) {
     // Password-less: "Sign in with a passkey", no name typed.
-    sign_out(&b, &base).await;
+    sign_out(b, base).await;
     b.click("#passkey-sign-in").await;
-    assert_eq!(signed_in_as(&b).await, "kai");
+    assert_eq!(signed_in_as(b).await, "kai");
     let used = store.passkeys(user).await.unwrap();
     assert!(used[0].last_used_at.is_some());
     assert!(
@@ -241,11 +287,14 @@ on_both_engines!(two_step_sign_in_in_chromium, |db| {
     );
 
     // The passkey as the second step after the password.
-    sign_out(&b, &base).await;
-    password_first(&b).await;
+    sign_out(b, base).await;
+    password_first(b).await;
     b.click("#use-passkey").await;
-    assert_eq!(signed_in_as(&b).await, "kai");
+    assert_eq!(signed_in_as(b).await, "kai");
+}
 
+/// Removing the passkey and turning codes off leaves the password alone again.
+async fn phase_removing_both_leaves_the_password_alone(b: &Browser, base: &str) {
     // Removing the passkey and turning codes off leaves the password alone again.
     b.goto(&format!("{base}/account")).await;
     b.wait_for(
@@ -267,10 +316,9 @@ on_both_engines!(two_step_sign_in_in_chromium, |db| {
         "document.querySelector('#two-step-status')?.textContent.includes('is off')",
     )
     .await;
-    sign_out(&b, &base).await;
+    sign_out(b, base).await;
     b.type_into("#username", "kai").await;
     b.type_into("#password", PASSWORD).await;
     b.click("#sign-in-form button[type=submit]").await;
-    assert_eq!(signed_in_as(&b).await, "kai");
-    b.quit().await;
-});
+    assert_eq!(signed_in_as(b).await, "kai");
+}
