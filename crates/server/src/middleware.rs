@@ -11,7 +11,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use tower_http::cors::{AllowOrigin, CorsLayer};
 
-use crate::base::auth::SESSION_COOKIE;
+use crate::base::auth::{Credentials, SESSION_COOKIE, check_credentials};
 use crate::base::client::{ClientContext, RateSlot, cookie, rate_headers};
 use crate::base::error::{ApiError, ErrorCategory};
 use crate::base::state::{AppState, ServerConfig};
@@ -49,12 +49,10 @@ pub async fn protect(State(state): State<AppState>, mut request: Request, next: 
 
     let slot = RateSlot::default();
     request.extensions_mut().insert(slot.clone());
-    if !has_bearer && !has_session && request.method() != Method::OPTIONS {
-        let decision = state.limits.anonymous.check(&client.key()).await;
-        slot.set(decision);
-        if !decision.allowed {
-            return ApiError::limited(decision).into_response();
-        }
+    if request.method() != Method::OPTIONS
+        && let Err(refused) = count_request(&state, &mut request, &client, &slot).await
+    {
+        return refused;
     }
 
     let mut response = next.run(request).await;
@@ -65,6 +63,47 @@ pub async fn protect(State(state): State<AppState>, mut request: Request, next: 
         rate_headers(response.headers_mut(), decision);
     }
     json_errors(response).await
+}
+
+/// Counts an API request against one limit before any handler runs: the user's when its
+/// credentials are live, else its address's. A request counts against the address unless it
+/// authenticated, whatever it carries and whether or not its endpoint ever looks at
+/// credentials: before, any `Authorization` header or cookie skipped the address's limit, so
+/// `Authorization: x` made the sign-in endpoints (which write rows) unlimited. The outcome is
+/// left in the request for the [`Auth`](crate::base::auth::Auth) extractor, which then does
+/// not look the credentials up again. Answers the refusal when a limit is reached.
+async fn count_request(
+    state: &AppState,
+    request: &mut Request,
+    client: &ClientContext,
+    slot: &RateSlot,
+) -> Result<(), Response> {
+    let has_credentials = request.headers().contains_key(header::AUTHORIZATION)
+        || cookie(request.headers(), SESSION_COOKIE).is_some();
+    if has_credentials {
+        match check_credentials(state, request.headers(), request.extensions()).await {
+            Ok(Credentials::Limited(decision)) => {
+                return Err(ApiError::limited(decision).into_response());
+            }
+            Ok(credentials) => {
+                request.extensions_mut().insert(credentials);
+                return Ok(());
+            }
+            // The store cannot tell (and the limiter, on PostgreSQL, could not count either):
+            // an endpoint that needs the user answers the error without asking again, so that
+            // an outage is answered as promptly as before.
+            Err(error) => {
+                request.extensions_mut().insert(Credentials::Failed(error));
+                return Ok(());
+            }
+        }
+    }
+    let decision = state.limits.anonymous.check(&client.key()).await;
+    slot.set(decision);
+    if !decision.allowed {
+        return Err(ApiError::limited(decision).into_response());
+    }
+    Ok(())
 }
 
 /// The largest body the server reads whole before a handler sees it when it is larger than the

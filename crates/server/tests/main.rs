@@ -26,6 +26,7 @@ mod browser;
 mod database_outage;
 mod error_logging;
 mod health;
+mod inbound_limits;
 mod media_proxy;
 mod metrics;
 mod oidc_browser;

@@ -98,7 +98,10 @@ pub use reading::{
     MarkReadScope, ReadUndo, SubscriptionCount, UnreadCounts, UpdatedFeed, WatermarkBefore,
 };
 pub use search::{BackfillStep, DEFAULT_BACKFILL_BATCH, ItemSearch, SearchHit, SearchPage};
-pub use second_factors::{AuthChallenge, ChallengePurpose, Passkey, SecondFactors, TotpSecret};
+pub use second_factors::{
+    AuthChallenge, ChallengeLimits, ChallengePurpose, ChallengeStored, NewAuthChallenge, Passkey,
+    SecondFactors, TotpSecret,
+};
 pub use sessions::{ApiKey, ApiKeyScope, Authenticated, Session};
 pub use summaries::{GeneratedSummary, REDO_SUMMARY_FACTOR, SummaryJob, SummaryJobState};
 pub use sync::{

@@ -343,6 +343,13 @@ pub const MIGRATIONS: &[Migration] = &[
         postgres: include_str!("../migrations/postgres/0031_sync_arrival_at_commit.sql"),
         data: None,
     },
+    Migration {
+        version: 32,
+        name: "challenge_clients",
+        sqlite: include_str!("../migrations/sqlite/0032_challenge_clients.sql"),
+        postgres: include_str!("../migrations/postgres/0032_challenge_clients.sql"),
+        data: None,
+    },
 ];
 
 /// An arbitrary constant naming tidings' migration lock among PostgreSQL advisory locks.

@@ -4,7 +4,7 @@
 //! spending one conditional statement so that two requests racing with the same code or
 //! challenge cannot both succeed.
 
-use crate::{Result, Store, StoreError, unix_now, with_db};
+use crate::{Result, Store, StoreError, in_tx, unix_now, with_db};
 
 /// A user's TOTP secret.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -75,6 +75,45 @@ impl ChallengePurpose {
             ChallengePurpose::PasskeyRegister => "passkey_register",
         }
     }
+}
+
+/// A challenge to store ([`Store::create_auth_challenge`]).
+#[derive(Debug, Clone, Copy)]
+pub struct NewAuthChallenge<'a> {
+    /// The SHA-256 of the token the browser holds.
+    pub token_hash: &'a str,
+    /// What it is for.
+    pub purpose: ChallengePurpose,
+    /// The user it belongs to, if known yet.
+    pub user_id: Option<i64>,
+    /// The WebAuthn challenge, if any.
+    pub challenge: Option<&'a str>,
+    /// When it ends (Unix seconds).
+    pub expires_at: i64,
+    /// The address of the client that asked for it (its rate-limit key), for the cap per
+    /// client.
+    pub client_key: &'a str,
+}
+
+/// How many live challenges the table holds: sign-in state is created by clients that have
+/// not authenticated, so it is bounded in rows as well as in rate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChallengeLimits {
+    /// Per client address; beyond it, the address's oldest challenges are dropped (a client
+    /// can only push out its own, or its network's).
+    pub per_client: i64,
+    /// In all; beyond it, new challenges are refused until old ones are used or expire
+    /// (dropping others' would let a flood end every sign-in in progress).
+    pub total: i64,
+}
+
+/// Whether [`Store::create_auth_challenge`] stored the challenge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChallengeStored {
+    /// Stored.
+    Stored,
+    /// Refused: the table holds [`ChallengeLimits::total`] live challenges.
+    Full,
 }
 
 /// A live challenge.
@@ -400,38 +439,66 @@ impl Store {
         Ok(deleted > 0)
     }
 
-    /// Stores a challenge under the hash of the token its browser holds, and drops expired
-    /// ones on the way.
+    /// Stores a challenge under the hash of the token its browser holds, within `limits`:
+    /// expired challenges are dropped on the way, and so are the client's oldest beyond
+    /// [`ChallengeLimits::per_client`]; when the table still holds
+    /// [`ChallengeLimits::total`] live challenges, nothing is stored and the answer is
+    /// [`ChallengeStored::Full`]. Two requests racing can overshoot the total by one each.
     pub async fn create_auth_challenge(
         &self,
-        token_hash: &str,
-        purpose: ChallengePurpose,
-        user_id: Option<i64>,
-        challenge: Option<&str>,
-        expires_at: i64,
-    ) -> Result<()> {
-        with_db!(self, write, |db| {
+        new: &NewAuthChallenge<'_>,
+        limits: ChallengeLimits,
+    ) -> Result<ChallengeStored> {
+        let now = unix_now();
+        let keep_of_client = (limits.per_client - 1).max(0);
+        let stored = in_tx!(self, |tx| {
             sqlx::query("DELETE FROM auth_challenges WHERE expires_at < $1")
-                .bind(unix_now())
-                .execute(db)
-                .await?
-                .rows_affected()
-        });
-        with_db!(self, write, |db| {
+                .bind(now)
+                .execute(&mut *tx)
+                .await?;
+            // The client's newest `keep_of_client` stay; the new one makes the cap.
             sqlx::query(
-                "INSERT INTO auth_challenges (token_hash, purpose, user_id, challenge, expires_at)
-                 VALUES ($1, $2, $3, $4, $5)",
+                "DELETE FROM auth_challenges WHERE client_key = $1 AND token_hash NOT IN (
+                     SELECT token_hash FROM auth_challenges WHERE client_key = $1
+                     ORDER BY expires_at DESC, token_hash DESC LIMIT $2)",
             )
-            .bind(token_hash)
-            .bind(purpose.as_str())
-            .bind(user_id)
-            .bind(challenge)
-            .bind(expires_at)
-            .execute(db)
-            .await?
-            .rows_affected()
+            .bind(new.client_key)
+            .bind(keep_of_client)
+            .execute(&mut *tx)
+            .await?;
+            let live: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM auth_challenges")
+                .fetch_one(&mut *tx)
+                .await?;
+            if live >= limits.total {
+                ChallengeStored::Full
+            } else {
+                sqlx::query(
+                    "INSERT INTO auth_challenges
+                         (token_hash, purpose, user_id, challenge, expires_at, client_key)
+                     VALUES ($1, $2, $3, $4, $5, $6)",
+                )
+                .bind(new.token_hash)
+                .bind(new.purpose.as_str())
+                .bind(new.user_id)
+                .bind(new.challenge)
+                .bind(new.expires_at)
+                .bind(new.client_key)
+                .execute(&mut *tx)
+                .await?;
+                ChallengeStored::Stored
+            }
         });
-        Ok(())
+        Ok(stored)
+    }
+
+    /// How many challenges are stored, live or not yet swept (for tests and checks of the
+    /// bounds).
+    pub async fn count_auth_challenges(&self) -> Result<i64> {
+        Ok(with_db!(self, read, |db| {
+            sqlx::query_scalar::<_, i64>("SELECT COUNT(*) FROM auth_challenges")
+                .fetch_one(db)
+                .await?
+        }))
     }
 
     /// The live challenge of this purpose under `token_hash`, left in place.

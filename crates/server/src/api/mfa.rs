@@ -12,7 +12,7 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use tidings_store::{AuthChallenge, ChallengePurpose, Passkey, unix_now};
+use tidings_store::{AuthChallenge, ChallengePurpose, NewAuthChallenge, Passkey, unix_now};
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -22,7 +22,7 @@ use crate::base::client::{ClientContext, cookie};
 use crate::base::error::{ApiError, ApiResult, ErrorBody, ErrorCategory};
 use crate::base::extract::{Json, Path};
 use crate::base::limits::within_limit;
-use crate::base::sessions::start_session;
+use crate::base::sessions::{start_session, store_challenge};
 use crate::base::state::AppState;
 use crate::base::time::time;
 use crate::base::users::check_current_password;
@@ -254,6 +254,7 @@ fn relying_party(state: &AppState) -> RelyingParty {
     responses((status = 200, body = PasskeyOptions)))]
 async fn passkey_sign_in_options(
     State(state): State<AppState>,
+    Extension(client): Extension<ClientContext>,
     headers: HeaderMap,
 ) -> ApiResult<Json<PasskeyOptions>> {
     let pending = pending_sign_in(&state, &headers).await?;
@@ -269,16 +270,18 @@ async fn passkey_sign_in_options(
         None => Vec::new(),
     };
     let challenge = webauthn::new_challenge();
-    state
-        .store
-        .create_auth_challenge(
-            &secret_hash(&challenge),
-            ChallengePurpose::PasskeySignIn,
+    store_challenge(
+        &state,
+        &NewAuthChallenge {
+            token_hash: &secret_hash(&challenge),
+            purpose: ChallengePurpose::PasskeySignIn,
             user_id,
-            Some(&challenge),
-            unix_now() + PASSKEY_CHALLENGE_SECONDS,
-        )
-        .await?;
+            challenge: Some(&challenge),
+            expires_at: unix_now() + PASSKEY_CHALLENGE_SECONDS,
+            client_key: &client.key(),
+        },
+    )
+    .await?;
     Ok(Json(PasskeyOptions {
         public_key: json!({
             "challenge": challenge,
@@ -687,16 +690,19 @@ async fn passkey_registration_options(
     SessionAuth(auth): SessionAuth,
 ) -> ApiResult<Json<PasskeyOptions>> {
     let challenge = webauthn::new_challenge();
-    state
-        .store
-        .create_auth_challenge(
-            &secret_hash(&challenge),
-            ChallengePurpose::PasskeyRegister,
-            Some(auth.user.id),
-            Some(&challenge),
-            unix_now() + PASSKEY_CHALLENGE_SECONDS,
-        )
-        .await?;
+    // Counted per user: the user is known, and their own registrations push out only theirs.
+    store_challenge(
+        &state,
+        &NewAuthChallenge {
+            token_hash: &secret_hash(&challenge),
+            purpose: ChallengePurpose::PasskeyRegister,
+            user_id: Some(auth.user.id),
+            challenge: Some(&challenge),
+            expires_at: unix_now() + PASSKEY_CHALLENGE_SECONDS,
+            client_key: &format!("user:{}", auth.user.id),
+        },
+    )
+    .await?;
     let exclude: Vec<Value> = state
         .store
         .passkeys(auth.user.id)

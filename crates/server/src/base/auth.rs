@@ -4,9 +4,9 @@
 
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
-use axum::http::{HeaderValue, header};
+use axum::http::{Extensions, HeaderMap, HeaderValue, header};
 use sha2::{Digest, Sha256};
-use tidings_store::{ApiKeyScope, User};
+use tidings_store::{ApiKeyScope, Authenticated, User};
 
 use crate::base::client::{ClientContext, RateSlot, cookie};
 use crate::base::error::ApiError;
@@ -45,6 +45,96 @@ pub struct Auth {
     pub api_key: Option<(i64, ApiKeyScope)>,
 }
 
+/// What a request's credentials came to, decided once per request: by
+/// [`crate::middleware::protect`] for the REST API (so that a request counts against the
+/// address's limit unless it authenticated, whatever endpoint it asks for), or else by the
+/// first extractor that needs them.
+#[derive(Debug, Clone)]
+pub enum Credentials {
+    /// Live credentials, within their user's rate limit.
+    Admitted(Auth),
+    /// No credentials, or none that are live: counted against the client's address.
+    Refused,
+    /// A limit (the address's or the user's) was reached.
+    Limited(crate::ratelimit::RateDecision),
+    /// The store could not be asked (the error, already logged): an endpoint that needs the
+    /// user answers it without waiting for the store a second time.
+    Failed(ApiError),
+}
+
+/// The user of the request's credentials: the API key of `Authorization: Bearer tdg_…`, else
+/// the session cookie; `None` when there are none or they are not live. Any `Authorization`
+/// header that is not one of our keys counts as wrong credentials, not as a missing one.
+async fn lookup(state: &AppState, headers: &HeaderMap) -> Result<Option<Authenticated>, ApiError> {
+    if let Some(value) = headers.get(header::AUTHORIZATION) {
+        let token = value
+            .to_str()
+            .ok()
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .map(str::trim)
+            .filter(|t| t.starts_with(API_KEY_PREFIX));
+        return match token {
+            Some(token) => Ok(state
+                .store
+                .authenticate_api_key(&secret_hash(token))
+                .await?),
+            None => Ok(None),
+        };
+    }
+    if let Some(token) = cookie(headers, SESSION_COOKIE) {
+        let idle = state.config.session_idle.as_secs() as i64;
+        return Ok(state
+            .store
+            .authenticate_session(&secret_hash(token), idle)
+            .await?);
+    }
+    Ok(None)
+}
+
+/// Checks a request's credentials and counts the request against one limit: the user's when
+/// they are live, else the client's address (as anonymous requests are). The decision is left
+/// in the request's [`RateSlot`] for the response's `X-RateLimit-*` headers. Fails only when
+/// the store cannot be asked.
+pub async fn check_credentials(
+    state: &AppState,
+    headers: &HeaderMap,
+    extensions: &Extensions,
+) -> Result<Credentials, ApiError> {
+    let found = lookup(state, headers).await?;
+    let slot = extensions.get::<RateSlot>();
+    let Some(found) = found else {
+        let Some(client) = extensions.get::<ClientContext>() else {
+            return Ok(Credentials::Refused);
+        };
+        let decision = state.limits.anonymous.check(&client.key()).await;
+        if let Some(slot) = slot {
+            slot.set(decision);
+        }
+        return Ok(if decision.allowed {
+            Credentials::Refused
+        } else {
+            Credentials::Limited(decision)
+        });
+    };
+    crate::base::client::note_user(extensions, found.user.id);
+    let decision = state
+        .limits
+        .per_user
+        .check(&format!("user:{}", found.user.id))
+        .await;
+    if let Some(slot) = slot {
+        slot.set(decision);
+    }
+    if !decision.allowed {
+        return Ok(Credentials::Limited(decision));
+    }
+    Ok(Credentials::Admitted(Auth {
+        user: found.user,
+        session_id: found.session_id,
+        api_key: found.api_key,
+    }))
+}
+
 impl FromRequestParts<AppState> for Auth {
     type Rejection = ApiError;
 
@@ -52,62 +142,16 @@ impl FromRequestParts<AppState> for Auth {
         if let Some(auth) = parts.extensions.get::<Auth>() {
             return Ok(auth.clone());
         }
-        let found = if let Some(value) = parts.headers.get(header::AUTHORIZATION) {
-            let token = value
-                .to_str()
-                .ok()
-                .and_then(|v| v.strip_prefix("Bearer "))
-                .map(str::trim)
-                .filter(|t| t.starts_with(API_KEY_PREFIX));
-            match token {
-                Some(token) => {
-                    state
-                        .store
-                        .authenticate_api_key(&secret_hash(token))
-                        .await?
-                }
-                None => None,
-            }
-        } else if let Some(token) = cookie(&parts.headers, SESSION_COOKIE) {
-            let idle = state.config.session_idle.as_secs() as i64;
-            state
-                .store
-                .authenticate_session(&secret_hash(token), idle)
-                .await?
-        } else {
-            None
+        let credentials = match parts.extensions.get::<Credentials>() {
+            Some(checked) => checked.clone(),
+            None => check_credentials(state, &parts.headers, &parts.extensions).await?,
         };
-        let slot = parts.extensions.get::<RateSlot>().cloned();
-        let Some(found) = found else {
-            // Failed credentials count against the address, like anonymous requests.
-            if let Some(client) = parts.extensions.get::<ClientContext>() {
-                let decision = state.limits.anonymous.check(&client.key()).await;
-                if let Some(slot) = &slot {
-                    slot.set(decision);
-                }
-                if !decision.allowed {
-                    return Err(ApiError::limited(decision));
-                }
-            }
-            return Err(ApiError::unauthenticated());
+        let auth = match credentials {
+            Credentials::Admitted(auth) => auth,
+            Credentials::Refused => return Err(ApiError::unauthenticated()),
+            Credentials::Limited(decision) => return Err(ApiError::limited(decision)),
+            Credentials::Failed(error) => return Err(error),
         };
-        crate::base::client::note_user(&parts.extensions, found.user.id);
-        let auth = Auth {
-            user: found.user,
-            session_id: found.session_id,
-            api_key: found.api_key,
-        };
-        let decision = state
-            .limits
-            .per_user
-            .check(&format!("user:{}", auth.user.id))
-            .await;
-        if let Some(slot) = &slot {
-            slot.set(decision);
-        }
-        if !decision.allowed {
-            return Err(ApiError::limited(decision));
-        }
         if matches!(auth.api_key, Some((_, ApiKeyScope::Read))) && !parts.method.is_safe() {
             return Err(ApiError::forbidden(
                 "This API key is read-only and cannot change anything.",

@@ -45,7 +45,7 @@ pub struct ErrorBody {
 }
 
 /// An error answered by the API.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct ApiError {
     /// The HTTP status.
     pub status: StatusCode,

@@ -5,7 +5,9 @@
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
-use tidings_store::{ChallengePurpose, User, unix_now};
+use tidings_store::{
+    ChallengeLimits, ChallengePurpose, ChallengeStored, NewAuthChallenge, User, unix_now,
+};
 use utoipa::ToSchema;
 
 use crate::base::auth::{new_secret, secret_hash, session_cookie};
@@ -98,16 +100,18 @@ pub(crate) async fn await_second_factor(
         return Ok(None);
     }
     let token = new_secret();
-    state
-        .store
-        .create_auth_challenge(
-            &secret_hash(&token),
-            ChallengePurpose::SecondFactor,
-            Some(user.id),
-            None,
-            unix_now() + PENDING_SECONDS,
-        )
-        .await?;
+    store_challenge(
+        state,
+        &NewAuthChallenge {
+            token_hash: &secret_hash(&token),
+            purpose: ChallengePurpose::SecondFactor,
+            user_id: Some(user.id),
+            challenge: None,
+            expires_at: unix_now() + PENDING_SECONDS,
+            client_key: &client.key(),
+        },
+    )
+    .await?;
     let mut methods = Vec::new();
     if factors.totp {
         methods.push("totp");
@@ -132,4 +136,51 @@ pub(crate) async fn await_second_factor(
         .headers_mut()
         .insert(header::SET_COOKIE, pending_cookie(&token, client.https));
     Ok(Some(response))
+}
+
+/// Live sign-in challenges (pending second factors, passkey challenges) kept per client
+/// address; beyond, the address's oldest are dropped.
+pub const CHALLENGES_PER_CLIENT: i64 = 20;
+/// Live sign-in challenges kept in all; beyond, new ones are refused (503) until old ones are
+/// used or expire.
+pub const CHALLENGES_IN_ALL: i64 = 10_000;
+/// How long a client refused for [`CHALLENGES_IN_ALL`] is asked to wait.
+const CHALLENGES_FULL_RETRY_SECONDS: u64 = 60;
+
+/// Stores a sign-in challenge within [`CHALLENGES_PER_CLIENT`] and [`CHALLENGES_IN_ALL`]:
+/// clients that have not authenticated create these rows, so they are bounded in number as
+/// well as in rate.
+pub(crate) async fn store_challenge(
+    state: &AppState,
+    challenge: &NewAuthChallenge<'_>,
+) -> ApiResult<()> {
+    let limits = ChallengeLimits {
+        per_client: CHALLENGES_PER_CLIENT,
+        total: CHALLENGES_IN_ALL,
+    };
+    match state.store.create_auth_challenge(challenge, limits).await? {
+        ChallengeStored::Stored => Ok(()),
+        ChallengeStored::Full => {
+            tracing::warn!(
+                limit = CHALLENGES_IN_ALL,
+                "a sign-in was refused: as many sign-ins are in progress as the server keeps \
+                 (many clients asking for sign-in challenges: a flood?)"
+            );
+            let mut error = ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "sign_ins_full",
+                ErrorCategory::Limit,
+                format!(
+                    "The server already has {CHALLENGES_IN_ALL} sign-ins in progress, as many \
+                     as it keeps at once."
+                ),
+                format!(
+                    "Try again in {CHALLENGES_FULL_RETRY_SECONDS} seconds; unfinished sign-ins \
+                     expire within 5 minutes."
+                ),
+            );
+            error.retry_after = Some(CHALLENGES_FULL_RETRY_SECONDS);
+            Err(error)
+        }
+    }
 }
