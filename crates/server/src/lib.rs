@@ -108,16 +108,28 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     state.related.warm_up(state.store.clone());
-    serve_router(listener, router(state), shutdown).await
+    let body_timeout = state.config.body_read_timeout;
+    serve_with_body_timeout(listener, router(state), shutdown, body_timeout).await
 }
 
-/// Serves any router on `listener` as [`serve`] does (the header-read timeout, HTTP/1 and
+/// Serves any router on `listener` as [`serve`] does (the header-read timeout, a deadline on
+/// every request body ([`base::inbound::BODY_READ_TIMEOUT`]), HTTP/1 and
 /// HTTP/2, the peer address as `ConnectInfo<SocketAddr>`) until `shutdown` completes: for
 /// the application, and for the `/metrics` listener of `tidings worker`.
 pub async fn serve_router(
     listener: TcpListener,
     app: Router,
     shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    serve_with_body_timeout(listener, app, shutdown, base::inbound::BODY_READ_TIMEOUT).await
+}
+
+/// [`serve_router`] with every request body due within `body_timeout` of its head.
+async fn serve_with_body_timeout(
+    listener: TcpListener,
+    app: Router,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+    body_timeout: Duration,
 ) -> std::io::Result<()> {
     use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
     use tower::ServiceExt;
@@ -150,7 +162,10 @@ pub async fn serve_router(
                 request
                     .extensions_mut()
                     .insert(axum::extract::ConnectInfo(peer));
-                app.clone().oneshot(request.map(axum::body::Body::new))
+                // Every body gets a deadline before any route sees it (slow clients).
+                app.clone().oneshot(request.map(|body| {
+                    axum::body::Body::new(base::inbound::DeadlineBody::new(body, body_timeout))
+                }))
             },
         );
         let connection = builder

@@ -121,7 +121,8 @@ const LARGE_BODY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(6
 /// unread, and the connection is then closed with the client's bytes still arriving: the kernel
 /// answers them with a reset, and the client (a browser uploading a 6 MB OPML file) shows a
 /// broken connection instead of the answer. Once the body has arrived, the answer always
-/// arrives too. At most a few such bodies are held at once; beyond that they pass unread.
+/// arrives too. At most a few such bodies are held at once; beyond that they pass unread, so
+/// slow uploads holding those few slots make no other request wait.
 pub async fn receive_large_bodies(request: Request, next: Next) -> Response {
     static LARGE_BODIES: tokio::sync::Semaphore =
         tokio::sync::Semaphore::const_new(LARGE_BODIES_AT_ONCE);
@@ -152,14 +153,10 @@ pub async fn receive_large_bodies(request: Request, next: Next) -> Response {
             next.run(Request::from_parts(parts, Body::from(bytes)))
                 .await
         }
-        Ok(Err(_)) => ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "body_unreadable",
-            ErrorCategory::Validation,
-            "The request body ended before its Content-Length said, or was longer.",
-            "Send the request again with the whole body.",
-        )
-        .into_response(),
+        Ok(Err(error)) => match crate::base::inbound::body_timeout_of(&error) {
+            Some(timed_out) => crate::base::extract::body_timeout(timed_out).into_response(),
+            None => body_unreadable(),
+        },
         Err(_) => ApiError::new(
             StatusCode::REQUEST_TIMEOUT,
             "body_timeout",
@@ -172,6 +169,18 @@ pub async fn receive_large_bodies(request: Request, next: Next) -> Response {
         )
         .into_response(),
     }
+}
+
+/// The 400 for a body that ended early or ran long.
+fn body_unreadable() -> Response {
+    ApiError::new(
+        StatusCode::BAD_REQUEST,
+        "body_unreadable",
+        ErrorCategory::Validation,
+        "The request body ended before its Content-Length said, or was longer.",
+        "Send the request again with the whole body.",
+    )
+    .into_response()
 }
 
 /// Replaces the framework's plain-text error answers (unknown path, wrong method, body too

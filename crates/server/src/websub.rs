@@ -1,7 +1,8 @@
 //! The WebSub callback (F18): `/websub/{token}`, where hubs verify tidings' subscription
 //! requests (GET) and deliver content (POST). The protocol's decisions are the worker's
-//! ([`tidings_worker::websub`]); this module only speaks HTTP: it bounds the pushed body to
-//! the fetch limit before reading it whole, and answers with the spec's status codes.
+//! ([`tidings_worker::websub`]); this module only speaks HTTP: it checks the callback before
+//! reading a pushed body, bounds the body to the fetch limit and to a deadline, and answers
+//! with the spec's status codes.
 
 use std::collections::HashMap;
 
@@ -11,7 +12,9 @@ use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use tidings_worker::websub::{PushOutcome, VerifyAnswer, receive_push, verify_intent};
+use tidings_worker::websub::{
+    PushOutcome, VerifyAnswer, expects_pushes, receive_push, verify_intent,
+};
 
 use crate::base::state::AppState;
 
@@ -68,7 +71,15 @@ async fn verify(
     }
 }
 
-/// A content distribution.
+/// How long a hub has to send a pushed body, from the moment its request's head arrived:
+/// pushes are small documents, and a hub that cannot send one in this time will retry.
+const PUSH_BODY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// A content distribution. The callback is checked before the body is read, the body is read
+/// with a deadline and without holding anything others wait for, and only then does the push
+/// wait for one of the [`PUSHES_AT_ONCE`] slots to be parsed and stored. Before, the slot was
+/// taken first: four clients dripping bytes to any `/websub/…` path held all four, and a
+/// correctly signed push waited as long as they liked.
 async fn push(
     State(state): State<AppState>,
     Path(token): Path<String>,
@@ -90,13 +101,32 @@ async fn push(
         state.fetcher.metrics().record_websub_push("too_large");
         return plain(StatusCode::PAYLOAD_TOO_LARGE, "body too large".into());
     }
+    match expects_pushes(&state.store, &token).await {
+        Ok(true) => {}
+        Ok(false) => {
+            state.fetcher.metrics().record_websub_push("gone");
+            return plain(StatusCode::GONE, "no such subscription".into());
+        }
+        Err(error) => {
+            tracing::warn!(%error, "websub push could not be checked; the hub will retry");
+            return plain(StatusCode::SERVICE_UNAVAILABLE, "try again later".into());
+        }
+    }
+    let received = tokio::time::timeout(PUSH_BODY_TIMEOUT, axum::body::to_bytes(body, limit)).await;
+    let body = match received {
+        Ok(Ok(body)) => body,
+        Ok(Err(error)) if crate::base::inbound::body_timeout_of(&error).is_some() => {
+            return push_timed_out(&state);
+        }
+        Ok(Err(_)) => {
+            tracing::warn!(limit, "websub push refused: body too large or cut short");
+            state.fetcher.metrics().record_websub_push("too_large");
+            return plain(StatusCode::PAYLOAD_TOO_LARGE, "body too large".into());
+        }
+        Err(_) => return push_timed_out(&state),
+    };
     let Ok(_permit) = PUSHES.acquire().await else {
         return plain(StatusCode::SERVICE_UNAVAILABLE, "try again later".into());
-    };
-    let Ok(body) = axum::body::to_bytes(body, limit).await else {
-        tracing::warn!(limit, "websub push refused: body too large or cut short");
-        state.fetcher.metrics().record_websub_push("too_large");
-        return plain(StatusCode::PAYLOAD_TOO_LARGE, "body too large".into());
     };
     let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
     let outcome = receive_push(
@@ -122,4 +152,20 @@ async fn push(
             plain(StatusCode::SERVICE_UNAVAILABLE, "try again later".into())
         }
     }
+}
+
+/// The answer to a push whose body did not arrive in time.
+fn push_timed_out(state: &AppState) -> Response {
+    tracing::warn!(
+        seconds = PUSH_BODY_TIMEOUT.as_secs(),
+        "websub push refused: the body did not arrive in time"
+    );
+    state.fetcher.metrics().record_websub_push("timeout");
+    plain(
+        StatusCode::REQUEST_TIMEOUT,
+        format!(
+            "the body did not arrive within {} seconds",
+            PUSH_BODY_TIMEOUT.as_secs()
+        ),
+    )
 }

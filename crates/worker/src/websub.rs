@@ -468,6 +468,21 @@ pub fn signature_matches(secret: &[u8], body: &[u8], signature: &str) -> bool {
     }
 }
 
+/// Whether the callback of `token` takes content distributions now (its subscription is
+/// active, or being verified): asked before a pushed body is read, so that a request to an
+/// unknown callback is answered 410 at once instead of waiting for its body.
+pub async fn expects_pushes(store: &Store, token: &str) -> Result<bool, StoreError> {
+    Ok(store
+        .websub_by_token(token)
+        .await?
+        .is_some_and(|row| takes_pushes(&row)))
+}
+
+/// Whether a subscription takes content distributions: active, or being verified.
+fn takes_pushes(row: &WebSubSubscription) -> bool {
+    row.state == WebSubState::Active || row.pending_mode.is_some()
+}
+
 /// Takes a content distribution POSTed to the callback of `token`: `signature` is its
 /// `X-Hub-Signature`, `content_type` its `Content-Type`, `body` the raw body (bounded by the
 /// caller to the fetch limit). The signature is checked before anything else; only a body
@@ -484,15 +499,13 @@ pub async fn receive_push(
     let now = Utc::now();
     let row = store.websub_by_token(token).await?;
     let outcome = match row {
-        Some(row) if row.state == WebSubState::Active || row.pending_mode.is_some() => {
-            match signature {
-                None => PushOutcome::MissingSignature,
-                Some(signature) if !signature_matches(row.secret.as_bytes(), &body, signature) => {
-                    PushOutcome::BadSignature
-                }
-                Some(_) => store_push(fetcher, &row, content_type, body, now).await?,
+        Some(row) if takes_pushes(&row) => match signature {
+            None => PushOutcome::MissingSignature,
+            Some(signature) if !signature_matches(row.secret.as_bytes(), &body, signature) => {
+                PushOutcome::BadSignature
             }
-        }
+            Some(_) => store_push(fetcher, &row, content_type, body, now).await?,
+        },
         _ => PushOutcome::Gone,
     };
     let accepted = matches!(

@@ -1,6 +1,7 @@
 //! OPML import and export (F37), reusing the worker's OPML code that `tidings opml` uses.
 
 use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
 use axum::extract::{DefaultBodyLimit, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -133,8 +134,9 @@ async fn import(
     State(state): State<AppState>,
     auth: Auth,
     headers: HeaderMap,
-    body: Bytes,
+    body: Result<Bytes, BytesRejection>,
 ) -> ApiResult<Json<ImportReportView>> {
+    let body = body.map_err(crate::base::extract::bytes_rejection)?;
     if body.iter().all(u8::is_ascii_whitespace) {
         return Err(ApiError::validation(
             "The request body is empty: send the OPML file as the body.",

@@ -2,7 +2,7 @@
 
 use axum::extract::FromRequest;
 use axum::extract::FromRequestParts;
-use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
+use axum::extract::rejection::{BytesRejection, JsonRejection, PathRejection, QueryRejection};
 
 use crate::base::error::ApiError;
 use crate::base::limits;
@@ -88,13 +88,7 @@ impl From<JsonRejection> for ApiError {
                 ),
                 "Check the field names and types against /api/v1/openapi.json.",
             ),
-            JsonRejection::BytesRejection(_) => ApiError::new(
-                axum::http::StatusCode::PAYLOAD_TOO_LARGE,
-                "body_too_large",
-                crate::base::error::ErrorCategory::Limit,
-                "The request body is too large (1 MB at most; 5 MB for OPML imports).",
-                "Send a smaller body.",
-            ),
+            JsonRejection::BytesRejection(bytes) => bytes_rejection(bytes),
             other => ApiError::validation(other.body_text(), "Check the request body."),
         }
     }
@@ -113,4 +107,43 @@ impl From<QueryRejection> for ApiError {
             "Check the parameters against /api/v1/openapi.json.",
         )
     }
+}
+
+/// 408: the request body did not arrive within its deadline
+/// ([`BODY_READ_TIMEOUT`](crate::base::inbound::BODY_READ_TIMEOUT)).
+pub fn body_timeout(timed_out: crate::base::inbound::BodyTimedOut) -> ApiError {
+    ApiError::new(
+        axum::http::StatusCode::REQUEST_TIMEOUT,
+        "body_timeout",
+        crate::base::error::ErrorCategory::Limit,
+        format!(
+            "The request body did not arrive within {} seconds.",
+            timed_out.seconds
+        ),
+        "Send the request again over a faster connection.",
+    )
+}
+
+/// The error for a body that could not be read: 408 when it did not arrive in time, 413 when
+/// it was too large, 400 when it broke off.
+pub fn bytes_rejection(rejection: BytesRejection) -> ApiError {
+    if let Some(timed_out) = crate::base::inbound::body_timeout_of(&rejection) {
+        return body_timeout(timed_out);
+    }
+    if rejection.status() != axum::http::StatusCode::PAYLOAD_TOO_LARGE {
+        return ApiError::validation(
+            format!(
+                "The request body could not be read: {}.",
+                rejection.body_text()
+            ),
+            "Send the request again with the whole body.",
+        );
+    }
+    ApiError::new(
+        axum::http::StatusCode::PAYLOAD_TOO_LARGE,
+        "body_too_large",
+        crate::base::error::ErrorCategory::Limit,
+        "The request body is too large (1 MB at most; 5 MB for OPML imports).",
+        "Send a smaller body.",
+    )
 }

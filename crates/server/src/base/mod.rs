@@ -14,6 +14,7 @@ pub mod auth;
 pub mod client;
 pub mod error;
 pub mod extract;
+pub mod inbound;
 pub mod item_list;
 pub mod items;
 pub mod limits;

@@ -41,6 +41,10 @@ pub struct ServerConfig {
     pub usage_retention_days: u32,
     /// The OpenID Connect provider people may sign in with (F22); none by default.
     pub oidc: Option<oidc::OidcConfig>,
+    /// How long a client has to send a request's whole body once its head arrived
+    /// ([`BODY_READ_TIMEOUT`](crate::base::inbound::BODY_READ_TIMEOUT) unless a test shortens
+    /// it).
+    pub body_read_timeout: Duration,
 }
 
 impl ServerConfig {
@@ -59,6 +63,7 @@ impl ServerConfig {
             usage_counts: true,
             usage_retention_days: tidings_worker::config::DEFAULT_USAGE_RETENTION_DAYS,
             oidc: None,
+            body_read_timeout: crate::base::inbound::BODY_READ_TIMEOUT,
         }
     }
 }
