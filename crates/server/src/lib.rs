@@ -5,6 +5,7 @@
 
 pub mod api;
 pub mod base;
+pub mod connection;
 pub mod health;
 pub mod media;
 pub mod metrics;
@@ -169,7 +170,10 @@ async fn serve_with_body_timeout(
             },
         );
         let connection = builder
-            .serve_connection_with_upgrades(TokioIo::new(stream), service)
+            .serve_connection_with_upgrades(
+                TokioIo::new(connection::HeadGuard::new(stream)),
+                service,
+            )
             .into_owned();
         let connection = graceful.watch(connection);
         tokio::spawn(async move {
