@@ -182,6 +182,32 @@ on_both_engines!(sign_in_challenges_are_bounded_in_rows, |db| {
     );
 });
 
+// Single sign-on requests in flight are bounded in rows too: each is started by a browser that
+// has not signed in. Before, only the rate of starts was limited.
+on_both_engines!(single_sign_on_requests_are_bounded_in_rows, |db| {
+    let store = db.migrated().await;
+    let login = |state: &'static str, expires_at: i64| tidings_store::NewOidcLogin {
+        state_hash: state,
+        nonce: "n",
+        code_verifier: "v",
+        link_user_id: None,
+        return_to: None,
+        expires_at,
+    };
+    let later = tidings_store::unix_now() + 600;
+    for state in ["a", "b", "c"] {
+        let stored = store.create_oidc_login(&login(state, later), 3).await;
+        assert_eq!(stored.unwrap(), ChallengeStored::Stored);
+    }
+    let stored = store.create_oidc_login(&login("d", later), 3).await;
+    assert_eq!(stored.unwrap(), ChallengeStored::Full);
+    assert!(store.take_oidc_login("d").await.unwrap().is_none());
+    // Used ones make room.
+    assert!(store.take_oidc_login("a").await.unwrap().is_some());
+    let stored = store.create_oidc_login(&login("e", later), 3).await;
+    assert_eq!(stored.unwrap(), ChallengeStored::Stored);
+});
+
 /// A client that sends a request's head slowly: the request line, then a header line every
 /// second, never the empty line that ends the head. Answers how long the server kept it.
 async fn slow_head(base: String, path: String) -> Duration {

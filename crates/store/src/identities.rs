@@ -2,6 +2,7 @@
 //! subject, several identities per user), the authorization requests in flight, and the
 //! installation's choice of whether passwords still sign in.
 
+use crate::second_factors::ChallengeStored;
 use crate::users::{USER_COLUMNS, UserRow, insert_user, name_taken, user_from_row};
 use crate::{
     Engine, Result, Store, StoreError, User, in_tx, normalize_username, unix_now, username_key,
@@ -86,30 +87,44 @@ fn last_sign_in_method() -> StoreError {
 
 impl Store {
     /// Stores an authorization request (and drops the expired ones, so abandoned requests do
-    /// not pile up).
-    pub async fn create_oidc_login(&self, login: &NewOidcLogin<'_>) -> Result<()> {
+    /// not pile up), unless `max_live` live ones are stored already: each is started by a
+    /// browser that has not signed in, so they are bounded in rows as well as in rate. Two
+    /// requests racing can overshoot the bound by one each.
+    pub async fn create_oidc_login(
+        &self,
+        login: &NewOidcLogin<'_>,
+        max_live: i64,
+    ) -> Result<ChallengeStored> {
         let now = unix_now();
-        in_tx!(self, |tx| {
+        let stored = in_tx!(self, |tx| {
             sqlx::query("DELETE FROM oidc_logins WHERE expires_at <= $1")
                 .bind(now)
                 .execute(&mut *tx)
                 .await?;
-            sqlx::query(
-                "INSERT INTO oidc_logins (state_hash, nonce, code_verifier, link_user_id,
-                                          return_to, created_at, expires_at)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7)",
-            )
-            .bind(login.state_hash)
-            .bind(login.nonce)
-            .bind(login.code_verifier)
-            .bind(login.link_user_id)
-            .bind(login.return_to)
-            .bind(now)
-            .bind(login.expires_at)
-            .execute(&mut *tx)
-            .await?;
+            let live: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM oidc_logins")
+                .fetch_one(&mut *tx)
+                .await?;
+            if live >= max_live {
+                ChallengeStored::Full
+            } else {
+                sqlx::query(
+                    "INSERT INTO oidc_logins (state_hash, nonce, code_verifier, link_user_id,
+                                              return_to, created_at, expires_at)
+                     VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                )
+                .bind(login.state_hash)
+                .bind(login.nonce)
+                .bind(login.code_verifier)
+                .bind(login.link_user_id)
+                .bind(login.return_to)
+                .bind(now)
+                .bind(login.expires_at)
+                .execute(&mut *tx)
+                .await?;
+                ChallengeStored::Stored
+            }
         });
-        Ok(())
+        Ok(stored)
     }
 
     /// Takes the authorization request of `state_hash` out of the store: the first answer

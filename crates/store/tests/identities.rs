@@ -20,11 +20,11 @@ on_both_engines!(
             expires_at,
         };
         store
-            .create_oidc_login(&login("live", unix_now() + 600))
+            .create_oidc_login(&login("live", unix_now() + 600), 100)
             .await
             .unwrap();
         store
-            .create_oidc_login(&login("stale", unix_now() - 1))
+            .create_oidc_login(&login("stale", unix_now() - 1), 100)
             .await
             .unwrap();
         let taken = store.take_oidc_login("live").await.unwrap().unwrap();

@@ -4,11 +4,12 @@
 
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use tidings_store::{NewOidcLogin, StoreError, unix_now};
+use tidings_store::{ChallengeStored, NewOidcLogin, StoreError, unix_now};
 
 use super::{LOGIN_LIFETIME, OidcError, Provider, random_token};
 use crate::base::auth::secret_hash;
 use crate::base::client::ClientContext;
+use crate::base::sessions::CHALLENGES_IN_ALL;
 use crate::base::state::AppState;
 
 /// The cookie that ties an authorization request to the browser that started it, so that an
@@ -88,18 +89,33 @@ pub(crate) async fn begin(
         .await
         .map_err(|e| provider_failure(&e))?;
     let lifetime = LOGIN_LIFETIME.as_secs();
-    state
+    let login = NewOidcLogin {
+        state_hash: &secret_hash(&request_state),
+        nonce: &nonce,
+        code_verifier: &verifier,
+        link_user_id,
+        return_to: Some(next),
+        expires_at: unix_now() + lifetime as i64,
+    };
+    let stored = state
         .store
-        .create_oidc_login(&NewOidcLogin {
-            state_hash: &secret_hash(&request_state),
-            nonce: &nonce,
-            code_verifier: &verifier,
-            link_user_id,
-            return_to: Some(next),
-            expires_at: unix_now() + lifetime as i64,
-        })
+        .create_oidc_login(&login, CHALLENGES_IN_ALL)
         .await
         .map_err(|e| store_failure(&e))?;
+    if stored == ChallengeStored::Full {
+        tracing::warn!(
+            limit = CHALLENGES_IN_ALL,
+            "a single sign-on was refused: as many are in progress as the server keeps \
+             (many clients starting sign-ins: a flood?)"
+        );
+        return Err(failure(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "Too many sign-ins in progress",
+            "The server already has as many sign-ins in progress as it keeps at once. Try \
+             again in a few minutes; unfinished ones expire.",
+            ("/login", "Back to sign-in"),
+        ));
+    }
     Ok((
         url.to_string(),
         state_cookie(&request_state, lifetime, client.https),
