@@ -118,6 +118,9 @@ async fn import(config: &GlobalConfig, args: ImportArgs) -> anyhow::Result<ExitC
             Some(reason) => outln!("{status:8} {}{group}: {reason}", entry.url),
             None => outln!("{status:8} {}{group}", entry.url),
         }
+        if let Some(what_to_do) = &entry.what_to_do {
+            outln!("         {what_to_do}");
+        }
     }
     outln!(
         "{} feeds: {} added, {} skipped, {} refused, {} failed (import #{})",

@@ -97,7 +97,7 @@ pub use opml::{
 pub use popularity::{
     CountError, CountSource, HatenaBookmarks, PopularityConfig, PopularityJob, PopularitySource,
 };
-pub use refresh::RefreshError;
+pub use refresh::{CheckFailure, RefreshError};
 pub use reparse::{ReparseError, ReparseReport};
 pub use round::FeedReport;
 pub use scraping::{

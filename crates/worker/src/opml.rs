@@ -14,7 +14,7 @@ use tokio::task::JoinSet;
 use url::Url;
 
 use crate::fetcher::Fetcher;
-use crate::refresh::RefreshError;
+use crate::refresh::{CheckFailure, RefreshError};
 use crate::round::FeedReport;
 
 /// The largest OPML document read.
@@ -267,8 +267,9 @@ pub enum ImportStatus {
     Skipped,
     /// Not subscribed: the URL is unusable or not allowed, or a limit was reached.
     Refused,
-    /// Not subscribed: fetching it failed (an HTTP error such as 404, no answer, or not a
-    /// feed). Importing the file again tries it again.
+    /// Not subscribed: certainly no feed (404 or 410, not a feed). Feeds whose check failed
+    /// in a way that may pass (429, 5xx, a time-out, a network error) are added instead, with
+    /// the error as their reason. Importing the file again tries it again.
     Failed,
 }
 
@@ -283,8 +284,11 @@ pub struct ImportEntry {
     pub group: Option<String>,
     /// What happened.
     pub status: ImportStatus,
-    /// Why, when it was not added.
+    /// Why, when it was not added; for a feed added despite an error that may pass (429,
+    /// 5xx, a time-out), that error.
     pub reason: Option<String>,
+    /// What to do about it, when it was not imported for a reason that will not pass.
+    pub what_to_do: Option<String>,
     /// The new subscription's id, when added.
     pub subscription_id: Option<i64>,
 }
@@ -415,6 +419,7 @@ pub async fn import_opml(
             group: feed.group.clone(),
             status: ImportStatus::Refused,
             reason: None,
+            what_to_do: None,
             subscription_id: None,
         };
         match precheck(
@@ -427,6 +432,7 @@ pub async fn import_opml(
         ) {
             Ok(url) => candidates.push((index, url)),
             Err((status, reason)) => {
+                entry.what_to_do = precheck_what_to_do(status, &reason).map(str::to_owned);
                 entry.status = status;
                 entry.reason = Some(reason);
             }
@@ -449,11 +455,22 @@ pub async fn import_opml(
         let mut first_fetches = Vec::new();
         for ((index, url), check) in batch.iter().zip(checks) {
             let entry = &mut entries[*index];
-            let response = match check {
-                Ok(response) => response,
-                Err(reason) => {
+            // A failure that may pass subscribes the feed anyway, with that fetch as its first
+            // (the feed shows the error and gets the normal back-off): an outage on the day of
+            // the import must not lose the subscription.
+            let (fetched, passing_error) = match check {
+                Ok(response) => (Ok(response), None),
+                Err(CheckFailure {
+                    reason,
+                    transient: Some(fetched),
+                    ..
+                }) => (*fetched, Some(reason)),
+                Err(CheckFailure {
+                    reason, what_to_do, ..
+                }) => {
                     entry.status = ImportStatus::Failed;
                     entry.reason = Some(reason);
+                    entry.what_to_do = what_to_do.map(str::to_owned);
                     continue;
                 }
             };
@@ -466,9 +483,13 @@ pub async fn import_opml(
                 Ok((subscription_id, feed_id)) => {
                     entry.status = ImportStatus::Added;
                     entry.subscription_id = Some(subscription_id);
+                    entry.reason = passing_error.map(|error| {
+                        format!("{error}; subscribed anyway, tidings retries it with back-off")
+                    });
                     let fetcher = fetcher.clone();
                     first_fetches.push(tokio::spawn(async move {
-                        (feed_id, fetcher.refresh_feed_with(feed_id, response).await)
+                        let fetched = fetcher.refresh_feed_with_result(feed_id, fetched).await;
+                        (feed_id, fetched)
                     }));
                 }
                 Err(Refusal::LimitReached(limit)) => {
@@ -563,6 +584,21 @@ fn over_subscription_limit_reason(limit: i64) -> String {
     format!("over the limit of {limit} subscriptions")
 }
 
+/// What to do about a feed [`precheck`] did not take: nothing for a skipped one, and the
+/// limits are explained by [`ImportReport::limit_notice`].
+fn precheck_what_to_do(status: ImportStatus, reason: &str) -> Option<&'static str> {
+    if status != ImportStatus::Refused || reason.starts_with("over the limit") {
+        None
+    } else if reason.starts_with("not a URL") {
+        Some("Correct the address in the file, or subscribe to the feed by its address.")
+    } else {
+        Some(
+            "This server does not fetch such addresses (private or local networks); if it \
+             should, ask its administrator to allow them.",
+        )
+    }
+}
+
 /// What can be said of a feed before any request: its URL, or why it is not imported.
 fn precheck(
     feed: &OpmlFeed,
@@ -601,14 +637,20 @@ fn precheck(
 async fn check_feeds(
     fetcher: &Fetcher,
     batch: &[(usize, Url)],
-) -> Vec<Result<FetchResponse, String>> {
+) -> Vec<Result<FetchResponse, CheckFailure>> {
     let mut tasks = JoinSet::new();
     for (position, (_, url)) in batch.iter().enumerate() {
         let (fetcher, url) = (fetcher.clone(), url.clone());
         tasks.spawn(async move { (position, fetcher.check_feed(&url).await) });
     }
-    let mut results: Vec<Result<FetchResponse, String>> = (0..batch.len())
-        .map(|_| Err("the check did not finish".to_owned()))
+    let mut results: Vec<Result<FetchResponse, CheckFailure>> = (0..batch.len())
+        .map(|_| {
+            Err(CheckFailure {
+                reason: "the check did not finish".to_owned(),
+                transient: None,
+                what_to_do: Some("Import the file again to try it again."),
+            })
+        })
         .collect();
     while let Some(done) = tasks.join_next().await {
         match done {

@@ -5,12 +5,57 @@
 
 use chrono::Utc;
 use tidings_feed::ParseOptions;
-use tidings_fetch::{FetchRequest, FetchResponse};
+use tidings_fetch::{FailureKind, FetchError, FetchRequest, FetchResponse};
 use tidings_store::{Store, StoreError};
 use url::Url;
 
 use crate::fetcher::Fetcher;
 use crate::round::FeedReport;
+
+/// What to do about an address the server's guard does not fetch.
+const REFUSED_WHAT_TO_DO: &str = "This server does not fetch this address (a private or local \
+     network, or not a usable URL); if it should, ask its administrator to allow it.";
+/// What to do about a feed that is not there (404, 410).
+const GONE_WHAT_TO_DO: &str = "The feed is no longer at this address: look for its new address \
+     on the site and subscribe to that.";
+/// What to do about a document that is not a feed.
+const NOT_A_FEED_WHAT_TO_DO: &str = "This address is not a feed: subscribe to the site's \
+     address instead, and tidings finds the feed the page links to.";
+
+/// Why [`Fetcher::check_feed`] found no feed.
+#[derive(Debug)]
+pub struct CheckFailure {
+    /// Why, as the user should read it.
+    pub reason: String,
+    /// What the check got when the failure may pass (429, 5xx, a time-out, a network
+    /// error): an import subscribes such a feed anyway and records this as its first fetch,
+    /// so that a passing outage does not lose the subscription. `None` when the URL is
+    /// certainly no feed (404, 410, not a feed, an address the guard refuses).
+    /// (Boxed: a response is large, and most checks pass.)
+    pub transient: Option<Box<Result<FetchResponse, FetchError>>>,
+    /// What the user can do about it, for the failures that will not pass.
+    pub what_to_do: Option<&'static str>,
+}
+
+impl CheckFailure {
+    /// A failure that will not pass, with what to do about it.
+    fn certain(reason: String, what_to_do: &'static str) -> CheckFailure {
+        CheckFailure {
+            reason,
+            transient: None,
+            what_to_do: Some(what_to_do),
+        }
+    }
+
+    /// A failure that may pass, with what the check got.
+    fn transient(reason: String, fetched: Result<FetchResponse, FetchError>) -> CheckFailure {
+        CheckFailure {
+            reason,
+            transient: Some(Box::new(fetched)),
+            what_to_do: None,
+        }
+    }
+}
 
 /// Feed ids [`Fetcher::refresh_all`] reads from the store at once.
 pub const REFRESH_PAGE: i64 = 500;
@@ -54,7 +99,18 @@ impl Fetcher {
         feed_id: i64,
         response: FetchResponse,
     ) -> Result<FeedReport, RefreshError> {
-        self.claim_and_fetch(feed_id, Some(response)).await
+        self.claim_and_fetch(feed_id, Some(Ok(response))).await
+    }
+
+    /// Like [`Fetcher::refresh_feed_with`] for a fetch that may have failed: an import's check
+    /// that timed out or could not connect is recorded as the new feed's first fetch, so that
+    /// the feed shows the error and gets the worker's normal back-off.
+    pub(crate) async fn refresh_feed_with_result(
+        &self,
+        feed_id: i64,
+        fetched: Result<FetchResponse, FetchError>,
+    ) -> Result<FeedReport, RefreshError> {
+        self.claim_and_fetch(feed_id, Some(fetched)).await
     }
 
     /// Claims the feed whatever its schedule and runs its round, with `prefetched` as its
@@ -62,7 +118,7 @@ impl Fetcher {
     async fn claim_and_fetch(
         &self,
         feed_id: i64,
-        prefetched: Option<FetchResponse>,
+        prefetched: Option<Result<FetchResponse, FetchError>>,
     ) -> Result<FeedReport, RefreshError> {
         let config = &self.inner.config;
         let now = Utc::now().timestamp();
@@ -187,20 +243,41 @@ impl Fetcher {
     /// Fetches `url` once (through the guard and the per-host limiter) and checks that it
     /// answers with a feed that parses; returns the response, which
     /// [`Fetcher::refresh_feed_with`] can record as the feed's first fetch. `Err` says why
-    /// not, as the user should read it: an error status, no answer, or not a feed. Nothing is
-    /// stored.
-    pub async fn check_feed(&self, url: &Url) -> Result<FetchResponse, String> {
+    /// not, as the user should read it, and whether the failure may pass (see
+    /// [`CheckFailure`]). Nothing is stored.
+    pub async fn check_feed(&self, url: &Url) -> Result<FetchResponse, CheckFailure> {
         let request = FetchRequest::new(url.clone());
         let host = url.host_str().unwrap_or_default().to_owned();
         let permit = self.inner.limiter.acquire(&host).await;
-        let response = self
+        let fetched = self
             .inner
             .limiter
             .watch(permit, self.inner.client.fetch(&request))
             .await;
-        let response = response.map_err(|error| format!("could not be fetched: {error}"))?;
+        let response = match fetched {
+            Ok(response) => response,
+            Err(error) => {
+                let reason = format!("could not be fetched: {error}");
+                // The guard's refusals and unusable URLs never pass; a time-out, a network
+                // error, a body over the limit or a redirect loop may (or may be fixed by the
+                // feed's owner), and the feed is kept with its error.
+                return Err(match error.kind() {
+                    FailureKind::Refused | FailureKind::InvalidUrl | FailureKind::InvalidProxy => {
+                        CheckFailure::certain(reason, REFUSED_WHAT_TO_DO)
+                    }
+                    _ => CheckFailure::transient(reason, Err(error)),
+                });
+            }
+        };
         if !response.is_success() {
-            return Err(format!("the server answered HTTP {}", response.status));
+            let reason = format!("the server answered HTTP {}", response.status);
+            // Only "not found" and "gone" say that no feed is there; 429, 5xx, 401/403 and
+            // the rest may pass, so the feed is kept and the worker retries it with back-off.
+            return Err(if matches!(response.status, 404 | 410) {
+                CheckFailure::certain(reason, GONE_WHAT_TO_DO)
+            } else {
+                CheckFailure::transient(reason, Ok(response))
+            });
         }
         let options = ParseOptions {
             feed_url: Some(response.url.clone()),
@@ -215,7 +292,8 @@ impl Fetcher {
         })
         .await
         // The parse error already says what the document is ("not a feed: an HTML page…").
-        .unwrap_or_else(|error| Err(format!("the parser failed: {error}")))?;
+        .unwrap_or_else(|error| Err(format!("the parser failed: {error}")))
+        .map_err(|reason| CheckFailure::certain(reason, NOT_A_FEED_WHAT_TO_DO))?;
         Ok(response)
     }
 

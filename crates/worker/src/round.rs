@@ -167,7 +167,7 @@ impl Fetcher {
     pub(crate) async fn fetch_claimed_with(
         &self,
         due: DueFeed,
-        prefetched: Option<FetchResponse>,
+        prefetched: Option<Result<FetchResponse, tidings_fetch::FetchError>>,
     ) -> FeedReport {
         let started = Instant::now();
         let mut report = FeedReport {
@@ -226,15 +226,15 @@ impl Fetcher {
         &self,
         due: &DueFeed,
         report: &mut FeedReport,
-        prefetched: Option<FetchResponse>,
+        prefetched: Option<Result<FetchResponse, tidings_fetch::FetchError>>,
     ) -> Result<Option<String>, StoreError> {
         let owner = &self.inner.config.owner;
         // The slot is held until the outcome is stored, so `concurrency` bounds parsing and
         // storing too.
         let (fetched, _slot) = match prefetched {
             // Never closed, so this always yields a permit.
-            Some(response) => (
-                Ok(response),
+            Some(fetched) => (
+                fetched,
                 Arc::clone(&self.inner.slots).acquire_owned().await.ok(),
             ),
             None => self.fetch(due).await,

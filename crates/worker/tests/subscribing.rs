@@ -418,3 +418,150 @@ on_both_engines!(concurrent_imports_never_pass_the_subscription_limit, |db| {
     assert_eq!((added, over), (7, 53));
     assert_eq!(store.count_subscriptions(alice).await.unwrap(), 7);
 });
+
+on_both_engines!(opml_import_keeps_feeds_whose_failure_may_pass, |db| {
+    let store = db.migrated().await;
+    let alice = user(&store, "alice").await;
+    let router = Router::new()
+        .route("/feeds/ok", get(|| async { rss("ok", 2) }))
+        .route(
+            "/busy",
+            get(|| async {
+                (
+                    axum::http::StatusCode::TOO_MANY_REQUESTS,
+                    [("retry-after", "3600")],
+                    "slow down",
+                )
+            }),
+        )
+        .route(
+            "/down",
+            get(|| async { (axum::http::StatusCode::SERVICE_UNAVAILABLE, "down") }),
+        )
+        .route(
+            "/slow",
+            get(|| async {
+                tokio::time::sleep(std::time::Duration::from_secs(5)).await;
+                rss("slow", 1)
+            }),
+        )
+        .route(
+            "/gone",
+            get(|| async { (axum::http::StatusCode::GONE, "gone") }),
+        )
+        .route(
+            "/page",
+            get(|| async { axum::response::Html("<html><body>no feed</body></html>") }),
+        );
+    let site = TestServer::start(router).await;
+    let paths = [
+        "/feeds/ok",
+        "/busy",
+        "/down",
+        "/slow",
+        "/gone",
+        "/missing",
+        "/page",
+    ];
+    let outlines: String = paths
+        .iter()
+        .map(|path| format!("<outline text=\"{path}\" xmlUrl=\"{}\"/>", site.url(path)))
+        .collect::<String>()
+        + "<outline text=\"Metadata\" xmlUrl=\"http://169.254.169.254/latest\"/>";
+    let document = format!("<opml version=\"2.0\"><body>{outlines}</body></opml>");
+    let fetcher = crate::support::fetcher_with(
+        &store,
+        crate::support::local_client(std::time::Duration::from_secs(1)),
+        |_| {},
+    );
+    let before = chrono::Utc::now().timestamp();
+    let report = import_opml(
+        &fetcher,
+        alice,
+        document.as_bytes(),
+        &ImportOptions::default(),
+    )
+    .await
+    .unwrap();
+    let statuses: Vec<ImportStatus> = report.entries.iter().map(|e| e.status).collect();
+    use ImportStatus::{Added, Failed, Refused};
+    // 429, 503 and a time-out may pass: subscribed. 410, 404 and a page are no feed.
+    assert_eq!(
+        statuses,
+        [Added, Added, Added, Added, Failed, Failed, Failed, Refused],
+        "{report:#?}"
+    );
+    assert_eq!((report.added, report.failed), (4, 3));
+    let entry = |n: usize| &report.entries[n];
+    assert_eq!(entry(0).reason, None);
+    assert!(
+        entry(1)
+            .reason
+            .as_deref()
+            .unwrap()
+            .starts_with("the server answered HTTP 429; subscribed anyway"),
+        "{:?}",
+        entry(1)
+    );
+    assert!(entry(2).reason.as_deref().unwrap().contains("HTTP 503"));
+    assert!(
+        entry(3)
+            .reason
+            .as_deref()
+            .unwrap()
+            .contains("could not be fetched")
+    );
+    for n in 4..8 {
+        assert!(entry(n).what_to_do.is_some(), "{:?}", entry(n));
+    }
+    assert!(
+        entry(4)
+            .what_to_do
+            .as_deref()
+            .unwrap()
+            .contains("new address")
+    );
+    assert!(
+        entry(6)
+            .what_to_do
+            .as_deref()
+            .unwrap()
+            .contains("site's address")
+    );
+    assert!(
+        entry(7)
+            .what_to_do
+            .as_deref()
+            .unwrap()
+            .contains("administrator")
+    );
+    // Each kept feed shows its error and waits for the worker's back-off; the 429's
+    // Retry-After is honoured. The check was the first fetch: no second request.
+    for (path, status) in [("/busy", Some(429)), ("/down", Some(503)), ("/slow", None)] {
+        let feed_id = store
+            .feed_id_by_url(&site.url(path))
+            .await
+            .unwrap()
+            .expect("subscribed");
+        let state = store.feed_fetch_state(feed_id).await.unwrap();
+        assert!(state.last_error.is_some(), "{path}: {state:?}");
+        assert_eq!(state.last_http_status, status, "{path}: {state:?}");
+        assert_eq!(state.consecutive_failures, 1, "{path}: {state:?}");
+        assert!(state.next_check_at > before + 60, "{path}: {state:?}");
+        assert_eq!(site.hits(path), 1, "{path}");
+    }
+    let busy = store
+        .feed_id_by_url(&site.url("/busy"))
+        .await
+        .unwrap()
+        .unwrap();
+    let busy = store.feed_fetch_state(busy).await.unwrap();
+    assert!(busy.next_check_at >= before + 3500, "{busy:?}");
+    let ok = store
+        .feed_id_by_url(&site.url("/feeds/ok"))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(store.count_items(ok).await.unwrap(), 2);
+    assert_eq!(store.list_subscriptions(alice).await.unwrap().len(), 4);
+});

@@ -54,11 +54,15 @@ pub struct ImportEntryView {
     pub title: Option<String>,
     /// The group it went into.
     pub group: Option<String>,
-    /// `added`, `skipped`, `refused` (not allowed, or over a limit) or `failed` (the first
-    /// fetch failed: an HTTP error such as 404, no answer, or not a feed).
+    /// `added`, `skipped`, `refused` (not allowed, or over a limit) or `failed` (certainly
+    /// no feed: 404, 410, or not a feed). A feed whose first fetch failed in a way that may
+    /// pass (429, 5xx, a time-out, a network error) is `added`, with that error as reason.
     pub status: String,
-    /// Why it was skipped, refused or failed.
+    /// Why it was skipped, refused or failed; for an added feed, the error of its first
+    /// fetch if it had one.
     pub reason: Option<String>,
+    /// What to do about a feed that was refused or failed.
+    pub what_to_do: Option<String>,
     /// The new subscription, when added.
     pub subscription_id: Option<i64>,
 }
@@ -76,7 +80,8 @@ pub struct ImportReportView {
     pub skipped: usize,
     /// Feeds refused, with the reason in their entry.
     pub refused: usize,
-    /// Feeds whose first fetch failed, with the reason in their entry; not subscribed.
+    /// Feeds that are certainly no feed (404, 410, not a feed), with the reason in their
+    /// entry; not subscribed.
     pub failed: usize,
     /// Feeds not imported because the file lists more than 1,000.
     pub over_file_limit: usize,
@@ -113,6 +118,7 @@ fn report_view(report: ImportReport, options: &ImportOptions) -> ImportReportVie
                 title: entry.title,
                 group: entry.group,
                 reason: entry.reason,
+                what_to_do: entry.what_to_do,
                 subscription_id: entry.subscription_id,
             })
             .collect(),
@@ -121,7 +127,8 @@ fn report_view(report: ImportReport, options: &ImportOptions) -> ImportReportVie
 
 /// Import an OPML file (the request body, up to 5 MB and 1,000 feeds): every feed is
 /// subscribed in the group named by its folder, titled as in the file, and fetched once; a
-/// feed whose fetch fails (404, not a feed…) is not kept. Duplicates, refusals, failures and
+/// feed that is certainly no feed (404, 410, not a feed) is not kept, one whose fetch failed
+/// in a way that may pass (429, 5xx, a time-out) is kept with its error. Duplicates, refusals, failures and
 /// what a limit left out are reported per URL, and the import is kept in the user's history.
 #[utoipa::path(post, path = "/opml", tag = "opml",
     request_body(content = String, content_type = "text/x-opml", description = "The OPML file"),
