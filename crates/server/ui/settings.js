@@ -143,7 +143,8 @@ function opmlSection() {
         h('thead', null, h('tr', null, h('th', { scope: 'col' }, 'Feed'), h('th', { scope: 'col' }, 'Result'), h('th', { scope: 'col' }, 'Reason'))),
         h('tbody', null, report.entries.map((e) => h('tr', { class: 'report-' + e.status },
           h('td', null, h('span', { class: 'report-title' }, e.title || ''), h('span', { class: 'report-url' }, e.url)),
-          h('td', null, e.status), h('td', null, e.reason || ''))))));
+          h('td', null, e.status),
+          h('td', null, e.reason || '', e.what_to_do ? h('span', { class: 'report-what-to-do' }, ' ' + e.what_to_do) : null))))));
     await app.reloadFeeds();
     drawHistory();
   });
