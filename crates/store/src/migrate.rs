@@ -48,6 +48,10 @@ macro_rules! apply {
                             crate::fetching::normalize_feed_urls!($tx, unix_now());
                         format!("{renamed} feed URLs normalized, {merged} feeds merged")
                     }
+                    DataStep::HashFeverDigests => {
+                        let hashed = hash_fever_digests!($tx);
+                        format!("{hashed} Fever key digests hashed")
+                    }
                     DataStep::FillUsernameKeys => {
                         let (keyed, apart) = fill_username_keys!($tx);
                         format!(
@@ -101,6 +105,38 @@ macro_rules! fill_username_keys {
     }};
 }
 
+/// Moves every md5 Fever digest still stored into the SHA-256 columns (see migration 33's SQL),
+/// inside the migration's transaction `$tx`, clearing each as it goes so that a run started
+/// again skips what is done; evaluates to how many digests were hashed.
+macro_rules! hash_fever_digests {
+    ($tx:expr) => {{
+        let rows: Vec<(i64, Option<String>, Option<String>)> = sqlx::query_as(
+            "SELECT id, fever_hash, fever_hash_folded FROM api_keys
+             WHERE fever_hash IS NOT NULL OR fever_hash_folded IS NOT NULL ORDER BY id",
+        )
+        .fetch_all(&mut *$tx)
+        .await?;
+        let mut hashed = 0usize;
+        for (id, digest, folded) in &rows {
+            let hash = |d: &Option<String>| d.as_deref().map(crate::sync::fever_digest_hash);
+            sqlx::query(
+                "UPDATE api_keys
+                 SET fever_digest_sha256 = COALESCE($1, fever_digest_sha256),
+                     fever_digest_sha256_folded = COALESCE($2, fever_digest_sha256_folded),
+                     fever_hash = NULL, fever_hash_folded = NULL
+                 WHERE id = $3",
+            )
+            .bind(hash(digest))
+            .bind(hash(folded))
+            .bind(id)
+            .execute(&mut *$tx)
+            .await?;
+            hashed += usize::from(digest.is_some()) + usize::from(folded.is_some());
+        }
+        hashed
+    }};
+}
+
 /// One schema change, with its SQL for each engine.
 #[derive(Debug, Clone, Copy)]
 pub struct Migration {
@@ -122,6 +158,8 @@ enum DataStep {
     NormalizeFeedUrls,
     /// Sets every user's name key ([`crate::username_key`]), keeping colliding names apart.
     FillUsernameKeys,
+    /// Replaces every stored md5 Fever digest by its SHA-256 (issue 31).
+    HashFeverDigests,
 }
 
 /// Every migration this binary knows, oldest first.
@@ -348,6 +386,20 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "challenge_clients",
         sqlite: include_str!("../migrations/sqlite/0032_challenge_clients.sql"),
         postgres: include_str!("../migrations/postgres/0032_challenge_clients.sql"),
+        data: None,
+    },
+    Migration {
+        version: 33,
+        name: "fever_digest_hashes",
+        sqlite: include_str!("../migrations/sqlite/0033_fever_digest_hashes.sql"),
+        postgres: include_str!("../migrations/postgres/0033_fever_digest_hashes.sql"),
+        data: Some(DataStep::HashFeverDigests),
+    },
+    Migration {
+        version: 34,
+        name: "drop_fever_md5",
+        sqlite: include_str!("../migrations/sqlite/0034_drop_fever_md5.sql"),
+        postgres: include_str!("../migrations/postgres/0034_drop_fever_md5.sql"),
         data: None,
     },
 ];

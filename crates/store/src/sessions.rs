@@ -388,14 +388,14 @@ impl Store {
 
     /// The user of a live API key, by the Fever API's digest of it, md5(username:key) (see
     /// [`Store::set_api_key_fever_hash`]); the same checks as [`Store::authenticate_api_key`].
+    /// The digest is hashed as stored and the hash looked up.
     pub async fn authenticate_fever_key(&self, fever_md5: &str) -> Result<Option<Authenticated>> {
-        let fever_md5 = fever_md5.trim().to_ascii_lowercase();
-        if fever_md5.is_empty() {
+        if fever_md5.trim().is_empty() {
             return Ok(None);
         }
         self.authenticate_key_where(
-            "(k.fever_hash = $1 OR k.fever_hash_folded = $1)",
-            &fever_md5,
+            "(k.fever_digest_sha256 = $1 OR k.fever_digest_sha256_folded = $1)",
+            &crate::sync::fever_digest_hash(fever_md5),
         )
         .await
     }

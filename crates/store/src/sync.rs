@@ -659,12 +659,14 @@ impl Store {
         }))
     }
 
-    /// Records the Fever API's digest of an API key, md5(username:key) as 32 lowercase hex
-    /// digits, so that Fever clients can sign in with that key.
+    /// Records the Fever API's digest of an API key, md5(username:key) as 32 hex digits, so
+    /// that Fever clients can sign in with that key. Only its SHA-256 is stored
+    /// ([`fever_digest_hash`]): the digest itself is what a Fever client presents, so a copy
+    /// of the table must not hold it.
     pub async fn set_api_key_fever_hash(&self, key_id: i64, fever_md5: &str) -> Result<()> {
         self.set_fever_digest(
             key_id,
-            "UPDATE api_keys SET fever_hash = $1 WHERE id = $2",
+            "UPDATE api_keys SET fever_digest_sha256 = $1 WHERE id = $2",
             fever_md5,
         )
         .await
@@ -672,11 +674,11 @@ impl Store {
 
     /// Records a second Fever digest of an API key, made with the user name's key
     /// ([`crate::username_key`]) instead of the name as stored, so that a Fever client given
-    /// the name in another case or width signs in too.
+    /// the name in another case or width signs in too. Stored hashed, as the first.
     pub async fn set_api_key_fever_hash_folded(&self, key_id: i64, fever_md5: &str) -> Result<()> {
         self.set_fever_digest(
             key_id,
-            "UPDATE api_keys SET fever_hash_folded = $1 WHERE id = $2",
+            "UPDATE api_keys SET fever_digest_sha256_folded = $1 WHERE id = $2",
             fever_md5,
         )
         .await
@@ -696,7 +698,7 @@ impl Store {
         }
         let updated = with_db!(self, write, |db| {
             sqlx::query(update)
-                .bind(&fever_md5)
+                .bind(fever_digest_hash(&fever_md5))
                 .bind(key_id)
                 .execute(db)
                 .await?
@@ -707,6 +709,17 @@ impl Store {
         }
         Ok(())
     }
+}
+
+/// What is stored of a Fever digest: SHA-256 of the digest in lower case, as 64 hex digits.
+/// A fast hash is enough: the digest hides a random 256-bit key, so nothing can be guessed
+/// from the hash, and sign-in hashes what the client sends and looks that up by index (no
+/// comparison of secrets byte by byte, so nothing to time).
+pub(crate) fn fever_digest_hash(fever_md5: &str) -> String {
+    use sha2::{Digest, Sha256};
+    hex::encode(Sha256::digest(
+        fever_md5.trim().to_ascii_lowercase().as_bytes(),
+    ))
 }
 
 fn check_label(label: &str) -> Result<String> {

@@ -403,6 +403,8 @@ on_both_engines!(fever_digests_sign_in_like_their_keys, |db| {
         .expect("signed in");
     assert_eq!(found.user.id, ann);
     assert_eq!(found.api_key, Some((key.id, ApiKeyScope::ReadWrite)));
+    // The digest is what a Fever client presents: no column may hold it as it is.
+    assert_eq!(rows_holding(db, &store, "api_keys", digest).await, 0);
     assert!(store.authenticate_fever_key("").await.unwrap().is_none());
     assert!(matches!(
         store.set_api_key_fever_hash(key.id, "not hex").await,
@@ -421,6 +423,77 @@ on_both_engines!(fever_digests_sign_in_like_their_keys, |db| {
             .unwrap()
             .is_none()
     );
+});
+
+/// Counts the rows of `table` where any column, read as text and in lower case, equals
+/// `value` in lower case: whether a secret is stored as it is.
+async fn rows_holding(
+    db: &tidings_testkit::TestDb,
+    store: &Store,
+    table: &str,
+    value: &str,
+) -> i64 {
+    use sqlx::Connection;
+    let value = value.to_ascii_lowercase();
+    let mut found = 0;
+    for column in store.table_columns(table).await.unwrap() {
+        let sql = format!("SELECT COUNT(*) FROM {table} WHERE LOWER(CAST({column} AS TEXT)) = $1");
+        let sql = sqlx::AssertSqlSafe(sql);
+        let url = db.url();
+        found += if url.starts_with("sqlite:") {
+            let mut conn = sqlx::SqliteConnection::connect(&url).await.unwrap();
+            let count: i64 = sqlx::query_scalar(sql)
+                .bind(&value)
+                .fetch_one(&mut conn)
+                .await
+                .unwrap();
+            count
+        } else {
+            let mut conn = sqlx::PgConnection::connect(&url).await.unwrap();
+            let count: i64 = sqlx::query_scalar(sql)
+                .bind(&value)
+                .fetch_one(&mut conn)
+                .await
+                .unwrap();
+            count
+        };
+    }
+    found
+}
+
+on_both_engines!(stored_fever_digests_are_hashed_by_the_upgrade, |db| {
+    let store = db.open().await;
+    store.migrate_to(31).await.unwrap();
+    // A key made before the upgrade: its md5 digests stored as they are, as version 31 did.
+    let digest = "0123456789abcdef0123456789abcdef";
+    let folded = "fedcba9876543210fedcba9876543210";
+    store
+        .execute_raw(&format!(
+            "INSERT INTO users (id, username, username_key, password_hash, is_admin, created_at,
+                                updated_at)
+             VALUES (7, 'Ann', 'ann', 'h', FALSE, 0, 0);
+             INSERT INTO api_keys (id, user_id, name, key_prefix, key_hash, scope, created_at,
+                                   fever_hash, fever_hash_folded)
+             VALUES (3, 7, 'app', 'tdg_abc', 'sha-of-key', 'read', 0, '{digest}', '{folded}');
+             INSERT INTO api_keys (id, user_id, name, key_prefix, key_hash, scope, created_at)
+             VALUES (4, 7, 'web', 'tdg_def', 'sha-of-other', 'read', 0)"
+        ))
+        .await
+        .unwrap();
+    assert_eq!(rows_holding(db, &store, "api_keys", digest).await, 1);
+    store
+        .migrate()
+        .await
+        .expect("the upgrade hashes the digests");
+    assert_eq!(rows_holding(db, &store, "api_keys", digest).await, 0);
+    assert_eq!(rows_holding(db, &store, "api_keys", folded).await, 0);
+    // Both digests still sign in, in either case, and nothing else does.
+    for presented in [digest, folded, &digest.to_ascii_uppercase()] {
+        let found = store.authenticate_fever_key(presented).await.unwrap();
+        assert_eq!(found.map(|a| a.api_key), Some(Some((3, ApiKeyScope::Read))));
+    }
+    let other = "00000000000000000000000000000000";
+    assert!(store.authenticate_fever_key(other).await.unwrap().is_none());
 });
 
 on_both_engines!(newest_unread_item_per_feed, |db| {
