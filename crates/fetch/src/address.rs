@@ -120,8 +120,14 @@ fn classify_v4(ip: Ipv4Addr) -> AddressClass {
         (100, 100, 100, 200) => AddressClass::CloudMetadata,
         (100, 64..=127, ..) => AddressClass::SharedAddressSpace,
         (127, ..) => AddressClass::Loopback,
-        // AWS/GCP/Azure metadata and the AWS ECS task-metadata endpoint.
-        (169, 254, 169, 254) | (169, 254, 170, 2) => AddressClass::CloudMetadata,
+        // Azure's host endpoint (WireServer): a public-looking address that hands out the
+        // VM's certificates and extension settings, reachable from every Azure VM.
+        (168, 63, 129, 16) => AddressClass::CloudMetadata,
+        // AWS/GCP/Azure metadata, the AWS ECS task-metadata endpoint and the AWS EKS pod
+        // identity agent.
+        (169, 254, 169, 254) | (169, 254, 170, 2) | (169, 254, 170, 23) => {
+            AddressClass::CloudMetadata
+        }
         (169, 254, ..) => AddressClass::LinkLocal,
         (172, 16..=31, ..) => AddressClass::Private,
         // Oracle Cloud's metadata service.
@@ -165,8 +171,10 @@ fn classify_v6(ip: Ipv6Addr) -> AddressClass {
         };
     }
     match s {
-        // AWS's IPv6 metadata endpoint sits inside the unique-local range.
-        [0xfd00, 0x0ec2, 0, 0, 0, 0, 0, 0x0254] => AddressClass::CloudMetadata,
+        // AWS's IPv6 metadata endpoint and its EKS pod identity agent sit inside the
+        // unique-local range, as does Google Cloud's IPv6 metadata server.
+        [0xfd00, 0x0ec2, 0, 0, 0, 0, 0, 0x0254 | 0x0023] => AddressClass::CloudMetadata,
+        [0xfd20, 0x00ce, 0, 0, 0, 0, 0, 0x0254] => AddressClass::CloudMetadata,
         // Local-use NAT64 (RFC 8215): the operator's own translator, where the embedded
         // address position depends on the prefix length, so judge it like a private network.
         [0x64, 0xff9b, 0x1, ..] => AddressClass::Private,
@@ -326,6 +334,9 @@ pub enum Refusal {
     /// a single label…). Checked besides the addresses, as defence in depth.
     #[error("refused: {0} is a local network name{ALLOW_PRIVATE_HINT}")]
     LocalName(String),
+    /// The host name is a cloud metadata service's ([`is_metadata_name`]). Never allowed.
+    #[error("refused: {0} is a cloud metadata service")]
+    MetadataName(String),
     /// The per-feed proxy URL has a scheme other than http, https, socks5 or socks5h.
     #[error("refused: proxy scheme {0} is not http, https, socks5 or socks5h")]
     ProxyScheme(String),
@@ -376,8 +387,12 @@ impl AddressPolicy {
     }
 
     /// Checks a host name before it is looked up: names that only ever mean the local
-    /// machine or the local network are refused unless private networks are allowed.
+    /// machine or the local network are refused unless private networks are allowed; a
+    /// metadata service's name is always refused.
     pub fn check_host_name(&self, name: &str) -> Result<(), Refusal> {
+        if is_metadata_name(name) {
+            return Err(Refusal::MetadataName(name.to_owned()));
+        }
         if self.allow_private_networks || !is_local_name(name) {
             Ok(())
         } else {
@@ -422,6 +437,22 @@ impl AddressPolicy {
         let as_http = host.and_then(|host| Url::parse(&format!("http://{host}/")).ok());
         self.check_host(as_http.as_ref().and_then(Url::host))
     }
+}
+
+/// Whether a host name is a cloud metadata service's: Google Cloud's `metadata.google.internal`
+/// and `metadata.goog`, the bare `metadata` (Google Cloud's search domain completes it) and
+/// AWS's `instance-data` names. They resolve to never-allowed addresses
+/// anyway; refusing the names too keeps a resolver that answers otherwise from mattering.
+pub fn is_metadata_name(name: &str) -> bool {
+    let name = name.trim_end_matches('.').to_ascii_lowercase();
+    const METADATA_NAMES: [&str; 5] = [
+        "metadata.google.internal",
+        "metadata.goog",
+        "metadata",
+        "instance-data",
+        "instance-data.ec2.internal",
+    ];
+    METADATA_NAMES.contains(&name.as_str())
 }
 
 /// Whether a host name only ever names the local machine or the local network. Single-label
@@ -698,6 +729,55 @@ mod tests {
         };
         assert!(narrow.check_ip(ip("127.0.0.1")).is_err());
         assert!(narrow.check_ip(ip("127.0.0.3")).is_err());
+    }
+
+    /// Cloud metadata and host endpoints stay refused with every setting at its most open:
+    /// private networks allowed, every address listed.
+    #[test]
+    fn cloud_metadata_and_host_endpoints_are_never_allowed() {
+        let open = AddressPolicy {
+            allow_private_networks: true,
+            allowed_networks: vec!["0.0.0.0/0".parse().unwrap(), "::/0".parse().unwrap()],
+        };
+        for endpoint in [
+            "169.254.169.254",
+            "::ffff:169.254.169.254",
+            "fd00:ec2::254",
+            "168.63.129.16",
+            "::ffff:168.63.129.16",
+            "64:ff9b::a83f:8110",
+            "fd00:ec2::23",
+            "169.254.170.2",
+            "169.254.170.23",
+            "100.100.100.200",
+            "192.0.0.192",
+            "fd20:ce::254",
+        ] {
+            assert_eq!(
+                classify(ip(endpoint)),
+                AddressClass::CloudMetadata,
+                "{endpoint}"
+            );
+            assert!(open.check_ip(ip(endpoint)).is_err(), "{endpoint}");
+        }
+        // Azure's host endpoint looks public: refused with the default policy too.
+        assert_eq!(
+            AddressPolicy::default()
+                .check_ip(ip("168.63.129.16"))
+                .unwrap_err()
+                .to_string(),
+            "refused: 168.63.129.16 is a cloud metadata address"
+        );
+        for name in [
+            "metadata.google.internal",
+            "METADATA.google.internal.",
+            "metadata.goog",
+            "metadata",
+            "instance-data.ec2.internal",
+        ] {
+            assert!(open.check_host_name(name).is_err(), "{name}");
+        }
+        assert!(open.check_host_name("metadata.example.com").is_ok());
     }
 
     #[test]

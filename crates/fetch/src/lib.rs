@@ -55,7 +55,9 @@ pub mod limiter;
 pub mod policy;
 mod resolve;
 
-pub use address::{AddressClass, AddressPolicy, IpNetwork, Refusal, classify};
+pub use address::{
+    AddressClass, AddressPolicy, IpNetwork, Refusal, classify, is_metadata_name,
+};
 pub use client::{
     ClientConfig, FetchError, FetchRequest, FetchResponse, GuardedClient, PostResponse,
 };

@@ -97,7 +97,6 @@ async fn local_names_and_names_resolving_to_loopback_are_refused() {
         "LOCALHOST",
         "app.localhost",
         "printer.local",
-        "metadata.google.internal",
         "intranet",
     ] {
         let refused = refusal(&client, &server.url_as(host, "/")).await;
@@ -106,6 +105,12 @@ async fn local_names_and_names_resolving_to_loopback_are_refused() {
             "{host}: {refused:?}"
         );
     }
+    // Metadata services' names are refused as such, whatever any setting says.
+    let refused = refusal(&client, &server.url_as("metadata.google.internal", "/")).await;
+    assert_eq!(
+        refused,
+        Refusal::MetadataName("metadata.google.internal".into())
+    );
     // A public-looking name whose DNS answer is loopback: refused at connect time.
     let refused = refusal(&client, &server.url_as("public.test", "/secret")).await;
     assert_eq!(
