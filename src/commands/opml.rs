@@ -17,7 +17,7 @@ pub enum OpmlCommand {
     /// Subscribe a user to every feed of an OPML file (folders become groups, outline names
     /// titles), fetch each new feed once, and print what became of each URL. Exits 1 when a
     /// limit (1,000 feeds per file, the subscription limit) left feeds out.
-    Import(ImportArgs),
+    Import(Box<ImportArgs>),
     /// Write a user's subscriptions as OPML 2.0 (groups as folders).
     Export(ExportArgs),
 }
@@ -51,7 +51,7 @@ pub struct ExportArgs {
 /// Runs `tidings opml`.
 pub async fn run(config: &GlobalConfig, command: OpmlCommand) -> anyhow::Result<ExitCode> {
     match command {
-        OpmlCommand::Import(args) => import(config, args).await,
+        OpmlCommand::Import(args) => import(config, *args).await,
         OpmlCommand::Export(args) => export(config, args).await,
     }
 }

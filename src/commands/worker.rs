@@ -41,6 +41,17 @@ pub struct FetchArgs {
     )]
     pub allow_private_networks: String,
 
+    /// Internal hosts outbound requests (feeds, pages, images, webhooks) may reach although
+    /// the guard refuses their addresses: comma-separated addresses, CIDR networks and host
+    /// names. Only these, unlike `--allow-private-networks`; cloud metadata stays refused.
+    #[arg(
+        long,
+        env = "TIDINGS_ALLOWED_NETWORKS",
+        default_value = "",
+        value_name = "CIDRS_AND_HOSTS"
+    )]
+    pub allowed_networks: String,
+
     /// Total time one fetch may take, redirects and body included, in seconds (1-300).
     #[arg(long, env = "TIDINGS_FETCH_TIMEOUT_SECONDS", default_value = "10")]
     pub fetch_timeout_seconds: String,
@@ -92,6 +103,10 @@ pub struct FetchArgs {
 pub struct FetchSettings {
     /// Whether private networks may be reached.
     pub allow_private_networks: bool,
+    /// Networks that may be reached besides public ones (`TIDINGS_ALLOWED_NETWORKS`).
+    pub allowed_networks: Vec<tidings_fetch::IpNetwork>,
+    /// Host names that may be reached whatever they resolve to, metadata aside.
+    pub allowed_hosts: Vec<String>,
     /// The fetch timeout.
     pub timeout: Duration,
     /// The time-out for the response headers.
@@ -131,7 +146,18 @@ impl FetchArgs {
             rate_per_second: rate,
             burst: rate,
         };
+        let (allowed_networks, allowed_hosts) =
+            tidings_fetch::parse_allowed(&self.allowed_networks).map_err(|error| ConfigError {
+                variable: "TIDINGS_ALLOWED_NETWORKS",
+                flag: "--allowed-networks",
+                value: self.allowed_networks.clone(),
+                expected: format!(
+                    "comma-separated addresses, CIDR networks and host names ({error})"
+                ),
+            })?;
         Ok(FetchSettings {
+            allowed_networks,
+            allowed_hosts,
             first_byte_timeout: Duration::from_secs(config::check_number(
                 &self.fetch_first_byte_timeout_seconds,
                 1..=300u64,
@@ -162,7 +188,8 @@ impl FetchSettings {
             first_byte_timeout: self.first_byte_timeout,
             address_policy: AddressPolicy {
                 allow_private_networks: self.allow_private_networks,
-                ..AddressPolicy::default()
+                allowed_networks: self.allowed_networks.clone(),
+                allowed_hosts: self.allowed_hosts.clone(),
             },
             ..ClientConfig::default()
         })?)

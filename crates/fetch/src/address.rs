@@ -256,6 +256,10 @@ impl IpNetwork {
         })
     }
 
+    fn max_prefix_len(&self) -> u8 {
+        if self.address.is_ipv4() { 32 } else { 128 }
+    }
+
     /// Whether `ip` (IPv4-mapped forms folded to IPv4 first) lies in this network.
     pub fn contains(&self, ip: IpAddr) -> bool {
         match (self.address, ip.to_canonical()) {
@@ -343,15 +347,21 @@ pub enum Refusal {
 }
 
 /// What a refusal the operator can lift adds: the setting that lifts it.
-const ALLOW_PRIVATE_HINT: &str = " (to allow feeds on private networks, set \
+const ALLOW_PRIVATE_HINT: &str = " (to allow this host alone, list it in \
+     TIDINGS_ALLOWED_NETWORKS; to allow feeds on every private network, set \
      TIDINGS_ALLOW_PRIVATE_NETWORKS=true or --allow-private-networks)";
 
-/// The hint for a refused address class: the setting when one lifts it, else nothing.
+/// What a refusal only the list of allowed networks can lift adds.
+const ALLOWED_NETWORKS_HINT: &str = " (to allow it, list it in TIDINGS_ALLOWED_NETWORKS)";
+
+/// The hint for a refused address class: the settings that lift it, else nothing.
 fn allow_hint(class: AddressClass) -> &'static str {
     if class.is_lifted_by_private_networks() {
         ALLOW_PRIVATE_HINT
-    } else {
+    } else if class.is_never_allowed() {
         ""
+    } else {
+        ALLOWED_NETWORKS_HINT
     }
 }
 
@@ -363,8 +373,65 @@ pub struct AddressPolicy {
     /// addresses and cloud metadata endpoints stay refused.
     pub allow_private_networks: bool,
     /// Networks exempted from the guard one by one (an internal feed host), except for the
-    /// never-allowed classes.
+    /// never-allowed classes (`TIDINGS_ALLOWED_NETWORKS`).
     pub allowed_networks: Vec<IpNetwork>,
+    /// Host names exempted from the guard (`TIDINGS_ALLOWED_NETWORKS`), in lower case without
+    /// a final dot: the name passes the local-name check and every address it resolves to is
+    /// allowed, except for the never-allowed classes. Only the exact name: not its subdomains.
+    pub allowed_hosts: Vec<String>,
+}
+
+/// Why an entry of `TIDINGS_ALLOWED_NETWORKS` is not usable.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum InvalidAllowed {
+    /// Neither an address, a network in CIDR notation nor a host name.
+    #[error(
+        "invalid entry {0:?}: expected an address, a network such as 10.1.2.0/24 or a host \
+         name such as feeds.corp.example"
+    )]
+    Syntax(String),
+    /// An entry that names only addresses or services no setting may open.
+    #[error("{0:?} is {1}, which is never allowed")]
+    NeverAllowed(String, &'static str),
+}
+
+/// Reads the operator's list of allowed networks and hosts: comma-separated addresses,
+/// networks in CIDR notation and host names, blanks ignored. Entries that can only name a
+/// never-allowed address (a cloud metadata address, `0.0.0.0`) or a metadata service's name
+/// are refused, so that the operator learns at start-up that they would not work.
+pub fn parse_allowed(text: &str) -> Result<(Vec<IpNetwork>, Vec<String>), InvalidAllowed> {
+    let (mut networks, mut hosts) = (Vec::new(), Vec::new());
+    for entry in text.split(',').map(str::trim).filter(|e| !e.is_empty()) {
+        if let Ok(network) = entry.parse::<IpNetwork>() {
+            let class = classify(network.address);
+            if network.prefix_len == network.max_prefix_len() && class.is_never_allowed() {
+                return Err(InvalidAllowed::NeverAllowed(entry.into(), class.describe()));
+            }
+            networks.push(network);
+            continue;
+        }
+        let name = entry.trim_end_matches('.').to_ascii_lowercase();
+        let is_name = !name.is_empty()
+            && name.split('.').all(|label| {
+                !label.is_empty()
+                    && label.len() <= 63
+                    && !label.starts_with('-')
+                    && label
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+            });
+        if !is_name || name.parse::<IpAddr>().is_ok() {
+            return Err(InvalidAllowed::Syntax(entry.into()));
+        }
+        if is_metadata_name(&name) {
+            return Err(InvalidAllowed::NeverAllowed(
+                entry.into(),
+                "a cloud metadata service",
+            ));
+        }
+        hosts.push(name);
+    }
+    Ok((networks, hosts))
 }
 
 impl AddressPolicy {
@@ -374,6 +441,38 @@ impl AddressPolicy {
             None => Ok(()),
             Some(class) => Err(Refusal::Address { address, class }),
         }
+    }
+
+    /// Checks the address a request to `host` (the URL's host, as the resolver saw it) reached:
+    /// as [`AddressPolicy::check_ip`], except that an allowed host may reach any address but
+    /// the never-allowed ones.
+    pub fn check_ip_for_host(&self, host: Option<&str>, address: IpAddr) -> Result<(), Refusal> {
+        match self.refused_class_for_host(host, address) {
+            None => Ok(()),
+            Some(class) => Err(Refusal::Address { address, class }),
+        }
+    }
+
+    /// The class that makes `address` refused for a request to `host`, or `None` when it may
+    /// be reached (see [`AddressPolicy::check_ip_for_host`]).
+    pub fn refused_class_for_host(
+        &self,
+        host: Option<&str>,
+        address: IpAddr,
+    ) -> Option<AddressClass> {
+        let class = classify(address);
+        if host.is_some_and(|host| self.is_allowed_host(host)) && !class.is_never_allowed() {
+            return None;
+        }
+        self.refused_class(address)
+    }
+
+    /// Whether `name` is one of the operator's allowed host names.
+    fn is_allowed_host(&self, name: &str) -> bool {
+        let name = name.trim_end_matches('.');
+        self.allowed_hosts
+            .iter()
+            .any(|allowed| allowed.eq_ignore_ascii_case(name))
     }
 
     /// The class that makes `address` refused, or `None` when it may be reached.
@@ -387,13 +486,13 @@ impl AddressPolicy {
     }
 
     /// Checks a host name before it is looked up: names that only ever mean the local
-    /// machine or the local network are refused unless private networks are allowed; a
-    /// metadata service's name is always refused.
+    /// machine or the local network are refused unless private networks are allowed or the
+    /// name is an allowed host; a metadata service's name is always refused.
     pub fn check_host_name(&self, name: &str) -> Result<(), Refusal> {
         if is_metadata_name(name) {
             return Err(Refusal::MetadataName(name.to_owned()));
         }
-        if self.allow_private_networks || !is_local_name(name) {
+        if self.allow_private_networks || self.is_allowed_host(name) || !is_local_name(name) {
             Ok(())
         } else {
             Err(Refusal::LocalName(name.to_owned()))
@@ -623,14 +722,14 @@ mod tests {
         let policy = AddressPolicy::default();
         assert_eq!(
             policy.check_ip(ip("10.0.0.5")).unwrap_err().to_string(),
-            "refused: 10.0.0.5 is a private address (to allow feeds on private networks, set TIDINGS_ALLOW_PRIVATE_NETWORKS=true or --allow-private-networks)"
+            "refused: 10.0.0.5 is a private address (to allow this host alone, list it in TIDINGS_ALLOWED_NETWORKS; to allow feeds on every private network, set TIDINGS_ALLOW_PRIVATE_NETWORKS=true or --allow-private-networks)"
         );
         assert_eq!(
             policy
                 .check_ip(ip("::ffff:127.0.0.1"))
                 .unwrap_err()
                 .to_string(),
-            "refused: ::ffff:127.0.0.1 is a loopback address (to allow feeds on private networks, set TIDINGS_ALLOW_PRIVATE_NETWORKS=true or --allow-private-networks)"
+            "refused: ::ffff:127.0.0.1 is a loopback address (to allow this host alone, list it in TIDINGS_ALLOWED_NETWORKS; to allow feeds on every private network, set TIDINGS_ALLOW_PRIVATE_NETWORKS=true or --allow-private-networks)"
         );
         assert_eq!(
             Refusal::Scheme("ftp".into()).to_string(),
@@ -656,7 +755,7 @@ mod tests {
         };
         assert_eq!(
             resolved.to_string(),
-            "refused: public.test resolves to 127.0.0.1, a loopback address (to allow feeds on private networks, set TIDINGS_ALLOW_PRIVATE_NETWORKS=true or --allow-private-networks)"
+            "refused: public.test resolves to 127.0.0.1, a loopback address (to allow this host alone, list it in TIDINGS_ALLOWED_NETWORKS; to allow feeds on every private network, set TIDINGS_ALLOW_PRIVATE_NETWORKS=true or --allow-private-networks)"
         );
     }
 
@@ -714,6 +813,7 @@ mod tests {
                 "169.254.0.0/16".parse().unwrap(),
                 "0.0.0.0/0".parse().unwrap(),
             ],
+            allowed_hosts: vec![],
         };
         assert!(policy.check_ip(ip("127.0.0.2")).is_ok());
         assert!(policy.check_ip(ip("::ffff:127.0.0.2")).is_ok());
@@ -732,12 +832,13 @@ mod tests {
     }
 
     /// Cloud metadata and host endpoints stay refused with every setting at its most open:
-    /// private networks allowed, every address listed.
+    /// private networks allowed, every address listed, the name listed.
     #[test]
     fn cloud_metadata_and_host_endpoints_are_never_allowed() {
         let open = AddressPolicy {
             allow_private_networks: true,
             allowed_networks: vec!["0.0.0.0/0".parse().unwrap(), "::/0".parse().unwrap()],
+            allowed_hosts: vec!["metadata.google.internal".into(), "metadata".into()],
         };
         for endpoint in [
             "169.254.169.254",
@@ -759,6 +860,11 @@ mod tests {
                 "{endpoint}"
             );
             assert!(open.check_ip(ip(endpoint)).is_err(), "{endpoint}");
+            assert!(
+                open.check_ip_for_host(Some("metadata.google.internal"), ip(endpoint))
+                    .is_err(),
+                "{endpoint}"
+            );
         }
         // Azure's host endpoint looks public: refused with the default policy too.
         assert_eq!(

@@ -238,6 +238,10 @@ pub struct PostResponse {
     pub rate_limit_reset_after: Option<String>,
     /// The answer's body, whatever the status, cut at the caller's limit.
     pub body: Bytes,
+    /// Whether the answer came from a public address. An answer from an address only the
+    /// operator's exemptions open (a private network, an allowed network or host) may be an
+    /// internal service's: callers must not put its body in messages users read.
+    pub from_public_address: bool,
 }
 
 impl PostResponse {
@@ -245,6 +249,13 @@ impl PostResponse {
     pub fn is_success(&self) -> bool {
         (200..300).contains(&self.status)
     }
+}
+
+/// Whether `response` came from a public address (see [`PostResponse::from_public_address`]).
+fn is_public_peer(response: &reqwest::Response) -> bool {
+    response
+        .remote_addr()
+        .is_some_and(|peer| crate::classify(peer.ip()) == crate::AddressClass::Public)
 }
 
 /// Why a fetch produced no response.
@@ -511,7 +522,9 @@ impl GuardedClient {
                 .await
                 .map_err(|e| map_reqwest_error(&e, config.timeout))?;
             if let Some(peer) = response.remote_addr() {
-                self.inner.policy.check_ip(peer.ip())?;
+                self.inner
+                    .policy
+                    .check_ip_for_host(url.host_str(), peer.ip())?;
             }
             let status = response.status();
             if matches!(
@@ -534,6 +547,7 @@ impl GuardedClient {
                 retry_after: text(header::RETRY_AFTER),
                 rate_limit_reset_after: None,
                 body: Bytes::new(),
+                from_public_address: is_public_peer(&response),
             };
             let mut kept = BytesMut::new();
             while kept.len() < max_answer_bytes {
@@ -575,7 +589,9 @@ impl GuardedClient {
             .map_err(|e| map_reqwest_error(&e, self.inner.config.timeout))?;
         // Belt and braces: whatever path the connection took, its peer must pass too.
         if let Some(peer) = response.remote_addr() {
-            self.inner.policy.check_ip(peer.ip())?;
+            self.inner
+                .policy
+                .check_ip_for_host(url.host_str(), peer.ip())?;
         }
         Ok(response)
     }
@@ -612,7 +628,9 @@ impl GuardedClient {
                 Err(_) => return Err(FetchError::Timeout(timeout)),
             };
             if let Some(peer) = response.remote_addr() {
-                self.inner.policy.check_ip(peer.ip())?;
+                self.inner
+                    .policy
+                    .check_ip_for_host(url.host_str(), peer.ip())?;
             }
             let headers = response.headers();
             let text = |name: HeaderName| header_text(headers, &name);
@@ -621,6 +639,7 @@ impl GuardedClient {
                 retry_after: text(header::RETRY_AFTER),
                 rate_limit_reset_after: text(HeaderName::from_static("x-ratelimit-reset-after")),
                 body: Bytes::new(),
+                from_public_address: is_public_peer(&response),
             };
             let mut read = BytesMut::new();
             while let Some(chunk) = response

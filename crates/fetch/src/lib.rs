@@ -56,7 +56,8 @@ pub mod policy;
 mod resolve;
 
 pub use address::{
-    AddressClass, AddressPolicy, IpNetwork, Refusal, classify, is_metadata_name,
+    AddressClass, AddressPolicy, InvalidAllowed, IpNetwork, Refusal, classify, is_metadata_name,
+    parse_allowed,
 };
 pub use client::{
     ClientConfig, FetchError, FetchRequest, FetchResponse, GuardedClient, PostResponse,

@@ -38,13 +38,15 @@ impl GuardedResolver {
         let allowed: Vec<SocketAddr> = found
             .iter()
             .copied()
-            .filter(|addr| match self.policy.refused_class(addr.ip()) {
-                None => true,
-                Some(class) => {
-                    first_refused.get_or_insert((addr.ip(), class));
-                    false
-                }
-            })
+            .filter(
+                |addr| match self.policy.refused_class_for_host(Some(&name), addr.ip()) {
+                    None => true,
+                    Some(class) => {
+                        first_refused.get_or_insert((addr.ip(), class));
+                        false
+                    }
+                },
+            )
             .collect();
         if !allowed.is_empty() {
             return Ok(allowed);

@@ -77,13 +77,13 @@ async fn loopback_in_every_spelling_is_refused_before_any_request() {
     }
     assert_eq!(
         refusal(&client, &server.url("/")).await.to_string(),
-        "refused: 127.0.0.1 is a loopback address (to allow feeds on private networks, set TIDINGS_ALLOW_PRIVATE_NETWORKS=true or --allow-private-networks)"
+        "refused: 127.0.0.1 is a loopback address (to allow this host alone, list it in TIDINGS_ALLOWED_NETWORKS; to allow feeds on every private network, set TIDINGS_ALLOW_PRIVATE_NETWORKS=true or --allow-private-networks)"
     );
     assert_eq!(
         refusal(&client, &format!("http://[::ffff:127.0.0.1]:{port}/"))
             .await
             .to_string(),
-        "refused: ::ffff:127.0.0.1 is a loopback address (to allow feeds on private networks, set TIDINGS_ALLOW_PRIVATE_NETWORKS=true or --allow-private-networks)"
+        "refused: ::ffff:127.0.0.1 is a loopback address (to allow this host alone, list it in TIDINGS_ALLOWED_NETWORKS; to allow feeds on every private network, set TIDINGS_ALLOW_PRIVATE_NETWORKS=true or --allow-private-networks)"
     );
     assert_eq!(server.total_hits(), 0, "the local server saw a request");
 }
@@ -123,7 +123,7 @@ async fn local_names_and_names_resolving_to_loopback_are_refused() {
     );
     assert_eq!(
         refused.to_string(),
-        "refused: public.test resolves to 127.0.0.1, a loopback address (to allow feeds on private networks, set TIDINGS_ALLOW_PRIVATE_NETWORKS=true or --allow-private-networks)"
+        "refused: public.test resolves to 127.0.0.1, a loopback address (to allow this host alone, list it in TIDINGS_ALLOWED_NETWORKS; to allow feeds on every private network, set TIDINGS_ALLOW_PRIVATE_NETWORKS=true or --allow-private-networks)"
     );
     // The same through a trailing dot and upper case.
     refusal(&client, &server.url_as("PUBLIC.test.", "/")).await;
@@ -172,6 +172,7 @@ async fn redirects_into_the_local_network_are_refused() {
         address_policy: AddressPolicy {
             allow_private_networks: false,
             allowed_networks: vec!["127.0.0.2/32".parse().unwrap()],
+            ..AddressPolicy::default()
         },
         dns_overrides: overrides(&[("public.test", "127.0.0.2"), ("sneaky.test", "127.0.0.1")]),
         ..ClientConfig::default()
@@ -257,7 +258,7 @@ async fn a_proxy_on_a_private_address_needs_private_networks() {
     };
     assert_eq!(
         refused.to_string(),
-        "refused: 127.0.0.1 is a loopback address (to allow feeds on private networks, set TIDINGS_ALLOW_PRIVATE_NETWORKS=true or --allow-private-networks)"
+        "refused: 127.0.0.1 is a loopback address (to allow this host alone, list it in TIDINGS_ALLOWED_NETWORKS; to allow feeds on every private network, set TIDINGS_ALLOW_PRIVATE_NETWORKS=true or --allow-private-networks)"
     );
     assert_eq!(proxy.total_hits(), 0);
 }
@@ -291,6 +292,7 @@ async fn refused_addresses_are_dropped_from_a_mixed_dns_answer() {
         address_policy: AddressPolicy {
             allow_private_networks: false,
             allowed_networks: vec!["127.0.0.2/32".parse().unwrap()],
+            ..AddressPolicy::default()
         },
         dns_overrides: dns,
         ..ClientConfig::default()
@@ -306,4 +308,75 @@ async fn refused_addresses_are_dropped_from_a_mixed_dns_answer() {
     }
     assert_eq!(local.total_hits(), 0, "the refused address was dialled");
     assert_eq!(allowed.total_hits(), 3);
+}
+
+/// `TIDINGS_ALLOWED_NETWORKS` names one internal host: that name reaches its server, and
+/// nothing else on the network opens: not the same server by address or by another name, not
+/// a metadata address the allowed name might resolve to.
+#[tokio::test]
+async fn an_allowed_host_name_opens_that_host_alone() {
+    let server = victim().await;
+    let port = server.addr.port();
+    let (networks, hosts) =
+        tidings_fetch::parse_allowed("feeds.corp.example, 10.9.0.0/16").unwrap();
+    let client = GuardedClient::new(ClientConfig {
+        address_policy: AddressPolicy {
+            allowed_networks: networks,
+            allowed_hosts: hosts,
+            ..AddressPolicy::default()
+        },
+        dns_overrides: overrides(&[
+            ("feeds.corp.example", "127.0.0.1"),
+            ("other.corp.example", "127.0.0.1"),
+            ("sub.feeds.corp.example", "127.0.0.1"),
+        ]),
+        ..ClientConfig::default()
+    })
+    .unwrap();
+    let allowed = client
+        .fetch(&FetchRequest::parse(&server.url_as("FEEDS.corp.example.", "/feed")).unwrap())
+        .await
+        .expect("the allowed host is reached");
+    assert_eq!(allowed.status, 200);
+    assert_eq!(server.total_hits(), 1);
+    for refused in [
+        format!("http://127.0.0.1:{port}/"),
+        format!("http://other.corp.example:{port}/"),
+        format!("http://localhost:{port}/"),
+        format!("http://sub.feeds.corp.example:{port}/"),
+    ] {
+        refusal(&client, &refused).await;
+    }
+    assert_eq!(server.total_hits(), 1, "only the allowed name got through");
+    // An allowed name can be pointed at a metadata address by whoever runs its DNS: refused.
+    let (networks, hosts) = tidings_fetch::parse_allowed("metadata.corp.example").unwrap();
+    let client = GuardedClient::new(ClientConfig {
+        address_policy: AddressPolicy {
+            allowed_networks: networks,
+            allowed_hosts: hosts,
+            ..AddressPolicy::default()
+        },
+        dns_overrides: overrides(&[("metadata.corp.example", "169.254.169.254")]),
+        ..ClientConfig::default()
+    })
+    .unwrap();
+    let refused = refusal(&client, "http://metadata.corp.example/latest/meta-data/").await;
+    assert!(matches!(
+        refused,
+        Refusal::ResolvedAddress {
+            class: AddressClass::CloudMetadata,
+            ..
+        }
+    ));
+    // The list refuses what could never work, and says why.
+    for (entry, why) in [
+        ("169.254.169.254", "never allowed"),
+        ("168.63.129.16/32", "never allowed"),
+        ("metadata.google.internal", "never allowed"),
+        ("10.0.0.0/33", "invalid entry"),
+        ("http://feeds.corp", "invalid entry"),
+    ] {
+        let error = tidings_fetch::parse_allowed(entry).unwrap_err().to_string();
+        assert!(error.contains(why), "{entry}: {error}");
+    }
 }

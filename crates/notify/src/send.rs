@@ -41,17 +41,21 @@ pub struct DeliveryError {
 }
 
 /// POSTs `payload` to `url` and reads the answer. Never panics on what the network does.
+/// `service` says the URL is at a service the operator configured (Discord, Slack): their
+/// explanations go into error messages wherever they live; a user's own webhook's answer does
+/// only when it came from a public address (see [`judge_answer`]).
 pub async fn deliver(
     client: &GuardedClient,
     url: &Url,
     payload: &Value,
+    service: bool,
 ) -> Result<Answer, DeliveryError> {
     let body = Bytes::from(serde_json::to_vec(payload).unwrap_or_default());
     match client.post_json(url, body, MAX_ANSWER_BYTES).await {
         Ok(response) if response.is_success() => Ok(Answer {
             status: response.status,
         }),
-        Ok(response) => Err(judge_answer(&response)),
+        Ok(response) => Err(judge_answer(&response, service)),
         Err(error) => Err(judge_transport(&error)),
     }
 }
@@ -69,8 +73,11 @@ fn judge_transport(error: &FetchError) -> DeliveryError {
     }
 }
 
-/// What a non-2xx answer means.
-pub fn judge_answer(response: &PostResponse) -> DeliveryError {
+/// What a non-2xx answer means. Its body is quoted in the message only from a `service` the
+/// operator configured or from a public address: an internal service's answer (one reached
+/// through the operator's exemptions) stays out, since the user who set the webhook up reads
+/// the message (an internal token came back this way once).
+pub fn judge_answer(response: &PostResponse, service: bool) -> DeliveryError {
     let status = response.status;
     let text = String::from_utf8_lossy(&response.body);
     let json: Option<Value> = serde_json::from_str(&text).ok();
@@ -81,7 +88,11 @@ pub fn judge_answer(response: &PostResponse) -> DeliveryError {
         .and_then(Value::as_str)
         .map(str::to_owned)
         .unwrap_or_else(|| text.trim().to_owned());
-    let excerpt: String = explained.chars().take(ANSWER_EXCERPT_CHARS).collect();
+    let excerpt: String = if service || response.from_public_address {
+        explained.chars().take(ANSWER_EXCERPT_CHARS).collect()
+    } else {
+        String::new()
+    };
     let retry_after = wait_asked_for(response, json.as_ref());
     let retryable = status == 429 || status == 408 || status >= 500;
     let mut message = match status {
@@ -142,18 +153,33 @@ fn wait_asked_for(response: &PostResponse, json: Option<&Value>) -> Option<Durat
 mod tests {
     use super::*;
 
+    /// What a user's webhook's answer from a public address means.
+    fn judge_answer_of(response: &PostResponse) -> DeliveryError {
+        judge_answer(response, false)
+    }
+
+    #[test]
+    fn internal_answers_are_not_quoted() {
+        let mut internal = answer(500, "internal token: s3cr3t", None);
+        internal.from_public_address = false;
+        let error = judge_answer(&internal, false);
+        assert_eq!(error.message, "the webhook answered HTTP 500");
+        assert!(judge_answer(&internal, true).message.contains("s3cr3t"));
+    }
+
     fn answer(status: u16, body: &str, retry_after: Option<&str>) -> PostResponse {
         PostResponse {
             status,
             retry_after: retry_after.map(str::to_owned),
             rate_limit_reset_after: None,
             body: Bytes::from(body.to_owned()),
+            from_public_address: true,
         }
     }
 
     #[test]
     fn discord_429_waits_as_long_as_its_body_says() {
-        let error = judge_answer(&answer(
+        let error = judge_answer_of(&answer(
             429,
             r#"{"message": "You are being rate limited.", "retry_after": 1.25, "global": false}"#,
             Some("2"),
@@ -165,22 +191,22 @@ mod tests {
 
     #[test]
     fn retry_after_headers_are_read_when_the_body_says_nothing() {
-        let error = judge_answer(&answer(429, "", Some("7")));
+        let error = judge_answer_of(&answer(429, "", Some("7")));
         assert_eq!(error.retry_after, Some(Duration::from_secs(7)));
-        let error = judge_answer(&answer(503, "busy", Some("100000")));
+        let error = judge_answer_of(&answer(503, "busy", Some("100000")));
         assert!(error.retryable);
         assert_eq!(error.retry_after, Some(MAX_RETRY_AFTER));
         let mut reset = answer(429, "", None);
         reset.rate_limit_reset_after = Some("0.5".into());
         assert_eq!(
-            judge_answer(&reset).retry_after,
+            judge_answer_of(&reset).retry_after,
             Some(Duration::from_millis(500))
         );
     }
 
     #[test]
     fn client_errors_are_final_and_explained() {
-        let error = judge_answer(&answer(
+        let error = judge_answer_of(&answer(
             404,
             r#"{"message": "Unknown Webhook", "code": 10015}"#,
             None,
@@ -190,10 +216,10 @@ mod tests {
             error.message,
             "the webhook answered HTTP 404: it was deleted or the URL is wrong (Unknown Webhook)"
         );
-        let error = judge_answer(&answer(400, "invalid_payload", None));
+        let error = judge_answer_of(&answer(400, "invalid_payload", None));
         assert!(!error.retryable);
         assert!(error.message.ends_with("(invalid_payload)"));
-        assert!(!judge_answer(&answer(302, "", None)).retryable);
-        assert!(judge_answer(&answer(500, "", None)).retryable);
+        assert!(!judge_answer_of(&answer(302, "", None)).retryable);
+        assert!(judge_answer_of(&answer(500, "", None)).retryable);
     }
 }

@@ -106,7 +106,7 @@ impl Notifier {
             Kind::Generic => &self.client,
             Kind::Discord | Kind::Slack => &self.service_client,
         };
-        deliver(client, &target, &payload)
+        deliver(client, &target, &payload, kind != Kind::Generic)
             .await
             .map(|answer| answer.status)
     }

@@ -252,9 +252,12 @@ impl WebSubJob {
                 metrics.record_websub_request(mode.as_str(), false);
                 let error = match outcome {
                     Ok(answer) => {
+                        // What an internal hub says stays out of the feed's status.
                         let said = String::from_utf8_lossy(&answer.body);
                         match said.trim() {
-                            "" => format!("the hub answered HTTP {}", answer.status),
+                            said if said.is_empty() || !answer.from_public_address => {
+                                format!("the hub answered HTTP {}", answer.status)
+                            }
                             said => format!("the hub answered HTTP {}: {said}", answer.status),
                         }
                     }

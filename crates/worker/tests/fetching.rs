@@ -448,6 +448,7 @@ fn guarded_client() -> GuardedClient {
         address_policy: AddressPolicy {
             allow_private_networks: false,
             allowed_networks: vec![IpNetwork::new("127.0.0.2".parse().unwrap(), 32).unwrap()],
+            ..AddressPolicy::default()
         },
         dns_overrides: HashMap::from([(
             "public.example".to_owned(),

@@ -527,3 +527,45 @@ on_both_engines!(the_running_job_delivers_new_items_fire_and_forget, |db| {
     let _ = stop.send(());
     runner.await.unwrap();
 });
+
+on_both_engines!(
+    an_internal_webhook_answer_stays_out_of_the_send_test_message,
+    |db| {
+        // An operator allowed one internal host (127.0.0.1 standing in for it); a user points
+        // a generic webhook at an internal service there that answers with a secret.
+        let store = db.migrated().await;
+        let internal = StandIn::default();
+        let server = internal.start("/hook", StatusCode::OK).await;
+        internal.script([Reply::Status(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal token: s3cr3t-for-admins-only",
+        )]);
+        let client = GuardedClient::new(ClientConfig {
+            address_policy: AddressPolicy {
+                allowed_networks: vec!["127.0.0.1/32".parse().unwrap()],
+                ..AddressPolicy::default()
+            },
+            ..ClientConfig::default()
+        })
+        .unwrap();
+        let fetcher = fetcher_with(&store, client, |config| {
+            config.notifications.timeout = Duration::from_millis(2000);
+        });
+        let (ann, _, hook) = channel(&store, Kind::Generic, &server.url("/hook")).await;
+        let webhook = store.webhook(ann, hook).await.unwrap();
+        let notifier = tidings_worker::Notifier::new(&fetcher).unwrap();
+        let outcome = notifier.send_test(&store, &webhook).await.unwrap();
+        assert_eq!(outcome.http_status, Some(500));
+        let error = outcome.error.expect("the test failed");
+        assert!(!error.contains("s3cr3t"), "{error}");
+        assert_eq!(error, "the webhook answered HTTP 500");
+        assert_eq!(internal.received().len(), 1, "the allowed host was reached");
+        let logged = store.webhook_deliveries(ann, hook, 10).await.unwrap();
+        assert!(
+            logged
+                .iter()
+                .all(|row| !row.error.as_deref().unwrap_or_default().contains("s3cr3t")),
+            "{logged:?}"
+        );
+    }
+);
