@@ -16,6 +16,10 @@ use serde_json::{Value, json};
 
 const BIN: &str = env!("CARGO_BIN_EXE_tidings");
 const PASSWORD: &str = "logged nowhere horse battery";
+/// A private feed's token, in its URL's query.
+const FEED_TOKEN: &str = "feed-token-never-logged-77";
+/// A webhook's token, in its URL's path.
+const HOOK_TOKEN: &str = "hook-token-never-logged-88";
 
 /// `tidings serve` with JSON logs at the debug level, its standard error collected.
 struct LoggedServer {
@@ -162,7 +166,8 @@ async fn json_logs_name_requests_and_fetches_and_never_secrets() {
 
     let feed_status = Arc::new(AtomicU16::new(200));
     let feeds = feed_server(Arc::clone(&feed_status)).await;
-    let feed_url = format!("{feeds}/feed.xml");
+    // A private feed's token in its query, which the logs must not carry (issue 31).
+    let feed_url = format!("{feeds}/feed.xml?token={FEED_TOKEN}");
     let response = client
         .post(server.url("/api/v1/subscriptions"))
         .bearer_auth(&api_key)
@@ -221,6 +226,26 @@ async fn json_logs_name_requests_and_fetches_and_never_secrets() {
         .unwrap();
     assert_eq!(response.status(), 401);
 
+    // A generic webhook whose path carries its token, and its "send test" (logged at debug).
+    let response = client
+        .post(server.url("/api/v1/webhooks"))
+        .bearer_auth(&api_key)
+        .header("content-type", "application/json")
+        .body(json!({"kind": "generic", "url": format!("{feeds}/hooks/{HOOK_TOKEN}")}).to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 201);
+    let hook: Value = serde_json::from_str(&response.text().await.unwrap()).unwrap();
+    let hook_id = hook["webhook"]["id"].as_i64().unwrap();
+    let response = client
+        .post(server.url(&format!("/api/v1/webhooks/{hook_id}/test")))
+        .bearer_auth(&api_key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+
     let lines = server.stop();
     phase_check_the_lines(&lines, &session_secret, &api_key, &feed_url);
 }
@@ -242,6 +267,8 @@ fn phase_check_the_lines(lines: &[String], session_secret: &str, api_key: &str, 
         api_key,
         // Past the key's public prefix, which the API shows and may log.
         &api_key[12..],
+        FEED_TOKEN,
+        HOOK_TOKEN,
     ] {
         assert!(!all.contains(secret), "a secret was logged:\n{all}");
     }
@@ -290,7 +317,11 @@ fn phase_check_the_lines(lines: &[String], session_secret: &str, api_key: &str, 
         .iter()
         .find(|event| event["http_status"] == 404)
         .unwrap_or_else(|| panic!("no fetch line for the 404 in\n{all}"));
-    assert_eq!(failed["url"], feed_url);
+    assert_eq!(
+        failed["url"],
+        feed_url.replace(FEED_TOKEN, "***"),
+        "the URL, its token hidden"
+    );
     assert_eq!(failed["error_kind"], "http_status");
     assert!(failed["feed_id"].as_i64().is_some(), "{failed}");
     assert!(failed["duration_ms"].as_u64().is_some(), "{failed}");

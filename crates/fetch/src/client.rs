@@ -417,14 +417,18 @@ impl GuardedClient {
         let result = result.unwrap_or(Err(FetchError::Timeout(timeout)));
         match &result {
             Ok(response) => tracing::debug!(
-                url = %request.url,
+                url = %crate::redact_url(request.url.as_str()),
                 status = response.status,
                 redirects = response.redirects,
                 bytes = response.body.len(),
                 elapsed_ms = started.elapsed().as_millis() as u64,
                 "fetched"
             ),
-            Err(error) => tracing::debug!(url = %request.url, %error, "fetch failed"),
+            Err(error) => tracing::debug!(
+                url = %crate::redact_url(request.url.as_str()),
+                %error,
+                "fetch failed"
+            ),
         }
         result
     }
@@ -469,7 +473,10 @@ impl GuardedClient {
                 if only_permanent_so_far {
                     permanent_redirect = Some(next.clone());
                 }
-                tracing::trace!(from = %url, to = %next, status = status.as_u16(), "redirect");
+                tracing::trace!(
+                    from = %crate::redact_url(url.as_str()),
+                    to = %crate::redact_url(next.as_str()),
+                    status = status.as_u16(), "redirect");
                 url = next;
                 continue;
             }
@@ -661,12 +668,16 @@ impl GuardedClient {
             .unwrap_or(Err(FetchError::Timeout(timeout)));
         match &result {
             Ok(answer) => tracing::debug!(
-                %url,
+                url = %crate::redact_url(url.as_str()),
                 status = answer.status,
                 elapsed_ms = started.elapsed().as_millis() as u64,
                 "posted"
             ),
-            Err(error) => tracing::debug!(%url, %error, "post failed"),
+            Err(error) => tracing::debug!(
+                url = %crate::redact_url(url.as_str()),
+                %error,
+                "post failed"
+            ),
         }
         result
     }

@@ -53,6 +53,7 @@ pub mod address;
 pub mod client;
 pub mod limiter;
 pub mod policy;
+pub mod redact;
 mod resolve;
 
 pub use address::{
@@ -67,3 +68,4 @@ pub use policy::{
     CacheHints, Decision, FailureCounts, FailureKind, FeedStatus, NextCheck, Outcome, ParseResult,
     PolicyConfig, decide, effective_interval,
 };
+pub use redact::redact_url;

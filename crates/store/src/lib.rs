@@ -703,31 +703,10 @@ impl Store {
     }
 }
 
-/// The URL with any password replaced, for messages and logs.
+/// The URL with its credentials hidden, for messages and logs: the one helper of
+/// [`tidings_fetch::redact_url`] (password, query values).
 pub fn redact_url(url: &str) -> String {
-    match url::Url::parse(url) {
-        Ok(mut parsed) if parsed.password().is_some() => {
-            let _ = parsed.set_password(Some("***"));
-            parsed.to_string()
-        }
-        Ok(parsed) => parsed.to_string(),
-        // Not parseable as a URL: hide whatever stands between "scheme://user:" and "@".
-        Err(_) => match (url.find("://"), url.rfind('@')) {
-            (Some(scheme_end), Some(at)) if at > scheme_end => {
-                let credentials = &url[scheme_end + 3..at];
-                match credentials.find(':') {
-                    Some(colon) => format!(
-                        "{}{}:***{}",
-                        &url[..scheme_end + 3],
-                        &credentials[..colon],
-                        &url[at..]
-                    ),
-                    None => url.to_string(),
-                }
-            }
-            _ => url.to_string(),
-        },
-    }
+    tidings_fetch::redact_url(url)
 }
 
 /// The current time as Unix seconds.

@@ -108,11 +108,11 @@ async fn fetch_image(
     let response = match response {
         Ok(response) if response.is_success() && !response.body.is_empty() => response,
         Ok(response) => {
-            tracing::debug!(%url, status = response.status, "no favicon here");
+            tracing::debug!(url = %tidings_fetch::redact_url(url.as_str()), status = response.status, "no favicon here");
             return None;
         }
         Err(error) => {
-            tracing::debug!(%url, %error, "favicon fetch failed");
+            tracing::debug!(url = %tidings_fetch::redact_url(url.as_str()), %error, "favicon fetch failed");
             return None;
         }
     };

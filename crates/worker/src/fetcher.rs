@@ -148,14 +148,10 @@ impl Fetcher {
     }
 }
 
-/// A feed URL as logs show it: without a password (`user:***@`) and without the query's
-/// values, which private feeds use for access tokens (`?token=…` becomes `?…`).
+/// A feed URL as logs show it: credentials hidden by the one redaction helper
+/// ([`tidings_fetch::redact_url`]: `user:***@`, `?token=***`, webhook paths).
 pub fn url_for_log(url: &str) -> String {
-    let redacted = tidings_store::redact_url(url);
-    match redacted.split_once('?') {
-        Some((before, _)) => format!("{before}?…"),
-        None => redacted,
-    }
+    tidings_fetch::redact_url(url)
 }
 
 #[cfg(test)]
@@ -164,7 +160,7 @@ mod tests {
     fn logged_urls_hide_passwords_and_query_values() {
         assert_eq!(
             super::url_for_log("https://ann:hunter2@example.com/feed?token=s3cret#x"),
-            "https://ann:***@example.com/feed?…"
+            "https://ann:***@example.com/feed?token=***#x"
         );
         assert_eq!(
             super::url_for_log("https://example.com/feed"),

@@ -44,7 +44,7 @@ pub(crate) fn parse_and_sanitize(
 ) -> Result<ParsedFeed, String> {
     let mut feed = tidings_feed::parse(body, options).map_err(|e| e.to_string())?;
     if let Some(warning) = &feed.warning {
-        tracing::debug!(url = ?options.feed_url.as_ref().map(Url::as_str), warning, "damaged feed read partly");
+        tracing::debug!(url = ?options.feed_url.as_ref().map(|url| tidings_fetch::redact_url(url.as_str())), warning, "damaged feed read partly");
     }
     feed.sanitize_html(sanitizer);
     let items = new_items(&feed.items);

@@ -195,7 +195,7 @@ impl Fetcher {
             Ok(reason) => reason.clone(),
         };
         if let Err(error) = round {
-            tracing::warn!(feed = due.feed_id, url = %due.url, %error, "storing a fetch failed");
+            tracing::warn!(feed = due.feed_id, url = %url_for_log(&due.url), %error, "storing a fetch failed");
             report.error = Some(format!("storage error: {error}"));
             report.result = FetchResult::Failed;
             report.recorded = false;
@@ -474,12 +474,12 @@ impl Fetcher {
         match store.move_feed(due.feed_id, new_url, now.timestamp()).await {
             Ok(FeedMove::Unchanged) => {}
             Ok(FeedMove::Renamed) => {
-                tracing::info!(feed = due.feed_id, from = %due.url, to = %new_url, "feed moved permanently");
+                tracing::info!(feed = due.feed_id, from = %url_for_log(&due.url), to = %url_for_log(new_url), "feed moved permanently");
                 self.inner.metrics.record_move(false);
                 report.moved_to = Some(new_url.to_owned());
             }
             Ok(FeedMove::Merged { into, .. }) => {
-                tracing::info!(feed = due.feed_id, into, to = %new_url, "feed moved permanently; merged");
+                tracing::info!(feed = due.feed_id, into, to = %url_for_log(new_url), "feed moved permanently; merged");
                 self.inner.metrics.record_move(true);
                 report.moved_to = Some(new_url.to_owned());
                 report.merged_into = Some(into);
@@ -490,7 +490,7 @@ impl Fetcher {
                 return true;
             }
             Err(error) => {
-                tracing::warn!(feed = due.feed_id, to = %new_url, %error, "the feed could not be moved");
+                tracing::warn!(feed = due.feed_id, to = %url_for_log(new_url), %error, "the feed could not be moved");
             }
         }
         false

@@ -238,7 +238,7 @@ impl WebSubJob {
                 metrics.record_websub_request(mode.as_str(), true);
                 tracing::info!(
                     feed = row.feed_id,
-                    hub = %hub,
+                    hub = %tidings_fetch::redact_url(&hub),
                     topic = %crate::fetcher::url_for_log(&topic),
                     mode = mode.as_str(),
                     status = answer.status,
@@ -265,7 +265,7 @@ impl WebSubJob {
                 };
                 tracing::warn!(
                     feed = row.feed_id,
-                    hub = %hub,
+                    hub = %tidings_fetch::redact_url(&hub),
                     mode = mode.as_str(),
                     %error,
                     "websub request failed"

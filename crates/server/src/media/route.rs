@@ -63,7 +63,7 @@ pub async fn serve_media(
     let response = match state.fetcher.client().fetch(&request).await {
         Ok(response) => response,
         Err(error) => {
-            tracing::debug!(%url, %error, "media proxy fetch failed");
+            tracing::debug!(url = %tidings_fetch::redact_url(url.as_str()), %error, "media proxy fetch failed");
             return plain(StatusCode::BAD_GATEWAY, "The image could not be fetched.");
         }
     };
