@@ -79,9 +79,19 @@ struct Hub {
 
 impl Hub {
     async fn start(lease_seconds: i64) -> Hub {
+        Hub::start_as(lease_seconds, None).await
+    }
+
+    /// A hub (and its feed) on 127.0.0.1, named `host` in its URLs when given (the fetcher
+    /// then needs that name mapped to 127.0.0.1).
+    async fn start_as(lease_seconds: i64, host: Option<&str>) -> Hub {
         let _ = rustls::crypto::ring::default_provider().install_default();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let base = format!("http://{}", listener.local_addr().unwrap());
+        let address = listener.local_addr().unwrap();
+        let base = match host {
+            Some(host) => format!("http://{host}:{}", address.port()),
+            None => format!("http://{address}"),
+        };
         let state = Arc::new(Mutex::new(HubState {
             base: base.clone(),
             lease_seconds,
@@ -349,6 +359,11 @@ async fn hub_request(
 /// The server with WebSub on, its callbacks under its own 127.0.0.1 address (allowed for
 /// tests with private networks), and the fetcher its worker would use.
 async fn start_app(db: &tidings_testkit::TestDb) -> (TestApp, Fetcher) {
+    start_app_resolving(db, &[]).await
+}
+
+/// [`start_app`] with a fetcher that resolves `names` to 127.0.0.1.
+async fn start_app_resolving(db: &tidings_testkit::TestDb, names: &[&str]) -> (TestApp, Fetcher) {
     let store = db.migrated().await;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
@@ -359,7 +374,20 @@ async fn start_app(db: &tidings_testkit::TestDb) -> (TestApp, Fetcher) {
     };
     worker.websub.enabled = true;
     worker.websub.base_url = Some(base.parse().unwrap());
-    let fetcher = crate::support::test_fetcher_with(store.clone(), true, worker);
+    let fetcher = if names.is_empty() {
+        crate::support::test_fetcher_with(store.clone(), true, worker)
+    } else {
+        let mut client = tidings_fetch::ClientConfig::default();
+        client.address_policy.allow_private_networks = true;
+        client.timeout = Duration::from_secs(5);
+        for name in names {
+            client
+                .dns_overrides
+                .insert((*name).to_owned(), vec!["127.0.0.1".parse().unwrap()]);
+        }
+        let client = tidings_fetch::GuardedClient::new(client).expect("HTTP client");
+        Fetcher::new(store.clone(), client, worker)
+    };
     let state = AppState::new(
         store.clone(),
         ServerConfig::new(base.parse().unwrap()),
@@ -964,4 +992,77 @@ on_both_engines!(renewal_before_the_lease_ends_refusal_and_denial, |db| {
         "no pushes for you"
     );
     assert_eq!(run_subscriber(&fetcher).await, 0, "a denied feed rests");
+});
+
+on_both_engines!(a_hubs_endless_lease_is_clamped, |db| {
+    // A hub once granted i64::MAX seconds; tidings stored it as it came.
+    let hub = Hub::start(i64::MAX).await;
+    let (app, fetcher) = start_app(db).await;
+    let ann_id = app.user("ann", false).await;
+    let (_, feed_id) = tidings_testkit::follow(&app.store, ann_id, &hub.feed_url()).await;
+    fetcher.refresh_feed(feed_id).await.unwrap();
+    assert_eq!(run_subscriber(&fetcher).await, 1);
+    let now = chrono::Utc::now().timestamp();
+    let row = app
+        .store
+        .websub_subscription(feed_id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(row.state, WebSubState::Active, "{row:?}");
+    assert_eq!(
+        row.lease_seconds,
+        Some(tidings_worker::websub::MAX_LEASE_SECONDS)
+    );
+    let until = row.active_until.unwrap();
+    assert!(until <= now + tidings_worker::websub::MAX_LEASE_SECONDS + 5);
+    assert!(
+        row.next_action_at < until,
+        "renewed before it ends: {row:?}"
+    );
+});
+
+on_both_engines!(an_http_hub_never_gets_the_secret, |db| {
+    // A hub at a plain http:// address that is not loopback (a name, here mapped to
+    // 127.0.0.1 for the test): the secret would cross the network in clear text. tidings does
+    // not subscribe, says why, and polls the feed.
+    let hub = Hub::start_as(3600, Some("hub.example")).await;
+    let (app, fetcher) = start_app_resolving(db, &["hub.example"]).await;
+    let ann_id = app.user("ann", false).await;
+    let (_, feed_id) = tidings_testkit::follow(&app.store, ann_id, &hub.feed_url()).await;
+    fetcher.refresh_feed(feed_id).await.unwrap();
+    let row = app
+        .store
+        .websub_subscription(feed_id)
+        .await
+        .unwrap()
+        .expect("the hub was discovered");
+    assert!(
+        row.hub_url
+            .as_deref()
+            .unwrap()
+            .starts_with("http://hub.example:")
+    );
+    run_subscriber(&fetcher).await;
+    {
+        let state = hub.state();
+        assert!(
+            state
+                .requests
+                .iter()
+                .all(|request| request.secret.is_none()),
+            "a secret went to an http:// hub: {:?}",
+            state.requests
+        );
+    }
+    let row = app
+        .store
+        .websub_subscription(feed_id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_ne!(row.state, WebSubState::Active);
+    let error = row.last_error.unwrap_or_default();
+    assert!(error.contains("not https"), "{error}");
+    assert!(row.next_action_at > chrono::Utc::now().timestamp() + 24 * 3600);
 });

@@ -44,6 +44,12 @@ pub const CONCURRENCY: usize = 2;
 const CLAIM_SECONDS: i64 = 120;
 /// How much of a hub's answer is kept, for the error shown when it refuses a request.
 const HUB_ANSWER_KEPT: usize = 300;
+/// The shortest lease taken from a hub: a shorter one is stored as this, so that a hub cannot
+/// make the subscriber renew in a loop.
+pub const MIN_LEASE_SECONDS: i64 = 10;
+/// The longest lease taken from a hub (30 days): a longer one (a hub once granted
+/// `i64::MAX`) is stored as this, and renewed then; the lease arithmetic never overflows.
+pub const MAX_LEASE_SECONDS: i64 = 30 * 24 * 3600;
 /// Signature methods of `X-Hub-Signature` (W3C WebSub §8.1).
 pub const SIGNATURE_METHODS: [&str; 4] = ["sha1", "sha256", "sha384", "sha512"];
 
@@ -61,6 +67,30 @@ pub fn check_public_base_url(base: &Url, allow_private: bool) -> Result<(), Stri
     policy
         .check_url(base)
         .map_err(|refusal| refusal.to_string())
+}
+
+/// The lease a hub granted (`hub.lease_seconds` as it came, if it came), within
+/// [`MIN_LEASE_SECONDS`]..=[`MAX_LEASE_SECONDS`]; `asked` when the hub says nothing usable.
+pub fn granted_lease(given: Option<&str>, asked: i64) -> i64 {
+    given
+        .and_then(|l| l.trim().parse::<i64>().ok())
+        .filter(|l| *l > 0)
+        .unwrap_or(asked)
+        .clamp(MIN_LEASE_SECONDS, MAX_LEASE_SECONDS)
+}
+
+/// Whether the subscription secret may be sent to `hub`. W3C WebSub §5.1: the secret is only
+/// sent over HTTPS, since whoever reads it can sign pushes. A hub on a loopback address is
+/// the exception (the request never crosses a network: a hub beside tidings, and tests).
+/// A subscription needs its secret (unsigned pushes are refused), so tidings does not
+/// subscribe to other `http://` hubs at all: those feeds are polled.
+pub fn may_send_secret(hub: &Url) -> bool {
+    match (hub.scheme(), hub.host()) {
+        ("https", _) => true,
+        (_, Some(url::Host::Ipv4(ip))) => ip.is_loopback(),
+        (_, Some(url::Host::Ipv6(ip))) => ip.is_loopback(),
+        _ => false,
+    }
 }
 
 /// What the subscriber job does with a row now.
@@ -191,11 +221,26 @@ impl WebSubJob {
         let (Some(callback), Ok(hub_url)) = (self.config.callback_url(&token), Url::parse(&hub))
         else {
             let retry = now + retry_delay(row.failures);
-            let error = format!("the hub URL {hub:?} is not usable");
+            let error = format!(
+                "the hub URL {:?} is not usable",
+                tidings_fetch::redact_url(&hub)
+            );
             return store
                 .websub_request_failed(row.feed_id, owner, mode, &error, retry)
                 .await;
         };
+        if mode == WebSubMode::Subscribe && !may_send_secret(&hub_url) {
+            // Not a transient failure: the hub will not turn https by itself. Asked again
+            // after a denial's rest, or as soon as the feed names another hub.
+            let error = format!(
+                "the hub {} is not https: tidings does not send a subscription secret in \
+                 clear text, so this feed is not pushed and is polled as usual",
+                tidings_fetch::redact_url(&hub)
+            );
+            return store
+                .websub_request_failed(row.feed_id, owner, mode, &error, now + DENIED_RETRY_SECONDS)
+                .await;
+        }
         let request = WebSubRequest {
             mode,
             hub_url: &hub,
@@ -386,11 +431,10 @@ async fn verify_intent_inner(
     if row.pending_mode != Some(mode) || !same_topic(row.sub_topic_url.as_deref(), topic) {
         return Ok(VerifyAnswer::NotFound);
     }
-    let lease = query
-        .get("hub.lease_seconds")
-        .and_then(|l| l.trim().parse::<i64>().ok())
-        .filter(|l| *l > 0)
-        .unwrap_or(config.lease_seconds);
+    let lease = granted_lease(
+        query.get("hub.lease_seconds").map(String::as_str),
+        config.lease_seconds,
+    );
     let next = match mode {
         WebSubMode::Subscribe => renew_at(now.saturating_add(lease), lease),
         WebSubMode::Unsubscribe => now + IDLE_RECHECK_SECONDS,
