@@ -615,20 +615,33 @@ impl GuardedClient {
         body: Bytes,
         max_answer_bytes: usize,
     ) -> Result<PostResponse, FetchError> {
+        self.post_json_with(url, body, &[], max_answer_bytes).await
+    }
+
+    /// [`GuardedClient::post_json`] with more request headers (a webhook's signature).
+    pub async fn post_json_with(
+        &self,
+        url: &Url,
+        body: Bytes,
+        headers: &[(&'static str, String)],
+        max_answer_bytes: usize,
+    ) -> Result<PostResponse, FetchError> {
         let config = &self.inner.config;
         let timeout = config.timeout;
         let started = std::time::Instant::now();
         let post = async {
             self.inner.policy.check_url(url)?;
             let first_byte = config.first_byte_timeout.min(timeout);
-            let send = self
+            let mut request = self
                 .inner
                 .direct
                 .post(url.clone())
                 .header(header::CONTENT_TYPE, "application/json")
-                .header(header::ACCEPT, "application/json")
-                .body(body)
-                .send();
+                .header(header::ACCEPT, "application/json");
+            for (name, value) in headers {
+                request = request.header(*name, value);
+            }
+            let send = request.body(body).send();
             let mut response = match tokio::time::timeout(first_byte, send).await {
                 Ok(response) => response.map_err(|e| map_reqwest_error(&e, timeout))?,
                 Err(_) if first_byte < timeout => return Err(FetchError::NoResponse(first_byte)),

@@ -11,6 +11,7 @@
 //! - [`send`]: one delivery through the SSRF-guarded client of `tidings-fetch`, and what the
 //!   answer means (sent, rate limited with the wait asked for, failed for good or for now).
 //! - [`policy`]: pacing, back-off and the circuit breaker per channel.
+//! - [`sign`]: generic webhooks' secrets and the `X-Tidings-Signature` header.
 //!
 //! The queue, the delivery log and the worker that drives them live in `tidings-store` and
 //! `tidings-worker`.
@@ -21,10 +22,12 @@ pub mod payload;
 pub mod policy;
 pub mod rules;
 pub mod send;
+pub mod sign;
 pub mod target;
 
 pub use payload::{Channel, MAX_ITEMS_PER_MESSAGE, Notice, build_payload, test_notice};
 pub use policy::{DeliveryPolicy, Verdict};
 pub use rules::{Keyword, MAX_KEYWORDS, Rules, RulesError, item_tokens, keywords_match};
 pub use send::{Answer, DeliveryError, deliver};
+pub use sign::{SIGNATURE_HEADER, SigningSecret};
 pub use target::{Endpoints, Kind, UrlError, redact, validate_url};

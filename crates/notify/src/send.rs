@@ -9,6 +9,8 @@ use serde_json::Value;
 use tidings_fetch::{FetchError, GuardedClient, PostResponse};
 use url::Url;
 
+use crate::sign::{SIGNATURE_HEADER, SigningSecret};
+
 /// The most bytes of a webhook's answer read (Discord's and Slack's are a few hundred).
 pub const MAX_ANSWER_BYTES: usize = 16 * 1024;
 /// The most characters of an answer's text kept in an error message.
@@ -43,15 +45,27 @@ pub struct DeliveryError {
 /// POSTs `payload` to `url` and reads the answer. Never panics on what the network does.
 /// `service` says the URL is at a service the operator configured (Discord, Slack): their
 /// explanations go into error messages wherever they live; a user's own webhook's answer does
-/// only when it came from a public address (see [`judge_answer`]).
+/// only when it came from a public address (see [`judge_answer`]). With a `signing` secret
+/// the message carries [`SIGNATURE_HEADER`] over its exact body, signed now.
 pub async fn deliver(
     client: &GuardedClient,
     url: &Url,
     payload: &Value,
     service: bool,
+    signing: Option<&SigningSecret>,
 ) -> Result<Answer, DeliveryError> {
     let body = Bytes::from(serde_json::to_vec(payload).unwrap_or_default());
-    match client.post_json(url, body, MAX_ANSWER_BYTES).await {
+    let headers: Vec<(&'static str, String)> = signing
+        .map(|secret| {
+            let signature = secret.signature(Utc::now().timestamp(), &body);
+            (SIGNATURE_HEADER, signature)
+        })
+        .into_iter()
+        .collect();
+    match client
+        .post_json_with(url, body, &headers, MAX_ANSWER_BYTES)
+        .await
+    {
         Ok(response) if response.is_success() => Ok(Answer {
             status: response.status,
         }),

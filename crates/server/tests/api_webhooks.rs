@@ -255,3 +255,133 @@ async fn phase_send_test_and_the_log(
     let (status, _, _) = call(ann, Method::GET, one, None).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
 }
+
+/// What a receiver of generic webhooks got: the signature header and the exact body.
+type Signed = std::sync::Arc<std::sync::Mutex<Vec<(Option<String>, Vec<u8>)>>>;
+
+/// Checks a `X-Tidings-Signature` as the documented receiver does (docs/notifications.md):
+/// HMAC-SHA256 of `<t>.<body>` with the secret, compared in constant time, and `t` recent.
+fn verify_signature(secret: &str, header: &str, body: &[u8], now: i64) -> bool {
+    use hmac::{KeyInit, Mac};
+    let mut t = None;
+    let mut v1 = None;
+    for part in header.split(',') {
+        match part.split_once('=') {
+            Some(("t", value)) => t = value.parse::<i64>().ok(),
+            Some(("v1", value)) => v1 = hex::decode(value).ok(),
+            _ => {}
+        }
+    }
+    let (Some(t), Some(v1)) = (t, v1) else {
+        return false;
+    };
+    let mut mac = <hmac::Hmac<sha2::Sha256> as KeyInit>::new_from_slice(secret.as_bytes()).unwrap();
+    mac.update(format!("{t}.").as_bytes());
+    mac.update(body);
+    (now - t).abs() <= 300 && mac.verify_slice(&v1).is_ok()
+}
+
+on_both_engines!(generic_webhooks_are_signed_with_a_secret_shown_once, |db| {
+    let received: Signed = Default::default();
+    let receiver = {
+        let received = received.clone();
+        TestServer::start(axum::Router::new().route(
+            "/hook",
+            axum::routing::post(
+                move |headers: axum::http::HeaderMap, body: axum::body::Bytes| {
+                    let received = received.clone();
+                    async move {
+                        let signature = headers
+                            .get("x-tidings-signature")
+                            .and_then(|v| v.to_str().ok())
+                            .map(str::to_owned);
+                        received.lock().unwrap().push((signature, body.to_vec()));
+                        axum::http::StatusCode::NO_CONTENT
+                    }
+                },
+            ),
+        ))
+        .await
+    };
+    let app = TestApp::start(db).await;
+    app.user("ann", false).await;
+    let ann = app.signed_in("ann").await;
+    let (status, _, created) = call(
+        &ann,
+        Method::POST,
+        &app.url("/webhooks"),
+        Some(json!({"kind": "generic", "url": receiver.url("/hook")})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    let id = created["webhook"]["id"].as_i64().unwrap();
+    let secret = created["webhook"]["signing_secret"]
+        .as_str()
+        .expect("the secret is shown when the channel is made")
+        .to_owned();
+    assert!(
+        secret.starts_with("whsec_") && secret.len() >= 38,
+        "{secret}"
+    );
+    assert_eq!(created["webhook"]["signed"], true);
+    // Shown once: reading the channel (or the list) does not show it again.
+    let (_, _, one) = call(
+        &ann,
+        Method::GET,
+        &app.url(&format!("/webhooks/{id}")),
+        None,
+    )
+    .await;
+    assert!(one["webhook"].get("signing_secret").is_none(), "{one}");
+    assert_eq!(one["webhook"]["signed"], true);
+    let (_, _, list) = call(&ann, Method::GET, &app.url("/webhooks"), None).await;
+    assert!(!list.to_string().contains(&secret));
+
+    // "Send test": the message carries a signature of its exact body.
+    let (status, _, test) = call(
+        &ann,
+        Method::POST,
+        &app.url(&format!("/webhooks/{id}/test")),
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{test}");
+    assert_eq!(test["ok"], true, "{test}");
+    let now = chrono::Utc::now().timestamp();
+    let (signature, body) = received.lock().unwrap()[0].clone();
+    let signature = signature.expect("the message is signed");
+    assert!(signature.starts_with("t="), "{signature}");
+    assert!(verify_signature(&secret, &signature, &body, now));
+    // A forgery (another body, another secret) does not verify.
+    assert!(!verify_signature(
+        &secret,
+        &signature,
+        b"{\"forged\":true}",
+        now
+    ));
+    assert!(!verify_signature("whsec_other", &signature, &body, now));
+
+    // A new secret replaces the old one at once.
+    let (status, _, renewed) = call(
+        &ann,
+        Method::POST,
+        &app.url(&format!("/webhooks/{id}/secret")),
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{renewed}");
+    let new_secret = renewed["signing_secret"].as_str().unwrap().to_owned();
+    assert_ne!(new_secret, secret);
+    call(
+        &ann,
+        Method::POST,
+        &app.url(&format!("/webhooks/{id}/test")),
+        None,
+    )
+    .await;
+    let (signature, body) = received.lock().unwrap()[1].clone();
+    let signature = signature.unwrap();
+    let now = chrono::Utc::now().timestamp();
+    assert!(verify_signature(&new_secret, &signature, &body, now));
+    assert!(!verify_signature(&secret, &signature, &body, now));
+});

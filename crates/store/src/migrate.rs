@@ -402,6 +402,13 @@ pub const MIGRATIONS: &[Migration] = &[
         postgres: include_str!("../migrations/postgres/0034_drop_fever_md5.sql"),
         data: None,
     },
+    Migration {
+        version: 35,
+        name: "webhook_signing",
+        sqlite: include_str!("../migrations/sqlite/0035_webhook_signing.sql"),
+        postgres: include_str!("../migrations/postgres/0035_webhook_signing.sql"),
+        data: None,
+    },
 ];
 
 /// An arbitrary constant naming tidings' migration lock among PostgreSQL advisory locks.

@@ -13,7 +13,7 @@
 use crate::lease::Lease;
 use std::collections::HashMap;
 
-use tidings_notify::{Kind, Rules, item_tokens, keywords_match};
+use tidings_notify::{Kind, Rules, SigningSecret, item_tokens, keywords_match};
 
 use crate::{Engine, Result, Store, StoreError, in_tx, with_db};
 
@@ -55,6 +55,11 @@ pub struct Webhook {
     pub last_sent_at: Option<i64>,
     /// Items waiting for it.
     pub queued: i64,
+    /// The secret its messages are signed with (generic channels; `None` for Discord and
+    /// Slack, and for generic channels from before signing until their secret is renewed).
+    /// Never serialized: the API shows it once, when it is made.
+    #[serde(skip)]
+    pub signing_secret: Option<SigningSecret>,
 }
 
 /// A channel as the user creates it.
@@ -142,6 +147,8 @@ pub struct WebhookMessage {
     pub name: String,
     /// Its URL.
     pub url: String,
+    /// The secret to sign the message with, if the channel has one.
+    pub signing_secret: Option<SigningSecret>,
     /// Its failures in a row before this message.
     pub failures: i64,
     /// Which attempt this is at the message's items (1 = first).
@@ -215,19 +222,19 @@ pub struct MatchStep {
 
 type WebhookRow = (
     (i64, String, String, String, String, bool, i64, i64),
-    (i64, Option<i64>, Option<i64>, i64),
+    (i64, Option<i64>, Option<i64>, i64, Option<String>),
 );
 
 crate::row_decoder!(
     webhook_row -> WebhookRow {
         (0, 1, 2, 3, 4, 5, 6, 7),
-        (8, 9, 10, 11)
+        (8, 9, 10, 11, 12)
     }
 );
 
 const WEBHOOK_COLUMNS: &str = "w.id, w.kind, w.name, w.url, w.rules, w.enabled, w.created_at,
     w.updated_at, w.failures, w.breaker_until_ms, w.last_sent_at,
-    (SELECT COUNT(*) FROM webhook_queue q WHERE q.webhook_id = w.id)";
+    (SELECT COUNT(*) FROM webhook_queue q WHERE q.webhook_id = w.id), w.signing_secret";
 
 fn parse_kind(kind: &str) -> Result<Kind> {
     Kind::parse(kind).ok_or_else(|| StoreError::Invalid(format!("unknown channel kind {kind}")))
@@ -241,7 +248,7 @@ fn parse_rules(rules: &str) -> Rules {
 
 fn to_webhook(row: WebhookRow) -> Result<Webhook> {
     let ((id, kind, name, url, rules, enabled, created_at, updated_at), rest) = row;
-    let (failures, breaker_until_ms, last_sent_at, queued) = rest;
+    let (failures, breaker_until_ms, last_sent_at, queued, signing_secret) = rest;
     Ok(Webhook {
         id,
         kind: parse_kind(&kind)?,
@@ -255,6 +262,7 @@ fn to_webhook(row: WebhookRow) -> Result<Webhook> {
         breaker_until_ms,
         last_sent_at,
         queued,
+        signing_secret: signing_secret.map(SigningSecret::from_stored),
     })
 }
 
@@ -359,6 +367,7 @@ struct Candidate {
 impl Store {
     /// Creates a channel for `user_id`; refused past [`MAX_WEBHOOKS_PER_USER`] or when its
     /// rules name feeds or groups that are not the user's. It gets the items stored from now.
+    /// A generic channel gets a new signing secret (in the answer, to show once).
     pub async fn create_webhook(
         &self,
         user_id: i64,
@@ -367,6 +376,8 @@ impl Store {
     ) -> Result<Webhook> {
         let name = check_name(&new.name)?;
         let rules = serde_json::to_string(&new.rules).unwrap_or_else(|_| "{}".into());
+        let secret = (new.kind == Kind::Generic).then(SigningSecret::generate);
+        let secret = secret.as_ref().map(SigningSecret::expose);
         let id: i64 = in_tx!(self, |tx| {
             let count: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM webhooks WHERE user_id = $1")
                 .bind(user_id)
@@ -381,8 +392,9 @@ impl Store {
             check_rule_sources!(tx, user_id, &new.rules);
             sqlx::query_scalar(
                 "INSERT INTO webhooks (user_id, kind, name, url, rules, enabled, after_item_id,
-                                       created_at, updated_at)
-                 VALUES ($1, $2, $3, $4, $5, $6, (SELECT COALESCE(MAX(id), 0) FROM items), $7, $7)
+                                       created_at, updated_at, signing_secret)
+                 VALUES ($1, $2, $3, $4, $5, $6, (SELECT COALESCE(MAX(id), 0) FROM items), $7, $7,
+                         $8)
                  RETURNING id",
             )
             .bind(user_id)
@@ -392,10 +404,34 @@ impl Store {
             .bind(&rules)
             .bind(new.enabled)
             .bind(now)
+            .bind(secret)
             .fetch_one(&mut *tx)
             .await?
         });
         self.webhook(user_id, id).await
+    }
+
+    /// Gives one of the user's generic channels a new signing secret (the old one stops
+    /// working at once) and returns it, to show once. Discord and Slack channels are not
+    /// signed: [`StoreError::Invalid`].
+    pub async fn renew_webhook_secret(&self, user_id: i64, id: i64) -> Result<SigningSecret> {
+        let webhook = self.webhook(user_id, id).await?;
+        if webhook.kind != Kind::Generic {
+            return Err(StoreError::Invalid(format!(
+                "only generic channels are signed, not {} ones",
+                webhook.kind.as_str()
+            )));
+        }
+        let secret = SigningSecret::generate();
+        with_db!(self, write, |db| {
+            sqlx::query("UPDATE webhooks SET signing_secret = $1 WHERE id = $2 AND user_id = $3")
+                .bind(secret.expose())
+                .bind(id)
+                .bind(user_id)
+                .execute(db)
+                .await?;
+        });
+        Ok(secret)
     }
 
     /// The user's channels, oldest first.
@@ -803,10 +839,11 @@ impl Store {
                      AND EXISTS (SELECT 1 FROM webhook_queue q WHERE q.webhook_id = w.id)
                    ORDER BY w.next_send_ms, w.id LIMIT $6",
             lock: "FOR UPDATE OF w SKIP LOCKED",
-            returning: "id, user_id, kind, name, url, failures",
+            returning: "id, user_id, kind, name, url, failures, signing_secret",
         }
         .sql(self.engine());
-        let claimed: Vec<(i64, i64, String, String, String, i64)> = with_db!(self, write, |db| {
+        type Claimed = (i64, i64, String, String, String, i64, Option<String>);
+        let claimed: Vec<Claimed> = with_db!(self, write, |db| {
             sqlx::query_as(sqlx::AssertSqlSafe(claim))
                 .bind(owner)
                 .bind(now.saturating_add(lease_seconds.max(1)))
@@ -818,7 +855,7 @@ impl Store {
                 .await?
         });
         let mut messages = Vec::with_capacity(claimed.len());
-        for (webhook_id, user_id, kind, name, url, failures) in claimed {
+        for (webhook_id, user_id, kind, name, url, failures, secret) in claimed {
             let rows: Vec<(
                 (
                     i64,
@@ -876,6 +913,7 @@ impl Store {
                 kind: parse_kind(&kind)?,
                 name,
                 url,
+                signing_secret: secret.map(SigningSecret::from_stored),
                 failures,
                 attempt,
                 items,

@@ -91,7 +91,8 @@ impl Notifier {
             })
     }
 
-    /// Sends `notices` to a channel; answers the status or why it failed.
+    /// Sends `notices` to a channel, signed with `signing` when the channel has a secret;
+    /// answers the status or why it failed.
     pub async fn send(
         &self,
         kind: Kind,
@@ -99,6 +100,7 @@ impl Notifier {
         url: &str,
         notices: &[Notice],
         test: bool,
+        signing: Option<&tidings_notify::SigningSecret>,
     ) -> Result<u16, DeliveryError> {
         let target = self.target(kind, url)?;
         let payload = build_payload(kind, channel, notices, test);
@@ -106,7 +108,7 @@ impl Notifier {
             Kind::Generic => &self.client,
             Kind::Discord | Kind::Slack => &self.service_client,
         };
-        deliver(client, &target, &payload, kind != Kind::Generic)
+        deliver(client, &target, &payload, kind != Kind::Generic, signing)
             .await
             .map(|answer| answer.status)
     }
@@ -125,7 +127,14 @@ impl Notifier {
         let started = Instant::now();
         let notice = tidings_notify::test_notice(Utc::now());
         let result = self
-            .send(webhook.kind, &channel, &webhook.url, &[notice], true)
+            .send(
+                webhook.kind,
+                &channel,
+                &webhook.url,
+                &[notice],
+                true,
+                webhook.signing_secret.as_ref(),
+            )
             .await;
         let duration_ms = started.elapsed().as_millis() as i64;
         let logged = result
@@ -225,7 +234,14 @@ impl NotificationJob {
         let started = Instant::now();
         let result = self
             .notifier
-            .send(message.kind, &channel, &message.url, &notices, false)
+            .send(
+                message.kind,
+                &channel,
+                &message.url,
+                &notices,
+                false,
+                message.signing_secret.as_ref(),
+            )
             .await;
         let duration_ms = started.elapsed().as_millis() as i64;
         let attempts = u32::try_from(message.attempt).unwrap_or(u32::MAX);

@@ -22,6 +22,7 @@ pub(crate) fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(list_webhooks, create_webhook))
         .routes(routes!(get_webhook, update_webhook, delete_webhook))
         .routes(routes!(test_webhook))
+        .routes(routes!(renew_webhook_secret))
         .routes(routes!(webhook_deliveries))
 }
 
@@ -93,6 +94,12 @@ pub struct WebhookView {
     pub last_sent_at: Option<String>,
     /// Items waiting to be sent.
     pub queued: i64,
+    /// Whether its messages carry `X-Tidings-Signature` (generic channels; see
+    /// docs/notifications.md for how to check it).
+    pub signed: bool,
+    /// The signing secret, in the answer that creates the channel only: it is shown once.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub signing_secret: Option<String>,
 }
 
 impl From<Webhook> for WebhookView {
@@ -113,6 +120,8 @@ impl From<Webhook> for WebhookView {
                 .map(|until| time(until.div_euclid(1000))),
             last_sent_at: webhook.last_sent_at.map(time),
             queued: webhook.queued,
+            signed: webhook.signing_secret.is_some(),
+            signing_secret: None,
         }
     }
 }
@@ -160,6 +169,33 @@ pub struct UpdateWebhook {
     pub rules: Option<RulesBody>,
     /// On or off.
     pub enabled: Option<bool>,
+}
+
+/// A channel's new signing secret.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SigningSecretBody {
+    /// The secret: shown this once, stored by tidings to sign messages.
+    pub signing_secret: String,
+}
+
+/// Give a generic channel a new signing secret (the old one stops at once), shown this once;
+/// channels from before signing get their first one this way.
+#[utoipa::path(post, path = "/webhooks/{id}/secret", tag = "webhooks",
+    params(("id" = i64, Path, description = "The channel's id")),
+    responses(
+        (status = 200, body = SigningSecretBody),
+        (status = 400, description = "Not a generic channel", body = ErrorBody),
+        (status = 404, body = ErrorBody),
+    ))]
+async fn renew_webhook_secret(
+    State(state): State<AppState>,
+    auth: Auth,
+    Path(id): Path<i64>,
+) -> ApiResult<Json<SigningSecretBody>> {
+    let secret = state.store.renew_webhook_secret(auth.user.id, id).await?;
+    Ok(Json(SigningSecretBody {
+        signing_secret: secret.expose().to_owned(),
+    }))
 }
 
 /// What "send test" did.
@@ -285,12 +321,13 @@ async fn create_webhook(
         .store
         .create_webhook(auth.user.id, &new, chrono::Utc::now().timestamp())
         .await?;
-    Ok((
-        StatusCode::CREATED,
-        Json(WebhookEnvelope {
-            webhook: webhook.into(),
-        }),
-    ))
+    let secret = webhook
+        .signing_secret
+        .as_ref()
+        .map(|secret| secret.expose().to_owned());
+    let mut view = WebhookView::from(webhook);
+    view.signing_secret = secret;
+    Ok((StatusCode::CREATED, Json(WebhookEnvelope { webhook: view })))
 }
 
 /// One channel.
