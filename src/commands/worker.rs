@@ -325,6 +325,15 @@ pub struct WorkerArgs {
     #[arg(long, env = "TIDINGS_EMBEDDINGS_CONCURRENCY", default_value = "1")]
     pub embeddings_concurrency: String,
 
+    /// Items a remote embeddings provider embeds per UTC day for one user's feeds
+    /// (0-100000000; 0 means no limit); the local embedder counts nothing.
+    #[arg(
+        long,
+        env = "TIDINGS_EMBEDDINGS_USER_DAILY_BUDGET",
+        default_value_t = tidings_worker::embedding::DEFAULT_USER_DAILY_BUDGET.to_string()
+    )]
+    pub embeddings_user_daily_budget: String,
+
     /// Who writes item summaries (F42): local (the built-in extractive summarizer: no key, no
     /// network), openai (any OpenAI-compatible /v1/chat/completions: OpenAI, Ollama,
     /// llama.cpp…) or anthropic (the Messages API).
@@ -353,6 +362,16 @@ pub struct WorkerArgs {
     /// no limit). Retries count; the local provider makes none.
     #[arg(long, env = "TIDINGS_SUMMARY_DAILY_BUDGET", default_value = "1000")]
     pub summary_daily_budget: String,
+
+    /// Requests to a remote provider per UTC day for one user's items (0-10000000; 0 means
+    /// no limit): the user who pressed "Summarize", or the subscriber who pays for a queued
+    /// item. Counted besides the installation's budget.
+    #[arg(
+        long,
+        env = "TIDINGS_SUMMARY_USER_DAILY_BUDGET",
+        default_value_t = tidings_worker::summaries::DEFAULT_USER_DAILY_BUDGET.to_string()
+    )]
+    pub summary_user_daily_budget: String,
 
     /// Items summarized at once by this process (0-64; 0 turns the summary worker off here:
     /// new items are not queued by its fetches, "Summarize" still works).
@@ -572,6 +591,12 @@ impl WorkerArgs {
                 "TIDINGS_EMBEDDINGS_CONCURRENCY",
                 "--embeddings-concurrency",
             )?,
+            user_daily_budget: config::check_number(
+                &self.embeddings_user_daily_budget,
+                0..=100_000_000i64,
+                "TIDINGS_EMBEDDINGS_USER_DAILY_BUDGET",
+                "--embeddings-user-daily-budget",
+            )?,
         })
     }
 
@@ -597,6 +622,12 @@ impl WorkerArgs {
                 0..=10_000_000i64,
                 "TIDINGS_SUMMARY_DAILY_BUDGET",
                 "--summary-daily-budget",
+            )?,
+            user_daily_budget: config::check_number(
+                &self.summary_user_daily_budget,
+                0..=10_000_000i64,
+                "TIDINGS_SUMMARY_USER_DAILY_BUDGET",
+                "--summary-user-daily-budget",
             )?,
             parallelism: config::check_number(
                 &self.summary_parallelism,

@@ -43,6 +43,7 @@ mod sync;
 mod tags;
 mod text;
 mod usage;
+mod user_budgets;
 mod users;
 mod webhooks;
 mod websub;
@@ -111,6 +112,7 @@ pub use sync::{
 pub use tags::{ItemTag, MAX_TOP_TAGS, TAG_BACKFILL_BATCH, TagCount, TagJob, TaggedItem};
 pub use text::{is_stripped_char, strip_control_chars};
 pub use usage::{ClickedItem, MAX_USAGE_KEY_CHARS, UsageCount, UsageKind, usage_day};
+pub use user_budgets::BudgetKind;
 pub use users::{
     DEFAULT_GROUP_NAME, Group, MAX_USERNAME_LEN, NewUser, User, normalize_username, username_key,
 };

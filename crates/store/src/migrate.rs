@@ -409,6 +409,13 @@ pub const MIGRATIONS: &[Migration] = &[
         postgres: include_str!("../migrations/postgres/0035_webhook_signing.sql"),
         data: None,
     },
+    Migration {
+        version: 36,
+        name: "user_daily_requests",
+        sqlite: include_str!("../migrations/sqlite/0036_user_daily_requests.sql"),
+        postgres: include_str!("../migrations/postgres/0036_user_daily_requests.sql"),
+        data: None,
+    },
 ];
 
 /// An arbitrary constant naming tidings' migration lock among PostgreSQL advisory locks.

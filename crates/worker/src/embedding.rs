@@ -20,10 +20,12 @@ use chrono::Utc;
 use serde::Deserialize;
 use tidings_embed::{Code, EmbedError, Embedder, LocalEmbedder, item_text, quantize};
 use tidings_feed::text::html_to_text;
-use tidings_store::{EmbeddingJob as QueuedItem, ItemVector, Store, StoreError};
+use tidings_store::{BudgetKind, EmbeddingJob as QueuedItem, ItemVector, Store, StoreError};
 use url::Url;
 
-pub use crate::config::embedding::{DEFAULT_BATCH, EmbeddingsConfig, EmbeddingsProvider};
+pub use crate::config::embedding::{
+    DEFAULT_BATCH, DEFAULT_USER_DAILY_BUDGET, EmbeddingsConfig, EmbeddingsProvider,
+};
 use crate::enrich::EnrichmentJob;
 
 pub use tidings_store::MAX_EMBEDDING_ATTEMPTS;
@@ -241,6 +243,8 @@ pub struct EmbeddingJob<E> {
     model_set: AtomicBool,
     /// No claims before this Unix time: the provider failed (the circuit is open).
     paused_until: AtomicI64,
+    /// Items embedded per UTC day for one user's feeds (0: no limit).
+    user_daily_budget: i64,
 }
 
 impl<E: Embedder> EmbeddingJob<E> {
@@ -253,7 +257,83 @@ impl<E: Embedder> EmbeddingJob<E> {
             lease_seconds,
             model_set: AtomicBool::new(false),
             paused_until: AtomicI64::new(0),
+            user_daily_budget: 0,
         }
+    }
+
+    /// The job with a per-user daily budget of `items` (0: none), for a remote provider.
+    pub fn with_user_daily_budget(mut self, items: i64) -> EmbeddingJob<E> {
+        self.user_daily_budget = items;
+        self
+    }
+
+    /// Takes up to `wanted` items from `user`'s budget for `day`; answers how many it took
+    /// (all of them, else what is left of the budget, else none).
+    async fn take_user_items(&self, day: i64, user: i64, wanted: i64) -> i64 {
+        let budget = self.user_daily_budget;
+        let take = |count: i64| {
+            self.store
+                .take_user_requests(day, user, BudgetKind::Embedding, count, budget)
+        };
+        if matches!(take(wanted).await, Ok(true)) {
+            return wanted;
+        }
+        let used = self
+            .store
+            .user_requests_on(day, user, BudgetKind::Embedding)
+            .await
+            .unwrap_or(budget);
+        let left = (budget - used).clamp(0, wanted);
+        if left > 0 && matches!(take(left).await, Ok(true)) {
+            left
+        } else {
+            0
+        }
+    }
+
+    /// Charges the batch's items to their payers' budgets for the day
+    /// ([`Store::embedding_payers`]); the items past a payer's budget wait until the next UTC
+    /// day, without counting an attempt. Returns the items to embed.
+    async fn charge_users(&self, batch: Vec<QueuedItem>) -> Vec<QueuedItem> {
+        if self.user_daily_budget <= 0 {
+            return batch;
+        }
+        let ids: Vec<i64> = batch.iter().map(|job| job.item_id).collect();
+        let payers = match self.store.embedding_payers(&ids).await {
+            Ok(payers) => payers,
+            Err(error) => {
+                tracing::warn!(%error, "finding who pays for embeddings failed; the items wait");
+                return Vec::new();
+            }
+        };
+        let mut per_user: std::collections::BTreeMap<i64, Vec<i64>> = Default::default();
+        for job in &batch {
+            if let Some(user) = payers.get(&job.item_id) {
+                per_user.entry(*user).or_default().push(job.item_id);
+            }
+        }
+        let now = Utc::now().timestamp();
+        let day = now.div_euclid(86_400);
+        let mut over = std::collections::HashSet::new();
+        for (user, items) in per_user {
+            let allowed = self.take_user_items(day, user, items.len() as i64).await;
+            over.extend(items.into_iter().skip(allowed as usize));
+        }
+        let (kept, waiting): (Vec<QueuedItem>, Vec<QueuedItem>) = batch
+            .into_iter()
+            .partition(|job| !over.contains(&job.item_id));
+        if !waiting.is_empty() {
+            let ids: Vec<i64> = waiting.iter().map(|job| job.item_id).collect();
+            let tomorrow = (day + 1) * 86_400;
+            tracing::info!(
+                items = ids.len(),
+                "embeddings wait for the next day: their users' daily budget is spent"
+            );
+            if let Err(error) = self.store.defer_embedding_jobs(&ids, tomorrow).await {
+                tracing::warn!(%error, "deferring embeddings failed; their leases expire");
+            }
+        }
+        kept
     }
 
     /// Until when claims are paused after a failure (Unix seconds; 0 or past when not).
@@ -353,6 +433,10 @@ impl<E: Embedder> EnrichmentJob for EmbeddingJob<E> {
     }
 
     async fn run(&self, batch: Vec<QueuedItem>) {
+        let batch = self.charge_users(batch).await;
+        if batch.is_empty() {
+            return;
+        }
         let jobs = batch.clone();
         let texts = match tokio::task::spawn_blocking(move || {
             jobs.iter().map(job_text).collect::<Vec<String>>()
@@ -436,7 +520,8 @@ pub async fn run_configured(
             api_key,
         } => match OpenAiEmbeddings::new(base_url, model, api_key.clone(), config.batch) {
             Ok(embedder) => {
-                let job = EmbeddingJob::new(store, embedder, owner, lease_seconds);
+                let job = EmbeddingJob::new(store, embedder, owner, lease_seconds)
+                    .with_user_daily_budget(config.user_daily_budget);
                 crate::run_enrichment(Arc::new(job), config.concurrency, poll, shutdown).await;
             }
             Err(error) => tracing::error!(%error, "the embeddings client could not be built"),

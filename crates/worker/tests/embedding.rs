@@ -393,3 +393,46 @@ on_both_engines!(the_local_embedder_needs_no_server, |db| {
         .unwrap();
     assert_eq!(vector.vector.len(), tidings_embed::LOCAL_DIMS);
 });
+
+on_both_engines!(one_users_feeds_embed_only_their_daily_budget, |db| {
+    // Ann follows a busy feed alone, Bob a quiet one: with 3 items a day each, Ann's other
+    // items wait for tomorrow (no attempt counted) and Bob's are embedded all the same.
+    let store = db.migrated().await;
+    let ann = user(&store, "ann").await;
+    let bob = user(&store, "bob").await;
+    let (_, busy) = follow(&store, ann, "https://busy.example/feed").await;
+    let (_, quiet) = follow(&store, bob, "https://quiet.example/feed").await;
+    store.upsert_items(busy, &items(6), 100).await.unwrap();
+    store.upsert_items(quiet, &items(2), 100).await.unwrap();
+    let provider = Provider::default();
+    let server = provider.start().await;
+    let job = Arc::new(
+        EmbeddingJob::new(
+            store.clone(),
+            openai(&server, 4, Duration::from_secs(10)),
+            "w1",
+            60,
+        )
+        .with_user_daily_budget(3),
+    );
+    drain_enrichment(Arc::clone(&job), 1).await.unwrap();
+    let sent: usize = provider.requests().iter().map(|r| r.inputs.len()).sum();
+    assert_eq!(sent, 5, "Ann's 3 and Bob's 2");
+    assert_eq!(stored(&store, "openai:test-model").await, 5);
+    assert_eq!(
+        store.embedding_queue_len().await.unwrap(),
+        3,
+        "Ann's others wait"
+    );
+    let day = chrono::Utc::now().timestamp().div_euclid(86_400);
+    let spent = |user| {
+        let store = store.clone();
+        async move {
+            store
+                .user_requests_on(day, user, tidings_store::BudgetKind::Embedding)
+                .await
+                .unwrap()
+        }
+    };
+    assert_eq!((spent(ann).await, spent(bob).await), (3, 2));
+});

@@ -553,3 +553,41 @@ on_both_engines!(short_items_are_skipped_before_any_request, |db| {
         assert!(summary.source_chars.unwrap() > 900, "{summary:?}");
     }
 });
+
+on_both_engines!(one_user_cannot_spend_the_installations_daily_budget, |db| {
+    // Ann and Bob follow the same feed; the installation may make 4 requests a day, each
+    // user 2. Ann presses "Summarize" on everything: her third request waits for tomorrow
+    // and costs the installation nothing, and Bob still gets his two.
+    let store = db.migrated().await;
+    let feeds = feed_server(5).await;
+    let (server, model) = model_server().await;
+    let mut config = remote(ProviderKind::OpenAi, &server, Duration::from_secs(5));
+    config.daily_budget = 4;
+    config.user_daily_budget = 2;
+    let (fetcher, ann, ids) = setup(&store, &feeds, config).await;
+    let bob = user(&store, "bob").await;
+    follow(&store, bob, &feeds.url("/feed.xml")).await;
+    let summarizer = fetcher.summarizer();
+    done(summarizer.request_by(ids[0], ann).await.unwrap());
+    done(summarizer.request_by(ids[1], ann).await.unwrap());
+    match summarizer.request_by(ids[2], ann).await.unwrap() {
+        Requested::Queued(Some(why)) => assert!(why.contains("per user"), "{why}"),
+        other => panic!("expected Ann's third request to wait, got {other:?}"),
+    }
+    assert_eq!(model.requests().len(), 2, "no request past Ann's budget");
+    let day = chrono::Utc::now().timestamp().div_euclid(86_400);
+    assert_eq!(store.summary_requests_on(day, "openai").await.unwrap(), 2);
+    done(summarizer.request_by(ids[3], bob).await.unwrap());
+    done(summarizer.request_by(ids[4], bob).await.unwrap());
+    assert_eq!(model.requests().len(), 4);
+    let spent = |user| {
+        let store = store.clone();
+        async move {
+            store
+                .user_requests_on(day, user, tidings_store::BudgetKind::Summary)
+                .await
+                .unwrap()
+        }
+    };
+    assert_eq!((spent(ann).await, spent(bob).await), (2, 2));
+});

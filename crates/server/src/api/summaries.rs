@@ -59,7 +59,7 @@ async fn summarize_item(
     // Only items of the user's own subscriptions.
     state.store.item(auth.user.id, id).await?;
     let summarizer = state.fetcher.summarizer();
-    match summarizer.request(id).await? {
+    match summarizer.request_by(id, auth.user.id).await? {
         Requested::Done(summary) => Ok((
             StatusCode::OK,
             Json(SummarizeResult {

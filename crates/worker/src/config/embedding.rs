@@ -5,6 +5,8 @@ use url::Url;
 
 /// Texts per request to a provider, by default (OpenAI takes up to 2,048 inputs per request).
 pub const DEFAULT_BATCH: usize = 64;
+/// Items a remote provider embeds per UTC day for one user's feeds, by default.
+pub const DEFAULT_USER_DAILY_BUDGET: i64 = 5000;
 
 /// Which embedder makes the vectors.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,6 +34,9 @@ pub struct EmbeddingsConfig {
     pub batch: usize,
     /// Batches at once; 0 turns embedding off in this process.
     pub concurrency: usize,
+    /// Items a remote provider embeds per UTC day for one user's feeds (0: no limit); the
+    /// local embedder costs nothing and counts nothing.
+    pub user_daily_budget: i64,
 }
 
 impl Default for EmbeddingsConfig {
@@ -40,6 +45,7 @@ impl Default for EmbeddingsConfig {
             provider: EmbeddingsProvider::Local,
             batch: DEFAULT_BATCH,
             concurrency: 1,
+            user_daily_budget: DEFAULT_USER_DAILY_BUDGET,
         }
     }
 }

@@ -29,7 +29,7 @@ use std::time::Duration;
 
 use chrono::Utc;
 use tidings_feed::text::html_to_text;
-use tidings_store::{GeneratedSummary, Store, StoreError, SummaryJob as QueuedItem};
+use tidings_store::{BudgetKind, GeneratedSummary, Store, StoreError, SummaryJob as QueuedItem};
 use tokio::sync::{Notify, Semaphore};
 
 pub use breaker::{Breaker, BreakerConfig, BreakerState};
@@ -42,6 +42,9 @@ use crate::enrich::EnrichmentJob;
 pub const DEFAULT_PARALLELISM: usize = 2;
 /// Requests to a remote provider per UTC day, by default, across all processes.
 pub const DEFAULT_DAILY_BUDGET: i64 = 1000;
+/// Requests to a remote provider per UTC day for one user's items, by default: a tenth of the
+/// installation's, so that no one user spends the budget everyone shares.
+pub const DEFAULT_USER_DAILY_BUDGET: i64 = 100;
 /// How long one request to a remote provider may take, by default.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long the reader's "Summarize" waits for a remote provider before answering that the
@@ -110,6 +113,10 @@ pub struct SummaryConfig {
     pub parallelism: usize,
     /// Requests to a remote provider per UTC day across all processes (0: no limit).
     pub daily_budget: i64,
+    /// Requests to a remote provider per UTC day for one user's items (0: no limit): the user
+    /// who pressed "Summarize", or the subscriber who pays for a queued item
+    /// ([`tidings_store::Store::summary_payer`]).
+    pub user_daily_budget: i64,
     /// Retries.
     pub retry: RetryPolicy,
     /// The breaker.
@@ -126,6 +133,7 @@ impl Default for SummaryConfig {
             target_chars: tidings_summary::DEFAULT_TARGET_CHARS,
             parallelism: DEFAULT_PARALLELISM,
             daily_budget: DEFAULT_DAILY_BUDGET,
+            user_daily_budget: DEFAULT_USER_DAILY_BUDGET,
             retry: RetryPolicy::default(),
             breaker: BreakerConfig::default(),
             request_wait: DEFAULT_REQUEST_WAIT,
@@ -251,7 +259,26 @@ impl Summarizer {
     /// The reader's "Summarize": the stored summary if there is one; else the item is queued
     /// and claimed at once, and its attempt runs (on its own task, so that a request that
     /// stops waiting does not stop it) for up to [`SummaryConfig::request_wait`].
+    /// The item's cost counts against the budget of the subscriber who pays for queued items;
+    /// [`Summarizer::request_by`] charges the user who asked.
     pub async fn request(self: &Arc<Self>, item_id: i64) -> Result<Requested, StoreError> {
+        self.request_as(item_id, None).await
+    }
+
+    /// [`Summarizer::request`] by `user_id`, whose daily budget the request counts against.
+    pub async fn request_by(
+        self: &Arc<Self>,
+        item_id: i64,
+        user_id: i64,
+    ) -> Result<Requested, StoreError> {
+        self.request_as(item_id, Some(user_id)).await
+    }
+
+    async fn request_as(
+        self: &Arc<Self>,
+        item_id: i64,
+        payer: Option<i64>,
+    ) -> Result<Requested, StoreError> {
         if let Some(summary) = self.store.generated_summary(item_id).await? {
             return Ok(Requested::Done(summary));
         }
@@ -269,7 +296,7 @@ impl Summarizer {
             });
         };
         let summarizer = Arc::clone(self);
-        let attempt = tokio::spawn(async move { summarizer.attempt(job).await });
+        let attempt = tokio::spawn(async move { summarizer.attempt_for(job, payer).await });
         match tokio::time::timeout(self.config.request_wait, attempt).await {
             Ok(Ok(Attempt::Stored(summary))) => Ok(Requested::Done(summary)),
             Ok(Ok(Attempt::Later(why))) => Ok(Requested::Queued(Some(why))),
@@ -284,7 +311,12 @@ impl Summarizer {
 
     /// One attempt at a claimed item: summarize, store (or put back, or give up).
     pub async fn attempt(&self, job: QueuedItem) -> Attempt {
-        let outcome = self.try_item(&job).await;
+        self.attempt_for(job, None).await
+    }
+
+    /// [`Summarizer::attempt`] charged to `payer` (else to the item's paying subscriber).
+    async fn attempt_for(&self, job: QueuedItem, payer: Option<i64>) -> Attempt {
+        let outcome = self.try_item(&job, payer).await;
         let recorded = self.record(&job, outcome).await;
         match recorded {
             Ok(attempt) => attempt,
@@ -296,7 +328,7 @@ impl Summarizer {
     }
 
     /// The text and the provider's answer for one claimed item.
-    async fn try_item(&self, job: &QueuedItem) -> Outcome {
+    async fn try_item(&self, job: &QueuedItem, payer: Option<i64>) -> Outcome {
         let text = job
             .html
             .as_deref()
@@ -349,18 +381,11 @@ impl Summarizer {
                     );
                 }
             };
-            match self.take_budget().await {
-                Ok(true) => {}
-                Ok(false) => {
+            match self.take_budget(job.item_id, payer).await {
+                Ok(None) => {}
+                Ok(Some(spent)) => {
                     self.breaker.cancel(permit);
-                    return Outcome::Defer(
-                        format!(
-                            "the daily budget of {} requests to the {} provider is spent",
-                            self.config.daily_budget,
-                            self.provider_name()
-                        ),
-                        until_next_day(),
-                    );
+                    return Outcome::Defer(spent, until_next_day());
                 }
                 Err(error) => {
                     self.breaker.cancel(permit);
@@ -390,17 +415,51 @@ impl Summarizer {
         Outcome::Later(error, None)
     }
 
-    /// Counts a request against the day's budget; `true` when it may be made.
-    async fn take_budget(&self) -> Result<bool, StoreError> {
+    /// Counts a request for `item_id` against the paying user's budget for the day (`payer`,
+    /// else the item's paying subscriber), then the installation's; `None` when it may be
+    /// made, else which budget is spent. The user's comes first, so that a user past theirs
+    /// never spends the installation's.
+    async fn take_budget(
+        &self,
+        item_id: i64,
+        payer: Option<i64>,
+    ) -> Result<Option<String>, StoreError> {
+        let day = Utc::now().timestamp().div_euclid(86_400);
+        let per_user = self.config.user_daily_budget;
+        if per_user > 0 {
+            let payer = match payer {
+                Some(user) => Some(user),
+                None => self.store.summary_payer(item_id).await?,
+            };
+            if let Some(user) = payer
+                && !self
+                    .store
+                    .take_user_requests(day, user, BudgetKind::Summary, 1, per_user)
+                    .await?
+            {
+                return Ok(Some(format!(
+                    "the daily budget of {per_user} requests per user to the {} provider is \
+                     spent",
+                    self.provider_name()
+                )));
+            }
+        }
         let budget = if self.config.daily_budget <= 0 {
             i64::MAX
         } else {
             self.config.daily_budget
         };
-        let day = Utc::now().timestamp().div_euclid(86_400);
-        self.store
+        let taken = self
+            .store
             .take_summary_request(day, self.provider_name(), budget)
-            .await
+            .await?;
+        Ok((!taken).then(|| {
+            format!(
+                "the daily budget of {} requests to the {} provider is spent",
+                self.config.daily_budget,
+                self.provider_name()
+            )
+        }))
     }
 
     /// Stores an outcome: the summary, the item back in the queue, or off it.
