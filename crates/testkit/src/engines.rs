@@ -51,7 +51,13 @@ impl TestDb {
             TestDb::Sqlite(dir) => format!("sqlite://{}", dir.path().join("tidings.db").display()),
             TestDb::Postgres { admin_url, schema } => {
                 let separator = if admin_url.contains('?') { '&' } else { '?' };
-                format!("{admin_url}{separator}options=-c%20search_path%3D{schema}")
+                // Commits do not wait for the disk (`synchronous_commit=off`): a test database
+                // need not survive a crash of its server, and the wait for each commit's flush
+                // made the PostgreSQL half of the suite three times slower than SQLite's.
+                format!(
+                    "{admin_url}{separator}options=-c%20search_path%3D{schema}\
+                     %20-c%20synchronous_commit%3Doff"
+                )
             }
         }
     }
