@@ -41,6 +41,10 @@ enum Command {
     /// Import or export a user's subscriptions as OPML.
     #[command(subcommand)]
     Opml(commands::opml::OpmlCommand),
+    /// Import a user's history (subscriptions, folders, stars, read marks, labels) from
+    /// another reader; running it twice changes nothing.
+    #[command(subcommand)]
+    Import(commands::import::ImportCommand),
     /// List the feeds of a page, best first: fetch URL, or read a saved page with
     /// --html FILE --url URL.
     Discover(commands::discover::DiscoverArgs),
@@ -65,6 +69,7 @@ pub fn main() -> ExitCode {
             Command::Reparse(args) => commands::reparse::run(&config, args).await,
             Command::Resume(args) => commands::resume::run(&config, args).await,
             Command::Opml(command) => commands::opml::run(&config, command).await,
+            Command::Import(command) => commands::import::run(&config, command).await,
             Command::Discover(args) => commands::discover::run(&config, args).await,
             Command::Parse(args) => commands::feed::run_parse(&args),
             Command::Sanitize(args) => commands::feed::run_sanitize(&args),

@@ -3,6 +3,22 @@
 
 use crate::{Result, Store, StoreError, in_tx, unix_now, with_db};
 
+/// A snapshot to keep as a bookmark without an item: a starred article imported from another
+/// reader whose feed no longer exists here (F34, F37).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DetachedBookmark {
+    /// The article's link; with the title, what makes the bookmark the same on a second import.
+    pub url: Option<String>,
+    /// Its title.
+    pub title: Option<String>,
+    /// Its content, as the other reader stored it (sanitized by whoever shows it).
+    pub content: Option<String>,
+    /// The name of the feed it came from.
+    pub feed_title: Option<String>,
+    /// Its publication time (Unix seconds).
+    pub published_at: Option<i64>,
+}
+
 /// A bookmark with its snapshot.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Bookmark {
@@ -147,5 +163,53 @@ impl Store {
             return Err(StoreError::NotFound("bookmark"));
         }
         Ok(())
+    }
+
+    /// Keeps a snapshot that belongs to no item as a bookmark, unless the user already has a
+    /// bookmark with the same link and title (so that importing the same history twice adds
+    /// nothing). The flag says whether this call created it.
+    pub async fn create_detached_bookmark(
+        &self,
+        user_id: i64,
+        snapshot: &DetachedBookmark,
+    ) -> Result<(Bookmark, bool)> {
+        let now = unix_now();
+        let (id, created): (i64, bool) = in_tx!(self, |tx| {
+            // IS NOT DISTINCT FROM on both engines ("IS" in SQLite, spelled the standard way):
+            // a snapshot without a link still matches its earlier copy.
+            let existing: Option<i64> = sqlx::query_scalar(
+                "SELECT id FROM bookmarks WHERE user_id = $1
+                 AND url IS NOT DISTINCT FROM $2 AND title IS NOT DISTINCT FROM $3
+                 ORDER BY id LIMIT 1",
+            )
+            .bind(user_id)
+            .bind(&snapshot.url)
+            .bind(&snapshot.title)
+            .fetch_optional(&mut *tx)
+            .await?;
+            match existing {
+                Some(id) => (id, false),
+                None => {
+                    let id: i64 = sqlx::query_scalar(
+                        "INSERT INTO bookmarks
+                            (user_id, item_id, url, title, content, feed_title, published_at,
+                             created_at)
+                         VALUES ($1, NULL, $2, $3, $4, $5, $6, $7)
+                         RETURNING id",
+                    )
+                    .bind(user_id)
+                    .bind(&snapshot.url)
+                    .bind(&snapshot.title)
+                    .bind(&snapshot.content)
+                    .bind(&snapshot.feed_title)
+                    .bind(snapshot.published_at)
+                    .bind(now)
+                    .fetch_one(&mut *tx)
+                    .await?;
+                    (id, true)
+                }
+            }
+        });
+        Ok((self.bookmark(user_id, id).await?, created))
     }
 }

@@ -1121,6 +1121,28 @@ impl Store {
         row.map(item_from_row).ok_or(StoreError::NotFound("item"))
     }
 
+    /// The item of `feed_id` whose guid or link is one of `keys`, as another reader identified
+    /// it (an import matches the other reader's items to ours this way); the guid is tried
+    /// first, then the link. `None` when the feed has no such item.
+    pub async fn find_feed_item(&self, feed_id: i64, keys: &[&str]) -> Result<Option<i64>> {
+        for key in keys.iter().filter(|key| !key.is_empty()) {
+            let found: Option<i64> = with_db!(self, read, |db| {
+                sqlx::query_scalar(
+                    "SELECT id FROM items WHERE feed_id = $1 AND (guid = $2 OR url = $2)
+                     ORDER BY CASE WHEN guid = $2 THEN 0 ELSE 1 END, id LIMIT 1",
+                )
+                .bind(feed_id)
+                .bind(*key)
+                .fetch_optional(db)
+                .await?
+            });
+            if found.is_some() {
+                return Ok(found);
+            }
+        }
+        Ok(None)
+    }
+
     /// Sets a user's read and/or starred state of an item; idempotent. The item must be in
     /// one of the user's subscriptions. Without a state row an item is read when its
     /// subscription's watermark covers it (see `reading`); the row written here overrides that.

@@ -60,7 +60,7 @@ use sqlx::sqlite::{
 };
 
 pub use backup::BackupReport;
-pub use bookmarks::Bookmark;
+pub use bookmarks::{Bookmark, DetachedBookmark};
 pub use embeddings::{
     EMBEDDING_QUEUE_BATCH, EmbeddingJob, ItemVector, MAX_EMBEDDING_ATTEMPTS, StoredCode,
     StoredVector,

@@ -64,6 +64,7 @@ pub mod favicon;
 pub mod fetcher;
 pub mod full_text;
 mod hub;
+pub mod import;
 pub mod metrics;
 pub mod notifications;
 pub mod opml;
@@ -88,6 +89,10 @@ pub use embedding::{EmbeddingJob, EmbeddingsConfig, EmbeddingsProvider, OpenAiEm
 pub use enrich::{EnrichmentJob, drain_enrichment, run_enrichment};
 pub use fetcher::Fetcher;
 pub use full_text::{FoundArticle, FullTextJob, LoadError, PageError};
+pub use import::{
+    GReaderClient, History, HistoryError, HistoryOptions, HistoryReport, KindReport, apply_history,
+    read_history_file,
+};
 pub use metrics::{FetchResult, MetricsSnapshot, WorkerMetrics};
 pub use notifications::{NotificationConfig, NotificationJob, Notifier, TestOutcome};
 pub use opml::{
