@@ -3490,6 +3490,7 @@ on_both_engines!(notifications_in_chromium, |db| {
     phase_edit_ticks_a_feed_and_words_and_keeps_the_address(&b, id, feed).await;
     phase_on_a_phone_the_page_fits(&b, &base, row).await;
     phase_delete_after_a_confirmation(&b, &discord, row).await;
+    phase_a_generic_channels_secret_is_shown_once(&b, &base).await;
     b.quit().await;
 });
 
@@ -3688,6 +3689,59 @@ async fn phase_delete_after_a_confirmation(b: &Browser, discord: &DiscordStandIn
     .await;
     assert_eq!(api_in_page(b, "/webhooks").await["webhooks"], json!([]));
     assert_eq!(discord.received.lock().unwrap().len(), 2);
+}
+
+/// A generic channel's signing secret shows in its row once, right after it is added, saying
+/// it is not shown again; the API never lists it; "New secret", after a confirmation, shows a
+/// new one; the page opened again shows none.
+async fn phase_a_generic_channels_secret_is_shown_once(b: &Browser, base: &str) {
+    b.eval(
+        "(() => { const kind = document.querySelector('#new-channel-kind'); \
+         kind.value = 'generic'; kind.dispatchEvent(new Event('change')); return true; })()",
+    )
+    .await;
+    b.type_into("#new-channel-name", "Receiver").await;
+    b.type_into("#new-channel-url", "https://hooks.example.com/tidings")
+        .await;
+    b.click("form.channel-form button[type=submit]").await;
+    let shown = "document.querySelector('#channels .channel-secret code')?.textContent";
+    b.wait_for(
+        "the new channel's secret",
+        &format!("({shown} || '').startsWith('whsec_')"),
+    )
+    .await;
+    let first = b.eval(shown).await;
+    let notice = text_of(b, "#channels .channel-secret").await;
+    assert!(notice.contains("not shown again"), "{notice}");
+    let listed = api_in_page(b, "/webhooks").await;
+    let channel = &listed["webhooks"][0];
+    assert_eq!(channel["signed"], true, "{listed}");
+    assert!(channel.get("signing_secret").is_none(), "{listed}");
+    let row = channel_row(channel["id"].as_i64().unwrap());
+
+    click_centered(b, &format!("{row} [data-action=secret]")).await;
+    b.click("dialog .button.danger").await;
+    b.wait_for(
+        "a new secret",
+        &format!(
+            "({shown} || '').startsWith('whsec_') && {shown} !== {}",
+            serde_json::to_string(&first).unwrap()
+        ),
+    )
+    .await;
+
+    b.goto(&format!("{base}/notifications")).await;
+    b.wait_for(
+        "the channel listed again",
+        &format!("document.querySelector(\"{row}\") !== null"),
+    )
+    .await;
+    assert_eq!(
+        b.eval("document.querySelector('#channels .channel-secret') === null")
+            .await,
+        json!(true),
+        "the secret is shown once"
+    );
 }
 
 /// The UI files the page has fetched so far, by name (`settings.js`), from the Performance API.

@@ -42,6 +42,7 @@ function rulesText({ feed_ids: feeds, group_ids: groups, keywords }) {
 function stateText(c) {
   return [
     c.enabled ? null : 'off',
+    c.kind === 'generic' && !c.signed ? 'unsigned' : null,
     c.breaker_open_until ? 'paused after ' + c.failures + ' failures in a row, until ' + fullDate(c.breaker_open_until)
       : c.failures ? 'failed ' + c.failures + ' times in a row' : null,
     c.queued ? c.queued + (c.queued === 1 ? ' item waiting' : ' items waiting') : null,
@@ -103,11 +104,24 @@ function channelForm(channel, onSubmit, done, cancel) {
     };
     if (url.value.trim()) body.url = url.value.trim();
     if (channel) await api('PATCH', '/webhooks/' + channel.id, body);
-    else await api('POST', '/webhooks', { kind: kind.value, ...body });
+    else {
+      const { webhook } = await api('POST', '/webhooks', { kind: kind.value, ...body });
+      // A generic channel's signing secret comes in this answer only.
+      if (webhook.signing_secret) shownSecret = { id: webhook.id, secret: webhook.signing_secret };
+    }
     done();
   });
   return form;
 }
+
+/** The signing secret just made for a channel, shown in its row until the page is left: no
+ * later answer carries it. */
+let shownSecret = null;
+
+/** A new signing secret, shown once with how receivers check it. */
+const secretBlock = (secret) => h('div', { class: 'notice channel-secret', role: 'status' },
+  h('p', null, h('strong', null, 'Signing secret: '), h('code', { class: 'secret' }, secret)),
+  h('p', { class: 'hint' }, 'Copy it now: it is not shown again. The receiver checks each message’s X-Tidings-Signature header with it (see Notifications in the documentation).'));
 
 /** What "Send test" did: sent, or the refusal's status and message; `kind` says where to look. */
 function testResult(r, kind) {
@@ -159,6 +173,20 @@ function channelRow(c, onSubmit, redraw) {
       test.disabled = false;
     }
   });
+  // Generic channels are signed; one made before signing, or whose secret was lost, gets a new
+  // secret here (the old one stops at once).
+  const renew = c.kind === 'generic' ? button(c.signed ? 'New secret' : 'Sign messages', 'secret', async () => {
+    if (c.signed && !(await confirmDialog('Make a new signing secret for “' + c.name + '”?',
+      'Messages are signed with the new secret at once; the receiver needs it to accept them.', 'New secret'))) return;
+    try {
+      const { signing_secret: secret } = await api('POST', '/webhooks/' + c.id + '/secret');
+      shownSecret = { id: c.id, secret };
+      redraw();
+    } catch (e) {
+      replace(result, errorBlock(e));
+    }
+  }) : null;
+  const secret = shownSecret?.id === c.id ? secretBlock(shownSecret.secret) : null;
   const edit = button('Edit', 'edit', () => replace(row, channelForm(c, onSubmit, redraw, redraw)));
   const remove = button('Delete', 'delete', async () => {
     if (!(await confirmDialog('Delete the channel “' + c.name + '”?', 'Its waiting items and its delivery log go with it.', 'Delete channel'))) return;
@@ -169,11 +197,12 @@ function channelRow(c, onSubmit, redraw) {
       showError(e, 'The channel was not deleted');
     }
   }, { class: 'button danger' });
-  return replace(row, facts(c), h('span', { class: 'row-buttons' }, test, logButton, edit, remove), result, log);
+  return replace(row, facts(c), h('span', { class: 'row-buttons' }, test, logButton, renew, edit, remove), secret, result, log);
 }
 
 /** The Notifications page's sections, for `section(title, ...content)` and `onSubmit`. */
 export function notificationSections(section, onSubmit) {
+  shownSecret = null;
   const list = h('ul', { class: 'plain-list', id: 'channels' });
   const draw = async () => {
     try {
