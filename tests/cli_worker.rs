@@ -175,7 +175,7 @@ async fn refresh_discover_and_opml_on_the_command_line() {
     export.args(["opml", "export", "--user", "alice"]);
     let output = run(&mut export).await;
     let document = String::from_utf8_lossy(&output.stdout);
-    assert!(document.contains("<opml version=\"2.0\">"), "{document}");
+    assert!(document.contains("<opml version=\"2.0\" "), "{document}");
     assert!(
         document.contains("<outline text=\"News\" title=\"News\">"),
         "{document}"

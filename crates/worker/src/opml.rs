@@ -38,6 +38,77 @@ pub struct OpmlFeed {
     /// The folder it is in: the names of the enclosing outlines joined with
     /// [`GROUP_SEPARATOR`]; `None` at the top level.
     pub group: Option<String>,
+    /// tidings' own settings of the subscription, when the file is a tidings export.
+    pub settings: OpmlSettings,
+}
+
+/// The namespace of tidings' own outline attributes, so that an export read back into
+/// tidings keeps each subscription's settings, and other readers ignore them.
+pub const TIDINGS_OPML_NAMESPACE: &str = "https://tidings.invalid/opml";
+
+/// A subscription's settings as tidings' export carries them (`tidings:` attributes); each is
+/// `None` when the file does not say, and is then left at tidings' default on import.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct OpmlSettings {
+    /// `tidings:interval`: the fetch interval in minutes.
+    pub interval_minutes: Option<i64>,
+    /// `tidings:fullText`: `auto`, `always` or `never`.
+    pub full_text: Option<String>,
+    /// `tidings:summarize`: whether new items are summarized.
+    pub summarize: Option<bool>,
+    /// `tidings:scrape`: for a scraped source (F7), its configuration (JSON); the outline's
+    /// URL is then the page scraped, not a feed.
+    pub scrape_config: Option<String>,
+    /// `tidings:feedTitle="true"`: the outline's title is the feed's own, not one the user
+    /// gave, so the import sets no custom title (which would stop following the feed's).
+    pub feed_title: Option<bool>,
+}
+
+impl OpmlSettings {
+    /// Reads the `tidings:` attributes of an outline.
+    fn read(start: &BytesStart<'_>) -> OpmlSettings {
+        let get = |name: &str| {
+            start
+                .attributes()
+                .with_checks(false)
+                .filter_map(Result::ok)
+                .find(|attr| *attr.key.as_ref() == *format!("tidings:{name}"))
+                .map(|attr| {
+                    tidings_feed::text::decode_entities(&attr.value)
+                        .trim()
+                        .to_owned()
+                })
+        };
+        OpmlSettings {
+            interval_minutes: get("interval").and_then(|v| v.parse().ok()),
+            full_text: get("fullText")
+                .filter(|v| ["auto", "always", "never"].contains(&v.as_str())),
+            summarize: get("summarize").and_then(|v| v.parse().ok()),
+            scrape_config: get("scrape").filter(|v| !v.is_empty()),
+            feed_title: get("feedTitle").and_then(|v| v.parse().ok()),
+        }
+    }
+
+    /// The `tidings:` attributes, each with a leading space.
+    fn attributes(&self) -> String {
+        let mut out = String::new();
+        if let Some(interval) = self.interval_minutes {
+            out.push_str(&format!(" tidings:interval=\"{interval}\""));
+        }
+        if let Some(mode) = &self.full_text {
+            out.push_str(&format!(" tidings:fullText=\"{}\"", xml_attribute(mode)));
+        }
+        if let Some(summarize) = self.summarize {
+            out.push_str(&format!(" tidings:summarize=\"{summarize}\""));
+        }
+        if self.feed_title == Some(true) {
+            out.push_str(" tidings:feedTitle=\"true\"");
+        }
+        if let Some(config) = &self.scrape_config {
+            out.push_str(&format!(" tidings:scrape=\"{}\"", xml_attribute(config)));
+        }
+        out
+    }
 }
 
 /// A parsed OPML document.
@@ -132,6 +203,7 @@ pub fn parse_opml(bytes: &[u8]) -> Result<OpmlDocument, OpmlError> {
                             title: name,
                             html_url: attribute(&start, "htmlUrl"),
                             group,
+                            settings: OpmlSettings::read(&start),
                         });
                         if !is_empty {
                             folders.push(None);
@@ -209,11 +281,13 @@ pub fn build_opml(
         if let Some(html_url) = &feed.html_url {
             line.push_str(&format!(" htmlUrl=\"{}\"", escape(html_url)));
         }
+        line.push_str(&feed.settings.attributes());
         line.push_str("/>\n");
         line
     };
-    let mut out =
-        String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<opml version=\"2.0\">\n");
+    let mut out = format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<opml version=\"2.0\" xmlns:tidings=\"{TIDINGS_OPML_NAMESPACE}\">\n"
+    );
     out.push_str(&format!(
         "  <head>\n    <title>{}</title>\n    <dateCreated>{}</dateCreated>\n  </head>\n  <body>\n",
         escape(title),
@@ -412,6 +486,7 @@ pub async fn import_opml(
     let mut entries = Vec::with_capacity(document.feeds.len());
     // Feeds to check and subscribe: (entry index, URL).
     let mut candidates: Vec<(usize, Url)> = Vec::new();
+    let mut scraped: Vec<(usize, Url)> = Vec::new();
     for (index, feed) in document.feeds.iter().enumerate() {
         let mut entry = ImportEntry {
             url: feed.xml_url.clone(),
@@ -430,6 +505,8 @@ pub async fn import_opml(
             &subscribed,
             &mut seen,
         ) {
+            // A scraped source's page is no feed to check: it is read with its configuration.
+            Ok(url) if feed.settings.scrape_config.is_some() => scraped.push((index, url)),
             Ok(url) => candidates.push((index, url)),
             Err((status, reason)) => {
                 entry.what_to_do = precheck_what_to_do(status, &reason).map(str::to_owned);
@@ -503,6 +580,11 @@ pub async fn import_opml(
             }
         }
         wait_for_first_fetches(first_fetches).await;
+    }
+    for (index, url) in scraped {
+        let feed = &document.feeds[index];
+        let entry = &mut entries[index];
+        import_scraped(fetcher, user_id, feed, &url, options, &mut groups, entry).await?;
     }
     record_report(store, user_id, options, entries).await
 }
@@ -681,40 +763,17 @@ async fn subscribe_one(
     options: &ImportOptions,
     groups: &mut HashMap<String, i64>,
 ) -> Result<Result<(i64, i64), Refusal>, StoreError> {
-    let group_id = match &feed.group {
-        None => None,
-        Some(name) => match groups.get(&name.to_lowercase()) {
-            Some(id) => Some(*id),
-            None => match store.create_group(user_id, name).await {
-                Ok(group) => {
-                    groups.insert(group.name.to_lowercase(), group.id);
-                    Some(group.id)
-                }
-                Err(StoreError::Invalid(reason)) => {
-                    return Ok(Err(Refusal::Other(
-                        ImportStatus::Refused,
-                        format!("the group {name:?} cannot be created: {reason}"),
-                    )));
-                }
-                Err(StoreError::Conflict(_)) => {
-                    // Created meanwhile (another import); look it up again.
-                    let existing = store
-                        .list_groups(user_id)
-                        .await?
-                        .into_iter()
-                        .find(|g| g.name.eq_ignore_ascii_case(name));
-                    existing.map(|g| g.id)
-                }
-                Err(error) => return Err(error),
-            },
-        },
+    let group_id = match resolve_group(store, user_id, feed.group.as_deref(), groups).await? {
+        Ok(group_id) => group_id,
+        Err(refusal) => return Ok(Err(refusal)),
     };
     // The outline's name is what the person called the feed in their old reader; an outline
     // named by its own URL says nothing more.
     let title = feed
         .title
         .clone()
-        .filter(|title| title.trim() != feed.xml_url.trim() && title.trim() != url.as_str());
+        .filter(|title| title.trim() != feed.xml_url.trim() && title.trim() != url.as_str())
+        .filter(|_| feed.settings.feed_title != Some(true));
     let subscribed = store
         .subscribe_within_limit(
             user_id,
@@ -727,6 +786,10 @@ async fn subscribe_one(
             options.max_subscriptions,
         )
         .await;
+    let subscribed = match subscribed {
+        Ok(subscription) => restore_settings(store, user_id, subscription, &feed.settings).await,
+        Err(error) => Err(error),
+    };
     Ok(match subscribed {
         Ok(subscription) => Ok((subscription.id, subscription.feed_id)),
         Err(StoreError::Conflict(_)) => Err(Refusal::Other(
@@ -737,6 +800,149 @@ async fn subscribe_one(
         Err(StoreError::Invalid(reason)) => Err(Refusal::Other(ImportStatus::Refused, reason)),
         Err(error) => return Err(error),
     })
+}
+
+/// The id of the user's group `name` (created when missing); `None` for the default group.
+async fn resolve_group(
+    store: &Store,
+    user_id: i64,
+    name: Option<&str>,
+    groups: &mut HashMap<String, i64>,
+) -> Result<Result<Option<i64>, Refusal>, StoreError> {
+    let Some(name) = name else {
+        return Ok(Ok(None));
+    };
+    if let Some(id) = groups.get(&name.to_lowercase()) {
+        return Ok(Ok(Some(*id)));
+    }
+    match store.create_group(user_id, name).await {
+        Ok(group) => {
+            groups.insert(group.name.to_lowercase(), group.id);
+            Ok(Ok(Some(group.id)))
+        }
+        Err(StoreError::Invalid(reason)) => Ok(Err(Refusal::Other(
+            ImportStatus::Refused,
+            format!("the group {name:?} cannot be created: {reason}"),
+        ))),
+        Err(StoreError::Conflict(_)) => {
+            // Created meanwhile (another import); look it up again.
+            let existing = store
+                .list_groups(user_id)
+                .await?
+                .into_iter()
+                .find(|g| g.name.eq_ignore_ascii_case(name));
+            Ok(Ok(existing.map(|g| g.id)))
+        }
+        Err(error) => Err(error),
+    }
+}
+
+/// Imports one scraped source (F7) of a tidings export: subscribes to its page read with its
+/// configuration, as `tidings` does when one is added by hand (the page is fetched once and
+/// that fetch stored), then restores the subscription's settings.
+async fn import_scraped(
+    fetcher: &Fetcher,
+    user_id: i64,
+    feed: &OpmlFeed,
+    url: &Url,
+    options: &ImportOptions,
+    groups: &mut HashMap<String, i64>,
+    entry: &mut ImportEntry,
+) -> Result<(), StoreError> {
+    let store = fetcher.store();
+    let config_json = feed.settings.scrape_config.as_deref().unwrap_or_default();
+    let config: tidings_scrape::ScrapeConfig = match serde_json::from_str(config_json) {
+        Ok(config) => config,
+        Err(error) => {
+            entry.status = ImportStatus::Refused;
+            entry.reason = Some(format!("its scraper configuration is not usable: {error}"));
+            entry.what_to_do = Some("Add the page again as a scraped source.".into());
+            return Ok(());
+        }
+    };
+    let group_id = match resolve_group(store, user_id, feed.group.as_deref(), groups).await? {
+        Ok(group_id) => group_id,
+        Err(Refusal::Other(status, reason)) => {
+            entry.status = status;
+            entry.reason = Some(reason);
+            return Ok(());
+        }
+        Err(Refusal::LimitReached(limit)) => {
+            entry.reason = Some(over_subscription_limit_reason(limit));
+            return Ok(());
+        }
+    };
+    let request = crate::ScrapedSourceRequest {
+        url: url.to_string(),
+        config,
+        group_id,
+        title: feed
+            .title
+            .clone()
+            .filter(|_| feed.settings.feed_title != Some(true)),
+        interval_minutes: feed.settings.interval_minutes,
+        max_subscriptions: options.max_subscriptions,
+    };
+    match crate::subscribe_scraped(fetcher, user_id, &request).await {
+        Ok(source) => {
+            let subscription =
+                restore_settings(store, user_id, source.subscription, &feed.settings).await?;
+            entry.status = ImportStatus::Added;
+            entry.subscription_id = Some(subscription.id);
+        }
+        Err(crate::ScrapeSourceError::Store(StoreError::Conflict(_))) => {
+            entry.status = ImportStatus::Skipped;
+            entry.reason = Some("already subscribed".into());
+        }
+        Err(crate::ScrapeSourceError::Store(StoreError::LimitReached { limit, .. })) => {
+            entry.reason = Some(over_subscription_limit_reason(limit));
+        }
+        Err(crate::ScrapeSourceError::Store(StoreError::Invalid(reason))) => {
+            entry.reason = Some(reason);
+        }
+        Err(crate::ScrapeSourceError::Store(error)) => return Err(error),
+        Err(error) => {
+            entry.status = ImportStatus::Failed;
+            entry.reason = Some(error.to_string());
+            entry.what_to_do = Some(
+                "Check the page in your browser, and add it again as a scraped source.".into(),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Gives a new subscription the settings a tidings export carried for it; a setting the store
+/// refuses (an interval out of range) is left at its default rather than failing the import.
+async fn restore_settings(
+    store: &Store,
+    user_id: i64,
+    subscription: tidings_store::Subscription,
+    settings: &OpmlSettings,
+) -> Result<tidings_store::Subscription, StoreError> {
+    if *settings == OpmlSettings::default() {
+        return Ok(subscription);
+    }
+    let changes = tidings_store::SubscriptionChanges {
+        interval_minutes: settings.interval_minutes,
+        full_text: settings
+            .full_text
+            .as_deref()
+            .and_then(tidings_store::FullTextMode::parse),
+        summarize: settings.summarize,
+        ..tidings_store::SubscriptionChanges::default()
+    };
+    match store
+        .update_subscription(user_id, subscription.id, &changes)
+        .await
+    {
+        Ok(updated) => Ok(updated),
+        Err(StoreError::Invalid(reason)) => {
+            tracing::info!(%reason, "an imported subscription's settings were not restored");
+            Ok(subscription)
+        }
+        Err(error) => Err(error),
+    }
 }
 
 /// The user's subscriptions as an OPML 2.0 document: the default group's feeds at the top
@@ -753,6 +959,13 @@ pub async fn export_opml(store: &Store, user_id: i64, title: &str) -> Result<Str
         .await?
         .into_iter()
         .map(|subscription| OpmlFeed {
+            settings: OpmlSettings {
+                interval_minutes: Some(subscription.interval_minutes),
+                full_text: Some(subscription.full_text.as_str().to_owned()),
+                summarize: Some(subscription.summarize),
+                scrape_config: subscription.scrape_config.clone(),
+                feed_title: Some(subscription.custom_title.is_none()),
+            },
             title: subscription
                 .custom_title
                 .or(subscription.feed_title)
@@ -821,9 +1034,9 @@ mod tests {
     fn built_documents_read_back_the_same() {
         let document = parse_opml(SAMPLE.as_bytes()).unwrap();
         let built = build_opml("Export <1>", &document.feeds, chrono::Utc::now());
-        assert!(
-            built.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<opml version=\"2.0\">")
-        );
+        assert!(built.starts_with(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<opml version=\"2.0\" xmlns:tidings="
+        ));
         let again = parse_opml(built.as_bytes()).unwrap();
         assert_eq!(again.title.as_deref(), Some("Export <1>"));
         let mut expected = document.feeds.clone();
@@ -839,6 +1052,7 @@ mod tests {
             title: Some("NUL\u{0} bell\u{7} esc\u{1b} \u{ffff}<tab>\there\nnext".into()),
             html_url: None,
             group: Some("Group\u{0}\u{1f}\"'".into()),
+            settings: OpmlSettings::default(),
         }];
         let built = build_opml("Title\u{0}", &feeds, chrono::Utc::now());
         // XML 1.0's Char production, with the layout's own line breaks allowed.

@@ -565,3 +565,109 @@ on_both_engines!(opml_import_keeps_feeds_whose_failure_may_pass, |db| {
     assert_eq!(store.count_items(ok).await.unwrap(), 2);
     assert_eq!(store.list_subscriptions(alice).await.unwrap().len(), 4);
 });
+
+on_both_engines!(an_export_imported_again_keeps_every_setting, |db| {
+    let store = db.migrated().await;
+    let (alice, bob) = (user(&store, "alice").await, user(&store, "bob").await);
+    let site = import_site().await;
+    let document = format!(
+        "<opml version=\"2.0\"><body><outline text=\"Tech\">\
+         <outline text=\"A\" xmlUrl=\"{}\"/></outline>\
+         <outline text=\"B\" xmlUrl=\"{}\"/></body></opml>",
+        site.url("/feeds/a"),
+        site.url("/feeds/b")
+    );
+    let fetcher = fetcher(&store);
+    let options = ImportOptions::default();
+    let first = import_opml(&fetcher, alice, document.as_bytes(), &options).await;
+    assert_eq!(first.unwrap().added, 2);
+    let a = store.list_subscriptions(alice).await.unwrap();
+    let changes = tidings_store::SubscriptionChanges {
+        title: Some(Some("Mine".into())),
+        interval_minutes: Some(180),
+        full_text: Some(tidings_store::FullTextMode::Always),
+        summarize: Some(true),
+        ..Default::default()
+    };
+    store
+        .update_subscription(alice, a[0].id, &changes)
+        .await
+        .unwrap();
+    // The other keeps the feed's own title: no custom title on either side.
+    let own_title = tidings_store::SubscriptionChanges {
+        title: Some(None),
+        ..Default::default()
+    };
+    store
+        .update_subscription(alice, a[1].id, &own_title)
+        .await
+        .unwrap();
+    // A scraped source (F7) travels with its configuration.
+    let blog = TestServer::start(Router::new().route(
+        "/blog",
+        get(|| async {
+            axum::response::Html(
+                "<html><head><title>Blog</title></head><body><article class=\"post\">\
+                 <h2><a href=\"/one\">One</a></h2><p>First &amp; only.</p></article></body></html>",
+            )
+        }),
+    ))
+    .await;
+    tidings_worker::subscribe_scraped(
+        &fetcher,
+        alice,
+        &tidings_worker::ScrapedSourceRequest {
+            url: blog.url("/blog"),
+            config: tidings_scrape::ScrapeConfig {
+                kind: tidings_scrape::ScrapeKind::Html,
+                item_selector: Some("article.post".into()),
+                ..Default::default()
+            },
+            title: Some("Scraped".into()),
+            interval_minutes: Some(360),
+            ..Default::default()
+        },
+    )
+    .await
+    .expect("subscribes");
+    let exported = export_opml(&store, alice, "Alice").await.unwrap();
+    assert!(exported.contains("xmlns:tidings="), "{exported}");
+    assert!(exported.contains("tidings:scrape="), "{exported}");
+    let again = import_opml(&fetcher, bob, exported.as_bytes(), &options).await;
+    let again = again.unwrap();
+    assert_eq!(again.added, 3, "{again:#?}");
+    let settings = |subscriptions: Vec<tidings_store::Subscription>,
+                    groups: Vec<tidings_store::Group>| {
+        let mut out: Vec<_> = subscriptions
+            .into_iter()
+            .map(|s| {
+                let group = groups.iter().find(|g| g.id == s.group_id).unwrap();
+                (
+                    s.feed_url,
+                    s.custom_title,
+                    (!group.is_default).then(|| group.name.clone()),
+                    s.interval_minutes,
+                    s.full_text,
+                    s.summarize,
+                    s.scrape_config,
+                )
+            })
+            .collect();
+        out.sort_by(|x, y| x.0.cmp(&y.0));
+        out
+    };
+    let before = settings(
+        store.list_subscriptions(alice).await.unwrap(),
+        store.list_groups(alice).await.unwrap(),
+    );
+    let after = settings(
+        store.list_subscriptions(bob).await.unwrap(),
+        store.list_groups(bob).await.unwrap(),
+    );
+    assert!(before.iter().any(|s| s.3 == 180 && s.5), "{before:?}");
+    assert!(
+        before.iter().any(|s| s.3 == 360 && s.6.is_some()),
+        "{before:?}"
+    );
+    assert_eq!(after, before);
+});
