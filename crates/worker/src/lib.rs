@@ -97,7 +97,8 @@ pub use metrics::{FetchResult, MetricsSnapshot, WorkerMetrics};
 pub use notifications::{NotificationConfig, NotificationJob, Notifier, TestOutcome};
 pub use opml::{
     ImportEntry, ImportError, ImportOptions, ImportReport, ImportStatus, OpmlDocument, OpmlError,
-    OpmlFeed, build_opml, export_opml, import_opml, parse_opml,
+    OpmlFeed, OpmlSettings, TIDINGS_OPML_NAMESPACE, build_opml, export_opml, import_opml,
+    parse_opml,
 };
 pub use popularity::{
     CountError, CountSource, HatenaBookmarks, PopularityConfig, PopularityJob, PopularitySource,

@@ -275,6 +275,8 @@ async fn import_subscriptions(
                 title: feed.title.clone(),
                 html_url: feed.site_url.clone(),
                 group: feed.folder.clone(),
+                // Another reader's history carries none of tidings' own settings.
+                settings: crate::opml::OpmlSettings::default(),
             });
         }
     }
