@@ -921,16 +921,41 @@ fn error_chain(error: &reqwest::Error) -> String {
         }
         current = err.source();
     }
-    if parts.is_empty() {
+    let text = if parts.is_empty() {
         error.to_string()
     } else {
         parts.join(": ")
+    };
+    // reqwest's own message names the request's URL ("error sending request for url (…)"),
+    // which may carry a feed's token: messages are logged and shown, so it is redacted.
+    match error.url() {
+        Some(url) => text.replace(url.as_str(), &crate::redact::redact_url(url.as_str())),
+        None => text,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn an_error_message_never_carries_the_urls_secrets() {
+        // Connection refused, on a URL with a password and a token in it.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let client = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .unwrap();
+        let url = "http://ann:hunter2@127.0.0.1:9/feed?token=s3cret";
+        let error = client
+            .get(url)
+            .send()
+            .await
+            .expect_err("nothing listens on port 9");
+        let message = error_chain(&error);
+        assert!(!message.contains("s3cret"), "{message}");
+        assert!(!message.contains("hunter2"), "{message}");
+    }
 
     #[test]
     fn content_type_is_split_into_media_type_and_charset() {
