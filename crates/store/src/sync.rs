@@ -134,6 +134,10 @@ enum Bind {
 struct Conditions {
     sql: Vec<String>,
     binds: Vec<Bind>,
+    /// Whether a condition reads the subscription (`s`): its group, or its read watermark.
+    uses_subscription: bool,
+    /// Whether a condition reads the user's state row (`st`): read or starred.
+    uses_state: bool,
 }
 
 impl Conditions {
@@ -146,6 +150,8 @@ impl Conditions {
         let mut c = Conditions {
             sql: Vec::new(),
             binds: vec![Bind::Int(user_id)],
+            uses_subscription: query.group_id.is_some() || query.read.is_some(),
+            uses_state: query.read.is_some() || query.starred.is_some(),
         };
         if let Some(feed_id) = query.feed_id {
             let p = c.bind(Bind::Int(feed_id));
@@ -255,12 +261,43 @@ const FROM_ARRIVAL: &str = "FROM user_items u
      JOIN feeds f ON f.id = i.feed_id
      LEFT JOIN item_states st ON st.user_id = $1 AND st.item_id = i.id";
 
-/// The `FROM` and the condition that select the user's items in the query's id space.
+/// The `FROM` and the condition that select the user's items in the query's id space, with
+/// every table a whole item's columns read.
 fn from_sync(query: &SyncQuery) -> (&'static str, &'static str) {
     match query.ids_are {
         SyncIds::Items => (FROM_ITEMS, "TRUE"),
         SyncIds::Arrival => (FROM_ARRIVAL, "u.user_id = $1"),
     }
+}
+
+/// The `FROM` and the user's condition of a query that reads only ids, times and what its
+/// conditions `c` name: in arrival order, the user's arrival rows and their items alone
+/// unless a condition reads the subscription or the state row. Those rows exist exactly for
+/// the items of the user's subscriptions (triggers keep them so), so the joins that only
+/// confirmed it cost three index lookups an item for nothing (3,000 for a page of ids).
+fn from_sync_narrow(query: &SyncQuery, c: &Conditions) -> (String, &'static str) {
+    if query.ids_are == SyncIds::Items {
+        let state = if c.uses_state {
+            "\n     LEFT JOIN item_states st ON st.user_id = $1 AND st.item_id = i.id"
+        } else {
+            ""
+        };
+        return (
+            format!(
+                "FROM items i
+     JOIN subscriptions s ON s.feed_id = i.feed_id AND s.user_id = $1{state}"
+            ),
+            "TRUE",
+        );
+    }
+    let mut from = String::from("FROM user_items u\n     JOIN items i ON i.id = u.item_id");
+    if c.uses_subscription {
+        from.push_str("\n     JOIN subscriptions s ON s.feed_id = i.feed_id AND s.user_id = $1");
+    }
+    if c.uses_state {
+        from.push_str("\n     LEFT JOIN item_states st ON st.user_id = $1 AND st.item_id = i.id");
+    }
+    (from, "u.user_id = $1")
 }
 
 /// The column of an item's id in the query's id space.
@@ -380,7 +417,7 @@ impl Store {
         let mut c = Conditions::build(user_id, query)?;
         let limit = c.bind(Bind::Int(query.limit.clamp(0, MAX_SYNC_ITEM_IDS)));
         let offset = c.bind(Bind::Int(query.offset.max(0)));
-        let (from, user) = from_sync(query);
+        let (from, user) = from_sync_narrow(query, &c);
         let sql = format!(
             "SELECT {}, i.published_at, {}, i.id {from}
              WHERE {user} AND {} ORDER BY {} LIMIT {limit} OFFSET {offset}",
@@ -464,7 +501,7 @@ impl Store {
     /// How many of the user's items match `query` (its order, offset and limit aside).
     pub async fn count_sync_items(&self, user_id: i64, query: &SyncQuery) -> Result<i64> {
         let c = Conditions::build(user_id, query)?;
-        let (from, user) = from_sync(query);
+        let (from, user) = from_sync_narrow(query, &c);
         let sql = format!(
             "SELECT COUNT(*) {from} WHERE {user} AND {}",
             c.where_clause()

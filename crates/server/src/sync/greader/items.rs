@@ -14,7 +14,7 @@ use super::ids::{
     READ, READING_LIST, STARRED, feed_stream_id, item_ids, label_name, label_stream_id,
     long_item_id, to_micros,
 };
-use super::protocol::{GReaderError, Request, Result, ok};
+use super::protocol::{GReaderError, Request, Result, json_response, ok};
 use super::streams::{Catalog, Stream, include, named_streams, page_of, stream_query};
 use crate::base::state::AppState;
 use crate::sync::shared::{enclosure_url_for_apps, html_for_apps, title_for_apps};
@@ -127,7 +127,8 @@ fn stream_json(request: &Request<'_>, stream_id: &str, title: &str, items: Vec<V
 /// `stream/items/ids`: `itemRefs` with decimal ids, and a `continuation` when there is more.
 pub(super) async fn stream_item_ids(request: &Request<'_>) -> Result<Response> {
     let (state, user_id) = (request.state, request.user_id());
-    let catalog = Catalog::load_for(state, user_id, &named_streams(request.params, None)).await?;
+    let catalog =
+        Catalog::load_to_name(state, user_id, &named_streams(request.params, None)).await?;
     let (_, mut query) = stream_query(&catalog, request.params, None, MAX_SYNC_ITEM_IDS - 1)?;
     let (rows, next) = page_of(
         &mut query,
@@ -135,21 +136,54 @@ pub(super) async fn stream_item_ids(request: &Request<'_>) -> Result<Response> {
         |r| (r.published_at, r.id),
     )
     .await?;
-    let refs: Vec<Value> = rows
-        .iter()
-        .map(|r| {
-            json!({
-                "id": r.id.to_string(),
-                "directStreamIds": [],
-                "timestampUsec": r.arrived_us.to_string(),
+    let answer = ItemRefs {
+        continuation: next,
+        item_refs: rows
+            .iter()
+            .map(|r| ItemRef {
+                direct_stream_ids: [],
+                id: Decimal(r.id),
+                timestamp_usec: Decimal(r.arrived_us),
             })
-        })
-        .collect();
-    let mut answer = json!({"itemRefs": refs});
-    if let Some(next) = next {
-        answer["continuation"] = json!(next);
+            .collect(),
+    };
+    // About 70 bytes a reference: written once into a buffer of that size.
+    Ok(json_response(&answer, 64 + 72 * answer.item_refs.len()))
+}
+
+/// The answer of `stream/items/ids`, serialized as it is declared, without building a JSON
+/// tree first: a page of 1,000 references as `serde_json::Value` maps took a few thousand
+/// allocations. Fields in the alphabetical order the maps wrote them in, so that the bytes
+/// are the same.
+#[derive(serde::Serialize)]
+struct ItemRefs {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    continuation: Option<String>,
+    #[serde(rename = "itemRefs")]
+    item_refs: Vec<ItemRef>,
+}
+
+/// One reference of `stream/items/ids`.
+#[derive(serde::Serialize)]
+struct ItemRef {
+    #[serde(rename = "directStreamIds")]
+    direct_stream_ids: [i64; 0],
+    id: Decimal,
+    #[serde(rename = "timestampUsec")]
+    timestamp_usec: Decimal,
+}
+
+/// A number written as a JSON string of its decimal digits (the protocol's ids and times),
+/// without a `String` of its own.
+struct Decimal(i64);
+
+impl serde::Serialize for Decimal {
+    fn serialize<S: serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
+        serializer.collect_str(&self.0)
     }
-    Ok(axum::Json(answer).into_response())
 }
 
 /// `stream/contents[/<stream id>]`: the stream in the path or `s`, the reading list when

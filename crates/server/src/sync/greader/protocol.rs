@@ -184,6 +184,23 @@ pub(super) fn ok() -> Response {
     text("OK")
 }
 
+/// A JSON answer serialized straight from `value` into a buffer of `capacity` bytes (grown
+/// if needed), as `axum::Json` answers it but without its small first buffer's regrowth.
+pub(super) fn json_response(value: &impl serde::Serialize, capacity: usize) -> Response {
+    let mut body = Vec::with_capacity(capacity);
+    match serde_json::to_writer(&mut body, value) {
+        Ok(()) => ([(header::CONTENT_TYPE, "application/json")], body).into_response(),
+        Err(error) => {
+            tracing::error!(%error, "Google Reader API: an answer could not be serialized");
+            GReaderError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "The server failed; try again later.",
+            )
+            .into_response()
+        }
+    }
+}
+
 /// A JSON answer with an `ETag` (a digest of the body), or `304 Not Modified` when the request's
 /// `If-None-Match` names it: NetNewsWire sends the ETag of its last `subscription/list` and
 /// `tag/list` back and skips that part of its sync on a 304 (ReaderAPICaller.swift,

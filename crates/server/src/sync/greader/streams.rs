@@ -69,6 +69,34 @@ impl Catalog {
         })
     }
 
+    /// Only what reading the stream ids `streams` takes: the groups when one names a label
+    /// (a group's or an item label), the subscriptions when one names a feed. Listing the
+    /// reading list's ids then reads neither.
+    pub(super) async fn load_to_name(
+        state: &AppState,
+        user_id: i64,
+        streams: &[&str],
+    ) -> Result<Catalog> {
+        let names_a_label = streams.iter().any(|s| {
+            s.trim()
+                .strip_prefix("user/")
+                .and_then(|rest| rest.split_once('/'))
+                .is_some_and(|(_, rest)| rest.starts_with("label/"))
+        });
+        let mut catalog = if names_a_label {
+            Catalog::load_for(state, user_id, streams).await?
+        } else {
+            Catalog {
+                groups: Vec::new(),
+                subscriptions: Vec::new(),
+            }
+        };
+        if !names_a_label && streams.iter().any(|s| s.trim().starts_with(FEED_PREFIX)) {
+            catalog.subscriptions = state.store.list_subscriptions(user_id).await?;
+        }
+        Ok(catalog)
+    }
+
     pub(super) fn group_name(&self, group_id: i64) -> &str {
         self.groups
             .iter()
