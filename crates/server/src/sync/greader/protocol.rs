@@ -206,11 +206,12 @@ pub(super) fn json_response(value: &impl serde::Serialize, capacity: usize) -> R
 /// `tag/list` back and skips that part of its sync on a 304 (ReaderAPICaller.swift,
 /// HTTPConditionalGetInfo.swift). The ETag is weak since compression may change the bytes.
 pub(super) fn conditional_json(headers: &HeaderMap, value: &Value) -> Response {
-    let body = value.to_string();
-    let etag = format!(
-        "W/\"{}\"",
-        &hex::encode(Sha256::digest(body.as_bytes()))[..32]
-    );
+    conditional_json_body(headers, value.to_string().into_bytes())
+}
+
+/// [`conditional_json`] of a body already serialized.
+pub(super) fn conditional_json_body(headers: &HeaderMap, body: Vec<u8>) -> Response {
+    let etag = format!("W/\"{}\"", &hex::encode(Sha256::digest(&body))[..32]);
     let matches = headers
         .get_all(header::IF_NONE_MATCH)
         .iter()
