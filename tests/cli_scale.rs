@@ -662,7 +662,8 @@ async fn a_process_started_while_postgres_is_down_waits_for_it() {
         .stderr(Stdio::piped());
     let mut worker = spawn(&mut command);
     let log = collect_stderr(&mut worker);
-    let shown = url.clone();
+    // Logged as every URL is, with its user name and password hidden.
+    let shown = tidings_fetch::redact_url(&url);
     wait_until(Duration::from_secs(30), "two waiting lines", || {
         let waiting = lines_with(&log, "waiting for the database");
         async move { waiting.len() >= 2 }

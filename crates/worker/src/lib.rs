@@ -96,8 +96,8 @@ pub use import::{
 pub use metrics::{FetchResult, MetricsSnapshot, WorkerMetrics};
 pub use notifications::{NotificationConfig, NotificationJob, Notifier, TestOutcome};
 pub use opml::{
-    ImportEntry, ImportError, ImportOptions, ImportReport, ImportStatus, OpmlDocument, OpmlError,
-    OpmlFeed, OpmlSettings, TIDINGS_OPML_NAMESPACE, build_opml, export_opml, import_opml,
+    ImportEntry, ImportError, ImportOptions, ImportReport, ImportStatus, OPML_NAMESPACE,
+    OpmlDocument, OpmlError, OpmlFeed, OpmlSettings, build_opml, export_opml, import_opml,
     parse_opml,
 };
 pub use popularity::{

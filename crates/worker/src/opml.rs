@@ -44,7 +44,7 @@ pub struct OpmlFeed {
 
 /// The namespace of tidings' own outline attributes, so that an export read back into
 /// tidings keeps each subscription's settings, and other readers ignore them.
-pub const TIDINGS_OPML_NAMESPACE: &str = "https://tidings.invalid/opml";
+pub const OPML_NAMESPACE: &str = "https://tidings.invalid/opml";
 
 /// A subscription's settings as tidings' export carries them (`tidings:` attributes); each is
 /// `None` when the file does not say, and is then left at tidings' default on import.
@@ -286,7 +286,7 @@ pub fn build_opml(
         line
     };
     let mut out = format!(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<opml version=\"2.0\" xmlns:tidings=\"{TIDINGS_OPML_NAMESPACE}\">\n"
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<opml version=\"2.0\" xmlns:tidings=\"{OPML_NAMESPACE}\">\n"
     );
     out.push_str(&format!(
         "  <head>\n    <title>{}</title>\n    <dateCreated>{}</dateCreated>\n  </head>\n  <body>\n",
