@@ -47,6 +47,12 @@ async fn postgres_down_is_a_prompt_503_and_recovery_needs_no_restart() {
     let (status, _, body) = call(&browser, Method::GET, &app.url("/counts"), None).await;
     assert_eq!(status, StatusCode::OK, "{body}");
 
+    // Test schemas commit without waiting for the disk, and the stop below is a crash: the
+    // session is flushed first, as a commit that waited would have been.
+    app.store
+        .execute_raw("CHECKPOINT")
+        .await
+        .expect("checkpoint");
     postgres.down().unwrap();
     for path in ["/counts", "/subscriptions", "/me"] {
         let started = Instant::now();
