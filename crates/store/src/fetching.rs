@@ -1068,34 +1068,38 @@ impl Store {
         )
     }
 
-    /// Adds an OPML import to the user's history; returns its id.
+    /// Adds a finished OPML import to the user's history (a done `opml` import job); returns
+    /// its id.
     pub async fn record_opml_import(&self, user_id: i64, record: &OpmlImportRecord) -> Result<i64> {
         Ok(with_db!(self, write, |db| {
             sqlx::query_scalar::<_, i64>(
-                "INSERT INTO opml_imports (user_id, created_at, file_name, outlines, added,
-                                           skipped, failed, report)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
+                "INSERT INTO import_jobs (user_id, kind, status, source, total, checked, added,
+                                          skipped, failed, entries, created_at, updated_at,
+                                          finished_at)
+                 VALUES ($1, 'opml', 'done', $2, $3, $3, $4, $5, $6, $7, $8, $8, $8)
+                 RETURNING id",
             )
             .bind(user_id)
-            .bind(record.created_at)
             .bind(&record.file_name)
             .bind(record.outlines)
             .bind(record.added)
             .bind(record.skipped)
             .bind(record.failed)
             .bind(&record.report)
+            .bind(record.created_at)
             .fetch_one(db)
             .await?
         }))
     }
 
-    /// The user's OPML imports, newest first.
+    /// The user's OPML imports (their `opml` import jobs), newest first.
     pub async fn list_opml_imports(&self, user_id: i64) -> Result<Vec<OpmlImportRecord>> {
         type Row = (i64, i64, Option<String>, i64, i64, i64, i64, String);
         let rows: Vec<Row> = with_db!(self, read, |db| {
             sqlx::query_as(
-                "SELECT id, created_at, file_name, outlines, added, skipped, failed, report
-                 FROM opml_imports WHERE user_id = $1 ORDER BY created_at DESC, id DESC",
+                "SELECT id, created_at, source, total, added, skipped, failed, entries
+                 FROM import_jobs WHERE user_id = $1 AND kind = 'opml'
+                 ORDER BY created_at DESC, id DESC",
             )
             .bind(user_id)
             .fetch_all(db)

@@ -23,6 +23,7 @@ mod feeds;
 mod fetching;
 mod full_text;
 mod identities;
+mod import_jobs;
 mod items;
 mod job_queue;
 mod lease;
@@ -78,6 +79,10 @@ pub use full_text::{
     FullContent, FullTextCandidate, FullTextJob, FullTextMode, FullTextOutcome, feed_text_chars,
 };
 pub use identities::{Identity, NewOidcLogin, OidcLogin};
+pub use import_jobs::{
+    IMPORT_JOB_STALE_SECONDS, ImportJob, ImportJobEnd, ImportJobProgress, ImportJobStatus,
+    MAX_LISTED_IMPORT_JOBS, NewImportJob,
+};
 pub use items::{
     BodyWrite, Enclosure, FetchWrites, FetchWritten, Item, ItemState, NewItem, ShortText,
     UpsertCounts, WebSubDiscovery,

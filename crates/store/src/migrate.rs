@@ -416,6 +416,13 @@ pub const MIGRATIONS: &[Migration] = &[
         postgres: include_str!("../migrations/postgres/0036_user_daily_requests.sql"),
         data: None,
     },
+    Migration {
+        version: 37,
+        name: "import_jobs",
+        sqlite: include_str!("../migrations/sqlite/0037_import_jobs.sql"),
+        postgres: include_str!("../migrations/postgres/0037_import_jobs.sql"),
+        data: None,
+    },
 ];
 
 /// An arbitrary constant naming tidings' migration lock among PostgreSQL advisory locks.

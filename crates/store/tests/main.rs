@@ -8,6 +8,7 @@ mod embeddings;
 mod fetching;
 mod full_text;
 mod identities;
+mod import_jobs;
 mod popularity;
 mod reading;
 mod scraped;
