@@ -563,6 +563,30 @@ impl Store {
         }))
     }
 
+    /// The other addresses of the user's subscribed feeds, as `(feed_id, url)`: those a
+    /// permanent redirect moved them from, and the one that last answered after temporary
+    /// redirects (kept with the raw body). A history import finds by them a feed that the
+    /// other reader still names by its old address, or by where it ended up.
+    pub async fn subscription_other_urls(&self, user_id: i64) -> Result<Vec<(i64, String)>> {
+        Ok(with_db!(self, read, |db| {
+            sqlx::query_as(
+                "SELECT s.feed_id, b.source_url
+                 FROM subscriptions s
+                 JOIN feeds f ON f.id = s.feed_id
+                 JOIN feed_bodies b ON b.feed_id = s.feed_id
+                 WHERE s.user_id = $1 AND b.source_url IS NOT NULL AND b.source_url <> f.url
+                 UNION
+                 SELECT s.feed_id, m.url
+                 FROM subscriptions s JOIN feed_former_urls m ON m.feed_id = s.feed_id
+                 WHERE s.user_id = $1
+                 ORDER BY 1, 2",
+            )
+            .bind(user_id)
+            .fetch_all(db)
+            .await?
+        }))
+    }
+
     /// The feed's stored raw body, if any.
     pub async fn feed_body(&self, feed_id: i64) -> Result<Option<FeedBody>> {
         type Row = (
@@ -848,8 +872,32 @@ impl Store {
                     .bind(feed_id)
                     .fetch_optional(&mut *tx)
                     .await?;
+            if current == new_url {
+                return Ok(FeedMove::Unchanged);
+            }
+            // The old address stays known (and a merged feed's former ones go along), for
+            // what still names the feed by it.
+            let survivor = target.unwrap_or(feed_id);
+            sqlx::query("DELETE FROM feed_former_urls WHERE url = $1")
+                .bind(new_url)
+                .execute(&mut *tx)
+                .await?;
+            sqlx::query("UPDATE feed_former_urls SET feed_id = $1 WHERE feed_id = $2")
+                .bind(survivor)
+                .bind(feed_id)
+                .execute(&mut *tx)
+                .await?;
+            sqlx::query(
+                "INSERT INTO feed_former_urls (url, feed_id, moved_at) VALUES ($1, $2, $3)
+                 ON CONFLICT (url) DO UPDATE SET feed_id = excluded.feed_id,
+                                                 moved_at = excluded.moved_at",
+            )
+            .bind(&current)
+            .bind(survivor)
+            .bind(now)
+            .execute(&mut *tx)
+            .await?;
             match target {
-                _ if current == new_url => FeedMove::Unchanged,
                 None => {
                     sqlx::query("UPDATE feeds SET url = $1, updated_at = $2 WHERE id = $3")
                         .bind(new_url)

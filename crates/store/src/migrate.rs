@@ -423,6 +423,13 @@ pub const MIGRATIONS: &[Migration] = &[
         postgres: include_str!("../migrations/postgres/0037_import_jobs.sql"),
         data: None,
     },
+    Migration {
+        version: 38,
+        name: "feed_former_urls",
+        sqlite: include_str!("../migrations/sqlite/0038_feed_former_urls.sql"),
+        postgres: include_str!("../migrations/postgres/0038_feed_former_urls.sql"),
+        data: None,
+    },
 ];
 
 /// An arbitrary constant naming tidings' migration lock among PostgreSQL advisory locks.

@@ -374,6 +374,20 @@ on_both_engines!(a_moved_feed_is_renamed_when_the_url_is_free, |db| {
         store.feed_fetch_state(feed).await.unwrap().url,
         "https://new.example/feed"
     );
+    // The old address stays known to its subscribers (a history import finds it by it); a
+    // move back makes it the feed's own again.
+    assert_eq!(
+        store.subscription_other_urls(alice).await.unwrap(),
+        vec![(feed, "http://old.example/feed".to_owned())]
+    );
+    store
+        .move_feed(feed, "http://old.example/feed", now)
+        .await
+        .unwrap();
+    assert_eq!(
+        store.subscription_other_urls(alice).await.unwrap(),
+        vec![(feed, "https://new.example/feed".to_owned())]
+    );
     assert!(store.move_feed(feed, " ", now).await.is_err());
     assert!(
         store
@@ -442,6 +456,11 @@ on_both_engines!(a_moved_feed_merges_into_the_feed_that_has_its_url, |db| {
     assert!(
         store.feed_fetch_state(old).await.is_err(),
         "old feed deleted"
+    );
+    // Its address is the remaining feed's former one.
+    assert_eq!(
+        store.subscription_other_urls(alice).await.unwrap(),
+        vec![(new, "http://old.example/feed".to_owned())]
     );
     assert_eq!(store.count_items(new).await.unwrap(), 2);
     let state = store.feed_fetch_state(new).await.unwrap();
