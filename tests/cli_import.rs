@@ -178,7 +178,7 @@ fn set_up_history(api: &str) -> String {
     auth
 }
 
-fn import(dir: &Path, url: &str, args: &[&str]) -> std::process::Output {
+pub(crate) fn import(dir: &Path, url: &str, args: &[&str]) -> std::process::Output {
     let output = tidings(dir, url)
         .arg("import")
         .args(args)
@@ -194,7 +194,7 @@ fn import(dir: &Path, url: &str, args: &[&str]) -> std::process::Output {
 }
 
 /// (link, read, starred) of every item of the user's feeds, sorted.
-async fn states(store: &tidings_store::Store, user: i64) -> Vec<(String, bool, bool)> {
+pub(crate) async fn states(store: &tidings_store::Store, user: i64) -> Vec<(String, bool, bool)> {
     let mut states = Vec::new();
     for subscription in store.list_subscriptions(user).await.unwrap() {
         for id in store.feed_item_ids(subscription.feed_id).await.unwrap() {
@@ -266,7 +266,15 @@ async fn greader_import_from_freshrss_carries_subscriptions_stars_and_read_marks
             subscriptions[0],
             (feeds.url("/alpha.xml"), "News".to_owned())
         );
-        assert_eq!(subscriptions[1].0, feeds.url("/beta.xml"));
+        // Beta is in FreshRSS' default category, "Uncategorized": tidings' default group.
+        assert_eq!(
+            subscriptions[1],
+            (feeds.url("/beta.xml"), "General".to_owned())
+        );
+        assert!(
+            !groups.iter().any(|g| g.name == "Uncategorized"),
+            "{groups:?}"
+        );
         let expected: Vec<(String, bool, bool)> = [
             ("alpha/0", false, true),
             ("alpha/1", false, false),
@@ -307,38 +315,58 @@ async fn greader_import_from_freshrss_carries_subscriptions_stars_and_read_marks
         );
         assert_eq!(store.list_subscriptions(alice).await.unwrap().len(), 2);
 
-        // A Takeout starred.json: one item of alpha (starred already), one of a feed that is
-        // gone, kept as a bookmark, once.
-        let takeout = dir.path().join("starred.json");
-        std::fs::write(
-            &takeout,
-            serde_json::json!({"items": [
-                {"title": "alpha item 1", "alternate": [{"href": "http://127.0.0.1/alpha/1"}],
-                 "origin": {"streamId": format!("feed/{}", feeds.url("/alpha.xml"))}},
-                {"title": "Old post", "published": 1_500_000_000,
-                 "alternate": [{"href": "https://gone.example/old"}],
-                 "content": {"content": "<p>kept</p>"},
-                 "origin": {"streamId": "feed/https://gone.example/feed", "title": "Gone"}}
-            ]})
-            .to_string(),
-        )
-        .unwrap();
-        let file_args = ["file", takeout.to_str().unwrap(), "--user", "alice"];
-        for round in 0..2 {
-            let output = import(dir.path(), &url, &file_args);
-            let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-            assert!(output.status.success(), "{stdout}");
-            let bookmarks = store.list_bookmarks(alice).await.unwrap();
-            assert_eq!(bookmarks.len(), 1, "round {round}");
-            assert_eq!(bookmarks[0].content.as_deref(), Some("<p>kept</p>"));
-            assert_eq!(bookmarks[0].published_at, Some(1_500_000_000));
-        }
-        assert!(states(&store, alice).await.contains(&(
-            "http://127.0.0.1/alpha/1".into(),
-            false,
-            true
-        )));
+        takeout_file(dir.path(), &url, &store, alice, &feeds).await;
         store.close().await;
         drop_postgres(admin).await;
     }
+}
+
+/// A Takeout starred.json: one item of alpha (starred already), one of a feed that is gone,
+/// kept as a bookmark, once; its label is said not to be kept (a bookmark has none), which is
+/// no failure.
+async fn takeout_file(
+    dir: &Path,
+    url: &str,
+    store: &tidings_store::Store,
+    alice: i64,
+    feeds: &TestServer,
+) {
+    let takeout = dir.join("starred.json");
+    std::fs::write(
+        &takeout,
+        serde_json::json!({"items": [
+            {"title": "alpha item 1", "alternate": [{"href": "http://127.0.0.1/alpha/1"}],
+             "origin": {"streamId": format!("feed/{}", feeds.url("/alpha.xml"))}},
+            {"title": "Old post", "published": 1_500_000_000,
+             "alternate": [{"href": "https://gone.example/old"}],
+             "content": {"content": "<p>kept</p>"},
+             "categories": ["user/-/label/keep"],
+             "origin": {"streamId": "feed/https://gone.example/feed", "title": "Gone"}}
+        ]})
+        .to_string(),
+    )
+    .unwrap();
+    let file_args = ["file", takeout.to_str().unwrap(), "--user", "alice"];
+    for round in 0..2 {
+        let output = import(dir, url, &file_args);
+        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+        assert!(output.status.success(), "{stdout}");
+        assert!(
+            stdout.contains("labels: 0 added, 0 already there, 1 not kept"),
+            "{stdout}"
+        );
+        assert!(
+            stdout.contains("not kept (labels): \"keep\" on \"Old post\""),
+            "{stdout}"
+        );
+        let bookmarks = store.list_bookmarks(alice).await.unwrap();
+        assert_eq!(bookmarks.len(), 1, "round {round}");
+        assert_eq!(bookmarks[0].content.as_deref(), Some("<p>kept</p>"));
+        assert_eq!(bookmarks[0].published_at, Some(1_500_000_000));
+    }
+    assert!(
+        states(store, alice)
+            .await
+            .contains(&("http://127.0.0.1/alpha/1".into(), false, true))
+    );
 }

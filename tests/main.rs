@@ -7,6 +7,7 @@
 mod cli_feed;
 mod cli_foundation;
 mod cli_import;
+mod cli_import_miniflux;
 mod cli_logs;
 mod cli_operator;
 mod cli_scale;

@@ -1,5 +1,6 @@
-//! `tidings import greader|file …`: a user's history from another reader (F37) —
-//! subscriptions, folders, starred items, read marks and labels — idempotent, with a dry run.
+//! `tidings import greader|miniflux|file …`: a user's history from another reader (F37) —
+//! subscriptions, folders, starred items, read marks, labels and (from Miniflux) per-feed
+//! settings — idempotent, with a dry run.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -7,7 +8,8 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::{Args, Subcommand};
 use tidings_worker::{
-    Fetcher, GReaderClient, History, HistoryError, HistoryOptions, HistoryReport, WorkerConfig,
+    Fetcher, GReaderClient, History, HistoryError, HistoryOptions, HistoryReport, MinifluxClient,
+    WorkerConfig,
 };
 
 use crate::config::GlobalConfig;
@@ -19,6 +21,9 @@ pub enum ImportCommand {
     /// From a Google Reader API server (FreshRSS, Miniflux, Inoreader-compatible, another
     /// tidings): URL is the API's root, such as https://rss.example/api/greader.php.
     Greader(GReaderArgs),
+    /// From a Miniflux server, with its per-feed settings where tidings has them: URL is its
+    /// address (such as https://miniflux.example), the key one of its API keys.
+    Miniflux(MinifluxArgs),
     /// From a file: OPML, or a Google Reader Takeout / FreshRSS / Inoreader starred-items
     /// JSON (told apart by content).
     File(FileArgs),
@@ -55,6 +60,18 @@ pub struct GReaderArgs {
     pub common: CommonArgs,
 }
 
+/// Arguments of `tidings import miniflux`.
+#[derive(Debug, Args)]
+pub struct MinifluxArgs {
+    /// The Miniflux server's address.
+    pub url: String,
+    /// An API key of the account on that server (Miniflux: Settings > API Keys).
+    #[arg(long, env = "TIDINGS_IMPORT_API_KEY", hide_env_values = true)]
+    pub api_key: String,
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
 /// Arguments of `tidings import file`.
 #[derive(Debug, Args)]
 pub struct FileArgs {
@@ -68,14 +85,15 @@ pub struct FileArgs {
 pub async fn run(config: &GlobalConfig, command: ImportCommand) -> anyhow::Result<ExitCode> {
     match command {
         ImportCommand::Greader(args) => {
-            let history = match read_greader(&args).await {
-                Ok(history) => history,
-                Err(error) => {
-                    eprintln!("tidings: {error}");
-                    return Ok(ExitCode::FAILURE);
-                }
+            let history = read_greader(&args).await;
+            apply_read(config, &args.common, history, &args.url).await
+        }
+        ImportCommand::Miniflux(args) => {
+            let history = match MinifluxClient::new(&args.url, &args.api_key) {
+                Ok(client) => client.history().await,
+                Err(error) => Err(error),
             };
-            apply(config, &args.common, &history, &args.url).await
+            apply_read(config, &args.common, history, &args.url).await
         }
         ImportCommand::File(args) => {
             let bytes = std::fs::read(&args.path)
@@ -101,6 +119,22 @@ async fn read_greader(args: &GReaderArgs) -> Result<History, HistoryError> {
         .await
 }
 
+/// Imports a history read from a server, or says why it could not be read.
+async fn apply_read(
+    config: &GlobalConfig,
+    args: &CommonArgs,
+    history: Result<History, HistoryError>,
+    source: &str,
+) -> anyhow::Result<ExitCode> {
+    match history {
+        Ok(history) => apply(config, args, &history, source).await,
+        Err(error) => {
+            eprintln!("tidings: {error}");
+            Ok(ExitCode::FAILURE)
+        }
+    }
+}
+
 /// Imports `history` for the user and prints the report.
 async fn apply(
     config: &GlobalConfig,
@@ -109,20 +143,8 @@ async fn apply(
     source: &str,
 ) -> anyhow::Result<ExitCode> {
     let settings = args.fetch.check()?;
-    let max_subscriptions: i64 = crate::config::check_number(
-        &args.max_subscriptions,
-        1..=100_000,
-        "TIDINGS_MAX_SUBSCRIPTIONS",
-        "--max-subscriptions",
-    )?;
-    let store = super::open_existing_store(config).await?;
-    let Some(user_id) = store
-        .user_credentials(&args.user)
-        .await?
-        .map(|(user, _)| user.id)
-    else {
-        eprintln!("tidings: no user named {:?}", args.user);
-        store.close().await;
+    let max_subscriptions = super::max_subscriptions(&args.max_subscriptions)?;
+    let Some((store, user_id)) = super::open_for_user(config, &args.user).await? else {
         return Ok(ExitCode::FAILURE);
     };
     let fetcher = Fetcher::new(store.clone(), settings.client()?, WorkerConfig::default());
@@ -150,7 +172,8 @@ async fn apply(
     }
 }
 
-/// One line per kind, then one per thing not imported.
+/// One line per kind (settings only when the source has some), then one per thing not
+/// imported, then one per thing tidings has no place for.
 fn print_report(report: &HistoryReport) -> anyhow::Result<()> {
     let (added, kept) = if report.dry_run {
         ("would add", "would keep as bookmarks")
@@ -161,6 +184,9 @@ fn print_report(report: &HistoryReport) -> anyhow::Result<()> {
         outln!("dry run: nothing was changed");
     }
     for (name, kind) in report.kinds() {
+        if name == "settings" && kind.is_empty() {
+            continue;
+        }
         let mut line = format!(
             "{name}: {} {added}, {} already there",
             kind.added, kind.unchanged
@@ -171,11 +197,19 @@ fn print_report(report: &HistoryReport) -> anyhow::Result<()> {
         if kind.failed > 0 {
             line.push_str(&format!(", {} not imported", kind.failed));
         }
+        if kind.not_kept > 0 {
+            line.push_str(&format!(", {} not kept", kind.not_kept));
+        }
         outln!("{line}");
     }
     for (name, kind) in report.kinds() {
         for reason in &kind.reasons {
             outln!("not imported ({name}): {reason}");
+        }
+    }
+    for (name, kind) in report.kinds() {
+        for note in &kind.notes {
+            outln!("not kept ({name}): {note}");
         }
     }
     Ok(())

@@ -20,6 +20,35 @@ use tidings_store::{SchemaStatus, Store, StoreError, StoreOptions};
 
 use crate::config::GlobalConfig;
 
+/// The subscription limit of `--max-subscriptions` (`TIDINGS_MAX_SUBSCRIPTIONS`), checked as
+/// `serve` checks it, for the commands that subscribe a user (`opml import`, `import`).
+pub fn max_subscriptions(text: &str) -> anyhow::Result<i64> {
+    Ok(crate::config::check_number(
+        text,
+        1..=100_000,
+        "TIDINGS_MAX_SUBSCRIPTIONS",
+        "--max-subscriptions",
+    )?)
+}
+
+/// Opens the database (see [`open_existing_store`]) for a command that acts for the user
+/// `name`, and answers the store with the user's id; `None` when there is no such user, after
+/// saying so on standard error and closing the store (the command then exits 1).
+pub async fn open_for_user(
+    config: &GlobalConfig,
+    name: &str,
+) -> anyhow::Result<Option<(Store, i64)>> {
+    let store = open_existing_store(config).await?;
+    match store.user_credentials(name).await? {
+        Some((user, _)) => Ok(Some((store, user.id))),
+        None => {
+            eprintln!("tidings: no user named {name:?}");
+            store.close().await;
+            Ok(None)
+        }
+    }
+}
+
 /// Opens a database that must exist already (every command but `serve` and `migrate`) and
 /// applies pending migrations. Run in the wrong folder, a command would otherwise create an
 /// empty `tidings.db` and report that nothing is there.

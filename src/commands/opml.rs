@@ -6,7 +6,6 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
-use tidings_store::Store;
 use tidings_worker::{Fetcher, ImportOptions, ImportStatus, WorkerConfig};
 
 use crate::config::GlobalConfig;
@@ -56,18 +55,9 @@ pub async fn run(config: &GlobalConfig, command: OpmlCommand) -> anyhow::Result<
     }
 }
 
-async fn user_id(store: &Store, name: &str) -> anyhow::Result<Option<i64>> {
-    Ok(store.user_credentials(name).await?.map(|(user, _)| user.id))
-}
-
 async fn import(config: &GlobalConfig, args: ImportArgs) -> anyhow::Result<ExitCode> {
     let settings = args.fetch.check()?;
-    let max_subscriptions: i64 = crate::config::check_number(
-        &args.max_subscriptions,
-        1..=100_000,
-        "TIDINGS_MAX_SUBSCRIPTIONS",
-        "--max-subscriptions",
-    )?;
+    let max_subscriptions = super::max_subscriptions(&args.max_subscriptions)?;
     let bytes = if args.file.as_os_str() == "-" {
         let mut bytes = Vec::new();
         std::io::Read::read_to_end(&mut std::io::stdin(), &mut bytes)
@@ -77,10 +67,7 @@ async fn import(config: &GlobalConfig, args: ImportArgs) -> anyhow::Result<ExitC
         std::fs::read(&args.file)
             .with_context(|| format!("{} could not be read", args.file.display()))?
     };
-    let store = super::open_existing_store(config).await?;
-    let Some(user_id) = user_id(&store, &args.user).await? else {
-        eprintln!("tidings: no user named {:?}", args.user);
-        store.close().await;
+    let Some((store, user_id)) = super::open_for_user(config, &args.user).await? else {
         return Ok(ExitCode::FAILURE);
     };
     let options = ImportOptions {
@@ -141,10 +128,7 @@ async fn import(config: &GlobalConfig, args: ImportArgs) -> anyhow::Result<ExitC
 }
 
 async fn export(config: &GlobalConfig, args: ExportArgs) -> anyhow::Result<ExitCode> {
-    let store = super::open_existing_store(config).await?;
-    let Some(user_id) = user_id(&store, &args.user).await? else {
-        eprintln!("tidings: no user named {:?}", args.user);
-        store.close().await;
+    let Some((store, user_id)) = super::open_for_user(config, &args.user).await? else {
         return Ok(ExitCode::FAILURE);
     };
     let document = tidings_worker::export_opml(

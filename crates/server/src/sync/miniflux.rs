@@ -275,7 +275,8 @@ impl Catalog {
             "parsing_error_count": i64::from(s.last_error.is_some()),
             "scraper_rules": "",
             "rewrite_rules": "",
-            "crawler": false,
+            // Miniflux's crawler fetches every entry's page: full text always.
+            "crawler": s.full_text == tidings_store::FullTextMode::Always,
             "blocklist_rules": "",
             "keeplist_rules": "",
             "urlrewrite_rules": "",

@@ -28,6 +28,9 @@ pub fn read_history_file(bytes: &[u8]) -> Result<History, String> {
                         title: feed.title,
                         folder: feed.group,
                         site_url: feed.html_url,
+                        // A tidings export's own settings come back with its feeds.
+                        settings: feed.settings,
+                        unsupported_settings: Vec::new(),
                     })
                     .collect(),
                 items: Vec::new(),

@@ -3,19 +3,15 @@
 //! starred stream, and the reading list with each item's read state and labels.
 
 use std::collections::HashMap;
-use std::time::Duration;
 
 use serde_json::Value;
 
 use super::HistoryError;
 use super::history::{History, HistoryFeed, greader_item};
+use super::source::{MAX_ITEMS, http_client, json_of, unreachable};
 
 /// Items asked for per page of a stream.
 const PAGE: usize = 1000;
-/// Items read from one stream at most, so that a huge account cannot exhaust memory.
-pub const MAX_ITEMS: usize = 200_000;
-/// How long one request may take.
-const TIMEOUT: Duration = Duration::from_secs(120);
 
 /// A signed-in session with a Google Reader API server.
 #[derive(Debug, Clone)]
@@ -34,16 +30,13 @@ impl GReaderClient {
         password: &str,
     ) -> Result<GReaderClient, HistoryError> {
         let base = base.trim_end_matches('/').to_owned();
-        let client = reqwest::Client::builder()
-            .timeout(TIMEOUT)
-            .build()
-            .map_err(|error| HistoryError::Source(format!("no HTTP client: {error}")))?;
+        let client = http_client()?;
         let response = client
             .post(format!("{base}/accounts/ClientLogin"))
             .form(&[("Email", login), ("Passwd", password)])
             .send()
             .await
-            .map_err(|error| source_error(&base, &error))?;
+            .map_err(|error| unreachable(&base, &error))?;
         let status = response.status();
         let body = response.text().await.unwrap_or_default();
         if !status.is_success() {
@@ -81,17 +74,14 @@ impl GReaderClient {
             .header("Authorization", format!("GoogleLogin auth={}", self.auth))
             .send()
             .await
-            .map_err(|error| source_error(&url, &error))?;
+            .map_err(|error| unreachable(&url, &error))?;
         let status = response.status();
         if !status.is_success() {
             return Err(HistoryError::Source(format!(
                 "{url} answered HTTP {status}"
             )));
         }
-        response
-            .json()
-            .await
-            .map_err(|error| HistoryError::Source(format!("{url} answered no JSON: {error}")))
+        json_of(&url, response).await
     }
 
     /// Reads the account's subscriptions, starred items and reading list.
@@ -193,10 +183,7 @@ fn subscription_feed(subscription: &Value) -> Option<(String, HistoryFeed)> {
             title: text("title"),
             folder,
             site_url: text("htmlUrl"),
+            ..HistoryFeed::default()
         },
     ))
-}
-
-fn source_error(url: &str, error: &reqwest::Error) -> HistoryError {
-    HistoryError::Source(format!("{url} could not be reached: {error}"))
 }

@@ -5,6 +5,8 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
+use crate::opml::OpmlSettings;
+
 /// A subscription of the other reader.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct HistoryFeed {
@@ -16,6 +18,25 @@ pub struct HistoryFeed {
     pub folder: Option<String>,
     /// The site it belongs to.
     pub site_url: Option<String>,
+    /// The settings tidings has an equivalent for (the Miniflux API's crawler is full text
+    /// for every item); given to the subscription when the import adds it.
+    pub settings: OpmlSettings,
+    /// The names of the feed's settings that tidings has no equivalent for (a user agent,
+    /// scraper or rewrite rules, a cookie), reported and not imported. Names only: some of
+    /// their values are secrets.
+    pub unsupported_settings: Vec<String>,
+}
+
+/// The names other readers give the folder a feed is in when the user chose none: FreshRSS'
+/// default category (in English) and Miniflux's (`internal/storage/user.go` creates "All"
+/// with every user). Such a feed goes to tidings' default group, not to a group of that name.
+const DEFAULT_FOLDERS: [&str; 2] = ["Uncategorized", "All"];
+
+/// Whether `name` is another reader's name for "no folder".
+pub(crate) fn is_default_folder(name: &str) -> bool {
+    DEFAULT_FOLDERS
+        .iter()
+        .any(|default| default.eq_ignore_ascii_case(name.trim()))
 }
 
 /// An item of the other reader's history.

@@ -1,7 +1,7 @@
 //! Importing a user's history from another reader (F37): subscriptions with their titles and
 //! folders, starred items, read marks and item labels, from a Google Reader API server
-//! ([`greader`]) or a file ([`file`]: OPML, or a Google Reader Takeout / FreshRSS / Inoreader
-//! starred-items JSON).
+//! ([`greader`]), a Miniflux server ([`miniflux`], with the per-feed settings tidings has) or a
+//! file ([`file`]: OPML, or a Google Reader Takeout / FreshRSS / Inoreader starred-items JSON).
 //!
 //! Every source is read into one [`History`], which [`apply_history`] maps onto tidings:
 //! new subscriptions go through the OPML import (so each new feed gets its first fetch the
@@ -17,17 +17,22 @@
 pub mod file;
 pub mod greader;
 mod history;
+pub mod miniflux;
+mod source;
 
 pub use file::read_history_file;
 pub use greader::GReaderClient;
 pub use history::{History, HistoryFeed, HistoryItem};
+pub use miniflux::MinifluxClient;
+pub use source::MAX_ITEMS;
 
 use std::collections::{HashMap, HashSet};
 
 use tidings_store::{DetachedBookmark, Store, StoreError};
 
 use crate::Fetcher;
-use crate::opml::{ImportOptions, ImportStatus, OpmlFeed, build_opml, import_opml};
+use crate::opml::{ImportOptions, ImportStatus, OpmlFeed, OpmlSettings, build_opml, import_opml};
+use history::is_default_folder;
 
 /// What an import did (or, in a dry run, would do) to one kind of thing.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
@@ -42,12 +47,28 @@ pub struct KindReport {
     pub failed: usize,
     /// One line per thing not imported.
     pub reasons: Vec<String>,
+    /// Not carried over because tidings has no place for it (a label on an item kept as a
+    /// bookmark, a setting tidings does not have), which no second run would change: said in
+    /// `notes`, and not a failure of the import.
+    pub not_kept: usize,
+    /// One line per thing not kept.
+    pub notes: Vec<String>,
 }
 
 impl KindReport {
     fn fail(&mut self, reason: String) {
         self.failed += 1;
         self.reasons.push(reason);
+    }
+
+    fn not_kept(&mut self, note: String) {
+        self.not_kept += 1;
+        self.notes.push(note);
+    }
+
+    /// Whether nothing at all was counted.
+    pub fn is_empty(&self) -> bool {
+        self.added + self.unchanged + self.kept_as_bookmark + self.failed + self.not_kept == 0
     }
 }
 
@@ -66,6 +87,8 @@ pub struct HistoryReport {
     pub read_marks: KindReport,
     /// Item labels.
     pub labels: KindReport,
+    /// Per-feed settings of new subscriptions (the Miniflux API's, a tidings export's).
+    pub settings: KindReport,
 }
 
 impl HistoryReport {
@@ -75,13 +98,14 @@ impl HistoryReport {
     }
 
     /// The kinds with their names, in the order they are printed.
-    pub fn kinds(&self) -> [(&'static str, &KindReport); 5] {
+    pub fn kinds(&self) -> [(&'static str, &KindReport); 6] {
         [
             ("subscriptions", &self.subscriptions),
             ("folders", &self.folders),
             ("starred", &self.starred),
             ("read marks", &self.read_marks),
             ("labels", &self.labels),
+            ("settings", &self.settings),
         ]
     }
 }
@@ -139,6 +163,8 @@ pub async fn apply_history(
         .into_iter()
         .map(|bookmark| (bookmark.url, bookmark.title))
         .collect();
+    // Every folder name the history uses, the default ones too: servers label items with
+    // their feed's folder, which is no label of the user's.
     let folders: HashSet<String> = history
         .feeds
         .iter()
@@ -148,13 +174,17 @@ pub async fn apply_history(
     for item in &history.items {
         if item
             .feed_url
-            .as_ref()
-            .is_some_and(|url| pending.contains(url))
+            .as_deref()
+            .is_some_and(|url| pending.contains(&normalized(url)))
         {
             predict_new_item(item, &labels_of(item, &folders), &mut report);
             continue;
         }
-        let found = match item.feed_url.as_deref().and_then(|url| feeds.get(url)) {
+        let feed_id = item
+            .feed_url
+            .as_deref()
+            .and_then(|url| feeds.get(&normalized(url)));
+        let found = match feed_id {
             Some(&feed_id) => store.find_feed_item(feed_id, &item.keys()).await?,
             None => None,
         };
@@ -167,17 +197,20 @@ pub async fn apply_history(
                 if item.starred {
                     keep_as_bookmark(store, user_id, item, options, &mut bookmarks, &mut report)
                         .await?;
-                }
-                for label in labels {
-                    report.labels.fail(format!(
-                        "{label:?} on {}: tidings does not have the item{}",
-                        item.describe(),
-                        if item.starred {
-                            " (kept as a bookmark, which has no labels)"
-                        } else {
-                            ""
-                        }
-                    ));
+                    // The item is kept, as a bookmark; a bookmark has no labels.
+                    for label in labels {
+                        report.labels.not_kept(format!(
+                            "{label:?} on {}: kept as a bookmark, which has no labels",
+                            item.describe()
+                        ));
+                    }
+                } else {
+                    for label in labels {
+                        report.labels.fail(format!(
+                            "{label:?} on {}: tidings does not have the item",
+                            item.describe()
+                        ));
+                    }
                 }
             }
         }
@@ -186,12 +219,26 @@ pub async fn apply_history(
 }
 
 /// The item's labels that are not the folder names a server also lists on items (FreshRSS
-/// labels every item with its feed's folder).
+/// labels every item with its feed's folder, "Uncategorized" included).
 fn labels_of<'a>(item: &'a HistoryItem, folders: &HashSet<String>) -> Vec<&'a String> {
     item.labels
         .iter()
-        .filter(|label| !folders.contains(&label.to_lowercase()))
+        .filter(|label| !folders.contains(&label.to_lowercase()) && !is_default_folder(label))
         .collect()
+}
+
+/// The folder a history feed goes to: none for another reader's default folder (FreshRSS'
+/// "Uncategorized", Miniflux's "All"), whose feeds go to tidings' default group.
+fn folder_of(feed: &HistoryFeed) -> Option<&str> {
+    feed.folder
+        .as_deref()
+        .filter(|folder| !folder.trim().is_empty() && !is_default_folder(folder))
+}
+
+/// A feed URL as tidings stores it (F10: one spelling per address), to match a history's
+/// feed whatever spelling its reader kept.
+fn normalized(url: &str) -> String {
+    tidings_feed::normalize_feed_url_text(url)
 }
 
 /// In a dry run, what an item of a feed that would be subscribed would get: the feed's items
@@ -223,11 +270,7 @@ async fn import_folders(
         .into_iter()
         .map(|group| group.name.to_lowercase())
         .collect();
-    for folder in history
-        .feeds
-        .iter()
-        .filter_map(|feed| feed.folder.as_deref())
-    {
+    for folder in history.feeds.iter().filter_map(folder_of) {
         if existing.contains(&folder.to_lowercase()) {
             report.unchanged += 1;
             continue;
@@ -248,9 +291,10 @@ async fn import_folders(
     Ok(())
 }
 
-/// Subscribes to the history's feeds the user does not have yet, through the OPML import;
-/// answers the user's feeds by URL (as the history and tidings write them) after it, and, in
-/// a dry run, the URLs that would be subscribed.
+/// Subscribes to the history's feeds the user does not have yet, through the OPML import, with
+/// the settings the history carries for them. Answers the feeds the user has after it, by
+/// [`normalized`] URL (see [`known_feeds`]), and, in a dry run, the URLs that would be
+/// subscribed.
 async fn import_subscriptions(
     fetcher: &Fetcher,
     user_id: i64,
@@ -259,72 +303,95 @@ async fn import_subscriptions(
     report: &mut HistoryReport,
 ) -> Result<(HashMap<String, i64>, HashSet<String>), HistoryError> {
     let store = fetcher.store();
-    let subscribed: HashSet<String> = store
-        .list_subscriptions(user_id)
-        .await?
-        .into_iter()
-        .map(|subscription| subscription.feed_url)
-        .collect();
+    let known = known_feeds(store, user_id).await?;
     let mut new_feeds: Vec<OpmlFeed> = Vec::new();
     for feed in &history.feeds {
-        if subscribed.contains(&feed.url) || new_feeds.iter().any(|new| new.xml_url == feed.url) {
-            report.subscriptions.unchanged += 1;
-        } else {
-            new_feeds.push(OpmlFeed {
-                xml_url: feed.url.clone(),
-                title: feed.title.clone(),
-                html_url: feed.site_url.clone(),
-                group: feed.folder.clone(),
-                // Another reader's history carries none of tidings' own settings.
-                settings: crate::opml::OpmlSettings::default(),
-            });
+        let url = normalized(&feed.url);
+        if !feed.unsupported_settings.is_empty() {
+            report.settings.not_kept(format!(
+                "{}: {} (tidings has no such setting)",
+                feed.url,
+                feed.unsupported_settings.join(", ")
+            ));
         }
+        if known.contains_key(&url) || new_feeds.iter().any(|new| new.xml_url == url) {
+            report.subscriptions.unchanged += 1;
+            if feed.settings != OpmlSettings::default() {
+                // A subscription already there keeps the settings the user gave it here.
+                report.settings.unchanged += 1;
+            }
+            continue;
+        }
+        new_feeds.push(OpmlFeed {
+            xml_url: url,
+            title: feed.title.clone(),
+            html_url: feed.site_url.clone(),
+            group: folder_of(feed).map(str::to_owned),
+            settings: feed.settings.clone(),
+        });
     }
-    let mut feeds: HashMap<String, i64> = HashMap::new();
-    let mut pending = HashSet::new();
+    let with_settings = |feeds: &mut dyn Iterator<Item = &OpmlFeed>| {
+        feeds
+            .filter(|feed| feed.settings != OpmlSettings::default())
+            .count()
+    };
     if options.dry_run {
         report.subscriptions.added += new_feeds.len();
-        pending.extend(new_feeds.iter().map(|feed| feed.xml_url.clone()));
-    } else if !new_feeds.is_empty() {
-        let document = build_opml("import", &new_feeds, chrono::Utc::now());
-        let opml_options = ImportOptions {
-            file_name: options.source_name.clone(),
-            max_subscriptions: options.max_subscriptions,
-            ..ImportOptions::default()
-        };
-        let imported = import_opml(fetcher, user_id, document.as_bytes(), &opml_options)
-            .await
-            .map_err(|error| match error {
-                crate::ImportError::Store(error) => HistoryError::Store(error),
-                other => HistoryError::Source(other.to_string()),
-            })?;
-        let ids: HashMap<i64, i64> = store
-            .list_subscriptions(user_id)
-            .await?
-            .into_iter()
-            .map(|subscription| (subscription.id, subscription.feed_id))
-            .collect();
-        for entry in imported.entries {
-            match (entry.status, entry.subscription_id) {
-                (ImportStatus::Added, Some(id)) => {
-                    report.subscriptions.added += 1;
-                    if let Some(&feed_id) = ids.get(&id) {
-                        feeds.insert(entry.url, feed_id);
-                    }
-                }
-                (ImportStatus::Skipped, _) => report.subscriptions.unchanged += 1,
-                _ => report.subscriptions.fail(format!(
-                    "{}: {}",
-                    entry.url,
-                    entry.reason.as_deref().unwrap_or("not subscribed")
-                )),
+        report.settings.added += with_settings(&mut new_feeds.iter());
+        let pending = new_feeds.into_iter().map(|feed| feed.xml_url).collect();
+        return Ok((known, pending));
+    }
+    if new_feeds.is_empty() {
+        return Ok((known, HashSet::new()));
+    }
+    let document = build_opml("import", &new_feeds, chrono::Utc::now());
+    let opml_options = ImportOptions {
+        file_name: options.source_name.clone(),
+        max_subscriptions: options.max_subscriptions,
+        ..ImportOptions::default()
+    };
+    let imported = import_opml(fetcher, user_id, document.as_bytes(), &opml_options)
+        .await
+        .map_err(|error| match error {
+            crate::ImportError::Store(error) => HistoryError::Store(error),
+            other => HistoryError::Source(other.to_string()),
+        })?;
+    let known = known_feeds(store, user_id).await?;
+    for entry in imported.entries {
+        let feed = new_feeds.iter().find(|feed| feed.xml_url == entry.url);
+        match entry.status {
+            ImportStatus::Added if known.contains_key(&normalized(&entry.url)) => {
+                report.subscriptions.added += 1;
+                report.settings.added += with_settings(&mut feed.into_iter());
             }
+            // Subscribed, then merged into a feed the user already had (its address moved
+            // there permanently): nothing new.
+            ImportStatus::Added | ImportStatus::Skipped => report.subscriptions.unchanged += 1,
+            _ => report.subscriptions.fail(format!(
+                "{}: {}",
+                entry.url,
+                entry.reason.as_deref().unwrap_or("not subscribed")
+            )),
         }
     }
+    Ok((known, HashSet::new()))
+}
+
+/// The user's feeds by [`normalized`] URL: each subscription's feed URL, the ones a permanent
+/// redirect moved it from, and the one that last answered after redirects where the store
+/// kept it.
+async fn known_feeds(store: &Store, user_id: i64) -> Result<HashMap<String, i64>, StoreError> {
+    let mut known: HashMap<String, i64> = store
+        .subscription_other_urls(user_id)
+        .await?
+        .into_iter()
+        .map(|(feed_id, url)| (normalized(&url), feed_id))
+        .collect();
+    // A feed's own URL wins over another feed's last answering one.
     for subscription in store.list_subscriptions(user_id).await? {
-        feeds.insert(subscription.feed_url, subscription.feed_id);
+        known.insert(normalized(&subscription.feed_url), subscription.feed_id);
     }
-    Ok((feeds, pending))
+    Ok(known)
 }
 
 /// Applies one matched item's star, read mark and labels where they differ.
