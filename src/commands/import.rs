@@ -8,8 +8,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::{Args, Subcommand};
 use tidings_worker::{
-    Fetcher, GReaderClient, History, HistoryError, HistoryOptions, HistoryReport, MinifluxClient,
-    WorkerConfig,
+    Fetcher, History, HistoryError, HistoryOptions, HistoryReport, HistorySource, WorkerConfig,
 };
 
 use crate::config::GlobalConfig;
@@ -85,15 +84,19 @@ pub struct FileArgs {
 pub async fn run(config: &GlobalConfig, command: ImportCommand) -> anyhow::Result<ExitCode> {
     match command {
         ImportCommand::Greader(args) => {
-            let history = read_greader(&args).await;
-            apply_read(config, &args.common, history, &args.url).await
+            let source = HistorySource::GReader {
+                url: args.url.clone(),
+                login: args.login,
+                password: args.password,
+            };
+            apply_read(config, &args.common, &source).await
         }
         ImportCommand::Miniflux(args) => {
-            let history = match MinifluxClient::new(&args.url, &args.api_key) {
-                Ok(client) => client.history().await,
-                Err(error) => Err(error),
+            let source = HistorySource::Miniflux {
+                url: args.url.clone(),
+                api_key: args.api_key,
             };
-            apply_read(config, &args.common, history, &args.url).await
+            apply_read(config, &args.common, &source).await
         }
         ImportCommand::File(args) => {
             let bytes = std::fs::read(&args.path)
@@ -111,23 +114,15 @@ pub async fn run(config: &GlobalConfig, command: ImportCommand) -> anyhow::Resul
     }
 }
 
-/// Signs in to the Google Reader API server and reads the history.
-async fn read_greader(args: &GReaderArgs) -> Result<History, HistoryError> {
-    GReaderClient::login(&args.url, &args.login, &args.password)
-        .await?
-        .history()
-        .await
-}
-
-/// Imports a history read from a server, or says why it could not be read.
+/// Reads the history from a server (as the operator, so not through the feeds' address
+/// guard) and imports it, or says why it could not be read.
 async fn apply_read(
     config: &GlobalConfig,
     args: &CommonArgs,
-    history: Result<History, HistoryError>,
-    source: &str,
+    source: &HistorySource,
 ) -> anyhow::Result<ExitCode> {
-    match history {
-        Ok(history) => apply(config, args, &history, source).await,
+    match source.read(None).await {
+        Ok(history) => apply(config, args, &history, source.url()).await,
         Err(error) => {
             eprintln!("tidings: {error}");
             Ok(ExitCode::FAILURE)
@@ -152,6 +147,7 @@ async fn apply(
         dry_run: args.dry_run,
         max_subscriptions: Some(max_subscriptions),
         source_name: Some(source.to_owned()),
+        progress: None,
     };
     let report = tidings_worker::apply_history(&fetcher, user_id, history, &options).await;
     store.close().await;

@@ -403,6 +403,30 @@ impl GuardedClient {
         })
     }
 
+    /// A `reqwest` client builder for talking to an API at a user-given address (another
+    /// reader's, in an import the server runs), under the same guard as feeds: names resolve
+    /// through the guarded resolver, every redirect hop is checked (IP literals never reach
+    /// the resolver), at most `max_redirects` are followed, and the environment's proxies
+    /// are ignored. The caller adds its own time-out and headers; requests should still be
+    /// checked with [`AddressPolicy::check_url`] before they are sent.
+    pub fn guarded_builder(&self) -> reqwest::ClientBuilder {
+        let policy = Arc::clone(&self.inner.policy);
+        let max_redirects = self.inner.config.max_redirects;
+        reqwest::Client::builder()
+            .no_proxy()
+            .referer(false)
+            .dns_resolver(self.inner.resolver.clone())
+            .redirect(reqwest::redirect::Policy::custom(move |attempt| {
+                if attempt.previous().len() > max_redirects {
+                    attempt.error("too many redirects")
+                } else if let Err(refusal) = policy.check_url(attempt.url()) {
+                    attempt.error(refusal)
+                } else {
+                    attempt.follow()
+                }
+            }))
+    }
+
     /// The settings the client was built with.
     pub fn config(&self) -> &ClientConfig {
         &self.inner.config

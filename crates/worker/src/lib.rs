@@ -90,8 +90,8 @@ pub use enrich::{EnrichmentJob, drain_enrichment, run_enrichment};
 pub use fetcher::Fetcher;
 pub use full_text::{FoundArticle, FullTextJob, LoadError, PageError};
 pub use import::{
-    GReaderClient, History, HistoryError, HistoryOptions, HistoryReport, KindReport,
-    MinifluxClient, apply_history, read_history_file,
+    GReaderClient, History, HistoryError, HistoryOptions, HistoryReport, HistorySource, KindReport,
+    MinifluxClient, ProgressSink, apply_history, read_history_file,
 };
 pub use metrics::{FetchResult, MetricsSnapshot, WorkerMetrics};
 pub use notifications::{NotificationConfig, NotificationJob, Notifier, TestOutcome};

@@ -23,14 +23,15 @@ pub struct GReaderClient {
 
 impl GReaderClient {
     /// Signs in at `base` (the API's root, such as `https://rss.example/api/greader.php`) with
-    /// `ClientLogin`.
+    /// `ClientLogin`; through `guard` when given (see [`super::HistorySource::read`]).
     pub async fn login(
         base: &str,
         login: &str,
         password: &str,
+        guard: Option<&tidings_fetch::GuardedClient>,
     ) -> Result<GReaderClient, HistoryError> {
-        let base = base.trim_end_matches('/').to_owned();
-        let client = http_client()?;
+        let base = base.trim().trim_end_matches('/').to_owned();
+        let client = http_client(&base, guard)?;
         let response = client
             .post(format!("{base}/accounts/ClientLogin"))
             .form(&[("Email", login), ("Passwd", password)])

@@ -102,8 +102,13 @@ struct Entry {
 
 impl MinifluxClient {
     /// A client of the Miniflux at `base` (its root, such as `https://miniflux.example`; a
-    /// trailing `/v1` is taken off) with an API key.
-    pub fn new(base: &str, api_key: &str) -> Result<MinifluxClient, HistoryError> {
+    /// trailing `/v1` is taken off) with an API key; through `guard` when given (see
+    /// [`super::HistorySource::read`]).
+    pub fn new(
+        base: &str,
+        api_key: &str,
+        guard: Option<&tidings_fetch::GuardedClient>,
+    ) -> Result<MinifluxClient, HistoryError> {
         let base = base.trim().trim_end_matches('/');
         let base = base.strip_suffix("/v1").unwrap_or(base).to_owned();
         if !(base.starts_with("http://") || base.starts_with("https://")) {
@@ -113,7 +118,7 @@ impl MinifluxClient {
             )));
         }
         Ok(MinifluxClient {
-            client: http_client()?,
+            client: http_client(&base, guard)?,
             base,
             api_key: api_key.trim().to_owned(),
         })

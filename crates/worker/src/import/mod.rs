@@ -18,12 +18,14 @@ pub mod file;
 pub mod greader;
 mod history;
 pub mod miniflux;
+mod remote;
 mod source;
 
 pub use file::read_history_file;
 pub use greader::GReaderClient;
 pub use history::{History, HistoryFeed, HistoryItem};
 pub use miniflux::MinifluxClient;
+pub use remote::HistorySource;
 pub use source::MAX_ITEMS;
 
 use std::collections::{HashMap, HashSet};
@@ -122,6 +124,17 @@ pub enum HistoryError {
     Store(#[from] StoreError),
 }
 
+/// Where [`apply_history`] tells how far it is: `(done, total)`, the history's feeds and items
+/// counted together.
+#[derive(Clone)]
+pub struct ProgressSink(pub std::sync::Arc<dyn Fn(usize, usize) + Send + Sync>);
+
+impl std::fmt::Debug for ProgressSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ProgressSink")
+    }
+}
+
 /// How [`apply_history`] behaves.
 #[derive(Debug, Clone, Default)]
 pub struct HistoryOptions {
@@ -131,6 +144,8 @@ pub struct HistoryOptions {
     pub max_subscriptions: Option<i64>,
     /// Where the history came from, for the OPML import's history record.
     pub source_name: Option<String>,
+    /// Told how far the import is, when given.
+    pub progress: Option<ProgressSink>,
 }
 
 /// Imports `history` for `user_id`: folders, subscriptions (through the OPML import, so each
@@ -155,8 +170,16 @@ pub async fn apply_history(
         &mut report.folders,
     )
     .await?;
+    let total = history.feeds.len() + history.items.len();
+    let tell = |done: usize| {
+        if let Some(ProgressSink(sink)) = &options.progress {
+            sink(done, total);
+        }
+    };
+    tell(0);
     let (feeds, pending) =
         import_subscriptions(fetcher, user_id, history, options, &mut report).await?;
+    tell(history.feeds.len());
     let mut bookmarks: HashSet<(Option<String>, Option<String>)> = store
         .list_bookmarks(user_id)
         .await?
@@ -171,7 +194,8 @@ pub async fn apply_history(
         .filter_map(|feed| feed.folder.as_deref())
         .map(str::to_lowercase)
         .collect();
-    for item in &history.items {
+    for (index, item) in history.items.iter().enumerate() {
+        tell(history.feeds.len() + index);
         if item
             .feed_url
             .as_deref()
@@ -215,6 +239,7 @@ pub async fn apply_history(
             }
         }
     }
+    tell(total);
     Ok(report)
 }
 

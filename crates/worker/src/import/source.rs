@@ -3,6 +3,8 @@
 
 use std::time::Duration;
 
+use tidings_fetch::GuardedClient;
+
 use super::HistoryError;
 
 /// How long one request to the other reader may take (a page of a large account's items can
@@ -12,11 +14,34 @@ const TIMEOUT: Duration = Duration::from_secs(120);
 /// Items read from one reader at most, so that a huge account cannot exhaust memory.
 pub const MAX_ITEMS: usize = 200_000;
 
-/// The HTTP client of an import. It talks to the server the person names (their old reader,
-/// often on their own network), so it is not the feeds' guarded client; the server's import
-/// job checks the address with the feeds' guard before it starts one.
-pub(crate) fn http_client() -> Result<reqwest::Client, HistoryError> {
-    reqwest::Client::builder()
+/// The HTTP client of an import from the reader at `base`. With `guard` (an import the
+/// server runs for a user), the address and every connection go through the feeds' address
+/// guard, as a feed's would; without it (the operator's `tidings import`), the reader may be
+/// anywhere the operator can reach, their own network included.
+pub(crate) fn http_client(
+    base: &str,
+    guard: Option<&GuardedClient>,
+) -> Result<reqwest::Client, HistoryError> {
+    let builder = match guard {
+        Some(guard) => {
+            let url = url::Url::parse(base).map_err(|error| {
+                HistoryError::Source(format!("{base:?} is not a web address: {error}"))
+            })?;
+            guard
+                .config()
+                .address_policy
+                .check_url(&url)
+                .map_err(|refusal| {
+                    HistoryError::Source(format!(
+                        "{base} is not an address this server may reach ({refusal}); if it \
+                     should, ask its administrator to allow it"
+                    ))
+                })?;
+            guard.guarded_builder()
+        }
+        None => reqwest::Client::builder(),
+    };
+    builder
         .timeout(TIMEOUT)
         .user_agent(concat!("tidings/", env!("CARGO_PKG_VERSION"), " (import)"))
         .build()
