@@ -1489,9 +1489,12 @@ async fn phase_read_at_full_pace(b: &Browser, site: &TestServer, store: &Store, 
         200.0 / elapsed,
         requests.len()
     );
+    // The claim is about the limiter's one-minute window: 200 items read inside one window
+    // (at ten a second when the machine is free, slower when other tests share it) stay far
+    // below its budget.
     assert!(
-        200.0 / elapsed > 6.0,
-        "the presses came at a brisk pace: {elapsed:.1} s"
+        elapsed < 50.0,
+        "the 200 presses came within one minute's budget: {elapsed:.1} s"
     );
     assert!(
         requests.len() < 60,
