@@ -38,6 +38,10 @@ enum Command {
     Reparse(commands::reparse::ReparseArgs),
     /// Put stopped feeds back on schedule: every user's (--all) or one user's (--user NAME).
     Resume(commands::resume::ResumeArgs),
+    /// A shared feed's operator settings: suspended for everyone, and the proxy it is
+    /// fetched through.
+    #[command(subcommand)]
+    Feed(commands::feed_settings::FeedCommand),
     /// Import or export a user's subscriptions as OPML.
     #[command(subcommand)]
     Opml(commands::opml::OpmlCommand),
@@ -68,6 +72,7 @@ pub fn main() -> ExitCode {
             Command::Refresh(args) => commands::refresh::run(&config, args).await,
             Command::Reparse(args) => commands::reparse::run(&config, args).await,
             Command::Resume(args) => commands::resume::run(&config, args).await,
+            Command::Feed(command) => commands::feed_settings::run(&config, command).await,
             Command::Opml(command) => commands::opml::run(&config, command).await,
             Command::Import(command) => commands::import::run(&config, command).await,
             Command::Discover(args) => commands::discover::run(&config, args).await,

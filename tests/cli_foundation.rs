@@ -682,6 +682,9 @@ fn every_subcommand_has_help() {
         vec!["user", "delete", "--help"],
         vec!["user", "reset-second-factors", "--help"],
         vec!["user", "password-sign-in", "--help"],
+        vec!["feed", "--help"],
+        vec!["feed", "show", "--help"],
+        vec!["feed", "set", "--help"],
     ] {
         let dir = tempfile::tempdir().unwrap();
         let (code, out, _) = run(tidings(dir.path()).args(&args), None);

@@ -1,5 +1,5 @@
 //! What an operator meets on the command line: backups while the server runs, commands that
-//! refuse to create a database in the wrong folder, and `tidings resume`.
+//! refuse to create a database in the wrong folder, `tidings resume` and `tidings feed`.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -439,4 +439,98 @@ async fn the_start_up_log_says_where_to_go_and_each_fetch_cycle_is_summed_up() {
     }
     let cycles = seen.iter().filter(|l| l.contains("fetch cycle:")).count();
     assert_eq!(cycles, 1, "{seen:#?}");
+}
+
+/// `tidings feed set` suspends and resumes a feed for everyone and sets its proxy, checked
+/// against the outbound settings; `tidings feed show` prints them with the password hidden.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn feed_set_suspends_and_proxies_a_shared_feed() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("tidings.db").display());
+    let store = store_at(&url).await;
+    let alice = add_user(&store, "alice").await;
+    let feed = store
+        .subscribe(
+            alice,
+            &tidings_store::NewSubscription {
+                feed_url: "https://a.example/feed".into(),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap()
+        .feed_id;
+    let feed_cmd = |args: &[&str]| {
+        let mut command = tidings(dir.path());
+        command
+            .arg("feed")
+            .args(args)
+            .env("TIDINGS_DATABASE_URL", &url);
+        run(command)
+    };
+
+    let output = feed_cmd(&["set", "HTTPS://A.example/feed", "--suspend"]).await;
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert!(text(&output.stdout).contains("suspended for everyone"));
+    assert!(store.feed_settings(feed).await.unwrap().suspended);
+
+    // A proxy the guard refuses (loopback without the setting): exit 2, nothing changed,
+    // the password never printed.
+    let output = feed_cmd(&[
+        "set",
+        "https://a.example/feed",
+        "--proxy",
+        "socks5h://me:hunter2@127.0.0.1:1080",
+    ])
+    .await;
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output.stderr));
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.contains("socks5h://") && !stderr.contains("hunter2"),
+        "{stderr}"
+    );
+    assert_eq!(store.feed_settings(feed).await.unwrap().proxy_url, None);
+
+    // Allowed with the worker's setting; resumed at the same time.
+    let output = feed_cmd(&[
+        "set",
+        "https://a.example/feed",
+        "--resume",
+        "--proxy",
+        "socks5h://me:hunter2@127.0.0.1:1080",
+        "--allow-private-networks",
+    ])
+    .await;
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let stdout = text(&output.stdout);
+    assert!(
+        stdout.contains("fetched") && !stdout.contains("hunter2"),
+        "{stdout}"
+    );
+    let settings = store.feed_settings(feed).await.unwrap();
+    assert!(!settings.suspended);
+    assert_eq!(
+        settings.proxy_url.as_deref(),
+        Some("socks5h://me:hunter2@127.0.0.1:1080")
+    );
+    let output = feed_cmd(&["show", "https://a.example/feed"]).await;
+    let stdout = text(&output.stdout);
+    assert!(
+        stdout.contains("127.0.0.1:1080") && !stdout.contains("hunter2"),
+        "{stdout}"
+    );
+
+    let output = feed_cmd(&["set", "https://a.example/feed", "--no-proxy"]).await;
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert_eq!(store.feed_settings(feed).await.unwrap().proxy_url, None);
+    // Nothing to change, two opposite changes, or an unknown feed: refused.
+    for args in [
+        vec!["set", "https://a.example/feed"],
+        vec!["set", "https://a.example/feed", "--suspend", "--resume"],
+    ] {
+        assert_eq!(feed_cmd(&args).await.status.code(), Some(2), "{args:?}");
+    }
+    let output = feed_cmd(&["set", "https://b.example/feed", "--suspend"]).await;
+    assert_eq!(output.status.code(), Some(1));
+    assert!(text(&output.stderr).contains("no feed has the URL"));
 }

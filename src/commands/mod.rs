@@ -4,6 +4,7 @@ pub mod backup;
 pub mod daemon;
 pub mod discover;
 pub mod feed;
+pub mod feed_settings;
 pub mod import;
 pub mod migrate;
 pub mod opml;

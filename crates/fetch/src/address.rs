@@ -536,7 +536,27 @@ impl AddressPolicy {
         let as_http = host.and_then(|host| Url::parse(&format!("http://{host}/")).ok());
         self.check_host(as_http.as_ref().and_then(Url::host))
     }
+
+    /// Reads a per-feed proxy URL an administrator typed and checks it like
+    /// [`AddressPolicy::check_proxy_url`]. The error is a sentence for that administrator
+    /// saying what is wrong (add [`PROXY_URL_FORMS`] for what is allowed); it names the URL
+    /// with its credentials hidden, so it can be logged and shown.
+    pub fn parse_proxy_url(&self, text: &str) -> Result<Url, String> {
+        let text = text.trim();
+        let shown = crate::redact_url(text);
+        let url = Url::parse(text)
+            .map_err(|error| format!("The proxy URL {shown} cannot be read ({error})."))?;
+        self.check_proxy_url(&url)
+            .map_err(|refusal| format!("The proxy URL {shown} is {refusal}."))?;
+        Ok(url)
+    }
 }
+
+/// What a per-feed proxy URL may be, for the answer to one that is refused.
+pub const PROXY_URL_FORMS: &str = "Give the proxy as http://, https://, socks5:// or \
+     socks5h:// followed by its host and port (a user name and password may come before the \
+     host), e.g. socks5h://proxy.example.com:1080; a proxy on a private address needs \
+     TIDINGS_ALLOW_PRIVATE_NETWORKS=true or its network in TIDINGS_ALLOWED_NETWORKS.";
 
 /// Whether a host name is a cloud metadata service's: Google Cloud's `metadata.google.internal`
 /// and `metadata.goog`, the bare `metadata` (Google Cloud's search domain completes it) and

@@ -57,8 +57,8 @@ pub mod redact;
 mod resolve;
 
 pub use address::{
-    AddressClass, AddressPolicy, InvalidAllowed, IpNetwork, Refusal, classify, is_metadata_name,
-    parse_allowed,
+    AddressClass, AddressPolicy, InvalidAllowed, IpNetwork, PROXY_URL_FORMS, Refusal, classify,
+    is_metadata_name, parse_allowed,
 };
 pub use client::{
     ClientConfig, FetchError, FetchRequest, FetchResponse, GuardedClient, PostResponse,

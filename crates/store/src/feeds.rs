@@ -219,6 +219,9 @@ pub struct SubscriptionChanges {
     /// Whether the feed's new items are summarized for a user whose preference is `chosen`
     /// (F42).
     pub summarize: Option<bool>,
+    /// Pause (`true`) or resume (`false`) the user's subscription: see
+    /// [`Subscription::suspended`].
+    pub suspended: Option<bool>,
 }
 
 /// A user's subscription, with what the reader shows about its feed (F30).
@@ -266,6 +269,10 @@ pub struct Subscription {
     /// Whether the feed's new items are summarized when the user's summary preference is
     /// `chosen` (F42).
     pub summarize: bool,
+    /// Whether the user paused the subscription: the feed is not fetched for them (others'
+    /// subscriptions still fetch it), and its new items reach the user's arrival order (the
+    /// sync APIs) only when they resume, above what they already have.
+    pub suspended: bool,
 }
 
 /// Summary of a shared feed, for administration and the command line.
@@ -298,7 +305,7 @@ pub struct DueFeed {
     pub consecutive_failures: i64,
     /// Parse failures in a row so far.
     pub parse_failures: i64,
-    /// The smallest interval among its subscribers (F10), in minutes.
+    /// The smallest interval among its subscribers who have not paused it (F10), in minutes.
     pub interval_minutes: i64,
     /// The proxy to fetch it through (F16).
     pub proxy_url: Option<String>,
@@ -354,7 +361,7 @@ type SubscriptionRow = (
     (i64, i64, i64, Option<String>, Option<String>, String),
     (Option<String>, i64, String, Option<String>, Option<String>),
     (Option<i64>, i64, Option<i64>, i64, i64, bool),
-    (String, Option<String>, bool),
+    (String, Option<String>, bool, bool),
 );
 
 const SUBSCRIPTION_SELECT: &str = "
@@ -365,7 +372,8 @@ SELECT s.id, s.feed_id, s.group_id, s.title, f.title, f.url,
        EXISTS (SELECT 1 FROM favicons fi WHERE fi.feed_id = s.feed_id AND fi.data IS NOT NULL),
        s.full_text,
        f.scrape_config,
-       s.summarize
+       s.summarize,
+       s.suspended
 FROM subscriptions s
 JOIN feeds f ON f.id = s.feed_id
 JOIN feed_fetch_state st ON st.feed_id = s.feed_id";
@@ -375,7 +383,7 @@ fn subscription_from_row(row: SubscriptionRow) -> Subscription {
         (id, feed_id, group_id, custom_title, feed_title, feed_url),
         rest,
         last,
-        (full_text, scrape_config, summarize),
+        (full_text, scrape_config, summarize, suspended),
     ) = row;
     let (site_url, interval_minutes, status, status_reason, last_error) = rest;
     let (last_http_status, next_check_at, last_success_at, created_at, unread_count, has_favicon) =
@@ -402,12 +410,13 @@ fn subscription_from_row(row: SubscriptionRow) -> Subscription {
         full_text: crate::FullTextMode::parse(&full_text).unwrap_or_default(),
         scrape_config,
         summarize,
+        suspended,
     }
 }
 
-// A subscription row has 20 columns: read as four groups (see `row_decoder!`).
+// A subscription row has 21 columns: read as four groups (see `row_decoder!`).
 row_decoder!(decode_subscription -> SubscriptionRow {
-    (0, 1, 2, 3, 4, 5), (6, 7, 8, 9, 10), (11, 12, 13, 14, 15, 16), (17, 18, 19)
+    (0, 1, 2, 3, 4, 5), (6, 7, 8, 9, 10), (11, 12, 13, 14, 15, 16), (17, 18, 19, 20)
 });
 
 impl Store {
@@ -564,7 +573,7 @@ impl Store {
         }))
     }
 
-    /// Changes a subscription's title, group, interval or full-text mode.
+    /// Changes a subscription's title, group, interval, full-text mode, summaries or pause.
     pub async fn update_subscription(
         &self,
         user_id: i64,
@@ -599,7 +608,8 @@ impl Store {
                      group_id = COALESCE($3, group_id),
                      fetch_interval_minutes = COALESCE($4, fetch_interval_minutes),
                      full_text = COALESCE($6, full_text),
-                     summarize = COALESCE($7, summarize)
+                     summarize = COALESCE($7, summarize),
+                     suspended = COALESCE($8, suspended)
                  WHERE id = $5",
             )
             .bind(set_title)
@@ -609,6 +619,7 @@ impl Store {
             .bind(id)
             .bind(changes.full_text.map(crate::FullTextMode::as_str))
             .bind(changes.summarize)
+            .bind(changes.suspended)
             .execute(&mut *tx)
             .await?;
         });
@@ -711,7 +722,7 @@ impl Store {
 
     /// Claims up to `limit` feeds that are due at `now` for the worker `owner`, leasing them
     /// for `lease_seconds`. A feed is due when it is not stopped or suspended, has at least
-    /// one subscriber, its next check has come, any Retry-After has passed, and nobody holds a
+    /// one subscription its user has not paused, its next check has come, any Retry-After has passed, and nobody holds a
     /// live lease on it. Concurrent claimers never get the same feed: PostgreSQL skips rows
     /// locked by another claimer, SQLite claims in one write transaction. An expired lease
     /// (a crashed worker) makes the feed claimable again.
@@ -786,7 +797,7 @@ impl Store {
                     "SELECT f.id, f.url, st.etag, st.last_modified, st.consecutive_failures,
                             st.parse_failures,
                             COALESCE((SELECT MIN(s.fetch_interval_minutes) FROM subscriptions s
-                                      WHERE s.feed_id = f.id), $3),
+                                      WHERE s.feed_id = f.id AND s.suspended = FALSE), $3),
                             f.proxy_url, st.lease_until, f.scrape_config,
                             (SELECT w.active_until FROM websub_subscriptions w
                              WHERE w.feed_id = f.id AND w.state = 'active'),
@@ -949,7 +960,8 @@ pub(crate) const DUE_FEEDS: &str = "FROM feed_fetch_state st
       AND st.next_check_at <= $3
       AND (st.retry_after_until IS NULL OR st.retry_after_until <= $3)
       AND (st.lease_until IS NULL OR st.lease_until <= $3)
-      AND EXISTS (SELECT 1 FROM subscriptions s WHERE s.feed_id = st.feed_id)";
+      AND EXISTS (SELECT 1 FROM subscriptions s
+                  WHERE s.feed_id = st.feed_id AND s.suspended = FALSE)";
 
 /// Oldest due first, at most `$4`.
 const DUE_ORDER: &str = "ORDER BY st.next_check_at, st.feed_id LIMIT $4";

@@ -19,6 +19,7 @@ mod batch;
 mod bookmarks;
 mod embeddings;
 mod error;
+mod feed_settings;
 mod feeds;
 mod fetching;
 mod full_text;
@@ -67,6 +68,7 @@ pub use embeddings::{
     StoredVector,
 };
 pub use error::StoreError;
+pub use feed_settings::{FeedSettings, FeedSettingsChanges};
 pub use feeds::{
     DueFeed, FeedMetadata, FeedSummary, FetchRecord, FetchStatus, NewSubscription, Subscription,
     SubscriptionChanges, check_interval,

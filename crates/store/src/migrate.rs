@@ -430,6 +430,13 @@ pub const MIGRATIONS: &[Migration] = &[
         postgres: include_str!("../migrations/postgres/0038_feed_former_urls.sql"),
         data: None,
     },
+    Migration {
+        version: 39,
+        name: "subscription_suspend",
+        sqlite: include_str!("../migrations/sqlite/0039_subscription_suspend.sql"),
+        postgres: include_str!("../migrations/postgres/0039_subscription_suspend.sql"),
+        data: None,
+    },
 ];
 
 /// An arbitrary constant naming tidings' migration lock among PostgreSQL advisory locks.

@@ -744,7 +744,7 @@ impl Store {
     }
 
     /// The (channel, item) pairs to queue for `items`: each enabled channel of a subscriber of
-    /// the item's feed whose sources and keywords match it, for items not older than the
+    /// the item's feed (who has not paused it) whose sources and keywords match it, for items not older than the
     /// channel's start and within the settings' age.
     async fn channels_matching(
         &self,
@@ -758,7 +758,7 @@ impl Store {
         let sql = format!(
             "SELECT w.id, w.rules, w.after_item_id, s.feed_id, s.group_id
              FROM webhooks w JOIN subscriptions s ON s.user_id = w.user_id
-             WHERE w.enabled = $1 AND s.feed_id IN ({})",
+             WHERE w.enabled = $1 AND s.suspended = FALSE AND s.feed_id IN ({})",
             placeholders(2, feed_ids.len())
         );
         let pairs: Vec<(i64, String, i64, i64, i64)> = with_db!(self, read, |db| {

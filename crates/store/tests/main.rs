@@ -16,6 +16,7 @@ mod search;
 mod storage;
 mod store_fetch;
 mod summaries;
+mod suspend;
 mod sync;
 mod tags;
 mod usage;

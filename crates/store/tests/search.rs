@@ -3,7 +3,7 @@
 //! updates and deletions, items' full articles (F6), and the backfill of items and articles
 //! that predate the index.
 
-use tidings_testkit::{add_user, follow, on_both_engines};
+use tidings_testkit::{add_user, follow, follow_on_old_schema, on_both_engines};
 
 use std::collections::BTreeSet;
 
@@ -731,7 +731,7 @@ on_both_engines!(the_backfill_indexes_full_texts_too, |db| {
     let store = db.open().await;
     store.migrate_to(24).await.unwrap();
     let user = add_user(&store, "ann").await;
-    let (_, feed) = follow(&store, user, "https://news.example/feed").await;
+    let feed = follow_on_old_schema(&store, user, "https://news.example/feed").await;
     let teasers: Vec<NewItem> = (0..4)
         .map(|n| {
             teaser(

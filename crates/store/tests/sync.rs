@@ -1,7 +1,7 @@
 //! The sync APIs' queries on both engines: every filter and order of a sync listing, counts,
 //! keyset paging while items arrive, states of many items, item labels, Fever key digests.
 
-use tidings_testkit::{add_user as user, follow, on_both_engines};
+use tidings_testkit::{add_user as user, follow, follow_on_old_schema, on_both_engines};
 
 use tidings_store::{
     ApiKeyScope, MarkReadScope, NewItem, Store, StoreError, SyncIds, SyncOrder, SyncQuery,
@@ -747,7 +747,7 @@ on_both_engines!(items_stored_before_the_upgrade_keep_their_ids, |db| {
     let store = db.open().await;
     store.migrate_to(29).await.unwrap();
     let ann = user(&store, "ann").await;
-    let (_, feed) = follow(&store, ann, "https://a.example/feed").await;
+    let feed = follow_on_old_schema(&store, ann, "https://a.example/feed").await;
     add_items(&store, feed, "a", 0..4).await;
     let before: Vec<i64> = store.feed_item_ids(feed).await.unwrap();
     store.migrate().await.unwrap();

@@ -148,6 +148,27 @@ pub async fn add_user(store: &Store, name: &str) -> i64 {
         .id
 }
 
+/// Subscribes a user to a feed URL in the default group with plain SQL, for tests of
+/// upgrades that write on an older schema (the store's own subscribe reads every column of
+/// the current one); returns the feed's id.
+pub async fn follow_on_old_schema(store: &Store, user_id: i64, url: &str) -> i64 {
+    store
+        .execute_raw(&format!(
+            "INSERT INTO feeds (url, created_at, updated_at) VALUES ('{url}', 0, 0);
+             INSERT INTO feed_fetch_state (feed_id) SELECT id FROM feeds WHERE url = '{url}';
+             INSERT INTO subscriptions (user_id, feed_id, group_id, created_at)
+                 SELECT {user_id}, f.id, g.id, 0 FROM feeds f, feed_groups g
+                 WHERE f.url = '{url}' AND g.user_id = {user_id} AND g.is_default = TRUE"
+        ))
+        .await
+        .expect("subscribe on an older schema");
+    store
+        .feed_id_by_url(url)
+        .await
+        .expect("read the feed")
+        .expect("the feed")
+}
+
 /// Subscribes a user to a feed URL with the defaults; returns the subscription's and the
 /// feed's ids.
 pub async fn follow(store: &Store, user_id: i64, url: &str) -> (i64, i64) {

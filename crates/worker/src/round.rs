@@ -927,8 +927,12 @@ fn feed_request(due: &DueFeed) -> Result<FetchRequest, tidings_fetch::FetchError
     let mut request =
         FetchRequest::parse(&due.url)?.with_validators(due.etag.clone(), due.last_modified.clone());
     if let Some(proxy) = due.proxy_url.as_deref().filter(|p| !p.trim().is_empty()) {
-        let proxy = Url::parse(proxy)
-            .map_err(|e| tidings_fetch::FetchError::InvalidProxy(format!("{proxy}: {e}")))?;
+        // The error becomes the feed's last error, which its subscribers see: a proxy URL
+        // carries credentials, so it is named redacted.
+        let proxy = Url::parse(proxy).map_err(|e| {
+            let shown = tidings_fetch::redact_url(proxy);
+            tidings_fetch::FetchError::InvalidProxy(format!("{shown}: {e}"))
+        })?;
         request = request.with_proxy(Some(proxy));
     }
     Ok(request)

@@ -3,13 +3,13 @@
 use axum::extract::State;
 use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
-use tidings_store::NewUser;
+use tidings_store::{FeedSettings, FeedSettingsChanges, NewUser};
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::base::auth::AdminAuth;
-use crate::base::error::{ApiResult, ErrorBody};
+use crate::base::error::{ApiError, ApiResult, ErrorBody};
 use crate::base::extract::{Json, Path};
 use crate::base::state::AppState;
 use crate::base::subscriptions::ResumedFeeds;
@@ -22,6 +22,7 @@ pub(crate) fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(list_users, create_user))
         .routes(routes!(update_user, delete_user))
         .routes(routes!(resume_all_stopped_feeds))
+        .routes(routes!(feed_settings, update_feed_settings))
 }
 
 /// The users.
@@ -179,4 +180,125 @@ async fn resume_all_stopped_feeds(
 ) -> ApiResult<Json<ResumedFeeds>> {
     let resumed = state.store.resume_stopped_feeds(None).await?;
     Ok(Json(ResumedFeeds { resumed }))
+}
+
+/// A shared feed's operator settings (administrators only). They act on every subscriber's
+/// fetch, and a proxy URL may carry credentials, so no other user sees them.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct FeedSettingsView {
+    /// The feed's id (a subscription's `feed_id`).
+    pub id: i64,
+    /// Its URL.
+    pub url: String,
+    /// Its title.
+    pub title: Option<String>,
+    /// Suspended for everyone: no worker fetches it, whoever follows it.
+    pub suspended: bool,
+    /// The proxy it is fetched through, credentials included; null for none.
+    pub proxy_url: Option<String>,
+    /// How many users follow it.
+    pub subscribers: i64,
+    /// How many of them have not paused their subscription (while none has, it is not
+    /// fetched either).
+    pub active_subscribers: i64,
+}
+
+impl From<FeedSettings> for FeedSettingsView {
+    fn from(feed: FeedSettings) -> FeedSettingsView {
+        FeedSettingsView {
+            id: feed.id,
+            url: feed.url,
+            title: feed.title,
+            suspended: feed.suspended,
+            proxy_url: feed.proxy_url,
+            subscribers: feed.subscribers,
+            active_subscribers: feed.active_subscribers,
+        }
+    }
+}
+
+/// One feed's operator settings.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct FeedSettingsEnvelope {
+    /// The feed.
+    pub feed: FeedSettingsView,
+}
+
+/// Changes to a feed's operator settings; absent fields stay as they are.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateFeedSettings {
+    /// Suspend (`true`) the feed for everyone, or resume it (`false`: due at once).
+    pub suspended: Option<bool>,
+    /// Fetch the feed through this proxy: `http://`, `https://`, `socks5://` or `socks5h://`
+    /// with a host and port, checked like any outbound address; `null` or `""` for none.
+    #[serde(default, deserialize_with = "crate::api::subscriptions::double_option")]
+    #[schema(value_type = Option<String>)]
+    pub proxy_url: Option<Option<String>>,
+}
+
+/// A feed's operator settings: suspended for everyone, and its proxy (administrators only).
+#[utoipa::path(get, path = "/admin/feeds/{id}", tag = "admin",
+    params(("id" = i64, Path, description = "The feed's id")),
+    responses(
+        (status = 200, body = FeedSettingsEnvelope),
+        (status = 401, description = "Not signed in", body = ErrorBody),
+        (status = 403, description = "Not an administrator", body = ErrorBody),
+        (status = 404, body = ErrorBody),
+    ))]
+async fn feed_settings(
+    State(state): State<AppState>,
+    _admin: AdminAuth,
+    Path(id): Path<i64>,
+) -> ApiResult<Json<FeedSettingsEnvelope>> {
+    let feed = state.store.feed_settings(id).await?;
+    Ok(Json(FeedSettingsEnvelope { feed: feed.into() }))
+}
+
+/// Suspend or resume a feed for everyone, or set or remove its proxy (administrators only).
+/// A proxy on a shared feed routes every subscriber's fetch of it.
+#[utoipa::path(patch, path = "/admin/feeds/{id}", tag = "admin", request_body = UpdateFeedSettings,
+    params(("id" = i64, Path, description = "The feed's id")),
+    responses(
+        (status = 200, body = FeedSettingsEnvelope),
+        (status = 400, description = "The proxy URL cannot be read or is refused", body = ErrorBody),
+        (status = 401, description = "Not signed in", body = ErrorBody),
+        (status = 403, description = "Not an administrator, a read-only API key, or a cross-site request", body = ErrorBody),
+        (status = 404, body = ErrorBody),
+    ))]
+async fn update_feed_settings(
+    State(state): State<AppState>,
+    admin: AdminAuth,
+    Path(id): Path<i64>,
+    Json(body): Json<UpdateFeedSettings>,
+) -> ApiResult<Json<FeedSettingsEnvelope>> {
+    let proxy_url = match body.proxy_url {
+        Some(Some(text)) if !text.trim().is_empty() => {
+            let policy = &state.fetcher.client().config().address_policy;
+            let url = policy
+                .parse_proxy_url(&text)
+                .map_err(|reason| ApiError::validation(reason, tidings_fetch::PROXY_URL_FORMS))?;
+            Some(Some(url.to_string()))
+        }
+        Some(_) => Some(None),
+        None => None,
+    };
+    let changes = FeedSettingsChanges {
+        suspended: body.suspended,
+        proxy_url,
+    };
+    let feed = state.store.update_feed_settings(id, &changes).await?;
+    tracing::info!(
+        feed = id,
+        admin = admin.0.user.id,
+        suspended = feed.suspended,
+        proxy = feed
+            .proxy_url
+            .as_deref()
+            .map(tidings_fetch::redact_url)
+            .as_deref()
+            .unwrap_or("none"),
+        "feed settings changed"
+    );
+    Ok(Json(FeedSettingsEnvelope { feed: feed.into() }))
 }

@@ -107,6 +107,10 @@ pub struct UpdateSubscription {
     pub full_text: Option<String>,
     /// Summarize the feed's new items when the `summarize` preference is `chosen` (F42).
     pub summarize: Option<bool>,
+    /// Pause (`true`) or resume (`false`) fetching for this user: the feed is fetched while
+    /// one subscription to it is not paused, so pausing never stops another user's items.
+    /// A paused user's sync apps get the items that arrived meanwhile when they resume.
+    pub suspended: Option<bool>,
     /// Another URL for this feed (e.g. after the site moved it): checked as when subscribing
     /// (the address guard, discovery of a page's feed, the scheme tried when missing,
     /// normalization) and counted against the subscribe rate limit.
@@ -114,7 +118,7 @@ pub struct UpdateSubscription {
 }
 
 /// Tells an absent field (`None`) from an explicit `null` (`Some(None)`).
-fn double_option<'de, D>(deserializer: D) -> Result<Option<Option<String>>, D::Error>
+pub(crate) fn double_option<'de, D>(deserializer: D) -> Result<Option<Option<String>>, D::Error>
 where
     D: serde::Deserializer<'de>,
 {
@@ -188,7 +192,7 @@ async fn get_subscription(
     Ok(Json(SubscriptionEnvelope { subscription }))
 }
 
-/// Change a subscription's title, group, interval, full-text mode or feed URL. A new feed URL goes through
+/// Change a subscription's title, group, interval, full-text mode, summaries, pause or feed URL. A new feed URL goes through
 /// what subscribing does (the subscribe rate limit, the address guard, discovery of a page's
 /// feed, the scheme tried when missing, normalization), and the new feed is fetched once.
 #[utoipa::path(patch, path = "/subscriptions/{id}", tag = "subscriptions",
@@ -236,6 +240,7 @@ async fn update_subscription(
         interval_minutes: body.interval_minutes,
         full_text,
         summarize: body.summarize,
+        suspended: body.suspended,
     };
     state
         .store

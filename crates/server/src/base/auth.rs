@@ -200,7 +200,7 @@ impl FromRequestParts<AppState> for AdminAuth {
         let auth = Auth::from_request_parts(parts, state).await?;
         if !auth.user.is_admin {
             return Err(ApiError::forbidden(
-                "Only an administrator can do this (manage users, resume every feed, read usage counts).",
+                "Only an administrator can do this (manage users, resume every feed, suspend a feed or set its proxy, read usage counts).",
                 "Sign in as an administrator, or ask one.",
             ));
         }

@@ -61,6 +61,10 @@ pub struct SubscriptionView {
     /// Whether the feed's new items are summarized for this user when their `summarize`
     /// preference is `chosen` (F42).
     pub summarize: bool,
+    /// Whether the user paused the subscription: the feed is not fetched for them (another
+    /// user's subscription to the same feed still fetches it), and its new items reach their
+    /// sync apps only when they resume, above what the apps already have.
+    pub suspended: bool,
     /// When the user subscribed.
     pub created_at: String,
     /// For a scraped source (F7), how its page is read; null for a feed.
@@ -160,6 +164,7 @@ pub(crate) fn view(subscription: Subscription) -> SubscriptionView {
         interval_minutes: subscription.interval_minutes,
         full_text: subscription.full_text,
         summarize: subscription.summarize,
+        suspended: subscription.suspended,
         created_at: time(subscription.created_at),
         // Stored by the API from a checked configuration; one unreadable (written by hand)
         // shows as none rather than failing the list.
