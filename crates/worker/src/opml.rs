@@ -62,6 +62,13 @@ pub struct OpmlSettings {
     /// `tidings:feedTitle="true"`: the outline's title is the feed's own, not one the user
     /// gave, so the import sets no custom title (which would stop following the feed's).
     pub feed_title: Option<bool>,
+    /// `tidings:suspended="true"`: the user paused the subscription (the feed is not fetched
+    /// for them).
+    pub suspended: Option<bool>,
+    /// `tidings:proxy`: the proxy the feed is fetched through. It routes every subscriber's
+    /// fetch and may carry credentials, so only an administrator's export carries it and only
+    /// an administrator's import sets it.
+    pub proxy_url: Option<String>,
 }
 
 impl OpmlSettings {
@@ -86,6 +93,8 @@ impl OpmlSettings {
             summarize: get("summarize").and_then(|v| v.parse().ok()),
             scrape_config: get("scrape").filter(|v| !v.is_empty()),
             feed_title: get("feedTitle").and_then(|v| v.parse().ok()),
+            suspended: get("suspended").and_then(|v| v.parse().ok()),
+            proxy_url: get("proxy").filter(|v| !v.is_empty()),
         }
     }
 
@@ -106,6 +115,12 @@ impl OpmlSettings {
         }
         if let Some(config) = &self.scrape_config {
             out.push_str(&format!(" tidings:scrape=\"{}\"", xml_attribute(config)));
+        }
+        if self.suspended == Some(true) {
+            out.push_str(" tidings:suspended=\"true\"");
+        }
+        if let Some(proxy) = &self.proxy_url {
+            out.push_str(&format!(" tidings:proxy=\"{}\"", xml_attribute(proxy)));
         }
         out
     }
@@ -586,6 +601,7 @@ pub async fn import_opml(
         let entry = &mut entries[index];
         import_scraped(fetcher, user_id, feed, &url, options, &mut groups, entry).await?;
     }
+    restore_proxies(fetcher, user_id, &document.feeds, &mut entries).await?;
     record_report(store, user_id, options, entries).await
 }
 
@@ -930,6 +946,7 @@ async fn restore_settings(
             .as_deref()
             .and_then(tidings_store::FullTextMode::parse),
         summarize: settings.summarize,
+        suspended: settings.suspended,
         ..tidings_store::SubscriptionChanges::default()
     };
     match store
@@ -946,8 +963,10 @@ async fn restore_settings(
 }
 
 /// The user's subscriptions as an OPML 2.0 document: the default group's feeds at the top
-/// level, every other group as a folder.
+/// level, every other group as a folder. An administrator's export carries each feed's proxy
+/// too (see [`OpmlSettings::proxy_url`]).
 pub async fn export_opml(store: &Store, user_id: i64, title: &str) -> Result<String, StoreError> {
+    let is_admin = store.user(user_id).await?.is_admin;
     let groups: HashMap<i64, (String, bool)> = store
         .list_groups(user_id)
         .await?
@@ -965,6 +984,8 @@ pub async fn export_opml(store: &Store, user_id: i64, title: &str) -> Result<Str
                 summarize: Some(subscription.summarize),
                 scrape_config: subscription.scrape_config.clone(),
                 feed_title: Some(subscription.custom_title.is_none()),
+                suspended: Some(subscription.suspended),
+                proxy_url: None,
             },
             title: subscription
                 .custom_title
@@ -978,7 +999,70 @@ pub async fn export_opml(store: &Store, user_id: i64, title: &str) -> Result<Str
                 .map(|(name, _)| name.clone()),
         })
         .collect();
+    let mut feeds = feeds;
+    if is_admin {
+        for feed in &mut feeds {
+            if let Some(id) = store.feed_id_by_url(&feed.xml_url).await? {
+                feed.settings.proxy_url = store.feed_settings(id).await?.proxy_url;
+            }
+        }
+    }
     Ok(build_opml(title, &feeds, chrono::Utc::now()))
+}
+
+/// Sets the proxies an import's file names for its added feeds (see
+/// [`OpmlSettings::proxy_url`]) when the importing user is an administrator and the proxy is
+/// allowed; otherwise says in the feed's report why it was not set. `entries` are the
+/// report's, one for each of `feeds`.
+async fn restore_proxies(
+    fetcher: &Fetcher,
+    user_id: i64,
+    feeds: &[OpmlFeed],
+    entries: &mut [ImportEntry],
+) -> Result<(), StoreError> {
+    let store = fetcher.store();
+    let mut is_admin = None;
+    for (feed, entry) in feeds.iter().zip(entries.iter_mut()) {
+        let (Some(proxy), ImportStatus::Added, Some(subscription_id)) = (
+            feed.settings.proxy_url.as_deref(),
+            entry.status,
+            entry.subscription_id,
+        ) else {
+            continue;
+        };
+        let admin = match is_admin {
+            Some(admin) => admin,
+            None => *is_admin.insert(store.user(user_id).await?.is_admin),
+        };
+        let policy = &fetcher.client().config().address_policy;
+        let refused = if !admin {
+            Some(
+                "its proxy was not set: only an administrator's import sets a feed's proxy, \
+                 since it routes every subscriber's fetch"
+                    .to_owned(),
+            )
+        } else {
+            match policy.parse_proxy_url(proxy) {
+                Ok(url) => {
+                    let feed_id = store.subscription(user_id, subscription_id).await?.feed_id;
+                    let changes = tidings_store::FeedSettingsChanges {
+                        suspended: None,
+                        proxy_url: Some(Some(url.to_string())),
+                    };
+                    store.update_feed_settings(feed_id, &changes).await?;
+                    None
+                }
+                Err(reason) => Some(format!("its proxy was not set: {reason}")),
+            }
+        };
+        if let Some(note) = refused {
+            entry.reason = Some(match entry.reason.take() {
+                Some(reason) => format!("{reason}; {note}"),
+                None => note,
+            });
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

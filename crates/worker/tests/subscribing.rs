@@ -593,9 +593,10 @@ on_both_engines!(an_export_imported_again_keeps_every_setting, |db| {
         .update_subscription(alice, a[0].id, &changes)
         .await
         .unwrap();
-    // The other keeps the feed's own title: no custom title on either side.
+    // The other keeps the feed's own title (no custom title on either side) and is paused.
     let own_title = tidings_store::SubscriptionChanges {
         title: Some(None),
+        suspended: Some(true),
         ..Default::default()
     };
     store
@@ -630,12 +631,7 @@ on_both_engines!(an_export_imported_again_keeps_every_setting, |db| {
     )
     .await
     .expect("subscribes");
-    let exported = export_opml(&store, alice, "Alice").await.unwrap();
-    assert!(exported.contains("xmlns:tidings="), "{exported}");
-    assert!(exported.contains("tidings:scrape="), "{exported}");
-    let again = import_opml(&fetcher, bob, exported.as_bytes(), &options).await;
-    let again = again.unwrap();
-    assert_eq!(again.added, 3, "{again:#?}");
+    phase_proxy_is_an_administrators(&store, &fetcher, (alice, bob), a[0].feed_id).await;
     let settings = |subscriptions: Vec<tidings_store::Subscription>,
                     groups: Vec<tidings_store::Group>| {
         let mut out: Vec<_> = subscriptions
@@ -650,6 +646,7 @@ on_both_engines!(an_export_imported_again_keeps_every_setting, |db| {
                     s.full_text,
                     s.summarize,
                     s.scrape_config,
+                    s.suspended,
                 )
             })
             .collect();
@@ -669,5 +666,76 @@ on_both_engines!(an_export_imported_again_keeps_every_setting, |db| {
         before.iter().any(|s| s.3 == 360 && s.6.is_some()),
         "{before:?}"
     );
+    assert!(before.iter().any(|s| s.7), "one is paused: {before:?}");
     assert_eq!(after, before);
 });
+
+/// A feed's proxy in an export and an import: only an administrator's export carries it (with
+/// the pause and every other setting), a user who is not one imports the file without it and
+/// is told why, and an administrator's import sets it.
+async fn phase_proxy_is_an_administrators(
+    store: &tidings_store::Store,
+    fetcher: &tidings_worker::Fetcher,
+    (alice, bob): (i64, i64),
+    feed_a: i64,
+) {
+    let options = ImportOptions::default();
+    // A feed's proxy is an administrator's setting: only their export carries it.
+    let proxy = "http://fetch:hunter2@proxy.example.com:3128/";
+    let set_proxy = |proxy: Option<&str>| tidings_store::FeedSettingsChanges {
+        suspended: None,
+        proxy_url: Some(proxy.map(str::to_owned)),
+    };
+    store
+        .update_feed_settings(feed_a, &set_proxy(Some(proxy)))
+        .await
+        .unwrap();
+    let exported = export_opml(store, alice, "Alice").await.unwrap();
+    assert!(
+        !exported.contains("hunter2"),
+        "not an administrator: {exported}"
+    );
+    store.set_user_flags(alice, Some(true), None).await.unwrap();
+    let exported = export_opml(store, alice, "Alice").await.unwrap();
+    assert!(exported.contains("xmlns:tidings="), "{exported}");
+    assert!(exported.contains("tidings:scrape="), "{exported}");
+    assert!(
+        exported.contains("tidings:suspended=\"true\""),
+        "{exported}"
+    );
+    assert!(
+        exported.contains(&format!("tidings:proxy=\"{proxy}\"")),
+        "{exported}"
+    );
+    // As in a fresh tidings, the feed has no proxy when the file is imported: a user who is
+    // not an administrator does not set it, and the report says why.
+    store
+        .update_feed_settings(feed_a, &set_proxy(None))
+        .await
+        .unwrap();
+    let again = import_opml(fetcher, bob, exported.as_bytes(), &options).await;
+    let again = again.unwrap();
+    assert_eq!(again.added, 3, "{again:#?}");
+    let proxied = again
+        .entries
+        .iter()
+        .find(|e| e.title.as_deref() == Some("Mine"));
+    let reason = proxied.and_then(|e| e.reason.clone()).unwrap_or_default();
+    assert!(reason.contains("only an administrator"), "{again:#?}");
+    assert!(!format!("{again:?}").contains("hunter2"), "{again:#?}");
+    assert_eq!(store.feed_settings(feed_a).await.unwrap().proxy_url, None);
+    // An administrator's import sets it.
+    let carol = user(store, "carol").await;
+    store.set_user_flags(carol, Some(true), None).await.unwrap();
+    let by_admin = import_opml(fetcher, carol, exported.as_bytes(), &options).await;
+    assert_eq!(by_admin.unwrap().added, 3);
+    assert_eq!(
+        store
+            .feed_settings(feed_a)
+            .await
+            .unwrap()
+            .proxy_url
+            .as_deref(),
+        Some(proxy)
+    );
+}

@@ -215,7 +215,8 @@ impl MinifluxClient {
 }
 
 /// A Miniflux feed as the history has it: its category as folder, its crawler as full text
-/// for every item, and the names of the settings tidings has no equivalent for.
+/// for every item, *disabled* as a paused subscription, and the names of the settings tidings
+/// has no equivalent for.
 fn history_feed(feed: Feed) -> HistoryFeed {
     let mut unsupported: Vec<String> = Vec::new();
     let mut note = |set: bool, name: &str| {
@@ -240,7 +241,6 @@ fn history_feed(feed: Feed) -> HistoryFeed {
     note(filled(&feed.cookie), "cookie");
     note(filled(&feed.username), "feed credentials");
     note(filled(&feed.proxy_url) || feed.fetch_via_proxy, "proxy");
-    note(feed.disabled, "disabled (tidings fetches it)");
     let folder = feed
         .category
         .map(|category| category.title)
@@ -252,6 +252,7 @@ fn history_feed(feed: Feed) -> HistoryFeed {
         site_url: Some(feed.site_url).filter(|url| !url.trim().is_empty()),
         settings: OpmlSettings {
             full_text: feed.crawler.then(|| "always".to_owned()),
+            suspended: feed.disabled.then_some(true),
             ..OpmlSettings::default()
         },
         unsupported_settings: unsupported,
