@@ -3240,7 +3240,7 @@ const MILL_STORY: &str = "The council will pay for a new wheel once the voluntee
 /// summary); a longer opened item has a "Summarize" button; clicking it shows
 /// the summary above the content (the built-in summarizer answers at once) and the button
 /// goes; the summary stays on reload; the settings save the summarize preference and the
-/// feed settings save a feed's mark.
+/// feed settings save a feed's mark; the feed settings' pause switch pauses and resumes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn summaries_in_chromium() {
     if skip_without_browser("ui_browser::summaries_in_chromium") {
@@ -3278,6 +3278,7 @@ async fn summaries_in_chromium() {
     let feed = ids[0];
     phase_summarize_on_demand(&b, &base, feed).await;
     phase_summary_preferences(&b, &base, feed).await;
+    phase_pause_switch(&b, &base, feed).await;
     b.quit().await;
 }
 
@@ -3424,6 +3425,36 @@ async fn phase_summary_preferences(b: &Browser, base: &str, feed: i64) {
     .await;
     let subscriptions = api_in_page(b, "/subscriptions").await;
     assert_eq!(subscriptions["subscriptions"][0]["summarize"], true);
+}
+
+/// The feed settings' "Pause fetching" switch pauses the user's subscription at once, and
+/// the feed list shows it paused until it is switched back.
+async fn phase_pause_switch(b: &Browser, base: &str, feed: i64) {
+    b.goto(&format!("{base}/feeds/{feed}/settings")).await;
+    b.wait_for(
+        "the pause switch, off",
+        "document.querySelector('#feed-paused')?.checked === false",
+    )
+    .await;
+    b.click("#feed-paused").await;
+    b.wait_for(
+        "the feed shown paused in the list",
+        &format!(
+            "document.querySelector(\"li.feed-paused a[href='/feeds/{feed}']\") !== null \
+             && document.querySelector('li.feed-paused .status-paused') !== null"
+        ),
+    )
+    .await;
+    let subscriptions = api_in_page(b, "/subscriptions").await;
+    assert_eq!(subscriptions["subscriptions"][0]["suspended"], true);
+    b.click("#feed-paused").await;
+    b.wait_for(
+        "the feed no longer paused",
+        "document.querySelector('li.feed-paused') === null",
+    )
+    .await;
+    let subscriptions = api_in_page(b, "/subscriptions").await;
+    assert_eq!(subscriptions["subscriptions"][0]["suspended"], false);
 }
 
 /// A notification channel's row on the Notifications page.

@@ -506,6 +506,27 @@ export async function renderFeedSettings(root, feedId) {
   });
 
   const stateStatus = h('div', { 'aria-live': 'polite' });
+  // Pausing is the user's own: the feed stays fetched for others who follow it.
+  const pause = h('input', { type: 'checkbox', role: 'switch', id: 'feed-paused', checked: !!sub.suspended });
+  pause.addEventListener('change', async () => {
+    pause.disabled = true;
+    try {
+      await api('PATCH', '/subscriptions/' + sub.id, { suspended: pause.checked });
+      await app.reloadFeeds();
+      toast(pause.checked
+        ? { title: 'Paused', message: 'This feed is no longer fetched for you.' }
+        : { title: 'Resumed', message: 'The feed is fetched for you again; your apps get what arrived meanwhile.' });
+    } catch (e) {
+      pause.checked = !pause.checked;
+      replace(stateStatus, errorBlock(e));
+    } finally {
+      pause.disabled = false;
+    }
+  });
+  const pauseRow = [
+    h('div', { class: 'check-row' }, pause, h('label', { for: 'feed-paused' }, 'Pause fetching')),
+    h('p', { class: 'hint' }, 'While paused, tidings does not fetch this feed for you and your apps get no new items of it; others who follow it still get theirs. When you resume, what arrived meanwhile comes to your apps as new.'),
+  ];
   const resume = h('button', { type: 'button', class: 'button primary', id: 'resume-feed' }, 'Resume');
   const refresh = h('button', { type: 'button', class: 'button', id: 'refresh-feed' }, icon('refresh'), 'Refresh now');
   resume.addEventListener('click', async () => {
@@ -580,6 +601,7 @@ export async function renderFeedSettings(root, feedId) {
           push ? [h('dt', null, 'Push'), h('dd', { id: 'feed-push', class: 'push-' + push.state }, (pushWords[push.state] || (() => push.state))())] : null,
           push && push.last_error ? [h('dt', null, 'Push error'), h('dd', { class: 'feed-error' }, push.last_error)] : null,
           push && push.pushes ? [h('dt', null, 'Last push'), h('dd', null, fullDate(push.last_push_at) + ' (' + push.pushes + ' in all)')] : null),
+        pauseRow,
         h('div', { class: 'button-row' }, sub.status !== 'active' ? resume : null, refresh),
         stateStatus),
       sub.scraper ? section('Scraper',

@@ -227,7 +227,21 @@ function feedEntry(sub) {
     h('span', { class: 'count', 'data-count': 's' + sub.id }),
   );
   let status = null;
-  if (sub.status === 'backoff' || sub.status === 'stopped') {
+  if (sub.suspended) {
+    // Paused by the user: said before any fetch state, which does not matter to them now.
+    const detail = 'Paused: not fetched for you';
+    status = h('button', {
+      type: 'button',
+      class: 'status-icon status-paused',
+      'aria-label': sub.title + ' — ' + detail,
+      title: detail,
+      onclick: () => toast({
+        title: sub.title + ': paused',
+        message: 'You paused fetching this feed. Items that others who follow it get meanwhile reach you when you resume.',
+        link: { href: '/feeds/' + sub.feed_id + '/settings', text: 'Feed settings' },
+      }),
+    }, icon('pause'));
+  } else if (sub.status === 'backoff' || sub.status === 'stopped') {
     const detail = STATUS_WORDS[sub.status] + ': ' + (sub.last_error || sub.status_reason || 'the last fetch failed');
     status = h('button', {
       type: 'button',
@@ -245,7 +259,8 @@ function feedEntry(sub) {
       }),
     }, icon(sub.status === 'stopped' ? 'stop' : 'warning'));
   }
-  return h('li', { class: 'feed' + (sub.status !== 'active' ? ' feed-' + sub.status : '') }, link, status);
+  const state = sub.suspended ? 'paused' : sub.status;
+  return h('li', { class: 'feed' + (state !== 'active' ? ' feed-' + state : '') }, link, status);
 }
 
 /** Puts every stopped feed of the user back on schedule (they are fetched at the next tick). */
