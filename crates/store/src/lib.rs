@@ -608,8 +608,10 @@ impl Store {
     /// one that succeeded is trusted for [`SERVER_SEEN_TRUST`], so that an overloaded process
     /// does not add a connection per waiting operation). When the server refuses or does not
     /// answer, the operation fails at once with an error [`StoreError::is_unavailable`]
-    /// recognizes, instead of retrying the refused connection for the pool's whole wait. The
-    /// operation runs on this connection, so the check costs no second checkout.
+    /// recognizes, instead of retrying the refused connection for the pool's whole wait. When
+    /// no connection is idle the check runs at once, beside the acquisition, so that during an
+    /// outage every operation fails in milliseconds. The operation runs on this connection, so
+    /// the check costs no second checkout.
     pub(crate) async fn postgres_connection(
         &self,
         pool: &PgPool,
@@ -617,16 +619,30 @@ impl Store {
         // One acquisition throughout: dropping it would abandon a connection half opened.
         let acquire = pool.acquire();
         tokio::pin!(acquire);
-        if let Ok(acquired) = tokio::time::timeout(self.acquire_timeout, &mut acquire).await {
-            return Ok(acquired?);
-        }
         let seen = || {
             self.server_seen
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
         };
-        let trusted = seen().is_some_and(|at| at.elapsed() < SERVER_SEEN_TRUST);
-        if !trusted {
+        let trusted = || seen().is_some_and(|at| at.elapsed() < SERVER_SEEN_TRUST);
+        // With no idle connection the pool has to open one, and while the server is away that
+        // is refused at once: finding that out at once too answers every request of an outage
+        // promptly, rather than after the whole acquire timeout.
+        let probed_now = pool.num_idle() == 0 && !trusted();
+        if probed_now {
+            let options = pool.connect_options();
+            tokio::select! {
+                acquired = &mut acquire => return Ok(acquired?),
+                reachable = server_accepts(&options, self.acquire_timeout) => match reachable {
+                    Ok(()) => *seen() = Some(std::time::Instant::now()),
+                    Err(error) => return Err(StoreError::Database(sqlx::Error::Io(error))),
+                },
+            }
+        }
+        if let Ok(acquired) = tokio::time::timeout(self.acquire_timeout, &mut acquire).await {
+            return Ok(acquired?);
+        }
+        if !trusted() {
             let options = pool.connect_options();
             tokio::select! {
                 acquired = &mut acquire => return Ok(acquired?),
