@@ -78,6 +78,11 @@ pub struct SyncBenchArgs {
         default_value = "ids,contents,subscriptions,unread"
     )]
     pub calls: Vec<String>,
+    /// Ask for answers uncompressed (no `Accept-Encoding`), as FreshRSS's nginx sends them
+    /// whatever the client accepts: the like-for-like comparison. By default the client
+    /// accepts gzip and brotli, as apps do, and the server's CPU includes compressing.
+    #[arg(long)]
+    pub no_compression: bool,
 }
 
 /// Arguments of `tidings-bench sync-users`.
@@ -174,10 +179,14 @@ pub async fn sync(args: SyncBenchArgs) -> anyhow::Result<ExitCode> {
         .filter(|c| !c.trim().is_empty())
         .map(|c| Call::parse(c))
         .collect::<anyhow::Result<_>>()?;
-    let client = reqwest::Client::builder()
+    let mut client = reqwest::Client::builder()
         .pool_max_idle_per_host(args.clients.max(1))
-        .timeout(Duration::from_secs(120))
-        .build()?;
+        .timeout(Duration::from_secs(120));
+    if args.no_compression {
+        // Without a decoder enabled, reqwest sends no Accept-Encoding.
+        client = client.no_gzip().no_brotli().no_deflate();
+    }
+    let client = client.build()?;
     let base = args.url.trim_end_matches('/').to_string();
     let tokens = sign_in(&client, &base, &args).await?;
     let target = Arc::new(Target {
@@ -189,7 +198,7 @@ pub async fn sync(args: SyncBenchArgs) -> anyhow::Result<ExitCode> {
         cpu_ticks(&[*pid]).with_context(|| format!("no process {pid} (--pid)"))?;
     }
     outln!(
-        "tidings-bench sync: {} against {}, {} accounts, {} clients, {} s per call; load \
+        "tidings-bench sync: {} against {}, {} accounts, {} clients, {} s per call, {}; load \
          average {}",
         calls
             .iter()
@@ -200,6 +209,11 @@ pub async fn sync(args: SyncBenchArgs) -> anyhow::Result<ExitCode> {
         target.tokens.len(),
         args.clients,
         args.seconds,
+        if args.no_compression {
+            "uncompressed"
+        } else {
+            "gzip or brotli accepted"
+        },
         load_average()
     );
     let mut healthy = true;
