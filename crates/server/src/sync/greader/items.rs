@@ -1,10 +1,10 @@
 //! Items: as a stream's contents and ids (`stream/contents`, `stream/items/ids`,
 //! `stream/items/contents`), and their states and labels (`edit-tag`, `mark-all-as-read`).
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
-use axum::response::{IntoResponse, Response};
-use serde_json::{Value, json};
+use axum::response::Response;
 use tidings_store::{
     MAX_MARK_IDS, MAX_SYNC_IDS, MAX_SYNC_ITEM_IDS, MAX_SYNC_ITEMS, MarkReadScope, SyncIds,
     SyncItem, SyncQuery, unix_now,
@@ -22,106 +22,214 @@ use crate::sync::shared::{enclosure_url_for_apps, html_for_apps, title_for_apps}
 /// An enclosure as FreshRSS writes it and the apps read it (Capy Reader's
 /// readerclient/Item.kt, NewsFlash's greader_api): `href`, and `type` and `length` (a number
 /// of bytes) only when the feed gave them.
-fn enclosure_json(state: &AppState, enclosure: &tidings_store::Enclosure) -> Value {
-    let mut entry = json!({"href": enclosure_url_for_apps(state, enclosure)});
-    if let Some(mime) = enclosure
-        .mime_type
-        .as_deref()
-        .filter(|m| !m.trim().is_empty())
-    {
-        entry["type"] = json!(mime);
+fn enclosure_entry<'a>(
+    state: &AppState,
+    enclosure: &'a tidings_store::Enclosure,
+) -> EnclosureEntry<'a> {
+    EnclosureEntry {
+        href: enclosure_url_for_apps(state, enclosure),
+        length: enclosure.length.filter(|n| *n > 0),
+        mime_type: enclosure
+            .mime_type
+            .as_deref()
+            .filter(|m| !m.trim().is_empty()),
     }
-    if let Some(length) = enclosure.length.filter(|n| *n > 0) {
-        entry["length"] = json!(length);
-    }
-    entry
 }
 
 /// An item as `stream/contents` shows it.
-fn item_json(
+fn item_entry<'a>(
     state: &AppState,
-    catalog: &Catalog,
-    entry: &SyncItem,
-    labels: &HashMap<i64, Vec<String>>,
-) -> Value {
+    catalog: &'a Catalog,
+    entry: &'a SyncItem,
+    labels: &'a HashMap<i64, Vec<String>>,
+) -> ItemEntry<'a> {
     let item = &entry.item;
-    let mut categories = vec![json!(READING_LIST)];
+    let mut categories = vec![Cow::Borrowed(READING_LIST)];
     if item.is_read {
-        categories.push(json!(READ));
+        categories.push(Cow::Borrowed(READ));
     }
     if item.is_starred {
-        categories.push(json!(STARRED));
+        categories.push(Cow::Borrowed(STARRED));
     }
-    categories.push(json!(label_stream_id(catalog.group_name(entry.group_id))));
+    categories.push(Cow::Owned(label_stream_id(
+        catalog.group_name(entry.group_id),
+    )));
     for label in labels.get(&item.id).into_iter().flatten() {
-        categories.push(json!(label_stream_id(label)));
+        categories.push(Cow::Owned(label_stream_id(label)));
     }
-    let content = item.content.clone().or_else(|| item.summary.clone());
-    let content = html_for_apps(state, content.unwrap_or_default());
+    let content = item.content.as_ref().or(item.summary.as_ref());
+    let content = html_for_apps(state, content.cloned().unwrap_or_default());
     // An item without a link still has one, empty, as FreshRSS writes it: Fluent Reader reads
     // `canonical[0].href` unguarded (src/scripts/models/services/greader.ts) and Capy Reader
     // requires the `href` (readerclient/Item.kt); `[]` failed their whole sync.
-    let link = item.url.clone().unwrap_or_default();
-    let enclosures: Vec<Value> = item
-        .enclosures
-        .iter()
-        .map(|e| enclosure_json(state, e))
-        .collect();
-    json!({
+    let link = item.url.as_deref().unwrap_or_default();
+    ItemEntry {
+        alternate: [Alternate {
+            href: link,
+            kind: "text/html",
+        }],
+        author: title_for_apps(item.author.as_deref().unwrap_or_default()),
+        canonical: [Canonical { href: link }],
+        categories,
+        content: Text::ltr(content.clone()),
         // The id, `crawlTimeMsec` and `timestampUsec` are the user's arrival order (what
         // `ot`, `nt`, `r` and `c` work on); `published` stays the publication date.
-        "id": long_item_id(entry.sync_id),
-        "crawlTimeMsec": (entry.arrived_us / 1000).to_string(),
-        "timestampUsec": entry.arrived_us.to_string(),
-        "published": item.published_at,
-        "updated": item.updated_at.unwrap_or(item.published_at),
-        "title": title_for_apps(item.title.as_deref().unwrap_or_default()),
-        "author": title_for_apps(item.author.as_deref().unwrap_or_default()),
-        "canonical": [{"href": link}],
-        "alternate": [{"href": link, "type": "text/html"}],
-        "categories": categories,
-        "origin": {
-            "streamId": feed_stream_id(entry.item.feed_id),
-            "title": title_for_apps(&entry.feed_title),
-            "htmlUrl": entry.site_url.clone().unwrap_or_default(),
+        crawl_time_msec: Decimal(entry.arrived_us / 1000),
+        enclosure: item
+            .enclosures
+            .iter()
+            .map(|e| enclosure_entry(state, e))
+            .collect(),
+        id: long_item_id(entry.sync_id),
+        origin: Origin {
+            html_url: entry.site_url.as_deref().unwrap_or_default(),
+            stream_id: feed_stream_id(entry.item.feed_id),
+            title: title_for_apps(&entry.feed_title),
         },
-        "summary": {"direction": "ltr", "content": content},
-        "content": {"direction": "ltr", "content": content},
-        "enclosure": enclosures,
-    })
+        published: item.published_at,
+        summary: Text::ltr(content),
+        timestamp_usec: Decimal(entry.arrived_us),
+        title: title_for_apps(item.title.as_deref().unwrap_or_default()),
+        updated: item.updated_at.unwrap_or(item.published_at),
+    }
 }
 
-/// Items as a stream's `items`, with the labels on them.
-async fn items_json(
+/// An item of a stream, serialized as it is declared rather than through a JSON tree (a
+/// page of 100 items as `serde_json::Value` maps took a few thousand allocations). Here and
+/// in the structs under it, fields are in the alphabetical order those maps wrote them in,
+/// so that the bytes are the same.
+#[derive(serde::Serialize)]
+struct ItemEntry<'a> {
+    alternate: [Alternate<'a>; 1],
+    author: String,
+    canonical: [Canonical<'a>; 1],
+    categories: Vec<Cow<'a, str>>,
+    content: Text,
+    #[serde(rename = "crawlTimeMsec")]
+    crawl_time_msec: Decimal,
+    enclosure: Vec<EnclosureEntry<'a>>,
+    id: String,
+    origin: Origin<'a>,
+    published: i64,
+    summary: Text,
+    #[serde(rename = "timestampUsec")]
+    timestamp_usec: Decimal,
+    title: String,
+    updated: i64,
+}
+
+/// An item's link in `alternate`.
+#[derive(serde::Serialize)]
+struct Alternate<'a> {
+    href: &'a str,
+    #[serde(rename = "type")]
+    kind: &'static str,
+}
+
+/// An item's link in `canonical`.
+#[derive(serde::Serialize)]
+struct Canonical<'a> {
+    href: &'a str,
+}
+
+/// An item's `summary` and `content`: its HTML.
+#[derive(serde::Serialize)]
+struct Text {
+    content: String,
+    direction: &'static str,
+}
+
+impl Text {
+    fn ltr(content: String) -> Text {
+        Text {
+            content,
+            direction: "ltr",
+        }
+    }
+}
+
+/// An item's feed.
+#[derive(serde::Serialize)]
+struct Origin<'a> {
+    #[serde(rename = "htmlUrl")]
+    html_url: &'a str,
+    #[serde(rename = "streamId")]
+    stream_id: String,
+    title: String,
+}
+
+/// An item's enclosure.
+#[derive(serde::Serialize)]
+struct EnclosureEntry<'a> {
+    href: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    length: Option<i64>,
+    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
+    mime_type: Option<&'a str>,
+}
+
+/// The labels on a page of items, by item.
+async fn labels_of(
     state: &AppState,
     user_id: i64,
-    catalog: &Catalog,
     rows: &[SyncItem],
-) -> Result<Vec<Value>> {
+) -> Result<HashMap<i64, Vec<String>>> {
     let ids: Vec<i64> = rows.iter().map(|r| r.item.id).collect();
     let mut labels: HashMap<i64, Vec<String>> = HashMap::new();
     for (id, label) in state.store.item_labels(user_id, &ids).await? {
         labels.entry(id).or_default().push(label);
     }
-    Ok(rows
-        .iter()
-        .map(|r| item_json(state, catalog, r, &labels))
-        .collect())
+    Ok(labels)
 }
 
-/// The envelope of items of a stream. No `self` link, as FreshRSS sends none: Google Reader's
-/// form (a list of `{"href"}`) fails NewsFlash's `greader_api`, which reads an object, and the
-/// object form would fail clients that iterate Google Reader's list (PyPI `google-reader`).
-fn stream_json(request: &Request<'_>, stream_id: &str, title: &str, items: Vec<Value>) -> Value {
-    json!({
-        "direction": "ltr",
-        "id": stream_id,
-        "title": title,
-        "description": "",
-        "author": request.auth.user.username,
-        "updated": unix_now(),
-        "items": items,
-    })
+/// A stream of items as the streams answer it. No `self` link, as FreshRSS sends none:
+/// Google Reader's form (a list of `{"href"}`) fails NewsFlash's `greader_api`, which reads
+/// an object, and the object form would fail clients that iterate Google Reader's list (PyPI
+/// `google-reader`). Fields in alphabetical order, as [`ItemEntry`]'s.
+#[derive(serde::Serialize)]
+struct StreamEntry<'a> {
+    author: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    continuation: Option<String>,
+    description: &'static str,
+    direction: &'static str,
+    id: &'a str,
+    items: Vec<ItemEntry<'a>>,
+    title: &'a str,
+    updated: i64,
+}
+
+/// Answers a stream of `rows` (with their labels) named `stream_id`.
+fn stream_answer(
+    request: &Request<'_>,
+    catalog: &Catalog,
+    stream_id: &str,
+    title: &str,
+    rows: &[SyncItem],
+    labels: &HashMap<i64, Vec<String>>,
+    continuation: Option<String>,
+) -> Response {
+    let items: Vec<ItemEntry<'_>> = rows
+        .iter()
+        .map(|r| item_entry(request.state, catalog, r, labels))
+        .collect();
+    // Each item's HTML twice (`summary` and `content`) and about 1 kB besides.
+    let capacity = items
+        .iter()
+        .map(|i| 2 * i.content.content.len() + 1024)
+        .sum::<usize>()
+        + 256;
+    let answer = StreamEntry {
+        author: &request.auth.user.username,
+        continuation,
+        description: "",
+        direction: "ltr",
+        id: stream_id,
+        items,
+        title,
+        updated: unix_now(),
+    };
+    json_response(&answer, capacity)
 }
 
 /// `stream/items/ids`: `itemRefs` with decimal ids, and a `continuation` when there is more.
@@ -223,12 +331,10 @@ pub(super) async fn stream_contents(
         Stream::Feed(feed_id) => feed_stream_id(feed_id),
         _ => stream_id,
     };
-    let items = items_json(state, user_id, &catalog, &rows).await?;
-    let mut answer = stream_json(request, &stream_id, &title, items);
-    if let Some(next) = next {
-        answer["continuation"] = json!(next);
-    }
-    Ok(axum::Json(answer).into_response())
+    let labels = labels_of(state, user_id, &rows).await?;
+    Ok(stream_answer(
+        request, &catalog, &stream_id, &title, &rows, &labels, next,
+    ))
 }
 
 /// `stream/items/contents`: the items named by `i` (repeatable), in the order named.
@@ -248,8 +354,16 @@ pub(super) async fn stream_items_contents(request: &Request<'_>) -> Result<Respo
     }
     let position: HashMap<i64, usize> = ids.iter().enumerate().map(|(n, id)| (*id, n)).collect();
     rows.sort_by_key(|r| position.get(&r.sync_id).copied().unwrap_or(usize::MAX));
-    let items = items_json(state, user_id, &catalog, &rows).await?;
-    Ok(axum::Json(stream_json(request, READING_LIST, "", items)).into_response())
+    let labels = labels_of(state, user_id, &rows).await?;
+    Ok(stream_answer(
+        request,
+        &catalog,
+        READING_LIST,
+        "",
+        &rows,
+        &labels,
+        None,
+    ))
 }
 
 /// The user's items behind sync ids (the ids clients hold: arrival numbers), in the order
