@@ -86,9 +86,13 @@ pub(super) fn usec(secs: i64) -> String {
     (secs.saturating_mul(1_000_000)).to_string()
 }
 
-/// The continuation of a page that ended on the item published at `published` with `id`.
-pub(super) fn continuation(published: i64, id: i64) -> String {
-    format!("{published}_{id}")
+/// The continuation of a page that ended on the item that arrived at `arrived_us` with sync
+/// id `id`: its place in the arrival order streams list in. Only the id is read back (see
+/// [`parse_continuation`]), so continuations of earlier versions, which carried the item's
+/// publication time first, go on working; the time is not read from the item for it, which
+/// let a page of ids be listed from the arrival rows alone.
+pub(super) fn continuation(arrived_us: i64, id: i64) -> String {
+    format!("{arrived_us}_{id}")
 }
 
 /// Reads a continuation back (a 400 naming it when it is not one this server gave).

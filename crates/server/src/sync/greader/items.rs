@@ -4,7 +4,8 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-use axum::response::Response;
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
 use tidings_store::{
     MAX_MARK_IDS, MAX_SYNC_IDS, MAX_SYNC_ITEM_IDS, MAX_SYNC_ITEMS, MarkReadScope, SyncIds,
     SyncItem, SyncQuery, unix_now,
@@ -240,45 +241,61 @@ pub(super) async fn stream_item_ids(request: &Request<'_>) -> Result<Response> {
     let (_, mut query) = stream_query(&catalog, request.params, None, MAX_SYNC_ITEM_IDS - 1)?;
     let (rows, next) = page_of(
         &mut query,
-        async |q| Ok(state.store.sync_item_ids(user_id, q).await?),
-        |r| (r.published_at, r.id),
+        async |q| Ok(state.store.sync_arrival_refs(user_id, q).await?),
+        |&(id, arrived_us)| (arrived_us, id),
     )
     .await?;
-    let answer = ItemRefs {
-        continuation: next,
-        item_refs: rows
-            .iter()
-            .map(|r| ItemRef {
-                direct_stream_ids: [],
-                id: Decimal(r.id),
-                timestamp_usec: Decimal(r.arrived_us),
-            })
-            .collect(),
-    };
+    let body = item_refs_body(&rows, next.as_deref());
+    Ok(([(header::CONTENT_TYPE, "application/json")], body).into_response())
+}
+
+/// The answer of `stream/items/ids`, `{"continuation":"…","itemRefs":[{"directStreamIds":[],
+/// "id":"…","timestampUsec":"…"},…]}`, written byte by byte: it holds only numbers, and for
+/// the call apps make most the serializer's string escaping and formatting machinery was
+/// a tenth of the request's CPU. The same bytes as serializing the fields in alphabetical
+/// order (the order JSON maps wrote them in before), as the unit test checks.
+fn item_refs_body(refs: &[(i64, i64)], continuation: Option<&str>) -> Vec<u8> {
     // About 70 bytes a reference: written once into a buffer of that size.
-    Ok(json_response(&answer, 64 + 72 * answer.item_refs.len()))
+    let mut body = Vec::with_capacity(64 + 72 * refs.len());
+    body.push(b'{');
+    if let Some(continuation) = continuation {
+        body.extend_from_slice(b"\"continuation\":");
+        // Two numbers joined by `_`, but escaped as any string would be.
+        body.extend_from_slice(serde_json::Value::from(continuation).to_string().as_bytes());
+        body.push(b',');
+    }
+    body.extend_from_slice(b"\"itemRefs\":[");
+    for (n, &(id, arrived_us)) in refs.iter().enumerate() {
+        if n > 0 {
+            body.push(b',');
+        }
+        body.extend_from_slice(b"{\"directStreamIds\":[],\"id\":\"");
+        push_decimal(&mut body, id);
+        body.extend_from_slice(b"\",\"timestampUsec\":\"");
+        push_decimal(&mut body, arrived_us);
+        body.extend_from_slice(b"\"}");
+    }
+    body.extend_from_slice(b"]}");
+    body
 }
 
-/// The answer of `stream/items/ids`, serialized as it is declared, without building a JSON
-/// tree first: a page of 1,000 references as `serde_json::Value` maps took a few thousand
-/// allocations. Fields in the alphabetical order the maps wrote them in, so that the bytes
-/// are the same.
-#[derive(serde::Serialize)]
-struct ItemRefs {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    continuation: Option<String>,
-    #[serde(rename = "itemRefs")]
-    item_refs: Vec<ItemRef>,
-}
-
-/// One reference of `stream/items/ids`.
-#[derive(serde::Serialize)]
-struct ItemRef {
-    #[serde(rename = "directStreamIds")]
-    direct_stream_ids: [i64; 0],
-    id: Decimal,
-    #[serde(rename = "timestampUsec")]
-    timestamp_usec: Decimal,
+/// Appends a number's decimal digits.
+fn push_decimal(out: &mut Vec<u8>, n: i64) {
+    let mut digits = [0u8; 20];
+    let mut rest = n.unsigned_abs();
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    if n < 0 {
+        out.push(b'-');
+    }
+    out.extend_from_slice(&digits[at..]);
 }
 
 /// A number written as a JSON string of its decimal digits (the protocol's ids and times),
@@ -312,7 +329,7 @@ pub(super) async fn stream_contents(
     let (rows, next) = page_of(
         &mut query,
         async |q| Ok(state.store.sync_items(user_id, q).await?),
-        |row| (row.item.published_at, row.sync_id),
+        |row| (row.arrived_us, row.sync_id),
     )
     .await?;
     let stream = catalog.stream(&stream_id)?;
@@ -500,4 +517,43 @@ pub(super) async fn mark_all_as_read(request: &Request<'_>) -> Result<Response> 
     };
     state.store.mark_read(user_id, &scope, None).await?;
     Ok(ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn item_refs_are_written_as_the_serializer_wrote_them() {
+        for (refs, continuation) in [
+            (vec![], None),
+            (vec![(1, 0)], None),
+            (
+                vec![
+                    (83840, 1_795_878_391_279_920),
+                    (-7, i64::MIN),
+                    (i64::MAX, 9),
+                ],
+                Some("1795878391278921_82841"),
+            ),
+        ] {
+            let mut expected = serde_json::json!({
+                "itemRefs": refs
+                    .iter()
+                    .map(|(id, us)| serde_json::json!({
+                        "directStreamIds": [],
+                        "id": id.to_string(),
+                        "timestampUsec": us.to_string(),
+                    }))
+                    .collect::<Vec<_>>(),
+            });
+            if let Some(c) = continuation {
+                expected["continuation"] = serde_json::json!(c);
+            }
+            assert_eq!(
+                String::from_utf8(item_refs_body(&refs, continuation)).unwrap(),
+                expected.to_string()
+            );
+        }
+    }
 }

@@ -279,6 +279,7 @@ pub(super) fn stream_query(
 }
 
 /// Runs a paged listing: one item more than the page tells whether there is a next page.
+/// `position` gives a row's (arrival time, sync id), what its continuation carries.
 pub(super) async fn page_of<T>(
     query: &mut SyncQuery,
     fetch: impl AsyncFnOnce(&SyncQuery) -> Result<Vec<T>>,
@@ -290,8 +291,8 @@ pub(super) async fn page_of<T>(
     let next = if rows.len() as i64 > page {
         rows.truncate(page as usize);
         rows.last().map(|row| {
-            let (published, id) = position(row);
-            continuation(published, id)
+            let (arrived_us, id) = position(row);
+            continuation(arrived_us, id)
         })
     } else {
         None
