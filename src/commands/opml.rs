@@ -6,7 +6,9 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
-use tidings_worker::{Fetcher, ImportOptions, ImportStatus, WorkerConfig};
+use std::io::IsTerminal;
+use tidings_store::ImportJobProgress;
+use tidings_worker::{Fetcher, ImportOptions, ImportStatus, JobProgress, WorkerConfig};
 
 use crate::config::GlobalConfig;
 
@@ -14,8 +16,9 @@ use crate::config::GlobalConfig;
 #[derive(Debug, Subcommand)]
 pub enum OpmlCommand {
     /// Subscribe a user to every feed of an OPML file (folders become groups, outline names
-    /// titles), fetch each new feed once, and print what became of each URL. Exits 1 when a
-    /// limit (1,000 feeds per file, the subscription limit) left feeds out.
+    /// titles), fetch each new feed once (many at once, under the per-host limits), and print
+    /// what became of each URL; on a terminal a line shows the progress meanwhile. Exits 1
+    /// when a limit (1,000 feeds per file, the subscription limit) left feeds out.
     Import(Box<ImportArgs>),
     /// Write a user's subscriptions as OPML 2.0 (groups as folders).
     Export(ExportArgs),
@@ -79,7 +82,19 @@ async fn import(config: &GlobalConfig, args: ImportArgs) -> anyhow::Result<ExitC
         ..ImportOptions::default()
     };
     let fetcher = Fetcher::new(store.clone(), settings.client()?, WorkerConfig::default());
-    let report = tidings_worker::import_opml(&fetcher, user_id, &bytes, &options).await;
+    let progress = JobProgress::new(0);
+    // On a terminal a line says how far the import got; in a script only the report shows.
+    let line = std::io::stderr()
+        .is_terminal()
+        .then(|| tokio::spawn(show_progress(progress.subscribe())));
+    let report =
+        tidings_worker::import_opml_with_progress(&fetcher, user_id, &bytes, &options, &progress)
+            .await;
+    if let Some(line) = line {
+        line.abort();
+        let _ = line.await;
+        eprint!("\r\x1b[K");
+    }
     store.close().await;
     let report = match report {
         Ok(report) => report,
@@ -125,6 +140,24 @@ async fn import(config: &GlobalConfig, args: ImportArgs) -> anyhow::Result<ExitC
         return Ok(ExitCode::FAILURE);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Rewrites one line on standard error with the import's counters as they change (at most
+/// five times a second), until aborted.
+async fn show_progress(mut changes: tokio::sync::watch::Receiver<ImportJobProgress>) {
+    while changes.changed().await.is_ok() {
+        let now = *changes.borrow_and_update();
+        eprint!("\r\x1b[K{}", progress_line(&now));
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+}
+
+/// `checked 120 of 500: 100 added, 5 skipped, 15 failed`.
+fn progress_line(progress: &ImportJobProgress) -> String {
+    format!(
+        "checked {} of {}: {} added, {} skipped, {} failed",
+        progress.checked, progress.total, progress.added, progress.skipped, progress.failed
+    )
 }
 
 async fn export(config: &GlobalConfig, args: ExportArgs) -> anyhow::Result<ExitCode> {

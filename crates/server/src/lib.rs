@@ -112,6 +112,19 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     state.related.warm_up(state.store.clone());
+    // Imports that were running when a process stopped never finish: say so (issue 32). Jobs
+    // of another process still running keep beating and are left alone.
+    let store = state.store.clone();
+    tokio::spawn(async move {
+        match store.interrupt_stale_import_jobs(None).await {
+            Ok(0) => {}
+            Ok(count) => tracing::info!(
+                count,
+                "imports that stopped with a process marked interrupted"
+            ),
+            Err(error) => tracing::warn!(%error, "stopped imports could not be marked interrupted"),
+        }
+    });
     let body_timeout = state.config.body_read_timeout;
     serve_with_body_timeout(listener, router(state), shutdown, body_timeout).await
 }

@@ -3,7 +3,7 @@
 
 use tidings_testkit::on_both_engines;
 
-use crate::support::{TestApp, TestServer, assert_error, call, rss};
+use crate::support::{TestApp, TestServer, assert_error, call, import_opml_and_wait, rss};
 use reqwest::{Client, Method, StatusCode};
 use serde_json::{Value, json};
 use tidings_store::FetchStatus;
@@ -46,19 +46,10 @@ async fn feed_site() -> TestServer {
     site
 }
 
-/// Imports an OPML document of `outlines` at `url` (`…/opml`); returns the report.
+/// Imports an OPML document of `outlines` at `url` (`…/opml`); returns the import once done.
 async fn import_outlines(client: &Client, url: String, outlines: String) -> Value {
-    let response = client
-        .post(url)
-        .header("content-type", "text/x-opml")
-        .body(format!(
-            "<opml version=\"2.0\"><body>{outlines}</body></opml>"
-        ))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), StatusCode::OK);
-    response.json().await.unwrap()
+    let opml = format!("<opml version=\"2.0\"><body>{outlines}</body></opml>");
+    import_opml_and_wait(client, &url, None, opml).await
 }
 
 async fn subscribe(client: &Client, app: &TestApp, body: Value) -> (StatusCode, Value) {
@@ -459,21 +450,15 @@ on_both_engines!(opml_import_export_and_history, |db| {
         site.url("/missing.xml"),
         site.url("/plain.html"),
     );
-    let response = gus
-        .post(app.url("/opml"))
-        .header("content-type", "text/x-opml")
-        .header("x-file-name", "mine.opml")
-        .body(opml)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), StatusCode::OK);
-    let report: Value = response.json().await.unwrap();
-    assert_eq!(report["outlines"], 6, "{report}");
+    let report = import_opml_and_wait(&gus, &app.url("/opml"), Some("mine.opml"), opml).await;
+    assert_eq!(report["status"], "done", "{report}");
+    assert_eq!(report["total"], 6, "{report}");
+    assert_eq!(report["checked"], 6, "{report}");
     assert_eq!(report["added"], 2, "{report}");
     assert_eq!(report["skipped"], 1, "{report}");
+    assert_eq!(report["failed"], 3, "refused and failed: {report}");
     assert_eq!(report["refused"], 1, "{report}");
-    assert_eq!(report["failed"], 2, "{report}");
+    assert_eq!(report["file_name"], "mine.opml", "{report}");
     assert!(report["notice"].is_null(), "{report}");
     let entries = report["entries"].as_array().unwrap();
     assert!(
@@ -528,6 +513,7 @@ on_both_engines!(opml_import_export_and_history, |db| {
     assert_eq!(imports[0]["file_name"], "mine.opml");
     assert_eq!(imports[0]["added"], 2);
     assert_eq!(imports[0]["failed"], 3, "refused and failed");
+    assert_eq!(imports[0]["status"], "done");
 
     for bad in ["", "not xml at all", "<html><body>a page</body></html>"] {
         let response = gus
@@ -577,7 +563,7 @@ async fn phase_a_thousand_outlines(app: &TestApp, site: &TestServer) {
     app.user("hal", false).await;
     let hal = app.signed_in("hal").await;
     let report = import_outlines(&hal, app.url("/opml"), outlines).await;
-    assert_eq!(report["outlines"], 1001);
+    assert_eq!(report["total"], 1001);
     assert_eq!(
         report["added"], 100,
         "the per-user limit of 100 applies: {}",
@@ -711,9 +697,12 @@ on_both_engines!(
         assert_eq!(listed["subscriptions"].as_array().unwrap().len(), 4);
 
         // Twenty OPML imports at once, three feeds each: what fits is taken, the rest is over.
+        // A user runs three imports at once (more are told to wait), so three are sent at a
+        // time, and the polling stays within the per-user rate limit.
         app.user("jan", false).await;
         let jan = app.signed_in("jan").await;
         let mut imports = tokio::task::JoinSet::new();
+        let three = std::sync::Arc::new(tokio::sync::Semaphore::new(3));
         for n in 0..20 {
             let outlines: String = (0..3)
                 .map(|k| {
@@ -724,7 +713,11 @@ on_both_engines!(
                 })
                 .collect();
             let (client, url) = (jan.clone(), app.url("/opml"));
-            imports.spawn(async move { import_outlines(&client, url, outlines).await });
+            let three = std::sync::Arc::clone(&three);
+            imports.spawn(async move {
+                let _turn = three.acquire().await;
+                import_outlines(&client, url, outlines).await
+            });
         }
         let (mut added, mut over) = (0, 0);
         while let Some(done) = imports.join_next().await {

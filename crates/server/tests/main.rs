@@ -12,6 +12,7 @@ mod api_feed_settings;
 mod api_full_text;
 mod api_hardening;
 mod api_isolation;
+mod api_opml_jobs;
 mod api_popularity;
 mod api_reading;
 mod api_related;

@@ -3984,3 +3984,109 @@ async fn modules_loaded_on_demand_are_cached_and_under_the_policy() {
         );
     }
 }
+
+/// An OPML import in the browser (issue 32): the page shows the import's progress while the
+/// feeds are held back by their server, then the per-URL report once they answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn opml_import_shows_progress_then_the_report() {
+    if skip_without_browser("ui_browser::opml_import_shows_progress_then_the_report") {
+        return;
+    }
+    // Feeds that answer only once the test adds permits to the gate.
+    let gate = Arc::new(tokio::sync::Semaphore::new(0));
+    let held = Arc::clone(&gate);
+    let router = axum::Router::new().route(
+        "/held/{name}",
+        axum::routing::get(
+            move |axum::extract::Path(name): axum::extract::Path<String>| {
+                let held = Arc::clone(&held);
+                async move {
+                    if let Ok(permit) = held.acquire().await {
+                        permit.forget();
+                    }
+                    (
+                        [("content-type", "application/rss+xml")],
+                        rss("http://127.0.0.1", &name, 2),
+                    )
+                }
+            },
+        ),
+    );
+    let site = TestServer::start(router).await;
+    let db = TestDb::sqlite();
+    let store = db.migrated().await;
+    let base = start_server_on(store.clone()).await;
+    let b = Browser::start(1280, 860).await;
+    reader_with_feeds(&store, &b, &base, &[]).await;
+    let opml = tempfile::NamedTempFile::with_suffix(".opml").unwrap();
+    let outlines: String = (0..3)
+        .map(|n| {
+            format!(
+                "<outline text=\"held {n}\" xmlUrl=\"{}\"/>",
+                site.url(&format!("/held/{n}"))
+            )
+        })
+        .collect();
+    std::fs::write(
+        opml.path(),
+        format!(
+            "<?xml version=\"1.0\"?><opml version=\"2.0\"><body>{outlines}\
+             <outline text=\"bad\" xmlUrl=\"ftp://example.com/feed\"/></body></opml>"
+        ),
+    )
+    .unwrap();
+    b.goto(&format!("{base}/settings")).await;
+    b.type_into("#opml-file", &opml.path().display().to_string())
+        .await;
+    b.click("#opml-file + button[type=submit]").await;
+    let shown = b
+        .wait_for(
+            "the progress while the feeds are held",
+            "document.querySelector('progress.import-progress') && \
+             document.querySelector('.opml-report')?.innerText.includes('checked 1 of 4')",
+        )
+        .await;
+    assert_eq!(shown, true);
+    review(&b, "opml-import-progress").await;
+    gate.add_permits(1);
+    b.wait_for(
+        "the progress moving",
+        "document.querySelector('.opml-report')?.innerText.includes('checked 2 of 4')",
+    )
+    .await;
+    gate.add_permits(2);
+    let report = b
+        .wait_for(
+            "the report",
+            "document.querySelector('table.report')?.innerText",
+        )
+        .await;
+    let report = report.as_str().unwrap();
+    assert!(
+        report.contains("held 0") && report.contains("added") && report.contains("refused"),
+        "{report}"
+    );
+    let summary = b
+        .eval("document.querySelector('.opml-report p')?.innerText")
+        .await;
+    assert!(
+        summary
+            .as_str()
+            .is_some_and(|s| s.contains("3 added") && s.contains("of 4 feeds")),
+        "{summary}"
+    );
+    assert_eq!(
+        b.eval("document.querySelector('progress.import-progress')")
+            .await,
+        Value::Null,
+        "the progress gives way to the report"
+    );
+    // The new feeds are in the sidebar.
+    b.wait_for(
+        "the imported feeds listed",
+        "document.querySelectorAll('nav#feeds a.feed-link[data-key^=\"/feeds/\"]').length === 3",
+    )
+    .await;
+    review(&b, "opml-import-report").await;
+    b.quit().await;
+}

@@ -122,45 +122,87 @@ function groupsSection() {
   return section('Groups', list, form);
 }
 
+/** The per-URL report of a finished OPML import. */
+function importReport(job) {
+  const failedNote = job.refused ? ' (' + job.refused + ' refused)' : '';
+  return [
+    h('p', null, h('strong', null, job.added + ' added'), ', ' + job.skipped + ' skipped, ' + job.failed + ' failed' + failedNote + ', of ' + job.total + ' feeds.'),
+    job.status === 'interrupted' ? h('p', { class: 'notice', role: 'alert' }, 'The import stopped with the server before it finished. What it did is kept: import the file again for the rest.') : null,
+    job.status === 'failed' ? h('p', { class: 'notice', role: 'alert' }, 'The import failed: ' + (job.error || 'unknown error') + '. Import the file again.') : null,
+    job.notice ? h('p', { class: 'notice', role: 'alert' }, job.notice) : null,
+    job.entries.length ? h('table', { class: 'report' },
+      h('caption', { class: 'visually-hidden' }, 'Import report'),
+      h('thead', null, h('tr', null, h('th', { scope: 'col' }, 'Feed'), h('th', { scope: 'col' }, 'Result'), h('th', { scope: 'col' }, 'Reason'))),
+      h('tbody', null, job.entries.map((e) => h('tr', { class: 'report-' + e.status },
+        h('td', null, h('span', { class: 'report-title' }, e.title || ''), h('span', { class: 'report-url' }, e.url)),
+        h('td', null, e.status),
+        h('td', null, e.reason || '', e.what_to_do ? h('span', { class: 'report-what-to-do' }, ' ' + e.what_to_do) : null))))) : null,
+  ];
+}
+
+/** How far a running import got: a progress bar and its counters. */
+function importProgress(job, name) {
+  return [
+    h('p', null, h('span', { class: 'spinner', 'aria-hidden': 'true' }), 'Importing ' + (name || 'the file') + ': checked ' + job.checked + ' of ' + job.total + ' feeds, ' + job.added + ' added, ' + job.failed + ' failed.'),
+    h('progress', { class: 'import-progress', max: String(Math.max(job.total, 1)), value: String(job.checked), 'aria-label': 'Feeds checked' }),
+  ];
+}
+
 function opmlSection() {
   const file = h('input', { type: 'file', id: 'opml-file', accept: '.opml,.xml,text/x-opml,text/xml,application/xml' });
   const status = h('div', { class: 'opml-report', 'aria-live': 'polite' });
   const history = h('div');
   const form = h('form', { class: 'inline-form' }, h('label', { for: 'opml-file' }, 'OPML file'), file, h('button', { type: 'submit', class: 'button primary' }, 'Import'));
+  // The import runs on the server; this page follows it until it is done (and picks a running
+  // one up again when the page is opened anew).
+  let following = null;
+  const follow = async (id, name) => {
+    following = id;
+    for (;;) {
+      const job = await api('GET', '/opml/imports/' + id);
+      if (following !== id || !status.isConnected) return;
+      if (job.status !== 'running') {
+        replace(status, ...importReport(job));
+        following = null;
+        await app.reloadFeeds();
+        drawHistory();
+        return;
+      }
+      replace(status, ...importProgress(job, name));
+      // Every 1.5 s: the reader's own requests keep most of the per-user rate limit.
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+    }
+  };
   onSubmit(form, status, async () => {
     const chosen = file.files && file.files[0];
     if (!chosen) {
       replace(status, errorBlock({ category: 'validation', message: 'No file chosen.', action: 'Choose the OPML file your old reader exported.' }));
       return;
     }
-    replace(status, h('p', null, h('span', { class: 'spinner', 'aria-hidden': 'true' }), 'Importing ' + chosen.name + '…'));
-    const report = await api('POST', '/opml', chosen, { contentType: 'text/x-opml', headers: { 'X-File-Name': encodeURIComponent(chosen.name) } });
-    replace(status,
-      h('p', null, h('strong', null, report.added + ' added'), ', ' + report.skipped + ' skipped, ' + report.refused + ' refused, ' + report.failed + ' failed, of ' + report.outlines + ' feeds.'),
-      report.notice ? h('p', { class: 'notice', role: 'alert' }, report.notice) : null,
-      h('table', { class: 'report' },
-        h('caption', { class: 'visually-hidden' }, 'Import report'),
-        h('thead', null, h('tr', null, h('th', { scope: 'col' }, 'Feed'), h('th', { scope: 'col' }, 'Result'), h('th', { scope: 'col' }, 'Reason'))),
-        h('tbody', null, report.entries.map((e) => h('tr', { class: 'report-' + e.status },
-          h('td', null, h('span', { class: 'report-title' }, e.title || ''), h('span', { class: 'report-url' }, e.url)),
-          h('td', null, e.status),
-          h('td', null, e.reason || '', e.what_to_do ? h('span', { class: 'report-what-to-do' }, ' ' + e.what_to_do) : null))))));
-    await app.reloadFeeds();
+    replace(status, h('p', null, h('span', { class: 'spinner', 'aria-hidden': 'true' }), 'Uploading ' + chosen.name + '…'));
+    const started = await api('POST', '/opml', chosen, { contentType: 'text/x-opml', headers: { 'X-File-Name': encodeURIComponent(chosen.name) } });
+    replace(status, ...importProgress({ checked: 0, total: started.total, added: 0, failed: 0 }, chosen.name));
     drawHistory();
+    follow(started.import_id, chosen.name).catch((e) => replace(status, errorBlock(e)));
   });
   const drawHistory = async () => {
     try {
       const data = await api('GET', '/opml/imports');
-      if (!data.imports.length) return replace(history);
-      replace(history, h('h3', null, 'Earlier imports'), h('ul', { class: 'plain-list' }, data.imports.map((i) =>
-        h('li', null, fullDate(i.created_at) + ' — ' + (i.file_name ? decodeURIComponent(i.file_name) + ': ' : '') + i.added + ' added, ' + i.skipped + ' skipped, ' + i.failed + ' refused or failed'))));
+      const running = data.imports.find((i) => i.status === 'running');
+      if (running && following === null) {
+        follow(running.id, running.file_name && decodeURIComponent(running.file_name)).catch(() => {});
+      }
+      const done = data.imports.filter((i) => i.status !== 'running');
+      if (!done.length) return replace(history);
+      replace(history, h('h3', null, 'Earlier imports'), h('ul', { class: 'plain-list' }, done.map((i) =>
+        h('li', null, fullDate(i.created_at) + ' — ' + (i.file_name ? decodeURIComponent(i.file_name) + ': ' : '') + i.added + ' added, ' + i.skipped + ' skipped, ' + i.failed + ' refused or failed' + (i.status === 'done' ? '' : ' (' + i.status + ')')))));
     } catch (e) {
       replace(history);
     }
   };
   drawHistory();
   return section('Import and export (OPML)',
-    h('p', null, 'Bring your subscriptions from another reader, or take them elsewhere.'),
+    h('p', null, 'Bring your subscriptions from another reader, or take them elsewhere. An import runs on the server: you may leave this page meanwhile.'),
     form, status,
     h('p', null, h('a', { class: 'button', href: '/api/v1/opml', download: 'tidings.opml' }, 'Export subscriptions as OPML')),
     history);

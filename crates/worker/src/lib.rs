@@ -65,6 +65,7 @@ pub mod fetcher;
 pub mod full_text;
 mod hub;
 pub mod import;
+pub mod import_job;
 pub mod metrics;
 pub mod notifications;
 pub mod opml;
@@ -93,12 +94,14 @@ pub use import::{
     GReaderClient, History, HistoryError, HistoryOptions, HistoryReport, HistorySource, KindReport,
     MinifluxClient, ProgressSink, apply_history, read_history_file,
 };
+pub use import_job::{JobProgress, JobReport, MAX_RUNNING_IMPORTS, StartedJob, spawn_import_job};
 pub use metrics::{FetchResult, MetricsSnapshot, WorkerMetrics};
 pub use notifications::{NotificationConfig, NotificationJob, Notifier, TestOutcome};
 pub use opml::{
-    ImportEntry, ImportError, ImportOptions, ImportReport, ImportStatus, OPML_NAMESPACE,
-    OpmlDocument, OpmlError, OpmlFeed, OpmlSettings, build_opml, export_opml, import_opml,
-    parse_opml,
+    ImportEntry, ImportError, ImportOptions, ImportReport, ImportStatus, OPML_JOB_KIND,
+    OPML_NAMESPACE, OpmlDocument, OpmlError, OpmlFeed, OpmlJobSummary, OpmlSettings, build_opml,
+    export_opml, import_opml, import_opml_document, import_opml_with_progress, parse_opml,
+    start_opml_import,
 };
 pub use popularity::{
     CountError, CountSource, HatenaBookmarks, PopularityConfig, PopularityJob, PopularitySource,

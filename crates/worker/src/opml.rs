@@ -9,11 +9,14 @@ use std::collections::{HashMap, HashSet};
 use quick_xml::Reader;
 use quick_xml::events::{BytesStart, Event};
 use tidings_fetch::{AddressPolicy, FetchResponse};
-use tidings_store::{NewSubscription, OpmlImportRecord, Store, StoreError};
+use tidings_store::{
+    ImportJobProgress, NewImportJob, NewSubscription, OpmlImportRecord, Store, StoreError,
+};
 use tokio::task::JoinSet;
 use url::Url;
 
 use crate::fetcher::Fetcher;
+use crate::import_job::{JobProgress, JobReport, StartedJob, spawn_import_job};
 use crate::refresh::{CheckFailure, RefreshError};
 use crate::round::FeedReport;
 
@@ -438,7 +441,8 @@ pub struct ImportOptions {
     /// The user's subscription limit (F29), if any: feeds past it are refused. It holds
     /// however many imports and subscribes run at once.
     pub max_subscriptions: Option<i64>,
-    /// Feeds checked at once (each host still gets at most the fetcher's per-host limit).
+    /// Feeds in progress at once, checking or storing their first fetch (each request still
+    /// waits for the fetcher's per-host limits).
     pub concurrency: usize,
 }
 
@@ -453,8 +457,12 @@ impl Default for ImportOptions {
     }
 }
 
-/// Feeds an import checks at once, by default.
-pub const IMPORT_FETCH_CONCURRENCY: usize = 10;
+/// Feeds an import has in progress at once (checking, or storing their first fetch), by
+/// default: the worker's in-flight bound at its default concurrency
+/// ([`crate::WorkerConfig::in_flight`]), so an import holds no more responses than a round.
+/// Each request still waits for the per-host limits.
+pub const IMPORT_FETCH_CONCURRENCY: usize =
+    crate::config::DEFAULT_CONCURRENCY * crate::config::IN_FLIGHT_PER_SLOT;
 
 /// Why an import could not run at all.
 #[derive(Debug, thiserror::Error)]
@@ -468,23 +476,124 @@ pub enum ImportError {
 }
 
 /// Subscribes `user_id` to every feed of an OPML file, creating groups from its folders, with
-/// the outline's title as the subscription's title. Each feed is fetched once first (several
-/// at once): one that answers an HTTP error such as 404, does not answer, or is not a feed is
-/// reported as failed with the reason and not subscribed. The user's subscription limit takes
-/// feeds in file order; the rest are reported as over it (and not fetched). The import is
-/// recorded with its per-URL report in the user's history. The response that passed the
-/// check is recorded as the new feed's first fetch (its items are stored before this
-/// returns), so an import costs one request per feed; favicons are looked up afterwards,
-/// once per site.
+/// the outline's title as the subscription's title, and records the import in the user's
+/// history; see [`import_opml_document`] for how. The command line's and the history import's
+/// way; the API runs the same import as a job ([`start_opml_import`]).
 pub async fn import_opml(
     fetcher: &Fetcher,
     user_id: i64,
     bytes: &[u8],
     options: &ImportOptions,
 ) -> Result<ImportReport, ImportError> {
-    let store = fetcher.store();
+    import_opml_with_progress(fetcher, user_id, bytes, options, &JobProgress::new(0)).await
+}
+
+/// [`import_opml`], counting on `progress` as feeds are settled (its total is set to the
+/// file's feed outlines first): the command line's progress line.
+pub async fn import_opml_with_progress(
+    fetcher: &Fetcher,
+    user_id: i64,
+    bytes: &[u8],
+    options: &ImportOptions,
+    progress: &JobProgress,
+) -> Result<ImportReport, ImportError> {
     let document = parse_opml(bytes)?;
-    let address_policy = fetcher.client().config().address_policy.clone();
+    progress.update(|p| p.total = document.feeds.len() as i64);
+    let mut report = import_opml_document(fetcher, user_id, &document, options, progress).await?;
+    report.import_id = record_report(fetcher.store(), user_id, options, &report).await?;
+    Ok(report)
+}
+
+/// The kind of an OPML import job.
+pub const OPML_JOB_KIND: &str = "opml";
+
+/// Starts the import of an OPML file as a background job (issue 32) and answers at once with
+/// the job; a file that is not OPML is refused before any job starts. The job's counters
+/// follow the import, and its end carries the per-URL report ([`ImportEntry`]s as its entries,
+/// an [`OpmlJobSummary`] as its summary). Refused with [`StoreError::LimitReached`] when the
+/// user has `max_running` imports running.
+pub async fn start_opml_import(
+    fetcher: &Fetcher,
+    user_id: i64,
+    bytes: &[u8],
+    options: ImportOptions,
+    max_running: i64,
+) -> Result<StartedJob, ImportError> {
+    let document = parse_opml(bytes)?;
+    let new = NewImportJob {
+        kind: OPML_JOB_KIND,
+        source: options.file_name.as_deref(),
+        total: document.feeds.len() as i64,
+        owner: &fetcher.config().owner,
+    };
+    let fetcher_for_job = fetcher.clone();
+    let started = spawn_import_job(fetcher.store(), user_id, &new, max_running, |progress| {
+        let (fetcher, options) = (fetcher_for_job, options.clone());
+        async move {
+            let report = import_opml_document(&fetcher, user_id, &document, &options, &progress)
+                .await
+                .map_err(|error| format!("the database failed: {error}"))?;
+            Ok(job_report(&report, &options))
+        }
+    })
+    .await?;
+    Ok(started)
+}
+
+/// The totals of an OPML import job that its counters do not carry (its summary).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct OpmlJobSummary {
+    /// Of the feeds not imported, those refused before any request (not a URL, an address
+    /// not allowed, over a limit); the others failed their check.
+    pub refused: usize,
+    /// Feeds not imported because the file lists more than [`ImportOptions::max_feeds`].
+    pub over_file_limit: usize,
+    /// Feeds not imported because the user's subscription limit was reached.
+    pub over_subscription_limit: usize,
+    /// What a limit left out, in plain words.
+    pub notice: Option<String>,
+}
+
+/// What an OPML import job hands back when it ends.
+fn job_report(report: &ImportReport, options: &ImportOptions) -> JobReport {
+    let summary = OpmlJobSummary {
+        refused: report.refused,
+        over_file_limit: report.over_file_limit,
+        over_subscription_limit: report.over_subscription_limit,
+        notice: report.limit_notice(options),
+    };
+    JobReport {
+        progress: ImportJobProgress {
+            total: report.outlines as i64,
+            checked: report.outlines as i64,
+            added: report.added as i64,
+            skipped: report.skipped as i64,
+            failed: (report.refused + report.failed) as i64,
+        },
+        entries: serde_json::to_string(&report.entries).unwrap_or_else(|_| "[]".into()),
+        summary: serde_json::to_string(&summary).ok(),
+    }
+}
+
+/// Subscribes `user_id` to every feed of `document`, creating groups from its folders, with
+/// the outline's title as the subscription's title, and counts on `progress` as feeds are
+/// settled. Each feed is fetched once first, many at once (a rolling window of
+/// [`ImportOptions::concurrency`] feeds, each request under the worker's per-host limits): one
+/// that is certainly no feed (404, 410, not a feed, an address refused) is reported as failed
+/// with the reason and not subscribed; one whose fetch failed in a way that may pass (429,
+/// 5xx, a time-out) is subscribed with its error. The user's subscription limit takes feeds in
+/// file order as far as it can; the rest are reported as over it (and not fetched). The
+/// response that passed the check is recorded as the new feed's first fetch (its items are
+/// stored before this returns), so an import costs one request per feed; favicons are looked
+/// up afterwards, once per site. The report's `import_id` is left 0.
+pub async fn import_opml_document(
+    fetcher: &Fetcher,
+    user_id: i64,
+    document: &OpmlDocument,
+    options: &ImportOptions,
+    progress: &JobProgress,
+) -> Result<ImportReport, StoreError> {
+    let store = fetcher.store();
     let mut groups: HashMap<String, i64> = store
         .list_groups(user_id)
         .await?
@@ -497,11 +606,72 @@ pub async fn import_opml(
         .into_iter()
         .map(|s| s.feed_url)
         .collect();
+    let address_policy = fetcher.client().config().address_policy.clone();
+    let plan = plan_import(document, options, &address_policy, &subscribed);
+    let mut entries = plan.entries;
+    // What the plan settled without a request (it has its reason) counts at once.
+    progress.update(|p| {
+        for entry in entries.iter().filter(|entry| entry.reason.is_some()) {
+            count_settled(p, entry);
+        }
+    });
+    // When the subscription limit may be reached, feeds are subscribed in file order (the
+    // first ones get the places), else as their checks end.
+    let in_file_order = options.max_subscriptions.is_some_and(|limit| {
+        subscribed.len() as i64 + (plan.candidates.len() + plan.scraped.len()) as i64 > limit
+    });
+    let mut import = Import {
+        fetcher,
+        user_id,
+        document,
+        options,
+        progress,
+        in_file_order,
+        groups: &mut groups,
+        entries: &mut entries,
+    };
+    import.check_and_subscribe(plan.candidates).await?;
+    for (index, url) in plan.scraped {
+        let feed = &document.feeds[index];
+        let entry = &mut entries[index];
+        import_scraped(fetcher, user_id, feed, &url, options, &mut groups, entry).await?;
+        progress.update(|p| count_settled(p, entry));
+    }
+    restore_proxies(fetcher, user_id, &document.feeds, &mut entries).await?;
+    Ok(build_report(options, entries))
+}
+
+/// Counts a settled entry on a job's counters.
+fn count_settled(progress: &mut ImportJobProgress, entry: &ImportEntry) {
+    progress.checked += 1;
+    match entry.status {
+        ImportStatus::Added => progress.added += 1,
+        ImportStatus::Skipped => progress.skipped += 1,
+        ImportStatus::Refused | ImportStatus::Failed => progress.failed += 1,
+    }
+}
+
+/// An import before any request: one entry per feed outline (settled, or still to check),
+/// and the feeds to check, and the scraped sources to read, with their entries' indexes.
+struct ImportPlan {
+    entries: Vec<ImportEntry>,
+    candidates: Vec<(usize, Url)>,
+    scraped: Vec<(usize, Url)>,
+}
+
+/// What can be said of every feed before any request ([`precheck`]).
+fn plan_import(
+    document: &OpmlDocument,
+    options: &ImportOptions,
+    address_policy: &AddressPolicy,
+    subscribed: &HashSet<String>,
+) -> ImportPlan {
     let mut seen: HashSet<String> = HashSet::new();
-    let mut entries = Vec::with_capacity(document.feeds.len());
-    // Feeds to check and subscribe: (entry index, URL).
-    let mut candidates: Vec<(usize, Url)> = Vec::new();
-    let mut scraped: Vec<(usize, Url)> = Vec::new();
+    let mut plan = ImportPlan {
+        entries: Vec::with_capacity(document.feeds.len()),
+        candidates: Vec::new(),
+        scraped: Vec::new(),
+    };
     for (index, feed) in document.feeds.iter().enumerate() {
         let mut entry = ImportEntry {
             url: feed.xml_url.clone(),
@@ -512,166 +682,260 @@ pub async fn import_opml(
             what_to_do: None,
             subscription_id: None,
         };
-        match precheck(
-            feed,
-            index,
-            options,
-            &address_policy,
-            &subscribed,
-            &mut seen,
-        ) {
+        match precheck(feed, index, options, address_policy, subscribed, &mut seen) {
             // A scraped source's page is no feed to check: it is read with its configuration.
-            Ok(url) if feed.settings.scrape_config.is_some() => scraped.push((index, url)),
-            Ok(url) => candidates.push((index, url)),
+            Ok(url) if feed.settings.scrape_config.is_some() => plan.scraped.push((index, url)),
+            Ok(url) => plan.candidates.push((index, url)),
             Err((status, reason)) => {
                 entry.what_to_do = precheck_what_to_do(status, &reason).map(str::to_owned);
                 entry.status = status;
                 entry.reason = Some(reason);
             }
         }
-        entries.push(entry);
+        plan.entries.push(entry);
     }
-    // Checked a batch at a time, so that once the limit is reached no more feeds are fetched.
-    let mut limit_reached: Option<i64> = None;
-    for batch in candidates.chunks(options.concurrency.max(1)) {
-        if let Some(limit) = limit_reached {
-            for (index, _) in batch {
-                entries[*index].reason = Some(over_subscription_limit_reason(limit));
-            }
-            continue;
-        }
-        let checks = check_feeds(fetcher, batch).await;
-        // The first fetches of the batch's new feeds: spawned, so that one finishes (and
-        // releases its feed) even when the import's caller goes away, and awaited before the
-        // next batch, so that an import holds at most a batch of responses.
-        let mut first_fetches = Vec::new();
-        for ((index, url), check) in batch.iter().zip(checks) {
-            let entry = &mut entries[*index];
-            // A failure that may pass subscribes the feed anyway, with that fetch as its first
-            // (the feed shows the error and gets the normal back-off): an outage on the day of
-            // the import must not lose the subscription.
-            let (fetched, passing_error) = match check {
-                Ok(response) => (Ok(response), None),
-                Err(CheckFailure {
-                    reason,
-                    transient: Some(fetched),
-                    ..
-                }) => (*fetched, Some(reason)),
-                Err(CheckFailure {
-                    reason, what_to_do, ..
-                }) => {
-                    entry.status = ImportStatus::Failed;
-                    entry.reason = Some(reason);
-                    entry.what_to_do = what_to_do.map(str::to_owned);
-                    continue;
-                }
-            };
-            if let Some(limit) = limit_reached {
-                entry.reason = Some(over_subscription_limit_reason(limit));
-                continue;
-            }
-            let feed = &document.feeds[*index];
-            match subscribe_one(store, user_id, feed, url, options, &mut groups).await? {
-                Ok((subscription_id, feed_id)) => {
-                    entry.status = ImportStatus::Added;
-                    entry.subscription_id = Some(subscription_id);
-                    entry.reason = passing_error.map(|error| {
-                        format!("{error}; subscribed anyway, tidings retries it with back-off")
-                    });
-                    let fetcher = fetcher.clone();
-                    first_fetches.push(tokio::spawn(async move {
-                        let fetched = fetcher.refresh_feed_with_result(feed_id, fetched).await;
-                        (feed_id, fetched)
-                    }));
-                }
-                Err(Refusal::LimitReached(limit)) => {
-                    limit_reached = Some(limit);
-                    entry.reason = Some(over_subscription_limit_reason(limit));
-                }
-                Err(Refusal::Other(status, reason)) => {
-                    entry.status = status;
-                    entry.reason = Some(reason);
-                }
-            }
-        }
-        wait_for_first_fetches(first_fetches).await;
-    }
-    for (index, url) in scraped {
-        let feed = &document.feeds[index];
-        let entry = &mut entries[index];
-        import_scraped(fetcher, user_id, feed, &url, options, &mut groups, entry).await?;
-    }
-    restore_proxies(fetcher, user_id, &document.feeds, &mut entries).await?;
-    record_report(store, user_id, options, entries).await
+    plan
 }
 
-/// Waits for the first fetches of a batch's new feeds; a fetch that was not recorded (another
-/// worker has the feed, or it is gone) is logged: the feed's own fetch stores its items.
-async fn wait_for_first_fetches(
-    first_fetches: Vec<tokio::task::JoinHandle<(i64, Result<FeedReport, RefreshError>)>>,
-) {
-    for first_fetch in first_fetches {
-        match first_fetch.await {
-            Ok((_, Ok(report))) => tracing::debug!(%report, "imported feed fetched"),
-            // Another worker has it, or it is gone: its own fetch stores its items.
-            Ok((feed_id, Err(error))) => {
-                tracing::debug!(feed = feed_id, %error, "an imported feed's first fetch was not recorded");
-            }
-            Err(error) => tracing::warn!(%error, "an imported feed's first fetch failed"),
-        }
-    }
-}
-
-/// Counts the import's outcomes and records it, with its per-URL report, in the user's history.
-async fn record_report(
-    store: &Store,
+/// The state of one import while its feeds are checked.
+struct Import<'a> {
+    fetcher: &'a Fetcher,
     user_id: i64,
-    options: &ImportOptions,
-    entries: Vec<ImportEntry>,
-) -> Result<ImportReport, ImportError> {
+    document: &'a OpmlDocument,
+    options: &'a ImportOptions,
+    progress: &'a JobProgress,
+    /// Whether checked feeds are subscribed in file order (the limit may be reached), rather
+    /// than as their checks end.
+    in_file_order: bool,
+    groups: &'a mut HashMap<String, i64>,
+    entries: &'a mut Vec<ImportEntry>,
+}
+
+/// The first fetches of new feeds, running: each yields its feed and how it went.
+type FirstFetches = JoinSet<(i64, Result<FeedReport, RefreshError>)>;
+
+impl Import<'_> {
+    /// Checks `candidates` in a rolling window: as one check ends, the next starts, so that a
+    /// slow feed holds only its own place. The window counts the checks running and the first
+    /// fetches not yet stored, so an import holds at most that many responses. Every request
+    /// waits for the fetcher's per-host limiter, as the worker's do. Once the subscription
+    /// limit is reached no more feeds are fetched.
+    async fn check_and_subscribe(
+        &mut self,
+        candidates: Vec<(usize, Url)>,
+    ) -> Result<(), StoreError> {
+        let window = self.options.concurrency.max(1);
+        let mut waiting = candidates.into_iter().enumerate();
+        type Check = (usize, usize, Result<FetchResponse, CheckFailure>);
+        let mut checks: JoinSet<Check> = JoinSet::new();
+        // Which entry each check is for, so that a check that panicked is still reported.
+        let mut checking: HashMap<tokio::task::Id, (usize, usize)> = HashMap::new();
+        // Checks ended but not yet settled (in file order, those after one still running).
+        let mut ended: std::collections::BTreeMap<usize, Check> = Default::default();
+        let mut next_in_order = 0usize;
+        let mut first_fetches = FirstFetches::new();
+        let mut urls: HashMap<usize, Url> = HashMap::new();
+        let mut limit_reached: Option<i64> = None;
+        loop {
+            while limit_reached.is_none()
+                && checks.len() + ended.len() + first_fetches.len() < window
+            {
+                let Some((position, (index, url))) = waiting.next() else {
+                    break;
+                };
+                let fetcher = self.fetcher.clone();
+                let request = url.clone();
+                let task = checks
+                    .spawn(async move { (position, index, fetcher.check_feed(&request).await) });
+                checking.insert(task.id(), (position, index));
+                urls.insert(index, url);
+            }
+            tokio::select! {
+                Some(done) = checks.join_next_with_id(), if !checks.is_empty() => {
+                    let check = match done {
+                        Ok((id, check)) => {
+                            checking.remove(&id);
+                            check
+                        }
+                        // A check that panicked: its feed is reported as failed; importing
+                        // again retries.
+                        Err(error) => {
+                            tracing::warn!(%error, "an OPML feed check failed");
+                            let Some((position, index)) = checking.remove(&error.id()) else {
+                                continue;
+                            };
+                            (position, index, Err(CheckFailure {
+                                reason: "the check did not finish".to_owned(),
+                                transient: None,
+                                what_to_do: Some("Import the file again to try it again."),
+                            }))
+                        }
+                    };
+                    ended.insert(check.0, check);
+                    // Settled as they end, or in file order while the limit may be reached.
+                    loop {
+                        let next = if self.in_file_order {
+                            ended.remove(&next_in_order)
+                        } else {
+                            ended.pop_first().map(|(_, check)| check)
+                        };
+                        let Some((_, index, check)) = next else { break };
+                        next_in_order += 1;
+                        let Some(url) = urls.remove(&index) else { continue };
+                        self.settle(index, &url, check, &mut limit_reached, &mut first_fetches)
+                            .await?;
+                        let entry = &self.entries[index];
+                        self.progress.update(|p| count_settled(p, entry));
+                    }
+                }
+                Some(done) = first_fetches.join_next(), if !first_fetches.is_empty() => {
+                    log_first_fetch(done);
+                }
+                else => break,
+            }
+        }
+        if let Some(limit) = limit_reached {
+            for (_, (index, _)) in waiting {
+                self.entries[index].reason = Some(over_subscription_limit_reason(limit));
+                let entry = &self.entries[index];
+                self.progress.update(|p| count_settled(p, entry));
+            }
+        }
+        Ok(())
+    }
+
+    /// Settles the entry of one checked feed: subscribes it (starting its first fetch, with
+    /// the check's response) unless it is certainly no feed or the limit is reached. A
+    /// database failure stops the import.
+    async fn settle(
+        &mut self,
+        index: usize,
+        url: &Url,
+        check: Result<FetchResponse, CheckFailure>,
+        limit_reached: &mut Option<i64>,
+        first_fetches: &mut FirstFetches,
+    ) -> Result<(), StoreError> {
+        let entry = &mut self.entries[index];
+        // A failure that may pass subscribes the feed anyway, with that fetch as its first
+        // (the feed shows the error and gets the normal back-off): an outage on the day of
+        // the import must not lose the subscription.
+        let (fetched, passing_error) = match check {
+            Ok(response) => (Ok(response), None),
+            Err(CheckFailure {
+                reason,
+                transient: Some(fetched),
+                ..
+            }) => (*fetched, Some(reason)),
+            Err(CheckFailure {
+                reason, what_to_do, ..
+            }) => {
+                entry.status = ImportStatus::Failed;
+                entry.reason = Some(reason);
+                entry.what_to_do = what_to_do.map(str::to_owned);
+                return Ok(());
+            }
+        };
+        if let Some(limit) = limit_reached {
+            entry.reason = Some(over_subscription_limit_reason(*limit));
+            return Ok(());
+        }
+        let feed = &self.document.feeds[index];
+        let subscribed = subscribe_one(
+            self.fetcher.store(),
+            self.user_id,
+            feed,
+            url,
+            self.options,
+            self.groups,
+        )
+        .await?;
+        let entry = &mut self.entries[index];
+        match subscribed {
+            Ok((subscription_id, feed_id)) => {
+                entry.status = ImportStatus::Added;
+                entry.subscription_id = Some(subscription_id);
+                entry.reason = passing_error.map(|error| {
+                    format!("{error}; subscribed anyway, tidings retries it with back-off")
+                });
+                // Spawned, so that it finishes (and releases its feed) even when the import
+                // stops; awaited before the import ends, so that its items are stored by then.
+                let fetcher = self.fetcher.clone();
+                first_fetches.spawn(async move {
+                    let fetched = fetcher.refresh_feed_with_result(feed_id, fetched).await;
+                    (feed_id, fetched)
+                });
+            }
+            Err(Refusal::LimitReached(limit)) => {
+                *limit_reached = Some(limit);
+                entry.reason = Some(over_subscription_limit_reason(limit));
+            }
+            Err(Refusal::Other(status, reason)) => {
+                entry.status = status;
+                entry.reason = Some(reason);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Logs how a new feed's first fetch went: one that was not recorded (another worker has the
+/// feed, or it is gone) leaves its items to the feed's own next fetch.
+fn log_first_fetch(done: Result<(i64, Result<FeedReport, RefreshError>), tokio::task::JoinError>) {
+    match done {
+        Ok((_, Ok(report))) => tracing::debug!(%report, "imported feed fetched"),
+        Ok((feed_id, Err(error))) => {
+            tracing::debug!(feed = feed_id, %error, "an imported feed's first fetch was not recorded");
+        }
+        Err(error) => tracing::warn!(%error, "an imported feed's first fetch failed"),
+    }
+}
+
+/// Counts the import's outcomes into its report (`import_id` 0 until recorded).
+fn build_report(options: &ImportOptions, entries: Vec<ImportEntry>) -> ImportReport {
     let count = |status| entries.iter().filter(|e| e.status == status).count();
-    let (added, skipped, refused, failed) = (
-        count(ImportStatus::Added),
-        count(ImportStatus::Skipped),
-        count(ImportStatus::Refused),
-        count(ImportStatus::Failed),
-    );
     let over = |reason: &str| {
         entries
             .iter()
             .filter(|e| e.status == ImportStatus::Refused && e.reason.as_deref() == Some(reason))
             .count()
     };
-    let over_file_limit = over(&over_file_limit_reason(options.max_feeds));
-    let over_subscription_limit = options
-        .max_subscriptions
-        .map_or(0, |limit| over(&over_subscription_limit_reason(limit)));
-    let import_id = store
+    ImportReport {
+        import_id: 0,
+        outlines: entries.len(),
+        added: count(ImportStatus::Added),
+        skipped: count(ImportStatus::Skipped),
+        refused: count(ImportStatus::Refused),
+        failed: count(ImportStatus::Failed),
+        over_file_limit: over(&over_file_limit_reason(options.max_feeds)),
+        over_subscription_limit: options
+            .max_subscriptions
+            .map_or(0, |limit| over(&over_subscription_limit_reason(limit))),
+        entries,
+    }
+}
+
+/// Records an import, with its per-URL report, in the user's history; returns its id.
+async fn record_report(
+    store: &Store,
+    user_id: i64,
+    options: &ImportOptions,
+    report: &ImportReport,
+) -> Result<i64, StoreError> {
+    store
         .record_opml_import(
             user_id,
             &OpmlImportRecord {
                 id: 0,
                 created_at: chrono::Utc::now().timestamp(),
                 file_name: options.file_name.clone(),
-                outlines: entries.len() as i64,
-                added: added as i64,
-                skipped: skipped as i64,
-                failed: (refused + failed) as i64,
-                report: serde_json::to_string(&entries).unwrap_or_else(|_| "[]".into()),
+                outlines: report.outlines as i64,
+                added: report.added as i64,
+                skipped: report.skipped as i64,
+                failed: (report.refused + report.failed) as i64,
+                report: serde_json::to_string(&report.entries).unwrap_or_else(|_| "[]".into()),
             },
         )
-        .await?;
-    Ok(ImportReport {
-        import_id,
-        outlines: entries.len(),
-        added,
-        skipped,
-        refused,
-        failed,
-        over_file_limit,
-        over_subscription_limit,
-        entries,
-    })
+        .await
 }
 
 fn over_file_limit_reason(max_feeds: usize) -> String {
@@ -728,36 +992,6 @@ fn precheck(
         return Err((ImportStatus::Skipped, "already subscribed".into()));
     }
     Ok(url)
-}
-
-/// Fetches each feed of `batch` once, all at once; the responses (or why a feed is not
-/// usable) are in `batch`'s order.
-async fn check_feeds(
-    fetcher: &Fetcher,
-    batch: &[(usize, Url)],
-) -> Vec<Result<FetchResponse, CheckFailure>> {
-    let mut tasks = JoinSet::new();
-    for (position, (_, url)) in batch.iter().enumerate() {
-        let (fetcher, url) = (fetcher.clone(), url.clone());
-        tasks.spawn(async move { (position, fetcher.check_feed(&url).await) });
-    }
-    let mut results: Vec<Result<FetchResponse, CheckFailure>> = (0..batch.len())
-        .map(|_| {
-            Err(CheckFailure {
-                reason: "the check did not finish".to_owned(),
-                transient: None,
-                what_to_do: Some("Import the file again to try it again."),
-            })
-        })
-        .collect();
-    while let Some(done) = tasks.join_next().await {
-        match done {
-            Ok((position, result)) => results[position] = result,
-            // A check that panicked: its feed is reported as failed; importing again retries.
-            Err(error) => tracing::warn!(%error, "an OPML feed check failed"),
-        }
-    }
-    results
 }
 
 /// Why [`subscribe_one`] did not subscribe.

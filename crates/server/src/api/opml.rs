@@ -5,15 +5,19 @@ use axum::extract::rejection::BytesRejection;
 use axum::extract::{DefaultBodyLimit, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use serde::Serialize;
-use tidings_worker::{ImportError, ImportOptions, ImportReport, import_opml};
+use serde::{Deserialize, Serialize};
+use tidings_store::{ImportJob, ImportJobStatus, StoreError};
+use tidings_worker::{
+    ImportError, ImportOptions, MAX_RUNNING_IMPORTS, OPML_JOB_KIND, OpmlJobSummary,
+    start_opml_import,
+};
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::base::auth::Auth;
 use crate::base::error::{ApiError, ApiResult, ErrorBody, ErrorCategory, capitalize};
-use crate::base::extract::Json;
+use crate::base::extract::{Json, Path};
 use crate::base::limits::MAX_OPML_BYTES;
 use crate::base::state::AppState;
 use crate::base::time::time;
@@ -22,6 +26,7 @@ pub(crate) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(export, import))
         .routes(routes!(history))
+        .routes(routes!(import_status))
         // Imports may be larger than other bodies.
         .layer(DefaultBodyLimit::max(MAX_OPML_BYTES))
 }
@@ -46,7 +51,7 @@ async fn export(State(state): State<AppState>, auth: Auth) -> ApiResult<Response
 }
 
 /// One line of an import report.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct ImportEntryView {
     /// The feed URL as written in the file.
     pub url: String,
@@ -67,82 +72,111 @@ pub struct ImportEntryView {
     pub subscription_id: Option<i64>,
 }
 
-/// The report of an import.
+/// An import, started.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct ImportReportView {
-    /// The history entry's id.
+pub struct ImportStarted {
+    /// The import's id: follow it at `GET /opml/imports/{id}`.
     pub import_id: i64,
+    /// `running`.
+    pub status: &'static str,
     /// Feed outlines in the file.
-    pub outlines: usize,
-    /// Subscriptions added.
-    pub added: usize,
-    /// Feeds skipped (already subscribed, listed twice).
-    pub skipped: usize,
-    /// Feeds refused, with the reason in their entry.
-    pub refused: usize,
-    /// Feeds that are certainly no feed (404, 410, not a feed), with the reason in their
-    /// entry; not subscribed.
-    pub failed: usize,
-    /// Feeds not imported because the file lists more than 1,000.
-    pub over_file_limit: usize,
-    /// Feeds not imported because the subscription limit was reached.
-    pub over_subscription_limit: usize,
+    pub total: i64,
+}
+
+/// An import and how far it got.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ImportJobView {
+    /// The import's id.
+    pub import_id: i64,
+    /// `running`; `done` (every feed settled, and the items of the new ones stored);
+    /// `interrupted` (the server stopped while it ran: what it did is kept, importing the
+    /// file again does the rest); `failed` (the database failed; `error` says how).
+    pub status: String,
+    /// The uploaded file's name, when given (`X-File-Name`).
+    pub file_name: Option<String>,
+    /// Feed outlines in the file.
+    pub total: i64,
+    /// Feeds settled so far (checked, or settled without a request).
+    pub checked: i64,
+    /// Subscriptions added so far.
+    pub added: i64,
+    /// Feeds skipped so far (already subscribed, listed twice).
+    pub skipped: i64,
+    /// Feeds not imported so far: refused (not allowed, over a limit) or failed (certainly no
+    /// feed: 404, 410, not a feed), each with its reason in its entry.
+    pub failed: i64,
+    /// Of `failed`, those refused before any request; set once done.
+    pub refused: Option<usize>,
+    /// Feeds not imported because the file lists more than 1,000; set once done.
+    pub over_file_limit: Option<usize>,
+    /// Feeds not imported because the subscription limit was reached; set once done.
+    pub over_subscription_limit: Option<usize>,
     /// What a limit left out, in plain words; absent when nothing was.
     pub notice: Option<String>,
-    /// One entry per feed, in file order.
+    /// Why a failed import failed.
+    pub error: Option<String>,
+    /// When it started.
+    pub created_at: String,
+    /// When it ended.
+    pub finished_at: Option<String>,
+    /// One entry per feed, in file order, once done (empty while running).
     pub entries: Vec<ImportEntryView>,
 }
 
-fn report_view(report: ImportReport, options: &ImportOptions) -> ImportReportView {
-    ImportReportView {
-        notice: report
-            .limit_notice(options)
-            .map(|notice| capitalize(&notice) + "."),
-        import_id: report.import_id,
-        outlines: report.outlines,
-        added: report.added,
-        skipped: report.skipped,
-        refused: report.refused,
-        failed: report.failed,
-        over_file_limit: report.over_file_limit,
-        over_subscription_limit: report.over_subscription_limit,
-        entries: report
-            .entries
-            .into_iter()
-            .map(|entry| ImportEntryView {
-                status: serde_json::to_value(entry.status)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_string))
-                    .unwrap_or_default(),
-                url: entry.url,
-                title: entry.title,
-                group: entry.group,
-                reason: entry.reason,
-                what_to_do: entry.what_to_do,
-                subscription_id: entry.subscription_id,
-            })
-            .collect(),
+fn job_view(job: ImportJob) -> ImportJobView {
+    let summary: OpmlJobSummary = job
+        .summary
+        .as_deref()
+        .and_then(|summary| serde_json::from_str(summary).ok())
+        .unwrap_or_default();
+    let finished = job.summary.is_some();
+    let entries = match job.status {
+        ImportJobStatus::Running => Vec::new(),
+        _ => serde_json::from_str(&job.entries).unwrap_or_default(),
+    };
+    ImportJobView {
+        import_id: job.id,
+        status: job.status.as_str().to_owned(),
+        file_name: job.source,
+        total: job.progress.total,
+        checked: job.progress.checked,
+        added: job.progress.added,
+        skipped: job.progress.skipped,
+        failed: job.progress.failed,
+        refused: finished.then_some(summary.refused),
+        over_file_limit: finished.then_some(summary.over_file_limit),
+        over_subscription_limit: finished.then_some(summary.over_subscription_limit),
+        notice: summary.notice.map(|notice| capitalize(&notice) + "."),
+        error: job.error,
+        created_at: time(job.created_at),
+        finished_at: job.finished_at.map(time),
+        entries,
     }
 }
 
-/// Import an OPML file (the request body, up to 5 MB and 1,000 feeds): every feed is
-/// subscribed in the group named by its folder, titled as in the file, and fetched once; a
-/// feed that is certainly no feed (404, 410, not a feed) is not kept, one whose fetch failed
-/// in a way that may pass (429, 5xx, a time-out) is kept with its error. Duplicates, refusals, failures and
-/// what a limit left out are reported per URL, and the import is kept in the user's history.
+/// Import an OPML file (the request body, up to 5 MB and 1,000 feeds) in the background: the
+/// answer comes at once with the import's id, and `GET /opml/imports/{id}` follows it. Every
+/// feed is subscribed in the group named by its folder, titled as in the file, and fetched
+/// once (its items stored), many at once under the same per-host limits as the worker's
+/// fetches; a feed that is certainly no feed (404, 410, not a feed) is not kept, one whose
+/// fetch failed in a way that may pass (429, 5xx, a time-out) is kept with its error.
+/// Duplicates, refusals, failures and what a limit left out are reported per URL once the
+/// import is done, and the import is kept in the user's history. A user runs at most three
+/// imports at once.
 #[utoipa::path(post, path = "/opml", tag = "opml",
     request_body(content = String, content_type = "text/x-opml", description = "The OPML file"),
     responses(
-        (status = 200, body = ImportReportView),
+        (status = 202, description = "Started; follow it at `GET /opml/imports/{import_id}`", body = ImportStarted),
         (status = 413, description = "Larger than 5 MB", body = ErrorBody),
         (status = 400, description = "Not OPML", body = ErrorBody),
+        (status = 429, description = "Three imports of this user are running already", body = ErrorBody),
     ))]
 async fn import(
     State(state): State<AppState>,
     auth: Auth,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
-) -> ApiResult<Json<ImportReportView>> {
+) -> ApiResult<(StatusCode, HeaderMap, Json<ImportStarted>)> {
     let body = body.map_err(crate::base::extract::bytes_rejection)?;
     if body.iter().all(u8::is_ascii_whitespace) {
         return Err(ApiError::validation(
@@ -159,19 +193,70 @@ async fn import(
         max_subscriptions: Some(state.config.max_subscriptions),
         ..ImportOptions::default()
     };
-    let report = import_opml(&state.fetcher, auth.user.id, &body, &options)
-        .await
-        .map_err(|error| match error {
-            ImportError::Opml(reason) => ApiError::new(
-                StatusCode::BAD_REQUEST,
-                "invalid_opml",
-                ErrorCategory::Validation,
-                format!("The file is not usable OPML: {reason}"),
-                "Export the subscriptions again from your old reader and upload that file.",
-            ),
-            ImportError::Store(store) => store.into(),
-        })?;
-    Ok(Json(report_view(report, &options)))
+    let started = start_opml_import(
+        &state.fetcher,
+        auth.user.id,
+        &body,
+        options,
+        MAX_RUNNING_IMPORTS,
+    )
+    .await
+    .map_err(|error| match error {
+        ImportError::Opml(reason) => ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "invalid_opml",
+            ErrorCategory::Validation,
+            format!("The file is not usable OPML: {reason}"),
+            "Export the subscriptions again from your old reader and upload that file.",
+        ),
+        ImportError::Store(StoreError::LimitReached { limit, .. }) => {
+            let mut error = ApiError::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                "imports_running",
+                ErrorCategory::Limit,
+                format!("{limit} of your imports are running already."),
+                "Wait for one of them to finish (Settings shows them), then import again.",
+            );
+            error.retry_after = Some(10);
+            error
+        }
+        ImportError::Store(store) => store.into(),
+    })?;
+    let mut response_headers = HeaderMap::new();
+    if let Ok(location) = HeaderValue::from_str(&format!("/api/v1/opml/imports/{}", started.job.id))
+    {
+        response_headers.insert(header::LOCATION, location);
+    }
+    Ok((
+        StatusCode::ACCEPTED,
+        response_headers,
+        Json(ImportStarted {
+            import_id: started.job.id,
+            status: "running",
+            total: started.job.progress.total,
+        }),
+    ))
+}
+
+/// One OPML import of the user, with its per-URL report once done.
+#[utoipa::path(get, path = "/opml/imports/{id}", tag = "opml",
+    params(("id" = i64, Path, description = "The import's id (`import_id`)")),
+    responses(
+        (status = 200, body = ImportJobView),
+        (status = 404, description = "No such import of this user", body = ErrorBody),
+    ))]
+async fn import_status(
+    State(state): State<AppState>,
+    auth: Auth,
+    Path(id): Path<i64>,
+) -> ApiResult<Json<ImportJobView>> {
+    let job = state
+        .store
+        .import_job(auth.user.id, id)
+        .await?
+        .filter(|job| job.kind == OPML_JOB_KIND)
+        .ok_or_else(|| ApiError::not_found("Import"))?;
+    Ok(Json(job_view(job)))
 }
 
 /// One past import.
@@ -189,8 +274,10 @@ pub struct ImportHistoryEntry {
     pub added: i64,
     /// Skipped.
     pub skipped: i64,
-    /// Refused.
+    /// Refused or failed.
     pub failed: i64,
+    /// `running`, `done`, `interrupted` or `failed` (see `GET /opml/imports/{id}`).
+    pub status: String,
 }
 
 /// The imports.
@@ -200,22 +287,26 @@ pub struct ImportHistory {
     pub imports: Vec<ImportHistoryEntry>,
 }
 
-/// The user's OPML import history.
+/// The user's OPML imports, newest first (the last 100), running ones included.
 #[utoipa::path(get, path = "/opml/imports", tag = "opml",
     responses((status = 200, body = ImportHistory)))]
 async fn history(State(state): State<AppState>, auth: Auth) -> ApiResult<Json<ImportHistory>> {
-    let records = state.store.list_opml_imports(auth.user.id).await?;
+    let jobs = state
+        .store
+        .list_import_jobs(auth.user.id, Some(OPML_JOB_KIND))
+        .await?;
     Ok(Json(ImportHistory {
-        imports: records
+        imports: jobs
             .into_iter()
-            .map(|r| ImportHistoryEntry {
-                id: r.id,
-                created_at: time(r.created_at),
-                file_name: r.file_name,
-                outlines: r.outlines,
-                added: r.added,
-                skipped: r.skipped,
-                failed: r.failed,
+            .map(|job| ImportHistoryEntry {
+                id: job.id,
+                created_at: time(job.created_at),
+                file_name: job.source,
+                outlines: job.progress.total,
+                added: job.progress.added,
+                skipped: job.progress.skipped,
+                failed: job.progress.failed,
+                status: job.status.as_str().to_owned(),
             })
             .collect(),
     }))

@@ -157,6 +157,49 @@ pub async fn call(
     (status, headers, value)
 }
 
+/// Uploads an OPML file to `opml_url` (`…/api/v1/opml`) as `file_name` (when given), checks
+/// the 202 that starts the import, and waits (up to a minute) until the import is no longer
+/// running; answers its final state (`GET …/opml/imports/{id}`).
+pub async fn import_opml_and_wait(
+    client: &Client,
+    opml_url: &str,
+    file_name: Option<&str>,
+    opml: String,
+) -> Value {
+    let mut request = client
+        .post(opml_url)
+        .header("content-type", "text/x-opml")
+        .body(opml);
+    if let Some(name) = file_name {
+        request = request.header("x-file-name", name);
+    }
+    let response = request.send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::ACCEPTED);
+    let started: Value = response.json().await.unwrap();
+    assert_eq!(started["status"], "running", "{started}");
+    let id = started["import_id"].as_i64().expect("an import id");
+    wait_for_import(client, &format!("{opml_url}/imports/{id}")).await
+}
+
+/// Polls an import (`…/opml/imports/{id}`) until it is no longer running (up to a minute);
+/// answers its final state.
+pub async fn wait_for_import(client: &Client, import_url: &str) -> Value {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let (status, _, job) = call(client, Method::GET, import_url, None).await;
+        assert_eq!(status, StatusCode::OK, "{job}");
+        if job["status"] != "running" {
+            return job;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the import is still running: {job}"
+        );
+        // Twice a second: well within the per-user rate limit (120 requests a minute).
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    }
+}
+
 /// Checks the shape of an API error body.
 pub fn assert_error(body: &Value, code: &str, category: &str) {
     assert_eq!(body["error"]["code"], code, "{body}");
