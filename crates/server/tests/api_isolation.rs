@@ -102,6 +102,22 @@ on_both_engines!(a_second_user_gets_404_for_every_object_of_the_first, |db| {
     .await;
     assert!(status.is_success(), "{webhook}");
     let webhook_id = webhook["webhook"]["id"].as_i64().unwrap();
+    // An OPML import of the owner's, followed by its id.
+    let import_id = app
+        .store
+        .start_import_job(
+            owner_id,
+            &tidings_store::NewImportJob {
+                kind: "opml",
+                source: Some("mine.opml"),
+                total: 1,
+                owner: "isolation test",
+            },
+            3,
+        )
+        .await
+        .unwrap()
+        .id;
 
     // Which id each `{id}` path takes, and what the intruder must get.
     let table: Vec<(&str, i64, StatusCode)> = vec![
@@ -118,8 +134,15 @@ on_both_engines!(a_second_user_gets_404_for_every_object_of_the_first, |db| {
         ("/api/v1/me/identities/", identity_id, StatusCode::NOT_FOUND),
         ("/api/v1/me/passkeys/", passkey_id, StatusCode::NOT_FOUND),
         ("/api/v1/webhooks/", webhook_id, StatusCode::NOT_FOUND),
-        // Users are administrators' objects: an ordinary user is refused outright.
+        ("/api/v1/opml/imports/", import_id, StatusCode::NOT_FOUND),
+        // Users and feeds' operator settings are administrators' objects: an ordinary user
+        // is refused outright.
         ("/api/v1/users/", owner_id, StatusCode::FORBIDDEN),
+        (
+            "/api/v1/admin/feeds/",
+            subscription.feed_id,
+            StatusCode::FORBIDDEN,
+        ),
     ];
     let (_, _, document) = call(&owner, Method::GET, &app.url("/openapi.json"), None).await;
     let mut checked = 0;
@@ -257,6 +280,7 @@ fn valid_body(path: &str, method: &Method) -> Option<Value> {
             Some(json!({"title": "Mine now"}))
         }
         ("PATCH", p) if p.starts_with("/api/v1/users/") => Some(json!({"is_admin": true})),
+        ("PATCH", p) if p.starts_with("/api/v1/admin/feeds/") => Some(json!({"suspended": true})),
         ("PATCH", p) if p.starts_with("/api/v1/webhooks/") => Some(json!({"name": "Mine now"})),
         ("PATCH", p) if p.starts_with("/api/v1/me/passkeys/") => Some(json!({"name": "Mine now"})),
         ("PUT", p) if p.ends_with("/state") => Some(json!({"is_read": true, "is_starred": true})),
