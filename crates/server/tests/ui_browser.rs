@@ -1490,10 +1490,10 @@ async fn phase_read_at_full_pace(b: &Browser, site: &TestServer, store: &Store, 
         requests.len()
     );
     // The claim is about the limiter's one-minute window: 200 items read inside one window
-    // (at ten a second when the machine is free, slower when other tests share it) stay far
-    // below its budget.
+    // (at ten a second when the machine is free, at four when CI's other tests share it) stay
+    // far below its budget.
     assert!(
-        elapsed < 50.0,
+        elapsed < 60.0,
         "the 200 presses came within one minute's budget: {elapsed:.1} s"
     );
     assert!(
