@@ -80,44 +80,8 @@ on_both_engines!(a_second_user_gets_404_for_every_object_of_the_first, |db| {
         .as_i64()
         .unwrap();
 
-    // A linked sign-in identity, a passkey and a notification channel.
-    let identity_id = app
-        .store
-        .link_identity(owner_id, "https://id.example", "owner-subject", None)
-        .await
-        .unwrap()
-        .id;
-    let passkey_id = app
-        .store
-        .add_passkey(owner_id, "owner-credential", b"cose key", 0, "phone")
-        .await
-        .unwrap()
-        .id;
-    let (status, _, webhook) = call(
-        &owner,
-        Method::POST,
-        &app.url("/webhooks"),
-        Some(json!({"kind": "generic", "url": "https://hooks.example/owner"})),
-    )
-    .await;
-    assert!(status.is_success(), "{webhook}");
-    let webhook_id = webhook["webhook"]["id"].as_i64().unwrap();
-    // An OPML import of the owner's, followed by its id.
-    let import_id = app
-        .store
-        .start_import_job(
-            owner_id,
-            &tidings_store::NewImportJob {
-                kind: "opml",
-                source: Some("mine.opml"),
-                total: 1,
-                owner: "isolation test",
-            },
-            3,
-        )
-        .await
-        .unwrap()
-        .id;
+    let (identity_id, passkey_id, webhook_id, import_id) =
+        phase_the_owners_other_objects(&app, &owner, owner_id).await;
 
     // Which id each `{id}` path takes, and what the intruder must get.
     let table: Vec<(&str, i64, StatusCode)> = vec![
@@ -174,6 +138,55 @@ on_both_engines!(a_second_user_gets_404_for_every_object_of_the_first, |db| {
     )
     .await;
 });
+
+/// The owner's other objects: a linked sign-in identity, a passkey, a notification channel
+/// and an OPML import. Returns their ids in that order.
+async fn phase_the_owners_other_objects(
+    app: &TestApp,
+    owner: &reqwest::Client,
+    owner_id: i64,
+) -> (i64, i64, i64, i64) {
+    // A linked sign-in identity, a passkey and a notification channel.
+    let identity_id = app
+        .store
+        .link_identity(owner_id, "https://id.example", "owner-subject", None)
+        .await
+        .unwrap()
+        .id;
+    let passkey_id = app
+        .store
+        .add_passkey(owner_id, "owner-credential", b"cose key", 0, "phone")
+        .await
+        .unwrap()
+        .id;
+    let (status, _, webhook) = call(
+        owner,
+        Method::POST,
+        &app.url("/webhooks"),
+        Some(json!({"kind": "generic", "url": "https://hooks.example/owner"})),
+    )
+    .await;
+    assert!(status.is_success(), "{webhook}");
+    let webhook_id = webhook["webhook"]["id"].as_i64().unwrap();
+    // An OPML import of the owner's, followed by its id.
+    let import_id = app
+        .store
+        .start_import_job(
+            owner_id,
+            &tidings_store::NewImportJob {
+                kind: "opml",
+                source: Some("mine.opml"),
+                total: 1,
+                owner: "isolation test",
+            },
+            3,
+        )
+        .await
+        .unwrap()
+        .id;
+
+    (identity_id, passkey_id, webhook_id, import_id)
+}
 
 /// Ids inside queries and bodies are checked too: the intruder's requests naming the owner's
 /// item, group or feed are 404, and marking the owner's items read marks nothing.
