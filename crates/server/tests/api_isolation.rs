@@ -80,7 +80,7 @@ on_both_engines!(a_second_user_gets_404_for_every_object_of_the_first, |db| {
         .as_i64()
         .unwrap();
 
-    let (identity_id, passkey_id, webhook_id, import_id) =
+    let (identity_id, passkey_id, webhook_id, import_id, history_import_id) =
         phase_the_owners_other_objects(&app, &owner, owner_id).await;
 
     // Which id each `{id}` path takes, and what the intruder must get.
@@ -99,6 +99,7 @@ on_both_engines!(a_second_user_gets_404_for_every_object_of_the_first, |db| {
         ("/api/v1/me/passkeys/", passkey_id, StatusCode::NOT_FOUND),
         ("/api/v1/webhooks/", webhook_id, StatusCode::NOT_FOUND),
         ("/api/v1/opml/imports/", import_id, StatusCode::NOT_FOUND),
+        ("/api/v1/imports/", history_import_id, StatusCode::NOT_FOUND),
         // Users and feeds' operator settings are administrators' objects: an ordinary user
         // is refused outright.
         ("/api/v1/users/", owner_id, StatusCode::FORBIDDEN),
@@ -139,13 +140,13 @@ on_both_engines!(a_second_user_gets_404_for_every_object_of_the_first, |db| {
     .await;
 });
 
-/// The owner's other objects: a linked sign-in identity, a passkey, a notification channel
-/// and an OPML import. Returns their ids in that order.
+/// The owner's other objects: a linked sign-in identity, a passkey, a notification channel,
+/// an OPML import and an import from another reader. Returns their ids in that order.
 async fn phase_the_owners_other_objects(
     app: &TestApp,
     owner: &reqwest::Client,
     owner_id: i64,
-) -> (i64, i64, i64, i64) {
+) -> (i64, i64, i64, i64, i64) {
     // A linked sign-in identity, a passkey and a notification channel.
     let identity_id = app
         .store
@@ -184,8 +185,29 @@ async fn phase_the_owners_other_objects(
         .await
         .unwrap()
         .id;
+    let history_import_id = app
+        .store
+        .start_import_job(
+            owner_id,
+            &tidings_store::NewImportJob {
+                kind: tidings_worker::HISTORY_JOB_KIND,
+                source: Some("greader https://rss.example/api/greader.php"),
+                total: 0,
+                owner: "isolation test",
+            },
+            3,
+        )
+        .await
+        .unwrap()
+        .id;
 
-    (identity_id, passkey_id, webhook_id, import_id)
+    (
+        identity_id,
+        passkey_id,
+        webhook_id,
+        import_id,
+        history_import_id,
+    )
 }
 
 /// Ids inside queries and bodies are checked too: the intruder's requests naming the owner's

@@ -11,6 +11,7 @@ mod api_contract;
 mod api_feed_settings;
 mod api_full_text;
 mod api_hardening;
+mod api_imports;
 mod api_isolation;
 mod api_opml_jobs;
 mod api_popularity;

@@ -7,6 +7,7 @@ pub mod bookmarks;
 pub mod contract;
 pub mod full_text;
 pub mod groups;
+pub mod imports;
 pub mod items;
 pub mod mfa;
 pub mod oidc;
@@ -53,7 +54,7 @@ use crate::base::state::AppState;
         (name = "accounts", description = "Sign-in, sessions, the current user, API keys"),
         (name = "admin", description = "User management and all feeds, for administrators"),
         (name = "subscriptions", description = "Feeds the user follows"),
-        (name = "opml", description = "Import and export of subscriptions"),
+        (name = "opml", description = "Import and export of subscriptions (OPML), and imports of another reader's history"),
         (name = "groups", description = "Groups of subscriptions"),
         (name = "items", description = "Items, their read and starred state, unread counts"),
         (name = "bookmarks", description = "Snapshots of items that outlive them"),
@@ -91,6 +92,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .merge(subscriptions::router())
         .merge(scraped::router())
         .merge(opml::router())
+        .merge(imports::router())
         .merge(groups::router())
         .merge(popularity::router())
         .merge(items::router())

@@ -210,15 +210,7 @@ async fn import(
             "Export the subscriptions again from your old reader and upload that file.",
         ),
         ImportError::Store(StoreError::LimitReached { limit, .. }) => {
-            let mut error = ApiError::new(
-                StatusCode::TOO_MANY_REQUESTS,
-                "imports_running",
-                ErrorCategory::Limit,
-                format!("{limit} of your imports are running already."),
-                "Wait for one of them to finish (Settings shows them), then import again.",
-            );
-            error.retry_after = Some(10);
-            error
+            ApiError::imports_running(limit)
         }
         ImportError::Store(store) => store.into(),
     })?;

@@ -149,6 +149,20 @@ impl ApiError {
         error
     }
 
+    /// 429 `imports_running`: the user has `limit` imports (OPML files, other readers)
+    /// running, the most one user runs at once.
+    pub fn imports_running(limit: i64) -> ApiError {
+        let mut error = ApiError::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            "imports_running",
+            ErrorCategory::Limit,
+            format!("{limit} of your imports are running already."),
+            "Wait for one of them to finish (Settings shows them), then import again.",
+        );
+        error.retry_after = Some(10);
+        error
+    }
+
     /// 429 from one limiter, whose own limit, remaining count and reset the answer's
     /// `X-RateLimit-*` headers carry.
     pub fn limited(decision: crate::ratelimit::RateDecision) -> ApiError {

@@ -11,12 +11,13 @@
 //! does not have (its feed is gone, could not be fetched, or no longer lists it) is kept as a
 //! bookmark with the other reader's title, content and date (F34).
 //!
-//! This module sits on [`crate::opml`] and the store only, so that the server can run the same
-//! import as a job.
+//! This module sits on [`crate::opml`], [`crate::import_job`] and the store only; [`job`] runs
+//! the same import as a background job for the server.
 
 pub mod file;
 pub mod greader;
 mod history;
+pub mod job;
 pub mod miniflux;
 mod remote;
 mod source;
@@ -24,6 +25,7 @@ mod source;
 pub use file::read_history_file;
 pub use greader::GReaderClient;
 pub use history::{History, HistoryFeed, HistoryItem};
+pub use job::{HISTORY_JOB_KIND, HistoryInput, job_source_parts, start_history_import};
 pub use miniflux::MinifluxClient;
 pub use remote::HistorySource;
 pub use source::MAX_ITEMS;
@@ -37,7 +39,8 @@ use crate::opml::{ImportOptions, ImportStatus, OpmlFeed, OpmlSettings, build_opm
 use history::is_default_folder;
 
 /// What an import did (or, in a dry run, would do) to one kind of thing.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct KindReport {
     /// Added or changed.
     pub added: usize,
@@ -75,7 +78,8 @@ impl KindReport {
 }
 
 /// The report of a history import, per kind.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct HistoryReport {
     /// Whether nothing was written.
     pub dry_run: bool,
