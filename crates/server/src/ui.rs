@@ -81,6 +81,7 @@ pub const ASSETS: &[Asset] = &[
     asset!("identities.js", JS),
     asset!("notifications.js", JS),
     asset!("settings.js", JS),
+    asset!("reader-import.js", JS),
     asset!("scrape.js", JS),
     asset!("subscribe.js", JS),
     asset!("shortcuts.js", JS),

@@ -4090,3 +4090,142 @@ async fn opml_import_shows_progress_then_the_report() {
     review(&b, "opml-import-report").await;
     b.quit().await;
 }
+
+/// A Miniflux stand-in for the import form: its feed list (alpha of `feeds`, in "News")
+/// answers only once the test adds a permit to the gate; no entries.
+async fn held_miniflux(feeds: &TestServer) -> (TestServer, Arc<tokio::sync::Semaphore>) {
+    let gate = Arc::new(tokio::sync::Semaphore::new(0));
+    let held = Arc::clone(&gate);
+    let list = json!([{"id": 1, "feed_url": feeds.url("/alpha"), "site_url": "",
+                       "title": "Alpha", "category": {"id": 2, "title": "News"}}])
+    .to_string();
+    let json_answer = |body: String| ([("content-type", "application/json")], body);
+    let router = axum::Router::new()
+        .route(
+            "/v1/me",
+            axum::routing::get(move || async move { json_answer("{}".into()) }),
+        )
+        .route(
+            "/v1/feeds",
+            axum::routing::get(move || {
+                let (held, list) = (Arc::clone(&held), list.clone());
+                async move {
+                    if let Ok(permit) = held.acquire().await {
+                        permit.forget();
+                    }
+                    json_answer(list)
+                }
+            }),
+        )
+        .route(
+            "/v1/entries",
+            axum::routing::get(move || async move {
+                json_answer(r#"{"total": 0, "entries": []}"#.into())
+            }),
+        );
+    (TestServer::start(router).await, gate)
+}
+
+/// The import from another reader in the browser (issue 32): the Settings form, labelled and
+/// reachable, takes a Miniflux address and key, clears the key, shows that it is reading the
+/// other reader while its server holds the answer, then the report per kind, and the new feed
+/// is in the sidebar; the form fits a phone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reader_import_shows_progress_then_the_report() {
+    if skip_without_browser("ui_browser::reader_import_shows_progress_then_the_report") {
+        return;
+    }
+    let feeds = TestServer::start(axum::Router::new().route(
+        "/{name}",
+        axum::routing::get(
+            |axum::extract::Path(name): axum::extract::Path<String>| async move {
+                (
+                    [("content-type", "application/rss+xml")],
+                    rss("http://127.0.0.1", &name, 2),
+                )
+            },
+        ),
+    ))
+    .await;
+    let (miniflux, gate) = held_miniflux(&feeds).await;
+    let db = TestDb::sqlite();
+    let store = db.migrated().await;
+    let base = start_server_on(store.clone()).await;
+    let b = Browser::start(1280, 860).await;
+    reader_with_feeds(&store, &b, &base, &[]).await;
+    b.goto(&format!("{base}/settings")).await;
+    b.wait_for(
+        "the import form",
+        "!!document.querySelector('#reader-import-form')",
+    )
+    .await;
+    b.eval(
+        "(() => { const s = document.querySelector('#import-source'); s.value = 'miniflux'; \
+         s.dispatchEvent(new Event('change')); })()",
+    )
+    .await;
+    // Every control shown has a label and is reached with Tab.
+    let unlabelled = b
+        .eval(
+            "[...document.querySelectorAll('#reader-import-form input, #reader-import-form select')]\
+             .filter(e => !e.closest('[hidden]') && (e.labels.length === 0 || e.tabIndex < 0))\
+             .map(e => e.id)",
+        )
+        .await;
+    assert_eq!(unlabelled, json!([]));
+    assert_eq!(
+        b.eval("document.querySelector('#import-login').closest('[hidden]') !== null")
+            .await,
+        true,
+        "a Miniflux import asks for no password"
+    );
+    b.type_into("#import-url", &miniflux.base).await;
+    b.type_into("#import-key", "the-miniflux-key").await;
+    b.click("#reader-import-form button[type=submit]").await;
+    b.wait_for(
+        "the reading phase while Miniflux holds its answer",
+        "document.querySelector('#reader-import-status')?.innerText.includes('Reading your history')",
+    )
+    .await;
+    assert_eq!(
+        b.eval("document.querySelector('#import-key').value").await,
+        "",
+        "the key is not kept in the page"
+    );
+    review(&b, "reader-import-progress").await;
+    gate.add_permits(1);
+    let report = b
+        .wait_for(
+            "the report",
+            "document.querySelector('#reader-import-report')?.innerText",
+        )
+        .await;
+    let rows = b
+        .eval(
+            "[...document.querySelectorAll('#reader-import-report tbody tr')]\
+             .map(r => [r.dataset.kind, ...[...r.cells].slice(1).map(c => c.innerText)])",
+        )
+        .await;
+    assert_eq!(
+        rows[0],
+        json!(["subscriptions", "1", "0", "0", "0"]),
+        "{report}"
+    );
+    assert_eq!(rows[1], json!(["folders", "1", "0", "0", "0"]), "{report}");
+    b.wait_for(
+        "the imported feed listed",
+        "document.querySelectorAll('nav#feeds a.feed-link[data-key^=\"/feeds/\"]').length === 1",
+    )
+    .await;
+    review(&b, "reader-import-report").await;
+    // On a phone the form and its report fit the screen's width.
+    b.resize(390, 844).await;
+    let overflow = b
+        .eval(
+            "[...document.querySelectorAll('#reader-import-form, #reader-import-status')]\
+             .some(e => e.getBoundingClientRect().right > window.innerWidth + 1)",
+        )
+        .await;
+    assert_eq!(overflow, false);
+    b.quit().await;
+}

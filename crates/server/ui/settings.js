@@ -1,6 +1,6 @@
-// Settings pages (F53): preferences and theme, groups, OPML import/export; the account
-// (password, two-step sign-in, API keys, sessions, deletion); notification channels; users for
-// administrators; one feed's settings.
+// Settings pages (F53): preferences and theme, groups, OPML import/export, import from
+// another reader; the account (password, two-step sign-in, API keys, sessions, deletion);
+// notification channels; users for administrators; one feed's settings.
 
 import { app } from './state.js';
 import { api, query } from './api.js';
@@ -10,6 +10,7 @@ import { openScrape } from './scrape.js';
 import { twoStepSettings } from './mfa.js';
 import { identitiesSection, passwordSwitch } from './identities.js';
 import { notificationSections } from './notifications.js';
+import { readerImportSection } from './reader-import.js';
 
 function pageHeader(title, ...extra) {
   return h('div', { class: 'list-header' },
@@ -80,7 +81,8 @@ export function renderSettings(root) {
       h('div', { class: 'field-row' }, h('label', { for: 'pref-summarize' }, 'Summarize'), summarize),
       h('p', { class: 'hint' }, '“The feeds I choose” are those whose settings say so. Any item can be summarized with its Summarize button.')),
     groupsSection(),
-    opmlSection());
+    opmlSection(),
+    readerImportSection(section, onSubmit));
 }
 
 function groupsSection() {
