@@ -638,7 +638,48 @@ pub async fn import_opml_document(
         progress.update(|p| count_settled(p, entry));
     }
     restore_proxies(fetcher, user_id, &document.feeds, &mut entries).await?;
+    merged_into_existing(store, user_id, &mut entries, progress).await?;
     Ok(build_report(options, entries))
+}
+
+/// Says "skipped" for the added entries whose subscription is gone once the first fetches are
+/// done: the feed's address had moved for good to a feed the user already followed, so the
+/// store merged the new subscription into that one (one per user and feed). Nothing is new.
+async fn merged_into_existing(
+    store: &Store,
+    user_id: i64,
+    entries: &mut [ImportEntry],
+    progress: &JobProgress,
+) -> Result<(), StoreError> {
+    if !entries
+        .iter()
+        .any(|entry| entry.status == ImportStatus::Added)
+    {
+        return Ok(());
+    }
+    let existing: HashSet<i64> = store
+        .list_subscriptions(user_id)
+        .await?
+        .into_iter()
+        .map(|subscription| subscription.id)
+        .collect();
+    for entry in entries.iter_mut() {
+        let gone = entry
+            .subscription_id
+            .is_some_and(|id| !existing.contains(&id));
+        if entry.status == ImportStatus::Added && gone {
+            entry.status = ImportStatus::Skipped;
+            entry.subscription_id = None;
+            entry.reason = Some(
+                "already subscribed: its address has moved for good to a feed you follow".into(),
+            );
+            progress.update(|p| {
+                p.added -= 1;
+                p.skipped += 1;
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Counts a settled entry on a job's counters.

@@ -8,6 +8,7 @@ mod embedding;
 mod favicons;
 mod fetching;
 mod full_text;
+mod import_reports;
 mod notifications;
 mod politeness;
 mod popularity;

@@ -27,16 +27,43 @@ pub struct HistoryFeed {
     pub unsupported_settings: Vec<String>,
 }
 
-/// The names other readers give the folder a feed is in when the user chose none: FreshRSS'
-/// default category (in English) and Miniflux's (`internal/storage/user.go` creates "All"
-/// with every user). Such a feed goes to tidings' default group, not to a group of that name.
-const DEFAULT_FOLDERS: [&str; 2] = ["Uncategorized", "All"];
+/// The names other readers give the folder a feed is in when the user chose none. FreshRSS
+/// names its default category in the user's language (`gen.short.default_category` of its
+/// `app/i18n/*/gen.php`; the English one is also what its database is created with); Miniflux
+/// creates "All" with every user, in English whatever the language
+/// (`internal/storage/user.go`). Such a feed goes to tidings' default group, not to a group
+/// of that name.
+const DEFAULT_FOLDERS: [&str; 21] = [
+    "Uncategorized",
+    "All",
+    // FreshRSS, by language.
+    "Sem categoria",
+    "Brak kategorii",
+    "未分類",
+    "Unkategorisiert",
+    "دسته بندی نشده",
+    "분류 없음",
+    "Sin categorizar",
+    "Nezařazeno",
+    "Без категории",
+    "Sans catégorie",
+    "Kategória nélküli",
+    "Neklasificēts",
+    "Bez kategórie",
+    "Senza categoria",
+    "Pas triat",
+    "ללא קטגוריה",
+    "Kategorisiz",
+    "Niet ingedeeld",
+    "未分类",
+];
 
-/// Whether `name` is another reader's name for "no folder".
+/// Whether `name` is another reader's name for "no folder", in any case.
 pub(crate) fn is_default_folder(name: &str) -> bool {
+    let name = name.trim().to_lowercase();
     DEFAULT_FOLDERS
         .iter()
-        .any(|default| default.eq_ignore_ascii_case(name.trim()))
+        .any(|default| default.trim().to_lowercase() == name)
 }
 
 /// An item of the other reader's history.
@@ -183,4 +210,28 @@ pub(crate) fn greader_item(
             .then_some(true),
         labels,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_localized_default_category_is_no_folder() {
+        // FreshRSS in French, German, Russian, Japanese and Persian (with its stray space).
+        for name in [
+            "Sans catégorie",
+            "unkategorisiert",
+            "БЕЗ КАТЕГОРИИ",
+            "未分類",
+            " دسته بندی نشده",
+            "Uncategorized",
+            "All",
+        ] {
+            assert!(is_default_folder(name), "{name}");
+        }
+        for name in ["News", "Catégorie", "Allgemein"] {
+            assert!(!is_default_folder(name), "{name}");
+        }
+    }
 }

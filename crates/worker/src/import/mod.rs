@@ -198,23 +198,16 @@ pub async fn apply_history(
         .filter_map(|feed| feed.folder.as_deref())
         .map(str::to_lowercase)
         .collect();
+    let mut stored = HashMap::new();
     for (index, item) in history.items.iter().enumerate() {
         tell(history.feeds.len() + index);
-        if item
-            .feed_url
-            .as_deref()
-            .is_some_and(|url| pending.contains(&normalized(url)))
-        {
-            predict_new_item(item, &labels_of(item, &folders), &mut report);
-            continue;
-        }
-        let feed_id = item
-            .feed_url
-            .as_deref()
-            .and_then(|url| feeds.get(&normalized(url)));
-        let found = match feed_id {
-            Some(&feed_id) => store.find_feed_item(feed_id, &item.keys()).await?,
-            None => None,
+        let found = match locate(store, item, &feeds, &pending, &mut stored).await? {
+            Located::Predicted => {
+                predict_new_item(item, &labels_of(item, &folders), &mut report);
+                continue;
+            }
+            Located::Found(item_id) => Some(item_id),
+            Located::Missing => None,
         };
         let labels = labels_of(item, &folders);
         match found {
@@ -268,6 +261,59 @@ fn folder_of(feed: &HistoryFeed) -> Option<&str> {
 /// feed whatever spelling its reader kept.
 fn normalized(url: &str) -> String {
     tidings_feed::normalize_feed_url_text(url)
+}
+
+/// Where an item of the history is in tidings.
+enum Located {
+    /// In a feed a dry run would subscribe to and tidings has never fetched: not known
+    /// without a fetch, which a dry run does not make.
+    Predicted,
+    /// This item of the user's feed (or, in a dry run, of the feed tidings already stores for
+    /// other users).
+    Found(i64),
+    /// Not in tidings: its feed is gone, could not be subscribed, or no longer lists it.
+    Missing,
+}
+
+/// Finds `item` in tidings: in the user's feed, by [`normalized`] URL (`feeds`); in a dry run,
+/// for a feed it would subscribe to (`pending`), in that feed as tidings already stores it for
+/// other users, so that a dry run says which stars will be kept as bookmarks as the import
+/// would. `stored` remembers, per feed, whether tidings stores any item of it (one that has
+/// none yet was never fetched: its items are not known either).
+async fn locate(
+    store: &Store,
+    item: &HistoryItem,
+    feeds: &HashMap<String, i64>,
+    pending: &HashSet<String>,
+    stored: &mut HashMap<i64, bool>,
+) -> Result<Located, StoreError> {
+    let Some(url) = item.feed_url.as_deref().map(normalized) else {
+        return Ok(Located::Missing);
+    };
+    let feed_id = match feeds.get(&url) {
+        Some(&feed_id) => feed_id,
+        None if pending.contains(&url) => match store.feed_id_by_url(&url).await? {
+            Some(feed_id) => feed_id,
+            None => return Ok(Located::Predicted),
+        },
+        None => return Ok(Located::Missing),
+    };
+    if pending.contains(&url) {
+        let has_items = match stored.get(&feed_id) {
+            Some(&has_items) => has_items,
+            None => !store.feed_item_ids(feed_id).await?.is_empty(),
+        };
+        stored.insert(feed_id, has_items);
+        if !has_items {
+            return Ok(Located::Predicted);
+        }
+    }
+    Ok(match store.find_feed_item(feed_id, &item.keys()).await? {
+        Some(item_id) if !pending.contains(&url) => Located::Found(item_id),
+        // A stored feed the user would subscribe to: it will have the item, unread.
+        Some(_) => Located::Predicted,
+        None => Located::Missing,
+    })
 }
 
 /// In a dry run, what an item of a feed that would be subscribed would get: the feed's items
