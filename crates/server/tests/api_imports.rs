@@ -514,3 +514,103 @@ on_both_engines!(a_starred_items_file_is_imported_as_a_job, |db| {
     let answer: Value = response.json().await.unwrap();
     assert_error(&answer, "invalid_file", "validation");
 });
+
+/// Feeds `/gated/{n}.xml` that answer only once the test adds a permit to the gate, and a
+/// Miniflux stand-in that lists two of them (no entries).
+async fn miniflux_of_gated_feeds() -> (TestServer, TestServer, Arc<Semaphore>) {
+    let gate = Arc::new(Semaphore::new(0));
+    let feeds = TestServer::start(
+        axum::Router::new()
+            .route(
+                "/gated/{name}",
+                axum::routing::get(
+                    |State(gate): State<Arc<Semaphore>>,
+                     axum::extract::Path(name): axum::extract::Path<String>| async move {
+                        if let Ok(permit) = gate.acquire().await {
+                            permit.forget();
+                        }
+                        let title = name.trim_end_matches(".xml").to_owned();
+                        (
+                            [("content-type", "application/rss+xml")],
+                            rss("http://127.0.0.1", &title, 2),
+                        )
+                    },
+                ),
+            )
+            .with_state(Arc::clone(&gate)),
+    )
+    .await;
+    let list = json!([
+        {"id": 1, "feed_url": feeds.url("/gated/0.xml"), "title": "Zero"},
+        {"id": 2, "feed_url": feeds.url("/gated/1.xml"), "title": "One"}
+    ])
+    .to_string();
+    let json_answer = |body: String| ([("content-type", "application/json")], body);
+    let miniflux = TestServer::start(
+        axum::Router::new()
+            .route(
+                "/v1/me",
+                axum::routing::get(move || async move { json_answer("{}".into()) }),
+            )
+            .route(
+                "/v1/feeds",
+                axum::routing::get(move || async move { json_answer(list) }),
+            )
+            .route(
+                "/v1/entries",
+                axum::routing::get(move || async move {
+                    json_answer(r#"{"total": 0, "entries": []}"#.into())
+                }),
+            ),
+    )
+    .await;
+    (feeds, miniflux, gate)
+}
+
+/// Polls the import at `url` until `done` holds of it (up to 30 s); answers that state.
+async fn wait_until_job(
+    client: &Client,
+    url: &str,
+    what: &str,
+    done: impl Fn(&Value) -> bool,
+) -> Value {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let (status, _, job) = call(client, Method::GET, url, None).await;
+        assert_eq!(status, StatusCode::OK, "{job}");
+        if done(&job) {
+            return job;
+        }
+        assert!(std::time::Instant::now() < deadline, "{what}: {job}");
+        // Within the per-user rate limit (120 requests a minute).
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    }
+}
+
+on_both_engines!(progress_moves_as_the_new_feeds_are_checked, |db| {
+    let (_feeds, miniflux, gate) = miniflux_of_gated_feeds().await;
+    let app = TestApp::start(db).await;
+    app.user("ann", false).await;
+    let ann = app.signed_in("ann").await;
+    let body = json!({"source": "miniflux", "url": miniflux.base, "api_key": "k"});
+    let (status, _, started) = call(&ann, Method::POST, &app.url("/imports"), Some(body)).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{started}");
+    let url = app.url(&format!("/imports/{}", started["import_id"]));
+    let job = wait_until_job(&ann, &url, "the history read", |job| job["total"] == 2).await;
+    assert_eq!(
+        (&job["phase"], &job["checked"]),
+        (&json!("importing"), &json!(0)),
+        "{job}"
+    );
+    gate.add_permits(1);
+    let job = wait_until_job(&ann, &url, "one feed checked", |job| job["checked"] == 1).await;
+    assert_eq!(job["status"], "running", "{job}");
+    gate.add_permits(1);
+    let job = wait_for_import(&ann, &url).await;
+    assert_eq!(
+        (&job["status"], &job["checked"]),
+        (&json!("done"), &json!(2)),
+        "{job}"
+    );
+    assert_eq!(counts(&job, "subscriptions"), (2, 0, 0, 0), "{job}");
+});

@@ -35,7 +35,10 @@ use std::collections::{HashMap, HashSet};
 use tidings_store::{DetachedBookmark, Store, StoreError};
 
 use crate::Fetcher;
-use crate::opml::{ImportOptions, ImportStatus, OpmlFeed, OpmlSettings, build_opml, import_opml};
+use crate::import_job::JobProgress;
+use crate::opml::{
+    ImportOptions, ImportStatus, OpmlFeed, OpmlSettings, build_opml, import_opml_with_progress,
+};
 use history::is_default_folder;
 
 /// What an import did (or, in a dry run, would do) to one kind of thing.
@@ -425,12 +428,30 @@ async fn import_subscriptions(
         max_subscriptions: options.max_subscriptions,
         ..ImportOptions::default()
     };
-    let imported = import_opml(fetcher, user_id, document.as_bytes(), &opml_options)
-        .await
-        .map_err(|error| match error {
-            crate::ImportError::Store(error) => HistoryError::Store(error),
-            other => HistoryError::Source(other.to_string()),
-        })?;
+    // The new feeds are checked and fetched one by one: the longest part of a large import,
+    // told as it goes.
+    let checks = JobProgress::new(0);
+    let settled_before = history.feeds.len().saturating_sub(new_feeds.len());
+    let forward = options
+        .progress
+        .clone()
+        .map(|sink| tell_checks(&checks, sink, settled_before, history));
+    let imported = import_opml_with_progress(
+        fetcher,
+        user_id,
+        document.as_bytes(),
+        &opml_options,
+        &checks,
+    )
+    .await;
+    if let Some(forward) = forward {
+        forward.abort();
+        let _ = forward.await;
+    }
+    let imported = imported.map_err(|error| match error {
+        crate::ImportError::Store(error) => HistoryError::Store(error),
+        other => HistoryError::Source(other.to_string()),
+    })?;
     let known = known_feeds(store, user_id).await?;
     for entry in imported.entries {
         let feed = new_feeds.iter().find(|feed| feed.xml_url == entry.url);
@@ -450,6 +471,24 @@ async fn import_subscriptions(
         }
     }
     Ok((known, HashSet::new()))
+}
+
+/// Tells `sink` how far the history import is while the OPML import checks its new feeds:
+/// `settled_before` feeds were settled without a check, then one more per feed checked.
+fn tell_checks(
+    checks: &JobProgress,
+    ProgressSink(sink): ProgressSink,
+    settled_before: usize,
+    history: &History,
+) -> tokio::task::JoinHandle<()> {
+    let mut changes = checks.subscribe();
+    let total = history.feeds.len() + history.items.len();
+    tokio::spawn(async move {
+        while changes.changed().await.is_ok() {
+            let checked = changes.borrow_and_update().checked as usize;
+            sink(settled_before + checked, total);
+        }
+    })
 }
 
 /// The user's feeds by [`normalized`] URL: each subscription's feed URL, the ones a permanent
