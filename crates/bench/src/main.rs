@@ -7,6 +7,7 @@ mod api;
 mod documents;
 mod extract;
 mod fetch;
+mod import;
 mod mix;
 mod parse;
 mod related;
@@ -71,6 +72,11 @@ enum BenchCommand {
     /// the farm on 127.0.0.1 until stopped: to measure `tidings refresh --all`, `tidings
     /// worker` and `tidings serve` against it (with TIDINGS_ALLOW_PRIVATE_NETWORKS=true).
     Farm(fetch::FarmArgs),
+    /// Import the OPML of the world's mix farm (`fetch --mix`) into a `tidings serve` child
+    /// process on a fresh database, as a background job: the time to everything imported
+    /// and stored and the server's peak memory; with --reader-python, reader's (Python) first
+    /// update of the same farm too (issue 32).
+    Import(import::ImportBenchArgs),
     /// A simulated deployment on a private PostgreSQL under faults (workers killed, the
     /// database away), checked for lost or duplicated items, error logs and memory growth.
     Soak(soak::SoakArgs),
@@ -90,6 +96,7 @@ async fn run(config: &GlobalConfig, command: BenchCommand) -> anyhow::Result<Exi
         BenchCommand::Parse(args) => parse::run(&args),
         BenchCommand::Extract(args) => extract::run(&args),
         BenchCommand::Farm(args) => fetch::farm(config, args).await,
+        BenchCommand::Import(args) => import::run(config, args).await,
         BenchCommand::Soak(args) => soak::run(args).await,
     }
 }

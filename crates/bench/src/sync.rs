@@ -520,7 +520,7 @@ fn quantile(sorted: &[Duration], q: f64) -> String {
 }
 
 /// The 1-minute load average, from /proc/loadavg.
-fn load_average() -> String {
+pub(crate) fn load_average() -> String {
     std::fs::read_to_string("/proc/loadavg")
         .ok()
         .and_then(|l| l.split_whitespace().next().map(String::from))
