@@ -688,3 +688,41 @@ async fn measure_reader(
     );
     Ok(seconds)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_farms_opml_reads_back_as_its_500_feeds_in_two_folders() {
+        let farm = Farm::new(500, 1);
+        let urls: Vec<String> = (0..500).map(|id| farm.feed_url(id)).collect();
+        let document = tidings_worker::parse_opml(farm_opml(&urls).as_bytes()).unwrap();
+        let read: Vec<&str> = document.feeds.iter().map(|f| f.xml_url.as_str()).collect();
+        let mut expected: Vec<&str> = urls.iter().map(String::as_str).collect();
+        let mut sorted = read.clone();
+        sorted.sort_unstable();
+        expected.sort_unstable();
+        assert_eq!(sorted, expected);
+        let groups: std::collections::HashSet<_> =
+            document.feeds.iter().map(|f| f.group.as_deref()).collect();
+        assert_eq!(groups.len(), 2);
+    }
+
+    #[test]
+    fn the_items_served_within_the_time_outs_are_the_good_moved_and_short_trickling_feeds() {
+        // The measured imports stored exactly this many.
+        assert_eq!(prompt_items(&Farm::new(500, 1)), 41_920);
+    }
+
+    #[test]
+    fn server_settings_are_name_equals_value() {
+        assert_eq!(
+            parse_setting("MALLOC_ARENA_MAX=2"),
+            Ok(("MALLOC_ARENA_MAX".into(), "2".into()))
+        );
+        assert_eq!(parse_setting("A=b=c"), Ok(("A".into(), "b=c".into())));
+        assert!(parse_setting("MALLOC_ARENA_MAX").is_err());
+        assert!(parse_setting("=2").is_err());
+    }
+}
