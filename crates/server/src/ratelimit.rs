@@ -40,7 +40,41 @@ pub struct RateLimiter {
     windows: Mutex<HashMap<String, (Instant, u32)>>,
     /// The database the windows are counted in, when they are shared between processes.
     shared: Option<SharedWindows>,
+    /// When set, a shared limiter counts in memory and adds its hits to the database in
+    /// batches ([`RateLimiter::batched`]).
+    batches: Option<Batches>,
 }
+
+/// A shared limiter's hits counted in this process and added to the database a batch at a
+/// time: what keeps a busy limit (the sync APIs', one hit per request of an app's sync) from
+/// writing and committing a row for every request.
+#[derive(Debug)]
+struct Batches {
+    /// Hits per key this process has admitted and not yet added, with what it last learnt.
+    keys: Mutex<HashMap<String, BatchedWindow>>,
+}
+
+/// What a process knows of one key's shared window.
+#[derive(Debug, Clone, Copy)]
+struct BatchedWindow {
+    /// The window's hits in the database when this process last added its own.
+    shared_hits: u32,
+    /// Hits admitted here since then.
+    pending: u32,
+    /// When the window ends (the database's answer, on this process's clock).
+    ends_at: Instant,
+    /// When this process last added its hits.
+    flushed_at: Instant,
+}
+
+/// A batched limiter adds its hits to the database once it has this many...
+const BATCH_HITS: u32 = 10;
+
+/// ...or once this long has passed since it last did, whichever comes first. Another
+/// process therefore sees a key's hits within about this long, and the processes on one
+/// database admit together at most `BATCH_HITS - 1` requests a process over the limit in a
+/// window (each admits at most that many past the count it last read before it reads again).
+const BATCH_AGE: Duration = Duration::from_secs(1);
 
 /// Windows counted in the database, with the moment expired ones are next pruned (one
 /// schedule for all the limiters of a process).
@@ -77,7 +111,20 @@ impl RateLimiter {
             window,
             windows: Mutex::new(HashMap::new()),
             shared: None,
+            batches: None,
         }
+    }
+
+    /// The same limiter, when shared, adding its hits to the database in batches of
+    /// [`BATCH_HITS`] or every [`BATCH_AGE`] rather than one write per request: for a limit
+    /// that is hit by every request of a busy caller, where a few requests more than the
+    /// limit across processes (see [`BATCH_AGE`]) cost less than a write per request. Within
+    /// one process the limit stays exact.
+    pub fn batched(mut self) -> RateLimiter {
+        self.batches = Some(Batches {
+            keys: Mutex::new(HashMap::new()),
+        });
+        self
     }
 
     /// The same limiter, named `scope` in its answers' `X-RateLimit-Scope`.
@@ -148,16 +195,27 @@ impl RateLimiter {
             key.to_owned()
         };
         let window_ms = i64::try_from(self.window.as_millis()).unwrap_or(i64::MAX);
+        let mut hits = 1;
+        if let Some(batches) = &self.batches {
+            match batches.count_locally(&stored_key, self.limit, self.scope) {
+                Ok(decision) => return decision,
+                Err(unflushed) => hits = unflushed,
+            }
+        }
         let counted = shared
             .store
-            .count_rate_hit(
+            .count_rate_hits(
                 self.scope,
                 &stored_key,
                 window_ms,
+                i64::from(hits),
                 i64::from(self.limit) + 1,
             )
             .await;
         shared.maybe_prune();
+        if let (Some(batches), Ok(hit)) = (&self.batches, &counted) {
+            batches.learn(&stored_key, *hit);
+        }
         match counted {
             Ok(hit) => {
                 let hits = u32::try_from(hit.hits).unwrap_or(u32::MAX);
@@ -180,6 +238,72 @@ impl RateLimiter {
                 self.check_at(key, Instant::now())
             }
         }
+    }
+}
+
+impl Batches {
+    /// Counts one hit for `key` in memory when this process's view of its window is recent
+    /// enough: the decision. Otherwise the hits to add to the database now, this one
+    /// included (the caller adds them and [`Batches::learn`]s the answer).
+    fn count_locally(
+        &self,
+        key: &str,
+        limit: u32,
+        scope: &'static str,
+    ) -> Result<RateDecision, u32> {
+        let now = Instant::now();
+        let mut keys = self.keys.lock().unwrap_or_else(|p| p.into_inner());
+        if keys.len() >= SWEEP_AT {
+            keys.retain(|_, window| now < window.ends_at);
+        }
+        let Some(window) = keys.get_mut(key).filter(|window| now < window.ends_at) else {
+            return Err(1);
+        };
+        let counted = window.shared_hits.saturating_add(window.pending);
+        let left = window.ends_at.duration_since(now);
+        let reset_seconds = (left.as_secs() + u64::from(left.subsec_nanos() > 0)).max(1);
+        if counted >= limit {
+            // Refused here: another process's hits can only bring the refusal closer.
+            return Ok(RateDecision {
+                allowed: false,
+                limit,
+                remaining: 0,
+                reset_seconds,
+                scope,
+            });
+        }
+        if window.pending + 1 >= BATCH_HITS || now.duration_since(window.flushed_at) >= BATCH_AGE {
+            // Added to the database by this request; others meanwhile count on from zero.
+            let hits = window.pending + 1;
+            window.pending = 0;
+            window.flushed_at = now;
+            window.shared_hits = counted;
+            return Err(hits);
+        }
+        window.pending += 1;
+        Ok(RateDecision {
+            allowed: true,
+            limit,
+            remaining: limit - counted - 1,
+            reset_seconds,
+            scope,
+        })
+    }
+
+    /// Takes in the database's count after this process added its hits.
+    fn learn(&self, key: &str, hit: tidings_store::RateWindowHit) {
+        let now = Instant::now();
+        let ends_at = now + Duration::from_millis(u64::try_from(hit.resets_in_ms).unwrap_or(0));
+        let mut keys = self.keys.lock().unwrap_or_else(|p| p.into_inner());
+        let window = keys.entry(key.to_owned()).or_insert(BatchedWindow {
+            shared_hits: 0,
+            pending: 0,
+            ends_at,
+            flushed_at: now,
+        });
+        window.shared_hits = u32::try_from(hit.hits).unwrap_or(u32::MAX);
+        window.ends_at = ends_at;
+        window.flushed_at = now;
     }
 }
 
@@ -265,7 +389,8 @@ impl RateLimits {
             anonymous: standard.anonymous.shared_in(&shared),
             login_per_ip: standard.login_per_ip.shared_in(&shared),
             login_per_account: standard.login_per_account.shared_in(&shared),
-            sync_per_user: standard.sync_per_user.shared_in(&shared),
+            // Every request of an app's sync hits this one: batched (see `batched`).
+            sync_per_user: standard.sync_per_user.shared_in(&shared).batched(),
         }
     }
 
@@ -310,14 +435,20 @@ mod tests {
         assert_eq!(next.remaining, 2);
     }
 
-    #[tokio::test]
-    async fn a_database_that_cannot_count_leaves_counting_to_memory() {
+    /// A migrated SQLite store in a temporary folder (kept while the folder is).
+    async fn sqlite_store() -> (tempfile::TempDir, Store) {
         let dir = tempfile::tempdir().unwrap();
         let url = format!("sqlite://{}", dir.path().join("t.db").display());
         let store = Store::connect(&tidings_store::StoreOptions::new(url))
             .await
             .unwrap();
         store.migrate().await.unwrap();
+        (dir, store)
+    }
+
+    #[tokio::test]
+    async fn a_database_that_cannot_count_leaves_counting_to_memory() {
+        let (_dir, store) = sqlite_store().await;
         let limits = RateLimits::shared(&store);
         let first = limits.login_per_ip.check("192.0.2.1").await;
         assert_eq!((first.allowed, first.remaining), (true, 4));
@@ -342,6 +473,42 @@ mod tests {
         );
         let again = limits.login_per_ip.check("192.0.2.1").await;
         assert_eq!(again.remaining, 3);
+    }
+
+    #[tokio::test]
+    async fn a_batched_limit_is_exact_in_one_process_and_writes_a_batch_at_a_time() {
+        let (_dir, store) = sqlite_store().await;
+        let limits = RateLimits::shared(&store).with_sync_per_minute(25);
+        // Reads the shared count without adding to it (a cap of 1 keeps it).
+        let stored = async || {
+            store
+                .count_rate_hit("sync", "user:1", 60_000, 1)
+                .await
+                .unwrap()
+                .hits
+        };
+        for n in 1..=25 {
+            let decision = limits.sync_per_user.check("user:1").await;
+            assert!(decision.allowed, "request {n}");
+            assert_eq!(decision.remaining, 25 - n);
+            if n == 10 {
+                assert_eq!(stored().await, 1, "one write for the first ten");
+            }
+        }
+        let refused = limits.sync_per_user.check("user:1").await;
+        assert!(!refused.allowed);
+        assert!((1..=60).contains(&refused.reset_seconds));
+        assert_eq!(stored().await, 21, "hits 1, 2-11 and 12-21 were written");
+
+        // Another process on the database learns the count at its first request, and is
+        // over the limit at most by what the first had not yet written.
+        let other = RateLimits::shared(&store).with_sync_per_minute(25);
+        let mut admitted = 0;
+        while other.sync_per_user.check("user:1").await.allowed {
+            admitted += 1;
+            assert!(admitted <= BATCH_HITS, "{admitted} admitted");
+        }
+        assert_eq!(admitted, 4, "21 written, 4 left");
     }
 
     #[test]
