@@ -1649,3 +1649,127 @@ on_both_engines!(
         assert_eq!(above.iter().filter(|id| **id > newest_id).count(), 3);
     }
 );
+
+/// The status of `user-info` for an `Auth` token.
+async fn user_info_status(app: &TestApp, key: &str) -> StatusCode {
+    Client::new()
+        .get(format!("{}/reader/api/0/user-info", app.base))
+        .header("authorization", format!("GoogleLogin auth={key}"))
+        .send()
+        .await
+        .unwrap()
+        .status()
+}
+
+/// A new user `name` with a read-write key, used twice through the Google Reader API (so
+/// that the server remembers it, see `tidings_store::auth_cache`): its id, browser (when
+/// `sign_in`; else the key is made in the store, as sign-in is limited to 5 a minute per
+/// address) and key.
+async fn user_with_used_key(app: &TestApp, name: &str, sign_in: bool) -> (i64, Client, String) {
+    let id = app.user(name, false).await;
+    let (browser, key) = if sign_in {
+        let browser = app.signed_in(name).await;
+        let key = api_key(app, &browser, "read_write").await;
+        (browser, key)
+    } else {
+        let key = format!("tdg_{id:064x}");
+        let hash = tidings_server::api::auth::secret_hash(&key);
+        let scope = tidings_store::ApiKeyScope::ReadWrite;
+        let prefix = &key[..10];
+        app.store
+            .create_api_key(id, "app", prefix, &hash, scope, None)
+            .await
+            .unwrap();
+        (Client::new(), key)
+    };
+    for _ in 0..2 {
+        assert_eq!(user_info_status(app, &key).await, StatusCode::OK, "{name}");
+    }
+    (id, browser, key)
+}
+
+// A key that authenticated is remembered for a few seconds, but whatever ends it through the
+// server (revoking it, a password change by the user or an administrator, disabling or
+// deleting the user, the user deleting the account) refuses it from the next request.
+on_both_engines!(a_used_key_stops_at_once_whatever_ends_it, |db| {
+    use crate::support::{PASSWORD, call};
+    use reqwest::Method;
+    let app = TestApp::start(db).await;
+    app.user("root", true).await;
+    let admin = app.signed_in("root").await;
+    let new_password = json!({"password": "a brand new passphrase"});
+    let refused = async |key: &str, how: &str| {
+        assert_eq!(
+            user_info_status(&app, key).await,
+            StatusCode::UNAUTHORIZED,
+            "a key {how} is refused at once"
+        );
+    };
+
+    let (_, browser, key) = user_with_used_key(&app, "ann", true).await;
+    let (_, _, listed) = call(&browser, Method::GET, &app.url("/api-keys"), None).await;
+    let key_id = listed["api_keys"][0]["id"].as_i64().unwrap();
+    let url = app.url(&format!("/api-keys/{key_id}"));
+    let (status, _, _) = call(&browser, Method::DELETE, &url, None).await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+    refused(&key, "revoked").await;
+
+    let (_, browser, key) = user_with_used_key(&app, "bob", true).await;
+    let change = json!({"current_password": PASSWORD, "new_password": "a brand new passphrase"});
+    let url = app.url("/me/password");
+    let (status, _, body) = call(&browser, Method::PUT, &url, Some(change)).await;
+    assert_eq!(status, StatusCode::NO_CONTENT, "{body}");
+    refused(&key, "of a user who changed the password").await;
+
+    let (id, _, key) = user_with_used_key(&app, "cy", false).await;
+    let url = app.url(&format!("/users/{id}"));
+    let (status, _, body) = call(&admin, Method::PATCH, &url, Some(new_password)).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    refused(&key, "of a user given a new password by an administrator").await;
+
+    let (id, _, key) = user_with_used_key(&app, "dee", false).await;
+    let url = app.url(&format!("/users/{id}"));
+    let disable = json!({"is_disabled": true});
+    let (status, _, body) = call(&admin, Method::PATCH, &url, Some(disable)).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    refused(&key, "of a disabled user").await;
+
+    let (id, _, key) = user_with_used_key(&app, "eve", false).await;
+    let url = app.url(&format!("/users/{id}"));
+    let (status, _, body) = call(&admin, Method::DELETE, &url, None).await;
+    assert_eq!(status, StatusCode::NO_CONTENT, "{body}");
+    refused(&key, "of a deleted user").await;
+
+    let (_, browser, key) = user_with_used_key(&app, "fay", true).await;
+    let confirm = json!({"password": PASSWORD});
+    let (status, _, body) = call(&browser, Method::DELETE, &app.url("/me"), Some(confirm)).await;
+    assert_eq!(status, StatusCode::NO_CONTENT, "{body}");
+    refused(&key, "of a deleted account").await;
+
+    // Made an administrator: the key's next request is an administrator's.
+    let (id, _, key) = user_with_used_key(&app, "gus", false).await;
+    let bearer = Client::builder()
+        .default_headers(
+            [(
+                reqwest::header::AUTHORIZATION,
+                format!("Bearer {key}").parse().unwrap(),
+            )]
+            .into_iter()
+            .collect(),
+        )
+        .build()
+        .unwrap();
+    let users = app.url("/users");
+    assert_eq!(
+        call(&bearer, Method::GET, &users, None).await.0,
+        StatusCode::FORBIDDEN
+    );
+    let url = app.url(&format!("/users/{id}"));
+    let promote = json!({"is_admin": true});
+    let (status, _, body) = call(&admin, Method::PATCH, &url, Some(promote)).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(
+        call(&bearer, Method::GET, &users, None).await.0,
+        StatusCode::OK
+    );
+});

@@ -14,6 +14,7 @@
 // host), so long tuple types are this crate's normal shape rather than a smell.
 #![allow(clippy::type_complexity)]
 
+pub mod auth_cache;
 mod backup;
 mod batch;
 mod bookmarks;
@@ -368,6 +369,8 @@ pub struct Store {
     /// When PostgreSQL last accepted a TCP connection of [`server_accepts`], shared by the
     /// clones.
     server_seen: Arc<std::sync::Mutex<Option<std::time::Instant>>>,
+    /// API keys that authenticated lately (see [`auth_cache`]), shared by the clones.
+    pub(crate) auth_cache: Arc<auth_cache::AuthCache>,
 }
 
 impl std::fmt::Debug for Store {
@@ -553,6 +556,7 @@ impl Store {
             }),
             acquire_timeout: options.acquire_timeout,
             server_seen: Arc::default(),
+            auth_cache: Arc::default(),
         })
     }
 
@@ -605,6 +609,7 @@ impl Store {
             pools: Arc::new(Pools::Postgres(pool)),
             acquire_timeout: options.acquire_timeout,
             server_seen: Arc::default(),
+            auth_cache: Arc::default(),
         })
     }
 

@@ -1,6 +1,7 @@
 //! Server-side sessions (F21) and API keys (F23). Only SHA-256 hashes of the secrets are
 //! stored; the secrets themselves exist in the user's cookie or script alone.
 
+use crate::auth_cache::{KeyForm, RememberedKey};
 use crate::{Result, Store, StoreError, User, unix_now, with_db};
 
 /// What the API may do with an API key (F23).
@@ -103,6 +104,44 @@ fn auth_user(row: &AuthRow) -> User {
         has_password: row.4.is_some(),
         created_at: row.5,
         last_login_at: row.6,
+    }
+}
+
+/// A key's [`Authenticated`] as the memory of keys holds it.
+fn remembered(found: &Authenticated) -> RememberedKey {
+    let (key_id, scope) = found.api_key.unwrap_or((0, ApiKeyScope::Read));
+    RememberedKey {
+        user_id: found.user.id,
+        username: found.user.username.clone(),
+        is_admin: found.user.is_admin,
+        is_disabled: found.user.is_disabled,
+        has_password: found.user.has_password,
+        created_at: found.user.created_at,
+        last_login_at: found.user.last_login_at,
+        key_id,
+        read_write: scope == ApiKeyScope::ReadWrite,
+    }
+}
+
+/// A remembered key as the [`Authenticated`] it was.
+fn from_remembered(key: RememberedKey) -> Authenticated {
+    let scope = if key.read_write {
+        ApiKeyScope::ReadWrite
+    } else {
+        ApiKeyScope::Read
+    };
+    Authenticated {
+        user: User {
+            id: key.user_id,
+            username: key.username,
+            is_admin: key.is_admin,
+            is_disabled: key.is_disabled,
+            has_password: key.has_password,
+            created_at: key.created_at,
+            last_login_at: key.last_login_at,
+        },
+        session_id: None,
+        api_key: Some((key.key_id, scope)),
     }
 }
 
@@ -359,6 +398,7 @@ impl Store {
             .await?
             .rows_affected()
         });
+        self.auth_cache.forget_all();
         if revoked == 0 {
             return Err(StoreError::NotFound("API key"));
         }
@@ -367,7 +407,7 @@ impl Store {
 
     /// Revokes every live key of the user (a password change or reset); returns how many.
     pub async fn revoke_user_api_keys(&self, user_id: i64) -> Result<u64> {
-        Ok(with_db!(self, write, |db| {
+        let revoked = with_db!(self, write, |db| {
             sqlx::query(
                 "UPDATE api_keys SET revoked_at = $1 WHERE user_id = $2 AND revoked_at IS NULL",
             )
@@ -376,13 +416,17 @@ impl Store {
             .execute(db)
             .await?
             .rows_affected()
-        }))
+        });
+        self.auth_cache.forget_all();
+        Ok(revoked)
     }
 
     /// The user of a live API key: not revoked, not expired, its user not disabled. Records
     /// the use (at most once a minute).
+    /// A key that authenticated is remembered for a few seconds, within which changes made by
+    /// another process may not hold yet (see [`crate::auth_cache`]).
     pub async fn authenticate_api_key(&self, key_sha256: &str) -> Result<Option<Authenticated>> {
-        self.authenticate_key_where("k.key_hash = $1", key_sha256)
+        self.authenticate_key_where(KeyForm::Hash, "k.key_hash = $1", key_sha256)
             .await
     }
 
@@ -394,6 +438,7 @@ impl Store {
             return Ok(None);
         }
         self.authenticate_key_where(
+            KeyForm::Fever,
             "(k.fever_digest_sha256 = $1 OR k.fever_digest_sha256_folded = $1)",
             &crate::sync::fever_digest_hash(fever_md5),
         )
@@ -403,10 +448,15 @@ impl Store {
     /// The user of the live API key matching `condition` on `$1 = value`.
     async fn authenticate_key_where(
         &self,
+        form: KeyForm,
         condition: &'static str,
         value: &str,
     ) -> Result<Option<Authenticated>> {
         let now = unix_now();
+        if let Some(found) = self.auth_cache.get(form, value, now) {
+            return Ok(Some(from_remembered(found)));
+        }
+        let generation = self.auth_cache.generation();
         let row = with_db!(self, read, |db| {
             sqlx::query_as::<
                 _,
@@ -452,10 +502,13 @@ impl Store {
             });
         }
         let user_row: AuthRow = (r.0, r.1, r.2, r.3, r.4, r.5, r.6, key_id, 0);
-        Ok(Some(Authenticated {
+        let found = Authenticated {
             user: auth_user(&user_row),
             session_id: None,
             api_key: Some((key_id, ApiKeyScope::parse(&scope))),
-        }))
+        };
+        self.auth_cache
+            .remember(form, value, remembered(&found), expires_at, generation);
+        Ok(Some(found))
     }
 }

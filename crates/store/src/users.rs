@@ -361,6 +361,7 @@ impl Store {
                 .await?
                 .rows_affected()
         });
+        self.auth_cache.forget_all();
         if changed == 0 {
             return Err(StoreError::NotFound("user"));
         }
@@ -402,6 +403,7 @@ impl Store {
             .await?
             .rows_affected()
         });
+        self.auth_cache.forget_all();
         if changed == 0 {
             return Err(StoreError::NotFound("user"));
         }
@@ -430,6 +432,8 @@ impl Store {
                 .execute(db)
                 .await?;
         });
+        // Keys remember their user as it was, sign-in time included.
+        self.auth_cache.forget_all();
         Ok(())
     }
 
@@ -465,6 +469,7 @@ impl Store {
                 .await?;
             deleted
         });
+        self.auth_cache.forget_all();
         if deleted == 0 {
             return Err(StoreError::NotFound("user"));
         }

@@ -466,3 +466,72 @@ on_both_engines!(a_passkey_is_renamed_only_by_its_user, |db| {
         .collect();
     assert_eq!(names, ["old laptop"]);
 });
+
+// Keys that authenticated are remembered for a few seconds (`auth_cache`): every change of
+// what a key may do, made through the store, holds from the next look-up; another process's
+// change (a second store on the same database) once the remembered entry has expired.
+on_both_engines!(a_remembered_key_follows_every_change, |db| {
+    let store = db.migrated().await;
+    let now = unix_now();
+    let key = async |user: i64, hash: &str, expires_at: Option<i64>| {
+        store
+            .create_api_key(user, "app", "tdg_x", hash, ApiKeyScope::Read, expires_at)
+            .await
+            .unwrap();
+        let found = store.authenticate_api_key(hash).await.unwrap();
+        assert_eq!(found.unwrap().user.id, user, "{hash} works");
+    };
+    let works = async |hash: &str| store.authenticate_api_key(hash).await.unwrap().is_some();
+    // An administrator besides, so that bob can be demoted and deleted.
+    store
+        .create_user(&NewUser {
+            username: "root".into(),
+            password_hash: Some("h".into()),
+            is_admin: true,
+        })
+        .await
+        .unwrap();
+
+    // All of a user's keys revoked (a password change).
+    let ann = user(&store, "ann").await;
+    key(ann, "ann-1", None).await;
+    store.revoke_user_api_keys(ann).await.unwrap();
+    assert!(!works("ann-1").await, "revoked with all of the user's keys");
+
+    // The user disabled, then enabled again.
+    let bob = user(&store, "bob").await;
+    key(bob, "bob-1", None).await;
+    store.set_user_flags(bob, None, Some(true)).await.unwrap();
+    assert!(!works("bob-1").await, "its user disabled");
+    store.set_user_flags(bob, None, Some(false)).await.unwrap();
+    assert!(works("bob-1").await, "its user enabled again");
+
+    // Made an administrator and back: the key's user says so at once.
+    store.set_user_flags(bob, Some(true), None).await.unwrap();
+    let found = store.authenticate_api_key("bob-1").await.unwrap().unwrap();
+    assert!(found.user.is_admin);
+    store.set_user_flags(bob, Some(false), None).await.unwrap();
+    let found = store.authenticate_api_key("bob-1").await.unwrap().unwrap();
+    assert!(!found.user.is_admin);
+
+    // The user deleted.
+    store.delete_user(bob).await.unwrap();
+    assert!(!works("bob-1").await, "its user deleted");
+
+    // The key's own expiry, passed while it is remembered.
+    let cy = user(&store, "cy").await;
+    key(cy, "cy-1", Some(now + 2)).await;
+    tokio::time::sleep(std::time::Duration::from_millis(2_100)).await;
+    assert!(!works("cy-1").await, "expired while remembered");
+
+    // Another process's revocation holds once the remembered entry has expired.
+    key(cy, "cy-2", None).await;
+    let other = db.open().await;
+    other.revoke_user_api_keys(cy).await.unwrap();
+    assert!(
+        other.authenticate_api_key("cy-2").await.unwrap().is_none(),
+        "at once in the process that revoked it"
+    );
+    tokio::time::sleep(tidings_store::auth_cache::AUTH_CACHE_LIFE).await;
+    assert!(!works("cy-2").await, "within the remembered life elsewhere");
+});
