@@ -13,7 +13,7 @@ pub(super) const READ: &str = "user/-/state/com.google/read";
 /// Starred items.
 pub(super) const STARRED: &str = "user/-/state/com.google/starred";
 /// The prefix of a label's stream id.
-const LABEL_PREFIX: &str = "user/-/label/";
+pub(super) const LABEL_PREFIX: &str = "user/-/label/";
 /// The prefix of a feed's stream id.
 pub(super) const FEED_PREFIX: &str = "feed/";
 /// The most item ids one `edit-tag` or `stream/items/contents` request may name.

@@ -280,7 +280,7 @@ fn item_refs_body(refs: &[(i64, i64)], continuation: Option<&str>) -> Vec<u8> {
 }
 
 /// Appends a number's decimal digits.
-fn push_decimal(out: &mut Vec<u8>, n: i64) {
+pub(super) fn push_decimal(out: &mut Vec<u8>, n: i64) {
     let mut digits = [0u8; 20];
     let mut rest = n.unsigned_abs();
     let mut at = digits.len();
