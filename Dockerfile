@@ -23,7 +23,7 @@ WORKDIR /data
 VOLUME ["/data"]
 # MALLOC_ARENA_MAX=2: glibc gives each busy thread an allocator arena of its own (up to 8 per
 # core) and keeps what each arena once held; two arenas cut the server's peak memory during a
-# 500-feed OPML import from 76-83 MB to 58-66 MB (docs/benchmarks.md) at no measured cost in time.
+# 500-feed OPML import from 76-86 MB to 58-66 MB (docs/benchmarks.md) at no measured cost in time.
 ENV TIDINGS_LISTEN=0.0.0.0:8080 \
     TIDINGS_DATABASE_URL=sqlite:///data/tidings.db \
     TIDINGS_LOG_FORMAT=json \
