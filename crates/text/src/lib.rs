@@ -27,7 +27,9 @@ mod snippet;
 mod tokenize;
 
 pub use normalize::{normalize, normalize_unit};
-pub use query::{MAX_QUERY_CHARS, MAX_TERM_CHARS, MAX_TERMS, QueryError, SearchQuery, SearchTerm};
+pub use query::{
+    MAX_QUERY_CHARS, MAX_TERM_CHARS, MAX_TERMS, QueryError, SearchQuery, SearchTerm, strip_negation,
+};
 pub use relevance::{B, K1, TermStatistics, rank, scores, term_frequencies};
 pub use snippet::{Segment, snippet};
 pub use tokenize::{

@@ -176,6 +176,19 @@ impl SearchQuery {
     }
 }
 
+/// The `-` that excludes the term starting `rest` (a `-` followed by something other than
+/// whitespace): whether there was one, and the rest after it. Shared with the rules' query
+/// language, which reads terms the same way.
+pub fn strip_negation(rest: &str) -> (bool, &str) {
+    let negated =
+        rest.len() > 1 && rest.starts_with('-') && !rest[1..].starts_with(char::is_whitespace);
+    if negated {
+        (true, &rest[1..])
+    } else {
+        (false, rest)
+    }
+}
+
 /// Splits a query into raw terms with their negation: words at whitespace, phrases between
 /// double quotes (an unclosed quote runs to the end), `-` before either negates it.
 fn split_terms(text: &str) -> Vec<(&str, bool)> {
@@ -186,11 +199,8 @@ fn split_terms(text: &str) -> Vec<(&str, bool)> {
         if rest.is_empty() {
             break;
         }
-        let negated =
-            rest.len() > 1 && rest.starts_with('-') && !rest[1..].starts_with(char::is_whitespace);
-        if negated {
-            rest = &rest[1..];
-        }
+        let negated;
+        (negated, rest) = strip_negation(rest);
         if let Some(quoted) = rest.strip_prefix('"') {
             let end = quoted.find('"').unwrap_or(quoted.len());
             terms.push((&quoted[..end], negated));

@@ -1,0 +1,102 @@
+//! An item as rules see it, prepared once however many rules look at it.
+
+use std::collections::HashSet;
+
+use tidings_text::index_tokens;
+
+/// At most this many bytes of an item's text are looked at by a rule (tokens and regular
+/// expressions alike), so that a 20 MB item costs what a long article costs.
+pub const MAX_TEXT_BYTES: usize = 256 * 1024;
+
+/// What rules look at in an item. The text is plain (no markup).
+#[derive(Debug, Clone, Default)]
+pub struct RuleItem<'a> {
+    /// The feed it came from.
+    pub feed_id: i64,
+    /// Its title.
+    pub title: &'a str,
+    /// Its text (the feed's content or summary, as plain text).
+    pub content: &'a str,
+    /// Its author.
+    pub author: &'a str,
+    /// Its link.
+    pub url: &'a str,
+    /// The feed's categories for it.
+    pub categories: &'a [String],
+    /// tidings' tags for it, when they are known (they are found after arrival).
+    pub tags: &'a [String],
+    /// Its enclosures' MIME types.
+    pub enclosure_types: &'a [String],
+    /// When it was published, in seconds since the epoch.
+    pub published_at: i64,
+    /// Its popularity count, when one is known.
+    pub popularity: Option<i64>,
+}
+
+/// An item with its token streams made: the work every rule shares, done once per item.
+#[derive(Debug)]
+pub struct PreparedItem<'a> {
+    /// The item.
+    pub item: RuleItem<'a>,
+    /// The title's and text's tokens, as the search index holds them (title first).
+    pub words: Vec<String>,
+    /// The same tokens as a set, to rule out most terms without a scan.
+    pub word_set: HashSet<String>,
+    /// The title's tokens.
+    pub title_words: Vec<String>,
+    /// The text's tokens.
+    pub content_words: Vec<String>,
+    /// The author's tokens.
+    pub author_words: Vec<String>,
+    /// The link, lowercased.
+    pub url_lower: String,
+}
+
+impl<'a> PreparedItem<'a> {
+    /// Tokenizes the item's fields once.
+    pub fn new(item: RuleItem<'a>) -> PreparedItem<'a> {
+        let title_words = index_tokens(bounded(item.title));
+        let content_words = index_tokens(bounded(item.content));
+        let author_words = index_tokens(bounded(item.author));
+        let words = index_tokens(&format!(
+            "{}\n{}",
+            bounded(item.title),
+            bounded(item.content)
+        ));
+        let word_set = words.iter().cloned().collect();
+        PreparedItem {
+            url_lower: bounded(item.url).to_lowercase(),
+            item,
+            words,
+            word_set,
+            title_words,
+            content_words,
+            author_words,
+        }
+    }
+}
+
+/// The start of `text`, at most [`MAX_TEXT_BYTES`] long, cut at a character boundary.
+pub fn bounded(text: &str) -> &str {
+    if text.len() <= MAX_TEXT_BYTES {
+        return text;
+    }
+    let mut end = MAX_TEXT_BYTES;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_huge_text_is_cut_at_a_character_boundary() {
+        let text = "é".repeat(MAX_TEXT_BYTES);
+        let cut = bounded(&text);
+        assert!(cut.len() <= MAX_TEXT_BYTES && cut.len() > MAX_TEXT_BYTES - 2);
+        assert_eq!(bounded("short"), "short");
+    }
+}

@@ -1,0 +1,151 @@
+//! What a user's rules decide for one item: the union of the actions of every rule that
+//! catches it, with hiding first.
+
+use std::collections::BTreeSet;
+
+use crate::action::Action;
+use crate::item::PreparedItem;
+use crate::rule::Rule;
+
+/// What the rules decided for an item, for one user.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Outcome {
+    /// The item is hidden from this user (a hide rule caught it, or a keep-only rule in its
+    /// scope did not). A hidden item gets none of the other actions: for this user it is as if
+    /// it had not arrived.
+    pub hidden: bool,
+    /// Marked read.
+    pub read: bool,
+    /// Starred.
+    pub star: bool,
+    /// Labels to add.
+    pub labels: BTreeSet<String>,
+    /// Notification channels to send it to.
+    pub notify: BTreeSet<i64>,
+    /// Queued for a summary.
+    pub summarize: bool,
+    /// The rules that caught it (or, for keep-only, hid it), in order.
+    pub rules: Vec<i64>,
+}
+
+impl Outcome {
+    /// Whether the rules changed nothing.
+    pub fn is_empty(&self) -> bool {
+        !self.hidden
+            && !self.read
+            && !self.star
+            && self.labels.is_empty()
+            && self.notify.is_empty()
+            && !self.summarize
+    }
+}
+
+/// Runs `rules` (one user's enabled rules, in their order) on an item of `feed_id` in the
+/// user's group `group_id`, at `now`.
+pub fn evaluate(
+    rules: &[Rule],
+    item: &PreparedItem<'_>,
+    group_id: Option<i64>,
+    now: i64,
+) -> Outcome {
+    let mut outcome = Outcome::default();
+    let feed_id = item.item.feed_id;
+    let in_scope = || rules.iter().filter(|r| r.in_scope(feed_id, group_id));
+    // Visibility first: when the item is hidden, nothing else is done with it.
+    for rule in in_scope().filter(|r| r.actions.iter().any(Action::is_visibility)) {
+        let matched = rule.matches(item, now);
+        let keep_only = rule.actions.contains(&Action::KeepOnly);
+        if matched != keep_only {
+            outcome.hidden = true;
+            outcome.rules.push(rule.id);
+            return outcome;
+        }
+    }
+    for rule in in_scope() {
+        if !rule.matches(item, now) {
+            continue;
+        }
+        let mut acted = false;
+        for action in &rule.actions {
+            acted = true;
+            match action {
+                Action::Hide | Action::KeepOnly => acted = false,
+                Action::Read => outcome.read = true,
+                Action::Star => outcome.star = true,
+                Action::Label(label) => {
+                    outcome.labels.insert(label.clone());
+                }
+                Action::Notify(channel) => {
+                    outcome.notify.insert(*channel);
+                }
+                Action::Summarize => outcome.summarize = true,
+            }
+        }
+        if acted {
+            outcome.rules.push(rule.id);
+        }
+    }
+    outcome
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::item::RuleItem;
+    use crate::rule::RuleSpec;
+
+    fn rule(id: i64, json: &str) -> Rule {
+        Rule::compile(id, &serde_json::from_str::<RuleSpec>(json).unwrap()).unwrap()
+    }
+
+    fn item(feed_id: i64, title: &str) -> PreparedItem<'_> {
+        PreparedItem::new(RuleItem {
+            feed_id,
+            title,
+            published_at: 1_000,
+            ..RuleItem::default()
+        })
+    }
+
+    #[test]
+    fn actions_of_every_catching_rule_add_up() {
+        let rules = [
+            rule(1, r#"{"query":"rust","actions":["star","label:Lang"]}"#),
+            rule(
+                2,
+                r#"{"query":"release","actions":["read","notify:4","summarize"]}"#,
+            ),
+            rule(3, r#"{"query":"python","actions":["label:Py"]}"#),
+        ];
+        let outcome = evaluate(&rules, &item(1, "Rust release"), None, 2_000);
+        assert!(!outcome.hidden && outcome.star && outcome.read && outcome.summarize);
+        assert_eq!(outcome.labels, BTreeSet::from(["Lang".to_string()]));
+        assert_eq!(outcome.notify, BTreeSet::from([4]));
+        assert_eq!(outcome.rules, [1, 2]);
+        assert!(evaluate(&rules, &item(1, "Go news"), None, 2_000).is_empty());
+    }
+
+    #[test]
+    fn a_hidden_item_gets_nothing_else() {
+        let rules = [
+            rule(1, r#"{"query":"rust","actions":["star"]}"#),
+            rule(2, r#"{"query":"sponsored","actions":["hide"]}"#),
+        ];
+        let outcome = evaluate(&rules, &item(1, "Sponsored: Rust course"), None, 2_000);
+        assert!(outcome.hidden && !outcome.star);
+        assert_eq!(outcome.rules, [2]);
+    }
+
+    #[test]
+    fn keep_only_hides_what_it_does_not_catch_in_its_scope() {
+        let rules = [rule(
+            7,
+            r#"{"scope":{"feed_id":1},"query":"rust","actions":["keep_only","star"]}"#,
+        )];
+        assert!(evaluate(&rules, &item(1, "Go news"), None, 2_000).hidden);
+        let kept = evaluate(&rules, &item(1, "Rust news"), None, 2_000);
+        assert!(!kept.hidden && kept.star);
+        // Another feed is out of the rule's scope.
+        assert!(evaluate(&rules, &item(2, "Go news"), None, 2_000).is_empty());
+    }
+}
