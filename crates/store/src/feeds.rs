@@ -521,7 +521,14 @@ impl Store {
         }
         .await;
         match result {
-            Ok(id) => self.subscription(user_id, id).await,
+            Ok(id) => {
+                let subscription = self.subscription(user_id, id).await?;
+                // A shared feed's backlog arrives for this user now: their rules act on it
+                // as on any arriving item.
+                self.run_rules_on_backlog(user_id, subscription.feed_id)
+                    .await?;
+                Ok(subscription)
+            }
             Err(StoreError::Database(e)) if StoreError::is_unique_violation(&e) => {
                 Err(StoreError::Conflict(format!("already subscribed to {url}")))
             }

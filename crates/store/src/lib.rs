@@ -35,6 +35,7 @@ mod popularity;
 mod preferences;
 mod rate_limits;
 mod reading;
+mod rules;
 mod scraped;
 mod search;
 mod search_index;
@@ -106,6 +107,10 @@ pub use reading::{
     ItemQuery, ItemSummary, MAX_MARK_IDS, MAX_PAGE_SIZE, MAX_UNDO_IDS, MarkReadOutcome,
     MarkReadScope, ReadUndo, SubscriptionCount, UnreadCounts, UpdatedFeed, WatermarkBefore,
 };
+pub use rules::{
+    MAX_RULE_NAME_CHARS, MAX_RULES_PER_USER, PREVIEW_ITEMS, RuleApplication, RuleInput,
+    RulePreview, StoredRule, UNDO_SECONDS,
+};
 pub use search::{BackfillStep, DEFAULT_BACKFILL_BATCH, ItemSearch, SearchHit, SearchPage};
 pub use second_factors::{
     AuthChallenge, ChallengeLimits, ChallengePurpose, ChallengeStored, NewAuthChallenge, Passkey,
@@ -119,6 +124,8 @@ pub use sync::{
 };
 pub use tags::{ItemTag, MAX_TOP_TAGS, TAG_BACKFILL_BATCH, TagCount, TagJob, TaggedItem};
 pub use text::{is_stripped_char, strip_control_chars};
+/// A rule's scope, conditions and actions, as saved and previewed (`tidings-rules`).
+pub use tidings_rules::{RegexSpec, RuleSpec, Scope as RuleScope};
 pub use usage::{ClickedItem, MAX_USAGE_KEY_CHARS, UsageCount, UsageKind, usage_day};
 pub use user_budgets::BudgetKind;
 pub use users::{
@@ -371,6 +378,9 @@ pub struct Store {
     server_seen: Arc<std::sync::Mutex<Option<std::time::Instant>>>,
     /// API keys that authenticated lately (see [`auth_cache`]), shared by the clones.
     pub(crate) auth_cache: Arc<auth_cache::AuthCache>,
+    /// Whether the schema has the rules table (version 40), once seen: a store opened on an
+    /// older schema (an upgrade in progress, tests of migrations) stores items without rules.
+    pub(crate) rules_ready: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl std::fmt::Debug for Store {
@@ -557,6 +567,7 @@ impl Store {
             acquire_timeout: options.acquire_timeout,
             server_seen: Arc::default(),
             auth_cache: Arc::default(),
+            rules_ready: Arc::default(),
         })
     }
 
@@ -610,6 +621,7 @@ impl Store {
             acquire_timeout: options.acquire_timeout,
             server_seen: Arc::default(),
             auth_cache: Arc::default(),
+            rules_ready: Arc::default(),
         })
     }
 

@@ -437,6 +437,13 @@ pub const MIGRATIONS: &[Migration] = &[
         postgres: include_str!("../migrations/postgres/0039_subscription_suspend.sql"),
         data: None,
     },
+    Migration {
+        version: 40,
+        name: "rules",
+        sqlite: include_str!("../migrations/sqlite/0040_rules.sql"),
+        postgres: include_str!("../migrations/postgres/0040_rules.sql"),
+        data: None,
+    },
 ];
 
 /// An arbitrary constant naming tidings' migration lock among PostgreSQL advisory locks.

@@ -12,7 +12,7 @@
 use std::collections::HashMap;
 
 use crate::reading::{
-    IS_READ, Listing, SUMMARY_COLUMNS, SqlValue, decode_summary, summary_from_row,
+    IS_READ, Listing, NOT_HIDDEN, SUMMARY_COLUMNS, SqlValue, decode_summary, summary_from_row,
 };
 use crate::{
     Engine, ItemFilter, ItemQuery, ItemSummary, MAX_PAGE_SIZE, Result, Store, in_tx, with_db,
@@ -418,7 +418,7 @@ impl Store {
         let min = listing.bind(query.min_count.max(0));
         listing.push(format!("p.count >= {min}"));
         match scope.filter {
-            ItemFilter::All => {}
+            ItemFilter::All => listing.push(NOT_HIDDEN.into()),
             ItemFilter::Unread => listing.push(format!("NOT {IS_READ}")),
             ItemFilter::Starred => listing.push("COALESCE(st.is_starred, FALSE)".into()),
         }

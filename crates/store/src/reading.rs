@@ -20,6 +20,10 @@ pub const MAX_MARK_IDS: usize = 1000;
 pub(crate) const IS_READ: &str =
     "COALESCE(st.is_read, s.read_before IS NOT NULL AND i.published_at <= s.read_before)";
 
+/// The SQL leaving out items a rule hid for the user (state row `st`). Hidden items are read
+/// and never starred, so only listings of all items need it.
+pub(crate) const NOT_HIDDEN: &str = "NOT COALESCE(st.is_hidden, FALSE)";
+
 /// Which items a listing shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ItemFilter {
@@ -484,6 +488,7 @@ impl Store {
             ItemFilter::All => {
                 let mut listing = Listing::new(user_id);
                 listing.push("s.feed_id = i.feed_id AND s.user_id = $1".into());
+                listing.push(NOT_HIDDEN.into());
                 listing.common(query);
                 let sql = listing.sql(FROM_ITEMS, query.order, fetch);
                 self.run_listing(sql, &listing.binds).await?

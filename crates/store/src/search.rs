@@ -12,8 +12,8 @@
 use tidings_text::{SearchQuery, SearchTerm, TermStatistics, rank};
 
 use crate::reading::{
-    FROM_ITEMS, FROM_STATES, IS_READ, Listing, STATES_JOINED, SUMMARY_COLUMNS, SqlValue,
-    decode_summary, summary_from_row,
+    FROM_ITEMS, FROM_STATES, IS_READ, Listing, NOT_HIDDEN, STATES_JOINED, SUMMARY_COLUMNS,
+    SqlValue, decode_summary, summary_from_row,
 };
 use crate::search_index::{
     full_texts_of, item_index_value, item_tokens, quote_lexeme, searchable_text, text_tokens,
@@ -88,7 +88,7 @@ fn search_listing(user_id: i64, scope: &ItemQuery) -> Listing {
     let mut listing = Listing::new(user_id);
     listing.push("s.feed_id = i.feed_id AND s.user_id = $1".into());
     match scope.filter {
-        ItemFilter::All => {}
+        ItemFilter::All => listing.push(NOT_HIDDEN.into()),
         ItemFilter::Unread => listing.push(format!("NOT {IS_READ}")),
         ItemFilter::Starred => listing.push("COALESCE(st.is_starred, FALSE)".into()),
     }

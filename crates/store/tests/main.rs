@@ -11,6 +11,7 @@ mod identities;
 mod import_jobs;
 mod popularity;
 mod reading;
+mod rules;
 mod scraped;
 mod search;
 mod storage;

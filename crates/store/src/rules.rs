@@ -1,0 +1,1022 @@
+//! Rules (issue 33): a user's saved conditions and actions, kept in order; run on each new
+//! item of a feed for each subscriber inside the fetch's own transaction (so a hidden item is
+//! never seen, not even by an app syncing at that moment); previewed over the user's recent
+//! items; and applied once to what is there, with an undo.
+//!
+//! The conditions and their matching are `tidings-rules`' (pure); this module reads the
+//! items and writes what the rules decided. A hidden item is read for its user (every count
+//! and unread view leaves it out already), carries `item_states.is_hidden` (the listings of
+//! all items leave it out) and has no row in the user's arrival order (the sync APIs list
+//! only what is there; a trigger keeps it out on every path that would add it back).
+
+use std::collections::{BTreeSet, HashMap};
+
+use tidings_rules::{
+    Action, Outcome, PreparedItem, Rule, RuleError, RuleItem, RuleSpec, Scope, evaluate,
+};
+
+use crate::reading::{FROM_ITEMS, IS_READ, SUMMARY_COLUMNS, SqlValue};
+use crate::{ItemSummary, NewItem, Result, Store, StoreError, in_tx, unix_now, with_db};
+
+/// The most rules one user may have.
+pub const MAX_RULES_PER_USER: i64 = 500;
+/// The longest rule name, in characters.
+pub const MAX_RULE_NAME_CHARS: usize = 100;
+/// The user's most recent items a preview looks at.
+pub const PREVIEW_ITEMS: i64 = 1_000;
+/// Items read per step when a rule is applied to what is there.
+const APPLY_BATCH: i64 = 500;
+/// How long an application can be undone, in seconds.
+pub const UNDO_SECONDS: i64 = 7 * 24 * 3600;
+
+/// A saved rule.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredRule {
+    /// Its id.
+    pub id: i64,
+    /// The name the user gave it.
+    pub name: String,
+    /// Whether it runs on arriving items.
+    pub enabled: bool,
+    /// Its place in the user's order (smaller first).
+    pub position: i64,
+    /// Its scope, conditions and actions.
+    pub spec: RuleSpec,
+    /// When it was made (Unix seconds).
+    pub created_at: i64,
+    /// When it last changed (Unix seconds).
+    pub updated_at: i64,
+}
+
+/// A rule to save.
+#[derive(Debug, Clone)]
+pub struct RuleInput {
+    /// Its name (1 to 100 characters).
+    pub name: String,
+    /// Whether it runs on arriving items.
+    pub enabled: bool,
+    /// Its place; `None`: after the user's other rules.
+    pub position: Option<i64>,
+    /// Its scope, conditions and actions.
+    pub spec: RuleSpec,
+}
+
+/// What a preview found.
+#[derive(Debug, Clone)]
+pub struct RulePreview {
+    /// How many of the items looked at the rule catches (for keep-only: would hide).
+    pub matched: usize,
+    /// How many items were looked at.
+    pub looked_at: usize,
+    /// The caught items, newest first (at most 50).
+    pub items: Vec<ItemSummary>,
+}
+
+/// What applying a rule once changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RuleApplication {
+    /// Items whose state or labels changed.
+    pub changed: u64,
+    /// The id to undo it with ([`Store::undo_rule_application`]).
+    pub undo_id: i64,
+}
+
+/// One item's state before an application, to put back.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+struct ItemBefore {
+    item_id: i64,
+    /// (is_read, is_starred, is_hidden) of its state row; `None`: it had none.
+    state: Option<(bool, bool, bool)>,
+    /// Labels the application added.
+    labels: Vec<String>,
+    /// Its arrival row (seq, arrived_us) that hiding removed.
+    arrival: Option<(i64, i64)>,
+}
+
+/// Turns a rule's refusal into the store's.
+fn invalid(error: RuleError) -> StoreError {
+    StoreError::Invalid(error.to_string())
+}
+
+impl Store {
+    /// The user's rules, in order.
+    pub async fn list_rules(&self, user_id: i64) -> Result<Vec<StoredRule>> {
+        let rows: Vec<RuleRow> = with_db!(self, read, |db| {
+            sqlx::query_as(
+                "SELECT id, name, enabled, position, feed_id, group_id, spec, created_at, updated_at
+                 FROM rules WHERE user_id = $1 ORDER BY position, id",
+            )
+            .bind(user_id)
+            .fetch_all(db)
+            .await?
+        });
+        rows.into_iter().map(stored_rule).collect()
+    }
+
+    /// One of the user's rules.
+    pub async fn get_rule(&self, user_id: i64, id: i64) -> Result<StoredRule> {
+        let row: Option<RuleRow> = with_db!(self, read, |db| {
+            sqlx::query_as(
+                "SELECT id, name, enabled, position, feed_id, group_id, spec, created_at, updated_at
+                 FROM rules WHERE user_id = $1 AND id = $2",
+            )
+            .bind(user_id)
+            .bind(id)
+            .fetch_optional(db)
+            .await?
+        });
+        stored_rule(row.ok_or(StoreError::NotFound("rule"))?)
+    }
+
+    /// Saves a new rule after checking it (its conditions and actions compile, its scope and
+    /// channels are the user's); it acts on items that arrive afterwards.
+    pub async fn create_rule(&self, user_id: i64, input: &RuleInput) -> Result<StoredRule> {
+        let name = self.check_rule(user_id, input).await?;
+        let spec = spec_json(&input.spec)?;
+        let now = unix_now();
+        let id: i64 = in_tx!(self, |tx| {
+            let count: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM rules WHERE user_id = $1")
+                .bind(user_id)
+                .fetch_one(&mut *tx)
+                .await?;
+            if count >= MAX_RULES_PER_USER {
+                return Err(StoreError::LimitReached {
+                    what: "rules",
+                    limit: MAX_RULES_PER_USER,
+                });
+            }
+            let last: Option<i64> =
+                sqlx::query_scalar("SELECT MAX(position) FROM rules WHERE user_id = $1")
+                    .bind(user_id)
+                    .fetch_one(&mut *tx)
+                    .await?;
+            let position = input.position.unwrap_or(last.map_or(0, |p| p + 1));
+            sqlx::query_scalar(
+                "INSERT INTO rules (user_id, name, enabled, position, feed_id, group_id, spec,
+                                    created_at, updated_at)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) RETURNING id",
+            )
+            .bind(user_id)
+            .bind(&name)
+            .bind(input.enabled)
+            .bind(position)
+            .bind(input.spec.scope.feed_id)
+            .bind(input.spec.scope.group_id)
+            .bind(&spec)
+            .bind(now)
+            .fetch_one(&mut *tx)
+            .await?
+        });
+        self.get_rule(user_id, id).await
+    }
+
+    /// Replaces a rule's name, switch, place, scope, conditions and actions.
+    pub async fn update_rule(
+        &self,
+        user_id: i64,
+        id: i64,
+        input: &RuleInput,
+    ) -> Result<StoredRule> {
+        let name = self.check_rule(user_id, input).await?;
+        let spec = spec_json(&input.spec)?;
+        let current = self.get_rule(user_id, id).await?;
+        let changed = with_db!(self, write, |db| {
+            sqlx::query(
+                "UPDATE rules SET name = $3, enabled = $4, position = $5, feed_id = $6,
+                        group_id = $7, spec = $8, updated_at = $9
+                 WHERE user_id = $1 AND id = $2",
+            )
+            .bind(user_id)
+            .bind(id)
+            .bind(&name)
+            .bind(input.enabled)
+            .bind(input.position.unwrap_or(current.position))
+            .bind(input.spec.scope.feed_id)
+            .bind(input.spec.scope.group_id)
+            .bind(&spec)
+            .bind(unix_now())
+            .execute(db)
+            .await?
+            .rows_affected()
+        });
+        if changed == 0 {
+            return Err(StoreError::NotFound("rule"));
+        }
+        self.get_rule(user_id, id).await
+    }
+
+    /// Deletes a rule; what it did stays done.
+    pub async fn delete_rule(&self, user_id: i64, id: i64) -> Result<()> {
+        let deleted = with_db!(self, write, |db| {
+            sqlx::query("DELETE FROM rules WHERE user_id = $1 AND id = $2")
+                .bind(user_id)
+                .bind(id)
+                .execute(db)
+                .await?
+                .rows_affected()
+        });
+        if deleted == 0 {
+            return Err(StoreError::NotFound("rule"));
+        }
+        Ok(())
+    }
+
+    /// Checks a rule to save: it compiles, its name is usable, its feed is one the user
+    /// follows, its group and notification channels are the user's. Answers the trimmed name.
+    async fn check_rule(&self, user_id: i64, input: &RuleInput) -> Result<String> {
+        let rule = Rule::compile(0, &input.spec).map_err(invalid)?;
+        let name = input.name.trim().to_string();
+        let chars = name.chars().count();
+        if chars == 0 || chars > MAX_RULE_NAME_CHARS {
+            return Err(StoreError::Invalid(format!(
+                "a rule's name is 1 to {MAX_RULE_NAME_CHARS} characters; this one has {chars}"
+            )));
+        }
+        let Scope { feed_id, group_id } = input.spec.scope;
+        if feed_id.is_some() && group_id.is_some() {
+            return Err(StoreError::Invalid(
+                "a rule's scope is a feed or a group, not both: give feed_id or group_id".into(),
+            ));
+        }
+        if let Some(feed_id) = feed_id {
+            let found: Option<i64> = with_db!(self, read, |db| {
+                sqlx::query_scalar(
+                    "SELECT id FROM subscriptions WHERE user_id = $1 AND feed_id = $2",
+                )
+                .bind(user_id)
+                .bind(feed_id)
+                .fetch_optional(db)
+                .await?
+            });
+            found.ok_or(StoreError::NotFound("feed"))?;
+        }
+        if let Some(group_id) = group_id {
+            let found: Option<i64> = with_db!(self, read, |db| {
+                sqlx::query_scalar("SELECT id FROM feed_groups WHERE user_id = $1 AND id = $2")
+                    .bind(user_id)
+                    .bind(group_id)
+                    .fetch_optional(db)
+                    .await?
+            });
+            found.ok_or(StoreError::NotFound("group"))?;
+        }
+        for action in &rule.actions {
+            if let Action::Notify(channel) = action {
+                let found: Option<i64> = with_db!(self, read, |db| {
+                    sqlx::query_scalar("SELECT id FROM webhooks WHERE user_id = $1 AND id = $2")
+                        .bind(user_id)
+                        .bind(*channel)
+                        .fetch_optional(db)
+                        .await?
+                });
+                found.ok_or(StoreError::NotFound("notification channel"))?;
+            }
+        }
+        Ok(name)
+    }
+
+    /// What `spec` would catch among the user's [`PREVIEW_ITEMS`] most recent items (hidden
+    /// ones left out): how many, and the newest 50 of them.
+    pub async fn preview_rule(&self, user_id: i64, spec: &RuleSpec) -> Result<RulePreview> {
+        let rule = Rule::compile(0, spec).map_err(invalid)?;
+        let ids: Vec<i64> = with_db!(self, read, |db| {
+            sqlx::query_scalar(
+                "SELECT i.id FROM subscriptions s
+                 JOIN items i ON i.feed_id = s.feed_id
+                 LEFT JOIN item_states st ON st.user_id = s.user_id AND st.item_id = i.id
+                 WHERE s.user_id = $1 AND NOT COALESCE(st.is_hidden, FALSE)
+                 ORDER BY i.published_at DESC, i.id DESC LIMIT $2",
+            )
+            .bind(user_id)
+            .bind(PREVIEW_ITEMS)
+            .fetch_all(db)
+            .await?
+        });
+        let now = unix_now();
+        let mut caught = Vec::new();
+        for chunk in ids.chunks(APPLY_BATCH as usize) {
+            for item in self.rule_items(user_id, chunk).await? {
+                let outcome = evaluate(
+                    std::slice::from_ref(&rule),
+                    &item.prepare(),
+                    item.group_id,
+                    now,
+                );
+                if outcome.hidden || !outcome.rules.is_empty() {
+                    caught.push(item.id);
+                }
+            }
+        }
+        let shown: Vec<i64> = caught.iter().copied().take(50).collect();
+        let mut items = self.summaries_of(user_id, &shown).await?;
+        items.sort_by_key(|item| std::cmp::Reverse((item.published_at, item.id)));
+        Ok(RulePreview {
+            matched: caught.len(),
+            looked_at: ids.len(),
+            items,
+        })
+    }
+
+    /// The listing rows of the user's items `ids` (for a preview).
+    async fn summaries_of(&self, user_id: i64, ids: &[i64]) -> Result<Vec<ItemSummary>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let list: Vec<String> = ids.iter().map(i64::to_string).collect();
+        let sql = format!(
+            "SELECT {SUMMARY_COLUMNS}, {IS_READ}, COALESCE(st.is_starred, FALSE), i.thumbnail_url
+             {FROM_ITEMS}
+             WHERE s.feed_id = i.feed_id AND s.user_id = $1 AND i.id IN ({})",
+            list.join(", ")
+        );
+        self.run_listing(sql, &[SqlValue::Int(user_id)]).await
+    }
+}
+
+/// A rule's row: id, name, enabled, position, feed, group, spec, created, updated.
+type RuleRow = (
+    i64,
+    String,
+    bool,
+    i64,
+    Option<i64>,
+    Option<i64>,
+    String,
+    i64,
+    i64,
+);
+
+fn stored_rule(row: RuleRow) -> Result<StoredRule> {
+    let (id, name, enabled, position, feed_id, group_id, spec, created_at, updated_at) = row;
+    let mut spec: RuleSpec = serde_json::from_str(&spec)
+        .map_err(|e| StoreError::Invalid(format!("rule {id} is stored damaged: {e}")))?;
+    spec.scope = Scope { feed_id, group_id };
+    Ok(StoredRule {
+        id,
+        name,
+        enabled,
+        position,
+        spec,
+        created_at,
+        updated_at,
+    })
+}
+
+/// A spec as stored: without its scope, which lives in columns.
+fn spec_json(spec: &RuleSpec) -> Result<String> {
+    let stored = RuleSpec {
+        scope: Scope::default(),
+        ..spec.clone()
+    };
+    serde_json::to_string(&stored).map_err(|e| StoreError::Invalid(e.to_string()))
+}
+
+/// An item as rules read it from the database.
+#[derive(Debug)]
+pub(crate) struct StoredItem {
+    id: i64,
+    feed_id: i64,
+    group_id: Option<i64>,
+    title: String,
+    author: String,
+    url: String,
+    /// Plain text.
+    text: String,
+    categories: Vec<String>,
+    tags: Vec<String>,
+    enclosure_types: Vec<String>,
+    published_at: i64,
+    popularity: Option<i64>,
+}
+
+impl StoredItem {
+    fn prepare(&self) -> PreparedItem<'_> {
+        PreparedItem::new(RuleItem {
+            feed_id: self.feed_id,
+            title: &self.title,
+            content: &self.text,
+            author: &self.author,
+            url: &self.url,
+            categories: &self.categories,
+            tags: &self.tags,
+            enclosure_types: &self.enclosure_types,
+            published_at: self.published_at,
+            popularity: self.popularity,
+        })
+    }
+}
+
+/// An item's row for rules: id, feed, group, title, author, url, content, categories,
+/// enclosures, published, popularity.
+type ItemRow = (
+    i64,
+    i64,
+    Option<i64>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    String,
+    String,
+    i64,
+    Option<i64>,
+);
+
+impl Store {
+    /// The user's items `ids` as rules see them, with their tags.
+    async fn rule_items(&self, user_id: i64, ids: &[i64]) -> Result<Vec<StoredItem>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let list: Vec<String> = ids.iter().map(i64::to_string).collect();
+        let list = list.join(", ");
+        let items_sql = format!(
+            "SELECT i.id, i.feed_id, s.group_id, i.title, i.author, i.url,
+                    COALESCE(i.content, i.summary), i.categories, i.enclosures, i.published_at,
+                    p.count
+             FROM items i JOIN subscriptions s ON s.feed_id = i.feed_id AND s.user_id = $1
+             LEFT JOIN item_popularity p ON p.item_id = i.id
+             WHERE i.id IN ({list})"
+        );
+        let tags_sql = format!(
+            "SELECT it.item_id, t.name FROM item_tags it JOIN tags t ON t.id = it.tag_id
+             WHERE it.item_id IN ({list})"
+        );
+        let rows: Vec<ItemRow> = with_db!(self, read, |db| {
+            sqlx::query_as(sqlx::AssertSqlSafe(items_sql))
+                .bind(user_id)
+                .fetch_all(db)
+                .await?
+        });
+        let tag_rows: Vec<(i64, String)> = with_db!(self, read, |db| {
+            sqlx::query_as(sqlx::AssertSqlSafe(tags_sql))
+                .fetch_all(db)
+                .await?
+        });
+        let mut tags: HashMap<i64, Vec<String>> = HashMap::new();
+        for (item_id, name) in tag_rows {
+            tags.entry(item_id).or_default().push(name);
+        }
+        Ok(rows
+            .into_iter()
+            .map(|row| {
+                let (id, feed_id, group_id, title, author, url, content, categories) =
+                    (row.0, row.1, row.2, row.3, row.4, row.5, row.6, row.7);
+                let (enclosures, published_at, popularity) = (row.8, row.9, row.10);
+                StoredItem {
+                    id,
+                    feed_id,
+                    group_id,
+                    title: title.unwrap_or_default(),
+                    author: author.unwrap_or_default(),
+                    url: url.unwrap_or_default(),
+                    text: content
+                        .as_deref()
+                        .and_then(tidings_feed::text::plain_text)
+                        .unwrap_or_default(),
+                    categories: serde_json::from_str(&categories).unwrap_or_default(),
+                    tags: tags.remove(&id).unwrap_or_default(),
+                    enclosure_types: enclosure_types(&enclosures),
+                    published_at,
+                    popularity,
+                }
+            })
+            .collect())
+    }
+}
+
+/// The MIME types of a stored enclosures list (JSON of `{url, mime_type, length}`).
+fn enclosure_types(json: &str) -> Vec<String> {
+    #[derive(serde::Deserialize)]
+    struct Enclosure {
+        mime_type: Option<String>,
+    }
+    serde_json::from_str::<Vec<Enclosure>>(json)
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|e| e.mime_type)
+        .collect()
+}
+
+/// The rules of a feed's subscribers, compiled, per user: what a fetch with new items runs.
+#[derive(Debug, Default)]
+pub(crate) struct FeedRules {
+    /// (user, the user's group of the feed, the user's enabled rules in order).
+    users: Vec<(i64, Option<i64>, Vec<Rule>)>,
+}
+
+/// A rule's row for a fetch: id, user, the user's group of the feed, rule feed, rule group,
+/// spec.
+pub(crate) type FeedRuleRow = (i64, i64, Option<i64>, Option<i64>, Option<i64>, String);
+
+/// The enabled rules of feed `$1`'s subscribers that can apply to it, in each user's order.
+pub(crate) const FEED_RULES_SQL: &str =
+    "SELECT r.id, r.user_id, s.group_id, r.feed_id, r.group_id, r.spec
+     FROM rules r JOIN subscriptions s ON s.user_id = r.user_id AND s.feed_id = $1
+     WHERE r.enabled AND (r.feed_id IS NULL OR r.feed_id = $1)
+     ORDER BY r.user_id, r.position, r.id";
+
+impl FeedRules {
+    /// Compiles the rows; a rule that no longer compiles (saved by an older version) is
+    /// skipped with a warning rather than stopping the fetch.
+    pub(crate) fn new(rows: Vec<FeedRuleRow>) -> FeedRules {
+        let mut users: Vec<(i64, Option<i64>, Vec<Rule>)> = Vec::new();
+        for (id, user_id, user_group, feed_id, group_id, spec) in rows {
+            let compiled = serde_json::from_str::<RuleSpec>(&spec)
+                .map_err(|e| e.to_string())
+                .and_then(|mut spec| {
+                    spec.scope = Scope { feed_id, group_id };
+                    Rule::compile(id, &spec).map_err(|e| e.to_string())
+                });
+            let rule = match compiled {
+                Ok(rule) => rule,
+                Err(error) => {
+                    tracing::warn!(rule = id, %error, "a rule that does not compile is skipped");
+                    continue;
+                }
+            };
+            match users.last_mut() {
+                Some((user, _, rules)) if *user == user_id => rules.push(rule),
+                _ => users.push((user_id, user_group, vec![rule])),
+            }
+        }
+        FeedRules { users }
+    }
+
+    /// What each subscriber's rules decided for each new item: one preparation per item,
+    /// every user's rules on it. Only outcomes that change something.
+    pub(crate) fn decide(
+        &self,
+        feed_id: i64,
+        items: &[(i64, &NewItem)],
+        now: i64,
+    ) -> Vec<(i64, i64, Outcome)> {
+        let mut decided = Vec::new();
+        if self.users.is_empty() {
+            return decided;
+        }
+        for (item_id, item) in items {
+            let text = item
+                .content
+                .as_deref()
+                .or(item.summary.as_deref())
+                .and_then(tidings_feed::text::plain_text)
+                .unwrap_or_default();
+            let types: Vec<String> = item
+                .enclosures
+                .iter()
+                .filter_map(|e| e.mime_type.clone())
+                .collect();
+            let prepared = PreparedItem::new(RuleItem {
+                feed_id,
+                title: item.title.as_deref().unwrap_or(""),
+                content: &text,
+                author: item.author.as_deref().unwrap_or(""),
+                url: item.url.as_deref().unwrap_or(""),
+                categories: &item.categories,
+                tags: &[],
+                enclosure_types: &types,
+                published_at: item.published.unwrap_or(now),
+                popularity: None,
+            });
+            for (user_id, group_id, rules) in &self.users {
+                let outcome = evaluate(rules, &prepared, *group_id, now);
+                if !outcome.is_empty() {
+                    decided.push((*user_id, *item_id, outcome));
+                }
+            }
+        }
+        decided
+    }
+}
+
+/// Writes what the rules decided for a new item for one user, on `$db` (the fetch's
+/// transaction); evaluates to `()`.
+macro_rules! write_rule_outcome_on {
+    ($db:expr, $user_id:expr, $item_id:expr, $outcome:expr, $now:expr) => {{
+        let (user_id, item_id, now): (i64, i64, i64) = ($user_id, $item_id, $now);
+        let outcome: &tidings_rules::Outcome = $outcome;
+        if outcome.hidden || outcome.read || outcome.star {
+            sqlx::query(
+                "INSERT INTO item_states (user_id, item_id, is_read, is_starred, is_hidden, updated_at)
+                 VALUES ($1, $2, $3, $4, $5, $6)
+                 ON CONFLICT (user_id, item_id) DO UPDATE SET
+                     is_read = item_states.is_read OR excluded.is_read,
+                     is_starred = item_states.is_starred OR excluded.is_starred,
+                     is_hidden = item_states.is_hidden OR excluded.is_hidden,
+                     updated_at = excluded.updated_at",
+            )
+            .bind(user_id)
+            .bind(item_id)
+            .bind(outcome.hidden || outcome.read)
+            .bind(outcome.star)
+            .bind(outcome.hidden)
+            .bind(now)
+            .execute(&mut *$db)
+            .await?;
+        }
+        if outcome.hidden {
+            sqlx::query("DELETE FROM user_items WHERE user_id = $1 AND item_id = $2")
+                .bind(user_id)
+                .bind(item_id)
+                .execute(&mut *$db)
+                .await?;
+        }
+        for label in &outcome.labels {
+            sqlx::query(
+                "INSERT INTO item_labels (user_id, item_id, label, created_at)
+                 VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING",
+            )
+            .bind(user_id)
+            .bind(item_id)
+            .bind(label.as_str())
+            .bind(now)
+            .execute(&mut *$db)
+            .await?;
+        }
+        for channel in &outcome.notify {
+            // The channel must still be the user's: it may have been deleted since.
+            sqlx::query(
+                "INSERT INTO webhook_queue (webhook_id, item_id, queued_at)
+                 SELECT id, $2, $3 FROM webhooks WHERE id = $1 AND user_id = $4
+                 ON CONFLICT DO NOTHING",
+            )
+            .bind(*channel)
+            .bind(item_id)
+            .bind(now)
+            .bind(user_id)
+            .execute(&mut *$db)
+            .await?;
+        }
+        if outcome.summarize {
+            sqlx::query(
+                "INSERT INTO summary_jobs (item_id, queued_at, not_before) VALUES ($1, $2, $2)
+                 ON CONFLICT (item_id) DO NOTHING",
+            )
+            .bind(item_id)
+            .bind(now)
+            .execute(&mut *$db)
+            .await?;
+        }
+    }};
+}
+pub(crate) use write_rule_outcome_on;
+
+/// Runs the rules of feed `$feed_id`'s subscribers on its new items `$new` (item id, item) in
+/// the fetch's transaction `$tx`, when `$ready` ([`Store::rules_ready`]); evaluates to how
+/// many (user, item) outcomes were written.
+macro_rules! apply_rules_on {
+    ($tx:expr, $ready:expr, $feed_id:expr, $new:expr, $now:expr) => {{
+        let (ready, feed_id, now): (bool, i64, i64) = ($ready, $feed_id, $now);
+        let new: &[(i64, &$crate::NewItem)] = $new;
+        let mut written = 0u64;
+        if ready && !new.is_empty() {
+            let rows: Vec<$crate::rules::FeedRuleRow> =
+                sqlx::query_as($crate::rules::FEED_RULES_SQL)
+                    .bind(feed_id)
+                    .fetch_all(&mut *$tx)
+                    .await?;
+            if !rows.is_empty() {
+                let rules = $crate::rules::FeedRules::new(rows);
+                for (user_id, item_id, outcome) in rules.decide(feed_id, new, now) {
+                    $crate::rules::write_rule_outcome_on!($tx, user_id, item_id, &outcome, now);
+                    written += 1;
+                }
+            }
+        }
+        written
+    }};
+}
+pub(crate) use apply_rules_on;
+
+/// The labels the user has on an item, on `$db`.
+macro_rules! existing_labels_on {
+    ($db:expr, $user_id:expr, $item_id:expr) => {{
+        let labels: Vec<String> =
+            sqlx::query_scalar("SELECT label FROM item_labels WHERE user_id = $1 AND item_id = $2")
+                .bind($user_id)
+                .bind($item_id)
+                .fetch_all(&mut *$db)
+                .await?;
+        labels.into_iter().collect::<BTreeSet<String>>()
+    }};
+}
+
+/// Puts one item's state, labels and arrival back as `$before` says, on `$db`.
+macro_rules! restore_item_on {
+    ($db:expr, $user_id:expr, $before:expr) => {{
+        let before: &ItemBefore = $before;
+        let user_id: i64 = $user_id;
+        match before.state {
+            None => {
+                sqlx::query("DELETE FROM item_states WHERE user_id = $1 AND item_id = $2")
+                    .bind(user_id)
+                    .bind(before.item_id)
+                    .execute(&mut *$db)
+                    .await?;
+            }
+            Some((read, starred, hidden)) => {
+                sqlx::query(
+                    "UPDATE item_states SET is_read = $3, is_starred = $4, is_hidden = $5,
+                            updated_at = $6
+                     WHERE user_id = $1 AND item_id = $2",
+                )
+                .bind(user_id)
+                .bind(before.item_id)
+                .bind(read)
+                .bind(starred)
+                .bind(hidden)
+                .bind(unix_now())
+                .execute(&mut *$db)
+                .await?;
+            }
+        }
+        for label in &before.labels {
+            sqlx::query(
+                "DELETE FROM item_labels WHERE user_id = $1 AND item_id = $2 AND label = $3",
+            )
+            .bind(user_id)
+            .bind(before.item_id)
+            .bind(label.as_str())
+            .execute(&mut *$db)
+            .await?;
+        }
+        // Back in its place in the arrival order, if the item and the subscription are there.
+        if let Some((seq, arrived_us)) = before.arrival {
+            sqlx::query(
+                "INSERT INTO user_items (user_id, seq, item_id, arrived_us)
+                 SELECT $1, $2, i.id, $4 FROM items i
+                 JOIN subscriptions s ON s.feed_id = i.feed_id AND s.user_id = $1
+                 WHERE i.id = $3
+                 ON CONFLICT DO NOTHING",
+            )
+            .bind(user_id)
+            .bind(seq)
+            .bind(before.item_id)
+            .bind(arrived_us)
+            .execute(&mut *$db)
+            .await?;
+        }
+    }};
+}
+
+impl Store {
+    /// Whether the schema has rules (checked until it does, then remembered).
+    pub(crate) async fn rules_ready(&self) -> bool {
+        use std::sync::atomic::Ordering;
+        if self.rules_ready.load(Ordering::Relaxed) {
+            return true;
+        }
+        let found: std::result::Result<i64, StoreError> = async {
+            Ok(with_db!(self, read, |db| {
+                sqlx::query_scalar("SELECT COUNT(*) FROM rules WHERE id < 0")
+                    .fetch_one(db)
+                    .await?
+            }))
+        }
+        .await;
+        let ready = found.is_ok();
+        self.rules_ready.store(ready, Ordering::Relaxed);
+        ready
+    }
+
+    /// Runs the user's enabled rules on feed `feed_id`'s items that just arrived for them
+    /// (a shared feed's backlog when they subscribe), as on any arriving item; notifications
+    /// and summaries are left out, as for a backlog they would be a flood. Answers how many
+    /// items a rule changed.
+    pub async fn run_rules_on_backlog(&self, user_id: i64, feed_id: i64) -> Result<u64> {
+        if !self.rules_ready().await {
+            return Ok(0);
+        }
+        let rows: Vec<FeedRuleRow> = with_db!(self, read, |db| {
+            sqlx::query_as(
+                "SELECT r.id, r.user_id, s.group_id, r.feed_id, r.group_id, r.spec
+                 FROM rules r JOIN subscriptions s ON s.user_id = r.user_id AND s.feed_id = $1
+                 WHERE r.user_id = $2 AND r.enabled AND (r.feed_id IS NULL OR r.feed_id = $1)
+                 ORDER BY r.position, r.id",
+            )
+            .bind(feed_id)
+            .bind(user_id)
+            .fetch_all(db)
+            .await?
+        });
+        if rows.is_empty() {
+            return Ok(0);
+        }
+        let rules = FeedRules::new(rows);
+        let Some((_, group_id, rules)) = rules.users.first() else {
+            return Ok(0);
+        };
+        let scope = Scope {
+            feed_id: Some(feed_id),
+            group_id: None,
+        };
+        let now = unix_now();
+        let (mut after, mut changed) = (0i64, 0u64);
+        loop {
+            let ids = self.rule_apply_step(user_id, &scope, after).await?;
+            let Some(&last) = ids.last() else { break };
+            after = last;
+            let mut decided = Vec::new();
+            for item in self.rule_items(user_id, &ids).await? {
+                let mut outcome = evaluate(rules, &item.prepare(), *group_id, now);
+                outcome.notify.clear();
+                outcome.summarize = false;
+                if !outcome.is_empty() {
+                    decided.push((item.id, outcome));
+                }
+            }
+            if !decided.is_empty() {
+                in_tx!(self, |tx| {
+                    for (item_id, outcome) in &decided {
+                        write_rule_outcome_on!(tx, user_id, *item_id, outcome, now);
+                    }
+                });
+                changed += decided.len() as u64;
+            }
+        }
+        Ok(changed)
+    }
+}
+
+impl Store {
+    /// Applies rule `id` once to the user's items (hidden and starred ones left alone: hiding
+    /// never takes away what the user saved), recording the state before so that
+    /// [`Store::undo_rule_application`] can put it back. Hide, keep-only, read, star and
+    /// label act; notifications and summaries are for arriving items only.
+    pub async fn apply_rule(&self, user_id: i64, id: i64) -> Result<RuleApplication> {
+        let stored = self.get_rule(user_id, id).await?;
+        let rule = Rule::compile(id, &stored.spec).map_err(invalid)?;
+        let now = unix_now();
+        let mut changes: Vec<ItemBefore> = Vec::new();
+        let mut after = 0i64;
+        loop {
+            let ids = self
+                .rule_apply_step(user_id, &stored.spec.scope, after)
+                .await?;
+            let Some(&last) = ids.last() else { break };
+            after = last;
+            let mut decided = Vec::new();
+            for item in self.rule_items(user_id, &ids).await? {
+                let outcome = evaluate(
+                    std::slice::from_ref(&rule),
+                    &item.prepare(),
+                    item.group_id,
+                    now,
+                );
+                if outcome.hidden || outcome.read || outcome.star || !outcome.labels.is_empty() {
+                    decided.push((item.id, outcome));
+                }
+            }
+            changes.extend(self.write_application_step(user_id, &decided, now).await?);
+        }
+        let changed = changes.len() as u64;
+        let json =
+            serde_json::to_string(&changes).map_err(|e| StoreError::Invalid(e.to_string()))?;
+        with_db!(self, write, |db| {
+            sqlx::query("DELETE FROM rule_applications WHERE created_at < $1")
+                .bind(now - UNDO_SECONDS)
+                .execute(db)
+                .await?;
+        });
+        let undo_id: i64 = with_db!(self, write, |db| {
+            sqlx::query_scalar(
+                "INSERT INTO rule_applications (user_id, rule_id, created_at, changes)
+                 VALUES ($1, $2, $3, $4) RETURNING id",
+            )
+            .bind(user_id)
+            .bind(id)
+            .bind(now)
+            .bind(&json)
+            .fetch_one(db)
+            .await?
+        });
+        Ok(RuleApplication { changed, undo_id })
+    }
+
+    /// The next ids (above `after`) of the user's visible, unstarred items in `scope`.
+    async fn rule_apply_step(&self, user_id: i64, scope: &Scope, after: i64) -> Result<Vec<i64>> {
+        Ok(with_db!(self, read, |db| {
+            sqlx::query_scalar(
+                "SELECT i.id FROM subscriptions s
+                 JOIN items i ON i.feed_id = s.feed_id
+                 LEFT JOIN item_states st ON st.user_id = s.user_id AND st.item_id = i.id
+                 WHERE s.user_id = $1 AND i.id > $2
+                   AND ($3 IS NULL OR s.feed_id = $3) AND ($4 IS NULL OR s.group_id = $4)
+                   AND NOT COALESCE(st.is_hidden, FALSE) AND NOT COALESCE(st.is_starred, FALSE)
+                 ORDER BY i.id LIMIT $5",
+            )
+            .bind(user_id)
+            .bind(after)
+            .bind(scope.feed_id)
+            .bind(scope.group_id)
+            .bind(APPLY_BATCH)
+            .fetch_all(db)
+            .await?
+        }))
+    }
+
+    /// Writes one step of an application, answering each changed item's state before.
+    async fn write_application_step(
+        &self,
+        user_id: i64,
+        decided: &[(i64, Outcome)],
+        now: i64,
+    ) -> Result<Vec<ItemBefore>> {
+        let mut befores = Vec::new();
+        if decided.is_empty() {
+            return Ok(befores);
+        }
+        in_tx!(self, |tx| {
+            for (item_id, outcome) in decided {
+                let row: Option<(Option<bool>, Option<bool>, Option<bool>, bool)> =
+                    sqlx::query_as(sqlx::AssertSqlSafe(format!(
+                        "SELECT st.is_read, st.is_starred, st.is_hidden, {IS_READ}
+                         FROM items i
+                         JOIN subscriptions s ON s.feed_id = i.feed_id AND s.user_id = $1
+                         LEFT JOIN item_states st ON st.user_id = $1 AND st.item_id = i.id
+                         WHERE i.id = $2"
+                    )))
+                    .bind(user_id)
+                    .bind(*item_id)
+                    .fetch_optional(&mut *tx)
+                    .await?;
+                // Gone or unsubscribed since it was read: nothing to change.
+                let Some((read, starred, hidden, is_read_now)) = row else {
+                    continue;
+                };
+                let state = match (read, starred, hidden) {
+                    (Some(read), Some(starred), Some(hidden)) => Some((read, starred, hidden)),
+                    _ => None,
+                };
+                let labels = existing_labels_on!(tx, user_id, *item_id);
+                let arrival: Option<(i64, i64)> = if outcome.hidden {
+                    sqlx::query_as(
+                        "SELECT seq, arrived_us FROM user_items WHERE user_id = $1 AND item_id = $2",
+                    )
+                    .bind(user_id)
+                    .bind(*item_id)
+                    .fetch_optional(&mut *tx)
+                    .await?
+                } else {
+                    None
+                };
+                let added: Vec<String> = outcome
+                    .labels
+                    .iter()
+                    .filter(|l| !labels.contains(*l))
+                    .cloned()
+                    .collect();
+                let starred_before = state.is_some_and(|(_, starred, _)| starred);
+                let changes_state = outcome.hidden
+                    || outcome.read && !is_read_now
+                    || outcome.star && !starred_before;
+                if !changes_state && added.is_empty() {
+                    continue;
+                }
+                write_rule_outcome_on!(tx, user_id, *item_id, outcome, now);
+                befores.push(ItemBefore {
+                    item_id: *item_id,
+                    state,
+                    labels: added,
+                    arrival,
+                });
+            }
+        });
+        Ok(befores)
+    }
+
+    /// Puts back what application `undo_id` changed, as it was before, and forgets it.
+    /// Answers how many items were restored.
+    pub async fn undo_rule_application(&self, user_id: i64, undo_id: i64) -> Result<u64> {
+        let json: Option<String> = with_db!(self, read, |db| {
+            sqlx::query_scalar(
+                "SELECT changes FROM rule_applications WHERE user_id = $1 AND id = $2",
+            )
+            .bind(user_id)
+            .bind(undo_id)
+            .fetch_optional(db)
+            .await?
+        });
+        let json = json.ok_or(StoreError::NotFound("rule application"))?;
+        let changes: Vec<ItemBefore> = serde_json::from_str(&json)
+            .map_err(|e| StoreError::Invalid(format!("the application is stored damaged: {e}")))?;
+        let mut restored = 0u64;
+        for chunk in changes.chunks(APPLY_BATCH as usize) {
+            in_tx!(self, |tx| {
+                for before in chunk {
+                    restore_item_on!(tx, user_id, before);
+                    restored += 1;
+                }
+            });
+        }
+        with_db!(self, write, |db| {
+            sqlx::query("DELETE FROM rule_applications WHERE user_id = $1 AND id = $2")
+                .bind(user_id)
+                .bind(undo_id)
+                .execute(db)
+                .await?;
+        });
+        Ok(restored)
+    }
+}

@@ -1,0 +1,368 @@
+//! Rules (issue 33) on both engines: run on each new item for each subscriber in the fetch's
+//! transaction (hide, keep only, read, star, label), honoured by listings, counts and the
+//! arrival order the sync APIs read; previewed; applied once to existing items and undone.
+
+use tidings_testkit::{add_user as user, follow, on_both_engines};
+
+use tidings_store::{
+    ItemFilter, ItemQuery, NewItem, RuleInput, RuleScope, RuleSpec, Store, StoreError,
+    SubscriptionChanges, SyncIds, SyncOrder, SyncQuery,
+};
+
+const BASE: i64 = 1_700_000_000;
+
+fn item(guid: &str, title: &str, content: &str) -> NewItem {
+    NewItem {
+        guid: Some(guid.into()),
+        title: Some(title.into()),
+        content: Some(format!("<p>{content}</p>")),
+        published: Some(BASE + guid.len() as i64 * 60),
+        ..NewItem::default()
+    }
+}
+
+fn rule(name: &str, scope: RuleScope, query: &str, actions: &[&str]) -> RuleInput {
+    RuleInput {
+        name: name.into(),
+        enabled: true,
+        position: None,
+        spec: RuleSpec {
+            scope,
+            query: Some(query.into()),
+            actions: actions.iter().map(|a| a.to_string()).collect(),
+            ..RuleSpec::default()
+        },
+    }
+}
+
+/// Titles of the user's items in a listing of all of them, newest first.
+async fn titles(store: &Store, user_id: i64, filter: ItemFilter) -> Vec<String> {
+    let query = ItemQuery {
+        filter,
+        limit: 200,
+        ..ItemQuery::default()
+    };
+    let page = store.list_items(user_id, &query).await.unwrap();
+    let mut titles: Vec<String> = page.items.into_iter().filter_map(|i| i.title).collect();
+    titles.sort();
+    titles
+}
+
+/// How many items the user's arrival order (the sync APIs) holds.
+async fn arrivals(store: &Store, user_id: i64) -> usize {
+    let query = SyncQuery {
+        ids_are: SyncIds::Arrival,
+        order: SyncOrder::IdAscending,
+        limit: 1000,
+        ..SyncQuery::default()
+    };
+    store.sync_item_ids(user_id, &query).await.unwrap().len()
+}
+
+async fn unread(store: &Store, user_id: i64) -> i64 {
+    let counts = store.unread_counts(user_id).await.unwrap();
+    counts.subscriptions.iter().map(|c| c.unread).sum()
+}
+
+on_both_engines!(rules_act_on_arriving_items_for_their_user_alone, |db| {
+    let store = db.migrated().await;
+    let ann = user(&store, "ann").await;
+    let bob = user(&store, "bob").await;
+    let (_, feed) = follow(&store, ann, "https://wire.example/feed").await;
+    follow(&store, bob, "https://wire.example/feed").await;
+    let all = RuleScope::default();
+    store
+        .create_rule(ann, &rule("ads", all, "sponsored", &["hide"]))
+        .await
+        .unwrap();
+    store
+        .create_rule(ann, &rule("rust", all, "rust", &["star", "label:Lang"]))
+        .await
+        .unwrap();
+    store
+        .create_rule(ann, &rule("sport", all, "title:football", &["read"]))
+        .await
+        .unwrap();
+    store
+        .create_rule(ann, &rule("tokyo", all, "東京", &["label:Tokyo"]))
+        .await
+        .unwrap();
+    let items = [
+        item("a", "Sponsored: a course", "buy now"),
+        item("bb", "Rust 2.0", "the compiler"),
+        item("ccc", "Football final", "a match"),
+        item("dddd", "天気", "東京都の天気は晴れ"),
+        item("eeeee", "Plain news", "nothing to see"),
+    ];
+    let written = store
+        .store_fetch(feed, &items, BASE, &Default::default())
+        .await
+        .unwrap();
+    assert_eq!(written.counts.inserted, 5);
+    assert_eq!(written.rules_applied, 4);
+
+    // Ann: the sponsored item is nowhere, the football one is read, the rust one starred.
+    assert_eq!(
+        titles(&store, ann, ItemFilter::All).await,
+        ["Football final", "Plain news", "Rust 2.0", "天気"]
+    );
+    assert_eq!(
+        titles(&store, ann, ItemFilter::Unread).await,
+        ["Plain news", "Rust 2.0", "天気"]
+    );
+    assert_eq!(titles(&store, ann, ItemFilter::Starred).await, ["Rust 2.0"]);
+    assert_eq!(unread(&store, ann).await, 3);
+    assert_eq!(
+        arrivals(&store, ann).await,
+        4,
+        "hidden items leave the sync APIs"
+    );
+    let ids: Vec<i64> = store
+        .list_items(
+            ann,
+            &ItemQuery {
+                filter: ItemFilter::All,
+                limit: 200,
+                ..ItemQuery::default()
+            },
+        )
+        .await
+        .unwrap()
+        .items
+        .iter()
+        .map(|i| i.id)
+        .collect();
+    let mut labels: Vec<String> = store
+        .item_labels(ann, &ids)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|(_, l)| l)
+        .collect();
+    labels.sort();
+    assert_eq!(labels, ["Lang", "Tokyo"]);
+
+    // Bob, on the same shared feed, sees all five, unread and unstarred.
+    assert_eq!(titles(&store, bob, ItemFilter::All).await.len(), 5);
+    assert_eq!(unread(&store, bob).await, 5);
+    assert_eq!(arrivals(&store, bob).await, 5);
+    assert!(titles(&store, bob, ItemFilter::Starred).await.is_empty());
+});
+
+on_both_engines!(
+    a_hidden_item_stays_out_of_the_arrival_order_on_every_path,
+    |db| {
+        let store = db.migrated().await;
+        let ann = user(&store, "ann").await;
+        let (sub, feed) = follow(&store, ann, "https://wire.example/feed").await;
+        store
+            .create_rule(
+                ann,
+                &rule("ads", RuleScope::default(), "sponsored", &["hide"]),
+            )
+            .await
+            .unwrap();
+        let items = [item("a", "Sponsored", "x"), item("bb", "News", "y")];
+        store.upsert_items(feed, &items, BASE).await.unwrap();
+        assert_eq!(arrivals(&store, ann).await, 1);
+        // Paused and resumed: the backlog that comes back leaves the hidden item out.
+        for suspended in [true, false] {
+            let changes = SubscriptionChanges {
+                suspended: Some(suspended),
+                ..SubscriptionChanges::default()
+            };
+            store.update_subscription(ann, sub, &changes).await.unwrap();
+        }
+        assert_eq!(arrivals(&store, ann).await, 1);
+    }
+);
+
+on_both_engines!(keep_only_hides_the_rest_of_its_feed_only, |db| {
+    let store = db.migrated().await;
+    let ann = user(&store, "ann").await;
+    let (_, wire) = follow(&store, ann, "https://wire.example/feed").await;
+    let (_, blog) = follow(&store, ann, "https://blog.example/feed").await;
+    let scope = RuleScope {
+        feed_id: Some(wire),
+        group_id: None,
+    };
+    store
+        .create_rule(ann, &rule("only rust", scope, "rust", &["keep_only"]))
+        .await
+        .unwrap();
+    store
+        .upsert_items(
+            wire,
+            &[item("a", "Rust news", "x"), item("bb", "Go news", "y")],
+            BASE,
+        )
+        .await
+        .unwrap();
+    store
+        .upsert_items(blog, &[item("ccc", "Go on the blog", "z")], BASE)
+        .await
+        .unwrap();
+    assert_eq!(
+        titles(&store, ann, ItemFilter::All).await,
+        ["Go on the blog", "Rust news"]
+    );
+});
+
+on_both_engines!(a_preview_and_an_application_with_its_undo, |db| {
+    let store = db.migrated().await;
+    let ann = user(&store, "ann").await;
+    let (_, feed) = follow(&store, ann, "https://wire.example/feed").await;
+    let items = [
+        item("a", "Sponsored: one", "x"),
+        item("bb", "Sponsored: two", "y"),
+        item("ccc", "News", "z"),
+    ];
+    store.upsert_items(feed, &items, BASE).await.unwrap();
+    let ads = rule(
+        "ads",
+        RuleScope::default(),
+        "sponsored",
+        &["hide", "label:Ads"],
+    );
+
+    // A preview changes nothing and shows what the rule would catch.
+    let preview = store.preview_rule(ann, &ads.spec).await.unwrap();
+    assert_eq!((preview.matched, preview.looked_at), (2, 3));
+    assert_eq!(preview.items.len(), 2);
+    // Saving acts on items that arrive afterwards, not on these.
+    let saved = store.create_rule(ann, &ads).await.unwrap();
+    assert_eq!(titles(&store, ann, ItemFilter::All).await.len(), 3);
+
+    // Applied once: both hidden (and read, and out of the arrival order).
+    let applied = store.apply_rule(ann, saved.id).await.unwrap();
+    assert_eq!(applied.changed, 2);
+    assert_eq!(titles(&store, ann, ItemFilter::All).await, ["News"]);
+    assert_eq!(unread(&store, ann).await, 1);
+    assert_eq!(arrivals(&store, ann).await, 1);
+    // Applying again finds nothing more to change.
+    assert_eq!(store.apply_rule(ann, saved.id).await.unwrap().changed, 0);
+
+    // Undone: everything as it was.
+    let restored = store
+        .undo_rule_application(ann, applied.undo_id)
+        .await
+        .unwrap();
+    assert_eq!(restored, 2);
+    assert_eq!(titles(&store, ann, ItemFilter::All).await.len(), 3);
+    assert_eq!(unread(&store, ann).await, 3);
+    assert_eq!(arrivals(&store, ann).await, 3);
+    // An undo is used once.
+    assert!(matches!(
+        store.undo_rule_application(ann, applied.undo_id).await,
+        Err(StoreError::NotFound(_))
+    ));
+});
+
+on_both_engines!(rules_are_checked_and_private, |db| {
+    let store = db.migrated().await;
+    let ann = user(&store, "ann").await;
+    let bob = user(&store, "bob").await;
+    let (_, feed) = follow(&store, ann, "https://wire.example/feed").await;
+    let all = RuleScope::default();
+    let saved = store
+        .create_rule(ann, &rule("ads", all, "sponsored", &["hide"]))
+        .await
+        .unwrap();
+    // Bob cannot see, change, apply or delete it.
+    assert!(matches!(
+        store.get_rule(bob, saved.id).await,
+        Err(StoreError::NotFound(_))
+    ));
+    assert!(matches!(
+        store.apply_rule(bob, saved.id).await,
+        Err(StoreError::NotFound(_))
+    ));
+    assert!(matches!(
+        store.delete_rule(bob, saved.id).await,
+        Err(StoreError::NotFound(_))
+    ));
+    assert!(store.list_rules(bob).await.unwrap().is_empty());
+    // A feed bob does not follow is not a scope for him.
+    let scoped = rule(
+        "x",
+        RuleScope {
+            feed_id: Some(feed),
+            group_id: None,
+        },
+        "x",
+        &["read"],
+    );
+    assert!(matches!(
+        store.create_rule(bob, &scoped).await,
+        Err(StoreError::NotFound(_))
+    ));
+    // Bad rules are refused with the reason.
+    for (query, actions) in [("", vec!["read"]), ("x", vec![]), ("x", vec!["explode"])] {
+        let bad = rule("bad", all, query, &actions);
+        match store.create_rule(ann, &bad).await {
+            Err(StoreError::Invalid(message)) => assert!(!message.is_empty()),
+            other => panic!("{query:?} {actions:?}: {other:?}"),
+        }
+    }
+    // Order and changes.
+    let second = store
+        .create_rule(ann, &rule("rust", all, "rust", &["star"]))
+        .await
+        .unwrap();
+    assert!(second.position > saved.position);
+    let mut change = rule("rust!", all, "rust -go", &["star", "read"]);
+    change.enabled = false;
+    let updated = store.update_rule(ann, second.id, &change).await.unwrap();
+    assert_eq!(updated.name, "rust!");
+    assert!(!updated.enabled);
+    assert_eq!(updated.spec.actions, ["star", "read"]);
+    let names: Vec<String> = store
+        .list_rules(ann)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| r.name)
+        .collect();
+    assert_eq!(names, ["ads", "rust!"]);
+    // A disabled rule does nothing to arrivals.
+    store
+        .upsert_items(feed, &[item("a", "Rust", "x")], BASE)
+        .await
+        .unwrap();
+    assert!(titles(&store, ann, ItemFilter::Starred).await.is_empty());
+});
+
+on_both_engines!(
+    a_shared_feeds_backlog_meets_the_new_subscribers_rules,
+    |db| {
+        let store = db.migrated().await;
+        let ann = user(&store, "ann").await;
+        let bob = user(&store, "bob").await;
+        let (_, feed) = follow(&store, bob, "https://wire.example/feed").await;
+        let items = [
+            item("a", "Sponsored", "x"),
+            item("bb", "Rust", "y"),
+            item("ccc", "Other", "z"),
+        ];
+        store.upsert_items(feed, &items, BASE).await.unwrap();
+        let all = RuleScope::default();
+        store
+            .create_rule(ann, &rule("ads", all, "sponsored", &["hide"]))
+            .await
+            .unwrap();
+        store
+            .create_rule(ann, &rule("rust", all, "rust", &["star"]))
+            .await
+            .unwrap();
+        // Ann subscribes to the feed bob already follows: its backlog arrives for her now.
+        follow(&store, ann, "https://wire.example/feed").await;
+        assert_eq!(
+            titles(&store, ann, ItemFilter::All).await,
+            ["Other", "Rust"]
+        );
+        assert_eq!(titles(&store, ann, ItemFilter::Starred).await, ["Rust"]);
+        assert_eq!(arrivals(&store, ann).await, 2);
+        assert_eq!(unread(&store, ann).await, 2);
+        assert_eq!(titles(&store, bob, ItemFilter::All).await.len(), 3);
+    }
+);
