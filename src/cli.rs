@@ -49,6 +49,9 @@ enum Command {
     /// another reader; running it twice changes nothing.
     #[command(subcommand)]
     Import(commands::import::ImportCommand),
+    /// A user's rules: list, add, test what one would catch, apply one once.
+    #[command(subcommand)]
+    Rules(commands::rules::RulesCommand),
     /// List the feeds of a page, best first: fetch URL, or read a saved page with
     /// --html FILE --url URL.
     Discover(commands::discover::DiscoverArgs),
@@ -75,6 +78,7 @@ pub fn main() -> ExitCode {
             Command::Feed(command) => commands::feed_settings::run(&config, command).await,
             Command::Opml(command) => commands::opml::run(&config, command).await,
             Command::Import(command) => commands::import::run(&config, command).await,
+            Command::Rules(command) => commands::rules::run(&config, command).await,
             Command::Discover(args) => commands::discover::run(&config, args).await,
             Command::Parse(args) => commands::feed::run_parse(&args),
             Command::Sanitize(args) => commands::feed::run_sanitize(&args),

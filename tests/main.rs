@@ -10,6 +10,7 @@ mod cli_import;
 mod cli_import_miniflux;
 mod cli_logs;
 mod cli_operator;
+mod cli_rules;
 mod cli_scale;
 mod cli_worker;
 mod container_files;

@@ -11,6 +11,7 @@ pub mod opml;
 pub mod refresh;
 pub mod reparse;
 pub mod resume;
+pub mod rules;
 pub mod serve;
 pub mod serve_oidc;
 pub mod user;

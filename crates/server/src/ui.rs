@@ -80,6 +80,7 @@ pub const ASSETS: &[Asset] = &[
     asset!("mfa.js", JS),
     asset!("identities.js", JS),
     asset!("notifications.js", JS),
+    asset!("rules.js", JS),
     asset!("settings.js", JS),
     asset!("reader-import.js", JS),
     asset!("scrape.js", JS),
@@ -108,6 +109,7 @@ pub const VIEW_PATHS: &[&str] = &[
     "/settings",
     "/account",
     "/notifications",
+    "/rules",
     "/admin",
 ];
 

@@ -82,6 +82,15 @@ on_both_engines!(a_second_user_gets_404_for_every_object_of_the_first, |db| {
 
     let (identity_id, passkey_id, webhook_id, import_id, history_import_id) =
         phase_the_owners_other_objects(&app, &owner, owner_id).await;
+    let (status, _, rule) = call(
+        &owner,
+        Method::POST,
+        &app.url("/rules"),
+        Some(json!({"query": "mine", "actions": ["read"]})),
+    )
+    .await;
+    assert!(status.is_success(), "{rule}");
+    let rule_id = rule["rule"]["id"].as_i64().unwrap();
 
     // Which id each `{id}` path takes, and what the intruder must get.
     let table: Vec<(&str, i64, StatusCode)> = vec![
@@ -100,6 +109,7 @@ on_both_engines!(a_second_user_gets_404_for_every_object_of_the_first, |db| {
         ("/api/v1/webhooks/", webhook_id, StatusCode::NOT_FOUND),
         ("/api/v1/opml/imports/", import_id, StatusCode::NOT_FOUND),
         ("/api/v1/imports/", history_import_id, StatusCode::NOT_FOUND),
+        ("/api/v1/rules/", rule_id, StatusCode::NOT_FOUND),
         // Users and feeds' operator settings are administrators' objects: an ordinary user
         // is refused outright.
         ("/api/v1/users/", owner_id, StatusCode::FORBIDDEN),
@@ -317,6 +327,7 @@ fn valid_body(path: &str, method: &Method) -> Option<Value> {
         ("PATCH", p) if p.starts_with("/api/v1/users/") => Some(json!({"is_admin": true})),
         ("PATCH", p) if p.starts_with("/api/v1/admin/feeds/") => Some(json!({"suspended": true})),
         ("PATCH", p) if p.starts_with("/api/v1/webhooks/") => Some(json!({"name": "Mine now"})),
+        ("PATCH", p) if p.starts_with("/api/v1/rules/") => Some(json!({"name": "Mine now"})),
         ("PATCH", p) if p.starts_with("/api/v1/me/passkeys/") => Some(json!({"name": "Mine now"})),
         ("PUT", p) if p.ends_with("/state") => Some(json!({"is_read": true, "is_starred": true})),
         ("PUT", p) if p.ends_with("/scraper") => {

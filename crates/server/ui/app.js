@@ -56,6 +56,12 @@ function parseRoute() {
   if (path === '/settings') return { name: 'settings' };
   if (path === '/account') return { name: 'account' };
   if (path === '/notifications') return { name: 'notifications' };
+  if (path === '/rules') {
+    // An item's "Hide items like this" arrives with its feed and words.
+    const feed = Number(params.get('feed')) || null;
+    const words = (params.get('q') || '').trim();
+    return { name: 'rules', start: feed || words ? { scope: feed ? { feed_id: feed } : {}, query: words, actions: ['hide'] } : null };
+  }
   if (path === '/admin') return { name: 'admin' };
   const q = (params.get('q') || '').trim();
   if (path === '/bookmarks') return { name: 'bookmarks', item, q };
@@ -178,6 +184,7 @@ const PAGES = {
   settings: ['Settings', 'renderSettings'],
   account: ['Account', 'renderAccount'],
   notifications: ['Notifications', 'renderNotifications'],
+  rules: ['Rules', 'renderRules'],
   admin: ['Users', 'renderAdmin'],
   'feed-settings': ['Feed settings', 'renderFeedSettings'],
 };
@@ -241,6 +248,7 @@ async function renderMain(token, route) {
       const settings = await viewPart(token, main, 'settings', (retry) => import('./settings.js' + retry));
       if (!settings) return;
       if (route.name === 'feed-settings') settings[draw](main, route.feedId);
+      else if (route.name === 'rules') settings[draw](main, route.start);
       else settings[draw](main);
     }
   }

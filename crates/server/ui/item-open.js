@@ -200,6 +200,9 @@ export const openedItem = {
       !item.generated_summary && this.summarizable(item) ? h('button', { type: 'button', class: 'button', 'data-action': 'summarize' }, 'Summarize') : null,
       h('button', { type: 'button', class: 'button', 'data-action': 'read' }, item.is_read ? 'Mark unread' : 'Mark read'),
       h('button', { type: 'button', class: 'button', 'data-action': 'bookmark' }, icon('bookmark'), 'Bookmark'),
+      // A rule of this feed, prefilled with the title's first words; the editor previews it.
+      h('a', { class: 'button', href: '/rules?feed=' + item.feed_id + '&q=' + encodeURIComponent((item.title || '').split(/\s+/).slice(0, 4).join(' ')),
+        'data-link': '', 'data-action': 'hide-like' }, 'Hide items like this'),
       item.author ? h('span', { class: 'item-author' }, 'by ' + item.author) : null);
     replace(body, media, summaryBlock(item), content, actions, relatedSection(item.id));
   },

@@ -11,6 +11,7 @@ import { twoStepSettings } from './mfa.js';
 import { identitiesSection, passwordSwitch } from './identities.js';
 import { notificationSections } from './notifications.js';
 import { readerImportSection } from './reader-import.js';
+import { ruleSections } from './rules.js';
 
 function pageHeader(title, ...extra) {
   return h('div', { class: 'list-header' },
@@ -18,7 +19,7 @@ function pageHeader(title, ...extra) {
       h('a', { class: 'icon-button only-phone', href: '#feeds', 'aria-label': 'Back to the feeds', onclick: (e) => { e.preventDefault(); app.showPane('feeds'); } }, icon('back')),
       h('h1', { class: 'list-title', id: 'page-title' }, title)),
     h('nav', { class: 'tabs', 'aria-label': 'Settings pages' },
-      [['/settings', 'Reading'], ['/account', 'Account'], ['/notifications', 'Notifications'], app.me && app.me.is_admin ? ['/admin', 'Users'] : null]
+      [['/settings', 'Reading'], ['/account', 'Account'], ['/notifications', 'Notifications'], ['/rules', 'Rules'], app.me && app.me.is_admin ? ['/admin', 'Users'] : null]
         .filter(Boolean)
         .map(([href, label]) => h('a', { class: 'tab', href, 'data-link': '', 'aria-current': location.pathname === href ? 'page' : false }, label))),
     ...extra);
@@ -386,6 +387,11 @@ function deleteSection() {
 /** Notification channels (F43): Discord, Slack and generic webhooks for new items. */
 export function renderNotifications(root) {
   page(root, 'Notifications', ...notificationSections(section, onSubmit));
+}
+
+/** Rules; `start` prefills a new rule (an item's "Hide items like this"). */
+export function renderRules(root, start) {
+  page(root, 'Rules', ...ruleSections(section, onSubmit, start));
 }
 
 /** User management for administrators. */

@@ -15,6 +15,7 @@ pub mod opml;
 pub mod popularity;
 pub mod preferences;
 pub mod related;
+pub mod rules;
 pub mod scraped;
 pub mod subscriptions;
 pub mod summaries;
@@ -58,6 +59,7 @@ use crate::base::state::AppState;
         (name = "groups", description = "Groups of subscriptions"),
         (name = "items", description = "Items, their read and starred state, unread counts"),
         (name = "bookmarks", description = "Snapshots of items that outlive them"),
+        (name = "rules", description = "Rules: conditions and actions run on arriving items, previewed, applied once with an undo"),
         (name = "webhooks", description = "Notification channels: Discord, Slack and generic webhooks for new items"),
         (name = "preferences", description = "The user's reading preferences"),
         (name = "usage", description = "Usage counts without personal data: links opened and searches made, per day"),
@@ -104,6 +106,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .merge(preferences::router())
         .merge(usage::router())
         .merge(webhooks::router())
+        .merge(rules::router())
         .routes(routes!(openapi_json))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
 }

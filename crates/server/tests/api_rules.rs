@@ -1,0 +1,354 @@
+//! Rules (issue 33) over HTTP against a real server and a real feed on 127.0.0.1, on both
+//! engines: saved with clear errors, acting on the items of a real first fetch for their user
+//! alone (the REST listings, the unread counts and the Google Reader API agree), previewed,
+//! applied once and undone, private to their user.
+
+use reqwest::{Client, Method, StatusCode};
+use serde_json::{Value, json};
+use tidings_testkit::feeds::rss_items;
+use tidings_testkit::{TestServer, on_both_engines};
+
+use crate::support::{TestApp, call};
+
+/// Titles of a listing (`/items?…`), sorted.
+async fn titles(client: &Client, app: &TestApp, query: &str) -> Vec<String> {
+    let (status, _, body) = call(
+        client,
+        Method::GET,
+        &app.url(&format!("/items?{query}")),
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let mut titles: Vec<String> = body["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["title"].as_str().unwrap().to_string())
+        .collect();
+    titles.sort();
+    titles
+}
+
+/// How many items a Google Reader stream of the user lists, signed in with an API key.
+async fn greader_count(app: &TestApp, user: &str, key: &str, stream: &str) -> usize {
+    let base = format!("{}/api/greader.php", app.base);
+    let login = Client::new()
+        .post(format!("{base}/accounts/ClientLogin"))
+        .form(&[("Email", user), ("Passwd", key)])
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let auth = login
+        .lines()
+        .find_map(|l| l.strip_prefix("Auth="))
+        .unwrap_or_else(|| panic!("no Auth in {login}"));
+    let ids: Value = Client::new()
+        .get(format!("{base}/reader/api/0/stream/items/ids"))
+        .query(&[("s", stream), ("n", "1000"), ("output", "json")])
+        .header("authorization", format!("GoogleLogin auth={auth}"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    ids["itemRefs"].as_array().map_or(0, Vec::len)
+}
+
+async fn api_key(client: &Client, app: &TestApp) -> String {
+    let (status, _, body) = call(
+        client,
+        Method::POST,
+        &app.url("/api-keys"),
+        Some(json!({"name": "sync"})),
+    )
+    .await;
+    assert!(status.is_success(), "{body}");
+    body["key"]
+        .as_str()
+        .or(body["api_key"]["key"].as_str())
+        .unwrap()
+        .to_string()
+}
+
+async fn unread_total(client: &Client, app: &TestApp) -> i64 {
+    let (status, _, counts) = call(client, Method::GET, &app.url("/counts"), None).await;
+    assert_eq!(status, StatusCode::OK, "{counts}");
+    counts["unread"].as_i64().unwrap()
+}
+
+/// Clear refusals: each says what was wrong.
+async fn phase_bad_rules_are_refused(ann: &Client, app: &TestApp) {
+    let rules = app.url("/rules");
+    for (body, status, words) in [
+        (
+            json!({"query": "x", "actions": ["explode"]}),
+            StatusCode::BAD_REQUEST,
+            "actions are",
+        ),
+        (
+            json!({"actions": ["read"]}),
+            StatusCode::BAD_REQUEST,
+            "no condition",
+        ),
+        (json!({"query": "x"}), StatusCode::BAD_REQUEST, "no action"),
+        (
+            json!({"regex": {"field": "title", "pattern": "("}, "actions": ["read"]}),
+            StatusCode::BAD_REQUEST,
+            "regular expression",
+        ),
+        (
+            json!({"query": "x", "older_than_days": 0, "actions": ["read"]}),
+            StatusCode::BAD_REQUEST,
+            "older_than_days",
+        ),
+        (
+            json!({"query": "x", "actions": ["notify:999999"]}),
+            StatusCode::NOT_FOUND,
+            "channel",
+        ),
+        (
+            json!({"scope": {"feed_id": 999999}, "query": "x", "actions": ["read"]}),
+            StatusCode::NOT_FOUND,
+            "feed",
+        ),
+    ] {
+        let (got, _, answer) = call(ann, Method::POST, &rules, Some(body.clone())).await;
+        assert_eq!(got, status, "{body}: {answer}");
+        let message = answer["error"]["message"].as_str().unwrap().to_lowercase();
+        assert!(message.contains(words), "{body}: {message}");
+    }
+}
+
+on_both_engines!(rules_act_on_a_real_fetch_for_their_user_alone, |db| {
+    let app = TestApp::start(db).await;
+    app.user("ann", false).await;
+    app.user("bob", false).await;
+    let ann = app.signed_in("ann").await;
+    let bob = app.signed_in("bob").await;
+    phase_bad_rules_are_refused(&ann, &app).await;
+    for body in [
+        json!({"name": "Ads", "query": "sponsored", "actions": ["hide"]}),
+        json!({"query": "title:rust", "actions": ["star", "label:Lang"]}),
+        json!({"regex": {"field": "title", "pattern": "(?i)^breaking"}, "actions": ["read"]}),
+        json!({"query": "東京", "actions": ["label:Tokyo"]}),
+    ] {
+        let (status, _, saved) = call(&ann, Method::POST, &app.url("/rules"), Some(body)).await;
+        assert_eq!(status, StatusCode::CREATED, "{saved}");
+    }
+    let (_, _, list) = call(&ann, Method::GET, &app.url("/rules"), None).await;
+    let names: Vec<&str> = list["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["Ads", "title:rust", "Rule", "東京"]);
+
+    // The feed's first fetch (ann subscribes first) runs her rules on its new items.
+    let feeds = TestServer::start_empty().await;
+    let site = feeds.url("");
+    feeds.serve(
+        "/wire.xml",
+        200,
+        "application/rss+xml",
+        rss_items(
+            &site,
+            &[
+                ("s1", "Sponsored: buy this", "<p>an advert</p>"),
+                ("r1", "Rust 2.0 released", "<p>faster</p>"),
+                ("b1", "BREAKING: a storm", "<p>wind</p>"),
+                ("t1", "天気予報", "<p>東京は晴れ</p>"),
+                ("n1", "Plain news", "<p>nothing</p>"),
+            ],
+        ),
+    );
+    for client in [&ann, &bob] {
+        let (status, _, body) = call(
+            client,
+            Method::POST,
+            &app.url("/subscriptions"),
+            Some(json!({"url": feeds.url("/wire.xml")})),
+        )
+        .await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+    }
+    assert_eq!(
+        titles(&ann, &app, "filter=all").await,
+        [
+            "BREAKING: a storm",
+            "Plain news",
+            "Rust 2.0 released",
+            "天気予報"
+        ]
+    );
+    assert_eq!(
+        titles(&ann, &app, "filter=unread").await,
+        ["Plain news", "Rust 2.0 released", "天気予報"]
+    );
+    assert_eq!(
+        titles(&ann, &app, "filter=starred").await,
+        ["Rust 2.0 released"]
+    );
+    assert_eq!(
+        titles(&ann, &app, "filter=all&q=sponsored").await,
+        Vec::<String>::new()
+    );
+    assert_eq!(unread_total(&ann, &app).await, 3);
+    // Bob, on the same shared feed, sees all five as they came.
+    assert_eq!(titles(&bob, &app, "filter=all").await.len(), 5);
+    assert_eq!(unread_total(&bob, &app).await, 5);
+    assert!(titles(&bob, &app, "filter=starred").await.is_empty());
+
+    // The Google Reader API agrees: the hidden item is not there, the rule's star is, and
+    // so are its labels.
+    let ann_key = api_key(&ann, &app).await;
+    let bob_key = api_key(&bob, &app).await;
+    let reading = "user/-/state/com.google/reading-list";
+    assert_eq!(greader_count(&app, "ann", &ann_key, reading).await, 4);
+    assert_eq!(greader_count(&app, "bob", &bob_key, reading).await, 5);
+    assert_eq!(
+        greader_count(&app, "ann", &ann_key, "user/-/state/com.google/starred").await,
+        1
+    );
+    assert_eq!(
+        greader_count(&app, "ann", &ann_key, "user/-/label/Tokyo").await,
+        1
+    );
+    assert_eq!(
+        greader_count(&app, "bob", &bob_key, "user/-/label/Tokyo").await,
+        0
+    );
+});
+
+on_both_engines!(preview_apply_undo_and_privacy_over_http, |db| {
+    let app = TestApp::start(db).await;
+    app.user("ann", false).await;
+    app.user("bob", false).await;
+    let ann = app.signed_in("ann").await;
+    let bob = app.signed_in("bob").await;
+    let feeds = TestServer::start_empty().await;
+    let site = feeds.url("");
+    feeds.serve(
+        "/wire.xml",
+        200,
+        "application/rss+xml",
+        rss_items(
+            &site,
+            &[
+                ("a", "Football: the final", "<p>x</p>"),
+                ("b", "Football: the draw", "<p>y</p>"),
+                ("c", "Elections", "<p>z</p>"),
+            ],
+        ),
+    );
+    let (status, _, body) = call(
+        &ann,
+        Method::POST,
+        &app.url("/subscriptions"),
+        Some(json!({"url": feeds.url("/wire.xml")})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let feed_id = body["subscription"]["feed_id"].as_i64().unwrap();
+    let rule = json!({"name": "No football", "scope": {"feed_id": feed_id},
+                      "query": "football", "actions": ["hide"]});
+
+    // The preview shows what the rule would catch, and changes nothing.
+    let (status, _, preview) = call(
+        &ann,
+        Method::POST,
+        &app.url("/rules/preview"),
+        Some(rule.clone()),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{preview}");
+    assert_eq!(preview["matched"], 2, "{preview}");
+    assert_eq!(preview["looked_at"], 3);
+    assert_eq!(preview["items"].as_array().unwrap().len(), 2);
+    let (status, _, saved) = call(&ann, Method::POST, &app.url("/rules"), Some(rule)).await;
+    assert_eq!(status, StatusCode::CREATED, "{saved}");
+    let id = saved["rule"]["id"].as_i64().unwrap();
+    assert_eq!(saved["rule"]["scope"]["feed_id"], feed_id);
+    assert_eq!(
+        titles(&ann, &app, "filter=all").await.len(),
+        3,
+        "saving changes no existing item"
+    );
+
+    // Bob can neither read, change, apply nor delete it.
+    for (method, path) in [
+        (Method::GET, format!("/rules/{id}")),
+        (Method::PATCH, format!("/rules/{id}")),
+        (Method::POST, format!("/rules/{id}/apply")),
+        (Method::DELETE, format!("/rules/{id}")),
+    ] {
+        let body = (method == Method::PATCH).then(|| json!({"name": "mine"}));
+        let (status, _, answer) = call(&bob, method.clone(), &app.url(&path), body).await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{method} {path}: {answer}");
+    }
+
+    // Applied once: the two football items go; undone: they are back, unread.
+    let (status, _, applied) = call(
+        &ann,
+        Method::POST,
+        &app.url(&format!("/rules/{id}/apply")),
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{applied}");
+    assert_eq!(applied["changed"], 2);
+    assert_eq!(titles(&ann, &app, "filter=all").await, ["Elections"]);
+    assert_eq!(unread_total(&ann, &app).await, 1);
+    let undo = json!({"undo": applied["undo"].clone()});
+    let (status, _, answer) = call(
+        &bob,
+        Method::POST,
+        &app.url("/rules/apply/undo"),
+        Some(undo.clone()),
+    )
+    .await;
+    assert_eq!(
+        status,
+        StatusCode::NOT_FOUND,
+        "another user's undo: {answer}"
+    );
+    let (status, _, undone) = call(
+        &ann,
+        Method::POST,
+        &app.url("/rules/apply/undo"),
+        Some(undo),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{undone}");
+    assert_eq!(undone["restored"], 2);
+    assert_eq!(titles(&ann, &app, "filter=all").await.len(), 3);
+    assert_eq!(unread_total(&ann, &app).await, 3);
+
+    // Changed (only what is given), then deleted.
+    let (status, _, changed) = call(
+        &ann,
+        Method::PATCH,
+        &app.url(&format!("/rules/{id}")),
+        Some(json!({"enabled": false, "actions": ["read", "label:Sport"]})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{changed}");
+    assert_eq!(changed["rule"]["enabled"], false);
+    assert_eq!(changed["rule"]["query"], "football");
+    assert_eq!(changed["rule"]["actions"], json!(["read", "label:Sport"]));
+    let (status, _, _) = call(
+        &ann,
+        Method::DELETE,
+        &app.url(&format!("/rules/{id}")),
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+    let (_, _, list) = call(&ann, Method::GET, &app.url("/rules"), None).await;
+    assert!(list["rules"].as_array().unwrap().is_empty());
+});
