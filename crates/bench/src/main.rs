@@ -11,6 +11,7 @@ mod import;
 mod mix;
 mod parse;
 mod related;
+mod rules;
 mod search;
 mod soak;
 mod soak_farm;
@@ -56,6 +57,9 @@ enum BenchCommand {
     /// Time storing new items into the feed with the most subscribers and into the one with
     /// the fewest, on the data set of `generate --feeds-per-user`.
     SyncIngest(sync::SyncIngestArgs),
+    /// Time storing new items into many feeds with 1,000 rules across 100 users, against the
+    /// same with the rules off (issue 33).
+    RulesIngest(rules::RulesIngestArgs),
     /// Time searches (single word, two words, CJK, phrase, filtered, by relevance) on the data
     /// set of `generate`, through the store, with p95 per kind and the index's size.
     Search(search::SearchBenchArgs),
@@ -91,6 +95,7 @@ async fn run(config: &GlobalConfig, command: BenchCommand) -> anyhow::Result<Exi
         BenchCommand::Sync(args) => sync::sync(args).await,
         BenchCommand::SyncUsers(args) => sync::sync_users(config, args).await,
         BenchCommand::SyncIngest(args) => sync::sync_ingest(config, args).await,
+        BenchCommand::RulesIngest(args) => rules::run(config, args).await,
         BenchCommand::Search(args) => search::run(config, args).await,
         BenchCommand::Related(args) => related::run(config, args).await,
         BenchCommand::Parse(args) => parse::run(&args),

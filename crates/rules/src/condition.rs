@@ -147,7 +147,7 @@ impl Test {
         match self {
             Test::Words(term) => {
                 // Most items lack most words: a set lookup rules them out without a scan.
-                let present = term.prefix || term.tokens.iter().all(|t| item.word_set.contains(t));
+                let present = term.prefix || term.tokens.iter().all(|t| item.may_hold(t));
                 present && term.occurrences(&item.words) > 0
             }
             Test::FieldWords(field, term) => {

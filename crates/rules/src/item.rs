@@ -1,6 +1,7 @@
 //! An item as rules see it, prepared once however many rules look at it.
 
 use std::collections::HashSet;
+use std::hash::{BuildHasher, Hash, Hasher};
 
 use tidings_text::index_tokens;
 
@@ -40,8 +41,9 @@ pub struct PreparedItem<'a> {
     pub item: RuleItem<'a>,
     /// The title's and text's tokens, as the search index holds them (title first).
     pub words: Vec<String>,
-    /// The same tokens as a set, to rule out most terms without a scan.
-    pub word_set: HashSet<String>,
+    /// The hashes of the same tokens, to rule out most terms without a scan (hashes rather
+    /// than copies of the words: building the set is then one pass and no allocation per word).
+    pub word_set: HashSet<u64>,
     /// The title's tokens.
     pub title_words: Vec<String>,
     /// The text's tokens.
@@ -53,17 +55,16 @@ pub struct PreparedItem<'a> {
 }
 
 impl<'a> PreparedItem<'a> {
-    /// Tokenizes the item's fields once.
+    /// Tokenizes the item's fields once: the title and the text each once, the words of both
+    /// being the two in a row (as the search index holds them).
     pub fn new(item: RuleItem<'a>) -> PreparedItem<'a> {
         let title_words = index_tokens(bounded(item.title));
         let content_words = index_tokens(bounded(item.content));
         let author_words = index_tokens(bounded(item.author));
-        let words = index_tokens(&format!(
-            "{}\n{}",
-            bounded(item.title),
-            bounded(item.content)
-        ));
-        let word_set = words.iter().cloned().collect();
+        let mut words = Vec::with_capacity(title_words.len() + content_words.len());
+        words.extend(title_words.iter().cloned());
+        words.extend(content_words.iter().cloned());
+        let word_set = words.iter().map(|w| word_hash(w)).collect();
         PreparedItem {
             url_lower: bounded(item.url).to_lowercase(),
             item,
@@ -74,6 +75,21 @@ impl<'a> PreparedItem<'a> {
             author_words,
         }
     }
+
+    /// Whether the item's words hold `word` (by its hash: a rare collision only costs the
+    /// scan that follows).
+    pub fn may_hold(&self, word: &str) -> bool {
+        self.word_set.contains(&word_hash(word))
+    }
+}
+
+/// A word's hash, with a fixed key: the same in every item.
+fn word_hash(word: &str) -> u64 {
+    static KEY: std::sync::OnceLock<std::collections::hash_map::RandomState> =
+        std::sync::OnceLock::new();
+    let mut hasher = KEY.get_or_init(Default::default).build_hasher();
+    word.hash(&mut hasher);
+    hasher.finish()
 }
 
 /// The start of `text`, at most [`MAX_TEXT_BYTES`] long, cut at a character boundary.

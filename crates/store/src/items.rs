@@ -1008,8 +1008,14 @@ impl Store {
             );
             // Each subscriber's rules (issue 33) on each new item, in this transaction: an
             // item a rule hides is never visible, not even to an app syncing right now.
-            written.rules_applied =
-                crate::rules::apply_rules_on!(tx, rules_ready, feed_id, &new_ids, now);
+            written.rules_applied = crate::rules::apply_rules_on!(
+                tx,
+                rules_ready,
+                self.rule_cache,
+                feed_id,
+                &new_ids,
+                now
+            );
             // The new items with a link wait for their article page (F6) when a subscriber
             // asks for it: short ones in the `auto` mode, the others in `always` only.
             if let Some(short) = writes.full_text {

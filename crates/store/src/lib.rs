@@ -381,6 +381,8 @@ pub struct Store {
     /// Whether the schema has the rules table (version 40), once seen: a store opened on an
     /// older schema (an upgrade in progress, tests of migrations) stores items without rules.
     pub(crate) rules_ready: Arc<std::sync::atomic::AtomicBool>,
+    /// Rules compiled for fetches, reused while unchanged.
+    pub(crate) rule_cache: Arc<rules::RuleCache>,
 }
 
 impl std::fmt::Debug for Store {
@@ -568,6 +570,7 @@ impl Store {
             server_seen: Arc::default(),
             auth_cache: Arc::default(),
             rules_ready: Arc::default(),
+            rule_cache: Arc::default(),
         })
     }
 
@@ -622,6 +625,7 @@ impl Store {
             server_seen: Arc::default(),
             auth_cache: Arc::default(),
             rules_ready: Arc::default(),
+            rule_cache: Arc::default(),
         })
     }
 

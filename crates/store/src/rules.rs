@@ -505,6 +505,12 @@ pub(crate) struct FeedRules {
     users: Vec<(i64, Option<i64>, Vec<Rule>)>,
 }
 
+/// Compiled rules by id, with the spec they were compiled from, shared by a store's clones.
+pub(crate) type RuleCache = std::sync::Mutex<HashMap<i64, (String, Rule)>>;
+
+/// The most compiled rules kept; beyond, the cache starts over (500 rules of 200 users).
+const MAX_CACHED_RULES: usize = 100_000;
+
 /// A rule's row for a fetch: id, user, the user's group of the feed, rule feed, rule group,
 /// spec.
 pub(crate) type FeedRuleRow = (i64, i64, Option<i64>, Option<i64>, Option<i64>, String);
@@ -517,22 +523,39 @@ pub(crate) const FEED_RULES_SQL: &str =
      ORDER BY r.user_id, r.position, r.id";
 
 impl FeedRules {
-    /// Compiles the rows; a rule that no longer compiles (saved by an older version) is
-    /// skipped with a warning rather than stopping the fetch.
-    pub(crate) fn new(rows: Vec<FeedRuleRow>) -> FeedRules {
+    /// Compiles the rows, reusing `cache`'s compiled rules whose spec and scope are unchanged
+    /// (a fetch would otherwise compile every subscriber's regular expressions again); a rule
+    /// that no longer compiles (saved by an older version) is skipped with a warning rather
+    /// than stopping the fetch.
+    pub(crate) fn new(rows: Vec<FeedRuleRow>, cache: &RuleCache) -> FeedRules {
         let mut users: Vec<(i64, Option<i64>, Vec<Rule>)> = Vec::new();
+        let mut cache = cache
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if cache.len() > MAX_CACHED_RULES {
+            cache.clear();
+        }
         for (id, user_id, user_group, feed_id, group_id, spec) in rows {
-            let compiled = serde_json::from_str::<RuleSpec>(&spec)
-                .map_err(|e| e.to_string())
-                .and_then(|mut spec| {
-                    spec.scope = Scope { feed_id, group_id };
-                    Rule::compile(id, &spec).map_err(|e| e.to_string())
-                });
-            let rule = match compiled {
-                Ok(rule) => rule,
-                Err(error) => {
-                    tracing::warn!(rule = id, %error, "a rule that does not compile is skipped");
-                    continue;
+            let scope = Scope { feed_id, group_id };
+            let rule = match cache.get(&id) {
+                Some((text, rule)) if *text == spec && rule.scope == scope => rule.clone(),
+                _ => {
+                    let compiled = serde_json::from_str::<RuleSpec>(&spec)
+                        .map_err(|e| e.to_string())
+                        .and_then(|mut parsed| {
+                            parsed.scope = scope;
+                            Rule::compile(id, &parsed).map_err(|e| e.to_string())
+                        });
+                    match compiled {
+                        Ok(rule) => {
+                            cache.insert(id, (spec, rule.clone()));
+                            rule
+                        }
+                        Err(error) => {
+                            tracing::warn!(rule = id, %error, "a rule that does not compile is skipped");
+                            continue;
+                        }
+                    }
                 }
             };
             match users.last_mut() {
@@ -660,13 +683,132 @@ macro_rules! write_rule_outcome_on {
         }
     }};
 }
-pub(crate) use write_rule_outcome_on;
+
+/// Rows per statement of [`write_rule_outcomes_on`]: 400 rows of 6 values stay far under
+/// SQLite's limit of bound values.
+pub(crate) const OUTCOME_ROWS: usize = 400;
+
+/// `n` rows of `width` placeholders, numbered from 1: `($1, $2), ($3, $4)`.
+pub(crate) fn placeholder_rows(n: usize, width: usize) -> String {
+    (0..n)
+        .map(|row| {
+            let cells: Vec<String> = (1..=width)
+                .map(|c| format!("${}", row * width + c))
+                .collect();
+            format!("({})", cells.join(", "))
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Writes what the rules decided, `$decided` (user, item, outcome), on `$db` (the fetch's
+/// transaction), a few statements per [`OUTCOME_ROWS`] outcomes rather than a few per
+/// outcome: states, arrival rows of hidden items, labels, summaries, then notifications
+/// (rare, one by one); evaluates to `()`.
+macro_rules! write_rule_outcomes_on {
+    ($db:expr, $decided:expr, $now:expr) => {{
+        let decided: &[(i64, i64, tidings_rules::Outcome)] = $decided;
+        let now: i64 = $now;
+        for chunk in decided.chunks($crate::rules::OUTCOME_ROWS) {
+            let states: Vec<&(i64, i64, tidings_rules::Outcome)> =
+                chunk.iter().filter(|(_, _, o)| o.hidden || o.read || o.star).collect();
+            if !states.is_empty() {
+                let sql = format!(
+                    "INSERT INTO item_states (user_id, item_id, is_read, is_starred, is_hidden, updated_at)
+                     VALUES {}
+                     ON CONFLICT (user_id, item_id) DO UPDATE SET
+                         is_read = item_states.is_read OR excluded.is_read,
+                         is_starred = item_states.is_starred OR excluded.is_starred,
+                         is_hidden = item_states.is_hidden OR excluded.is_hidden,
+                         updated_at = excluded.updated_at",
+                    $crate::rules::placeholder_rows(states.len(), 6)
+                );
+                let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+                for (user_id, item_id, o) in &states {
+                    query = query
+                        .bind(*user_id)
+                        .bind(*item_id)
+                        .bind(o.hidden || o.read)
+                        .bind(o.star)
+                        .bind(o.hidden)
+                        .bind(now);
+                }
+                query.execute(&mut *$db).await?;
+            }
+            let hidden: Vec<(i64, i64)> = chunk
+                .iter()
+                .filter(|(_, _, o)| o.hidden)
+                .map(|(u, i, _)| (*u, *i))
+                .collect();
+            if !hidden.is_empty() {
+                let sql = format!(
+                    "DELETE FROM user_items WHERE (user_id, item_id) IN (VALUES {})",
+                    $crate::rules::placeholder_rows(hidden.len(), 2)
+                );
+                let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+                for (user_id, item_id) in hidden {
+                    query = query.bind(user_id).bind(item_id);
+                }
+                query.execute(&mut *$db).await?;
+            }
+            let labels: Vec<(i64, i64, &str)> = chunk
+                .iter()
+                .flat_map(|(u, i, o)| o.labels.iter().map(move |l| (*u, *i, l.as_str())))
+                .collect();
+            for part in labels.chunks($crate::rules::OUTCOME_ROWS) {
+                let sql = format!(
+                    "INSERT INTO item_labels (user_id, item_id, label, created_at) VALUES {}
+                     ON CONFLICT DO NOTHING",
+                    $crate::rules::placeholder_rows(part.len(), 4)
+                );
+                let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+                for (user_id, item_id, label) in part {
+                    query = query.bind(*user_id).bind(*item_id).bind(*label).bind(now);
+                }
+                query.execute(&mut *$db).await?;
+            }
+            let mut summarize: Vec<i64> =
+                chunk.iter().filter(|(_, _, o)| o.summarize).map(|(_, i, _)| *i).collect();
+            summarize.sort_unstable();
+            summarize.dedup();
+            if !summarize.is_empty() {
+                let sql = format!(
+                    "INSERT INTO summary_jobs (item_id, queued_at, not_before) VALUES {}
+                     ON CONFLICT (item_id) DO NOTHING",
+                    $crate::rules::placeholder_rows(summarize.len(), 3)
+                );
+                let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+                for item_id in summarize {
+                    query = query.bind(item_id).bind(now).bind(now);
+                }
+                query.execute(&mut *$db).await?;
+            }
+            for (user_id, item_id, o) in chunk {
+                for channel in &o.notify {
+                    // The channel must still be the user's: it may have been deleted since.
+                    sqlx::query(
+                        "INSERT INTO webhook_queue (webhook_id, item_id, queued_at)
+                         SELECT id, $2, $3 FROM webhooks WHERE id = $1 AND user_id = $4
+                         ON CONFLICT DO NOTHING",
+                    )
+                    .bind(*channel)
+                    .bind(*item_id)
+                    .bind(now)
+                    .bind(*user_id)
+                    .execute(&mut *$db)
+                    .await?;
+                }
+            }
+        }
+    }};
+}
+pub(crate) use write_rule_outcomes_on;
 
 /// Runs the rules of feed `$feed_id`'s subscribers on its new items `$new` (item id, item) in
 /// the fetch's transaction `$tx`, when `$ready` ([`Store::rules_ready`]); evaluates to how
 /// many (user, item) outcomes were written.
 macro_rules! apply_rules_on {
-    ($tx:expr, $ready:expr, $feed_id:expr, $new:expr, $now:expr) => {{
+    ($tx:expr, $ready:expr, $cache:expr, $feed_id:expr, $new:expr, $now:expr) => {{
         let (ready, feed_id, now): (bool, i64, i64) = ($ready, $feed_id, $now);
         let new: &[(i64, &$crate::NewItem)] = $new;
         let mut written = 0u64;
@@ -677,11 +819,10 @@ macro_rules! apply_rules_on {
                     .fetch_all(&mut *$tx)
                     .await?;
             if !rows.is_empty() {
-                let rules = $crate::rules::FeedRules::new(rows);
-                for (user_id, item_id, outcome) in rules.decide(feed_id, new, now) {
-                    $crate::rules::write_rule_outcome_on!($tx, user_id, item_id, &outcome, now);
-                    written += 1;
-                }
+                let rules = $crate::rules::FeedRules::new(rows, &$cache);
+                let decided = rules.decide(feed_id, new, now);
+                $crate::rules::write_rule_outcomes_on!($tx, &decided, now);
+                written = decided.len() as u64;
             }
         }
         written
@@ -803,7 +944,7 @@ impl Store {
         if rows.is_empty() {
             return Ok(0);
         }
-        let rules = FeedRules::new(rows);
+        let rules = FeedRules::new(rows, &self.rule_cache);
         let Some((_, group_id, rules)) = rules.users.first() else {
             return Ok(0);
         };
@@ -823,14 +964,12 @@ impl Store {
                 outcome.notify.clear();
                 outcome.summarize = false;
                 if !outcome.is_empty() {
-                    decided.push((item.id, outcome));
+                    decided.push((user_id, item.id, outcome));
                 }
             }
             if !decided.is_empty() {
                 in_tx!(self, |tx| {
-                    for (item_id, outcome) in &decided {
-                        write_rule_outcome_on!(tx, user_id, *item_id, outcome, now);
-                    }
+                    write_rule_outcomes_on!(tx, &decided, now);
                 });
                 changed += decided.len() as u64;
             }
