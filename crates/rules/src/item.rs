@@ -1,7 +1,7 @@
 //! An item as rules see it, prepared once however many rules look at it.
 
 use std::collections::HashSet;
-use std::hash::{BuildHasher, Hash, Hasher};
+use std::hash::BuildHasher;
 
 use tidings_text::index_tokens;
 
@@ -87,9 +87,7 @@ impl<'a> PreparedItem<'a> {
 fn word_hash(word: &str) -> u64 {
     static KEY: std::sync::OnceLock<std::collections::hash_map::RandomState> =
         std::sync::OnceLock::new();
-    let mut hasher = KEY.get_or_init(Default::default).build_hasher();
-    word.hash(&mut hasher);
-    hasher.finish()
+    KEY.get_or_init(Default::default).hash_one(word)
 }
 
 /// The start of `text`, at most [`MAX_TEXT_BYTES`] long, cut at a character boundary.

@@ -146,8 +146,11 @@ pub fn total_size() -> usize {
 pub const FIRST_SCREEN_BUDGET: usize = 48 * 1024;
 
 /// The most the whole UI may weigh over the network, gzipped file by file: the first screen
-/// and every view and dialog loaded on demand (settings, sign-in, bookmarks, summaries…).
-pub const COMPRESSED_BUDGET: usize = 80 * 1024;
+/// and every view and dialog loaded on demand (settings, sign-in, bookmarks, summaries, rules,
+/// the import from another reader…). Raised from 80 to 96 KiB when the Rules page and the
+/// reader import came (84 KB together with them): both load only when opened, and the first
+/// screen keeps its own, unchanged budget above.
+pub const COMPRESSED_BUDGET: usize = 96 * 1024;
 
 /// The UI's routes: the shell at every view path and the assets under `/ui/`.
 pub fn router() -> Router<AppState> {

@@ -896,7 +896,7 @@ impl Store {
         let engine = self.engine();
         let stored = self.stored_content_hashes(feed_id, &prepared).await?;
         let (same, writes_of_items) = item_writes(engine, &stored, prepared);
-        let rules_ready = self.rules_ready().await;
+        let rules = (self.rules_ready().await, &*self.rule_cache);
         let mut written = FetchWritten {
             recorded: true,
             ..FetchWritten::default()
@@ -1006,16 +1006,9 @@ impl Store {
                 !tombstones.is_empty(),
                 now
             );
-            // Each subscriber's rules (issue 33) on each new item, in this transaction: an
-            // item a rule hides is never visible, not even to an app syncing right now.
-            written.rules_applied = crate::rules::apply_rules_on!(
-                tx,
-                rules_ready,
-                self.rule_cache,
-                feed_id,
-                &new_ids,
-                now
-            );
+            // Each subscriber's rules (issue 33), in this transaction: hidden is never seen.
+            written.rules_applied =
+                crate::rules::apply_rules_on!(tx, rules, feed_id, &new_ids, now);
             // The new items with a link wait for their article page (F6) when a subscriber
             // asks for it: short ones in the `auto` mode, the others in `always` only.
             if let Some(short) = writes.full_text {

@@ -382,8 +382,13 @@ pub struct Store {
     /// older schema (an upgrade in progress, tests of migrations) stores items without rules.
     pub(crate) rules_ready: Arc<std::sync::atomic::AtomicBool>,
     /// Rules compiled for fetches, reused while unchanged.
-    pub(crate) rule_cache: Arc<rules::RuleCache>,
+    pub(crate) rule_cache: Arc<RuleCache>,
 }
+
+/// Rules compiled for fetches by id, with the spec each was compiled from, shared by a
+/// store's clones (see `rules::FeedRules`).
+pub(crate) type RuleCache =
+    std::sync::Mutex<std::collections::HashMap<i64, (String, tidings_rules::Rule)>>;
 
 impl std::fmt::Debug for Store {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

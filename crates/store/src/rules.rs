@@ -16,7 +16,7 @@ use tidings_rules::{
 };
 
 use crate::reading::{FROM_ITEMS, IS_READ, SUMMARY_COLUMNS, SqlValue};
-use crate::{ItemSummary, NewItem, Result, Store, StoreError, in_tx, unix_now, with_db};
+use crate::{ItemSummary, NewItem, Result, RuleCache, Store, StoreError, in_tx, unix_now, with_db};
 
 /// The most rules one user may have.
 pub const MAX_RULES_PER_USER: i64 = 500;
@@ -505,9 +505,6 @@ pub(crate) struct FeedRules {
     users: Vec<(i64, Option<i64>, Vec<Rule>)>,
 }
 
-/// Compiled rules by id, with the spec they were compiled from, shared by a store's clones.
-pub(crate) type RuleCache = std::sync::Mutex<HashMap<i64, (String, Rule)>>;
-
 /// The most compiled rules kept; beyond, the cache starts over (500 rules of 200 users).
 const MAX_CACHED_RULES: usize = 100_000;
 
@@ -805,11 +802,13 @@ macro_rules! write_rule_outcomes_on {
 pub(crate) use write_rule_outcomes_on;
 
 /// Runs the rules of feed `$feed_id`'s subscribers on its new items `$new` (item id, item) in
-/// the fetch's transaction `$tx`, when `$ready` ([`Store::rules_ready`]); evaluates to how
-/// many (user, item) outcomes were written.
+/// the fetch's transaction `$tx`; `$rules` is whether the schema has rules
+/// ([`Store::rules_ready`]) and the store's compiled rules. Evaluates to how many (user, item)
+/// outcomes were written.
 macro_rules! apply_rules_on {
-    ($tx:expr, $ready:expr, $cache:expr, $feed_id:expr, $new:expr, $now:expr) => {{
-        let (ready, feed_id, now): (bool, i64, i64) = ($ready, $feed_id, $now);
+    ($tx:expr, $rules:expr, $feed_id:expr, $new:expr, $now:expr) => {{
+        let ((ready, cache), feed_id, now): ((bool, &$crate::RuleCache), i64, i64) =
+            ($rules, $feed_id, $now);
         let new: &[(i64, &$crate::NewItem)] = $new;
         let mut written = 0u64;
         if ready && !new.is_empty() {
@@ -819,7 +818,7 @@ macro_rules! apply_rules_on {
                     .fetch_all(&mut *$tx)
                     .await?;
             if !rows.is_empty() {
-                let rules = $crate::rules::FeedRules::new(rows, &$cache);
+                let rules = $crate::rules::FeedRules::new(rows, cache);
                 let decided = rules.decide(feed_id, new, now);
                 $crate::rules::write_rule_outcomes_on!($tx, &decided, now);
                 written = decided.len() as u64;
