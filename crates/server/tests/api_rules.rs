@@ -341,6 +341,29 @@ on_both_engines!(preview_apply_undo_and_privacy_over_http, |db| {
     assert_eq!(changed["rule"]["enabled"], false);
     assert_eq!(changed["rule"]["query"], "football");
     assert_eq!(changed["rule"]["actions"], json!(["read", "label:Sport"]));
+    // A condition is removed with null; one not sent stays.
+    let (_, _, aged) = call(
+        &ann,
+        Method::PATCH,
+        &app.url(&format!("/rules/{id}")),
+        Some(json!({"older_than_days": 5, "regex": {"field": "title", "pattern": "^F"}})),
+    )
+    .await;
+    assert_eq!(aged["rule"]["older_than_days"], 5, "{aged}");
+    let (status, _, cleared) = call(
+        &ann,
+        Method::PATCH,
+        &app.url(&format!("/rules/{id}")),
+        Some(json!({"older_than_days": null, "regex": null})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{cleared}");
+    assert!(
+        cleared["rule"].get("older_than_days").is_none(),
+        "{cleared}"
+    );
+    assert!(cleared["rule"].get("regex").is_none(), "{cleared}");
+    assert_eq!(cleared["rule"]["query"], "football");
     let (status, _, _) = call(
         &ann,
         Method::DELETE,

@@ -72,15 +72,19 @@ pub struct RuleBody {
     pub scope: Option<ScopeBody>,
     /// The search language (words, `"phrases"`, `-excluded`, every script), with fields:
     /// `title:`, `content:`, `author:`, `url:`, `tag:`, `category:`, `enclosure:` (a type's
-    /// start, or `any`), `popularity:` (`>=100`, `<5`).
-    #[serde(default)]
-    pub query: Option<String>,
-    /// A regular expression on a field.
-    #[serde(default)]
-    pub regex: Option<RegexBody>,
-    /// Items published more than this many days ago (1 to 36,500).
-    #[serde(default)]
-    pub older_than_days: Option<i64>,
+    /// start, or `any`), `popularity:` (`>=100`, `<5`). In a change, `null` removes it.
+    #[serde(default, deserialize_with = "given")]
+    #[schema(value_type = Option<String>)]
+    pub query: Option<Option<String>>,
+    /// A regular expression on a field. In a change, `null` removes it.
+    #[serde(default, deserialize_with = "given")]
+    #[schema(value_type = Option<RegexBody>)]
+    pub regex: Option<Option<RegexBody>>,
+    /// Items published more than this many days ago (1 to 36,500). In a change, `null`
+    /// removes it.
+    #[serde(default, deserialize_with = "given")]
+    #[schema(value_type = Option<i64>)]
+    pub older_than_days: Option<Option<i64>>,
     /// What it does: `hide`, `keep_only` (hide what it does not catch in its scope), `read`,
     /// `star`, `label:NAME`, `notify:CHANNEL_ID`, `summarize`.
     #[serde(default)]
@@ -205,6 +209,16 @@ pub struct RuleUndone {
     pub restored: u64,
 }
 
+/// A field that was sent, `null` or not: absent stays `None` (through `default`), so that a
+/// change can tell "remove it" (`Some(None)`) from "leave it" (`None`).
+fn given<'de, T, D>(deserializer: D) -> Result<Option<Option<T>>, D::Error>
+where
+    T: Deserialize<'de>,
+    D: serde::Deserializer<'de>,
+{
+    Option::<T>::deserialize(deserializer).map(Some)
+}
+
 /// The spec of a body: its scope, conditions and actions.
 fn spec_of(body: &RuleBody) -> RuleSpec {
     let scope = body.scope.unwrap_or_default();
@@ -213,12 +227,12 @@ fn spec_of(body: &RuleBody) -> RuleSpec {
             feed_id: scope.feed_id,
             group_id: scope.group_id,
         },
-        query: body.query.clone(),
-        regex: body.regex.clone().map(|r| RegexSpec {
+        query: body.query.clone().flatten(),
+        regex: body.regex.clone().flatten().map(|r| RegexSpec {
             field: r.field,
             pattern: r.pattern,
         }),
-        older_than_days: body.older_than_days,
+        older_than_days: body.older_than_days.flatten(),
         actions: body.actions.clone().unwrap_or_default(),
     }
 }
@@ -226,10 +240,16 @@ fn spec_of(body: &RuleBody) -> RuleSpec {
 /// A new rule's input from its body.
 fn input_of(body: &RuleBody) -> ApiResult<RuleInput> {
     check_position(body.position)?;
+    // A long query names the rule by its start (a name is at most 100 characters).
     let name = body
         .name
         .clone()
-        .or_else(|| body.query.clone())
+        .or_else(|| {
+            body.query
+                .clone()
+                .flatten()
+                .map(|q| q.chars().take(100).collect())
+        })
         .unwrap_or_else(|| "Rule".to_string());
     Ok(RuleInput {
         name,
@@ -295,8 +315,9 @@ async fn get_rule(
     Ok(Json(RuleEnvelope { rule: rule.into() }))
 }
 
-/// Change a rule: the fields given replace its own (`scope`, `regex` and `older_than_days`
-/// as a whole; send `"scope": {}` for everything). Existing items are not changed.
+/// Change a rule: the fields given replace its own (`scope` and `regex` as a whole; send
+/// `"scope": {}` for everything, `null` to remove a condition). Existing items are not
+/// changed.
 #[utoipa::path(patch, path = "/rules/{id}", tag = "rules", request_body = RuleBody,
     params(("id" = i64, Path, description = "The rule's id")),
     responses(
@@ -322,15 +343,15 @@ async fn update_rule(
                 feed_id: s.feed_id,
                 group_id: s.group_id,
             }),
-            query: body.query.clone().or(spec.query),
+            query: body.query.clone().unwrap_or(spec.query),
             regex: match &body.regex {
-                Some(r) => Some(RegexSpec {
-                    field: r.field.clone(),
-                    pattern: r.pattern.clone(),
+                Some(r) => r.clone().map(|r| RegexSpec {
+                    field: r.field,
+                    pattern: r.pattern,
                 }),
                 None => spec.regex,
             },
-            older_than_days: body.older_than_days.or(spec.older_than_days),
+            older_than_days: body.older_than_days.unwrap_or(spec.older_than_days),
             actions: body.actions.clone().unwrap_or(spec.actions),
         },
     };
