@@ -500,8 +500,14 @@ impl Deployment {
             process.start(&binary, &log_dir, started)?;
             workers.push((process, format!("http://127.0.0.1:{port}/metrics")));
         }
+        // The server closes a keep-alive connection idle for its header-read timeout (hyper
+        // counts the wait for the next request's head); a client that keeps idle connections
+        // longer races that close when it reuses one at that moment, and the request fails
+        // to send. Apps retry such a request; the soak's clients let idle connections go
+        // first instead, so that an unexpected answer is the server's doing.
         let http = reqwest::Client::builder()
             .timeout(Duration::from_secs(30))
+            .pool_idle_timeout(tidings_server::HEADER_READ_TIMEOUT / 2)
             .build()?;
         for (process, url) in &apis {
             wait_ready(&http, &format!("{url}/readyz"), &process.name).await?;
