@@ -138,7 +138,16 @@ impl Query {
 
     /// Whether the item matches: every term holds, excluded ones do not.
     pub fn matches(&self, item: &PreparedItem<'_>) -> bool {
-        self.terms.iter().all(|t| t.test.holds(item) != t.negated)
+        // Set lookups first: a word the item lacks settles the query before any scan (most
+        // items lack most of a rule's words, and an item meets hundreds of rules at ingest).
+        let lacks_a_word = self.terms.iter().any(|t| {
+            !t.negated
+                && matches!(&t.test, Test::Words(term) | Test::FieldWords(
+                    TextField::Title | TextField::Content,
+                    term,
+                ) if !term.prefix && !term.tokens.iter().all(|w| item.may_hold(w)))
+        });
+        !lacks_a_word && self.terms.iter().all(|t| t.test.holds(item) != t.negated)
     }
 }
 
@@ -148,10 +157,18 @@ impl Test {
             Test::Words(term) => {
                 // Most items lack most words: a set lookup rules them out without a scan.
                 let present = term.prefix || term.tokens.iter().all(|t| item.may_hold(t));
-                present && term.occurrences(&item.words) > 0
+                if present && !term.prefix && term.tokens.len() == 1 {
+                    // One whole token present: no order to check (the set holds 64-bit
+                    // hashes: a false match is vanishingly rare).
+                    return true;
+                }
+                // In the title or in the text (a phrase does not run from one into the other).
+                present
+                    && (term.occurrences(&item.title_words) > 0
+                        || term.occurrences(&item.content_words) > 0)
             }
             Test::FieldWords(field, term) => {
-                let tokens = match field {
+                let tokens: &[String] = match field {
                     TextField::Title => &item.title_words,
                     TextField::Content => &item.content_words,
                     TextField::Author => &item.author_words,

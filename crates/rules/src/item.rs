@@ -1,5 +1,6 @@
 //! An item as rules see it, prepared once however many rules look at it.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::hash::BuildHasher;
 
@@ -39,15 +40,14 @@ pub struct RuleItem<'a> {
 pub struct PreparedItem<'a> {
     /// The item.
     pub item: RuleItem<'a>,
-    /// The title's and text's tokens, as the search index holds them (title first).
-    pub words: Vec<String>,
-    /// The hashes of the same tokens, to rule out most terms without a scan (hashes rather
-    /// than copies of the words: building the set is then one pass and no allocation per word).
+    /// The hashes of the title's and text's tokens, to rule out most terms without a scan
+    /// (hashes rather than copies of the words: building the set is then one pass and no
+    /// allocation per word).
     pub word_set: HashSet<u64>,
-    /// The title's tokens.
-    pub title_words: Vec<String>,
-    /// The text's tokens.
-    pub content_words: Vec<String>,
+    /// The title's tokens, as the search index makes them.
+    pub title_words: Cow<'a, [String]>,
+    /// The text's tokens, as the search index makes them.
+    pub content_words: Cow<'a, [String]>,
     /// The author's tokens.
     pub author_words: Vec<String>,
     /// The link, lowercased.
@@ -55,24 +55,45 @@ pub struct PreparedItem<'a> {
 }
 
 impl<'a> PreparedItem<'a> {
-    /// Tokenizes the item's fields once: the title and the text each once, the words of both
-    /// being the two in a row (as the search index holds them).
+    /// Tokenizes the item's fields once: the title, the text and the author each once.
     pub fn new(item: RuleItem<'a>) -> PreparedItem<'a> {
         let title_words = index_tokens(bounded(item.title));
         let content_words = index_tokens(bounded(item.content));
-        let author_words = index_tokens(bounded(item.author));
-        let mut words = Vec::with_capacity(title_words.len() + content_words.len());
-        words.extend(title_words.iter().cloned());
-        words.extend(content_words.iter().cloned());
-        let word_set = words.iter().map(|w| word_hash(w)).collect();
+        PreparedItem::assemble(item, Cow::Owned(title_words), Cow::Owned(content_words))
+    }
+
+    /// Prepares an item whose title and text were tokenized already (as [`index_tokens`]
+    /// makes them, e.g. by [`tidings_text::FieldTokens`]): ingest tokenizes a new item once for
+    /// the search index and every subscriber's rules.
+    pub fn with_tokens(
+        item: RuleItem<'a>,
+        title_words: &'a [String],
+        content_words: &'a [String],
+    ) -> PreparedItem<'a> {
+        PreparedItem::assemble(
+            item,
+            Cow::Borrowed(title_words),
+            Cow::Borrowed(content_words),
+        )
+    }
+
+    fn assemble(
+        item: RuleItem<'a>,
+        title_words: Cow<'a, [String]>,
+        content_words: Cow<'a, [String]>,
+    ) -> PreparedItem<'a> {
+        let word_set = title_words
+            .iter()
+            .chain(content_words.iter())
+            .map(|w| word_hash(w))
+            .collect();
         PreparedItem {
             url_lower: bounded(item.url).to_lowercase(),
+            author_words: index_tokens(bounded(item.author)),
             item,
-            words,
             word_set,
             title_words,
             content_words,
-            author_words,
         }
     }
 

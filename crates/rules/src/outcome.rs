@@ -4,6 +4,8 @@
 use std::collections::BTreeSet;
 
 use crate::action::Action;
+use std::borrow::Borrow;
+
 use crate::item::PreparedItem;
 use crate::rule::Rule;
 
@@ -41,16 +43,22 @@ impl Outcome {
 }
 
 /// Runs `rules` (one user's enabled rules, in their order) on an item of `feed_id` in the
-/// user's group `group_id`, at `now`.
-pub fn evaluate(
-    rules: &[Rule],
+/// user's group `group_id`, at `now`. The rules may be shared (`Arc<Rule>`), as a store's
+/// cache of compiled rules keeps them.
+pub fn evaluate<R: std::borrow::Borrow<Rule>>(
+    rules: &[R],
     item: &PreparedItem<'_>,
     group_id: Option<i64>,
     now: i64,
 ) -> Outcome {
     let mut outcome = Outcome::default();
     let feed_id = item.item.feed_id;
-    let in_scope = || rules.iter().filter(|r| r.in_scope(feed_id, group_id));
+    let in_scope = || {
+        rules
+            .iter()
+            .map(Borrow::borrow)
+            .filter(|r: &&Rule| r.in_scope(feed_id, group_id))
+    };
     // Visibility first: when the item is hidden, nothing else is done with it.
     for rule in in_scope().filter(|r| r.actions.iter().any(Action::is_visibility)) {
         let matched = rule.matches(item, now);
@@ -61,7 +69,9 @@ pub fn evaluate(
             return outcome;
         }
     }
-    for rule in in_scope() {
+    // A rule that only hides or keeps was judged above: it is not matched a second time.
+    let acts = |r: &&Rule| r.actions.iter().any(|a| !a.is_visibility());
+    for rule in in_scope().filter(acts) {
         if !rule.matches(item, now) {
             continue;
         }

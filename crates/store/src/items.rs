@@ -9,7 +9,7 @@ use tidings_feed::text::html_to_text;
 
 use crate::batch::batches;
 use crate::feeds::pg_begin_feed_items;
-use crate::search_index::{full_texts_of, item_index_value, write_index_rows};
+use crate::search_index::{ItemText, full_texts_of, item_index_value, write_index_rows};
 use crate::text::{is_stripped_char, strip_control_chars};
 use crate::{
     Engine, Favicon, FeedBody, FeedMetadata, FetchRecord, FullTextMode, Result, Store, StoreError,
@@ -397,7 +397,10 @@ struct ItemWrite<'a> {
     prepared: PreparedItem<'a>,
     /// Whether a row of this identity was stored when the batch was read.
     stored: bool,
+    /// Its search index value, made from `text`.
     index: String,
+    /// Its text and tokens, which its subscribers' rules look at when it is new.
+    text: ItemText,
 }
 
 /// The PostgreSQL insert of any number of new items in one statement: one array per column
@@ -737,16 +740,18 @@ fn item_writes<'a>(
         });
     let writes_of_items: Vec<ItemWrite<'a>> = changed
         .into_iter()
-        .map(|p| ItemWrite {
-            stored: stored.contains_key(&p.identity_key),
-            index: item_index_value(
-                engine,
+        .map(|p| {
+            let text = ItemText::new(
                 p.item.title.as_deref(),
                 p.item.content.as_deref(),
                 p.item.summary.as_deref(),
-                None,
-            ),
-            prepared: p,
+            );
+            ItemWrite {
+                stored: stored.contains_key(&p.identity_key),
+                index: text.index_value(engine),
+                text,
+                prepared: p,
+            }
         })
         .collect();
     (same, writes_of_items)
@@ -759,11 +764,12 @@ async fn queue_articles<C: EngineWrites>(
     db: &mut C,
     feed_id: i64,
     now: i64,
-    new_ids: &[(i64, &NewItem)],
+    new_ids: &[(i64, &ItemWrite<'_>)],
     short: ShortText<'_>,
 ) -> Result<u64> {
     let (mut short_ids, mut long_ids) = (Vec::new(), Vec::new());
-    for (id, item) in new_ids.iter().filter(|(_, item)| item.url.is_some()) {
+    let new_items = new_ids.iter().map(|(id, write)| (id, write.prepared.item));
+    for (id, item) in new_items.filter(|(_, item)| item.url.is_some()) {
         if short(item) {
             short_ids.push(*id);
         } else {
@@ -949,12 +955,12 @@ impl Store {
             }
             // The new items, with their index rows and tag jobs; (id, item) of each inserted.
             let inserted = tx.insert_new_items(feed_id, now, &new_items).await?;
-            let mut new_ids: Vec<(i64, &NewItem)> = Vec::new();
+            let mut new_ids: Vec<(i64, &ItemWrite<'_>)> = Vec::new();
             for write in new_items {
                 match inserted.get(&write.prepared.identity_key) {
                     Some(&id) => {
                         counts.inserted += 1;
-                        new_ids.push((id, write.prepared.item));
+                        new_ids.push((id, write));
                     }
                     // Stored meanwhile by a concurrent upsert: updated when it differs.
                     None => one_by_one.push(write),
@@ -969,7 +975,7 @@ impl Store {
                     (Some(id), _) => {
                         counts.inserted += 1;
                         indexed.push((id, write.index.as_str()));
-                        new_ids.push((id, write.prepared.item));
+                        new_ids.push((id, write));
                     }
                     (None, Some(id)) => {
                         counts.updated += 1;

@@ -36,6 +36,7 @@ mod preferences;
 mod rate_limits;
 mod reading;
 mod rules;
+mod rules_age;
 mod scraped;
 mod search;
 mod search_index;
@@ -111,6 +112,7 @@ pub use rules::{
     MAX_RULE_NAME_CHARS, MAX_RULES_PER_USER, PREVIEW_ITEMS, RuleApplication, RuleInput,
     RulePreview, StoredRule, UNDO_SECONDS,
 };
+pub use rules_age::AgeRulesReport;
 pub use search::{BackfillStep, DEFAULT_BACKFILL_BATCH, ItemSearch, SearchHit, SearchPage};
 pub use second_factors::{
     AuthChallenge, ChallengeLimits, ChallengePurpose, ChallengeStored, NewAuthChallenge, Passkey,
@@ -388,7 +390,7 @@ pub struct Store {
 /// Rules compiled for fetches by id, with the spec each was compiled from, shared by a
 /// store's clones (see `rules::FeedRules`).
 pub(crate) type RuleCache =
-    std::sync::Mutex<std::collections::HashMap<i64, (String, tidings_rules::Rule)>>;
+    std::sync::Mutex<std::collections::HashMap<i64, (String, Arc<tidings_rules::Rule>)>>;
 
 impl std::fmt::Debug for Store {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -444,6 +444,13 @@ pub const MIGRATIONS: &[Migration] = &[
         postgres: include_str!("../migrations/postgres/0040_rules.sql"),
         data: None,
     },
+    Migration {
+        version: 41,
+        name: "rule_ages",
+        sqlite: include_str!("../migrations/sqlite/0041_rule_ages.sql"),
+        postgres: include_str!("../migrations/postgres/0041_rule_ages.sql"),
+        data: None,
+    },
 ];
 
 /// An arbitrary constant naming tidings' migration lock among PostgreSQL advisory locks.

@@ -10,12 +10,14 @@
 //! only what is there; a trigger keeps it out on every path that would add it back).
 
 use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
 
 use tidings_rules::{
     Action, Outcome, PreparedItem, Rule, RuleError, RuleItem, RuleSpec, Scope, evaluate,
 };
 
 use crate::reading::{FROM_ITEMS, IS_READ, SUMMARY_COLUMNS, SqlValue};
+use crate::search_index::ItemText;
 use crate::{ItemSummary, NewItem, Result, RuleCache, Store, StoreError, in_tx, unix_now, with_db};
 
 /// The most rules one user may have.
@@ -25,7 +27,7 @@ pub const MAX_RULE_NAME_CHARS: usize = 100;
 /// The user's most recent items a preview looks at.
 pub const PREVIEW_ITEMS: i64 = 1_000;
 /// Items read per step when a rule is applied to what is there.
-const APPLY_BATCH: i64 = 500;
+pub(crate) const APPLY_BATCH: i64 = 500;
 /// How long an application can be undone, in seconds.
 pub const UNDO_SECONDS: i64 = 7 * 24 * 3600;
 
@@ -183,7 +185,13 @@ impl Store {
         let changed = with_db!(self, write, |db| {
             sqlx::query(
                 "UPDATE rules SET name = $3, enabled = $4, position = $5, feed_id = $6,
-                        group_id = $7, spec = $8, updated_at = $9
+                        group_id = $7, spec = $8, updated_at = $9,
+                        -- Changed conditions (or switched on again) start their age pass
+                        -- afresh from now; a new name or place keeps it.
+                        aged_through = CASE WHEN spec = $8 AND enabled = $4
+                            AND feed_id IS NOT DISTINCT FROM $6
+                            AND group_id IS NOT DISTINCT FROM $7
+                            THEN aged_through ELSE NULL END
                  WHERE user_id = $1 AND id = $2",
             )
             .bind(user_id)
@@ -371,12 +379,23 @@ fn spec_json(spec: &RuleSpec) -> Result<String> {
     serde_json::to_string(&stored).map_err(|e| StoreError::Invalid(e.to_string()))
 }
 
+/// Which of the items in a rule's scope a step looks at (all of them by default).
+#[derive(Debug, Default)]
+pub(crate) struct StepWindow {
+    /// Published at or after this.
+    pub(crate) published_from: Option<i64>,
+    /// Published before this.
+    pub(crate) published_before: Option<i64>,
+    /// Unread only.
+    pub(crate) unread_only: bool,
+}
+
 /// An item as rules read it from the database.
 #[derive(Debug)]
 pub(crate) struct StoredItem {
-    id: i64,
+    pub(crate) id: i64,
     feed_id: i64,
-    group_id: Option<i64>,
+    pub(crate) group_id: Option<i64>,
     title: String,
     author: String,
     url: String,
@@ -390,7 +409,7 @@ pub(crate) struct StoredItem {
 }
 
 impl StoredItem {
-    fn prepare(&self) -> PreparedItem<'_> {
+    pub(crate) fn prepare(&self) -> PreparedItem<'_> {
         PreparedItem::new(RuleItem {
             feed_id: self.feed_id,
             title: &self.title,
@@ -424,7 +443,7 @@ type ItemRow = (
 
 impl Store {
     /// The user's items `ids` as rules see them, with their tags.
-    async fn rule_items(&self, user_id: i64, ids: &[i64]) -> Result<Vec<StoredItem>> {
+    pub(crate) async fn rule_items(&self, user_id: i64, ids: &[i64]) -> Result<Vec<StoredItem>> {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
@@ -502,7 +521,7 @@ fn enclosure_types(json: &str) -> Vec<String> {
 #[derive(Debug, Default)]
 pub(crate) struct FeedRules {
     /// (user, the user's group of the feed, the user's enabled rules in order).
-    users: Vec<(i64, Option<i64>, Vec<Rule>)>,
+    users: Vec<(i64, Option<i64>, Vec<Arc<Rule>>)>,
 }
 
 /// The most compiled rules kept; beyond, the cache starts over (500 rules of 200 users).
@@ -525,7 +544,7 @@ impl FeedRules {
     /// that no longer compiles (saved by an older version) is skipped with a warning rather
     /// than stopping the fetch.
     pub(crate) fn new(rows: Vec<FeedRuleRow>, cache: &RuleCache) -> FeedRules {
-        let mut users: Vec<(i64, Option<i64>, Vec<Rule>)> = Vec::new();
+        let mut users: Vec<(i64, Option<i64>, Vec<Arc<Rule>>)> = Vec::new();
         let mut cache = cache
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -535,7 +554,7 @@ impl FeedRules {
         for (id, user_id, user_group, feed_id, group_id, spec) in rows {
             let scope = Scope { feed_id, group_id };
             let rule = match cache.get(&id) {
-                Some((text, rule)) if *text == spec && rule.scope == scope => rule.clone(),
+                Some((text, rule)) if *text == spec && rule.scope == scope => Arc::clone(rule),
                 _ => {
                     let compiled = serde_json::from_str::<RuleSpec>(&spec)
                         .map_err(|e| e.to_string())
@@ -545,7 +564,8 @@ impl FeedRules {
                         });
                     match compiled {
                         Ok(rule) => {
-                            cache.insert(id, (spec, rule.clone()));
+                            let rule = Arc::new(rule);
+                            cache.insert(id, (spec, Arc::clone(&rule)));
                             rule
                         }
                         Err(error) => {
@@ -563,34 +583,29 @@ impl FeedRules {
         FeedRules { users }
     }
 
-    /// What each subscriber's rules decided for each new item: one preparation per item,
+    /// What each subscriber's rules decided for each new item (id, item, its text as the
+    /// search index took it): one preparation per item, on the tokens the index made, and
     /// every user's rules on it. Only outcomes that change something.
     pub(crate) fn decide(
         &self,
         feed_id: i64,
-        items: &[(i64, &NewItem)],
+        items: &[(i64, &NewItem, &ItemText)],
         now: i64,
     ) -> Vec<(i64, i64, Outcome)> {
         let mut decided = Vec::new();
         if self.users.is_empty() {
             return decided;
         }
-        for (item_id, item) in items {
-            let text = item
-                .content
-                .as_deref()
-                .or(item.summary.as_deref())
-                .and_then(tidings_feed::text::plain_text)
-                .unwrap_or_default();
+        for (item_id, item, text) in items {
             let types: Vec<String> = item
                 .enclosures
                 .iter()
                 .filter_map(|e| e.mime_type.clone())
                 .collect();
-            let prepared = PreparedItem::new(RuleItem {
+            let rule_item = RuleItem {
                 feed_id,
                 title: item.title.as_deref().unwrap_or(""),
-                content: &text,
+                content: &text.body,
                 author: item.author.as_deref().unwrap_or(""),
                 url: item.url.as_deref().unwrap_or(""),
                 categories: &item.categories,
@@ -598,7 +613,9 @@ impl FeedRules {
                 enclosure_types: &types,
                 published_at: item.published.unwrap_or(now),
                 popularity: None,
-            });
+            };
+            let prepared =
+                PreparedItem::with_tokens(rule_item, &text.title.tokens, &text.body_tokens.tokens);
             for (user_id, group_id, rules) in &self.users {
                 let outcome = evaluate(rules, &prepared, *group_id, now);
                 if !outcome.is_empty() {
@@ -801,17 +818,16 @@ macro_rules! write_rule_outcomes_on {
 }
 pub(crate) use write_rule_outcomes_on;
 
-/// Runs the rules of feed `$feed_id`'s subscribers on its new items `$new` (item id, item) in
-/// the fetch's transaction `$tx`; `$rules` is whether the schema has rules
+/// Runs the rules of feed `$feed_id`'s subscribers on its new items `$new` (item id, the
+/// item's write, with its item and its tokenized text) in the fetch's transaction `$tx`; `$rules` is whether the schema has rules
 /// ([`Store::rules_ready`]) and the store's compiled rules. Evaluates to how many (user, item)
 /// outcomes were written.
 macro_rules! apply_rules_on {
     ($tx:expr, $rules:expr, $feed_id:expr, $new:expr, $now:expr) => {{
         let ((ready, cache), feed_id, now): ((bool, &$crate::RuleCache), i64, i64) =
             ($rules, $feed_id, $now);
-        let new: &[(i64, &$crate::NewItem)] = $new;
         let mut written = 0u64;
-        if ready && !new.is_empty() {
+        if ready && !$new.is_empty() {
             let rows: Vec<$crate::rules::FeedRuleRow> =
                 sqlx::query_as($crate::rules::FEED_RULES_SQL)
                     .bind(feed_id)
@@ -819,7 +835,11 @@ macro_rules! apply_rules_on {
                     .await?;
             if !rows.is_empty() {
                 let rules = $crate::rules::FeedRules::new(rows, cache);
-                let decided = rules.decide(feed_id, new, now);
+                let new: Vec<(i64, &$crate::NewItem, &$crate::search_index::ItemText)> = $new
+                    .iter()
+                    .map(|(id, write)| (*id, write.prepared.item, &write.text))
+                    .collect();
+                let decided = rules.decide(feed_id, &new, now);
                 $crate::rules::write_rule_outcomes_on!($tx, &decided, now);
                 written = decided.len() as u64;
             }
@@ -1034,6 +1054,19 @@ impl Store {
 
     /// The next ids (above `after`) of the user's visible, unstarred items in `scope`.
     async fn rule_apply_step(&self, user_id: i64, scope: &Scope, after: i64) -> Result<Vec<i64>> {
+        self.rule_items_step(user_id, scope, after, &StepWindow::default())
+            .await
+    }
+
+    /// The next ids (above `after`) of the user's visible, unstarred items in `scope` inside
+    /// `window`: what a rule applied to existing items, or aging ones, looks at next.
+    pub(crate) async fn rule_items_step(
+        &self,
+        user_id: i64,
+        scope: &Scope,
+        after: i64,
+        window: &StepWindow,
+    ) -> Result<Vec<i64>> {
         Ok(with_db!(self, read, |db| {
             sqlx::query_scalar(
                 "SELECT i.id FROM subscriptions s
@@ -1042,6 +1075,8 @@ impl Store {
                  WHERE s.user_id = $1 AND i.id > $2
                    AND ($3 IS NULL OR s.feed_id = $3) AND ($4 IS NULL OR s.group_id = $4)
                    AND NOT COALESCE(st.is_hidden, FALSE) AND NOT COALESCE(st.is_starred, FALSE)
+                   AND ($6 IS NULL OR i.published_at >= $6) AND ($7 IS NULL OR i.published_at < $7)
+                   AND (NOT $8 OR NOT COALESCE(st.is_read, FALSE))
                  ORDER BY i.id LIMIT $5",
             )
             .bind(user_id)
@@ -1049,6 +1084,9 @@ impl Store {
             .bind(scope.feed_id)
             .bind(scope.group_id)
             .bind(APPLY_BATCH)
+            .bind(window.published_from)
+            .bind(window.published_before)
+            .bind(window.unread_only)
             .fetch_all(db)
             .await?
         }))

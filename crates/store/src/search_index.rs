@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use tidings_feed::text::plain_text;
-use tidings_text::index_tokens;
+use tidings_text::{FieldTokens, index_tokens, joined_index_tokens};
 
 use crate::Engine;
 
@@ -42,11 +42,48 @@ pub(crate) fn text_tokens(title: Option<&str>, body: &str) -> Vec<String> {
     index_tokens(&format!("{}\n{body}", title.unwrap_or("")))
 }
 
+/// A new or changed item's searchable text, tokenized once: its index value and, for its
+/// subscribers' rules, its title's and text's tokens (tokenizing is most of what indexing an
+/// item costs, and rules would otherwise do it again in the same fetch).
+pub(crate) struct ItemText {
+    /// The plain text of its content (else summary), as [`searchable_text`] makes it.
+    pub(crate) body: String,
+    /// Its title's tokens.
+    pub(crate) title: FieldTokens,
+    /// Its text's tokens.
+    pub(crate) body_tokens: FieldTokens,
+}
+
+impl ItemText {
+    /// Turns the item's content (else summary) into plain text and tokenizes it and the title.
+    pub(crate) fn new(title: Option<&str>, content: Option<&str>, summary: Option<&str>) -> Self {
+        let body = searchable_text(content.or(summary), None);
+        ItemText {
+            title: FieldTokens::new(title.unwrap_or("")),
+            body_tokens: FieldTokens::new(&body),
+            body,
+        }
+    }
+
+    /// The item's index value: the same as [`item_index_value`] without a full article.
+    pub(crate) fn index_value(&self, engine: Engine) -> String {
+        index_value(
+            engine,
+            &joined_index_tokens(&[&self.title, &self.body_tokens]),
+        )
+    }
+}
+
 /// A PostgreSQL tsvector literal of `tokens` at positions 1, 2, …: each lexeme with its
 /// positions, nothing left to a text search parser.
-pub(crate) fn tsvector_literal(tokens: &[String]) -> String {
+pub(crate) fn tsvector_literal<T: AsRef<str>>(tokens: &[T]) -> String {
     let mut positions: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
-    for (i, token) in tokens.iter().take(MAX_POSITION).enumerate() {
+    for (i, token) in tokens
+        .iter()
+        .map(AsRef::as_ref)
+        .take(MAX_POSITION)
+        .enumerate()
+    {
         let list = positions.entry(token).or_default();
         if list.len() < MAX_POSITIONS_PER_LEXEME {
             list.push(i + 1);
@@ -72,9 +109,12 @@ pub(crate) fn quote_lexeme(lexeme: &str) -> String {
 
 /// The index value of `tokens` for `engine`: the tokens joined by spaces (SQLite's FTS5 table
 /// splits on them), or a tsvector literal.
-pub(crate) fn index_value(engine: Engine, tokens: &[String]) -> String {
+pub(crate) fn index_value<T: AsRef<str>>(engine: Engine, tokens: &[T]) -> String {
     match engine {
-        Engine::Sqlite => tokens.join(" "),
+        Engine::Sqlite => {
+            let parts: Vec<&str> = tokens.iter().map(AsRef::as_ref).collect();
+            parts.join(" ")
+        }
         Engine::Postgres => tsvector_literal(tokens),
     }
 }
@@ -178,10 +218,26 @@ mod tests {
             .map(|s| s.to_string())
             .collect();
         assert_eq!(tsvector_literal(&tokens), "'a':2 'b':1,3 'it''s':4");
-        assert_eq!(tsvector_literal(&[]), "");
+        assert_eq!(tsvector_literal::<&str>(&[]), "");
         let many: Vec<String> = (0..20_000).map(|_| "x".to_string()).collect();
         let literal = tsvector_literal(&many);
         assert_eq!(literal.matches(',').count(), MAX_POSITIONS_PER_LEXEME - 1);
+    }
+
+    #[test]
+    fn an_item_tokenized_once_has_the_index_value_of_its_text() {
+        for engine in [Engine::Sqlite, Engine::Postgres] {
+            for (title, content, summary) in [
+                (Some("東京の天気"), Some("<p>晴れ <b>sunny</b></p>"), None),
+                (None, None, Some("<p>summary only</p>")),
+                (Some("Title"), None, None),
+            ] {
+                assert_eq!(
+                    ItemText::new(title, content, summary).index_value(engine),
+                    item_index_value(engine, title, content, summary, None)
+                );
+            }
+        }
     }
 
     #[test]

@@ -366,3 +366,115 @@ on_both_engines!(
         assert_eq!(titles(&store, bob, ItemFilter::All).await.len(), 3);
     }
 );
+
+/// An item published `days` days before `now`.
+fn aged(guid: &str, title: &str, now: i64, days: f64) -> NewItem {
+    NewItem {
+        published: Some(now - (days * 86_400.0) as i64),
+        ..item(guid, title, "text")
+    }
+}
+
+/// A rule in `scope` with only an age condition: items published more than `days` ago.
+fn aged_rule(name: &str, scope: RuleScope, days: i64, actions: &[&str]) -> RuleInput {
+    let mut input = rule(name, scope, "", actions);
+    input.spec.query = None;
+    input.spec.older_than_days = Some(days);
+    input
+}
+
+/// The id of the user's item titled `title`.
+async fn id_of(store: &Store, user_id: i64, title: &str) -> i64 {
+    let query = ItemQuery {
+        limit: 200,
+        ..ItemQuery::default()
+    };
+    let page = store.list_items(user_id, &query).await.unwrap();
+    page.items
+        .into_iter()
+        .find(|i| i.title.as_deref() == Some(title))
+        .map(|i| i.id)
+        .unwrap_or_else(|| panic!("no item {title}"))
+}
+
+on_both_engines!(rules_with_an_age_act_as_items_reach_it, |db| {
+    let store = db.migrated().await;
+    let ann = user(&store, "ann").await;
+    let bob = user(&store, "bob").await;
+    let (_, wire) = follow(&store, ann, "https://wire.example/feed").await;
+    let (_, blog) = follow(&store, ann, "https://blog.example/feed").await;
+    follow(&store, bob, "https://wire.example/feed").await;
+    let now = tidings_store::unix_now();
+    let wire_items = [
+        aged("a", "Ten days", now, 10.0),
+        aged("bb", "Two days", now, 2.0),
+        aged("ccc", "One day", now, 1.0),
+        aged("dddd", "Half a day", now, 0.5),
+        aged("eeeee", "Two days, starred", now, 2.0),
+    ];
+    store.upsert_items(wire, &wire_items, now).await.unwrap();
+    store
+        .upsert_items(blog, &[aged("ffffff", "Blog, two days", now, 2.0)], now)
+        .await
+        .unwrap();
+    let starred = id_of(&store, ann, "Two days, starred").await;
+    store
+        .set_item_state(ann, starred, None, Some(true))
+        .await
+        .unwrap();
+    let in_wire = RuleScope {
+        feed_id: Some(wire),
+        group_id: None,
+    };
+    let expire = aged_rule("expire", in_wire, 3, &["read"]);
+    store.create_rule(ann, &expire).await.unwrap();
+    let in_blog = RuleScope {
+        feed_id: Some(blog),
+        group_id: None,
+    };
+    let hide_old = aged_rule("hide old", in_blog, 3, &["hide"]);
+    store.create_rule(ann, &hide_old).await.unwrap();
+    let unread_titles = || titles(&store, ann, ItemFilter::Unread);
+    let everything = [
+        "Blog, two days",
+        "Half a day",
+        "One day",
+        "Ten days",
+        "Two days",
+        "Two days, starred",
+    ];
+
+    // Saved now: what was old already is for "apply"; nothing has reached the age since.
+    let report = store.run_age_rules(now).await.unwrap();
+    assert_eq!((report.rules, report.changed), (2, 0));
+    assert_eq!(unread_titles().await, everything);
+
+    // Two days on: the items then older than three days are read (the starred one is left
+    // alone), the blog's is hidden; the day-old item is exactly three days old, not more.
+    let report = store.run_age_rules(now + 2 * 86_400).await.unwrap();
+    assert_eq!(report.changed, 2, "{report:?}");
+    assert_eq!(
+        unread_titles().await,
+        ["Half a day", "One day", "Ten days", "Two days, starred"]
+    );
+    assert!(
+        !titles(&store, ann, ItemFilter::All)
+            .await
+            .contains(&"Blog, two days".to_string()),
+        "hidden"
+    );
+    // The same pass again finds nothing new.
+    let report = store.run_age_rules(now + 2 * 86_400).await.unwrap();
+    assert_eq!(report.changed, 0);
+    // Three days on, the day-old and half-day-old items have passed the age too.
+    store.run_age_rules(now + 3 * 86_400).await.unwrap();
+    assert_eq!(unread_titles().await, ["Ten days", "Two days, starred"]);
+    // Bob, on the same feed, has no rules: everything of his stays unread.
+    assert_eq!(titles(&store, bob, ItemFilter::Unread).await.len(), 5);
+
+    // A keep-only rule with an age is no auto-expiry (it would show items again): skipped.
+    let keep = aged_rule("keep", in_wire, 1, &["keep_only"]);
+    store.create_rule(ann, &keep).await.unwrap();
+    let report = store.run_age_rules(now + 4 * 86_400).await.unwrap();
+    assert_eq!(report.rules, 2);
+});

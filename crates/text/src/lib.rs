@@ -33,5 +33,6 @@ pub use query::{
 pub use relevance::{B, K1, TermStatistics, rank, scores, term_frequencies};
 pub use snippet::{Segment, snippet};
 pub use tokenize::{
-    MAX_INDEX_TOKENS, MAX_TOKEN_CHARS, Token, TokenKind, index_text, index_tokens, is_cjk, tokenize,
+    FieldTokens, MAX_INDEX_TOKENS, MAX_TOKEN_CHARS, Token, TokenKind, index_text, index_tokens,
+    is_cjk, joined_index_tokens, tokenize,
 };

@@ -156,6 +156,68 @@ pub fn index_tokens(text: &str) -> Vec<String> {
     tokens
 }
 
+/// A field's text tokenized once (a title, an item's text): its tokens as [`index_tokens`] gives
+/// them for that text alone, and what [`joined_index_tokens`] needs to give the index tokens of
+/// several fields in a row without tokenizing again. Ingest tokenizes an item's title and text
+/// once for both the search index and the user's rules.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FieldTokens {
+    /// The inline tokens (at most half of [`MAX_INDEX_TOKENS`]), then the run ends.
+    pub tokens: Vec<String>,
+    /// How many of `tokens` are inline.
+    inline: usize,
+    /// The positions of the inline tokens that end a CJK run of two or more characters.
+    ends: Vec<usize>,
+}
+
+impl FieldTokens {
+    /// Tokenizes `text`; `tokens` is then what [`index_tokens`] gives for it.
+    pub fn new(text: &str) -> FieldTokens {
+        let mut inline = tokenize(text);
+        inline.truncate(MAX_INDEX_TOKENS / 2);
+        let ends: Vec<usize> = (0..inline.len()).filter(|&i| inline[i].ends_run).collect();
+        let count = inline.len();
+        let mut tokens: Vec<String> = inline.into_iter().map(|t| t.text).collect();
+        for &i in &ends {
+            if let Some(last) = last_char(&tokens[i]) {
+                tokens.push(last.to_string());
+            }
+        }
+        FieldTokens {
+            tokens,
+            inline: count,
+            ends,
+        }
+    }
+}
+
+/// The last character of a token, as a slice of it.
+fn last_char(token: &str) -> Option<&str> {
+    token.char_indices().last().map(|(at, _)| &token[at..])
+}
+
+/// The index tokens of several fields in a row: what [`index_tokens`] gives for their texts
+/// joined by newlines (every field's inline tokens, at most half of [`MAX_INDEX_TOKENS`] in
+/// all, then the run ends among those), borrowed from the fields' own tokens.
+pub fn joined_index_tokens<'a>(fields: &[&'a FieldTokens]) -> Vec<&'a str> {
+    let limit = MAX_INDEX_TOKENS / 2;
+    let mut joined: Vec<&str> = Vec::new();
+    let mut run_ends: Vec<&str> = Vec::new();
+    for field in fields {
+        let kept = field.inline.min(limit.saturating_sub(joined.len()));
+        joined.extend(field.tokens[..kept].iter().map(String::as_str));
+        run_ends.extend(
+            field
+                .ends
+                .iter()
+                .take_while(|&&i| i < kept)
+                .filter_map(|&i| last_char(&field.tokens[i])),
+        );
+    }
+    joined.extend(run_ends);
+    joined
+}
+
 /// [`index_tokens`] joined by spaces: what the SQLite index reads with its `ascii` tokenizer
 /// (which splits only at ASCII separators, so every token stays whole).
 pub fn index_text(text: &str) -> String {
@@ -168,6 +230,33 @@ mod tests {
 
     fn texts(text: &str) -> Vec<String> {
         tokenize(text).into_iter().map(|t| t.text).collect()
+    }
+
+    #[test]
+    fn fields_tokenized_apart_join_as_their_text_does() {
+        let cases = [
+            ("Tokyo news", "東京都の天気は晴れ。Rain in 大阪"),
+            ("東京都", "京都 and more 日本語のテキスト"),
+            ("", "only a body"),
+            ("a title only", ""),
+            ("한국어 제목", "中文内容 with words"),
+        ];
+        for (title, body) in cases {
+            let (t, b) = (FieldTokens::new(title), FieldTokens::new(body));
+            assert_eq!(t.tokens, index_tokens(title), "{title}");
+            assert_eq!(
+                joined_index_tokens(&[&t, &b]),
+                index_tokens(&format!("{title}\n{body}")),
+                "{title} / {body}"
+            );
+        }
+        // Past the bound, the joined tokens are cut as the joined text's are.
+        let long = "語彙 word ".repeat(MAX_INDEX_TOKENS);
+        let (t, b) = (FieldTokens::new("見出し"), FieldTokens::new(&long));
+        assert_eq!(
+            joined_index_tokens(&[&t, &b]),
+            index_tokens(&format!("見出し\n{long}"))
+        );
     }
 
     #[test]

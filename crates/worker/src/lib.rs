@@ -118,4 +118,4 @@ pub use search_index::backfill_search_index;
 pub use summaries::{Requested, Summarizer, SummaryConfig, SummaryJob};
 pub use tagging::TaggingJob;
 pub use websub::{PushOutcome, VerifyAnswer, WebSubConfig, WebSubJob};
-pub use worker::{RETENTION_JOB, RetentionReport, Worker, run_retention};
+pub use worker::{AGE_RULES_JOB, RETENTION_JOB, RetentionReport, Worker, run_retention};

@@ -1,5 +1,6 @@
 //! The worker loop (F11): claim due feeds with a lease, fetch them with bounded parallelism,
-//! and run the daily retention job (F17) once a day across all workers.
+//! and run the daily retention job (F17) once a day and the rules with an age once an hour
+//! across all workers.
 
 use std::collections::{HashMap, VecDeque};
 use std::future::Future;
@@ -17,6 +18,12 @@ use tidings_store::{DueFeed, Store, StoreError};
 
 /// The name of the retention job in `job_runs`.
 pub const RETENTION_JOB: &str = "retention";
+/// The name in `job_runs` of the pass of the rules with an age ("older than N days"), which
+/// mark read or hide items as they reach that age.
+pub const AGE_RULES_JOB: &str = "age_rules";
+/// How often the rules with an age run: an item is caught within the hour after it reaches
+/// the rule's age.
+const AGE_RULES_EVERY: Duration = Duration::from_secs(3600);
 /// How long the worker waits after a database error before trying again.
 const ERROR_PAUSE: Duration = Duration::from_secs(5);
 /// How long fetches in flight get to finish when the worker is told to stop. Those still
@@ -593,56 +600,91 @@ impl Worker {
         }
     }
 
-    /// Starts the retention job when this worker wins today's run.
+    /// Starts the retention job when this worker wins today's run, else the hourly pass of
+    /// the rules with an age when it wins that (one job at a time per worker).
     async fn maybe_start_daily_jobs(&self, jobs: &mut JoinSet<()>) {
         let config = self.fetcher.config();
         let store = self.fetcher.store().clone();
         let now = Utc::now().timestamp();
-        let claimed = store
-            .claim_job(
-                RETENTION_JOB,
-                &config.owner,
-                now,
-                config.retention_every.as_secs() as i64,
-            )
-            .await;
-        match claimed {
-            Ok(true) => {}
-            Ok(false) => return,
+        if self.claim(RETENTION_JOB, now, config.retention_every).await {
+            let config = config.clone();
+            let metrics = Arc::clone(self.fetcher.metrics());
+            self.spawn_recorded(jobs, RETENTION_JOB, async move {
+                match run_retention(&store, now, &config).await {
+                    Ok(report) => {
+                        metrics.record_retention(report.items_deleted, report.feeds_deleted);
+                        tracing::info!(
+                            items = report.items_deleted,
+                            feeds = report.feeds_deleted,
+                            usage_counts = report.usage_counts_deleted,
+                            "retention done"
+                        );
+                        format!(
+                            "deleted {} items, {} orphan feeds and {} usage counts",
+                            report.items_deleted, report.feeds_deleted, report.usage_counts_deleted
+                        )
+                    }
+                    Err(error) => {
+                        tracing::warn!(%error, "retention failed");
+                        format!("failed: {error}")
+                    }
+                }
+            });
+        } else if self.claim(AGE_RULES_JOB, now, AGE_RULES_EVERY).await {
+            self.spawn_recorded(jobs, AGE_RULES_JOB, async move {
+                match store.run_age_rules(now).await {
+                    Ok(report) => {
+                        tracing::info!(
+                            rules = report.rules,
+                            changed = report.changed,
+                            "rules with an age done"
+                        );
+                        format!(
+                            "rules with an age: {}, items changed: {}",
+                            report.rules, report.changed
+                        )
+                    }
+                    Err(error) => {
+                        tracing::warn!(%error, "the rules with an age failed");
+                        format!("failed: {error}")
+                    }
+                }
+            });
+        }
+    }
+
+    /// Whether this worker wins the run of job `name` (one per `every` across all workers).
+    async fn claim(&self, name: &str, now: i64, every: Duration) -> bool {
+        let config = self.fetcher.config();
+        let every = i64::try_from(every.as_secs()).unwrap_or(i64::MAX);
+        match self
+            .fetcher
+            .store()
+            .claim_job(name, &config.owner, now, every)
+            .await
+        {
+            Ok(claimed) => claimed,
             Err(error) => {
-                tracing::warn!(%error, "the retention job could not be claimed");
-                return;
+                tracing::warn!(%error, job = name, "a periodic job could not be claimed");
+                false
             }
         }
-        let owner = config.owner.clone();
-        let config = config.clone();
-        let metrics = Arc::clone(self.fetcher.metrics());
+    }
+
+    /// Runs a claimed job's `work` in `jobs` and records its outcome (what `work` answers).
+    fn spawn_recorded(
+        &self,
+        jobs: &mut JoinSet<()>,
+        name: &'static str,
+        work: impl Future<Output = String> + Send + 'static,
+    ) {
+        let store = self.fetcher.store().clone();
+        let owner = self.fetcher.config().owner.clone();
         jobs.spawn(async move {
-            let outcome = match run_retention(&store, now, &config).await {
-                Ok(report) => {
-                    metrics.record_retention(report.items_deleted, report.feeds_deleted);
-                    tracing::info!(
-                        items = report.items_deleted,
-                        feeds = report.feeds_deleted,
-                        usage_counts = report.usage_counts_deleted,
-                        "retention done"
-                    );
-                    format!(
-                        "deleted {} items, {} orphan feeds and {} usage counts",
-                        report.items_deleted, report.feeds_deleted, report.usage_counts_deleted
-                    )
-                }
-                Err(error) => {
-                    tracing::warn!(%error, "retention failed");
-                    format!("failed: {error}")
-                }
-            };
+            let outcome = work.await;
             let finished = Utc::now().timestamp();
-            if let Err(error) = store
-                .finish_job(RETENTION_JOB, &owner, finished, &outcome)
-                .await
-            {
-                tracing::warn!(%error, "the retention run could not be recorded");
+            if let Err(error) = store.finish_job(name, &owner, finished, &outcome).await {
+                tracing::warn!(%error, job = name, "a periodic job's run could not be recorded");
             }
         });
     }

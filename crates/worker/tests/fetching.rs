@@ -588,21 +588,65 @@ on_both_engines!(an_icon_link_on_the_site_page_is_used, |db| {
     assert_eq!(server.total_hits(), before + 1);
 });
 
-on_both_engines!(retention_runs_once_a_day_across_workers, |db| {
-    let store = db.migrated().await;
-    let alice = user(&store, "alice").await;
+/// Runs `workers` until one of them has finished a run of the periodic job `job`, then stops
+/// them.
+async fn run_until_job_done(
+    store: &tidings_store::Store,
+    workers: &[tidings_worker::Worker],
+    job: &str,
+) {
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let mut running = Vec::new();
+    for worker in workers {
+        let worker = worker.clone();
+        let mut stopped = stopped.clone();
+        running.push(tokio::spawn(async move {
+            worker
+                .run(async move {
+                    let _ = stopped.wait_for(|s| *s).await;
+                })
+                .await;
+        }));
+    }
+    crate::support::wait_until(Duration::from_secs(30), job, || async {
+        store
+            .job_run(job)
+            .await
+            .unwrap()
+            .is_some_and(|run| run.finished_at.is_some())
+    })
+    .await;
+    stop.send(true).unwrap();
+    for task in running {
+        task.await.unwrap();
+    }
+}
+
+/// Alice following a feed served by a test server, with an item titled `title` published
+/// `days` days ago stored straight into it; answers alice and the server (kept alive).
+async fn alice_with_an_item(
+    store: &tidings_store::Store,
+    title: &str,
+    days: i64,
+) -> (i64, TestServer) {
+    let alice = user(store, "alice").await;
     let server =
         TestServer::start(Router::new().route("/feed", get(|| async { rss("r", 1) }))).await;
-    let feed = follow(&store, alice, &server.url("/feed")).await;
-    let now = chrono::Utc::now().timestamp();
+    let feed = follow(store, alice, &server.url("/feed")).await;
+    let published = chrono::Utc::now().timestamp() - days * 86_400;
     store
         .execute_raw(&format!(
-            "INSERT INTO items (feed_id, identity_key, published_at, fetched_at, changed_at, content_hash)
-             VALUES ({feed}, 'ancient', {0}, {0}, {0}, 'h')",
-            now - 400 * 86_400
+            "INSERT INTO items (feed_id, identity_key, title, published_at, fetched_at, changed_at, content_hash)
+             VALUES ({feed}, '{title}', '{title}', {published}, {published}, {published}, 'h')"
         ))
         .await
         .unwrap();
+    (alice, server)
+}
+
+on_both_engines!(retention_runs_once_a_day_across_workers, |db| {
+    let store = db.migrated().await;
+    let (_alice, _server) = alice_with_an_item(&store, "ancient", 400).await;
     // Two workers start together; exactly one runs the job. (They keep no minimum of items
     // per feed, so the lone ancient item is due.)
     let workers: Vec<tidings_worker::Worker> = (0..2)
@@ -614,30 +658,7 @@ on_both_engines!(retention_runs_once_a_day_across_workers, |db| {
             ))
         })
         .collect();
-    let (stop, stopped) = tokio::sync::watch::channel(false);
-    let mut running = Vec::new();
-    for worker in workers.clone() {
-        let mut stopped = stopped.clone();
-        running.push(tokio::spawn(async move {
-            worker
-                .run(async move {
-                    let _ = stopped.wait_for(|s| *s).await;
-                })
-                .await;
-        }));
-    }
-    crate::support::wait_until(Duration::from_secs(30), "the retention run", || async {
-        store
-            .job_run(tidings_worker::RETENTION_JOB)
-            .await
-            .unwrap()
-            .is_some_and(|run| run.finished_at.is_some())
-    })
-    .await;
-    stop.send(true).unwrap();
-    for task in running {
-        task.await.unwrap();
-    }
+    run_until_job_done(&store, &workers, tidings_worker::RETENTION_JOB).await;
     let deleted: u64 = workers
         .iter()
         .map(|w| w.fetcher().metrics().snapshot().retention_items_deleted)
@@ -649,6 +670,62 @@ on_both_engines!(retention_runs_once_a_day_across_workers, |db| {
         .unwrap()
         .unwrap();
     assert!(run.outcome.unwrap().contains("deleted 1 items"));
+});
+
+on_both_engines!(rules_with_an_age_run_every_hour_in_the_worker, |db| {
+    let store = db.migrated().await;
+    // An item two days old, and a rule "older than one day: read" saved three days ago, when
+    // the item was not yet a day old: the item has passed the rule's age since.
+    let (alice, _server) = alice_with_an_item(&store, "Aged", 2).await;
+    let now = chrono::Utc::now().timestamp();
+    let rule = tidings_store::RuleInput {
+        name: "expire".into(),
+        enabled: true,
+        position: None,
+        spec: tidings_store::RuleSpec {
+            older_than_days: Some(1),
+            actions: vec!["read".into()],
+            ..tidings_store::RuleSpec::default()
+        },
+    };
+    let saved = store.create_rule(alice, &rule).await.unwrap();
+    store
+        .execute_raw(&format!(
+            "UPDATE rules SET updated_at = {} WHERE id = {}",
+            now - 3 * 86_400,
+            saved.id
+        ))
+        .await
+        .unwrap();
+    let worker = tidings_worker::Worker::new(fetcher_with(
+        &store,
+        local_client(Duration::from_secs(5)),
+        |config| config.poll_interval = Duration::from_millis(200),
+    ));
+    run_until_job_done(&store, &[worker], tidings_worker::AGE_RULES_JOB).await;
+    let run = store
+        .job_run(tidings_worker::AGE_RULES_JOB)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        run.outcome.as_deref(),
+        Some("rules with an age: 1, items changed: 1")
+    );
+    let unread = tidings_store::ItemQuery {
+        filter: tidings_store::ItemFilter::Unread,
+        limit: 50,
+        ..tidings_store::ItemQuery::default()
+    };
+    let titles: Vec<Option<String>> = store
+        .list_items(alice, &unread)
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .map(|i| i.title)
+        .collect();
+    assert!(!titles.contains(&Some("Aged".into())), "{titles:?}");
 });
 
 on_both_engines!(control_characters_in_a_feed_are_removed_not_fatal, |db| {
