@@ -1,7 +1,8 @@
 //! `tidings import` against a real FreshRSS (run with Debian's PHP by
 //! `../shared/tools/freshrss/start.sh`): its subscriptions, folders, stars and read marks, set
 //! through its own Google Reader API, arrive in tidings on both engines; a dry run and a
-//! second run change nothing; a starred-items JSON whose feed is gone becomes bookmarks.
+//! second run change nothing; a starred-items JSON whose feed is gone becomes bookmarks; the
+//! read filters of a FreshRSS OPML export become rules.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -369,4 +370,56 @@ async fn takeout_file(
             .await
             .contains(&("http://127.0.0.1/alpha/1".into(), false, true))
     );
+}
+
+/// `tidings import file` of an OPML written by FreshRSS' export with read filters
+/// (`crates/worker/testdata/freshrss`), on both engines: the dry run names each rule it would
+/// add and says what does not map; the import adds them once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn freshrss_opml_read_filters_become_rules() {
+    let test = "freshrss_opml_read_filters_become_rules";
+    let dir = tempfile::tempdir().unwrap();
+    let feeds = TestServer::start(feed_server()).await;
+    let opml = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/crates/worker/testdata/freshrss/filters.opml"
+    ))
+    .unwrap()
+    .replace("{FEEDS}", &feeds.base);
+    let path = dir.path().join("freshrss.opml");
+    std::fs::write(&path, opml).unwrap();
+    let args = ["file", path.to_str().unwrap(), "--user", "alice"];
+    for (url, admin) in test_databases(dir.path(), test).await {
+        let store = store_at(&url).await;
+        let alice = add_user(&store, "alice").await;
+        let mut dry = args.to_vec();
+        dry.push("--dry-run");
+        let output = import(dir.path(), &url, &dry);
+        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+        assert!(output.status.success(), "{stdout}");
+        for line in [
+            "rules: 7 would add, 0 already there, 2 not kept",
+            "would add (rules): FreshRSS, alpha: read intitle:sponsored",
+            "would add (rules): FreshRSS, beta: read inurl:/promo/",
+            "not kept (rules): FreshRSS, alpha: read date:P1W: `date:`",
+        ] {
+            assert!(stdout.contains(line), "{line}: {stdout}");
+        }
+        assert!(store.list_rules(alice).await.unwrap().is_empty());
+        for (round, line) in [
+            "rules: 7 added, 0 already there, 2 not kept",
+            "rules: 0 added, 7 already there, 2 not kept",
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let output = import(dir.path(), &url, &args);
+            let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+            assert!(output.status.success(), "round {round}: {stdout}");
+            assert!(stdout.contains(line), "{line}: {stdout}");
+        }
+        assert_eq!(store.list_rules(alice).await.unwrap().len(), 7);
+        store.close().await;
+        drop_postgres(admin).await;
+    }
 }

@@ -168,8 +168,8 @@ async fn apply(
     }
 }
 
-/// One line per kind (settings only when the source has some), then one per thing not
-/// imported, then one per thing tidings has no place for.
+/// One line per kind (settings and rules only when the source has some), then one per rule
+/// added, one per thing not imported, then one per thing tidings has no place for.
 fn print_report(report: &HistoryReport) -> anyhow::Result<()> {
     let (added, kept) = if report.dry_run {
         ("would add", "would keep as bookmarks")
@@ -180,7 +180,7 @@ fn print_report(report: &HistoryReport) -> anyhow::Result<()> {
         outln!("dry run: nothing was changed");
     }
     for (name, kind) in report.kinds() {
-        if name == "settings" && kind.is_empty() {
+        if (name == "settings" || name == "rules") && kind.is_empty() {
             continue;
         }
         let mut line = format!(
@@ -197,6 +197,14 @@ fn print_report(report: &HistoryReport) -> anyhow::Result<()> {
             line.push_str(&format!(", {} not kept", kind.not_kept));
         }
         outln!("{line}");
+    }
+    for (name, kind) in report.kinds() {
+        for added in &kind.names {
+            outln!(
+                "{added_one} ({name}): {added}",
+                added_one = if report.dry_run { "would add" } else { "added" }
+            );
+        }
     }
     for (name, kind) in report.kinds() {
         for reason in &kind.reasons {

@@ -50,7 +50,8 @@ pub struct RuleArgs {
     /// A regular expression, on the field of --regex-field.
     #[arg(long, value_name = "PATTERN")]
     pub regex: Option<String>,
-    /// The field --regex looks at: title, content, author or url.
+    /// The field --regex looks at: title, content, author, url or tag, or several joined by
+    /// commas (url,title: any of them).
     #[arg(long, value_name = "FIELD", default_value = "title")]
     pub regex_field: String,
     /// Items published more than this many days ago.

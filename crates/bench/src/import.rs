@@ -317,6 +317,7 @@ fn farm_opml(urls: &[String]) -> String {
             html_url: None,
             group: Some(if id % 2 == 0 { "News" } else { "Blogs" }.to_owned()),
             settings: tidings_worker::OpmlSettings::default(),
+            read_filters: Vec::new(),
         })
         .collect();
     tidings_worker::build_opml("The farm", &feeds, chrono::Utc::now())

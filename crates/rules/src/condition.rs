@@ -36,6 +36,9 @@ pub enum TextField {
     Author,
     /// The link.
     Url,
+    /// The item's tags and the feed's categories for it: the regular expression holds when it
+    /// matches one of them.
+    Tag,
 }
 
 impl TextField {
@@ -46,8 +49,22 @@ impl TextField {
             "content" => Ok(TextField::Content),
             "author" => Ok(TextField::Author),
             "url" => Ok(TextField::Url),
+            "tag" => Ok(TextField::Tag),
             _ => Err(RuleError::BadRegexField(name.to_string())),
         }
+    }
+
+    /// Reads a regular expression's fields as the API writes them: one name, or several
+    /// joined by commas (`url,title,author,tag`), any of which the pattern may match.
+    pub fn parse_list(names: &str) -> Result<Vec<TextField>, RuleError> {
+        let mut fields = Vec::new();
+        for name in names.split(',') {
+            let field = TextField::parse(name)?;
+            if !fields.contains(&field) {
+                fields.push(field);
+            }
+        }
+        Ok(fields)
     }
 
     /// The field's name as the API writes it.
@@ -57,16 +74,27 @@ impl TextField {
             TextField::Content => "content",
             TextField::Author => "author",
             TextField::Url => "url",
+            TextField::Tag => "tag",
         }
     }
 
-    fn text<'a>(self, item: &PreparedItem<'a>) -> &'a str {
-        match self {
+    /// Whether `regex` matches the field's (bounded) text, or for tags one of them.
+    fn is_match(self, regex: &Regex, item: &PreparedItem<'_>) -> bool {
+        let text = match self {
             TextField::Title => item.item.title,
             TextField::Content => item.item.content,
             TextField::Author => item.item.author,
             TextField::Url => item.item.url,
-        }
+            TextField::Tag => {
+                return item
+                    .item
+                    .tags
+                    .iter()
+                    .chain(item.item.categories)
+                    .any(|tag| regex.is_match(bounded(tag)));
+            }
+        };
+        regex.is_match(bounded(text))
     }
 }
 
@@ -173,6 +201,8 @@ impl Test {
                     TextField::Content => &item.content_words,
                     TextField::Author => &item.author_words,
                     TextField::Url => return item.url_lower.contains(&term.tokens.join(" ")),
+                    // Words name no tag field (`tag:` is a test of its own).
+                    TextField::Tag => return false,
                 };
                 term.occurrences(tokens) > 0
             }
@@ -336,10 +366,10 @@ fn normalize_name(name: &str) -> String {
     name.trim().to_lowercase()
 }
 
-/// A regular expression on one field.
+/// A regular expression on one field, or on several (it holds when it matches any of them).
 #[derive(Debug, Clone)]
 pub struct FieldRegex {
-    field: TextField,
+    fields: Vec<TextField>,
     regex: Regex,
 }
 
@@ -347,6 +377,15 @@ impl FieldRegex {
     /// Compiles `pattern` for `field`, refusing one too long or too large to compile small.
     /// The engine never backtracks, so matching takes time linear in the (bounded) text.
     pub fn new(field: TextField, pattern: &str) -> Result<FieldRegex, RuleError> {
+        FieldRegex::on_any(vec![field], pattern)
+    }
+
+    /// Compiles `pattern` for several fields, any of which it may match (Miniflux's block and
+    /// keep lists look at the link, the title, the author and the tags at once).
+    pub fn on_any(fields: Vec<TextField>, pattern: &str) -> Result<FieldRegex, RuleError> {
+        if fields.is_empty() {
+            return Err(RuleError::BadRegexField(String::new()));
+        }
         let chars = pattern.chars().count();
         if chars == 0 {
             return Err(RuleError::BadRegex("the pattern is empty".to_string()));
@@ -361,12 +400,12 @@ impl FieldRegex {
             .dfa_size_limit(MAX_REGEX_BYTES)
             .build()
             .map_err(|error| RuleError::BadRegex(one_line(&error.to_string())))?;
-        Ok(FieldRegex { field, regex })
+        Ok(FieldRegex { fields, regex })
     }
 
-    /// The field it looks at.
-    pub fn field(&self) -> TextField {
-        self.field
+    /// The fields it looks at.
+    pub fn fields(&self) -> &[TextField] {
+        &self.fields
     }
 
     /// The pattern as written.
@@ -374,9 +413,9 @@ impl FieldRegex {
         self.regex.as_str()
     }
 
-    /// Whether the field's (bounded) text matches.
+    /// Whether one of the fields' (bounded) texts matches.
     pub fn matches(&self, item: &PreparedItem<'_>) -> bool {
-        self.regex.is_match(bounded(self.field.text(item)))
+        self.fields.iter().any(|f| f.is_match(&self.regex, item))
     }
 }
 
@@ -518,5 +557,39 @@ mod tests {
         // A pattern whose compiled form is huge is refused when saved.
         assert!(FieldRegex::new(TextField::Title, r"\w{1000}\w{1000}\w{1000}").is_err());
         assert!(TextField::parse("body").is_err());
+    }
+
+    #[test]
+    fn a_regular_expression_on_several_fields_holds_when_one_matches() {
+        let categories = vec!["Sponsored".to_string()];
+        let it = PreparedItem::new(RuleItem {
+            title: "Weekly deals",
+            author: "Ada Lovelace",
+            url: "https://example.com/news/1",
+            categories: &categories,
+            ..RuleItem::default()
+        });
+        let fields = TextField::parse_list("url, title,author,tag,url").unwrap();
+        assert_eq!(fields.len(), 4);
+        for (pattern, expected) in [
+            ("^Sponsored$", true),
+            ("(?i)deals", true),
+            ("/news/", true),
+            ("Lovelace", true),
+            ("nowhere", false),
+        ] {
+            let regex = FieldRegex::on_any(fields.clone(), pattern).unwrap();
+            assert_eq!(regex.matches(&it), expected, "{pattern}");
+        }
+        // One field alone sees only its own text.
+        let tag = FieldRegex::new(TextField::Tag, "^Sponsored$").unwrap();
+        assert!(tag.matches(&it));
+        assert!(
+            !FieldRegex::new(TextField::Title, "^Sponsored$")
+                .unwrap()
+                .matches(&it)
+        );
+        assert!(TextField::parse_list("title,body").is_err());
+        assert!(TextField::parse_list("").is_err());
     }
 }

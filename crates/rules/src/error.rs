@@ -60,7 +60,7 @@ impl fmt::Display for RuleError {
             RuleError::BadRegexField(field) => write!(
                 f,
                 "the regular expression's field {field:?} is not known: use title, content, \
-                 author or url"
+                 author, url or tag, or several joined by commas (url,title)"
             ),
             RuleError::BadAge(days) => write!(
                 f,

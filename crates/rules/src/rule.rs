@@ -24,7 +24,8 @@ pub struct Scope {
 /// A regular expression condition as the API writes it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RegexSpec {
-    /// `title`, `content`, `author` or `url`.
+    /// `title`, `content`, `author`, `url` or `tag`; or several joined by commas
+    /// (`url,title,author,tag`): the pattern holds when it matches any of them.
     pub field: String,
     /// The pattern (Rust's regex syntax: no look-around or back-references, so it runs in
     /// linear time).
@@ -74,7 +75,10 @@ impl Rule {
             _ => None,
         };
         let regex = match &spec.regex {
-            Some(r) => Some(FieldRegex::new(TextField::parse(&r.field)?, &r.pattern)?),
+            Some(r) => Some(FieldRegex::on_any(
+                TextField::parse_list(&r.field)?,
+                &r.pattern,
+            )?),
             None => None,
         };
         if let Some(days) = spec.older_than_days

@@ -28,6 +28,7 @@ const KINDS = [
   ['read_marks', 'Read marks'],
   ['labels', 'Labels'],
   ['settings', 'Feed settings'],
+  ['rules', 'Rules (filters)'],
 ];
 
 /** A labelled field whose label, input and hint are shown or hidden together. */
@@ -42,7 +43,7 @@ function report(job) {
   const r = job.report;
   const would = job.dry_run;
   const empty = (k) => !(k.added + k.unchanged + k.kept_as_bookmark + k.failed + k.not_kept);
-  const kinds = KINDS.filter(([key]) => key !== 'settings' || !empty(r.settings));
+  const kinds = KINDS.filter(([key]) => r[key] && ((key !== 'settings' && key !== 'rules') || !empty(r[key])));
   const lines = (key) => r[key].reasons.map((reason) => h('li', { class: 'report-refused' }, reason));
   const notes = (key) => r[key].notes.map((note) => h('li', null, note));
   return [
@@ -57,6 +58,7 @@ function report(job) {
       h('tbody', null, kinds.map(([key, name]) => h('tr', { 'data-kind': key },
         h('th', { scope: 'row' }, name),
         ...[r[key].added, r[key].unchanged, r[key].kept_as_bookmark, r[key].failed].map((n) => h('td', null, String(n)))))))),
+    r.rules?.names?.length ? [h('h3', null, would ? 'Rules it would add' : 'Rules added'), h('ul', null, r.rules.names.map((name) => h('li', null, name)))] : null,
     kinds.some(([key]) => r[key].failed) ? [h('h3', null, 'Not imported'), h('ul', null, kinds.map(([key]) => lines(key)))] : null,
     kinds.some(([key]) => r[key].not_kept) ? [h('h3', null, 'Not kept (tidings has no place for it)'), h('ul', null, kinds.map(([key]) => notes(key)))] : null,
   ];

@@ -17,7 +17,7 @@ const ACTIONS = [
   ['star', 'Star'],
   ['summarize', 'Summarize'],
 ];
-const FIELDS = ['title', 'content', 'author', 'url'];
+const FIELDS = ['title', 'content', 'author', 'url', 'tag'];
 /** How long the editor waits after the last key before it asks for a preview. */
 const PREVIEW_DELAY_MS = 300;
 
@@ -51,7 +51,8 @@ function ruleForm(rule, start, onSubmit, done, cancel) {
     h('optgroup', { label: 'Feeds' }, app.subscriptions.map((s) => h('option', { value: 'feed:' + s.feed_id, selected: scopeValue === 'feed:' + s.feed_id }, s.title))));
   const query = h('input', { type: 'text', id: n + '-query', value: r.query || '', autocomplete: 'off', spellcheck: 'false', placeholder: 'sponsored -podcast, title:"breaking news", 東京' });
   const regexField = h('select', { id: n + '-regex-field', 'aria-label': 'Field of the regular expression' },
-    FIELDS.map((f) => h('option', { value: f, selected: r.regex?.field === f }, f)));
+    // A field list the form does not offer (an import's `url,title,author,tag`) stays one.
+    [...new Set([...FIELDS, r.regex?.field || FIELDS[0]])].map((f) => h('option', { value: f, selected: r.regex?.field === f }, f)));
   const regex = h('input', { type: 'text', id: n + '-regex', value: r.regex?.pattern || '', autocomplete: 'off', spellcheck: 'false', placeholder: '(?i)^sponsored' });
   const age = h('input', { type: 'number', id: n + '-age', min: 1, max: 36500, value: r.older_than_days || '', inputmode: 'numeric' });
   const checks = h('fieldset', { class: 'picks' }, h('legend', null, 'Actions'),

@@ -35,17 +35,9 @@ fn rule(name: &str, scope: RuleScope, query: &str, actions: &[&str]) -> RuleInpu
     }
 }
 
-/// Titles of the user's items in a listing of all of them, newest first.
+/// Titles of the user's items in a listing, sorted.
 async fn titles(store: &Store, user_id: i64, filter: ItemFilter) -> Vec<String> {
-    let query = ItemQuery {
-        filter,
-        limit: 200,
-        ..ItemQuery::default()
-    };
-    let page = store.list_items(user_id, &query).await.unwrap();
-    let mut titles: Vec<String> = page.items.into_iter().filter_map(|i| i.title).collect();
-    titles.sort();
-    titles
+    tidings_testkit::listed_titles(store, user_id, filter).await
 }
 
 /// How many items the user's arrival order (the sync APIs) holds.

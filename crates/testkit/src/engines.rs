@@ -2,7 +2,7 @@
 //! PostgreSQL (a fresh schema, dropped afterwards) when `TIDINGS_TEST_POSTGRES_URL` is set.
 
 use futures_util::FutureExt;
-use tidings_store::{NewSubscription, NewUser, Store, StoreOptions};
+use tidings_store::{ItemFilter, ItemQuery, NewSubscription, NewUser, Store, StoreOptions};
 
 /// The environment variable naming the PostgreSQL server for tests.
 pub const POSTGRES_ENV: &str = "TIDINGS_TEST_POSTGRES_URL";
@@ -183,4 +183,18 @@ pub async fn follow(store: &Store, user_id: i64, url: &str) -> (i64, i64) {
         .await
         .expect("subscribe");
     (subscription.id, subscription.feed_id)
+}
+
+/// The titles of a user's items in a listing (`ItemFilter::All` leaves hidden ones out), at
+/// most 200, sorted.
+pub async fn listed_titles(store: &Store, user_id: i64, filter: ItemFilter) -> Vec<String> {
+    let query = ItemQuery {
+        filter,
+        limit: 200,
+        ..ItemQuery::default()
+    };
+    let page = store.list_items(user_id, &query).await.expect("list items");
+    let mut titles: Vec<String> = page.items.into_iter().filter_map(|i| i.title).collect();
+    titles.sort();
+    titles
 }

@@ -18,6 +18,8 @@ pub mod process;
 pub mod skip;
 pub mod wait;
 
-pub use engines::{POSTGRES_ENV, TestDb, add_user, follow, follow_on_old_schema, run_on};
+pub use engines::{
+    POSTGRES_ENV, TestDb, add_user, follow, follow_on_old_schema, listed_titles, run_on,
+};
 pub use http::TestServer;
 pub use wait::wait_until;

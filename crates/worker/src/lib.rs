@@ -92,8 +92,8 @@ pub use fetcher::Fetcher;
 pub use full_text::{FoundArticle, FullTextJob, LoadError, PageError};
 pub use import::{
     GReaderClient, HISTORY_JOB_KIND, History, HistoryError, HistoryFeed, HistoryInput, HistoryItem,
-    HistoryOptions, HistoryReport, HistorySource, KindReport, MinifluxClient, ProgressSink,
-    apply_history, job_source_parts, read_history_file, start_history_import,
+    HistoryOptions, HistoryReport, HistoryRule, HistorySource, KindReport, MinifluxClient,
+    ProgressSink, apply_history, job_source_parts, read_history_file, start_history_import,
 };
 pub use import_job::{JobProgress, JobReport, MAX_RUNNING_IMPORTS, StartedJob, spawn_import_job};
 pub use metrics::{FetchResult, MetricsSnapshot, WorkerMetrics};

@@ -43,6 +43,11 @@ pub struct OpmlFeed {
     pub group: Option<String>,
     /// tidings' own settings of the subscription, when the file is a tidings export.
     pub settings: OpmlSettings,
+    /// FreshRSS' filter actions that mark the feed's new items read, one search query each
+    /// (its export's `frss:filtersActionRead`, queries one per line; FreshRSS'
+    /// `app/views/helpers/export/opml.phtml`); the history import makes them rules.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub read_filters: Vec<String>,
 }
 
 /// The namespace of tidings' own outline attributes, so that an export read back into
@@ -152,6 +157,25 @@ pub enum OpmlError {
     NotOpml(String),
 }
 
+/// FreshRSS' `frss:filtersActionRead` of an outline: its lines (search queries), with the
+/// XML's character references decoded and nothing else changed.
+fn read_filters(start: &BytesStart<'_>) -> Vec<String> {
+    start
+        .attributes()
+        .with_checks(false)
+        .filter_map(Result::ok)
+        .find(|attr| attr.key.local_name().as_ref() == "filtersActionRead")
+        .map(|attr| {
+            tidings_feed::text::decode_entities(&attr.value)
+                .lines()
+                .map(str::trim)
+                .filter(|line| !line.is_empty())
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 fn attribute(start: &BytesStart<'_>, name: &str) -> Option<String> {
     start
         .attributes()
@@ -222,6 +246,7 @@ pub fn parse_opml(bytes: &[u8]) -> Result<OpmlDocument, OpmlError> {
                             html_url: attribute(&start, "htmlUrl"),
                             group,
                             settings: OpmlSettings::read(&start),
+                            read_filters: read_filters(&start),
                         });
                         if !is_empty {
                             folders.push(None);
@@ -1272,6 +1297,7 @@ pub async fn export_opml(store: &Store, user_id: i64, title: &str) -> Result<Str
                 .get(&subscription.group_id)
                 .filter(|(_, is_default)| !is_default)
                 .map(|(name, _)| name.clone()),
+            read_filters: Vec::new(),
         })
         .collect();
     let mut feeds = feeds;
@@ -1412,6 +1438,7 @@ mod tests {
             html_url: None,
             group: Some("Group\u{0}\u{1f}\"'".into()),
             settings: OpmlSettings::default(),
+            read_filters: Vec::new(),
         }];
         let built = build_opml("Title\u{0}", &feeds, chrono::Utc::now());
         // XML 1.0's Char production, with the layout's own line breaks allowed.

@@ -59,6 +59,7 @@ on_both_engines!(a_dry_run_counts_stars_that_will_be_bookmarks, |db| {
             ),
             starred("https://gone.example/feed", "https://gone.example/1"),
         ],
+        rules: Vec::new(),
     };
     let options = HistoryOptions {
         dry_run: true,

@@ -9,6 +9,7 @@ mod favicons;
 mod fetching;
 mod full_text;
 mod import_reports;
+mod import_rules;
 mod notifications;
 mod politeness;
 mod popularity;

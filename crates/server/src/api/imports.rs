@@ -94,6 +94,8 @@ pub struct KindReportView {
     pub not_kept: usize,
     /// One line for each of `not_kept`.
     pub notes: Vec<String>,
+    /// What was added (a dry run: would be), by name, for rules.
+    pub names: Vec<String>,
 }
 
 impl From<KindReport> for KindReportView {
@@ -106,6 +108,7 @@ impl From<KindReport> for KindReportView {
             reasons: kind.reasons,
             not_kept: kind.not_kept,
             notes: kind.notes,
+            names: kind.names,
         }
     }
 }
@@ -125,6 +128,9 @@ pub struct HistoryReportView {
     pub labels: KindReportView,
     /// Per-feed settings of new subscriptions (from Miniflux, or a tidings export).
     pub settings: KindReportView,
+    /// Rules made of the other reader's filters: Miniflux's block and keep rules (from its
+    /// API), FreshRSS' read filters (from its OPML export).
+    pub rules: KindReportView,
 }
 
 impl From<HistoryReport> for HistoryReportView {
@@ -136,6 +142,7 @@ impl From<HistoryReport> for HistoryReportView {
             read_marks: report.read_marks.into(),
             labels: report.labels.into(),
             settings: report.settings.into(),
+            rules: report.rules.into(),
         }
     }
 }

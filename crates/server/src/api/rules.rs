@@ -46,8 +46,10 @@ pub struct ScopeBody {
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RegexBody {
-    /// `title`, `content`, `author` or `url`.
-    #[schema(pattern = "^(title|content|author|url)$")]
+    /// `title`, `content`, `author`, `url` or `tag` (one of the item's tags or its feed's
+    /// categories); or several joined by commas (`url,title,author,tag`), any of which the
+    /// pattern may match.
+    #[schema(pattern = "^(title|content|author|url|tag)(,(title|content|author|url|tag))*$")]
     pub field: String,
     /// The pattern, in Rust's regex syntax (no look-around or back-references: it runs in time
     /// linear in the text, so no pattern can stall a fetch); at most 1,000 characters.

@@ -1,4 +1,4 @@
-//! History files: OPML (subscriptions and folders), or a starred-items JSON in the Google
+//! History files: OPML (subscriptions and folders, and FreshRSS' read filters of its feeds), or a starred-items JSON in the Google
 //! Reader format (Google Reader Takeout's `starred.json`, FreshRSS' and Inoreader's JSON
 //! exports), told apart by their content.
 
@@ -6,6 +6,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
+use super::freshrss_rules::freshrss_read_rules;
 use super::history::{History, HistoryFeed, greader_item};
 use crate::opml::parse_opml;
 
@@ -19,6 +20,14 @@ pub fn read_history_file(bytes: &[u8]) -> Result<History, String> {
         Some(b'{') => starred_json(bytes),
         Some(b'<') => {
             let document = parse_opml(bytes).map_err(|error| error.to_string())?;
+            let rules = document
+                .feeds
+                .iter()
+                .flat_map(|feed| {
+                    let title = feed.title.as_deref().unwrap_or(&feed.xml_url);
+                    freshrss_read_rules(&feed.xml_url, title, &feed.read_filters)
+                })
+                .collect();
             Ok(History {
                 feeds: document
                     .feeds
@@ -34,6 +43,7 @@ pub fn read_history_file(bytes: &[u8]) -> Result<History, String> {
                     })
                     .collect(),
                 items: Vec::new(),
+                rules,
             })
         }
         _ => Err(

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
+use super::rules::HistoryRule;
 use crate::opml::OpmlSettings;
 
 /// A subscription of the other reader.
@@ -117,6 +118,9 @@ pub struct History {
     pub feeds: Vec<HistoryFeed>,
     /// Its starred items and the items whose read state it knows.
     pub items: Vec<HistoryItem>,
+    /// Its filters (Miniflux's block and keep rules, FreshRSS' filter actions), as tidings
+    /// rules or with why they do not map.
+    pub rules: Vec<HistoryRule>,
 }
 
 impl History {

@@ -1,5 +1,6 @@
 //! A Miniflux API v1 client, reading what [`super::apply_history`] imports: the feeds with
-//! their categories and settings, and every entry with its status and star.
+//! their categories and settings, every entry with its status and star, and the user's and
+//! feeds' block and keep rules ([`super::miniflux_rules`]).
 //!
 //! The JSON shapes are Miniflux's own (https://miniflux.app/docs/api.html; in miniflux/v2,
 //! `client/model.go` and `internal/model/{feed,entry,category}.go`): `GET /v1/feeds` answers
@@ -14,6 +15,8 @@ use serde::Deserialize;
 
 use super::HistoryError;
 use super::history::{History, HistoryFeed, HistoryItem};
+use super::miniflux_rules::{FeedFilters, miniflux_rules};
+use super::rules::HistoryRule;
 use super::source::{MAX_ITEMS, http_client, json_of, unreachable};
 use crate::opml::OpmlSettings;
 
@@ -66,6 +69,16 @@ struct Feed {
     fetch_via_proxy: bool,
     #[serde(default)]
     disabled: bool,
+}
+
+/// What the import uses of `GET /v1/me`: the user's filter rules (Miniflux 2.2 and later;
+/// absent before, so empty).
+#[derive(Debug, Default, Deserialize)]
+struct Me {
+    #[serde(default)]
+    block_filter_entry_rules: String,
+    #[serde(default)]
+    keep_filter_entry_rules: String,
 }
 
 /// A feed's category.
@@ -170,14 +183,17 @@ impl MinifluxClient {
     /// Reads the account's feeds and every entry it has (read, unread, starred). The key is
     /// checked first (`/v1/me`), so that a wrong one is told before anything else.
     pub async fn history(&self) -> Result<History, HistoryError> {
-        let _: serde_json::Value = self.get("me", &[]).await?;
-        let feeds: Vec<Feed> = self.get("feeds", &[]).await?;
-        let mut history = History::default();
+        let me: Me = self.get("me", &[]).await?;
+        let mut feeds: Vec<Feed> = self.get("feeds", &[]).await?;
+        feeds.retain(|feed| {
+            feed.feed_url.starts_with("http://") || feed.feed_url.starts_with("https://")
+        });
+        let mut history = History {
+            rules: account_rules(&me, &feeds),
+            ..History::default()
+        };
         let mut by_id: HashMap<i64, (String, String)> = HashMap::new();
         for feed in feeds {
-            if !(feed.feed_url.starts_with("http://") || feed.feed_url.starts_with("https://")) {
-                continue;
-            }
             by_id.insert(feed.id, (feed.feed_url.clone(), feed.title.clone()));
             history.feeds.push(history_feed(feed));
         }
@@ -214,6 +230,30 @@ impl MinifluxClient {
     }
 }
 
+/// The account's block and keep rules, the user's and each feed's, as tidings rules.
+fn account_rules(me: &Me, feeds: &[Feed]) -> Vec<HistoryRule> {
+    let filters: Vec<FeedFilters<'_>> = feeds
+        .iter()
+        .map(|feed| FeedFilters {
+            feed_url: &feed.feed_url,
+            title: if feed.title.trim().is_empty() {
+                &feed.feed_url
+            } else {
+                &feed.title
+            },
+            blocklist: &feed.blocklist_rules,
+            keeplist: &feed.keeplist_rules,
+            block_lines: &feed.block_filter_entry_rules,
+            keep_lines: &feed.keep_filter_entry_rules,
+        })
+        .collect();
+    miniflux_rules(
+        &me.block_filter_entry_rules,
+        &me.keep_filter_entry_rules,
+        &filters,
+    )
+}
+
 /// A Miniflux feed as the history has it: its category as folder, its crawler as full text
 /// for every item, *disabled* as a paused subscription, and the names of the settings tidings
 /// has no equivalent for.
@@ -226,17 +266,11 @@ fn history_feed(feed: Feed) -> HistoryFeed {
     };
     let filled = |text: &str| !text.trim().is_empty();
     // tidings finds an article's main text itself: a selector of the page's content has no
-    // place to go, nor have rules that rewrite or filter entries.
+    // place to go, nor have rules that rewrite entries. (Block and keep rules become rules:
+    // `account_rules`.)
     note(filled(&feed.scraper_rules), "scraper rules");
     note(filled(&feed.rewrite_rules), "rewrite rules");
     note(filled(&feed.urlrewrite_rules), "URL rewrite rules");
-    note(
-        filled(&feed.blocklist_rules)
-            || filled(&feed.keeplist_rules)
-            || filled(&feed.block_filter_entry_rules)
-            || filled(&feed.keep_filter_entry_rules),
-        "entry filter rules",
-    );
     note(filled(&feed.user_agent), "user agent");
     note(filled(&feed.cookie), "cookie");
     note(filled(&feed.username), "feed credentials");

@@ -11,15 +11,23 @@
 //! does not have (its feed is gone, could not be fetched, or no longer lists it) is kept as a
 //! bookmark with the other reader's title, content and date (F34).
 //!
+//! The other reader's filters (Miniflux's block and keep rules, FreshRSS' read filters)
+//! become rules ([`rules`]), made after the subscriptions and run once on the new feeds' first
+//! items; one the user has already is not made again.
+//!
 //! This module sits on [`crate::opml`], [`crate::import_job`] and the store only; [`job`] runs
 //! the same import as a background job for the server.
 
 pub mod file;
+mod freshrss_rules;
 pub mod greader;
 mod history;
 pub mod job;
 pub mod miniflux;
+mod miniflux_rules;
 mod remote;
+mod report;
+mod rules;
 mod source;
 
 pub use file::read_history_file;
@@ -28,6 +36,8 @@ pub use history::{History, HistoryFeed, HistoryItem};
 pub use job::{HISTORY_JOB_KIND, HistoryInput, job_source_parts, start_history_import};
 pub use miniflux::MinifluxClient;
 pub use remote::HistorySource;
+pub use report::KindReport;
+pub use rules::HistoryRule;
 pub use source::MAX_ITEMS;
 
 use std::collections::{HashMap, HashSet};
@@ -40,45 +50,7 @@ use crate::opml::{
     ImportOptions, ImportStatus, OpmlFeed, OpmlSettings, build_opml, import_opml_with_progress,
 };
 use history::is_default_folder;
-
-/// What an import did (or, in a dry run, would do) to one kind of thing.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(default)]
-pub struct KindReport {
-    /// Added or changed.
-    pub added: usize,
-    /// Already so in tidings: nothing to do.
-    pub unchanged: usize,
-    /// Kept another way (a starred item kept as a bookmark).
-    pub kept_as_bookmark: usize,
-    /// Not imported; `reasons` says why.
-    pub failed: usize,
-    /// One line per thing not imported.
-    pub reasons: Vec<String>,
-    /// Not carried over because tidings has no place for it (a label on an item kept as a
-    /// bookmark, a setting tidings does not have), which no second run would change: said in
-    /// `notes`, and not a failure of the import.
-    pub not_kept: usize,
-    /// One line per thing not kept.
-    pub notes: Vec<String>,
-}
-
-impl KindReport {
-    fn fail(&mut self, reason: String) {
-        self.failed += 1;
-        self.reasons.push(reason);
-    }
-
-    fn not_kept(&mut self, note: String) {
-        self.not_kept += 1;
-        self.notes.push(note);
-    }
-
-    /// Whether nothing at all was counted.
-    pub fn is_empty(&self) -> bool {
-        self.added + self.unchanged + self.kept_as_bookmark + self.failed + self.not_kept == 0
-    }
-}
+use rules::{RuleFeeds, import_rules};
 
 /// The report of a history import, per kind.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -98,6 +70,9 @@ pub struct HistoryReport {
     pub labels: KindReport,
     /// Per-feed settings of new subscriptions (the Miniflux API's, a tidings export's).
     pub settings: KindReport,
+    /// Rules made of the other reader's filters (Miniflux's block and keep rules, FreshRSS'
+    /// read filters).
+    pub rules: KindReport,
 }
 
 impl HistoryReport {
@@ -107,7 +82,7 @@ impl HistoryReport {
     }
 
     /// The kinds with their names, in the order they are printed.
-    pub fn kinds(&self) -> [(&'static str, &KindReport); 6] {
+    pub fn kinds(&self) -> [(&'static str, &KindReport); 7] {
         [
             ("subscriptions", &self.subscriptions),
             ("folders", &self.folders),
@@ -115,6 +90,7 @@ impl HistoryReport {
             ("read marks", &self.read_marks),
             ("labels", &self.labels),
             ("settings", &self.settings),
+            ("rules", &self.rules),
         ]
     }
 }
@@ -184,8 +160,39 @@ pub async fn apply_history(
         }
     };
     tell(0);
+    let before: HashSet<i64> = if history.rules.is_empty() {
+        HashSet::new()
+    } else {
+        known_feeds(store, user_id).await?.into_values().collect()
+    };
     let (feeds, pending) =
         import_subscriptions(fetcher, user_id, history, options, &mut report).await?;
+    let where_ = RuleFeeds {
+        feeds: &feeds,
+        pending: &pending,
+    };
+    import_rules(
+        store,
+        user_id,
+        &history.rules,
+        &where_,
+        options.dry_run,
+        &mut report.rules,
+    )
+    .await?;
+    if report.rules.added > 0 && !options.dry_run {
+        // The new feeds' first fetch came before their rules: run them on what it brought,
+        // as if the rules had been there first (the other reader never showed what they
+        // hide). The feeds the user had are left as they are.
+        let new: HashSet<i64> = feeds
+            .values()
+            .copied()
+            .filter(|f| !before.contains(f))
+            .collect();
+        for feed_id in new {
+            store.run_rules_on_backlog(user_id, feed_id).await?;
+        }
+    }
     tell(history.feeds.len());
     let mut bookmarks: HashSet<(Option<String>, Option<String>)> = store
         .list_bookmarks(user_id)
@@ -406,6 +413,7 @@ async fn import_subscriptions(
             html_url: feed.site_url.clone(),
             group: folder_of(feed).map(str::to_owned),
             settings: feed.settings.clone(),
+            read_filters: Vec::new(),
         });
     }
     let with_settings = |feeds: &mut dyn Iterator<Item = &OpmlFeed>| {
