@@ -1,12 +1,15 @@
 //! Rules (issue 33) over HTTP against a real server and a real feed on 127.0.0.1, on both
 //! engines: saved with clear errors, acting on the items of a real first fetch for their user
-//! alone (the REST listings, the unread counts and the Google Reader API agree), previewed,
-//! applied once and undone, private to their user.
+//! alone (the REST listings, the unread counts and the Google Reader, Fever and Miniflux APIs
+//! agree), previewed, applied once and undone, private to their user; a regular expression
+//! may look at several fields.
 
 use reqwest::{Client, Method, StatusCode};
 use serde_json::{Value, json};
 use tidings_testkit::feeds::rss_items;
 use tidings_testkit::{TestServer, on_both_engines};
+
+use tidings_server::sync::fever::key_digest;
 
 use crate::support::{TestApp, call};
 
@@ -30,6 +33,11 @@ async fn titles(client: &Client, app: &TestApp, query: &str) -> Vec<String> {
     titles
 }
 
+/// The JSON a request answers.
+async fn json_of(request: reqwest::RequestBuilder) -> Value {
+    request.send().await.unwrap().json().await.unwrap()
+}
+
 /// How many items a Google Reader stream of the user lists, signed in with an API key.
 async fn greader_count(app: &TestApp, user: &str, key: &str, stream: &str) -> usize {
     let base = format!("{}/api/greader.php", app.base);
@@ -46,17 +54,82 @@ async fn greader_count(app: &TestApp, user: &str, key: &str, stream: &str) -> us
         .lines()
         .find_map(|l| l.strip_prefix("Auth="))
         .unwrap_or_else(|| panic!("no Auth in {login}"));
-    let ids: Value = Client::new()
-        .get(format!("{base}/reader/api/0/stream/items/ids"))
-        .query(&[("s", stream), ("n", "1000"), ("output", "json")])
-        .header("authorization", format!("GoogleLogin auth={auth}"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let ids = json_of(
+        Client::new()
+            .get(format!("{base}/reader/api/0/stream/items/ids"))
+            .query(&[("s", stream), ("n", "1000"), ("output", "json")])
+            .header("authorization", format!("GoogleLogin auth={auth}")),
+    )
+    .await;
     ids["itemRefs"].as_array().map_or(0, Vec::len)
+}
+
+/// The titles of the Fever API's `items` for a user, and how many `unread_item_ids` it lists.
+async fn fever_titles(app: &TestApp, user: &str, key: &str) -> (Vec<String>, usize) {
+    let digest = key_digest(user, key);
+    let ask = |what: &'static str| {
+        let digest = digest.clone();
+        async move {
+            let answer = json_of(
+                Client::new()
+                    .post(format!("{}/api/fever.php?api&{what}", app.base))
+                    .form(&[("api_key", digest.as_str())]),
+            )
+            .await;
+            assert_eq!(answer["auth"], 1, "{answer}");
+            answer
+        }
+    };
+    let items = ask("items").await;
+    let mut titles: Vec<String> = items["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["title"].as_str().unwrap().to_owned())
+        .collect();
+    titles.sort();
+    let unread = ask("unread_item_ids").await;
+    let ids = unread["unread_item_ids"].as_str().unwrap();
+    (titles, ids.split(',').filter(|id| !id.is_empty()).count())
+}
+
+/// The titles of the Miniflux API's `/v1/entries` for a user (every status), and its total.
+async fn miniflux_titles(app: &TestApp, key: &str) -> (Vec<String>, i64) {
+    let page = json_of(
+        Client::new()
+            .get(format!("{}/v1/entries", app.base))
+            .query(&[("limit", "100")])
+            .header("x-auth-token", key),
+    )
+    .await;
+    let mut titles: Vec<String> = page["entries"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no entries in {page}"))
+        .iter()
+        .map(|e| e["title"].as_str().unwrap().to_owned())
+        .collect();
+    titles.sort();
+    (titles, page["total"].as_i64().unwrap())
+}
+
+/// The Fever and Miniflux APIs leave ann's hidden item out (and count her read one as
+/// read); bob, on the same feed, has all five unread in both.
+async fn phase_fever_and_miniflux_leave_hidden_items_out(app: &TestApp, ann: &str, bob: &str) {
+    let visible = [
+        "BREAKING: a storm",
+        "Plain news",
+        "Rust 2.0 released",
+        "天気予報",
+    ];
+    let (titles, unread) = fever_titles(app, "ann", ann).await;
+    assert_eq!((titles, unread), (visible.map(String::from).to_vec(), 3));
+    let (titles, total) = miniflux_titles(app, ann).await;
+    assert_eq!((titles, total), (visible.map(String::from).to_vec(), 4));
+    let (titles, unread) = fever_titles(app, "bob", bob).await;
+    assert_eq!((titles.len(), unread), (5, 5), "{titles:?}");
+    assert!(titles.contains(&"Sponsored: buy this".to_owned()));
+    let (titles, total) = miniflux_titles(app, bob).await;
+    assert_eq!((titles.len(), total), (5, 5), "{titles:?}");
 }
 
 async fn api_key(client: &Client, app: &TestApp) -> String {
@@ -102,6 +175,11 @@ async fn phase_bad_rules_are_refused(ann: &Client, app: &TestApp) {
             "regular expression",
         ),
         (
+            json!({"regex": {"field": "title,body", "pattern": "x"}, "actions": ["read"]}),
+            StatusCode::BAD_REQUEST,
+            "or several joined by commas",
+        ),
+        (
             json!({"query": "x", "older_than_days": 0, "actions": ["read"]}),
             StatusCode::BAD_REQUEST,
             "older_than_days",
@@ -134,7 +212,7 @@ on_both_engines!(rules_act_on_a_real_fetch_for_their_user_alone, |db| {
     for body in [
         json!({"name": "Ads", "query": "sponsored", "actions": ["hide"]}),
         json!({"query": "title:rust", "actions": ["star", "label:Lang"]}),
-        json!({"regex": {"field": "title", "pattern": "(?i)^breaking"}, "actions": ["read"]}),
+        json!({"regex": {"field": "url,title", "pattern": "(?i)^breaking"}, "actions": ["read"]}),
         json!({"query": "東京", "actions": ["label:Tokyo"]}),
     ] {
         let (status, _, saved) = call(&ann, Method::POST, &app.url("/rules"), Some(body)).await;
@@ -223,6 +301,7 @@ on_both_engines!(rules_act_on_a_real_fetch_for_their_user_alone, |db| {
         greader_count(&app, "bob", &bob_key, "user/-/label/Tokyo").await,
         0
     );
+    phase_fever_and_miniflux_leave_hidden_items_out(&app, &ann_key, &bob_key).await;
 });
 
 on_both_engines!(preview_apply_undo_and_privacy_over_http, |db| {

@@ -7,7 +7,7 @@
 //! Items come back whole, content included, because these clients store them.
 
 use crate::items::{decode_item, item_from_row};
-use crate::reading::IS_READ;
+use crate::reading::{IS_READ, NOT_HIDDEN};
 use crate::{Item, Result, Store, StoreError, in_tx, row_decoder, unix_now, with_db};
 
 /// The most ids one [`SyncQuery::ids`] may name.
@@ -177,7 +177,9 @@ impl Conditions {
             sql: Vec::new(),
             binds: vec![Bind::Int(user_id)],
             uses_subscription: query.group_id.is_some() || query.read.is_some(),
-            uses_state: query.read.is_some() || query.starred.is_some(),
+            uses_state: query.read.is_some()
+                || query.starred.is_some()
+                || query.ids_are == SyncIds::Items,
             uses_item: query.group_id.is_some()
                 || query.read.is_some()
                 || query.starred.is_some()
@@ -189,6 +191,11 @@ impl Conditions {
                     && matches!(query.order, SyncOrder::NewestFirst | SyncOrder::OldestFirst))
                 || query.ids_are == SyncIds::Items,
         };
+        if query.ids_are == SyncIds::Items {
+            // Hidden items have no arrival row, which keeps them out of arrival-ordered
+            // queries; a query over items' own ids (the Miniflux API) leaves them out here.
+            c.sql.push(NOT_HIDDEN.to_string());
+        }
         if let Some(feed_id) = query.feed_id {
             let p = c.bind(Bind::Int(feed_id));
             c.sql.push(format!("i.feed_id = {p}"));
