@@ -60,6 +60,8 @@ enum BenchCommand {
     /// Time storing new items into many feeds with 1,000 rules across 100 users, against the
     /// same with the rules off (issue 33).
     RulesIngest(rules::RulesIngestArgs),
+    /// Time the rule editor's live preview for one user with 100,000 items (issue 33).
+    RulesPreview(rules::RulesPreviewArgs),
     /// Time searches (single word, two words, CJK, phrase, filtered, by relevance) on the data
     /// set of `generate`, through the store, with p95 per kind and the index's size.
     Search(search::SearchBenchArgs),
@@ -96,6 +98,7 @@ async fn run(config: &GlobalConfig, command: BenchCommand) -> anyhow::Result<Exi
         BenchCommand::SyncUsers(args) => sync::sync_users(config, args).await,
         BenchCommand::SyncIngest(args) => sync::sync_ingest(config, args).await,
         BenchCommand::RulesIngest(args) => rules::run(config, args).await,
+        BenchCommand::RulesPreview(args) => rules::preview(config, args).await,
         BenchCommand::Search(args) => search::run(config, args).await,
         BenchCommand::Related(args) => related::run(config, args).await,
         BenchCommand::Parse(args) => parse::run(&args),

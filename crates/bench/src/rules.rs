@@ -8,6 +8,9 @@
 //! one call per feed with the farm's mix of sizes (5 to 500 items, log-uniform), and the same
 //! rounds with every rule switched off. Rounds alternate (off, on, on, off, …) so that the
 //! growing database weighs on both alike.
+//!
+//! `tidings-bench rules-preview` times the rule editor's live preview for one user with
+//! `--items` items (100,000 by default): what the editor waits for at each keystroke.
 
 use std::process::ExitCode;
 use std::time::Instant;
@@ -243,6 +246,92 @@ pub async fn run(config: &GlobalConfig, args: RulesIngestArgs) -> anyhow::Result
     outln!(
         "per item stored: {on:.1} µs with rules, {off:.1} µs without: rules cost {:+.1} %",
         (on / off - 1.0) * 100.0
+    );
+    store.close().await;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Arguments of `tidings-bench rules-preview`.
+#[derive(Debug, Args)]
+pub struct RulesPreviewArgs {
+    /// Items of the user, in feeds of the farm's mix of sizes.
+    #[arg(long, default_value_t = 100_000)]
+    pub items: u64,
+    /// Times each rule is previewed.
+    #[arg(long, default_value_t = 5)]
+    pub repeat: usize,
+}
+
+/// Gives a new user feeds of the farm's sizes until they hold `items` items; answers the user.
+async fn preview_user(store: &Store, items: u64, run: u64) -> anyhow::Result<i64> {
+    let user = store
+        .create_user(&NewUser {
+            username: format!("preview{run}"),
+            password_hash: None,
+            is_admin: false,
+        })
+        .await?
+        .id;
+    let (mut stored, mut feed, now) = (0u64, 0usize, unix_now());
+    while stored < items {
+        let new = NewSubscription {
+            feed_url: format!("https://preview{run}.invalid/feed/{feed}"),
+            ..NewSubscription::default()
+        };
+        let feed_id = store.subscribe(user, &new).await?.feed_id;
+        // Two rounds a feed: a feed's items a few weeks apart, as a followed feed gathers.
+        for round in 0..2 {
+            let batch = round_items(feed, round, now - round as i64 * 86_400 * 14);
+            let written = store
+                .store_fetch(feed_id, &batch, now, &FetchWrites::default())
+                .await?;
+            stored += written.counts.inserted;
+        }
+        feed += 1;
+    }
+    Ok(user)
+}
+
+/// Runs the preview bench: each of the ingest bench's rule kinds previewed `--repeat` times,
+/// with the median and slowest time per kind.
+pub async fn preview(config: &GlobalConfig, args: RulesPreviewArgs) -> anyhow::Result<ExitCode> {
+    let store = crate::store::open_store_for_bulk_load(config).await?;
+    let run = unix_now() as u64;
+    let started = Instant::now();
+    let user = preview_user(&store, args.items, run).await?;
+    outln!(
+        "tidings-bench rules-preview on {}: one user with {} items, set up in {:.1} s; load \
+         average {}",
+        store.engine(),
+        args.items,
+        started.elapsed().as_secs_f64(),
+        crate::sync::load_average()
+    );
+    let mut all = Vec::new();
+    for k in 0..10 {
+        let spec = rule(0, k, 0, false);
+        let mut times = Vec::new();
+        let mut matched = 0;
+        for _ in 0..args.repeat.max(1) {
+            let started = Instant::now();
+            matched = store.preview_rule(user, &spec).await?.matched;
+            times.push(started.elapsed().as_secs_f64() * 1e3);
+        }
+        times.sort_by(f64::total_cmp);
+        outln!(
+            "rule {k} ({}): {matched} of 1,000 caught; median {:.0} ms, slowest {:.0} ms",
+            spec.query.as_deref().unwrap_or("no words"),
+            times[times.len() / 2],
+            times[times.len() - 1]
+        );
+        all.extend(times);
+    }
+    all.sort_by(f64::total_cmp);
+    outln!(
+        "every preview: median {:.0} ms, p95 {:.0} ms; load average {}",
+        all[all.len() / 2],
+        all[all.len() * 95 / 100],
+        crate::sync::load_average()
     );
     store.close().await;
     Ok(ExitCode::SUCCESS)
