@@ -1520,6 +1520,20 @@ on_both_engines!(lists_answer_304_while_unchanged, |db| {
     let (status, _, body) = conditional_get(&reader, "tag/list", tags_tag.as_deref()).await;
     assert_eq!(status, StatusCode::OK);
     assert!(body.contains("Fresh"), "{body}");
+    // Unchanged again, then an unsubscription: a new answer without the feed.
+    let (_, list_tag, _) = conditional_get(&reader, "subscription/list", None).await;
+    let (status, _, _) = conditional_get(&reader, "subscription/list", list_tag.as_deref()).await;
+    assert_eq!(status, StatusCode::NOT_MODIFIED);
+    reader
+        .post_ok(
+            "subscription/edit",
+            &[("s", &format!("feed/{}", s.feed_a)), ("ac", "unsubscribe")],
+        )
+        .await;
+    let (status, _, body) =
+        conditional_get(&reader, "subscription/list", list_tag.as_deref()).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(!body.contains("Alpha"), "{body}");
 });
 
 // A server address typed with a trailing slash (`https://host/`, `…/api/greader.php/`) makes

@@ -109,6 +109,10 @@ pub struct SyncItem {
     /// When the item became visible to the user, in microseconds (for [`SyncIds::Items`]
     /// queries, when it was first fetched).
     pub arrived_us: i64,
+    /// The name of the subscription's group (empty if it has none).
+    pub group_name: String,
+    /// The labels the user put on the item, sorted.
+    pub labels: Vec<String>,
 }
 
 /// One item of [`Store::sync_item_ids`].
@@ -375,6 +379,8 @@ type SyncExtraRow = ((i64, i64, String, String, Option<String>, i64), (i64, i64)
 
 row_decoder!(decode_sync_extra -> SyncExtraRow { (17, 18, 19, 20, 21, 22), (23, 24) });
 
+row_decoder!(decode_sync_tail -> ((String, Option<String>),) { (25, 26) });
+
 fn decode_sync_item<R>(row: &R) -> std::result::Result<SyncItem, sqlx::Error>
 where
     R: sqlx::Row,
@@ -390,6 +396,13 @@ where
         (subscription_id, group_id, feed_title, feed_url, site_url, changed_at),
         (sync_id, arrived_us),
     ) = decode_sync_extra(row)?;
+    let ((group_name, labels),) = decode_sync_tail(row)?;
+    // A JSON list of text, or nothing (most items have no label).
+    let labels = match labels.as_deref() {
+        None | Some("[]") => Vec::new(),
+        Some(list) => serde_json::from_str(list)
+            .map_err(|error| sqlx::Error::Decode(format!("an item's labels: {error}").into()))?,
+    };
     Ok(SyncItem {
         item,
         subscription_id,
@@ -400,6 +413,8 @@ where
         changed_at,
         sync_id,
         arrived_us,
+        group_name,
+        labels,
     })
 }
 
@@ -424,21 +439,45 @@ macro_rules! bound {
 
 impl Store {
     /// The user's items matching `query`, whole, in its order, at most
-    /// [`MAX_SYNC_ITEMS`] (and `query.limit`).
+    /// [`MAX_SYNC_ITEMS`] (and `query.limit`). An item's `summary` is given only when it has
+    /// no `content`: the sync APIs show one of the two, and a page of 100 items read both
+    /// (on PostgreSQL each a compressed text to unpack and send).
+    ///
+    /// One statement with everything an app's page shows, its group's name and the item's
+    /// labels included: the Google Reader API's pages read the user's groups and the page's
+    /// labels with two more statements before, on PostgreSQL two more round trips.
     pub async fn sync_items(&self, user_id: i64, query: &SyncQuery) -> Result<Vec<SyncItem>> {
-        let mut c = Conditions::build(user_id, query)?;
-        let limit = c.bind(Bind::Int(query.limit.clamp(0, MAX_SYNC_ITEMS)));
-        let offset = c.bind(Bind::Int(query.offset.max(0)));
+        let c = Conditions::build(user_id, query)?;
+        // The page's size and offset are written into the statement, not bound: with them
+        // as parameters PostgreSQL re-plans the statement on every run (its generic plan,
+        // costed for an unknown LIMIT, never wins), and planning these joins cost more than
+        // running them (~1 ms a page). Apps ask for a few sizes, so the statements stay few.
+        let (limit, offset) = (query.limit.clamp(0, MAX_SYNC_ITEMS), query.offset.max(0));
         let (from, user) = from_sync(query);
+        // The labels as one JSON list (each engine's own aggregate), sorted.
+        let labels = match self.engine() {
+            crate::Engine::Sqlite => {
+                "(SELECT json_group_array(label) FROM
+                     (SELECT label FROM item_labels l
+                      WHERE l.user_id = $1 AND l.item_id = i.id ORDER BY label))"
+            }
+            crate::Engine::Postgres => {
+                "(SELECT json_agg(label ORDER BY label)::text FROM item_labels l
+                  WHERE l.user_id = $1 AND l.item_id = i.id)"
+            }
+        };
         let sql = format!(
             "SELECT i.id, i.feed_id, i.guid, i.url, i.title,
-                    i.author, i.content, i.summary, i.published_at, i.is_date_estimated,
+                    i.author, i.content, CASE WHEN i.content IS NULL THEN i.summary END,
+                    i.published_at, i.is_date_estimated,
                     i.updated_at,
                     i.fetched_at, i.enclosures, i.categories, {IS_READ},
                     COALESCE(st.is_starred, FALSE), i.thumbnail_url,
                     s.id, s.group_id, COALESCE(s.title, f.title, f.url), f.url, f.site_url,
-                    i.changed_at, {}, {}
+                    i.changed_at, {}, {},
+                    COALESCE(g.name, ''), {labels}
              {from}
+             LEFT JOIN feed_groups g ON g.id = s.group_id
              WHERE {user} AND {}
              ORDER BY {}
              LIMIT {limit} OFFSET {offset}",
@@ -462,9 +501,8 @@ impl Store {
     /// items matching `query`, in its order, at most [`MAX_SYNC_ITEM_IDS`] (and
     /// `query.limit`).
     pub async fn sync_item_ids(&self, user_id: i64, query: &SyncQuery) -> Result<Vec<SyncRef>> {
-        let mut c = Conditions::build(user_id, query)?;
-        let limit = c.bind(Bind::Int(query.limit.clamp(0, MAX_SYNC_ITEM_IDS)));
-        let offset = c.bind(Bind::Int(query.offset.max(0)));
+        let c = Conditions::build(user_id, query)?;
+        let (limit, offset) = (query.limit.clamp(0, MAX_SYNC_ITEM_IDS), query.offset.max(0));
         let (from, user) = from_sync_narrow(query, &c);
         let sql = format!(
             "SELECT {}, i.published_at, {}, i.id {from}
@@ -515,9 +553,8 @@ impl Store {
                 return Ok(refs.iter().map(|r| (r.id, r.arrived_us)).collect());
             }
         };
-        let mut c = Conditions::build(user_id, query)?;
-        let limit = c.bind(Bind::Int(query.limit.clamp(0, MAX_SYNC_ITEM_IDS)));
-        let offset = c.bind(Bind::Int(query.offset.max(0)));
+        let c = Conditions::build(user_id, query)?;
+        let (limit, offset) = (query.limit.clamp(0, MAX_SYNC_ITEM_IDS), query.offset.max(0));
         let from = if c.uses_item {
             from_sync_narrow(query, &c).0
         } else {

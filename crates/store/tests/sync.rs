@@ -348,6 +348,26 @@ on_both_engines!(item_labels_are_per_user_renamed_and_deleted, |db| {
             (items[1], "Work".to_string())
         ]
     );
+    // A page of items carries the same labels, sorted, and its group's name (the Google
+    // Reader API's categories), in the one statement of its listing.
+    let page = store
+        .sync_items(ann, &all(SyncOrder::IdAscending))
+        .await
+        .unwrap();
+    let labels_of = |id: i64| {
+        page.iter()
+            .find(|r| r.item.id == id)
+            .map(|r| r.labels.clone())
+            .unwrap()
+    };
+    assert_eq!(labels_of(items[0]), ["Later"]);
+    assert_eq!(labels_of(items[1]), ["Later", "Work"]);
+    assert!(labels_of(items[2]).is_empty(), "bob's label is his own");
+    let groups = store.list_groups(ann).await.unwrap();
+    for row in &page {
+        let group = groups.iter().find(|g| g.id == row.group_id).unwrap();
+        assert_eq!(row.group_name, group.name);
+    }
     // Renaming onto an existing label merges them.
     store.rename_item_label(ann, "Work", "Later").await.unwrap();
     assert_eq!(store.list_item_labels(ann).await.unwrap(), ["Later"]);

@@ -38,12 +38,7 @@ fn enclosure_entry<'a>(
 }
 
 /// An item as `stream/contents` shows it.
-fn item_entry<'a>(
-    state: &AppState,
-    catalog: &'a Catalog,
-    entry: &'a SyncItem,
-    labels: &'a HashMap<i64, Vec<String>>,
-) -> ItemEntry<'a> {
+fn item_entry<'a>(state: &AppState, entry: &'a SyncItem) -> ItemEntry<'a> {
     let item = &entry.item;
     let mut categories = vec![Cow::Borrowed(READING_LIST)];
     if item.is_read {
@@ -52,10 +47,8 @@ fn item_entry<'a>(
     if item.is_starred {
         categories.push(Cow::Borrowed(STARRED));
     }
-    categories.push(Cow::Owned(label_stream_id(
-        catalog.group_name(entry.group_id),
-    )));
-    for label in labels.get(&item.id).into_iter().flatten() {
+    categories.push(Cow::Owned(label_stream_id(&entry.group_name)));
+    for label in &entry.labels {
         categories.push(Cow::Owned(label_stream_id(label)));
     }
     let content = item.content.as_ref().or(item.summary.as_ref());
@@ -169,20 +162,6 @@ struct EnclosureEntry<'a> {
     mime_type: Option<&'a str>,
 }
 
-/// The labels on a page of items, by item.
-async fn labels_of(
-    state: &AppState,
-    user_id: i64,
-    rows: &[SyncItem],
-) -> Result<HashMap<i64, Vec<String>>> {
-    let ids: Vec<i64> = rows.iter().map(|r| r.item.id).collect();
-    let mut labels: HashMap<i64, Vec<String>> = HashMap::new();
-    for (id, label) in state.store.item_labels(user_id, &ids).await? {
-        labels.entry(id).or_default().push(label);
-    }
-    Ok(labels)
-}
-
 /// A stream of items as the streams answer it. No `self` link, as FreshRSS sends none:
 /// Google Reader's form (a list of `{"href"}`) fails NewsFlash's `greader_api`, which reads
 /// an object, and the object form would fail clients that iterate Google Reader's list (PyPI
@@ -200,20 +179,15 @@ struct StreamEntry<'a> {
     updated: i64,
 }
 
-/// Answers a stream of `rows` (with their labels) named `stream_id`.
+/// Answers a stream of `rows` named `stream_id`.
 fn stream_answer(
     request: &Request<'_>,
-    catalog: &Catalog,
     stream_id: &str,
     title: &str,
     rows: &[SyncItem],
-    labels: &HashMap<i64, Vec<String>>,
     continuation: Option<String>,
 ) -> Response {
-    let items: Vec<ItemEntry<'_>> = rows
-        .iter()
-        .map(|r| item_entry(request.state, catalog, r, labels))
-        .collect();
+    let items: Vec<ItemEntry<'_>> = rows.iter().map(|r| item_entry(request.state, r)).collect();
     // Each item's HTML twice (`summary` and `content`) and about 1 kB besides.
     let capacity = items
         .iter()
@@ -319,7 +293,9 @@ pub(super) async fn stream_contents(
 ) -> Result<Response> {
     let (state, user_id) = (request.state, request.user_id());
     let named = named_streams(request.params, stream.as_deref());
-    let catalog = Catalog::load_for(state, user_id, &named).await?;
+    // Items carry their group's name and labels, so the catalog is read only to name the
+    // streams asked for: the reading list needs none of it.
+    let catalog = Catalog::load_to_name(state, user_id, &named).await?;
     let (stream_id, mut query) = stream_query(
         &catalog,
         request.params,
@@ -348,17 +324,13 @@ pub(super) async fn stream_contents(
         Stream::Feed(feed_id) => feed_stream_id(feed_id),
         _ => stream_id,
     };
-    let labels = labels_of(state, user_id, &rows).await?;
-    Ok(stream_answer(
-        request, &catalog, &stream_id, &title, &rows, &labels, next,
-    ))
+    Ok(stream_answer(request, &stream_id, &title, &rows, next))
 }
 
 /// `stream/items/contents`: the items named by `i` (repeatable), in the order named.
 pub(super) async fn stream_items_contents(request: &Request<'_>) -> Result<Response> {
     let (state, user_id) = (request.state, request.user_id());
     let ids = item_ids(request.params)?;
-    let catalog = Catalog::load_for(state, user_id, &[]).await?;
     let mut rows: Vec<SyncItem> = Vec::new();
     for chunk in ids.chunks(MAX_SYNC_IDS) {
         let query = SyncQuery {
@@ -371,16 +343,7 @@ pub(super) async fn stream_items_contents(request: &Request<'_>) -> Result<Respo
     }
     let position: HashMap<i64, usize> = ids.iter().enumerate().map(|(n, id)| (*id, n)).collect();
     rows.sort_by_key(|r| position.get(&r.sync_id).copied().unwrap_or(usize::MAX));
-    let labels = labels_of(state, user_id, &rows).await?;
-    Ok(stream_answer(
-        request,
-        &catalog,
-        READING_LIST,
-        "",
-        &rows,
-        &labels,
-        None,
-    ))
+    Ok(stream_answer(request, READING_LIST, "", &rows, None))
 }
 
 /// The user's items behind sync ids (the ids clients hold: arrival numbers), in the order

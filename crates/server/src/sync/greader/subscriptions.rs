@@ -31,8 +31,8 @@ pub(super) async fn subscription_list(request: &Request<'_>) -> Result<Response>
 /// The answer of `subscription/list`, written byte by byte: `{"subscriptions":[{"categories":
 /// [{"id":"user/-/label/…","label":"…"}],"firstitemmsec":"…","htmlUrl":"…","id":"feed/…",
 /// "sortid":"…","title":"…","url":"…"},…]}`. The fields are in alphabetical order, the order
-/// the JSON maps it was built with before wrote them in, so that the bytes (and the ETags
-/// apps hold) stay the same, as the unit test checks against the serializer. No `iconUrl`:
+/// the JSON maps it was built with before wrote them in, so that the bytes stay the same,
+/// as the unit test checks against the serializer. No `iconUrl`:
 /// an empty one switched off Read You's and Capy Reader's own icon lookup, and tidings
 /// serves icons only to signed-in callers (apps load icons without credentials), so it has
 /// no URL to give. Written this way, an app's list of 500 subscriptions costs no allocation
