@@ -15,6 +15,8 @@ where
     F: FnOnce(GlobalConfig) -> Fut,
     Fut: Future<Output = anyhow::Result<ExitCode>>,
 {
+    // First, while this is the only thread: an arena limit binds only threads without one.
+    crate::allocator::configure();
     let config = match global.check() {
         Ok(config) => config,
         Err(error) => {

@@ -4,6 +4,7 @@
 //! set-up, so that a bench reads `--database-url` and the outbound flags exactly as the
 //! product does without the product carrying the benches.
 
+pub mod allocator;
 pub mod cli;
 pub mod commands;
 pub mod config;
