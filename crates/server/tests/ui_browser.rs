@@ -1489,12 +1489,14 @@ async fn phase_read_at_full_pace(b: &Browser, site: &TestServer, store: &Store, 
         200.0 / elapsed,
         requests.len()
     );
-    // The claim is about the limiter's one-minute window: 200 items read inside one window
-    // (at ten a second when the machine is free, at four when CI's other tests share it) stay
-    // far below its budget.
+    // The claim is about the limiter's one-minute window of 120 requests: the whole run, 200
+    // items read, sends fewer than 60 (below), so no window can come near the budget whatever
+    // the pace. The pace itself is ten presses a second when the machine is free, three to four
+    // when CI's other tests share it (62.5 s once): this bound only makes sure the reading was
+    // brisk (at least two items a second), not a crawl that no limit could catch.
     assert!(
-        elapsed < 60.0,
-        "the 200 presses came within one minute's budget: {elapsed:.1} s"
+        elapsed < 100.0,
+        "the 200 presses came at least two a second: {elapsed:.1} s"
     );
     assert!(
         requests.len() < 60,
@@ -3899,10 +3901,13 @@ async fn views_load_on_demand_in_chromium() {
     // Offline, a part already loaded still opens; one not loaded yet says to come back online.
     set_offline(&b, true).await;
     b.press(&["?"]).await;
+    // Other notes may come first (the live connection's, once it sees the network gone):
+    // wait for the one about the dialog, then read them all.
     let toast = b
         .wait_for(
             "the offline note of a dialog not loaded yet",
-            "[...document.querySelectorAll('.toast-error')].map(t => t.innerText).join(' ')",
+            "(t => t.includes('keyboard shortcuts') && t)\
+             ([...document.querySelectorAll('.toast-error')].map(t => t.innerText).join(' '))",
         )
         .await;
     let toast = toast.as_str().unwrap();

@@ -73,6 +73,55 @@ pub fn skip_without_browser(test: &str) -> bool {
     true
 }
 
+/// Starts chromedriver on a free port and answers it with that port. A chromedriver that
+/// exits before it says its port (seen once in CI while both cores were busy) is started
+/// again, up to three times; the last failure names what it printed on stderr.
+fn spawn_driver(driver_path: &Path) -> (Child, String) {
+    let mut failures = Vec::new();
+    for _ in 0..3 {
+        let mut driver = Command::new(driver_path)
+            .arg("--port=0")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start chromedriver");
+        let stdout = driver.stdout.take().expect("chromedriver stdout");
+        // chromedriver picks a free port with --port=0 and says which on its first lines.
+        let (port_tx, port_rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut sent = false;
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if !sent && let Some(rest) = line.split("successfully on port ").nth(1) {
+                    let port: String = rest.chars().take_while(char::is_ascii_digit).collect();
+                    let _ = port_tx.send(port);
+                    sent = true;
+                }
+            }
+        });
+        match port_rx.recv_timeout(Duration::from_secs(20)) {
+            Ok(port) => {
+                // Its stderr is read (and dropped) so that a chatty driver never blocks.
+                if let Some(stderr) = driver.stderr.take() {
+                    std::thread::spawn(move || {
+                        for _ in BufReader::new(stderr).lines().map_while(Result::ok) {}
+                    });
+                }
+                return (driver, port);
+            }
+            Err(error) => {
+                let _ = driver.kill();
+                let mut said = String::new();
+                if let Some(mut stderr) = driver.stderr.take() {
+                    let _ = std::io::Read::read_to_string(&mut stderr, &mut said);
+                }
+                let _ = driver.wait();
+                failures.push(format!("{error} ({})", said.trim()));
+            }
+        }
+    }
+    panic!("chromedriver never announced its port: {failures:?}");
+}
+
 /// A running chromedriver with one browser session.
 pub struct Browser {
     driver: Child,
@@ -99,28 +148,7 @@ impl Browser {
     /// Starts chromedriver and a headless Chromium of `width`×`height` CSS pixels.
     pub async fn start(width: u32, height: u32) -> Browser {
         let (chromium, driver_path) = browser_binaries().expect("chromium and chromedriver");
-        let mut driver = Command::new(driver_path)
-            .arg("--port=0")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start chromedriver");
-        let stdout = driver.stdout.take().expect("chromedriver stdout");
-        // chromedriver picks a free port with --port=0 and says which on its first lines.
-        let (port_tx, port_rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let mut sent = false;
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if !sent && let Some(rest) = line.split("successfully on port ").nth(1) {
-                    let port: String = rest.chars().take_while(char::is_ascii_digit).collect();
-                    let _ = port_tx.send(port);
-                    sent = true;
-                }
-            }
-        });
-        let port = port_rx
-            .recv_timeout(Duration::from_secs(20))
-            .expect("chromedriver announced its port");
+        let (driver, port) = spawn_driver(&driver_path);
         let base = format!("http://127.0.0.1:{port}");
         let profile = tempfile::tempdir().expect("profile directory");
         let mut args: Vec<String> = CHROMIUM_FLAGS.iter().map(|s| s.to_string()).collect();
