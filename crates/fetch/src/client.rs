@@ -37,6 +37,16 @@ pub const FEED_ACCEPT: &str = "application/atom+xml, application/rss+xml, applic
      application/json;q=0.9, application/xml;q=0.9, text/xml;q=0.9, text/html;q=0.8, */*;q=0.7";
 /// Most proxied clients kept at once; the cache is emptied when it would grow past this.
 const MAX_PROXY_CLIENTS: usize = 64;
+/// A body read past this size is a large one: it goes on only while it is the one large body
+/// being read ([`LARGE_BODIES_AT_ONCE`]). Feeds are rarely larger, and below it the bodies in
+/// flight are bounded by the requests in flight.
+pub const LARGE_BODY_BYTES: usize = 1024 * 1024;
+/// Large bodies read at once by one client: one, so that bodies sent without a length, which
+/// are known to be over the limit only once it is read (5 MB held each meanwhile), add one
+/// limit's worth to the process's memory rather than one per request in flight. The OPML
+/// import's farm sends two such bodies; read at once they took the server 5-8 MB over its
+/// otherwise steady peak for a moment (issue 32).
+pub const LARGE_BODIES_AT_ONCE: usize = 1;
 
 /// `tidings/<version> (+<project url>)`, the `User-Agent` of every request.
 pub fn default_user_agent() -> String {
@@ -362,6 +372,8 @@ struct Inner {
     direct: reqwest::Client,
     /// reqwest binds proxies to a client, so each distinct per-feed proxy gets its own.
     proxied: Mutex<HashMap<String, reqwest::Client>>,
+    /// Turns for reading a body past [`LARGE_BODY_BYTES`].
+    large_bodies: tokio::sync::Semaphore,
 }
 
 impl fmt::Debug for GuardedClient {
@@ -399,6 +411,7 @@ impl GuardedClient {
                 resolver,
                 direct,
                 proxied: Mutex::new(HashMap::new()),
+                large_bodies: tokio::sync::Semaphore::new(LARGE_BODIES_AT_ONCE),
             }),
         })
     }
@@ -509,7 +522,11 @@ impl GuardedClient {
                 permanent_redirect,
                 redirects,
             };
-            return read_response(response, hops, body_limit, config.timeout).await;
+            let limits = BodyLimits {
+                max: body_limit,
+                large_bodies: &self.inner.large_bodies,
+            };
+            return read_response(response, hops, limits, config.timeout).await;
         }
     }
 
@@ -817,12 +834,21 @@ struct Hops {
     redirects: usize,
 }
 
+/// How much of a body [`read_response`] reads.
+struct BodyLimits<'a> {
+    /// The most bytes accepted.
+    max: usize,
+    /// The turn a body past [`LARGE_BODY_BYTES`] waits for.
+    large_bodies: &'a tokio::sync::Semaphore,
+}
+
 async fn read_response(
     mut response: reqwest::Response,
     hops: Hops,
-    body_limit: usize,
+    limits: BodyLimits<'_>,
     timeout: Duration,
 ) -> Result<FetchResponse, FetchError> {
+    let body_limit = limits.max;
     let status = response.status().as_u16();
     let headers = response.headers();
     let text = |name: HeaderName| header_text(headers, &name);
@@ -857,6 +883,12 @@ async fn read_response(
     if announced > body_limit as u64 {
         return Err(FetchError::BodyTooLarge { limit: body_limit });
     }
+    // Held until the body is read: a large body waits for its turn before it grows past
+    // LARGE_BODY_BYTES (the semaphore is never closed, so the turn always comes).
+    let mut large_turn = None;
+    if announced > LARGE_BODY_BYTES as u64 {
+        large_turn = limits.large_bodies.acquire().await.ok();
+    }
     let mut body = BytesMut::with_capacity(announced as usize);
     // `chunk` yields decoded bytes, so the limit counts what a decompression bomb expands to.
     while let Some(chunk) = response.chunk().await.map_err(|e| {
@@ -866,11 +898,16 @@ async fn read_response(
             FetchError::Body(error_chain(&e))
         }
     })? {
-        if body.len().saturating_add(chunk.len()) > body_limit {
+        let read = body.len().saturating_add(chunk.len());
+        if read > body_limit {
             return Err(FetchError::BodyTooLarge { limit: body_limit });
+        }
+        if read > LARGE_BODY_BYTES && large_turn.is_none() {
+            large_turn = limits.large_bodies.acquire().await.ok();
         }
         body.extend_from_slice(&chunk);
     }
+    drop(large_turn);
     fetched.body = body.freeze();
     Ok(fetched)
 }

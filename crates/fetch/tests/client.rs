@@ -237,6 +237,55 @@ async fn a_20_mb_body_is_cut_off_at_5_mb_while_streaming() {
     assert_eq!(error.to_string(), "refused: body larger than 256 KB");
 }
 
+/// A body of `mb` MB without a length, 1 MB at a time; with `pause`, the last MB comes that
+/// much later.
+fn paced_body(mb: usize, pause: Duration) -> Body {
+    let chunks = futures_util::stream::iter(0..mb).then(move |i| async move {
+        if i + 1 == mb {
+            tokio::time::sleep(pause).await;
+        }
+        Ok::<_, std::io::Error>(vec![b'x'; 1024 * 1024])
+    });
+    Body::from_stream(chunks)
+}
+
+#[tokio::test]
+async fn large_bodies_are_read_one_at_a_time() {
+    let router = Router::new()
+        .route(
+            "/slow",
+            get(|| async { paced_body(3, Duration::from_millis(800)) }),
+        )
+        .route("/fast", get(|| async { paced_body(3, Duration::ZERO) }))
+        .route("/small", get(|| async { paced_body(1, Duration::ZERO) }));
+    let server = TestServer::start(router).await;
+    let client = lan_client();
+    let started = Instant::now();
+    let slow = {
+        let (client, url) = (client.clone(), server.url("/slow"));
+        tokio::spawn(async move {
+            let response = client.fetch(&request(&url)).await;
+            (response, started.elapsed())
+        })
+    };
+    // The slow body is past its first MB by now, and waits for its last one.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let small = client.fetch(&request(&server.url("/small"))).await.unwrap();
+    let small_done = started.elapsed();
+    let fast = client.fetch(&request(&server.url("/fast"))).await.unwrap();
+    let fast_done = started.elapsed();
+    let (slow, slow_done) = slow.await.unwrap();
+    assert_eq!(slow.unwrap().body.len(), 3 * 1024 * 1024);
+    assert_eq!(fast.body.len(), 3 * 1024 * 1024);
+    assert_eq!(small.body.len(), 1024 * 1024);
+    // A body of at most LARGE_BODY_BYTES does not wait; a larger one waits for its turn.
+    assert!(small_done < slow_done, "{small_done:?} {slow_done:?}");
+    assert!(
+        fast_done >= slow_done,
+        "the second large body was read while the first was ({fast_done:?} < {slow_done:?})"
+    );
+}
+
 #[tokio::test]
 async fn a_compression_bomb_is_cut_off_on_decoded_bytes() {
     let zeros = vec![0u8; 12 * 1024 * 1024];
