@@ -624,6 +624,17 @@ impl Store {
                     Ok(true)
                 })
             })
+            // sqlx keeps a connection's buffers at the size of the largest message it carried
+            // (a feed's new items go in one statement: about 1 MB for 500 items), so after a
+            // burst of writes every pooled connection held one such buffer; given back as the
+            // connection returns, only the statements running hold theirs (issue 32). A small
+            // buffer grows again in a few reallocations, nothing next to the round trip.
+            .after_release(|connection, _| {
+                Box::pin(async move {
+                    sqlx::Connection::shrink_buffers(connection);
+                    Ok(true)
+                })
+            })
             .min_connections(0)
             .connect_lazy_with(connect);
         Ok(Store {
