@@ -37,6 +37,11 @@ pub(crate) struct Inner {
     /// Requests still waiting on their server after the slow threshold, which gave their slot
     /// to another feed meanwhile: as many as there are slots (see [`Fetcher::fetch`]).
     pub(crate) slow_slots: Arc<Semaphore>,
+    /// Parses (and sanitizes) running at once on the blocking pool: one per core (see
+    /// [`Fetcher::on_parse_turn`]).
+    pub(crate) parses: Semaphore,
+    /// Parsed feeds being stored at once: one per core (see [`Fetcher::store_turn`]).
+    pub(crate) stores: Semaphore,
     pub(crate) favicons: FaviconQueue,
     pub(crate) sanitizer: Arc<Sanitizer>,
     pub(crate) metrics: Arc<WorkerMetrics>,
@@ -84,6 +89,8 @@ impl Fetcher {
                 limiter: HostLimiter::new(config.per_host, None),
                 slots: Arc::new(Semaphore::new(config.concurrency.max(1))),
                 slow_slots: Arc::new(Semaphore::new(config.concurrency.max(1))),
+                parses: Semaphore::new(cores()),
+                stores: Semaphore::new(cores()),
                 favicons: FaviconQueue::default(),
                 sanitizer: Arc::new(Sanitizer::new(config.sanitize)),
                 store,
@@ -95,6 +102,32 @@ impl Fetcher {
                 websub_wakeup: Arc::default(),
             }),
         }
+    }
+
+    /// Runs `work` (a parse, a sanitize) on the blocking pool when a core is free for it: at
+    /// most one such work per core at once. Parsing is CPU work, so more at once would not end
+    /// sooner, but each would hold its body and its half-built feed meanwhile, and a blocking
+    /// thread of its own: an OPML import checks 40 feeds at once, and with every check's parse
+    /// running at once the server's memory depended on how fast the machine let them end
+    /// (issue 32). `Err` when `work` panicked.
+    pub(crate) async fn on_parse_turn<T: Send + 'static>(
+        &self,
+        work: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<T, tokio::task::JoinError> {
+        // Never closed, so this always yields a turn.
+        let _turn = self.inner.parses.acquire().await.ok();
+        tokio::task::spawn_blocking(work).await
+    }
+
+    /// A turn to store a parsed feed's items, one per core at once: preparing them (each
+    /// item's search index and the tokens its subscribers' rules read, many small
+    /// allocations) is CPU work, and SQLite writes one feed at a time anyway; without turns
+    /// every fetch slot's feed held its prepared items while it waited for the writer (or for
+    /// PostgreSQL), which is what made an OPML import's peak depend on the machine's load
+    /// (issue 32). Held while the feed is stored.
+    pub(crate) async fn store_turn(&self) -> Option<tokio::sync::SemaphorePermit<'_>> {
+        // Never closed, so this always yields a turn.
+        self.inner.stores.acquire().await.ok()
     }
 
     /// The store.
@@ -146,6 +179,11 @@ impl Fetcher {
     pub(crate) fn websub_wakeup(&self) -> Arc<tokio::sync::Notify> {
         Arc::clone(&self.inner.websub_wakeup)
     }
+}
+
+/// The cores this process may use: how many parses and stores run at once.
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
 }
 
 /// A feed URL as logs show it: credentials hidden by the one redaction helper

@@ -285,7 +285,7 @@ impl Fetcher {
             ..ParseOptions::default()
         };
         let body = response.body.clone();
-        tokio::task::spawn_blocking(move || {
+        self.on_parse_turn(move || {
             tidings_feed::parse(&body, &options)
                 .map(|_| ())
                 .map_err(|e| e.to_string())

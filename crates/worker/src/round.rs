@@ -577,7 +577,7 @@ impl Fetcher {
             };
             let config = config.to_owned();
             let sanitizer = Arc::clone(&self.inner.sanitizer);
-            let task = tokio::task::spawn_blocking(move || {
+            let task = self.on_parse_turn(move || {
                 scrape_and_sanitize(body.as_ref(), &url, charset, &config, &sanitizer)
             });
             return task
@@ -590,9 +590,8 @@ impl Fetcher {
             ..ParseOptions::default()
         };
         let sanitizer = Arc::clone(&self.inner.sanitizer);
-        let task = tokio::task::spawn_blocking(move || {
-            parse_and_sanitize(body.as_ref(), &options, &sanitizer)
-        });
+        let task =
+            self.on_parse_turn(move || parse_and_sanitize(body.as_ref(), &options, &sanitizer));
         match task.await {
             Ok(result) => result,
             Err(error) => Err(format!("the parser failed: {error}")),
@@ -612,11 +611,13 @@ impl Fetcher {
             icon_url: parsed.icon.as_deref(),
             ..FetchWrites::default()
         };
+        let turn = self.store_turn().await;
         let written = self
             .inner
             .store
             .store_fetch(feed_id, &parsed.items, now.timestamp(), &writes)
             .await?;
+        drop(turn);
         self.wake_enrichment(&written);
         Ok(written.counts)
     }
@@ -667,11 +668,13 @@ impl Fetcher {
             }),
             record,
         };
+        let turn = self.store_turn().await;
         let written = self
             .inner
             .store
             .store_fetch(feed_id, &parsed.items, now.timestamp(), &writes)
             .await?;
+        drop(turn);
         self.wake_enrichment(&written);
         if found.is_some_and(|found| found.is_some()) {
             self.inner.websub_wakeup.notify_one();
