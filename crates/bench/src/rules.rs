@@ -5,9 +5,14 @@
 //! have `--rules-per-user` rules each (words, phrases, fields, Japanese, a regular expression,
 //! a feed's keep-only, an age; acting by hiding, marking read, starring and labelling), then
 //! stores rounds of new items into every feed through `Store::store_fetch`, the worker's call,
-//! one call per feed with the farm's mix of sizes (5 to 500 items, log-uniform), and the same
-//! rounds with every rule switched off. Rounds alternate (off, on, on, off, …) so that the
-//! growing database weighs on both alike.
+//! one call per feed with the farm's mix of sizes (5 to 500 items, log-uniform).
+//!
+//! The comparison is paired: the same users, feeds and rules are set up twice in the same
+//! database, once with the rules on and once with them switched off, and every feed's items
+//! are stored into both twins one right after the other (which twin goes first alternates
+//! from feed to feed). So both sides meet the same database at the same size (its growth, the
+//! full-text index's merges) and the same moments of a shared machine's load, which rounds of
+//! one side then the other did not: their figures moved by more than the rules cost.
 //!
 //! `tidings-bench rules-preview` times the rule editor's live preview for one user with
 //! `--items` items (100,000 by default): what the editor waits for at each keystroke.
@@ -40,7 +45,7 @@ pub struct RulesIngestArgs {
     /// Rules of each user (up to 10 kinds, repeated with other words beyond).
     #[arg(long, default_value_t = 10)]
     pub rules_per_user: usize,
-    /// Rounds with rules and as many without, alternating.
+    /// Rounds: in each, every feed of both twins (rules on, rules off) gets new items.
     #[arg(long, default_value_t = 2)]
     pub rounds: usize,
     /// Rules whose words the data never holds: what judging every item costs when no rule
@@ -177,40 +182,120 @@ async fn set_up(store: &Store, args: &RulesIngestArgs, run: u64) -> anyhow::Resu
     Ok(feed_ids)
 }
 
-/// Stores one round's items into every feed; answers (items, seconds, rule outcomes).
+/// What one side (rules on, or off) stored and what it took, summed over fetches.
+#[derive(Debug, Default)]
+struct Side {
+    /// Items stored.
+    items: u64,
+    /// Wall-clock seconds.
+    seconds: f64,
+    /// CPU seconds of this process, every thread (SQLite's work runs in them; PostgreSQL's in
+    /// its own processes, not counted), or `None` without /proc.
+    cpu: Option<f64>,
+    /// (user, item) outcomes the rules wrote.
+    outcomes: u64,
+}
+
+impl Side {
+    /// Nothing stored yet; the CPU time is `None` where /proc cannot tell it.
+    fn start() -> Side {
+        Side {
+            cpu: process_cpu_seconds().map(|_| 0.0),
+            ..Side::default()
+        }
+    }
+
+    /// Wall-clock and CPU µs per item stored.
+    fn per_item(&self) -> (f64, Option<f64>) {
+        let per = |seconds: f64| seconds * 1e6 / self.items.max(1) as f64;
+        (per(self.seconds), self.cpu.map(per))
+    }
+}
+
+/// CPU seconds this process has used, all threads (user + system, from /proc/self/stat, in
+/// Linux's clock ticks of 1/100 s). On a machine busy with other work the wall-clock time
+/// includes waiting for a core, and changes with whatever else runs; the CPU time does not,
+/// so it is the steadier measure of what the rules add. Summed over many fetches, the ticks
+/// each fetch is charged add up to the time spent.
+fn process_cpu_seconds() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    let fields: Vec<&str> = stat[stat.rfind(')')? + 1..].split_whitespace().collect();
+    // fields[0] is field 3 (state); utime and stime are fields 14 and 15.
+    let ticks: u64 = fields
+        .get(11..13)?
+        .iter()
+        .map(|f| f.parse::<u64>().unwrap_or(0))
+        .sum();
+    Some(ticks as f64 / 100.0)
+}
+
+/// Stores `items` into feed `feed_id` and adds what it took to `side`.
+async fn store_timed(
+    store: &Store,
+    side: &mut Side,
+    feed_id: i64,
+    items: &[NewItem],
+    now: i64,
+) -> anyhow::Result<()> {
+    let started = Instant::now();
+    let cpu_before = process_cpu_seconds();
+    let written = store
+        .store_fetch(feed_id, items, now, &FetchWrites::default())
+        .await?;
+    side.seconds += started.elapsed().as_secs_f64();
+    side.cpu = match (side.cpu, cpu_before, process_cpu_seconds()) {
+        (Some(sum), Some(before), Some(after)) => Some(sum + (after - before)),
+        _ => None,
+    };
+    side.items += written.counts.inserted;
+    side.outcomes += written.rules_applied;
+    Ok(())
+}
+
+/// Stores one round's items into every feed of both twins, feed by feed, the twin that goes
+/// first alternating.
 async fn ingest_round(
     store: &Store,
-    feed_ids: &[i64],
+    twins: &[(i64, i64)],
     round: usize,
-) -> anyhow::Result<(u64, f64, u64)> {
+    (on, off): (&mut Side, &mut Side),
+) -> anyhow::Result<()> {
     let now = unix_now();
-    let batches: Vec<(i64, Vec<NewItem>)> = feed_ids
-        .iter()
-        .enumerate()
-        .filter(|(_, id)| **id != 0)
-        .map(|(f, id)| (*id, round_items(f, round, now)))
-        .collect();
-    let started = Instant::now();
-    let (mut items, mut outcomes) = (0u64, 0u64);
-    for (feed_id, batch) in &batches {
-        let written = store
-            .store_fetch(*feed_id, batch, now, &FetchWrites::default())
-            .await?;
-        items += written.counts.inserted;
-        outcomes += written.rules_applied;
+    for (f, &(with, without)) in twins.iter().enumerate() {
+        if with == 0 || without == 0 {
+            continue;
+        }
+        let items = round_items(f, round, now);
+        if f % 2 == 0 {
+            store_timed(store, on, with, &items, now).await?;
+            store_timed(store, off, without, &items, now).await?;
+        } else {
+            store_timed(store, off, without, &items, now).await?;
+            store_timed(store, on, with, &items, now).await?;
+        }
     }
-    Ok((items, started.elapsed().as_secs_f64(), outcomes))
+    Ok(())
 }
 
 /// Runs the bench; prints each round and the cost of the rules.
 pub async fn run(config: &GlobalConfig, args: RulesIngestArgs) -> anyhow::Result<ExitCode> {
     let store = crate::store::open_store_for_bulk_load(config).await?;
-    let run = unix_now() as u64;
+    let run = unix_now() as u64 * 2;
     let started = Instant::now();
-    let feed_ids = set_up(&store, &args, run).await?;
+    let with_rules = set_up(&store, &args, run).await?;
+    let without_rules = set_up(&store, &args, run + 1).await?;
+    // The twin's rules exist, as many and the same, but switched off.
+    store
+        .execute_raw(&format!(
+            "UPDATE rules SET enabled = FALSE WHERE user_id IN \
+             (SELECT id FROM users WHERE username LIKE 'rules{}u%')",
+            run + 1
+        ))
+        .await?;
+    let twins: Vec<(i64, i64)> = with_rules.into_iter().zip(without_rules).collect();
     outln!(
-        "tidings-bench rules-ingest on {}: {} users × {} rules, {} feeds ({} per user); set up in \
-         {:.1} s; load average {}",
+        "tidings-bench rules-ingest on {}: {} users × {} rules, {} feeds ({} per user), and \
+         their twin with the rules off; set up in {:.1} s; load average {}",
         store.engine(),
         args.users,
         args.rules_per_user,
@@ -219,34 +304,47 @@ pub async fn run(config: &GlobalConfig, args: RulesIngestArgs) -> anyhow::Result
         started.elapsed().as_secs_f64(),
         crate::sync::load_average()
     );
-    let (mut with, mut without) = ((0u64, 0f64), (0u64, 0f64));
-    for round in 0..args.rounds * 2 {
-        // off, on, on, off, off, on, …: each side as often early as late.
-        let on = matches!(round % 4, 1 | 2);
-        store
-            .execute_raw(&format!(
-                "UPDATE rules SET enabled = {}",
-                if on { "TRUE" } else { "FALSE" }
-            ))
-            .await?;
-        let (items, seconds, outcomes) = ingest_round(&store, &feed_ids, round).await?;
+    let (mut on, mut off) = (Side::start(), Side::start());
+    for round in 0..args.rounds {
+        let (mut round_on, mut round_off) = (Side::start(), Side::start());
+        ingest_round(&store, &twins, round, (&mut round_on, &mut round_off)).await?;
+        let (wall_on, cpu_on) = round_on.per_item();
+        let (wall_off, cpu_off) = round_off.per_item();
         outln!(
-            "round {round}, rules {}: {items} items in {seconds:.2} s ({:.0} items/s), {outcomes} \
-             rule outcomes written; load {}",
-            if on { "on " } else { "off" },
-            items as f64 / seconds,
+            "round {round}: {} items a side; per item {wall_on:.0} µs with rules, {wall_off:.0} \
+             µs without; CPU {} with, {} without; {} rule outcomes written; load {}",
+            round_on.items,
+            cpu_on.map_or("unknown".into(), |c| format!("{c:.0} µs")),
+            cpu_off.map_or("unknown".into(), |c| format!("{c:.0} µs")),
+            round_on.outcomes,
             crate::sync::load_average()
         );
-        let side = if on { &mut with } else { &mut without };
-        side.0 += items;
-        side.1 += seconds;
+        for (total, part) in [(&mut on, round_on), (&mut off, round_off)] {
+            total.items += part.items;
+            total.seconds += part.seconds;
+            total.cpu = total.cpu.zip(part.cpu).map(|(a, b)| a + b);
+            total.outcomes += part.outcomes;
+        }
     }
-    let per_item = |(items, seconds): (u64, f64)| seconds * 1e6 / items.max(1) as f64;
-    let (on, off) = (per_item(with), per_item(without));
+    let ((wall_on, cpu_on), (wall_off, cpu_off)) = (on.per_item(), off.per_item());
     outln!(
-        "per item stored: {on:.1} µs with rules, {off:.1} µs without: rules cost {:+.1} %",
-        (on / off - 1.0) * 100.0
+        "per item stored: {wall_on:.1} µs with rules, {wall_off:.1} µs without: rules cost {:+.1} %",
+        (wall_on / wall_off - 1.0) * 100.0
     );
+    // On PostgreSQL most of the work runs in the server's own processes, which this process's
+    // CPU time leaves out: there the wall-clock figure, paired as it is, is the one to read.
+    match (store.engine(), cpu_on, cpu_off) {
+        (tidings_store::Engine::Sqlite, Some(cpu_on), Some(cpu_off)) => outln!(
+            "CPU per item stored (SQLite's work included): {cpu_on:.1} µs with rules, \
+             {cpu_off:.1} µs without: rules cost {:+.1} %",
+            (cpu_on / cpu_off - 1.0) * 100.0
+        ),
+        (tidings_store::Engine::Postgres, Some(cpu_on), Some(cpu_off)) => outln!(
+            "CPU of this process alone (PostgreSQL's own work is not in it): {cpu_on:.1} µs \
+             per item with rules, {cpu_off:.1} µs without"
+        ),
+        _ => {}
+    }
     store.close().await;
     Ok(ExitCode::SUCCESS)
 }

@@ -452,7 +452,20 @@ impl Store {
 
     /// Checks that the feed and group a query names are the user's.
     pub(crate) async fn check_scope(&self, user_id: i64, query: &ItemQuery) -> Result<()> {
-        if let Some(feed_id) = query.feed_id {
+        self.check_feed_and_group(user_id, query.feed_id, query.group_id)
+            .await
+    }
+
+    /// Checks that `feed_id` is a feed the user follows and `group_id` one of the user's
+    /// groups (each when given): listings and rules name a scope the same way, and a scope
+    /// that is not the user's is "not found", as if it did not exist.
+    pub(crate) async fn check_feed_and_group(
+        &self,
+        user_id: i64,
+        feed_id: Option<i64>,
+        group_id: Option<i64>,
+    ) -> Result<()> {
+        if let Some(feed_id) = feed_id {
             let found: Option<i64> = with_db!(self, read, |db| {
                 sqlx::query_scalar(
                     "SELECT id FROM subscriptions WHERE user_id = $1 AND feed_id = $2",
@@ -464,7 +477,7 @@ impl Store {
             });
             found.ok_or(StoreError::NotFound("feed"))?;
         }
-        if let Some(group_id) = query.group_id {
+        if let Some(group_id) = group_id {
             let found: Option<i64> = with_db!(self, read, |db| {
                 sqlx::query_scalar("SELECT id FROM feed_groups WHERE user_id = $1 AND id = $2")
                     .bind(user_id)

@@ -246,28 +246,8 @@ impl Store {
                 "a rule's scope is a feed or a group, not both: give feed_id or group_id".into(),
             ));
         }
-        if let Some(feed_id) = feed_id {
-            let found: Option<i64> = with_db!(self, read, |db| {
-                sqlx::query_scalar(
-                    "SELECT id FROM subscriptions WHERE user_id = $1 AND feed_id = $2",
-                )
-                .bind(user_id)
-                .bind(feed_id)
-                .fetch_optional(db)
-                .await?
-            });
-            found.ok_or(StoreError::NotFound("feed"))?;
-        }
-        if let Some(group_id) = group_id {
-            let found: Option<i64> = with_db!(self, read, |db| {
-                sqlx::query_scalar("SELECT id FROM feed_groups WHERE user_id = $1 AND id = $2")
-                    .bind(user_id)
-                    .bind(group_id)
-                    .fetch_optional(db)
-                    .await?
-            });
-            found.ok_or(StoreError::NotFound("group"))?;
-        }
+        self.check_feed_and_group(user_id, feed_id, group_id)
+            .await?;
         for action in &rule.actions {
             if let Action::Notify(channel) = action {
                 let found: Option<i64> = with_db!(self, read, |db| {
