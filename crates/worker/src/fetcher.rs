@@ -40,7 +40,8 @@ pub(crate) struct Inner {
     /// Parses (and sanitizes) running at once on the blocking pool: one per core (see
     /// [`Fetcher::on_parse_turn`]).
     pub(crate) parses: Semaphore,
-    /// Parsed feeds being stored at once: one per core (see [`Fetcher::store_turn`]).
+    /// Parsed feeds being stored at once: one per core on SQLite, two on PostgreSQL (see
+    /// [`Fetcher::store_turn`]).
     pub(crate) stores: Semaphore,
     pub(crate) favicons: FaviconQueue,
     pub(crate) sanitizer: Arc<Sanitizer>,
@@ -90,7 +91,7 @@ impl Fetcher {
                 slots: Arc::new(Semaphore::new(config.concurrency.max(1))),
                 slow_slots: Arc::new(Semaphore::new(config.concurrency.max(1))),
                 parses: Semaphore::new(cores()),
-                stores: Semaphore::new(cores()),
+                stores: Semaphore::new(store_turns(store.engine())),
                 favicons: FaviconQueue::default(),
                 sanitizer: Arc::new(Sanitizer::new(config.sanitize)),
                 store,
@@ -119,7 +120,7 @@ impl Fetcher {
         tokio::task::spawn_blocking(work).await
     }
 
-    /// A turn to store a parsed feed's items, one per core at once: preparing them (each
+    /// A turn to store a parsed feed's items, a few at once ([`store_turns`]): preparing them (each
     /// item's search index and the tokens its subscribers' rules read, many small
     /// allocations) is CPU work, and SQLite writes one feed at a time anyway; without turns
     /// every fetch slot's feed held its prepared items while it waited for the writer (or for
@@ -184,6 +185,17 @@ impl Fetcher {
 /// The cores this process may use: how many parses and stores run at once.
 fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
+}
+
+/// Feeds stored at once: one per core on SQLite, which writes one at a time anyway; two per
+/// core on PostgreSQL, whose writes also wait on the server (its commit), so that a store
+/// waiting there does not hold up the next feed's preparing (one per core took the OPML
+/// import 2-4 s longer on a busy machine, issue 32).
+fn store_turns(engine: tidings_store::Engine) -> usize {
+    match engine {
+        tidings_store::Engine::Sqlite => cores(),
+        tidings_store::Engine::Postgres => 2 * cores(),
+    }
 }
 
 /// A feed URL as logs show it: credentials hidden by the one redaction helper
