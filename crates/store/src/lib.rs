@@ -122,7 +122,7 @@ pub use sessions::{ApiKey, ApiKeyScope, Authenticated, Session};
 pub use summaries::{GeneratedSummary, REDO_SUMMARY_FACTOR, SummaryJob, SummaryJobState};
 pub use sync::{
     MAX_LABEL_CHARS, MAX_SYNC_IDS, MAX_SYNC_ITEM_IDS, MAX_SYNC_ITEMS, SyncIds, SyncItem, SyncOrder,
-    SyncQuery, SyncRef, SyncSubscription,
+    SyncQuery, SyncRef, SyncSubscription, UnreadFeed,
 };
 pub use tags::{ItemTag, MAX_TOP_TAGS, TAG_BACKFILL_BATCH, TagCount, TagJob, TaggedItem};
 pub use text::{is_stripped_char, strip_control_chars};

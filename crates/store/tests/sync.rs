@@ -527,8 +527,26 @@ on_both_engines!(newest_unread_item_per_feed, |db| {
     add_items(&store, feed_a, "a", 0..5).await;
     add_items(&store, feed_b, "b", 10..13).await;
     add_items(&store, feed_c, "c", 20..22).await;
+    // As (feed, newest unread), by feed.
+    let newest_unread_per_feed = async |user| {
+        let mut feeds: Vec<(i64, i64)> = store
+            .unread_feeds(user)
+            .await
+            .unwrap()
+            .into_iter()
+            .filter_map(|f| Some((f.feed_id, f.newest_unread?)))
+            .collect();
+        feeds.sort_unstable();
+        feeds
+    };
     let newest_a = |ids: &[(i64, i64)]| ids.iter().find(|(f, _)| *f == feed_a).map(|(_, p)| *p);
-    let all = store.newest_unread_per_feed(ann).await.unwrap();
+    let all = newest_unread_per_feed(ann).await;
+    // In the subscription list's order (here by URL), with their unread counts.
+    let listed: Vec<(i64, i64)> = (store.unread_feeds(ann).await.unwrap())
+        .iter()
+        .map(|f| (f.feed_id, f.unread))
+        .collect();
+    assert_eq!(listed, vec![(feed_a, 5), (feed_b, 3), (feed_c, 2)]);
     assert_eq!(
         all,
         vec![
@@ -552,7 +570,7 @@ on_both_engines!(newest_unread_item_per_feed, |db| {
         .await
         .unwrap();
     assert_eq!(
-        newest_a(&store.newest_unread_per_feed(ann).await.unwrap()),
+        newest_a(&newest_unread_per_feed(ann).await),
         Some(BASE + 3 * 60)
     );
     // A feed read through: gone; another user's state is theirs.
@@ -560,10 +578,10 @@ on_both_engines!(newest_unread_item_per_feed, |db| {
         .mark_read(ann, &MarkReadScope::Feed(feed_c), None)
         .await
         .unwrap();
-    let after = store.newest_unread_per_feed(ann).await.unwrap();
+    let after = newest_unread_per_feed(ann).await;
     assert!(after.iter().all(|(f, _)| *f != feed_c), "{after:?}");
     assert_eq!(
-        newest_a(&store.newest_unread_per_feed(bob).await.unwrap()),
+        newest_a(&newest_unread_per_feed(bob).await),
         Some(BASE + 4 * 60)
     );
 });

@@ -2,7 +2,7 @@
 //! selects, the listing a stream request asks for (`s`, `it`, `xt`, `r`, `n`, `ot`, `nt`, `c`)
 //! and its pages, and `unread-count`, the unread items of every stream.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
@@ -312,28 +312,27 @@ async fn newest_unread(state: &AppState, user_id: i64, mut query: SyncQuery) -> 
 /// list always), each with its newest unread item's time.
 pub(super) async fn unread_count(request: &Request<'_>) -> Result<Response> {
     let (state, user_id) = (request.state, request.user_id());
-    let catalog = Catalog::load(state, user_id).await?;
+    // Only the groups: the subscriptions with unread items come with their counts (the full
+    // subscription listing read each feed's fetch state and icon, which this never shows).
+    let catalog = Catalog {
+        groups: state.store.list_groups(user_id).await?,
+        subscriptions: Vec::new(),
+    };
     let mut counts = Vec::new();
     let mut per_group: BTreeMap<i64, (i64, i64)> = BTreeMap::new();
     let mut total = 0;
     let mut newest_overall = 0_i64;
-    let newest: HashMap<i64, i64> = state
-        .store
-        .newest_unread_per_feed(user_id)
-        .await?
-        .into_iter()
-        .collect();
-    for s in catalog.subscriptions.iter().filter(|s| s.unread_count > 0) {
-        let newest = newest.get(&s.feed_id).copied().unwrap_or(0);
+    for s in state.store.unread_feeds(user_id).await? {
+        let newest = s.newest_unread.unwrap_or(0);
         counts.push(json!({
             "id": feed_stream_id(s.feed_id),
-            "count": s.unread_count,
+            "count": s.unread,
             "newestItemTimestampUsec": usec(newest),
         }));
         let entry = per_group.entry(s.group_id).or_default();
-        entry.0 += s.unread_count;
+        entry.0 += s.unread;
         entry.1 = entry.1.max(newest);
-        total += s.unread_count;
+        total += s.unread;
         newest_overall = newest_overall.max(newest);
     }
     for (group_id, (count, newest)) in per_group {
