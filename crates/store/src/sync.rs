@@ -698,11 +698,11 @@ impl Store {
     /// The user's subscriptions as the sync APIs list them, in the order of
     /// [`Store::list_subscriptions`] (by title, then id). One statement with only these
     /// columns: the full listing also reads each feed's fetch state and icon, which an app's
-    /// subscription list (500 feeds, asked on every sync) never shows. The list comes back as
-    /// one row, a JSON array of one array a subscription (each engine's JSON aggregate, in the
-    /// listing's order), as `stream/items/ids` does with its page: with a row a subscription,
-    /// sqlx's SQLite driver copied each of 500 rows' nine values and handed the row from its
-    /// worker thread to the caller, about half of the call's CPU.
+    /// subscription list (500 feeds, asked on every sync) never shows. On SQLite the list
+    /// comes back as one row, a JSON array of one array a subscription, as `stream/items/ids`
+    /// does with its page: with a row a subscription, sqlx's SQLite driver copied each of 500
+    /// rows' nine values and handed the row from its worker thread to the caller, about half
+    /// of the call's CPU.
     pub async fn sync_subscriptions(&self, user_id: i64) -> Result<Vec<SyncSubscription>> {
         // The columns in the order of SyncSubscription's fields, which reads each array.
         const COLUMNS: &str = "s.id, s.feed_id, s.group_id, COALESCE(g.name, ''), s.title, \
@@ -712,6 +712,34 @@ impl Store {
                             LEFT JOIN feed_groups g ON g.id = s.group_id
                             WHERE s.user_id = $1";
         const ORDER: (&str, &str) = ("LOWER(COALESCE(s.title, f.title, f.url))", "s.id");
+        if let crate::Pools::Postgres(pool) = &*self.pools {
+            // A row a subscription: sqlx reads PostgreSQL's rows in the request's task (no
+            // hand-offs), and `json_build_array` would write every value as text; measured,
+            // the aggregate cost ~0.2 ms a request more there.
+            let sql = format!("SELECT {COLUMNS} {FROM} ORDER BY {}, {}", ORDER.0, ORDER.1);
+            let mut connection = self.postgres_connection(pool).await?;
+            let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+                .bind(user_id)
+                .fetch_all(&mut *connection)
+                .await?;
+            return Ok(rows
+                .iter()
+                .map(|row| {
+                    use sqlx::Row;
+                    Ok(SyncSubscription {
+                        id: row.try_get(0)?,
+                        feed_id: row.try_get(1)?,
+                        group_id: row.try_get(2)?,
+                        group_name: row.try_get(3)?,
+                        custom_title: row.try_get(4)?,
+                        feed_title: row.try_get(5)?,
+                        feed_url: row.try_get(6)?,
+                        site_url: row.try_get(7)?,
+                        created_at: row.try_get(8)?,
+                    })
+                })
+                .collect::<std::result::Result<_, sqlx::Error>>()?);
+        }
         self.json_rows(COLUMNS, ORDER, FROM, user_id, "subscription list")
             .await
     }
