@@ -47,6 +47,11 @@ pub const LARGE_BODY_BYTES: usize = 1024 * 1024;
 /// import's farm sends two such bodies; read at once they took the server 5-8 MB over its
 /// otherwise steady peak for a moment (issue 32).
 pub const LARGE_BODIES_AT_ONCE: usize = 1;
+/// The longest a large body waits for its turn (or a fifth of the fetch's timeout, when
+/// shorter) before it is read anyway. The turn bounds memory in the usual case, where bodies
+/// arrive quickly; a body trickling in from a slow server must not make every other large feed
+/// wait out its own timeout behind it and fail as "timed out" when its server was fine.
+pub const LARGE_BODY_WAIT: Duration = Duration::from_secs(2);
 
 /// `tidings/<version> (+<project url>)`, the `User-Agent` of every request.
 pub fn default_user_agent() -> String {
@@ -883,11 +888,19 @@ async fn read_response(
     if announced > body_limit as u64 {
         return Err(FetchError::BodyTooLarge { limit: body_limit });
     }
-    // Held until the body is read: a large body waits for its turn before it grows past
-    // LARGE_BODY_BYTES (the semaphore is never closed, so the turn always comes).
-    let mut large_turn = None;
+    // Held until the body is read: a large body waits for its turn (at most `wait`) before it
+    // grows past LARGE_BODY_BYTES, and asks once.
+    let wait = LARGE_BODY_WAIT.min(timeout / 5);
+    let large_turn = || async {
+        tokio::time::timeout(wait, limits.large_bodies.acquire())
+            .await
+            .ok()
+            .and_then(Result::ok)
+    };
+    let (mut large_turn_held, mut asked) = (None, false);
     if announced > LARGE_BODY_BYTES as u64 {
-        large_turn = limits.large_bodies.acquire().await.ok();
+        large_turn_held = large_turn().await;
+        asked = true;
     }
     let mut body = BytesMut::with_capacity(announced as usize);
     // `chunk` yields decoded bytes, so the limit counts what a decompression bomb expands to.
@@ -902,12 +915,13 @@ async fn read_response(
         if read > body_limit {
             return Err(FetchError::BodyTooLarge { limit: body_limit });
         }
-        if read > LARGE_BODY_BYTES && large_turn.is_none() {
-            large_turn = limits.large_bodies.acquire().await.ok();
+        if read > LARGE_BODY_BYTES && !asked {
+            large_turn_held = large_turn().await;
+            asked = true;
         }
         body.extend_from_slice(&chunk);
     }
-    drop(large_turn);
+    drop(large_turn_held);
     fetched.body = body.freeze();
     Ok(fetched)
 }

@@ -287,6 +287,38 @@ async fn large_bodies_are_read_one_at_a_time() {
 }
 
 #[tokio::test]
+async fn a_trickling_large_body_holds_up_the_others_only_briefly() {
+    let router = Router::new()
+        .route(
+            "/trickle",
+            get(|| async { paced_body(3, Duration::from_secs(6)) }),
+        )
+        .route("/fast", get(|| async { paced_body(3, Duration::ZERO) }));
+    let server = TestServer::start(router).await;
+    let client = lan_client();
+    let trickle = {
+        let (client, url) = (client.clone(), server.url("/trickle"));
+        tokio::spawn(async move { client.fetch(&request(&url)).await })
+    };
+    // The trickling body holds the turn by now, and its last MB is seconds away.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let started = Instant::now();
+    let fast = client.fetch(&request(&server.url("/fast"))).await.unwrap();
+    let waited = started.elapsed();
+    assert_eq!(fast.body.len(), 3 * 1024 * 1024);
+    assert!(
+        waited >= Duration::from_millis(1500),
+        "it waited for its turn first: {waited:?}"
+    );
+    assert!(
+        waited < Duration::from_secs(5),
+        "a slow server's body held up another feed's for {waited:?}"
+    );
+    assert!(!trickle.is_finished(), "the trickling body is still coming");
+    assert_eq!(trickle.await.unwrap().unwrap().body.len(), 3 * 1024 * 1024);
+}
+
+#[tokio::test]
 async fn a_compression_bomb_is_cut_off_on_decoded_bytes() {
     let zeros = vec![0u8; 12 * 1024 * 1024];
     let gzip_bomb = gzip(&zeros);
