@@ -25,5 +25,5 @@ pub use condition::{
 };
 pub use error::RuleError;
 pub use item::{MAX_TEXT_BYTES, PreparedItem, RuleItem, bounded};
-pub use outcome::{Outcome, evaluate};
+pub use outcome::{Change, Outcome, evaluate};
 pub use rule::{MAX_AGE_DAYS, RegexSpec, Rule, RuleSpec, Scope};

@@ -42,6 +42,50 @@ impl Outcome {
     }
 }
 
+/// What a user's rules decide anew when something is learned about an item after it arrived
+/// (its tags, found a moment later; its popularity, counted later still): what differs between
+/// their outcome before and after. Only what newly holds acts, so a mark the user undid is not
+/// made again when the same thing is learned twice.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Change {
+    /// The item, visible until now, is hidden.
+    Hide,
+    /// The item, hidden until now (a keep-only rule it failed), is shown, with the actions of
+    /// the rules that catch it now.
+    Show(Outcome),
+    /// The item stays visible and gets actions no rule took before.
+    Act(Outcome),
+}
+
+impl Outcome {
+    /// What changes from `before` (the outcome the rules had for the item) to `self` (their
+    /// outcome with what was learned), or `None` when nothing does.
+    pub fn change_from(&self, before: &Outcome) -> Option<Change> {
+        match (before.hidden, self.hidden) {
+            (true, true) => None,
+            (false, true) => Some(Change::Hide),
+            (true, false) => Some(Change::Show(self.clone())),
+            (false, false) => {
+                let added = Outcome {
+                    hidden: false,
+                    read: self.read && !before.read,
+                    star: self.star && !before.star,
+                    labels: self.labels.difference(&before.labels).cloned().collect(),
+                    notify: self.notify.difference(&before.notify).copied().collect(),
+                    summarize: self.summarize && !before.summarize,
+                    rules: self
+                        .rules
+                        .iter()
+                        .filter(|id| !before.rules.contains(id))
+                        .copied()
+                        .collect(),
+                };
+                (!added.is_empty()).then_some(Change::Act(added))
+            }
+        }
+    }
+}
+
 /// Runs `rules` (one user's enabled rules, in their order) on an item of `feed_id` in the
 /// user's group `group_id`, at `now`. The rules may be shared (`Arc<Rule>`), as a store's
 /// cache of compiled rules keeps them.
@@ -157,5 +201,58 @@ mod tests {
         assert!(!kept.hidden && kept.star);
         // Another feed is out of the rule's scope.
         assert!(evaluate(&rules, &item(2, "Go news"), None, 2_000).is_empty());
+    }
+
+    #[test]
+    fn only_what_newly_holds_changes() {
+        let rules = [
+            rule(1, r#"{"query":"tag:rust","actions":["star","label:Lang"]}"#),
+            rule(2, r#"{"query":"release","actions":["read"]}"#),
+        ];
+        let tags = ["rust".to_string()];
+        let before = item(1, "Rust release");
+        let mut after = item(1, "Rust release");
+        after.item.tags = &tags;
+        let (old, new) = (
+            evaluate(&rules, &before, None, 2_000),
+            evaluate(&rules, &after, None, 2_000),
+        );
+        let Some(Change::Act(added)) = new.change_from(&old) else {
+            panic!("{new:?} from {old:?}");
+        };
+        // The read mark was made on arrival: only the star and the label are new.
+        assert!(added.star && !added.read);
+        assert_eq!(added.labels, BTreeSet::from(["Lang".to_string()]));
+        assert_eq!(added.rules, [1]);
+        // Learning the same again changes nothing.
+        assert_eq!(new.change_from(&new), None);
+    }
+
+    #[test]
+    fn hiding_and_keeping_change_when_the_verdict_does() {
+        let tags = ["rust".to_string()];
+        let keep = [rule(
+            7,
+            r#"{"scope":{"feed_id":1},"query":"tag:rust","actions":["keep_only","star"]}"#,
+        )];
+        let before = item(1, "News");
+        let mut after = item(1, "News");
+        after.item.tags = &tags;
+        let (old, new) = (
+            evaluate(&keep, &before, None, 2_000),
+            evaluate(&keep, &after, None, 2_000),
+        );
+        assert!(old.hidden);
+        let Some(Change::Show(shown)) = new.change_from(&old) else {
+            panic!("{new:?} from {old:?}");
+        };
+        assert!(shown.star && !shown.hidden);
+        let hide = [rule(8, r#"{"query":"tag:rust","actions":["hide"]}"#)];
+        let (old, new) = (
+            evaluate(&hide, &before, None, 2_000),
+            evaluate(&hide, &after, None, 2_000),
+        );
+        assert_eq!(new.change_from(&old), Some(Change::Hide));
+        assert_eq!(old.change_from(&old), None);
     }
 }

@@ -37,6 +37,7 @@ mod rate_limits;
 mod reading;
 mod rules;
 mod rules_age;
+mod rules_late;
 mod scraped;
 mod search;
 mod search_index;

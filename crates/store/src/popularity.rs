@@ -14,6 +14,7 @@ use std::collections::HashMap;
 use crate::reading::{
     IS_READ, Listing, NOT_HIDDEN, SUMMARY_COLUMNS, SqlValue, decode_summary, summary_from_row,
 };
+use crate::rules_late::{Learned, write_late_changes_on};
 use crate::{
     Engine, ItemFilter, ItemQuery, ItemSummary, MAX_PAGE_SIZE, Result, Store, in_tx, with_db,
 };
@@ -273,7 +274,16 @@ impl Store {
         fetched_at: i64,
         next_call_ms: i64,
     ) -> Result<()> {
+        // Rules that look at popularity could not hold when the items arrived: what they
+        // decide with the new counts is written with them.
+        let learned: HashMap<i64, Learned> = counts
+            .iter()
+            .map(|&(item_id, count)| (item_id, Learned::Popularity(count.max(0))))
+            .collect();
+        let changes = self.late_rule_changes(&learned).await?;
+        let (engine, now) = (self.engine(), crate::unix_now());
         in_tx!(self, |tx| {
+            write_late_changes_on!(tx, &changes, engine, now);
             for &(item_id, count) in counts {
                 sqlx::query(
                     "INSERT INTO item_popularity (item_id, count, fetched_at)

@@ -374,7 +374,7 @@ pub(crate) struct StepWindow {
 #[derive(Debug)]
 pub(crate) struct StoredItem {
     pub(crate) id: i64,
-    feed_id: i64,
+    pub(crate) feed_id: i64,
     pub(crate) group_id: Option<i64>,
     title: String,
     author: String,
@@ -386,6 +386,8 @@ pub(crate) struct StoredItem {
     enclosure_types: Vec<String>,
     published_at: i64,
     popularity: Option<i64>,
+    /// When it was first seen.
+    pub(crate) fetched_at: i64,
 }
 
 impl StoredItem {
@@ -406,7 +408,7 @@ impl StoredItem {
 }
 
 /// An item's row for rules: id, feed, group, title, author, url, content, categories,
-/// enclosures, published, popularity.
+/// enclosures, published, popularity, first seen.
 type ItemRow = (
     i64,
     i64,
@@ -419,6 +421,7 @@ type ItemRow = (
     String,
     i64,
     Option<i64>,
+    i64,
 );
 
 impl Store {
@@ -432,7 +435,7 @@ impl Store {
         let items_sql = format!(
             "SELECT i.id, i.feed_id, s.group_id, i.title, i.author, i.url,
                     COALESCE(i.content, i.summary), i.categories, i.enclosures, i.published_at,
-                    p.count
+                    p.count, i.fetched_at
              FROM items i JOIN subscriptions s ON s.feed_id = i.feed_id AND s.user_id = $1
              LEFT JOIN item_popularity p ON p.item_id = i.id
              WHERE i.id IN ({list})"
@@ -461,7 +464,8 @@ impl Store {
             .map(|row| {
                 let (id, feed_id, group_id, title, author, url, content, categories) =
                     (row.0, row.1, row.2, row.3, row.4, row.5, row.6, row.7);
-                let (enclosures, published_at, popularity) = (row.8, row.9, row.10);
+                let (enclosures, published_at, popularity, fetched_at) =
+                    (row.8, row.9, row.10, row.11);
                 StoredItem {
                     id,
                     feed_id,
@@ -478,6 +482,7 @@ impl Store {
                     enclosure_types: enclosure_types(&enclosures),
                     published_at,
                     popularity,
+                    fetched_at,
                 }
             })
             .collect())
@@ -561,6 +566,14 @@ impl FeedRules {
             }
         }
         FeedRules { users }
+    }
+
+    /// The first user's group of the feed and rules (a fetch's rules read for one user).
+    pub(crate) fn into_first(self) -> Option<(Option<i64>, Vec<Arc<Rule>>)> {
+        self.users
+            .into_iter()
+            .next()
+            .map(|(_, group, rules)| (group, rules))
     }
 
     /// What each subscriber's rules decided for each new item (id, item, its text as the

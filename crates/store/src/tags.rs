@@ -9,6 +9,7 @@
 use std::collections::{BTreeSet, HashMap};
 
 use crate::job_queue::{JobQueue, Refill, placeholders};
+use crate::rules_late::{LateChange, Learned, write_late_changes_on};
 use crate::{Result, Store, in_tx, with_db};
 
 /// The queue of items waiting for their tags: newest first, versioned (an item whose text
@@ -147,7 +148,20 @@ impl Store {
             .collect();
         let mut saved = 0;
         let complete = TAG_JOBS.complete_at_version_sql();
+        // Rules that look at tags could not hold when the items arrived: what they decide now
+        // is written with the tags (an item whose text changed meanwhile is skipped below,
+        // and its change with it).
+        let learned: HashMap<i64, Learned> = tagged
+            .iter()
+            .map(|item| {
+                let names = item.tags.iter().map(|tag| tag.name.clone()).collect();
+                (item.item_id, Learned::Tags(names))
+            })
+            .collect();
+        let changes = self.late_rule_changes(&learned).await?;
+        let (engine, now) = (self.engine(), crate::unix_now());
         in_tx!(self, |tx| {
+            let mut current_items = Vec::with_capacity(tagged.len());
             let mut ids: HashMap<&str, i64> = HashMap::with_capacity(names.len());
             for name in &names {
                 let inserted: Option<i64> = sqlx::query_scalar(
@@ -203,7 +217,13 @@ impl Store {
                     insert.execute(&mut *tx).await?;
                 }
                 saved += 1;
+                current_items.push(item.item_id);
             }
+            let changes: Vec<LateChange> = changes
+                .into_iter()
+                .filter(|(_, item_id, _)| current_items.contains(item_id))
+                .collect();
+            write_late_changes_on!(tx, &changes, engine, now);
         });
         Ok(saved)
     }

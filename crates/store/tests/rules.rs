@@ -5,8 +5,8 @@
 use tidings_testkit::{add_user as user, follow, on_both_engines};
 
 use tidings_store::{
-    ItemFilter, ItemQuery, NewItem, RuleInput, RuleScope, RuleSpec, Store, StoreError,
-    SubscriptionChanges, SyncIds, SyncOrder, SyncQuery,
+    ItemFilter, ItemQuery, ItemTag, NewItem, RuleInput, RuleScope, RuleSpec, Store, StoreError,
+    SubscriptionChanges, SyncIds, SyncOrder, SyncQuery, TaggedItem,
 };
 
 const BASE: i64 = 1_700_000_000;
@@ -40,15 +40,21 @@ async fn titles(store: &Store, user_id: i64, filter: ItemFilter) -> Vec<String> 
     tidings_testkit::listed_titles(store, user_id, filter).await
 }
 
-/// How many items the user's arrival order (the sync APIs) holds.
-async fn arrivals(store: &Store, user_id: i64) -> usize {
+/// The sync ids of the user's arrival order (what the sync APIs list), oldest first.
+async fn arrival_ids(store: &Store, user_id: i64) -> Vec<i64> {
     let query = SyncQuery {
         ids_are: SyncIds::Arrival,
         order: SyncOrder::IdAscending,
         limit: 1000,
         ..SyncQuery::default()
     };
-    store.sync_item_ids(user_id, &query).await.unwrap().len()
+    let refs = store.sync_item_ids(user_id, &query).await.unwrap();
+    refs.iter().map(|r| r.id).collect()
+}
+
+/// How many items the user's arrival order (the sync APIs) holds.
+async fn arrivals(store: &Store, user_id: i64) -> usize {
+    arrival_ids(store, user_id).await.len()
 }
 
 async fn unread(store: &Store, user_id: i64) -> i64 {
@@ -389,13 +395,19 @@ async fn id_of(store: &Store, user_id: i64, title: &str) -> i64 {
         .unwrap_or_else(|| panic!("no item {title}"))
 }
 
+/// Ann following the wire and a blog, Bob the wire alone: (ann, bob, wire, blog).
+async fn ann_and_bob(store: &Store) -> (i64, i64, i64, i64) {
+    let ann = user(store, "ann").await;
+    let bob = user(store, "bob").await;
+    let (_, wire) = follow(store, ann, "https://wire.example/feed").await;
+    let (_, blog) = follow(store, ann, "https://blog.example/feed").await;
+    follow(store, bob, "https://wire.example/feed").await;
+    (ann, bob, wire, blog)
+}
+
 on_both_engines!(rules_with_an_age_act_as_items_reach_it, |db| {
     let store = db.migrated().await;
-    let ann = user(&store, "ann").await;
-    let bob = user(&store, "bob").await;
-    let (_, wire) = follow(&store, ann, "https://wire.example/feed").await;
-    let (_, blog) = follow(&store, ann, "https://blog.example/feed").await;
-    follow(&store, bob, "https://wire.example/feed").await;
+    let (ann, bob, wire, blog) = ann_and_bob(&store).await;
     let now = tidings_store::unix_now();
     let wire_items = [
         aged("a", "Ten days", now, 10.0),
@@ -469,4 +481,193 @@ on_both_engines!(rules_with_an_age_act_as_items_reach_it, |db| {
     store.create_rule(ann, &keep).await.unwrap();
     let report = store.run_age_rules(now + 4 * 86_400).await.unwrap();
     assert_eq!(report.rules, 2);
+});
+
+/// Ann, following the wire's feed, with one rule for everything: `query` doing `actions`.
+/// Answers her id and the feed's.
+async fn ann_with_rule(store: &Store, query: &str, actions: &[&str]) -> (i64, i64) {
+    let ann = user(store, "ann").await;
+    let (_, feed) = follow(store, ann, "https://wire.example/feed").await;
+    let input = rule("rule", RuleScope::default(), query, actions);
+    store.create_rule(ann, &input).await.unwrap();
+    (ann, feed)
+}
+
+/// Tags found for the items titled so, saved as the tagging job saves them (every item with
+/// a job is claimed; the ones not named are left to their lease).
+async fn tag_items(store: &Store, tags: &[(&str, &[&str])]) -> u64 {
+    let jobs = store
+        .claim_tag_jobs("test", tidings_store::unix_now(), 100, 60)
+        .await
+        .unwrap();
+    let tagged: Vec<TaggedItem> = jobs
+        .iter()
+        .filter_map(|job| {
+            let (_, names) = tags
+                .iter()
+                .find(|(title, _)| job.title.as_deref() == Some(*title))?;
+            Some(TaggedItem {
+                item_id: job.item_id,
+                version: job.version,
+                tags: names
+                    .iter()
+                    .map(|name| ItemTag {
+                        name: name.to_string(),
+                        score: 0.5,
+                    })
+                    .collect(),
+            })
+        })
+        .collect();
+    store.save_item_tags(&tagged).await.unwrap()
+}
+
+on_both_engines!(rules_act_again_when_an_items_tags_are_found, |db| {
+    let store = db.migrated().await;
+    let (ann, bob, wire, blog) = ann_and_bob(&store).await;
+    let all = RuleScope::default();
+    let on_blog = RuleScope {
+        feed_id: Some(blog),
+        group_id: None,
+    };
+    for input in [
+        rule("rust", all, "tag:rust", &["star", "label:Lang"]),
+        rule("sport", all, "tag:football", &["hide"]),
+        rule("blog", on_blog, "tag:databases", &["keep_only"]),
+    ] {
+        store.create_rule(ann, &input).await.unwrap();
+    }
+    // Rules saved before the items arrive; the fetch's clock is the real one.
+    let now = tidings_store::unix_now() + 1;
+    let wire_items = [
+        item("a", "Compiler news", "a new release"),
+        item("bb", "Match report", "the final"),
+        item("ccc", "Weather", "sunny"),
+    ];
+    store
+        .store_fetch(wire, &wire_items, now, &Default::default())
+        .await
+        .unwrap();
+    let blog_items = [
+        item("dddd", "Indexes explained", "b-trees"),
+        item("eeeee", "My holiday", "beaches"),
+    ];
+    store
+        .store_fetch(blog, &blog_items, now, &Default::default())
+        .await
+        .unwrap();
+    // On arrival no tag is known: the keep-only rule hides both blog posts for now.
+    assert_eq!(
+        titles(&store, ann, ItemFilter::All).await,
+        ["Compiler news", "Match report", "Weather"]
+    );
+    assert_eq!(arrivals(&store, ann).await, 3);
+    let before = arrival_ids(&store, ann).await;
+
+    let saved = tag_items(
+        &store,
+        &[
+            ("Compiler news", &["rust", "compilers"]),
+            ("Match report", &["football"]),
+            ("Weather", &["weather"]),
+            ("Indexes explained", &["databases"]),
+            ("My holiday", &["travel"]),
+        ],
+    )
+    .await;
+    assert_eq!(saved, 5);
+    // The tags decide now: the rust item starred and labelled, the football one hidden, the
+    // blog post on databases kept (unread, and arriving in the sync order after the rest).
+    assert_eq!(
+        titles(&store, ann, ItemFilter::All).await,
+        ["Compiler news", "Indexes explained", "Weather"]
+    );
+    assert_eq!(
+        titles(&store, ann, ItemFilter::Starred).await,
+        ["Compiler news"]
+    );
+    assert_eq!(
+        titles(&store, ann, ItemFilter::Unread).await,
+        ["Compiler news", "Indexes explained", "Weather"]
+    );
+    assert_eq!(unread(&store, ann).await, 3);
+    let after = arrival_ids(&store, ann).await;
+    assert_eq!(after.len(), 3);
+    let newest = after.iter().max().unwrap();
+    assert!(
+        before.iter().all(|id| id < newest),
+        "the kept post arrives after what the app has: {before:?} then {after:?}"
+    );
+    let rust = id_of(&store, ann, "Compiler news").await;
+    let labels: Vec<String> = store
+        .item_labels(ann, &[rust])
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|(_, l)| l)
+        .collect();
+    assert_eq!(labels, ["Lang"]);
+    // Bob has no rules: his copy of the shared feed is untouched.
+    assert_eq!(titles(&store, bob, ItemFilter::Unread).await.len(), 3);
+    assert!(titles(&store, bob, ItemFilter::Starred).await.is_empty());
+    assert_eq!(arrivals(&store, bob).await, 3);
+});
+
+on_both_engines!(rules_act_once_when_an_items_popularity_is_counted, |db| {
+    let store = db.migrated().await;
+    let (ann, wire) = ann_with_rule(&store, "popularity:>=100", &["star"]).await;
+    let now = tidings_store::unix_now() + 1;
+    let items = [item("a", "Big story", "x"), item("bb", "Small story", "y")];
+    store
+        .store_fetch(wire, &items, now, &Default::default())
+        .await
+        .unwrap();
+    let (big, small) = (
+        id_of(&store, ann, "Big story").await,
+        id_of(&store, ann, "Small story").await,
+    );
+    let count = |counts: Vec<(i64, i64)>| {
+        let store = store.clone();
+        async move {
+            store
+                .save_popularity("hatena", "w", &counts, now, 0)
+                .await
+                .unwrap()
+        }
+    };
+    count(vec![(big, 40), (small, 3)]).await;
+    assert!(titles(&store, ann, ItemFilter::Starred).await.is_empty());
+    count(vec![(big, 150), (small, 5)]).await;
+    assert_eq!(
+        titles(&store, ann, ItemFilter::Starred).await,
+        ["Big story"]
+    );
+    // The user takes the star away: a later count over the bar does not put it back.
+    store
+        .set_item_state(ann, big, None, Some(false))
+        .await
+        .unwrap();
+    count(vec![(big, 300)]).await;
+    assert!(titles(&store, ann, ItemFilter::Starred).await.is_empty());
+});
+
+on_both_engines!(a_rule_saved_after_an_item_arrived_leaves_it_alone, |db| {
+    let store = db.migrated().await;
+    let (ann, wire) = ann_with_rule(&store, "tag:rust", &["star"]).await;
+    // The item's clock is a minute behind: it arrived before the rule was saved.
+    let then = tidings_store::unix_now() - 60;
+    store
+        .store_fetch(
+            wire,
+            &[item("a", "Compiler news", "x")],
+            then,
+            &Default::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(tag_items(&store, &[("Compiler news", &["rust"])]).await, 1);
+    assert!(
+        titles(&store, ann, ItemFilter::Starred).await.is_empty(),
+        "only apply acts on what was there"
+    );
 });
