@@ -59,6 +59,7 @@ pub const ASSETS: &[Asset] = &[
     asset!("app.js", JS),
     asset!("state.js", JS),
     asset!("api.js", JS),
+    asset!("i18n.js", JS),
     asset!("dom.js", JS),
     asset!("dialogs.js", JS),
     asset!("lazy.js", JS),
@@ -71,11 +72,11 @@ pub const ASSETS: &[Asset] = &[
     asset!("item-row.js", JS),
     asset!("item-open.js", JS),
     asset!("item-state.js", JS),
-    asset!("media.js", JS),
     asset!("keys.js", JS),
     asset!("search.js", JS),
     asset!("icon.svg", "image/svg+xml"),
     // Loaded on demand.
+    asset!("media.js", JS),
     asset!("auth.js", JS),
     asset!("mfa.js", JS),
     asset!("identities.js", JS),
@@ -91,7 +92,77 @@ pub const ASSETS: &[Asset] = &[
     asset!("summary.js", JS),
 ];
 
-/// The app shell as written, with `{{V}}` where the asset version goes.
+/// One language of the UI: its message catalog, `crates/server/ui/i18n/{code}.json`.
+#[derive(Debug, Clone, Copy)]
+pub struct Language {
+    /// Its BCP 47 code, as `<html lang>` and the `language` preference name it.
+    pub code: &'static str,
+    /// The catalog: a JSON object of messages by key (see `ui/i18n.js`).
+    pub catalog: &'static [u8],
+}
+
+macro_rules! language {
+    ($code:literal) => {
+        Language {
+            code: $code,
+            catalog: include_bytes!(concat!("../ui/i18n/", $code, ".json")),
+        }
+    };
+}
+
+/// The languages the UI speaks, English (the API's) first. Adding one is its catalog file
+/// and a line here: the shell lists these codes for the UI to choose from, the `language`
+/// preference accepts them, and the tests below hold every catalog to English's keys.
+pub const LANGUAGES: &[Language] = &[language!("en"), language!("ja"), language!("zh-Hans")];
+
+/// The namespaces (a key's part before its first dot) of the messages the first screen
+/// shows. A catalog is served in two parts: these namespaces with the first screen, and the
+/// others (the settings, sign-in, dialogs…) with the first view or dialog loaded on demand
+/// (lazy.js), so that a first visit downloads only the words it draws. A test checks that
+/// the first screen's modules name keys of these namespaces only.
+pub const FIRST_SCREEN_NAMESPACES: &[&str] = &[
+    "banner", "category", "common", "count", "end", "error", "feed", "filter", "hot", "item",
+    "list", "mark_all", "nav", "network", "page", "part", "prefs", "rate", "search", "session",
+    "sidebar", "theme", "view",
+];
+
+/// A catalog's two parts as served (see [`FIRST_SCREEN_NAMESPACES`]): JSON objects.
+#[derive(Debug)]
+struct CatalogParts {
+    first: Vec<u8>,
+    views: Vec<u8>,
+}
+
+/// Splits a catalog into its parts. A catalog that is not a JSON object (the tests keep them
+/// valid) is served whole as the first part rather than failing the page.
+fn split_catalog(catalog: &[u8]) -> CatalogParts {
+    let Ok(messages) =
+        serde_json::from_slice::<serde_json::Map<String, serde_json::Value>>(catalog)
+    else {
+        return CatalogParts {
+            first: catalog.to_vec(),
+            views: b"{}".to_vec(),
+        };
+    };
+    let (first, views): (serde_json::Map<_, _>, serde_json::Map<_, _>) =
+        messages.into_iter().partition(|(key, _)| {
+            let namespace = key.split('.').next().unwrap_or_default();
+            FIRST_SCREEN_NAMESPACES.contains(&namespace)
+        });
+    CatalogParts {
+        first: serde_json::to_vec(&first).unwrap_or_else(|_| b"{}".to_vec()),
+        views: serde_json::to_vec(&views).unwrap_or_else(|_| b"{}".to_vec()),
+    }
+}
+
+/// The parts of every catalog of [`LANGUAGES`], in its order, split once.
+fn catalog_parts() -> &'static [CatalogParts] {
+    static PARTS: OnceLock<Vec<CatalogParts>> = OnceLock::new();
+    PARTS.get_or_init(|| LANGUAGES.iter().map(|l| split_catalog(l.catalog)).collect())
+}
+
+/// The app shell as written, with `{{V}}` where the asset version goes and `{{LANGUAGES}}`
+/// where the codes of [`LANGUAGES`] go.
 const SHELL_TEMPLATE: &str = include_str!("../ui/index.html");
 
 /// The paths that answer with the app shell: one per kind of view.
@@ -124,6 +195,11 @@ pub fn asset_version() -> &'static str {
             hasher.update([0]);
             hasher.update(asset.bytes);
         }
+        for language in LANGUAGES {
+            hasher.update(language.code.as_bytes());
+            hasher.update([0]);
+            hasher.update(language.catalog);
+        }
         hex::encode(hasher.finalize())[..12].to_string()
     })
 }
@@ -131,12 +207,20 @@ pub fn asset_version() -> &'static str {
 /// The app shell with this build's asset version.
 pub fn shell() -> &'static str {
     static SHELL: OnceLock<String> = OnceLock::new();
-    SHELL.get_or_init(|| SHELL_TEMPLATE.replace("{{V}}", asset_version()))
+    SHELL.get_or_init(|| {
+        let codes: Vec<&str> = LANGUAGES.iter().map(|l| l.code).collect();
+        SHELL_TEMPLATE
+            .replace("{{V}}", asset_version())
+            .replace("{{LANGUAGES}}", &codes.join(" "))
+    })
 }
 
-/// The total size of the UI's files in bytes, before compression.
+/// The total size of the UI's files in bytes, before compression, with the largest catalog
+/// (a page loads one).
 pub fn total_size() -> usize {
-    SHELL_TEMPLATE.len() + ASSETS.iter().map(|a| a.bytes.len()).sum::<usize>()
+    SHELL_TEMPLATE.len()
+        + ASSETS.iter().map(|a| a.bytes.len()).sum::<usize>()
+        + LANGUAGES.iter().map(|l| l.catalog.len()).max().unwrap_or(0)
 }
 
 /// The most the first screen (the feeds, the item list and the reader's keys) may weigh over
@@ -156,6 +240,7 @@ pub const COMPRESSED_BUDGET: usize = 96 * 1024;
 pub fn router() -> Router<AppState> {
     let mut router = Router::new()
         .route("/ui/{version}/{file}", get(serve_asset))
+        .route("/ui/{version}/i18n/{file}", get(serve_catalog))
         .route("/favicon.ico", get(favicon));
     for path in VIEW_PATHS {
         router = router.route(path, get(serve_shell));
@@ -175,17 +260,23 @@ async fn serve_shell() -> Response {
         .into_response()
 }
 
+/// How long a browser may keep a file asked for under `version`: forever for this build's,
+/// since a new build changes the path. A page from an older build may still ask for its
+/// version during an upgrade: it gets today's file, but not cached, so it cannot pin a
+/// mismatched copy.
+fn cache_control(version: &str) -> &'static str {
+    if version == asset_version() {
+        "public, max-age=31536000, immutable"
+    } else {
+        "no-cache"
+    }
+}
+
 async fn serve_asset(Path((version, file)): Path<(String, String)>) -> Response {
     let Some(asset) = ASSETS.iter().find(|a| a.name == file) else {
         return StatusCode::NOT_FOUND.into_response();
     };
-    // A page from an older build may still ask for its version during an upgrade: it gets
-    // today's file, but not cached, so it cannot pin a mismatched copy.
-    let cache = if version == asset_version() {
-        "public, max-age=31536000, immutable"
-    } else {
-        "no-cache"
-    };
+    let cache = cache_control(&version);
     let mut response = asset.bytes.into_response();
     let headers = response.headers_mut();
     headers.insert(
@@ -194,6 +285,31 @@ async fn serve_asset(Path((version, file)): Path<(String, String)>) -> Response 
     );
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static(cache));
     response
+}
+
+/// A part of a language's catalog, cached like the other assets: `{code}.json`, the first
+/// screen's messages, or `{code}.views.json`, the others.
+async fn serve_catalog(Path((version, file)): Path<(String, String)>) -> Response {
+    let Some(name) = file.strip_suffix(".json") else {
+        return StatusCode::NOT_FOUND.into_response();
+    };
+    let (code, views) = match name.strip_suffix(".views") {
+        Some(code) => (code, true),
+        None => (name, false),
+    };
+    let Some(index) = LANGUAGES.iter().position(|l| l.code == code) else {
+        return StatusCode::NOT_FOUND.into_response();
+    };
+    let parts = &catalog_parts()[index];
+    let body = if views { &parts.views } else { &parts.first };
+    (
+        [
+            (header::CONTENT_TYPE, "application/json; charset=utf-8"),
+            (header::CACHE_CONTROL, cache_control(&version)),
+        ],
+        body.clone(),
+    )
+        .into_response()
 }
 
 async fn favicon() -> Response {
@@ -299,9 +415,30 @@ mod tests {
         files
     }
 
-    /// The first screen's weight over the network: the shell and its files, each gzipped.
+    /// The heaviest first part of a catalog gzipped: a page loads one language's, with the
+    /// first screen.
+    fn first_catalog_size() -> usize {
+        catalog_parts()
+            .iter()
+            .map(|p| gzipped(&p.first))
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// The heaviest catalog gzipped, both parts: a page loads one language's.
+    fn catalog_size() -> usize {
+        catalog_parts()
+            .iter()
+            .map(|p| gzipped(&p.first) + gzipped(&p.views))
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// The first screen's weight over the network: the shell and its files, each gzipped,
+    /// with the heaviest first part of a catalog.
     fn first_screen_size() -> usize {
         gzipped(SHELL_TEMPLATE.as_bytes())
+            + first_catalog_size()
             + first_screen()
                 .iter()
                 .map(|name| {
@@ -312,8 +449,11 @@ mod tests {
     }
 
     /// What the whole UI weighs over the network: every file gzipped on its own, summed.
+    /// Catalogs load per language, so only the heaviest one counts.
     fn compressed_size() -> usize {
-        gzipped(SHELL_TEMPLATE.as_bytes()) + ASSETS.iter().map(|a| gzipped(a.bytes)).sum::<usize>()
+        gzipped(SHELL_TEMPLATE.as_bytes())
+            + ASSETS.iter().map(|a| gzipped(a.bytes)).sum::<usize>()
+            + catalog_size()
     }
 
     /// Every import cycle of `graph`, each as the path that closes it (`a.js → b.js → a.js`),
@@ -522,5 +662,170 @@ mod tests {
                 ("b.js".to_string(), Import::OnDemand)
             ]
         );
+    }
+
+    /// A catalog's messages by key: a string, or plural forms (an object of strings).
+    fn catalog(language: &Language) -> BTreeMap<String, serde_json::Value> {
+        serde_json::from_slice(language.catalog)
+            .unwrap_or_else(|e| panic!("i18n/{}.json is not a JSON object: {e}", language.code))
+    }
+
+    /// The `{placeholders}` of a message, in all its plural forms.
+    fn placeholders(message: &serde_json::Value) -> BTreeSet<String> {
+        let texts: Vec<&str> = match message {
+            serde_json::Value::String(text) => vec![text.as_str()],
+            serde_json::Value::Object(forms) => forms.values().filter_map(|v| v.as_str()).collect(),
+            _ => Vec::new(),
+        };
+        let mut found = BTreeSet::new();
+        for text in texts {
+            for part in text.split('{').skip(1) {
+                if let Some((name, _)) = part.split_once('}')
+                    && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                {
+                    found.insert(name.to_string());
+                }
+            }
+        }
+        found
+    }
+
+    /// The keys the UI's modules name: the literal first argument of `t(`, `tParts(` and
+    /// `has(`. A key written as a prefix to be completed (`t('category.' + name)`) ends with
+    /// a dot.
+    fn keys_used(text: &str) -> Vec<String> {
+        let mut keys = Vec::new();
+        for call in ["t('", "tParts('", "has('"] {
+            for (at, _) in text.match_indices(call) {
+                // `t(` alone, not the end of another name (`split(`, `set(`).
+                let before = text[..at].chars().next_back();
+                if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.') {
+                    continue;
+                }
+                let rest = &text[at + call.len()..];
+                let key: String = rest.chars().take_while(|c| *c != '\'').collect();
+                keys.push(key);
+            }
+        }
+        keys
+    }
+
+    #[test]
+    fn every_catalog_has_the_keys_of_english() {
+        let english = catalog(&LANGUAGES[0]);
+        assert_eq!(LANGUAGES[0].code, "en", "English comes first");
+        assert!(english.len() > 100, "{} keys", english.len());
+        for language in &LANGUAGES[1..] {
+            let other = catalog(language);
+            let missing: Vec<&String> =
+                english.keys().filter(|k| !other.contains_key(*k)).collect();
+            let extra: Vec<&String> = other.keys().filter(|k| !english.contains_key(*k)).collect();
+            assert!(
+                missing.is_empty() && extra.is_empty(),
+                "i18n/{}.json lacks {missing:?} and has keys English has not: {extra:?}",
+                language.code
+            );
+            for (key, message) in &english {
+                assert_eq!(
+                    placeholders(message),
+                    placeholders(&other[key]),
+                    "the placeholders of {key} in {}",
+                    language.code
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn plural_messages_have_the_forms_of_their_language() {
+        // English needs one and other; Japanese and Chinese have only other.
+        for language in LANGUAGES {
+            for (key, message) in catalog(language) {
+                match &message {
+                    serde_json::Value::String(_) => {}
+                    serde_json::Value::Object(forms) => {
+                        assert!(forms.contains_key("other"), "{key} in {}", language.code);
+                        if language.code == "en" {
+                            assert!(forms.contains_key("one"), "{key} in en");
+                        }
+                        assert!(forms.values().all(|v| v.is_string()), "{key}");
+                    }
+                    other => panic!("{key} in {} is {other}", language.code),
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn every_key_the_ui_names_is_in_the_english_catalog() {
+        let english = catalog(&LANGUAGES[0]);
+        let mut used = 0;
+        for asset in ASSETS.iter().filter(|a| a.name.ends_with(".js")) {
+            let text = std::str::from_utf8(asset.bytes).expect("UTF-8 module");
+            for key in keys_used(text) {
+                used += 1;
+                let known = if key.ends_with('.') {
+                    english.keys().any(|k| k.starts_with(&key))
+                } else {
+                    english.contains_key(&key)
+                };
+                assert!(
+                    known,
+                    "{} names {key:?}, which i18n/en.json lacks",
+                    asset.name
+                );
+            }
+        }
+        assert!(used > 100, "only {used} keys found: is the scan right?");
+    }
+
+    #[test]
+    fn the_first_screen_names_keys_of_its_namespaces_only() {
+        // Its modules run before the rest of the catalog is loaded (lazy.js loads it).
+        for name in first_screen() {
+            let Some(asset) = ASSETS
+                .iter()
+                .find(|a| a.name == name && name.ends_with(".js"))
+            else {
+                continue;
+            };
+            let text = std::str::from_utf8(asset.bytes).expect("UTF-8 module");
+            for key in keys_used(text) {
+                let namespace = key.split('.').next().unwrap_or_default();
+                assert!(
+                    FIRST_SCREEN_NAMESPACES.contains(&namespace),
+                    "{name} names {key:?}, whose namespace is not among FIRST_SCREEN_NAMESPACES"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn catalogs_are_served_in_two_parts() {
+        let whole = catalog(&LANGUAGES[0]);
+        let parts = &catalog_parts()[0];
+        let first: BTreeMap<String, serde_json::Value> =
+            serde_json::from_slice(&parts.first).expect("first part");
+        let views: BTreeMap<String, serde_json::Value> =
+            serde_json::from_slice(&parts.views).expect("views part");
+        assert!(first.contains_key("nav.subscribe") && !first.contains_key("opml.title"));
+        assert!(views.contains_key("opml.title") && !views.contains_key("nav.subscribe"));
+        assert_eq!(first.len() + views.len(), whole.len());
+        let broken = split_catalog(b"not json");
+        assert_eq!(broken.first, b"not json");
+    }
+
+    #[test]
+    fn keys_are_read_from_calls_only() {
+        let text =
+            "t('a.b', { n }) + tParts('c') + x.split('d') + set('e') + t('f.' + g) + has('h')";
+        assert_eq!(keys_used(text), ["a.b", "f.", "c", "h"]);
+    }
+
+    #[test]
+    fn the_shell_lists_the_languages() {
+        assert!(shell().contains("data-languages=\"en ja zh-Hans\""));
+        let first = first_screen();
+        assert!(first.contains("i18n.js"), "{first:?}");
     }
 }

@@ -2,31 +2,35 @@
 // carries what the user needs to read (F55): the category and the action from the server's
 // error body, or our own words when the network or the server could not answer at all.
 
-/** A failed request, with the API's error fields. */
+import { API_LANGUAGE, has, language, t } from './i18n.js';
+
+/**
+ * An API error's message and action in the language in use, by its code (the views' part of
+ * the catalog); else, and in the API's language, the API's own, more specific words.
+ */
+function localized(detail, retryAfter) {
+  const key = ['apierror', detail.code].join('.');
+  if (language() === API_LANGUAGE || !detail.code || !has(key)) return [detail.message, detail.action];
+  const params = { seconds: retryAfter || 0 };
+  return [t(key, params), has(key + '.action') ? t(key + '.action', params) : ''];
+}
+
+/** A failed request, with the API's error fields (message and action in the UI's language). */
 export class ApiFailure extends Error {
   constructor(status, detail, retryAfter) {
-    super(detail.message || 'The request failed.');
+    const [message, action] = localized(detail, retryAfter);
+    super(message || t('error.request_failed'));
     this.status = status;
     this.code = detail.code || 'error';
     this.category = detail.category || 'system';
-    this.action = detail.action || '';
+    this.action = action || '';
     this.retryAfter = retryAfter;
   }
 }
 
-const CATEGORY_NAMES = {
-  auth: 'Sign-in problem',
-  validation: 'Check your input',
-  feed: 'Feed problem',
-  limit: 'Limit reached',
-  system: 'Server problem',
-  network: 'Offline',
-  delivery: 'Not delivered',
-};
-
 /** The category as a short heading for people. */
 export function categoryName(category) {
-  return CATEGORY_NAMES[category] || 'Problem';
+  return has('category.' + category) ? t('category.' + category) : t('category.other');
 }
 
 /** Called with every 401, so the app can go to the sign-in page. */
@@ -60,12 +64,8 @@ function offlineFailure() {
   return new ApiFailure(0, {
     code: offline ? 'offline' : 'network_error',
     category: 'network',
-    message: offline
-      ? 'You are offline.'
-      : 'The server could not be reached.',
-    action: offline
-      ? 'Check your connection; tidings will work again once you are back online.'
-      : 'Check your connection or whether the server is running, then try again.',
+    message: offline ? t('network.offline') : t('network.unreachable'),
+    action: offline ? t('network.offline_check') : t('network.unreachable_action'),
   });
 }
 
@@ -120,12 +120,12 @@ export async function api(method, path, body, options = {}) {
   const detail = (data && data.error) || {
     code: 'http_' + response.status,
     category: response.status >= 500 ? 'system' : 'validation',
-    message: 'The server answered ' + response.status + '.',
-    action: 'Try again later.',
+    message: t('network.http_status', { status: String(response.status) }),
+    action: t('network.try_later'),
   };
   if (response.status === 429 && retryAfter) {
-    detail.message = 'Too many requests: try again in ' + retryAfter + ' s.';
-    detail.action = 'Wait ' + retryAfter + ' seconds, then try again.';
+    detail.message = t('rate.refused', { count: retryAfter });
+    detail.action = t('rate.wait', { count: retryAfter });
   }
   const failure = new ApiFailure(response.status, detail, retryAfter);
   if (response.status === 401 && onUnauthenticated && !options.quiet401) onUnauthenticated(failure);

@@ -3,6 +3,7 @@
 
 import { api, query, whenRateLimited, whenSignedOut } from './api.js';
 import { app, installBehaviours } from './state.js';
+import { rememberedPreference, t, useLanguage } from './i18n.js';
 import { h, icon, replace } from './dom.js';
 import { showError, toast } from './dialogs.js';
 import { later, withPart } from './lazy.js';
@@ -32,7 +33,7 @@ async function savePrefs(changes) {
   } catch (e) {
     app.prefs = before;
     applyPrefs();
-    showError(e, 'Your preference was not saved');
+    showError(e, t('prefs.not_saved'));
     return false;
   }
 }
@@ -89,12 +90,14 @@ function tagName(segment) {
   return name.normalize('NFKC').toLowerCase().trim();
 }
 
-const THEME_LABELS = { auto: 'Theme: follows the system', light: 'Theme: light', dark: 'Theme: dark' };
+/** The theme button's words for each theme. */
+const THEME_LABELS = { auto: 'theme.auto', light: 'theme.light', dark: 'theme.dark' };
 
 function updateThemeButton(button) {
-  const theme = app.prefs.theme || 'auto';
-  button.setAttribute('aria-label', THEME_LABELS[theme] + ' (change)');
-  button.title = THEME_LABELS[theme];
+  const theme = THEME_LABELS[app.prefs.theme] ? app.prefs.theme : 'auto';
+  const label = t(THEME_LABELS[theme]);
+  button.setAttribute('aria-label', t('theme.change', { theme: label }));
+  button.title = label;
   replace(button, icon(theme === 'dark' ? 'moon' : theme === 'light' ? 'sun' : 'contrast'));
 }
 
@@ -126,8 +129,8 @@ function runSearch(text) {
 
 /** The subscribe dialog, which offers to scrape a page without a feed instead. */
 function openSubscribe() {
-  const onScrape = (url) => withPart('scrape dialog', (retry) => import('./scrape.js' + retry), (scrape) => scrape.openScrape({ url }));
-  return withPart('subscribe dialog', (retry) => import('./subscribe.js' + retry), (subscribe) => subscribe.openSubscribe({ onScrape }));
+  const onScrape = (url) => withPart(t('part.scrape'), (retry) => import('./scrape.js' + retry), (scrape) => scrape.openScrape({ url }));
+  return withPart(t('part.subscribe'), (retry) => import('./subscribe.js' + retry), (subscribe) => subscribe.openSubscribe({ onScrape }));
 }
 
 function buildLayout(root) {
@@ -135,11 +138,11 @@ function buildLayout(root) {
   app.search = createSearchBox({ onSearch: runSearch });
   const themeButton = h('button', { type: 'button', class: 'icon-button', id: 'theme-button', onclick: () => cycleTheme() });
   updateThemeButton(themeButton);
-  const nav = h('nav', { id: 'feeds', class: 'pane pane-feeds', 'aria-label': 'Feeds' });
+  const nav = h('nav', { id: 'feeds', class: 'pane pane-feeds', 'aria-label': t('nav.feeds') });
   const main = h('main', { id: 'main', class: 'pane pane-main', tabindex: '-1' });
   replace(
     root,
-    h('a', { class: 'skip-link', href: '#main' }, 'Skip to the items'),
+    h('a', { class: 'skip-link', href: '#main' }, t('nav.skip')),
     h(
       'header',
       { class: 'topbar' },
@@ -147,10 +150,10 @@ function buildLayout(root) {
       app.search.element,
       h('span', { class: 'topbar-spacer' }),
       h('button', { type: 'button', class: 'button primary', id: 'subscribe-button', onclick: () => openSubscribe() },
-        icon('plus'), h('span', { class: 'label-wide' }, 'Subscribe')),
+        icon('plus'), h('span', { class: 'label-wide' }, t('nav.subscribe'))),
       themeButton,
-      h('button', { type: 'button', class: 'icon-button', 'aria-label': 'Keyboard shortcuts', title: 'Keyboard shortcuts (?)', onclick: () => openShortcuts() }, icon('keyboard')),
-      h('a', { class: 'icon-button', href: '/settings', 'data-link': '', 'aria-label': 'Settings', title: 'Settings' }, icon('gear')),
+      h('button', { type: 'button', class: 'icon-button', 'aria-label': t('nav.shortcuts'), title: t('nav.shortcuts_key'), onclick: () => openShortcuts() }, icon('keyboard')),
+      h('a', { class: 'icon-button', href: '/settings', 'data-link': '', 'aria-label': t('page.settings'), title: t('page.settings') }, icon('gear')),
     ),
     h('div', { class: 'panes' }, nav, main),
   );
@@ -174,19 +177,21 @@ async function loadSession() {
   const [loaded, feedsError] = await Promise.all([prefs, feeds]);
   if (feedsError) throw feedsError;
   if (loaded) Object.assign(app.prefs, loaded.preferences || loaded);
+  // The account's language may differ from the one remembered here (a new device).
+  await useLanguage(app.prefs.language || 'auto').catch(() => false);
   app.applyPrefs();
   app.reloadCounts();
   return true;
 }
 
-/** The settings pages: their title and the name of the function of settings.js that draws them. */
+/** The settings pages: the key of their title and the name of the function of settings.js that draws them. */
 const PAGES = {
-  settings: ['Settings', 'renderSettings'],
-  account: ['Account', 'renderAccount'],
-  notifications: ['Notifications', 'renderNotifications'],
-  rules: ['Rules', 'renderRules'],
-  admin: ['Users', 'renderAdmin'],
-  'feed-settings': ['Feed settings', 'renderFeedSettings'],
+  settings: ['page.settings', 'renderSettings'],
+  account: ['page.account', 'renderAccount'],
+  notifications: ['page.notifications', 'renderNotifications'],
+  rules: ['page.rules', 'renderRules'],
+  admin: ['page.users', 'renderAdmin'],
+  'feed-settings': ['page.feed_settings', 'renderFeedSettings'],
 };
 
 let renderToken = 0;
@@ -197,7 +202,7 @@ let renderToken = 0;
  * error and a button to try again.
  */
 async function viewPart(token, root, name, load) {
-  replace(root, h('p', { class: 'boot-note' }, h('span', { class: 'spinner', 'aria-hidden': 'true' }), 'Loading…'));
+  replace(root, h('p', { class: 'boot-note' }, h('span', { class: 'spinner', 'aria-hidden': 'true' }), t('common.loading')));
   try {
     const part = await later(name, load);
     return token === renderToken ? part : null;
@@ -205,7 +210,7 @@ async function viewPart(token, root, name, load) {
     if (token === renderToken) {
       replace(root, h('div', { class: 'inline-error part-error', role: 'alert' },
         h('strong', null, e.message), ' ', e.action, ' ',
-        h('button', { type: 'button', class: 'button', onclick: () => render() }, 'Try again')));
+        h('button', { type: 'button', class: 'button', onclick: () => render() }, t('common.try_again'))));
     }
     return null;
   }
@@ -217,7 +222,7 @@ async function renderPublic(token, root, route) {
   app.sidebar = null;
   if (app.list) app.list.destroy();
   app.list = null;
-  const auth = await viewPart(token, root, 'sign-in page', (retry) => import('./auth.js' + retry));
+  const auth = await viewPart(token, root, t('part.sign_in'), (retry) => import('./auth.js' + retry));
   if (!auth) return;
   if (route.name === 'login') auth.renderSignIn(root, onSignedIn);
   else auth.renderSetup(root, route.token, onSignedIn);
@@ -237,15 +242,15 @@ async function renderMain(token, route) {
       document.title = app.list.title() + ' · tidings';
       break;
     case 'bookmarks': {
-      document.title = 'Bookmarks · tidings';
-      const bookmarks = await viewPart(token, main, 'bookmarks', (retry) => import('./bookmarks.js' + retry));
+      document.title = t('nav.bookmarks') + ' · tidings';
+      const bookmarks = await viewPart(token, main, t('part.bookmarks'), (retry) => import('./bookmarks.js' + retry));
       if (bookmarks) app.list = new bookmarks.BookmarkList(main, route);
       break;
     }
     default: {
       const [title, draw] = PAGES[route.name];
-      document.title = title + ' · tidings';
-      const settings = await viewPart(token, main, 'settings', (retry) => import('./settings.js' + retry));
+      document.title = t(title) + ' · tidings';
+      const settings = await viewPart(token, main, t('part.settings'), (retry) => import('./settings.js' + retry));
       if (!settings) return;
       if (route.name === 'feed-settings') settings[draw](main, route.feedId);
       else if (route.name === 'rules') settings[draw](main, route.start);
@@ -318,7 +323,7 @@ whenSignedOut(() => {
   if (PUBLIC_VIEWS.has(app.route && app.route.name)) return;
   app.me = null;
   app.layoutReady = false;
-  toast({ title: 'Signed out', message: 'Your session has ended.', action: 'Sign in again to go on reading.' });
+  toast({ title: t('session.signed_out'), message: t('session.ended'), action: t('session.sign_in_again') });
   const next = location.pathname + location.search;
   app.navigate('/login?next=' + encodeURIComponent(next), { replace: true });
 });
@@ -338,18 +343,21 @@ document.addEventListener('click', (event) => {
 // One calm notice however many requests wait: they are sent again by themselves (api.js).
 whenRateLimited((seconds) => toast({
   key: 'rate-limited',
-  title: 'Catching up',
-  message: 'The server asked tidings to slow down for ' + seconds + ' s.',
-  action: 'Nothing is lost: your changes are sent by themselves then.',
+  title: t('rate.title'),
+  message: t('rate.message', { seconds }),
+  action: t('rate.action'),
   duration: seconds * 1000 + 3000,
 }));
 
 window.addEventListener('popstate', () => render());
-window.addEventListener('offline', () => toast({ title: 'Offline', message: 'You are offline.', action: 'Changes you make will fail until you are back online.', kind: 'error' }));
-window.addEventListener('online', () => toast({ title: 'Back online', message: 'The connection is back.' }));
+window.addEventListener('offline', () => toast({ title: t('network.offline_title'), message: t('network.offline'), action: t('network.offline_action'), kind: 'error' }));
+window.addEventListener('online', () => toast({ title: t('network.online_title'), message: t('network.online') }));
 
 installBehaviours({ render, savePrefs, applyPrefs, signOut });
 startLiveUpdates();
 document.body.dataset.pane = location.pathname === '/' && !location.search ? 'feeds' : 'main';
 installKeys(app);
-render();
+// The catalog of the language remembered here (or the browser's) comes before any drawing.
+useLanguage(rememberedPreference()).catch(() => useLanguage('en')).then(render, (e) => {
+  replace(document.getElementById('app'), h('p', { class: 'boot-note' }, e.message));
+});

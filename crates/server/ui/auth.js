@@ -6,6 +6,7 @@ import { h, icon, replace } from './dom.js';
 import { errorBlock } from './dialogs.js';
 import { passkeyButton, secondStep } from './mfa.js';
 import { signInMethods, ssoButton } from './identities.js';
+import { t, tParts } from './i18n.js';
 
 function field(id, label, attrs, hint) {
   const hintId = hint ? id + '-hint' : null;
@@ -28,16 +29,16 @@ function page(root, title, ...content) {
 /** The sign-in form; calls `done(user)` once signed in. */
 export function renderSignIn(root, done) {
   const status = h('div', { class: 'form-status', 'aria-live': 'polite' });
-  const submit = h('button', { type: 'submit', class: 'button primary wide' }, 'Sign in');
+  const submit = h('button', { type: 'submit', class: 'button primary wide' }, t('auth.sign_in'));
   const form = h('form', { class: 'form', id: 'sign-in-form' },
-    field('username', 'User name', { type: 'text', autocomplete: 'username', required: true, autocapitalize: 'none', spellcheck: 'false' }),
-    field('password', 'Password', { type: 'password', autocomplete: 'current-password', required: true }),
+    field('username', t('auth.username'), { type: 'text', autocomplete: 'username', required: true, autocapitalize: 'none', spellcheck: 'false' }),
+    field('password', t('auth.password'), { type: 'password', autocomplete: 'current-password', required: true }),
     status,
     submit);
   const setupNote = h('div', { class: 'setup-note' });
   const passkeyStatus = h('div', { class: 'form-status', 'aria-live': 'polite' });
   const sso = h('div', { class: 'sso' });
-  page(root, 'Sign in', sso, form, passkeyButton(passkeyStatus, done), passkeyStatus, setupNote);
+  page(root, t('auth.sign_in'), sso, form, passkeyButton(passkeyStatus, done), passkeyStatus, setupNote);
   form.querySelector('#username').focus();
   signInMethods().then((methods) => {
     replace(sso, ssoButton(methods, new URLSearchParams(location.search).get('next')));
@@ -46,9 +47,7 @@ export function renderSignIn(root, done) {
   });
   api('GET', '/setup', null, { quiet401: true }).then((setup) => {
     if (setup && setup.required) {
-      replace(setupNote, h('p', { class: 'note' },
-        'No account exists yet. Open the setup link that ', h('code', null, 'tidings serve'),
-        ' printed in its log (it looks like /setup?token=…) to create the first administrator.'));
+      replace(setupNote, h('p', { class: 'note' }, tParts('auth.no_account', { command: h('code', null, 'tidings serve') })));
     }
   }).catch(() => {});
   form.addEventListener('submit', async (event) => {
@@ -62,7 +61,7 @@ export function renderSignIn(root, done) {
       }, { quiet401: true });
       // 202: the password was right and a second factor is on (issue 19).
       if (result.second_factor) {
-        page(root, 'Two-step sign-in', secondStep(result.second_factor.methods, done, () => renderSignIn(root, done)));
+        page(root, t('auth.two_step'), secondStep(result.second_factor.methods, done, () => renderSignIn(root, done)));
         return;
       }
       done(result.user);
@@ -84,34 +83,34 @@ export async function renderSetup(root, token, done) {
     // Show the form anyway; the server will say what is wrong.
   }
   if (!required) {
-    page(root, 'Setup is complete',
-      h('p', null, 'The first administrator already exists.'),
-      h('p', null, h('a', { class: 'button primary', href: '/login', 'data-link': '' }, 'Sign in')));
+    page(root, t('setup.complete'),
+      h('p', null, t('setup.admin_exists')),
+      h('p', null, h('a', { class: 'button primary', href: '/login', 'data-link': '' }, t('auth.sign_in'))));
     return;
   }
   if (!token) {
-    page(root, 'Set up tidings',
-      h('p', null, 'Open the setup link printed by ', h('code', null, 'tidings serve'), ' when it started: it carries a one-time token.'),
-      h('p', null, 'Lost it? Restart the server to print a new one, or run ', h('code', null, 'tidings user add NAME --admin'), '.'));
+    page(root, t('setup.title'),
+      h('p', null, tParts('setup.open_link', { command: h('code', null, 'tidings serve') })),
+      h('p', null, tParts('setup.lost_link', { command: h('code', null, 'tidings user add NAME --admin') })));
     return;
   }
   const status = h('div', { class: 'form-status', 'aria-live': 'polite' });
-  const submit = h('button', { type: 'submit', class: 'button primary wide' }, 'Create the administrator');
+  const submit = h('button', { type: 'submit', class: 'button primary wide' }, t('setup.create'));
   const form = h('form', { class: 'form', id: 'setup-form' },
-    h('p', null, 'Create the first account. It is an administrator and can add other users later.'),
-    field('username', 'User name', { type: 'text', autocomplete: 'username', required: true, autocapitalize: 'none', spellcheck: 'false' }),
-    field('password', 'Password', { type: 'password', autocomplete: 'new-password', required: true, minlength: 12 },
-      'At least 12 characters; common words and patterns are refused. A few unrelated words make a good one.'),
-    field('password-again', 'Password again', { type: 'password', autocomplete: 'new-password', required: true }),
+    h('p', null, t('setup.intro')),
+    field('username', t('auth.username'), { type: 'text', autocomplete: 'username', required: true, autocapitalize: 'none', spellcheck: 'false' }),
+    field('password', t('auth.password'), { type: 'password', autocomplete: 'new-password', required: true, minlength: 12 },
+      t('auth.password_hint')),
+    field('password-again', t('auth.password_again'), { type: 'password', autocomplete: 'new-password', required: true }),
     status,
     submit);
-  page(root, 'Set up tidings', form);
+  page(root, t('setup.title'), form);
   form.querySelector('#username').focus();
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
     const password = form.querySelector('#password').value;
     if (password !== form.querySelector('#password-again').value) {
-      replace(status, errorBlock({ category: 'validation', message: 'The two passwords differ.', action: 'Type the same password twice.' }));
+      replace(status, errorBlock({ category: 'validation', message: t('auth.passwords_differ'), action: t('auth.passwords_differ_action') }));
       return;
     }
     submit.disabled = true;

@@ -6,6 +6,7 @@ import { api, query } from './api.js';
 import { h, icon, replace, shortDate } from './dom.js';
 import { confirmDialog, showError } from './dialogs.js';
 import { searchShown } from './search.js';
+import { t } from './i18n.js';
 
 function errorBlockText(e) {
   return h('p', { class: 'inline-error', role: 'alert' }, e.message + ' ' + (e.action || ''));
@@ -29,16 +30,16 @@ export class BookmarkList {
   destroy() {}
 
   title() {
-    return 'Bookmarks';
+    return t('nav.bookmarks');
   }
 
   async render() {
-    this.listEl = h('ul', { class: 'items', 'aria-label': 'Bookmarks' });
+    this.listEl = h('ul', { class: 'items', 'aria-label': t('nav.bookmarks') });
     replace(this.root,
       h('div', { class: 'list-header' },
         h('div', { class: 'list-title-row' },
-          h('a', { class: 'icon-button only-phone', href: '#feeds', 'aria-label': 'Back to the feeds', onclick: (e) => { e.preventDefault(); app.showPane('feeds'); } }, icon('back')),
-          h('h1', { class: 'list-title', id: 'list-title' }, 'Bookmarks'))),
+          h('a', { class: 'icon-button only-phone', href: '#feeds', 'aria-label': t('list.back'), onclick: (e) => { e.preventDefault(); app.showPane('feeds'); } }, icon('back')),
+          h('h1', { class: 'list-title', id: 'list-title' }, t('nav.bookmarks')))),
       this.listEl);
     let data;
     try {
@@ -50,11 +51,11 @@ export class BookmarkList {
     this.items = (data && data.bookmarks) || [];
     searchShown(this.route.q);
     if (!this.items.length && this.route.q) {
-      this.listEl.replaceWith(h('p', { class: 'empty' }, 'No bookmarks match “' + this.route.q + '”.'));
+      this.listEl.replaceWith(h('p', { class: 'empty' }, t('bookmarks.no_match', { q: this.route.q })));
       return;
     }
     if (!this.items.length) {
-      this.listEl.replaceWith(h('p', { class: 'empty' }, 'No bookmarks yet. Open an item and choose Bookmark to keep a copy of it.'));
+      this.listEl.replaceWith(h('p', { class: 'empty' }, t('bookmarks.none')));
       return;
     }
     for (const b of this.items) {
@@ -62,11 +63,11 @@ export class BookmarkList {
       const body = h('div', { class: 'item-body', id: bodyId, hidden: true });
       const toggle = h('button', { type: 'button', class: 'item-toggle', 'aria-expanded': 'false', 'aria-controls': bodyId },
         h('span', { class: 'item-text' },
-          h('span', { class: 'item-title' }, b.title || '(untitled)'),
+          h('span', { class: 'item-title' }, b.title || t('item.untitled')),
           h('span', { class: 'item-meta' }, (b.feed_title || '') + (b.published_at ? ' · ' + shortDate(b.published_at) : ''))));
       const li = h('li', { class: 'item is-read', dataset: { id: b.id } },
         h('article', null, h('div', { class: 'item-head' }, toggle,
-          h('button', { type: 'button', class: 'icon-button', 'aria-label': 'Delete bookmark', title: 'Delete bookmark', onclick: () => this.remove(b, li) }, icon('close'))),
+          h('button', { type: 'button', class: 'icon-button', 'aria-label': t('bookmarks.delete'), title: t('bookmarks.delete'), onclick: () => this.remove(b, li) }, icon('close'))),
         body));
       toggle.addEventListener('click', () => this.toggle(b, li));
       this.listEl.appendChild(li);
@@ -114,18 +115,18 @@ export class BookmarkList {
         link.rel = 'noopener noreferrer';
       }
       replace(body, content, h('div', { class: 'item-tools' },
-        b.url ? h('a', { class: 'button', href: b.url, target: '_blank', rel: 'noopener noreferrer' }, icon('external'), 'Open original') : null));
+        b.url ? h('a', { class: 'button', href: b.url, target: '_blank', rel: 'noopener noreferrer' }, icon('external'), t('item.open_original')) : null));
     }
   }
 
   async remove(b, li) {
-    if (!(await confirmDialog('Delete this bookmark?', 'The saved copy of “' + (b.title || 'this item') + '” is removed.', 'Delete bookmark'))) return;
+    if (!(await confirmDialog(t('bookmarks.delete_title'), t('bookmarks.delete_message', { title: b.title || t('bookmarks.this_item') }), t('bookmarks.delete')))) return;
     try {
       await api('DELETE', '/bookmarks/' + b.id);
       li.remove();
       this.items = this.items.filter((x) => x !== b);
     } catch (e) {
-      showError(e, 'The bookmark was not deleted');
+      showError(e, t('bookmarks.delete_failed'));
     }
   }
 

@@ -4,6 +4,7 @@
 
 import { categoryName } from './api.js';
 import { h, icon } from './dom.js';
+import { t } from './i18n.js';
 
 /**
  * Shows a short message. `kind` 'error' makes it an alert that stays until dismissed;
@@ -13,7 +14,7 @@ import { h, icon } from './dom.js';
  */
 export function toast({ title, message, action, kind, link, key, duration, button }) {
   const box = document.getElementById('toasts');
-  const close = h('button', { type: 'button', class: 'icon-button toast-close', 'aria-label': 'Dismiss' }, icon('close'));
+  const close = h('button', { type: 'button', class: 'icon-button toast-close', 'aria-label': t('common.dismiss') }, icon('close'));
   const el = h('div', { class: 'toast' + (kind === 'error' ? ' toast-error' : ''), role: kind === 'error' ? 'alert' : null, dataset: key ? { key } : {} },
     h('div', { class: 'toast-text' },
       title ? h('strong', { class: 'toast-title' }, title) : null,
@@ -35,7 +36,7 @@ export function toast({ title, message, action, kind, link, key, duration, butto
 export function showError(failure, what) {
   const category = failure.category || 'system';
   toast({
-    title: (what ? what + ' — ' : '') + categoryName(category),
+    title: what ? t('error.what_category', { what, category: categoryName(category) }) : categoryName(category),
     message: failure.message,
     action: failure.action,
     kind: 'error',
@@ -64,7 +65,7 @@ export function confirmDialog(title, message, confirmLabel, danger = true) {
   return new Promise((resolve) => {
     let answer = false;
     const confirm = h('button', { type: 'button', class: 'button ' + (danger ? 'danger' : 'primary') }, confirmLabel);
-    const cancel = h('button', { type: 'button', class: 'button' }, 'Cancel');
+    const cancel = h('button', { type: 'button', class: 'button' }, t('common.cancel'));
     const dialog = modal('confirm-title',
       h('h2', { id: 'confirm-title' }, title),
       h('p', null, message),

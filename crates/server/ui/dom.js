@@ -1,5 +1,8 @@
 // Small DOM helpers: elements are built with h() and text nodes, never from strings of HTML,
-// except an item's content, which the server has sanitized (F5).
+// except an item's content, which the server has sanitized (F5). Dates are written in the
+// language in use (i18n.js).
+
+import { language } from './i18n.js';
 
 /**
  * Creates an element. `attrs` keys: `class`, `text`, `on*` handlers (functions), `dataset`
@@ -80,10 +83,21 @@ export function icon(name, className) {
   return svg;
 }
 
-const relative = typeof Intl !== 'undefined' && Intl.RelativeTimeFormat
-  ? new Intl.RelativeTimeFormat(undefined, { numeric: 'auto' })
-  : null;
-const absolute = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+/** The date formats of the language in use, made once (making one is slow). */
+let formats = {};
+
+function dateFormats() {
+  const lang = language();
+  if (formats.lang !== lang) {
+    formats = {
+      lang,
+      relative: new Intl.RelativeTimeFormat(lang, { numeric: 'auto' }),
+      absolute: new Intl.DateTimeFormat(lang, { dateStyle: 'medium', timeStyle: 'short' }),
+      day: new Intl.DateTimeFormat(lang, { dateStyle: 'medium' }),
+    };
+  }
+  return formats;
+}
 
 /** Milliseconds since the epoch of an API time (RFC 3339 string or Unix seconds). */
 export function toMillis(value) {
@@ -96,16 +110,17 @@ export function toMillis(value) {
 export function shortDate(value) {
   const millis = toMillis(value);
   const seconds = (millis - Date.now()) / 1000;
+  const { relative, day } = dateFormats();
   if (relative && Math.abs(seconds) < 7 * 86400) {
     for (const [unit, size] of [['day', 86400], ['hour', 3600], ['minute', 60]]) {
       if (Math.abs(seconds) >= size) return relative.format(Math.round(seconds / size), unit);
     }
     return relative.format(0, 'minute');
   }
-  return new Intl.DateTimeFormat(undefined, { dateStyle: 'medium' }).format(new Date(millis));
+  return day.format(new Date(millis));
 }
 
 /** The full date and time. */
 export function fullDate(value) {
-  return absolute.format(new Date(toMillis(value)));
+  return dateFormats().absolute.format(new Date(toMillis(value)));
 }

@@ -4,6 +4,7 @@
 import { api } from './api.js';
 import { h, replace, fullDate } from './dom.js';
 import { confirmDialog, errorBlock, showError } from './dialogs.js';
+import { t } from './i18n.js';
 
 /** The ways to sign in; a failure answers "password only", the server's default. */
 export async function signInMethods() {
@@ -18,7 +19,7 @@ export async function signInMethods() {
 export function ssoButton(methods, next) {
   if (!methods.oidc) return null;
   const href = methods.oidc.start_url + (next && next !== '/' ? '?next=' + encodeURIComponent(next) : '');
-  return h('a', { class: 'button wide', id: 'oidc-sign-in', href }, 'Sign in with ' + methods.oidc.name);
+  return h('a', { class: 'button wide', id: 'oidc-sign-in', href }, t('sso.sign_in_with', { provider: methods.oidc.name }));
 }
 
 /** The account page's section of linked identities, for `section(title, ...content)`. */
@@ -31,16 +32,16 @@ export function identitiesSection(section) {
       const [methods, data] = await Promise.all([signInMethods(), api('GET', '/me/identities')]);
       replace(list, data.identities.length ? data.identities.map((i) => h('li', { class: 'row' },
         h('span', null, h('strong', null, i.email || i.subject),
-          h('span', { class: 'hint' }, ' · ' + i.issuer + ' · linked ' + fullDate(i.created_at))),
+          h('span', { class: 'hint' }, ' · ' + i.issuer + ' · ' + t('sso.linked', { date: fullDate(i.created_at) }))),
         h('button', { type: 'button', class: 'button', onclick: async () => {
-          if (!(await confirmDialog('Unlink ' + (i.email || i.subject) + '?', 'You can no longer sign in with it.', 'Unlink'))) return;
+          if (!(await confirmDialog(t('sso.unlink_title', { identity: i.email || i.subject }), t('sso.unlink_message'), t('sso.unlink')))) return;
           try {
             await api('DELETE', '/me/identities/' + i.id);
             draw();
           } catch (e) {
-            showError(e, 'The identity was not unlinked');
+            showError(e, t('sso.unlink_failed'));
           }
-        } }, 'Unlink'))) : h('li', { class: 'hint' }, 'No linked identities.'));
+        } }, t('sso.unlink')))) : h('li', { class: 'hint' }, t('sso.none')));
       replace(actions, methods.oidc ? h('button', { type: 'button', class: 'button', id: 'link-identity', onclick: async () => {
         replace(status);
         try {
@@ -48,13 +49,13 @@ export function identitiesSection(section) {
         } catch (e) {
           replace(status, errorBlock(e));
         }
-      } }, 'Link ' + methods.oidc.name) : null);
+      } }, t('sso.link', { provider: methods.oidc.name })) : null);
     } catch (e) {
       replace(list, h('li', null, errorBlock(e)));
     }
   };
   draw();
-  return section('Single sign-on', h('p', null, 'Identities at a sign-in provider that sign in to this account.'), list, actions, status);
+  return section(t('sso.title'), h('p', null, t('sso.intro')), list, actions, status);
 }
 
 /** The administrators' switch: passwords on, or single sign-on only. */
@@ -71,8 +72,8 @@ export function passwordSwitch(section) {
       replace(status, errorBlock(e));
     }
   });
-  return section('Sign-in',
-    h('div', { class: 'check-row' }, box, h('label', { for: 'password-sign-in' }, 'Passwords sign in to the web UI')),
-    h('p', { class: 'hint' }, 'Off: people sign in through single sign-on only. API keys (scripts, sync apps) keep working.'),
+  return section(t('sso.sign_in_section'),
+    h('div', { class: 'check-row' }, box, h('label', { for: 'password-sign-in' }, t('sso.passwords'))),
+    h('p', { class: 'hint' }, t('sso.passwords_hint')),
     status);
 }

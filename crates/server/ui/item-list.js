@@ -11,6 +11,7 @@ import { listLayout } from './list-layout.js';
 import { listLoading } from './list-loading.js';
 import { openedItem } from './item-open.js';
 import { itemState } from './item-state.js';
+import { t } from './i18n.js';
 
 /** The right pane for a feed, a group or everything, with the all/unread/starred filter. */
 export class ItemList {
@@ -56,18 +57,18 @@ export class ItemList {
   }
 
   title() {
-    if (this.route.q) return 'Search: ' + this.route.q;
+    if (this.route.q) return t('list.search_title', { q: this.route.q });
     if (this.route.feedId) {
       const sub = this.subscription();
-      return sub ? sub.title : 'Feed';
+      return sub ? sub.title : t('list.feed');
     }
     if (this.route.groupId) {
       const group = app.groups.find((g) => g.id === this.route.groupId);
-      return group ? group.name : 'Group';
+      return group ? group.name : t('list.group');
     }
-    if (this.route.tag) return 'Tag: ' + this.route.tag;
-    if (this.route.hot) return 'Hot';
-    return this.route.filter === 'starred' ? 'Starred' : 'All items';
+    if (this.route.tag) return t('list.tag_title', { tag: this.route.tag });
+    if (this.route.hot) return t('view.hot');
+    return this.route.filter === 'starred' ? t('view.starred') : t('view.all');
   }
 
   basePath() {

@@ -7,18 +7,30 @@ import { api } from './api.js';
 import { h, icon, replace } from './dom.js';
 import { showError } from './dialogs.js';
 import { later } from './lazy.js';
-import { mediaBlock } from './media.js';
 import { queueRead } from './reads.js';
+import { t } from './i18n.js';
 
 /** How long an item stays open before its related items are asked for, in milliseconds. */
 const RELATED_AFTER_MS = 700;
+
+/** The place of an opened item's media (media.js, loaded on demand: most items have none). */
+function mediaSlot(item, enclosures, html, showImages) {
+  if (!/youtu\.?be/.test(item.url) && !(enclosures || []).some((e) => e && e.url)) return null;
+  const slot = h('div', { class: 'item-media-slot' });
+  later(t('part.media'), (retry) => import('./media.js' + retry)).then((media) => {
+    const block = media.mediaBlock(item, enclosures, html, showImages);
+    if (block) slot.replaceWith(block);
+    else slot.remove();
+  }, () => slot.remove());
+  return slot;
+}
 
 /** The summary block of an opened item, or null while it has none. Plain text, never HTML. */
 function summaryBlock(item) {
   const summary = item.generated_summary;
   if (!summary) return null;
-  return h('section', { class: 'item-summary', 'aria-label': 'Summary' },
-    h('h3', null, 'Summary'),
+  return h('section', { class: 'item-summary', 'aria-label': t('item.summary') },
+    h('h3', null, t('item.summary')),
     h('p', null, summary.text));
 }
 
@@ -29,11 +41,11 @@ function summaryBlock(item) {
  * which the API's rate limit would count.
  */
 function relatedSection(id) {
-  const section = h('section', { class: 'related', hidden: true, 'aria-label': 'Related items' });
+  const section = h('section', { class: 'related', hidden: true, 'aria-label': t('item.related') });
   setTimeout(() => {
     const body = section.parentElement;
     if (!section.isConnected || !body || body.offsetParent === null) return;
-    later('related items', (retry) => import('./related.js' + retry))
+    later(t('part.related'), (retry) => import('./related.js' + retry))
       .then((related) => related.showRelated(section, id))
       .catch(() => {});
   }, RELATED_AFTER_MS);
@@ -141,7 +153,7 @@ export const openedItem = {
     const item = this.byId.get(id);
     if (!item) return;
     button.disabled = true;
-    button.textContent = 'Loading the full article…';
+    button.textContent = t('item.loading_full');
     try {
       const loaded = await api('POST', '/items/' + id + '/full-content');
       item.full_content = loaded.full_content;
@@ -152,8 +164,8 @@ export const openedItem = {
       if (li && item.summarizable === undefined) this.loadDetail(id, li.querySelector('.item-body'));
     } catch (e) {
       button.disabled = false;
-      button.textContent = 'Load full article';
-      showError(e, 'The full article could not be loaded');
+      button.textContent = t('item.load_full');
+      showError(e, t('item.full_failed'));
     }
   },
 
@@ -162,15 +174,15 @@ export const openedItem = {
     const item = this.byId.get(id);
     if (!item) return;
     button.disabled = true;
-    button.textContent = 'Summarizing…';
+    button.textContent = t('item.summarizing');
     try {
-      const { requestSummary } = await later('summaries', (retry) => import('./summary.js' + retry));
+      const { requestSummary } = await later(t('part.summaries'), (retry) => import('./summary.js' + retry));
       if (await requestSummary(item)) this.refillBody(item);
-      else button.textContent = 'Summary queued';
+      else button.textContent = t('item.summary_queued');
     } catch (e) {
       button.disabled = false;
-      button.textContent = 'Summarize';
-      showError(e, 'The item could not be summarized');
+      button.textContent = t('item.summarize');
+      showError(e, t('item.summarize_failed'));
     }
   },
 
@@ -184,7 +196,7 @@ export const openedItem = {
   fillBody(body, item, html, pending, enclosures) {
     const fullText = this.showsFullText(item) ? this.fullTextOf(item) : null;
     if (fullText) html = fullText;
-    const media = mediaBlock(item, enclosures, html, app.prefs.show_images !== false);
+    const media = mediaSlot(item, enclosures, html, app.prefs.show_images !== false);
     const content = h('div', { class: 'item-content' + (pending ? ' pending' : '') + (fullText ? ' full-text' : '') });
     // The server sanitized this HTML (F5); the CSP forbids scripts and inline handlers anyway.
     content.innerHTML = html || '';
@@ -193,17 +205,17 @@ export const openedItem = {
       link.rel = 'noopener noreferrer';
     }
     const actions = h('div', { class: 'item-tools' },
-      item.url ? h('a', { class: 'button', href: item.url, target: '_blank', rel: 'noopener noreferrer', 'data-role': 'original', 'data-action': 'original' }, icon('external'), 'Open original') : null,
+      item.url ? h('a', { class: 'button', href: item.url, target: '_blank', rel: 'noopener noreferrer', 'data-role': 'original', 'data-action': 'original' }, icon('external'), t('item.open_original')) : null,
       this.fullTextOf(item)
-        ? h('button', { type: 'button', class: 'button', 'data-action': 'full-text', 'aria-pressed': fullText ? 'true' : 'false' }, fullText ? 'Show feed text' : 'Show full article')
-        : item.url ? h('button', { type: 'button', class: 'button', 'data-action': 'load-full-text' }, 'Load full article') : null,
-      !item.generated_summary && this.summarizable(item) ? h('button', { type: 'button', class: 'button', 'data-action': 'summarize' }, 'Summarize') : null,
-      h('button', { type: 'button', class: 'button', 'data-action': 'read' }, item.is_read ? 'Mark unread' : 'Mark read'),
-      h('button', { type: 'button', class: 'button', 'data-action': 'bookmark' }, icon('bookmark'), 'Bookmark'),
+        ? h('button', { type: 'button', class: 'button', 'data-action': 'full-text', 'aria-pressed': fullText ? 'true' : 'false' }, fullText ? t('item.show_feed_text') : t('item.show_full'))
+        : item.url ? h('button', { type: 'button', class: 'button', 'data-action': 'load-full-text' }, t('item.load_full')) : null,
+      !item.generated_summary && this.summarizable(item) ? h('button', { type: 'button', class: 'button', 'data-action': 'summarize' }, t('item.summarize')) : null,
+      h('button', { type: 'button', class: 'button', 'data-action': 'read' }, item.is_read ? t('item.mark_unread') : t('item.mark_read')),
+      h('button', { type: 'button', class: 'button', 'data-action': 'bookmark' }, icon('bookmark'), t('item.bookmark')),
       // A rule of this feed, prefilled with the title's first words; the editor previews it.
       h('a', { class: 'button', href: '/rules?feed=' + item.feed_id + '&q=' + encodeURIComponent((item.title || '').split(/\s+/).slice(0, 4).join(' ')),
-        'data-link': '', 'data-action': 'hide-like' }, 'Hide items like this'),
-      item.author ? h('span', { class: 'item-author' }, 'by ' + item.author) : null);
+        'data-link': '', 'data-action': 'hide-like' }, t('item.hide_like')),
+      item.author ? h('span', { class: 'item-author' }, t('item.by', { author: item.author })) : null);
     replace(body, media, summaryBlock(item), content, actions, relatedSection(item.id));
   },
 };

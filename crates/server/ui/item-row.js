@@ -4,6 +4,7 @@
 import { fullDate, h, icon, shortDate, toMillis } from './dom.js';
 import { snippetNodes } from './search.js';
 import { tagPath } from './sidebar.js';
+import { t } from './i18n.js';
 
 /** Tags shown on an item in the list. */
 const ITEM_TAGS_SHOWN = 5;
@@ -11,8 +12,8 @@ const ITEM_TAGS_SHOWN = 5;
 /** An item's tags as links to their pages, best first. */
 function tagLinks(item) {
   if (!item.tags || !item.tags.length) return null;
-  return h('ul', { class: 'item-tags', 'aria-label': 'Tags' }, item.tags.slice(0, ITEM_TAGS_SHOWN).map((t) =>
-    h('li', null, h('a', { class: 'tag', href: tagPath(t.name), 'data-link': '', title: 'Items tagged ' + t.name + ' (score ' + t.score + ')' }, t.name))));
+  return h('ul', { class: 'item-tags', 'aria-label': t('sidebar.tags') }, item.tags.slice(0, ITEM_TAGS_SHOWN).map((tag) =>
+    h('li', null, h('a', { class: 'tag', href: tagPath(tag.name), 'data-link': '', title: t('item.tagged', { tag: tag.name, score: String(tag.score) }) }, tag.name))));
 }
 
 /** Plain text of a sanitized HTML fragment, for one-line excerpts. */
@@ -34,7 +35,7 @@ function popularityOf(item) {
 export function itemRow(item) {
   const li = h('li', { class: 'item' + (item.is_read ? ' is-read' : '') + (item.is_starred ? ' is-starred' : ''), dataset: { id: item.id } });
   const titleId = 'item-title-' + item.id;
-  const date = h('time', { datetime: new Date(toMillis(item.published_at)).toISOString(), title: fullDate(item.published_at) + (item.is_date_estimated ? ' (estimated: the feed gave no date)' : '') },
+  const date = h('time', { datetime: new Date(toMillis(item.published_at)).toISOString(), title: item.is_date_estimated ? t('item.date_estimated', { date: fullDate(item.published_at) }) : fullDate(item.published_at) },
     shortDate(item.published_at));
   const popularity = popularityOf(item);
   li.appendChild(h('article', { 'aria-labelledby': titleId },
@@ -42,17 +43,17 @@ export function itemRow(item) {
       h('button', { type: 'button', class: 'item-toggle', 'aria-expanded': 'false', 'aria-controls': 'item-body-' + item.id, 'data-action': 'toggle' },
         h('span', { class: 'unread-dot', 'aria-hidden': 'true' }),
         h('span', { class: 'item-text' },
-          h('span', { class: 'item-title', id: titleId }, item.title || excerpt(item.summary, 80) || '(untitled)'),
+          h('span', { class: 'item-title', id: titleId }, item.title || excerpt(item.summary, 80) || t('item.untitled')),
           h('span', { class: 'item-meta' },
             h('span', { class: 'item-feed' }, item.feed_title || ''),
             ' · ', date,
-            item.is_date_estimated ? h('span', { class: 'estimated', title: 'The feed gave no date; this is when tidings first saw the item.' }, ' (estimated)') : null,
-            h('span', { class: 'visually-hidden state-text' }, item.is_read ? ', read' : ', unread')),
+            item.is_date_estimated ? h('span', { class: 'estimated', title: t('item.estimated_title') }, ' ', t('item.estimated')) : null,
+            h('span', { class: 'visually-hidden state-text' }, t(item.is_read ? 'item.state_read' : 'item.state_unread'))),
           item.snippet !== undefined
             ? h('span', { class: 'item-excerpt search-snippet' }, snippetNodes(item.snippet))
             : h('span', { class: 'item-excerpt' }, excerpt(item.summary, 180)))),
-      popularity !== null ? h('span', { class: 'popularity', title: popularity + ' bookmarks', 'aria-label': popularity + ' bookmarks' }, icon('bookmark'), String(popularity)) : null,
-      h('button', { type: 'button', class: 'icon-button star', 'data-action': 'star', 'aria-pressed': item.is_starred ? 'true' : 'false', 'aria-label': 'Star', title: 'Star (s)' }, icon('star'))),
+      popularity !== null ? h('span', { class: 'popularity', title: t('item.bookmarks', { count: popularity }), 'aria-label': t('item.bookmarks', { count: popularity }) }, icon('bookmark'), String(popularity)) : null,
+      h('button', { type: 'button', class: 'icon-button star', 'data-action': 'star', 'aria-pressed': item.is_starred ? 'true' : 'false', 'aria-label': t('item.star'), title: t('item.star_key') }, icon('star'))),
     tagLinks(item),
     h('div', { class: 'item-body', id: 'item-body-' + item.id, hidden: true })));
   return li;

@@ -7,6 +7,7 @@ import { api } from './api.js';
 import { toMillis } from './dom.js';
 import { confirmDialog, showError, toast } from './dialogs.js';
 import { flushPendingReads, forgetQueuedRead } from './reads.js';
+import { t } from './i18n.js';
 
 /** "Mark all read" asks first above this many items. */
 const MARK_ALL_CONFIRM_ABOVE = 20;
@@ -19,7 +20,7 @@ const MARK_IDS_MAX = 1000;
 function showRowRead(li, value) {
   li.classList.toggle('is-read', value);
   const state = li.querySelector('.state-text');
-  if (state) state.textContent = value ? ', read' : ', unread';
+  if (state) state.textContent = t(value ? 'item.state_read' : 'item.state_unread');
 }
 
 /** The methods of ItemList that change the state of items. */
@@ -32,7 +33,7 @@ export const itemState = {
     if (li) {
       showRowRead(li, value);
       const button = li.querySelector('[data-action="read"]');
-      if (button) button.textContent = value ? 'Mark unread' : 'Mark read';
+      if (button) button.textContent = value ? t('item.mark_unread') : t('item.mark_read');
     }
     app.adjustUnread(item.feed_id, value ? -1 : 1);
   },
@@ -47,7 +48,7 @@ export const itemState = {
       await api('PUT', '/items/' + item.id + '/state', { is_read: isRead });
     } catch (e) {
       this.showRead(item, !isRead);
-      showError(e, isRead ? 'The item could not be marked read' : 'The item could not be marked unread');
+      showError(e, isRead ? t('item.not_marked_read', { count: 1 }) : t('item.not_marked_unread'));
     }
   },
 
@@ -74,16 +75,16 @@ export const itemState = {
       await api('PUT', '/items/' + id + '/state', { is_starred: value });
     } catch (e) {
       apply(!value);
-      showError(e, value ? 'The item could not be starred' : 'The star could not be removed');
+      showError(e, value ? t('item.not_starred') : t('item.not_unstarred'));
     }
   },
 
   async bookmark(id) {
     try {
       await api('POST', '/bookmarks', { item_id: id });
-      toast({ title: 'Bookmarked', message: 'A copy is kept in Bookmarks, even if the feed removes it.', link: { href: '/bookmarks', text: 'Open Bookmarks' } });
+      toast({ title: t('item.bookmarked'), message: t('item.bookmarked_message'), link: { href: '/bookmarks', text: t('item.open_bookmarks') } });
     } catch (e) {
-      showError(e, 'The bookmark was not saved');
+      showError(e, t('item.bookmark_failed'));
     }
   },
 
@@ -112,7 +113,7 @@ export const itemState = {
   async markAllRead() {
     const count = this.unreadInView();
     if (count > MARK_ALL_CONFIRM_ABOVE
-      && !(await confirmDialog('Mark ' + count + ' items read?', this.title() + ': every unread item listed here becomes read. You can undo it for a few seconds.', 'Mark all read', false))) return;
+      && !(await confirmDialog(t('mark_all.confirm_title', { count }), t('mark_all.confirm_message', { list: this.title() }), t('list.mark_all_read'), false))) return;
     const newest = this.items.reduce((max, item) => Math.max(max, toMillis(item.published_at)), 0);
     const before = new Date(Math.max(this.loadedAt, newest + 1000)).toISOString().replace(/\.\d{3}Z$/, 'Z');
     const changed = this.items.filter((item) => !item.is_read && toMillis(item.published_at) < Date.parse(before));
@@ -141,7 +142,7 @@ export const itemState = {
       result = await api('POST', '/items/mark-read', body);
     } catch (e) {
       show(false);
-      showError(e, 'Nothing was marked read');
+      showError(e, t('mark_all.failed'));
       app.reloadCounts();
       return;
     }
@@ -149,10 +150,10 @@ export const itemState = {
     const marked = result ? result.marked : changed.length;
     toast({
       key: 'marked-read',
-      title: 'Marked read',
-      message: this.title() + ': ' + marked + (marked === 1 ? ' item is' : ' items are') + ' read.',
+      title: t('mark_all.done_title'),
+      message: t('mark_all.done', { list: this.title(), count: marked }),
       duration: UNDO_MS,
-      button: result && result.undo ? { text: 'Undo', onclick: () => this.undoMarkAll(result.undo, show) } : null,
+      button: result && result.undo ? { text: t('common.undo'), onclick: () => this.undoMarkAll(result.undo, show) } : null,
     });
   },
 
@@ -161,9 +162,9 @@ export const itemState = {
     try {
       await api('POST', '/items/mark-read/undo', undo);
       if (!this.destroyed) show(false);
-      toast({ key: 'marked-read', title: 'Undone', message: 'The items are unread again.' });
+      toast({ key: 'marked-read', title: t('mark_all.undone_title'), message: t('mark_all.undone') });
     } catch (e) {
-      showError(e, 'The items could not be made unread again');
+      showError(e, t('mark_all.undo_failed'));
     }
     app.reloadCounts();
   },

@@ -3,10 +3,11 @@
 
 import { beacon } from './api.js';
 import { withPart } from './lazy.js';
+import { t } from './i18n.js';
 
 /** Shows the list of shortcuts, loading it the first time. */
 export function openShortcuts() {
-  return withPart('keyboard shortcuts', (retry) => import('./shortcuts.js' + retry), (shortcuts) => shortcuts.showShortcuts());
+  return withPart(t('part.shortcuts'), (retry) => import('./shortcuts.js' + retry), (shortcuts) => shortcuts.showShortcuts());
 }
 
 /** Listens to the keys of the reader for the whole page. */

@@ -8,6 +8,7 @@
 // like a static one.
 
 import { showError } from './dialogs.js';
+import { loadViews, t } from './i18n.js';
 
 /** The modules loaded so far (or loading), by name: each part is fetched once per page. */
 const parts = new Map();
@@ -25,7 +26,8 @@ let failures = 0;
 export function later(name, load) {
   if (!parts.has(name)) {
     const retry = failures ? '?retry=' + failures : '';
-    const loading = load(retry).catch((cause) => {
+    // A part shows the views' messages: they come with its module (i18n.js).
+    const loading = Promise.all([load(retry), loadViews()]).then(([module]) => module).catch((cause) => {
       parts.delete(name);
       failures += 1;
       throw partFailure(name, cause);
@@ -36,25 +38,22 @@ export function later(name, load) {
 }
 
 /**
- * Loads the part `name` (see `later`) and calls `use` with its module. A failed load shows a
+ * Loads the part `name` (see `later`; named in the language in use, as messages name it)
+ * and calls `use` with its module. A failed load shows a
  * message with what to do, and the control that asked for the part stays alive for another try.
  */
 export function withPart(name, load, use) {
-  return later(name, load).then(use, (e) => showError(e, 'The ' + name + ' could not be opened'));
+  return later(name, load).then(use, (e) => showError(e, t('part.not_opened', { part: name })));
 }
 
 /** The error of a part that could not be loaded, in the words of an API failure. */
 function partFailure(name, cause) {
   const offline = navigator.onLine === false;
-  const error = new Error(offline
-    ? 'You are offline, and this part of tidings (' + name + ') is not loaded yet.'
-    : 'This part of tidings (' + name + ') could not be loaded.');
+  const error = new Error(offline ? t('part.offline', { part: name }) : t('part.not_loaded', { part: name }));
   error.status = 0;
   error.code = 'part_not_loaded';
   error.category = 'network';
-  error.action = offline
-    ? 'Try again once you are back online.'
-    : 'Try again; if it fails again, reload the page (tidings may have been upgraded meanwhile).';
+  error.action = offline ? t('part.offline_action') : t('part.not_loaded_action');
   error.cause = cause;
   return error;
 }

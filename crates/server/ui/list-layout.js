@@ -5,13 +5,14 @@
 import { app } from './state.js';
 import { query } from './api.js';
 import { h, icon, replace } from './dom.js';
+import { t, tParts } from './i18n.js';
 
 /** The methods of ItemList that draw its frame and scroll it. */
 export const listLayout = {
   /** The hot list's window choice: the items of the last day, week or month by count. */
   hotWindows() {
-    return h('nav', { class: 'tabs hot-windows', 'aria-label': 'Published within' },
-      [['24h', 'Last 24 hours'], ['7d', 'Last 7 days'], ['30d', 'Last 30 days']].map(([value, label]) =>
+    return h('nav', { class: 'tabs hot-windows', 'aria-label': t('hot.within') },
+      [['24h', t('hot.24h')], ['7d', t('hot.7d')], ['30d', t('hot.30d')]].map(([value, label]) =>
         h('a', {
           class: 'tab',
           href: '/hot' + query({ window: value, filter: this.route.filter }),
@@ -26,23 +27,24 @@ export const listLayout = {
     return h('div', { class: 'banner banner-' + sub.status, role: 'note' },
       icon(sub.status === 'stopped' ? 'stop' : 'warning'),
       h('div', null,
-        h('strong', null, sub.status === 'stopped' ? 'This feed is stopped. ' : 'This feed is failing; tidings retries later. '),
+        h('strong', null, sub.status === 'stopped' ? t('banner.stopped') : t('banner.failing')),
+        ' ',
         h('span', { class: 'feed-error' }, sub.last_error || sub.status_reason || ''),
         ' ',
-        h('a', { href: '/feeds/' + sub.feed_id + '/settings', 'data-link': '' }, sub.status === 'stopped' ? 'Resume it in the feed settings' : 'Feed settings')));
+        h('a', { href: '/feeds/' + sub.feed_id + '/settings', 'data-link': '' }, sub.status === 'stopped' ? t('banner.resume') : t('page.feed_settings'))));
   },
 
   /** Draws the empty list in its frame and starts watching the end of it (infinite scroll). */
   build() {
     const sub = this.subscription();
-    const filters = [['all', 'All'], ['unread', 'Unread'], ['starred', 'Starred']].map(([value, label]) =>
+    const filters = [['all', t('filter.all')], ['unread', t('filter.unread')], ['starred', t('filter.starred')]].map(([value, label]) =>
       h('a', {
         class: 'tab',
         href: this.urlFor(value),
         'data-link': '',
         'aria-current': value === this.route.filter ? 'page' : false,
       }, label));
-    this.listEl = h('ul', { class: 'items', 'aria-label': 'Items' });
+    this.listEl = h('ul', { class: 'items', 'aria-label': t('list.items') });
     this.newBar = h('div', { class: 'new-items', 'aria-live': 'polite', hidden: true });
     this.endEl = h('div', { class: 'list-end', 'aria-live': 'polite' });
     this.sentinel = h('div', { class: 'sentinel', 'aria-hidden': 'true' });
@@ -50,13 +52,13 @@ export const listLayout = {
     replace(this.root,
       h('div', { class: 'list-header' },
         h('div', { class: 'list-title-row' },
-          h('a', { class: 'icon-button only-phone', href: '#feeds', 'aria-label': 'Back to the feeds', onclick: (e) => { e.preventDefault(); app.showPane('feeds'); } }, icon('back')),
+          h('a', { class: 'icon-button only-phone', href: '#feeds', 'aria-label': t('list.back'), onclick: (e) => { e.preventDefault(); app.showPane('feeds'); } }, icon('back')),
           this.headingEl,
           h('span', { class: 'list-actions' },
-            h('button', { type: 'button', class: 'icon-button', 'aria-label': 'Reload the list', title: 'Reload (r)', onclick: () => this.reload() }, icon('refresh')),
-            h('button', { type: 'button', class: 'button', id: 'mark-all-read', title: 'Mark all read (shift+a)', onclick: () => this.markAllRead() }, icon('check'), h('span', null, 'Mark all read')),
-            sub ? h('a', { class: 'icon-button', href: '/feeds/' + sub.feed_id + '/settings', 'data-link': '', 'aria-label': 'Feed settings', title: 'Feed settings' }, icon('gear')) : null)),
-        h('nav', { class: 'tabs', 'aria-label': 'Filter' }, filters),
+            h('button', { type: 'button', class: 'icon-button', 'aria-label': t('list.reload'), title: t('list.reload_key'), onclick: () => this.reload() }, icon('refresh')),
+            h('button', { type: 'button', class: 'button', id: 'mark-all-read', title: t('list.mark_all_read_key'), onclick: () => this.markAllRead() }, icon('check'), h('span', null, t('list.mark_all_read'))),
+            sub ? h('a', { class: 'icon-button', href: '/feeds/' + sub.feed_id + '/settings', 'data-link': '', 'aria-label': t('page.feed_settings'), title: t('page.feed_settings') }, icon('gear')) : null)),
+        h('nav', { class: 'tabs', 'aria-label': t('filter.label') }, filters),
         this.route.hot ? this.hotWindows() : null,
         this.statusBanner(sub),
         this.newBar),
@@ -79,20 +81,21 @@ export const listLayout = {
   /** The end of the list after a page: why it is empty, that it is all, or "Load more". */
   showListEnd() {
     if (!this.items.length && this.route.q) {
-      replace(this.endEl, h('p', { class: 'empty' }, 'No ' + (this.route.filter === 'all' ? '' : this.route.filter + ' ') + 'items match “' + this.route.q + '”. ',
-        this.route.filter !== 'all' ? h('a', { href: this.urlFor('all'), 'data-link': '' }, 'Search all items') : null));
+      const none = { all: 'end.no_match', unread: 'end.no_unread_match', starred: 'end.no_starred_match' }[this.route.filter] || 'end.no_match';
+      replace(this.endEl, h('p', { class: 'empty' }, t(none, { q: this.route.q }), ' ',
+        this.route.filter !== 'all' ? h('a', { href: this.urlFor('all'), 'data-link': '' }, t('end.search_all')) : null));
     } else if (!this.items.length && this.route.hot) {
-      replace(this.endEl, h('p', { class: 'empty' }, 'Nothing hot here yet: the list shows items whose links people bookmarked, once the server counts them (popularity is off unless the administrator turns it on). ',
-        this.route.hot !== '30d' ? h('a', { href: '/hot' + query({ window: '30d', filter: this.route.filter }), 'data-link': '' }, 'Look at the last 30 days') : null));
+      replace(this.endEl, h('p', { class: 'empty' }, t('end.nothing_hot'), ' ',
+        this.route.hot !== '30d' ? h('a', { href: '/hot' + query({ window: '30d', filter: this.route.filter }), 'data-link': '' }, t('end.look_30d')) : null));
     } else if (!this.items.length) {
       replace(this.endEl, h('p', { class: 'empty' }, this.route.filter === 'unread'
-        ? 'Nothing unread here. '
-        : this.route.filter === 'starred' ? 'No starred items here. ' : 'No items here yet. ',
-      this.route.filter !== 'all' ? h('a', { href: this.urlFor('all'), 'data-link': '' }, 'Show all items') : null));
+        ? t('end.nothing_unread')
+        : this.route.filter === 'starred' ? t('end.no_starred') : t('end.no_items'), ' ',
+      this.route.filter !== 'all' ? h('a', { href: this.urlFor('all'), 'data-link': '' }, t('end.show_all')) : null));
     } else if (!this.hasMore) {
-      replace(this.endEl, h('p', { class: 'empty' }, 'That is everything: ' + this.items.length + (this.items.length === 1 ? ' item.' : ' items.')));
+      replace(this.endEl, h('p', { class: 'empty' }, t('end.everything', { count: this.items.length })));
     } else {
-      replace(this.endEl, h('button', { type: 'button', class: 'button', onclick: () => this.load() }, 'Load more'));
+      replace(this.endEl, h('button', { type: 'button', class: 'button', onclick: () => this.load() }, t('end.load_more')));
       // The sentinel may still be in view after a short page: keep filling.
       requestAnimationFrame(() => {
         const root = this.scrollRoot();

@@ -10,6 +10,7 @@ import { searchShown } from './search.js';
 import { itemRow } from './item-row.js';
 import { flushPendingReads } from './reads.js';
 import { tagPath } from './sidebar.js';
+import { t } from './i18n.js';
 
 /** The methods of ItemList that fetch its items. */
 export const listLoading = {
@@ -57,7 +58,7 @@ export const listLoading = {
     this.loading = true;
     // A first page must not list as unread what was just read in the view before.
     if (this.nextCursor === null) await flushPendingReads();
-    replace(this.endEl, h('span', { class: 'spinner', 'aria-hidden': 'true' }), 'Loading items…');
+    replace(this.endEl, h('span', { class: 'spinner', 'aria-hidden': 'true' }), t('list.loading'));
     let page;
     try {
       page = await api('GET', this.nextPagePath());
@@ -66,7 +67,7 @@ export const listLoading = {
       if (this.destroyed) return;
       replace(this.endEl, h('div', { class: 'inline-error', role: 'alert' },
         h('strong', null, e.message), ' ', e.action || '', ' ',
-        h('button', { type: 'button', class: 'button', onclick: () => this.load() }, 'Try again')));
+        h('button', { type: 'button', class: 'button', onclick: () => this.load() }, t('common.try_again'))));
       return;
     }
     if (this.destroyed) return;
@@ -102,7 +103,7 @@ export const listLoading = {
         this.byId.set(item.id, item);
         this.listEl.insertBefore(itemRow(item), this.listEl.firstChild);
       } catch (e) {
-        showError(e, 'The linked item could not be shown');
+        showError(e, t('list.linked_failed'));
         return;
       }
     }
@@ -134,7 +135,8 @@ export const listLoading = {
     if (this.destroyed) return;
     const fresh = ((page && page.items) || []).filter((item) => !this.byId.has(item.id)).length;
     if (!fresh) return;
-    const label = fresh + (page.has_more && fresh === page.items.length ? '+' : '') + (fresh === 1 ? ' new item' : ' new items');
+    const more = page.has_more && fresh === page.items.length;
+    const label = t(more ? 'list.new_items_more' : 'list.new_items', { count: fresh });
     replace(this.newBar, h('button', { type: 'button', class: 'button primary', onclick: () => this.showNew() }, icon('refresh'), label));
     this.newBar.hidden = false;
   },

@@ -4,6 +4,7 @@
 // players use preload="none" and the embed's frame is made only when asked for.
 
 import { h, icon } from './dom.js';
+import { formatNumber, t } from './i18n.js';
 
 /** The host of the click-to-load embeds; the CSP's frame-src allows it and nothing else. */
 const EMBED_ORIGIN = 'https://www.youtube-nocookie.com';
@@ -18,7 +19,9 @@ export function formatSize(bytes) {
     value /= 1000;
     unit++;
   }
-  return (unit === 0 ? String(value) : value.toFixed(value < 100 ? 1 : 0)) + ' ' + units[unit];
+  const digits = unit === 0 || value >= 100 ? 0 : 1;
+  const number = formatNumber(value, { minimumFractionDigits: digits, maximumFractionDigits: digits });
+  return unit === 0 ? t('media.bytes', { count: value, size: number }) : number + ' ' + units[unit];
 }
 
 /** The video id of a YouTube watch, short, embed or youtu.be address; null otherwise. */
@@ -59,15 +62,15 @@ function kindOf(enclosure) {
 function fileName(address) {
   try {
     const name = decodeURIComponent(new URL(address).pathname.split('/').pop() || '');
-    return name || 'the file';
+    return name || t('media.the_file');
   } catch (e) {
-    return 'the file';
+    return t('media.the_file');
   }
 }
 
 /** One enclosure: a player for audio and video, and its facts with a download link. */
 function enclosureFigure(enclosure, kind) {
-  const facts = [enclosure.mime_type || (kind === 'audio' ? 'Audio' : kind === 'video' ? 'Video' : 'File'), formatSize(enclosure.length)]
+  const facts = [enclosure.mime_type || (kind === 'audio' ? t('media.audio') : kind === 'video' ? t('media.video') : t('media.file')), formatSize(enclosure.length)]
     .filter(Boolean).join(' · ');
   const player = kind === 'audio'
     ? h('audio', { controls: true, preload: 'none', src: enclosure.url })
@@ -80,19 +83,19 @@ function enclosureFigure(enclosure, kind) {
       h('span', { class: 'enclosure-facts' }, facts),
       ' ',
       h('a', { class: 'enclosure-download', href: enclosure.url, download: '', target: '_blank', rel: 'noopener noreferrer' },
-        icon('download'), 'Download ' + fileName(enclosure.url))));
+        icon('download'), t('media.download', { file: fileName(enclosure.url) }))));
 }
 
 /** A YouTube video: its thumbnail linking to the video, and a button that loads the player. */
 function videoFigure(id, link, thumbnail, showImages) {
   const watch = link || 'https://www.youtube.com/watch?v=' + id;
   const figure = h('figure', { class: 'video-thumb' });
-  const play = h('button', { type: 'button', class: 'button', 'data-role': 'embed' }, icon('play'), 'Play here');
+  const play = h('button', { type: 'button', class: 'button', 'data-role': 'embed' }, icon('play'), t('media.play_here'));
   play.addEventListener('click', () => {
     const frame = h('iframe', {
       class: 'video-frame',
       src: EMBED_ORIGIN + '/embed/' + id + '?autoplay=1',
-      title: 'Video player',
+      title: t('media.player'),
       allow: 'autoplay; encrypted-media; picture-in-picture; fullscreen',
       allowfullscreen: true,
       // The embed host refuses to play without knowing the embedding site.
@@ -101,11 +104,11 @@ function videoFigure(id, link, thumbnail, showImages) {
     figure.replaceChildren(frame);
   });
   figure.append(
-    h('a', { class: 'video-link', href: watch, target: '_blank', rel: 'noopener noreferrer', 'aria-label': 'Play the video on YouTube' },
+    h('a', { class: 'video-link', href: watch, target: '_blank', rel: 'noopener noreferrer', 'aria-label': t('media.play_youtube') },
       showImages ? h('img', { src: thumbnail || 'https://i.ytimg.com/vi/' + id + '/hqdefault.jpg', alt: '', loading: 'lazy' }) : null,
       h('span', { class: 'play-badge', 'aria-hidden': 'true' }, icon('play'))),
     h('figcaption', null,
-      h('a', { href: watch, target: '_blank', rel: 'noopener noreferrer' }, 'Watch on YouTube'), ' ', play));
+      h('a', { href: watch, target: '_blank', rel: 'noopener noreferrer' }, t('media.watch_youtube')), ' ', play));
   return figure;
 }
 

@@ -5,6 +5,7 @@
 import { api } from './api.js';
 import { fullDate, h, replace } from './dom.js';
 import { confirmDialog, errorBlock, showError } from './dialogs.js';
+import { t } from './i18n.js';
 
 const bytes = (text) => Uint8Array.from(atob(text.replace(/-/g, '+').replace(/_/g, '/')), (c) => c.charCodeAt(0));
 const text = (buffer) => btoa(String.fromCharCode(...new Uint8Array(buffer))).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
@@ -16,7 +17,7 @@ export const passkeysSupported = () => typeof window.PublicKeyCredential === 'fu
 /** A browser's own refusal (cancelled, timed out) as an error block can show it. */
 function browserFailure(e) {
   if (e && e.category) return e;
-  return { category: 'auth', message: 'The passkey was not used: ' + ((e && e.message) || e) + '.', action: 'Try again, or use another way to sign in.' };
+  return { category: 'auth', message: t('mfa.passkey_not_used', { reason: (e && e.message) || e }), action: t('mfa.passkey_not_used_action') };
 }
 
 /** Signs in with a passkey (alone, or as the second factor of a pending password sign-in). */
@@ -57,7 +58,7 @@ export function passkeyButton(status, done) {
     } finally {
       event.target.disabled = false;
     }
-  } }, 'Sign in with a passkey');
+  } }, t('mfa.sign_in_passkey'));
 }
 
 /**
@@ -69,15 +70,15 @@ export function secondStep(methods, done, restart) {
   const input = h('input', { id: 'second-factor-code', type: 'text', autocomplete: 'one-time-code', required: true, autocapitalize: 'none', spellcheck: 'false' });
   const codes = methods.includes('totp') || methods.includes('recovery_code');
   const form = h('form', { class: 'form', id: 'second-factor-form' },
-    h('p', null, 'Your account asks for a second step.'),
+    h('p', null, t('mfa.second_step')),
     codes ? [
-      h('label', { for: 'second-factor-code' }, methods.includes('totp') ? 'Code from your authenticator app' : 'Recovery code'),
+      h('label', { for: 'second-factor-code' }, methods.includes('totp') ? t('mfa.app_code') : t('mfa.recovery_code')),
       input,
-      h('p', { class: 'hint' }, 'A recovery code works too, once.'),
-      h('button', { type: 'submit', class: 'button primary wide' }, 'Continue'),
+      h('p', { class: 'hint' }, t('mfa.recovery_too')),
+      h('button', { type: 'submit', class: 'button primary wide' }, t('mfa.continue')),
     ] : null,
     methods.includes('passkey') && passkeysSupported()
-      ? h('button', { type: 'button', class: 'button wide', id: 'use-passkey', onclick: () => finish(passkeySignIn) }, 'Use a passkey')
+      ? h('button', { type: 'button', class: 'button wide', id: 'use-passkey', onclick: () => finish(passkeySignIn) }, t('mfa.use_passkey'))
       : null,
     status);
   async function finish(send) {
@@ -104,8 +105,8 @@ export function secondStep(methods, done, restart) {
 function recoveryList(codes) {
   return h('div', { class: 'banner banner-active', role: 'note', id: 'recovery-codes' },
     h('div', null,
-      h('strong', null, 'Save these recovery codes now: they are shown only once. '),
-      'Each signs you in once if you lose your authenticator or passkeys.',
+      h('strong', null, t('mfa.save_codes')), ' ',
+      t('mfa.save_codes_why'),
       h('ul', { class: 'recovery-codes' }, codes.map((c) => h('li', null, h('code', null, c))))));
 }
 
@@ -125,55 +126,56 @@ export function twoStepSettings() {
       replace(box, errorBlock(e));
       return;
     }
-    const proofInput = h('input', { type: 'password', id: 'two-step-proof', autocomplete: 'current-password', placeholder: 'current code or password' });
+    const proofInput = h('input', { type: 'password', id: 'two-step-proof', autocomplete: 'current-password', placeholder: t('mfa.proof_placeholder') });
     const needsProof = (path, method, then) => async () => {
       try {
         const answer = await api(method, path, proof(proofInput.value));
         proofInput.value = '';
         then(answer);
       } catch (e) {
-        fail('Not changed')(e);
+        fail(t('mfa.not_changed'))(e);
       }
     };
     const on = factors.totp || factors.passkeys.length > 0;
     replace(box,
       h('p', { id: 'two-step-status' }, on
-        ? 'Two-step sign-in is on: after your password, tidings asks for ' + (factors.totp ? 'a code' + (factors.passkeys.length ? ' or a passkey' : '') : 'a passkey') + '. ' + factors.recovery_codes_left + ' recovery codes left.'
-        : 'Two-step sign-in is off. Turn on one-time codes or add a passkey.'),
-      h('p', { class: 'hint' }, 'Apps using API keys (Fever, Google Reader, Miniflux) are not affected.'),
-      h('h3', null, 'One-time codes'),
+        ? t(factors.totp ? (factors.passkeys.length ? 'mfa.on_code_or_passkey' : 'mfa.on_code') : 'mfa.on_passkey', { count: factors.recovery_codes_left })
+        : t('mfa.off')),
+      h('p', { class: 'hint' }, t('mfa.apps_unaffected')),
+      h('h3', null, t('mfa.codes')),
       factors.totp
-        ? h('p', null, 'On. ', h('button', { type: 'button', class: 'button danger', id: 'totp-off', onclick: needsProof('/me/totp', 'DELETE', draw) }, 'Turn off'))
-        : h('p', null, h('button', { type: 'button', class: 'button', id: 'totp-setup', onclick: () => enrol().catch(fail('One-time codes were not set up')) }, 'Set up one-time codes')),
-      h('h3', null, 'Passkeys'),
+        ? h('p', null, t('mfa.codes_on'), ' ', h('button', { type: 'button', class: 'button danger', id: 'totp-off', onclick: needsProof('/me/totp', 'DELETE', draw) }, t('mfa.turn_off')))
+        : h('p', null, h('button', { type: 'button', class: 'button', id: 'totp-setup', onclick: () => enrol().catch(fail(t('mfa.setup_failed'))) }, t('mfa.setup'))),
+      h('h3', null, t('mfa.passkeys')),
       h('ul', { class: 'plain-list', id: 'passkey-list' }, factors.passkeys.map((p) => h('li', { class: 'row' },
-        h('span', null, h('strong', null, p.name), h('span', { class: 'hint' }, ' · added ' + fullDate(p.created_at) + (p.last_used_at ? ' · last used ' + fullDate(p.last_used_at) : ''))),
-        h('button', { type: 'button', class: 'button', 'data-action': 'rename', onclick: (event) => renameForm(p, event.target.closest('li')) }, 'Rename'),
+        h('span', null, h('strong', null, p.name), h('span', { class: 'hint' }, ' · ' + t('mfa.added', { date: fullDate(p.created_at) })
+          + (p.last_used_at ? ' · ' + t('keys_api.last_used', { date: fullDate(p.last_used_at) }) : ''))),
+        h('button', { type: 'button', class: 'button', 'data-action': 'rename', onclick: (event) => renameForm(p, event.target.closest('li')) }, t('groups.rename')),
         h('button', { type: 'button', class: 'button danger', onclick: async () => {
-          if (!(await confirmDialog('Remove the passkey “' + p.name + '”?', 'It will not sign you in any more.', 'Remove passkey'))) return;
-          api('DELETE', '/me/passkeys/' + p.id).then(draw, fail('The passkey was not removed'));
-        } }, 'Remove')))),
-      passkeysSupported() ? addPasskeyForm() : h('p', { class: 'hint' }, 'This browser cannot use passkeys.'),
+          if (!(await confirmDialog(t('mfa.remove_title', { passkey: p.name }), t('mfa.remove_message'), t('mfa.remove_passkey')))) return;
+          api('DELETE', '/me/passkeys/' + p.id).then(draw, fail(t('mfa.remove_failed')));
+        } }, t('mfa.remove'))))),
+      passkeysSupported() ? addPasskeyForm() : h('p', { class: 'hint' }, t('mfa.no_passkeys_here')),
       on ? h('div', { class: 'inline-form wrap' },
-        h('label', { for: 'two-step-proof' }, 'To turn off codes or get new recovery codes, confirm with'), proofInput,
-        h('button', { type: 'button', class: 'button', id: 'new-recovery-codes', onclick: needsProof('/me/recovery-codes', 'POST', (a) => { replace(shown, recoveryList(a.recovery_codes)); draw(); }) }, 'New recovery codes')) : null);
+        h('label', { for: 'two-step-proof' }, t('mfa.confirm_with')), proofInput,
+        h('button', { type: 'button', class: 'button', id: 'new-recovery-codes', onclick: needsProof('/me/recovery-codes', 'POST', (a) => { replace(shown, recoveryList(a.recovery_codes)); draw(); }) }, t('mfa.new_codes'))) : null);
   }
   async function enrol() {
     const setup = await api('POST', '/me/totp');
     const code = h('input', { type: 'text', id: 'totp-confirm-code', inputmode: 'numeric', autocomplete: 'one-time-code', required: true });
     const status = h('div', { 'aria-live': 'polite' });
     const form = h('form', { class: 'form narrow', id: 'totp-enrol' },
-      h('p', null, 'Scan this code with an authenticator app, or type the key into it.'),
-      h('img', { class: 'qr', alt: 'QR code for the authenticator app', width: 200, height: 200, src: 'data:image/svg+xml;charset=utf-8,' + encodeURIComponent(setup.qr_svg) }),
-      h('p', null, 'Key: ', h('code', { class: 'secret', id: 'totp-secret' }, setup.secret.replace(/(.{4})/g, '$1 ').trim())),
-      h('label', { for: 'totp-confirm-code' }, 'The code the app shows now'), code,
+      h('p', null, t('mfa.scan')),
+      h('img', { class: 'qr', alt: t('mfa.qr'), width: 200, height: 200, src: 'data:image/svg+xml;charset=utf-8,' + encodeURIComponent(setup.qr_svg) }),
+      h('p', null, t('mfa.key'), ' ', h('code', { class: 'secret', id: 'totp-secret' }, setup.secret.replace(/(.{4})/g, '$1 ').trim())),
+      h('label', { for: 'totp-confirm-code' }, t('mfa.code_now')), code,
       status,
-      h('button', { type: 'submit', class: 'button primary' }, 'Turn on'));
+      h('button', { type: 'submit', class: 'button primary' }, t('mfa.turn_on')));
     form.addEventListener('submit', async (event) => {
       event.preventDefault();
       try {
         const done = await api('POST', '/me/totp/confirm', { code: code.value });
-        replace(shown, done.recovery_codes ? recoveryList(done.recovery_codes) : h('p', { class: 'success' }, 'One-time codes are on.'));
+        replace(shown, done.recovery_codes ? recoveryList(done.recovery_codes) : h('p', { class: 'success' }, t('mfa.codes_now_on')));
         draw();
       } catch (e) {
         replace(status, errorBlock(e));
@@ -184,22 +186,22 @@ export function twoStepSettings() {
   }
   /** Replaces a passkey's row by a form for its new name (1–64 characters, as the server checks). */
   function renameForm(p, row) {
-    const name = h('input', { type: 'text', id: 'passkey-rename', required: true, maxlength: 64, value: p.name, 'aria-label': 'New name of the passkey' });
+    const name = h('input', { type: 'text', id: 'passkey-rename', required: true, maxlength: 64, value: p.name, 'aria-label': t('mfa.new_name') });
     const form = h('form', { class: 'inline-form wrap', id: 'passkey-rename-form' }, name,
-      h('button', { type: 'submit', class: 'button primary' }, 'Save'),
-      h('button', { type: 'button', class: 'button', onclick: draw }, 'Cancel'));
+      h('button', { type: 'submit', class: 'button primary' }, t('common.save')),
+      h('button', { type: 'button', class: 'button', onclick: draw }, t('common.cancel')));
     form.addEventListener('submit', (event) => {
       event.preventDefault();
-      api('PATCH', '/me/passkeys/' + p.id, { name: name.value }).then(draw, fail('The passkey was not renamed'));
+      api('PATCH', '/me/passkeys/' + p.id, { name: name.value }).then(draw, fail(t('mfa.rename_failed')));
     });
     replace(row, form);
     name.select();
   }
   function addPasskeyForm() {
-    const name = h('input', { type: 'text', id: 'passkey-name', required: true, maxlength: 64, placeholder: 'e.g. laptop' });
+    const name = h('input', { type: 'text', id: 'passkey-name', required: true, maxlength: 64, placeholder: t('mfa.name_example') });
     const form = h('form', { class: 'inline-form wrap', id: 'passkey-add' },
-      h('label', { for: 'passkey-name' }, 'Name'), name,
-      h('button', { type: 'submit', class: 'button primary' }, 'Add a passkey'));
+      h('label', { for: 'passkey-name' }, t('keys_api.name')), name,
+      h('button', { type: 'submit', class: 'button primary' }, t('mfa.add')));
     form.addEventListener('submit', async (event) => {
       event.preventDefault();
       try {
@@ -217,10 +219,10 @@ export function twoStepSettings() {
           clientDataJSON: text(credential.response.clientDataJSON),
           attestationObject: text(credential.response.attestationObject),
         } } });
-        replace(shown, added.recovery_codes ? recoveryList(added.recovery_codes) : h('p', { class: 'success' }, 'Passkey added.'));
+        replace(shown, added.recovery_codes ? recoveryList(added.recovery_codes) : h('p', { class: 'success' }, t('mfa.added_done')));
         draw();
       } catch (e) {
-        fail('The passkey was not added')(e);
+        fail(t('mfa.add_failed'))(e);
       }
     });
     return form;

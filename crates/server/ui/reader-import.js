@@ -7,28 +7,27 @@ import { app } from './state.js';
 import { api } from './api.js';
 import { h, replace } from './dom.js';
 import { errorBlock } from './dialogs.js';
+import { t } from './i18n.js';
 
-/** The sources, as the API names them, with what the form asks for each. */
+/** The sources, as the API names them, with the keys of their names. */
 const SOURCES = [
-  ['greader', 'FreshRSS, or another Google Reader API server'],
-  ['miniflux', 'Miniflux'],
-  ['file', 'A file: OPML or starred items (JSON)'],
+  ['greader', 'import.greader'],
+  ['miniflux', 'import.miniflux'],
+  ['file', 'import.file_source'],
 ];
 
-const URL_HINTS = {
-  greader: 'The Google Reader API address. FreshRSS: https://your.freshrss/api/greader.php; tidings: its own address followed by /api/greader.php.',
-  miniflux: 'The address you open Miniflux at, such as https://miniflux.example.',
-};
+/** The keys of the address's hint for each source that has one. */
+const URL_HINTS = { greader: 'import.greader_url', miniflux: 'import.miniflux_url' };
 
-/** The report's rows, one per kind, in the order the command line prints them. */
+/** The report's rows, one per kind, in the order the command line prints them, with the keys of their names. */
 const KINDS = [
-  ['subscriptions', 'Subscriptions'],
-  ['folders', 'Folders'],
-  ['starred', 'Starred items'],
-  ['read_marks', 'Read marks'],
-  ['labels', 'Labels'],
-  ['settings', 'Feed settings'],
-  ['rules', 'Rules (filters)'],
+  ['subscriptions', 'sidebar.subscriptions'],
+  ['folders', 'import.folders'],
+  ['starred', 'import.starred'],
+  ['read_marks', 'import.read_marks'],
+  ['labels', 'import.labels'],
+  ['settings', 'page.feed_settings'],
+  ['rules', 'import.rules'],
 ];
 
 /** A labelled field whose label, input and hint are shown or hidden together. */
@@ -48,30 +47,30 @@ function report(job) {
   const notes = (key) => r[key].notes.map((note) => h('li', null, note));
   return [
     h('p', { class: job.complete ? 'success' : 'notice', role: job.complete ? null : 'alert' },
-      would ? 'Dry run: nothing was changed. This is what the import would do.'
-        : job.complete ? 'Imported from ' + (job.from || 'the other reader') + '.'
-          : 'Imported from ' + (job.from || 'the other reader') + ', except what is listed below.'),
+      would ? t('import.dry_done')
+        : t(job.complete ? 'import.done' : 'import.done_except', { from: job.from || t('import.other_reader') })),
     h('div', { class: 'scroll-x' }, h('table', { class: 'report', id: 'reader-import-report' },
-      h('caption', { class: 'visually-hidden' }, 'What the import ' + (would ? 'would do' : 'did')),
-      h('thead', null, h('tr', null, ...['Kind', would ? 'Would add' : 'Added', 'Already there', would ? 'Would keep as bookmarks' : 'Kept as bookmarks', 'Not imported']
+      h('caption', { class: 'visually-hidden' }, would ? t('import.caption_would') : t('import.caption_did')),
+      h('thead', null, h('tr', null, ...[t('channels.kind'), would ? t('import.would_add') : t('import.added'), t('import.already'),
+        would ? t('import.would_keep') : t('import.kept'), t('import.not_imported')]
         .map((title) => h('th', { scope: 'col' }, title)))),
       h('tbody', null, kinds.map(([key, name]) => h('tr', { 'data-kind': key },
-        h('th', { scope: 'row' }, name),
+        h('th', { scope: 'row' }, t(name)),
         ...[r[key].added, r[key].unchanged, r[key].kept_as_bookmark, r[key].failed].map((n) => h('td', null, String(n)))))))),
-    r.rules?.names?.length ? [h('h3', null, would ? 'Rules it would add' : 'Rules added'), h('ul', null, r.rules.names.map((name) => h('li', null, name)))] : null,
-    kinds.some(([key]) => r[key].failed) ? [h('h3', null, 'Not imported'), h('ul', null, kinds.map(([key]) => lines(key)))] : null,
-    kinds.some(([key]) => r[key].not_kept) ? [h('h3', null, 'Not kept (tidings has no place for it)'), h('ul', null, kinds.map(([key]) => notes(key)))] : null,
+    r.rules?.names?.length ? [h('h3', null, would ? t('import.rules_would') : t('import.rules_added')), h('ul', null, r.rules.names.map((name) => h('li', null, name)))] : null,
+    kinds.some(([key]) => r[key].failed) ? [h('h3', null, t('import.not_imported')), h('ul', null, kinds.map(([key]) => lines(key)))] : null,
+    kinds.some(([key]) => r[key].not_kept) ? [h('h3', null, t('import.not_kept')), h('ul', null, kinds.map(([key]) => notes(key)))] : null,
   ];
 }
 
 /** Where a running import is: reading the other reader, then settling its feeds and items. */
 function progress(job) {
   if (job.phase === 'reading') {
-    return [h('p', null, h('span', { class: 'spinner', 'aria-hidden': 'true' }), 'Reading your history from ' + (job.from || 'the other reader') + '…')];
+    return [h('p', null, h('span', { class: 'spinner', 'aria-hidden': 'true' }), t('import.reading', { from: job.from || t('import.other_reader') }))];
   }
   return [
-    h('p', null, h('span', { class: 'spinner', 'aria-hidden': 'true' }), (job.dry_run ? 'Checking' : 'Importing') + ': ' + job.checked + ' of ' + job.total + ' subscriptions and items.'),
-    h('progress', { class: 'import-progress', max: String(Math.max(job.total, 1)), value: String(job.checked), 'aria-label': 'Subscriptions and items imported' }),
+    h('p', null, h('span', { class: 'spinner', 'aria-hidden': 'true' }), t(job.dry_run ? 'import.checking' : 'import.importing', { checked: job.checked, count: job.total })),
+    h('progress', { class: 'import-progress', max: String(Math.max(job.total, 1)), value: String(job.checked), 'aria-label': t('import.progress_label') }),
   ];
 }
 
@@ -79,9 +78,9 @@ function progress(job) {
 function outcome(job) {
   if (job.status === 'done' && job.report) return report(job);
   if (job.status === 'interrupted') {
-    return [h('p', { class: 'notice', role: 'alert' }, 'The import stopped with the server before it finished. What it did is kept: import again for the rest.')];
+    return [h('p', { class: 'notice', role: 'alert' }, t('import.interrupted'))];
   }
-  return [h('p', { class: 'notice', role: 'alert', id: 'reader-import-error' }, 'The import failed: ' + (job.error || 'unknown error') + '.')];
+  return [h('p', { class: 'notice', role: 'alert', id: 'reader-import-error' }, t('import.failed', { error: job.error || t('opml.unknown_error') }))];
 }
 
 /**
@@ -89,7 +88,7 @@ function outcome(job) {
  * `onSubmit(form, status, action)` runs the form's action with its errors shown in `status`.
  */
 export function readerImportSection(section, onSubmit) {
-  const source = h('select', { id: 'import-source' }, SOURCES.map(([value, label]) => h('option', { value }, label)));
+  const source = h('select', { id: 'import-source' }, SOURCES.map(([value, label]) => h('option', { value }, t(label))));
   const url = h('input', { type: 'text', id: 'import-url', inputmode: 'url', autocomplete: 'off', spellcheck: 'false', placeholder: 'https://', 'aria-describedby': 'import-url-hint' });
   const login = h('input', { type: 'text', id: 'import-login', autocomplete: 'off', spellcheck: 'false' });
   const password = h('input', { type: 'password', id: 'import-password', autocomplete: 'off', 'aria-describedby': 'import-password-hint' });
@@ -97,28 +96,28 @@ export function readerImportSection(section, onSubmit) {
   const file = h('input', { type: 'file', id: 'import-file', accept: '.opml,.xml,.json,text/x-opml,text/xml,application/json' });
   const dryRun = h('input', { type: 'checkbox', id: 'import-dry-run' });
   const urlHint = h('p', { class: 'hint', id: 'import-url-hint' });
-  const urlField = h('div', { class: 'form' }, h('label', { for: 'import-url' }, 'Server address'), url, urlHint);
+  const urlField = h('div', { class: 'form' }, h('label', { for: 'import-url' }, t('import.server')), url, urlHint);
   const greaderFields = h('div', { class: 'form' },
-    field('import-login', 'User name', login),
-    field('import-password', 'Password', password, 'FreshRSS: the API password of Settings > Profile. tidings: an API key.'));
-  const minifluxFields = field('import-key', 'API key', key, 'Miniflux: Settings > API Keys > Create a new API key.');
-  const fileField = field('import-file', 'File', file, 'An OPML export, or a starred-items JSON (Google Takeout, FreshRSS, Inoreader).');
+    field('import-login', t('auth.username'), login),
+    field('import-password', t('auth.password'), password, t('import.password_hint')));
+  const minifluxFields = field('import-key', t('import.api_key'), key, t('import.api_key_hint'));
+  const fileField = field('import-file', t('import.file'), file, t('import.file_hint'));
   const show = () => {
     const chosen = source.value;
     urlField.hidden = chosen === 'file';
     greaderFields.hidden = chosen !== 'greader';
     minifluxFields.hidden = chosen !== 'miniflux';
     fileField.hidden = chosen !== 'file';
-    urlHint.textContent = URL_HINTS[chosen] || '';
+    urlHint.textContent = URL_HINTS[chosen] ? t(URL_HINTS[chosen]) : '';
   };
   source.addEventListener('change', show);
   show();
   const status = h('div', { id: 'reader-import-status', 'aria-live': 'polite' });
   const form = h('form', { class: 'form narrow', id: 'reader-import-form' },
-    h('label', { for: 'import-source' }, 'Import from'), source,
+    h('label', { for: 'import-source' }, t('import.from')), source,
     urlField, greaderFields, minifluxFields, fileField,
-    h('div', { class: 'check-row' }, dryRun, h('label', { for: 'import-dry-run' }, 'Dry run: show what it would do, change nothing')),
-    h('button', { type: 'submit', class: 'button primary' }, 'Import'));
+    h('div', { class: 'check-row' }, dryRun, h('label', { for: 'import-dry-run' }, t('import.dry_run'))),
+    h('button', { type: 'submit', class: 'button primary' }, t('opml.import')));
 
   let following = null;
   const follow = async (id) => {
@@ -142,7 +141,7 @@ export function readerImportSection(section, onSubmit) {
     let started;
     if (source.value === 'file') {
       const chosen = file.files && file.files[0];
-      if (!chosen) return invalid('No file chosen.', 'Choose the OPML file or starred-items JSON your old reader exported.');
+      if (!chosen) return invalid(t('opml.no_file'), t('import.no_file_action'));
       started = await api('POST', '/imports/file' + (dryRun.checked ? '?dry_run=true' : ''), chosen,
         { contentType: 'application/octet-stream', headers: { 'X-File-Name': encodeURIComponent(chosen.name) } });
     } else {
@@ -165,7 +164,7 @@ export function readerImportSection(section, onSubmit) {
     const running = data.imports.find((i) => i.status === 'running');
     if (running && following === null) follow(running.import_id).catch(() => {});
   }, () => {});
-  return section('Import from another reader',
-    h('p', null, 'Bring over your subscriptions with their folders, starred items, read marks and labels. Running it again changes nothing; starred items whose feed is gone are kept as bookmarks. Your password or key is used for this import only and is not stored.'),
+  return section(t('import.title'),
+    h('p', null, t('import.intro')),
     form, status);
 }

@@ -5,6 +5,7 @@
 
 import { api } from './api.js';
 import { showError } from './dialogs.js';
+import { t } from './i18n.js';
 
 const READ_BATCH_DELAY_MS = 1500;
 const READ_BATCH_MAX = 100;
@@ -24,7 +25,7 @@ export async function flushPendingReads() {
     for (const { item, list } of batch) {
       if (item.is_read) list.showRead(item, false);
     }
-    showError(e, batch.length === 1 ? 'The item could not be marked read' : 'The items could not be marked read');
+    showError(e, t('item.not_marked_read', { count: batch.length }));
   }
 }
 

@@ -4,6 +4,7 @@
 
 import { api } from './api.js';
 import { h, replace, shortDate } from './dom.js';
+import { t } from './i18n.js';
 
 /** Related items shown under an opened item. */
 const SHOWN = 5;
@@ -23,10 +24,10 @@ export function showRelated(section, id) {
   answers.get(id).then((items) => {
     if (!items.length) return;
     replace(section,
-      h('h3', { class: 'related-heading' }, 'Related'),
+      h('h3', { class: 'related-heading' }, t('related.heading')),
       h('ul', { class: 'related-list' }, items.map((item) => h('li', null,
-        h('a', { href: '/feeds/' + item.feed_id + '?filter=all&item=' + item.id, 'data-link': '', title: 'Similarity ' + item.score.toFixed(2) },
-          item.title || '(untitled)'),
+        h('a', { href: '/feeds/' + item.feed_id + '?filter=all&item=' + item.id, 'data-link': '', title: t('related.similarity', { score: item.score.toFixed(2) }) },
+          item.title || t('item.untitled')),
         h('span', { class: 'related-meta' }, ' · ' + (item.feed_title || '') + ' · ' + shortDate(item.published_at))))));
     section.hidden = false;
   });

@@ -8,14 +8,15 @@ import { app } from './state.js';
 import { api } from './api.js';
 import { h, replace } from './dom.js';
 import { confirmDialog, errorBlock, showError, toast } from './dialogs.js';
+import { t, tParts } from './i18n.js';
 
-/** The simple actions, as the API names them, with their labels. */
+/** The simple actions, as the API names them, with the keys of their labels. */
 const ACTIONS = [
-  ['hide', 'Hide'],
-  ['keep_only', 'Keep only these (hide the rest of the scope)'],
-  ['read', 'Mark read'],
-  ['star', 'Star'],
-  ['summarize', 'Summarize'],
+  ['hide', 'rules.hide'],
+  ['keep_only', 'rules.keep_only'],
+  ['read', 'item.mark_read'],
+  ['star', 'item.star'],
+  ['summarize', 'item.summarize'],
 ];
 const FIELDS = ['title', 'content', 'author', 'url', 'tag'];
 /** How long the editor waits after the last key before it asks for a preview. */
@@ -23,9 +24,9 @@ const PREVIEW_DELAY_MS = 300;
 
 /** A rule's scope in words. */
 function scopeText(scope) {
-  if (scope.feed_id) return 'feed: ' + (app.subscriptionByFeed(scope.feed_id)?.title || '#' + scope.feed_id);
-  if (scope.group_id) return 'group: ' + (app.groups.find((g) => g.id === scope.group_id)?.name || '#' + scope.group_id);
-  return 'all feeds';
+  if (scope.feed_id) return t('rules.scope_feed', { feed: app.subscriptionByFeed(scope.feed_id)?.title || '#' + scope.feed_id });
+  if (scope.group_id) return t('rules.scope_group', { group: app.groups.find((g) => g.id === scope.group_id)?.name || '#' + scope.group_id });
+  return t('rules.scope_all');
 }
 
 /** A rule's conditions and actions in words. */
@@ -33,8 +34,8 @@ function ruleText(r) {
   const when = [
     r.query ? '“' + r.query + '”' : null,
     r.regex ? r.regex.field + ' ~ /' + r.regex.pattern + '/' : null,
-    r.older_than_days ? 'older than ' + r.older_than_days + ' days' : null,
-  ].filter(Boolean).join(' and ');
+    r.older_than_days ? t('rules.older_than', { count: r.older_than_days }) : null,
+  ].filter(Boolean).join(t('rules.and'));
   return scopeText(r.scope) + ' · ' + when + ' → ' + r.actions.join(', ');
 }
 
@@ -43,23 +44,23 @@ function ruleForm(rule, start, onSubmit, done, cancel) {
   const n = rule ? 'rule-' + rule.id : 'new-rule';
   const r = rule || { name: '', enabled: true, scope: {}, actions: ['hide'], ...start };
   const field = (id, label, input, hint) => [h('label', { for: n + '-' + id }, label), input, hint ? h('p', { class: 'hint' }, hint) : null];
-  const name = h('input', { type: 'text', id: n + '-name', value: r.name || '', placeholder: 'The query when empty' });
+  const name = h('input', { type: 'text', id: n + '-name', value: r.name || '', placeholder: t('rules.name_placeholder') });
   const scopeValue = r.scope.feed_id ? 'feed:' + r.scope.feed_id : r.scope.group_id ? 'group:' + r.scope.group_id : '';
   const scope = h('select', { id: n + '-scope' },
-    h('option', { value: '' }, 'All feeds'),
-    h('optgroup', { label: 'Groups' }, app.groups.map((g) => h('option', { value: 'group:' + g.id, selected: scopeValue === 'group:' + g.id }, g.name))),
-    h('optgroup', { label: 'Feeds' }, app.subscriptions.map((s) => h('option', { value: 'feed:' + s.feed_id, selected: scopeValue === 'feed:' + s.feed_id }, s.title))));
+    h('option', { value: '' }, t('rules.all_feeds')),
+    h('optgroup', { label: t('sidebar.groups') }, app.groups.map((g) => h('option', { value: 'group:' + g.id, selected: scopeValue === 'group:' + g.id }, g.name))),
+    h('optgroup', { label: t('nav.feeds') }, app.subscriptions.map((s) => h('option', { value: 'feed:' + s.feed_id, selected: scopeValue === 'feed:' + s.feed_id }, s.title))));
   const query = h('input', { type: 'text', id: n + '-query', value: r.query || '', autocomplete: 'off', spellcheck: 'false', placeholder: 'sponsored -podcast, title:"breaking news", 東京' });
-  const regexField = h('select', { id: n + '-regex-field', 'aria-label': 'Field of the regular expression' },
+  const regexField = h('select', { id: n + '-regex-field', 'aria-label': t('rules.regex_field') },
     // A field list the form does not offer (an import's `url,title,author,tag`) stays one.
     [...new Set([...FIELDS, r.regex?.field || FIELDS[0]])].map((f) => h('option', { value: f, selected: r.regex?.field === f }, f)));
   const regex = h('input', { type: 'text', id: n + '-regex', value: r.regex?.pattern || '', autocomplete: 'off', spellcheck: 'false', placeholder: '(?i)^sponsored' });
   const age = h('input', { type: 'number', id: n + '-age', min: 1, max: 36500, value: r.older_than_days || '', inputmode: 'numeric' });
-  const checks = h('fieldset', { class: 'picks' }, h('legend', null, 'Actions'),
+  const checks = h('fieldset', { class: 'picks' }, h('legend', null, t('rules.actions')),
     ACTIONS.map(([value, label]) => h('label', { class: 'choice' },
-      h('input', { type: 'checkbox', name: 'action', value, checked: r.actions.includes(value) }), label)));
+      h('input', { type: 'checkbox', name: 'action', value, checked: r.actions.includes(value) }), t(label))));
   const label = h('input', { type: 'text', id: n + '-label', value: r.actions.filter((a) => a.startsWith('label:')).map((a) => a.slice(6)).join(', ') });
-  const notify = h('select', { id: n + '-notify' }, h('option', { value: '' }, 'No one'));
+  const notify = h('select', { id: n + '-notify' }, h('option', { value: '' }, t('rules.no_one')));
   const notifyNow = r.actions.find((a) => a.startsWith('notify:'));
   api('GET', '/webhooks').then(({ webhooks }) => webhooks.forEach((c) =>
     notify.append(h('option', { value: 'notify:' + c.id, selected: notifyNow === 'notify:' + c.id }, c.name))), () => {});
@@ -83,20 +84,20 @@ function ruleForm(rule, start, onSubmit, done, cancel) {
   };
   const refresh = livePreview(preview, body);
   const form = h('form', { class: 'form narrow rule-form' },
-    ...field('name', 'Name', name),
-    ...field('scope', 'Looks at', scope),
-    ...field('query', 'Words', query, 'As in search: every word must appear; "quoted phrases"; -word excludes. Fields: title:, content:, author:, url:, tag:, category:, enclosure:audio, popularity:>=100.'),
-    ...field('regex', 'Regular expression', h('span', { class: 'inline-fields' }, regexField, regex), 'Optional; (?i) ignores case.'),
-    ...field('age', 'Older than (days)', age, 'Optional: items published longer ago than this.'),
+    ...field('name', t('keys_api.name'), name),
+    ...field('scope', t('rules.looks_at'), scope),
+    ...field('query', t('channels.words'), query, t('rules.query_hint')),
+    ...field('regex', t('rules.regex'), h('span', { class: 'inline-fields' }, regexField, regex), t('rules.regex_hint')),
+    ...field('age', t('rules.age'), age, t('rules.age_hint')),
     checks,
-    ...field('label', 'Add labels', label, 'Separate labels with commas.'),
-    ...field('notify', 'Tell a notification channel', notify),
-    h('div', { class: 'check-row' }, enabled, h('label', { for: n + '-on' }, 'On for arriving items')),
+    ...field('label', t('rules.labels'), label, t('rules.labels_hint')),
+    ...field('notify', t('rules.notify'), notify),
+    h('div', { class: 'check-row' }, enabled, h('label', { for: n + '-on' }, t('rules.on'))),
     preview,
     status,
     h('div', { class: 'button-row' },
-      h('button', { type: 'submit', class: 'button primary' }, rule ? 'Save' : 'Save rule'),
-      cancel ? h('button', { type: 'button', class: 'button', onclick: cancel }, 'Cancel') : null));
+      h('button', { type: 'submit', class: 'button primary' }, rule ? t('common.save') : t('rules.save')),
+      cancel ? h('button', { type: 'button', class: 'button', onclick: cancel }, t('common.cancel')) : null));
   form.addEventListener('input', refresh);
   form.addEventListener('change', refresh);
   onSubmit(form, status, async () => {
@@ -123,10 +124,9 @@ function livePreview(box, body) {
       try {
         const answer = await api('POST', '/rules/preview', question);
         if (mine !== asked) return;
-        replace(box, h('p', { class: 'preview-count' }, h('strong', null, String(answer.matched)),
-          ' of your ' + answer.looked_at + ' most recent items match'),
+        replace(box, h('p', { class: 'preview-count' }, tParts('rules.preview', { matched: h('strong', null, String(answer.matched)), count: answer.looked_at })),
         h('ul', { class: 'plain-list preview-items' }, answer.items.slice(0, 10).map((i) =>
-          h('li', null, i.title || '(untitled)', h('span', { class: 'hint' }, ' · ' + i.feed_title)))));
+          h('li', null, i.title || t('item.untitled'), h('span', { class: 'hint' }, ' · ' + i.feed_title)))));
       } catch (e) {
         if (mine === asked) replace(box, errorBlock(e));
       }
@@ -138,35 +138,35 @@ function livePreview(box, body) {
 function ruleRow(r, onSubmit, redraw) {
   const row = h('li', { class: 'row rule', dataset: { id: r.id } });
   const button = (label, action, onclick, extra) => h('button', { type: 'button', class: 'button', dataset: { action }, onclick, ...extra }, label);
-  const apply = button('Apply now', 'apply', async () => {
+  const apply = button(t('rules.apply'), 'apply', async () => {
     apply.disabled = true;
     try {
       const { changed, undo } = await api('POST', '/rules/' + r.id + '/apply');
       app.reloadCounts();
       toast({
-        title: 'Rule applied',
-        message: changed === 1 ? '1 item changed.' : changed + ' items changed.',
+        title: t('rules.applied'),
+        message: t('rules.changed', { count: changed }),
         duration: 15000,
-        button: changed ? { text: 'Undo', onclick: () => undoApply(undo) } : null,
+        button: changed ? { text: t('common.undo'), onclick: () => undoApply(undo) } : null,
       });
     } catch (e) {
-      showError(e, 'The rule was not applied');
+      showError(e, t('rules.apply_failed'));
     } finally {
       apply.disabled = false;
     }
   });
-  const edit = button('Edit', 'edit', () => replace(row, ruleForm(r, null, onSubmit, redraw, redraw)));
-  const remove = button('Delete', 'delete', async () => {
-    if (!(await confirmDialog('Delete the rule “' + r.name + '”?', 'What it already did stays done.', 'Delete rule'))) return;
+  const edit = button(t('channels.edit'), 'edit', () => replace(row, ruleForm(r, null, onSubmit, redraw, redraw)));
+  const remove = button(t('common.delete'), 'delete', async () => {
+    if (!(await confirmDialog(t('rules.delete_title', { rule: r.name }), t('rules.delete_message'), t('rules.delete')))) return;
     try {
       await api('DELETE', '/rules/' + r.id);
       redraw();
     } catch (e) {
-      showError(e, 'The rule was not deleted');
+      showError(e, t('rules.delete_failed'));
     }
   }, { class: 'button danger' });
   return replace(row,
-    h('span', { class: 'rule-facts' }, h('strong', null, r.name), r.enabled ? null : h('span', { class: 'hint' }, ' · off'),
+    h('span', { class: 'rule-facts' }, h('strong', null, r.name), r.enabled ? null : h('span', { class: 'hint' }, ' · ' + t('channels.off')),
       h('span', { class: 'hint' }, ' · ' + ruleText(r))),
     h('span', { class: 'row-buttons' }, apply, edit, remove));
 }
@@ -175,9 +175,9 @@ async function undoApply(undo) {
   try {
     const { restored } = await api('POST', '/rules/apply/undo', { undo });
     app.reloadCounts();
-    toast({ title: 'Undone', message: restored === 1 ? '1 item is as it was.' : restored + ' items are as they were.' });
+    toast({ title: t('mark_all.undone_title'), message: t('rules.restored', { count: restored }) });
   } catch (e) {
-    showError(e, 'The rule was not undone');
+    showError(e, t('rules.undo_failed'));
   }
 }
 
@@ -188,21 +188,21 @@ export function ruleSections(section, onSubmit, start) {
   const draw = async () => {
     try {
       const { rules } = await api('GET', '/rules');
-      replace(list, rules.length ? rules.map((r) => ruleRow(r, onSubmit, draw)) : h('li', { class: 'hint' }, 'No rules yet.'));
+      replace(list, rules.length ? rules.map((r) => ruleRow(r, onSubmit, draw)) : h('li', { class: 'hint' }, t('rules.none')));
     } catch (e) {
       replace(list, h('li', null, errorBlock(e)));
     }
   };
   const add = h('div');
   const drawForm = (prefill) => replace(add, ruleForm(null, prefill, onSubmit, async () => {
-    toast({ title: 'Rule saved', message: 'It acts on items that arrive from now on; Apply now changes those already here.' });
+    toast({ title: t('rules.saved'), message: t('rules.saved_message') });
     drawForm();
     await draw();
   }));
   draw();
   drawForm(start);
   return [
-    section('Rules', h('p', null, 'Rules act on each item as it arrives, in this order, for you alone: other readers of the same feeds are not affected. The apps you sync with see what they did.'), list),
-    section('Add a rule', add),
+    section(t('page.rules'), h('p', null, t('rules.intro')), list),
+    section(t('rules.add'), add),
   ];
 }

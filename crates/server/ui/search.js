@@ -4,6 +4,7 @@
 
 import { h, icon } from './dom.js';
 import { beacon } from './api.js';
+import { t } from './i18n.js';
 
 /** Milliseconds of quiet typing before a search is sent. */
 const DEBOUNCE_MS = 180;
@@ -44,9 +45,9 @@ export function createSearchBox({ onSearch }) {
     type: 'search',
     id: 'search-box',
     class: 'search-input',
-    placeholder: 'Search',
-    'aria-label': 'Search items (/)',
-    title: 'Search (/): words, "a phrase", -excluded',
+    placeholder: t('search.placeholder'),
+    'aria-label': t('search.label'),
+    title: t('search.title'),
     autocomplete: 'off',
     spellcheck: 'false',
     maxlength: '400',

@@ -12,21 +12,23 @@ import { identitiesSection, passwordSwitch } from './identities.js';
 import { notificationSections } from './notifications.js';
 import { readerImportSection } from './reader-import.js';
 import { ruleSections } from './rules.js';
+import { t, tParts } from './i18n.js';
 
 function pageHeader(title, ...extra) {
   return h('div', { class: 'list-header' },
     h('div', { class: 'list-title-row' },
-      h('a', { class: 'icon-button only-phone', href: '#feeds', 'aria-label': 'Back to the feeds', onclick: (e) => { e.preventDefault(); app.showPane('feeds'); } }, icon('back')),
+      h('a', { class: 'icon-button only-phone', href: '#feeds', 'aria-label': t('list.back'), onclick: (e) => { e.preventDefault(); app.showPane('feeds'); } }, icon('back')),
       h('h1', { class: 'list-title', id: 'page-title' }, title)),
-    h('nav', { class: 'tabs', 'aria-label': 'Settings pages' },
-      [['/settings', 'Reading'], ['/account', 'Account'], ['/notifications', 'Notifications'], ['/rules', 'Rules'], app.me && app.me.is_admin ? ['/admin', 'Users'] : null]
+    h('nav', { class: 'tabs', 'aria-label': t('settings.pages') },
+      [['/settings', t('settings.reading')], ['/account', t('page.account')], ['/notifications', t('page.notifications')], ['/rules', t('page.rules')], app.me && app.me.is_admin ? ['/admin', t('page.users')] : null]
         .filter(Boolean)
         .map(([href, label]) => h('a', { class: 'tab', href, 'data-link': '', 'aria-current': location.pathname === href ? 'page' : false }, label))),
     ...extra);
 }
 
 function section(title, ...content) {
-  const id = 'section-' + title.toLowerCase().replace(/[^a-z]+/g, '-');
+  // Letters of any script, so that headings in Japanese or Chinese make ids too.
+  const id = 'section-' + title.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, '-');
   return h('section', { class: 'settings-section', 'aria-labelledby': id }, h('h2', { id }, title), ...content);
 }
 
@@ -58,29 +60,29 @@ function page(root, title, ...sections) {
 export function renderSettings(root) {
   const prefs = app.prefs;
   const themeChoices = h('fieldset', { class: 'choices' },
-    h('legend', null, 'Theme'),
-    [['auto', 'Follow the system'], ['light', 'Light'], ['dark', 'Dark']].map(([value, label]) =>
+    h('legend', null, t('settings.theme')),
+    [['auto', t('settings.theme_auto')], ['light', t('settings.theme_light')], ['dark', t('settings.theme_dark')]].map(([value, label]) =>
       h('label', { class: 'choice' },
         h('input', { type: 'radio', name: 'theme', value, checked: prefs.theme === value, onchange: () => app.savePrefs({ theme: value }) }),
         label)));
   const markRead = h('input', { type: 'checkbox', id: 'pref-mark-read', checked: prefs.mark_read_on_open !== false, onchange: (e) => app.savePrefs({ mark_read_on_open: e.target.checked }) });
   const images = h('input', { type: 'checkbox', id: 'pref-images', checked: prefs.show_images !== false, onchange: (e) => app.savePrefs({ show_images: e.target.checked }) });
   const view = h('select', { id: 'pref-view', onchange: (e) => app.savePrefs({ default_view: e.target.value }) },
-    [['unread', 'Unread'], ['all', 'All'], ['starred', 'Starred']].map(([value, label]) => h('option', { value, selected: prefs.default_view === value }, label)));
+    [['unread', t('filter.unread')], ['all', t('filter.all')], ['starred', t('filter.starred')]].map(([value, label]) => h('option', { value, selected: prefs.default_view === value }, label)));
   const summarize = h('select', { id: 'pref-summarize', onchange: (e) => app.savePrefs({ summarize: e.target.value }) },
-    [['on_demand', 'Only when I ask'], ['all', 'Every new item'], ['chosen', 'New items of the feeds I choose']].map(([value, label]) => h('option', { value, selected: (prefs.summarize || 'on_demand') === value }, label)));
+    [['on_demand', t('settings.summarize_on_demand')], ['all', t('settings.summarize_all')], ['chosen', t('settings.summarize_chosen')]].map(([value, label]) => h('option', { value, selected: (prefs.summarize || 'on_demand') === value }, label)));
   const pageSize = h('select', { id: 'pref-page-size', onchange: (e) => app.savePrefs({ page_size: Number(e.target.value) }) },
     [25, 50, 100, 200].map((n) => h('option', { value: n, selected: Number(prefs.page_size) === n }, String(n))));
 
-  page(root, 'Settings',
-    section('Appearance', themeChoices),
-    section('Reading',
-      h('div', { class: 'check-row' }, markRead, h('label', { for: 'pref-mark-read' }, 'Opening an item marks it read')),
-      h('div', { class: 'check-row' }, images, h('label', { for: 'pref-images' }, 'Show images in items')),
-      h('div', { class: 'field-row' }, h('label', { for: 'pref-view' }, 'Filter shown first'), view),
-      h('div', { class: 'field-row' }, h('label', { for: 'pref-page-size' }, 'Items loaded at a time'), pageSize),
-      h('div', { class: 'field-row' }, h('label', { for: 'pref-summarize' }, 'Summarize'), summarize),
-      h('p', { class: 'hint' }, '“The feeds I choose” are those whose settings say so. Any item can be summarized with its Summarize button.')),
+  page(root, t('page.settings'),
+    section(t('settings.appearance'), themeChoices),
+    section(t('settings.reading'),
+      h('div', { class: 'check-row' }, markRead, h('label', { for: 'pref-mark-read' }, t('settings.mark_read_on_open'))),
+      h('div', { class: 'check-row' }, images, h('label', { for: 'pref-images' }, t('settings.show_images'))),
+      h('div', { class: 'field-row' }, h('label', { for: 'pref-view' }, t('settings.default_view')), view),
+      h('div', { class: 'field-row' }, h('label', { for: 'pref-page-size' }, t('settings.page_size')), pageSize),
+      h('div', { class: 'field-row' }, h('label', { for: 'pref-summarize' }, t('item.summarize')), summarize),
+      h('p', { class: 'hint' }, t('settings.summarize_hint'))),
     groupsSection(),
     opmlSection(),
     readerImportSection(section, onSubmit));
@@ -89,53 +91,53 @@ export function renderSettings(root) {
 function groupsSection() {
   const list = h('ul', { class: 'plain-list' });
   const draw = () => replace(list, [...app.groups].sort((a, b) => (a.position || 0) - (b.position || 0)).map((g) => {
-    const name = h('input', { type: 'text', value: g.name, 'aria-label': 'Name of group ' + g.name });
+    const name = h('input', { type: 'text', value: g.name, 'aria-label': t('groups.name_of', { group: g.name }) });
     const status = h('div', { 'aria-live': 'polite' });
     const form = h('form', { class: 'inline-form' }, name,
-      h('button', { type: 'submit', class: 'button' }, 'Rename'),
-      g.is_default ? h('span', { class: 'hint' }, 'default group') : h('button', {
+      h('button', { type: 'submit', class: 'button' }, t('groups.rename')),
+      g.is_default ? h('span', { class: 'hint' }, t('groups.default')) : h('button', {
         type: 'button', class: 'button danger', onclick: async () => {
-          if (!(await confirmDialog('Delete the group “' + g.name + '”?', 'Its feeds move to the default group; nothing is unsubscribed.', 'Delete group'))) return;
+          if (!(await confirmDialog(t('groups.delete_title', { group: g.name }), t('groups.delete_message'), t('groups.delete')))) return;
           try {
             await api('DELETE', '/groups/' + g.id);
             await app.reloadFeeds();
             draw();
           } catch (e) {
-            showError(e, 'The group was not deleted');
+            showError(e, t('groups.delete_failed'));
           }
         },
-      }, 'Delete'), status);
+      }, t('common.delete')), status);
     onSubmit(form, status, async () => {
       await api('PATCH', '/groups/' + g.id, { name: name.value.trim() });
       await app.reloadFeeds();
-      toast({ title: 'Group renamed', message: name.value.trim() });
+      toast({ title: t('groups.renamed'), message: name.value.trim() });
     });
     return h('li', null, form);
   }));
   draw();
   const newName = h('input', { type: 'text', id: 'new-group', required: true });
   const status = h('div', { 'aria-live': 'polite' });
-  const form = h('form', { class: 'inline-form' }, h('label', { for: 'new-group' }, 'New group'), newName, h('button', { type: 'submit', class: 'button' }, 'Create'), status);
+  const form = h('form', { class: 'inline-form' }, h('label', { for: 'new-group' }, t('groups.new')), newName, h('button', { type: 'submit', class: 'button' }, t('groups.create')), status);
   onSubmit(form, status, async () => {
     await api('POST', '/groups', { name: newName.value.trim() });
     newName.value = '';
     await app.reloadFeeds();
     draw();
   });
-  return section('Groups', list, form);
+  return section(t('sidebar.groups'), list, form);
 }
 
 /** The per-URL report of a finished OPML import. */
 function importReport(job) {
-  const failedNote = job.refused ? ' (' + job.refused + ' refused)' : '';
+  const counts = { skipped: job.skipped, failed: job.failed, refused: job.refused || 0, count: job.total };
   return [
-    h('p', null, h('strong', null, job.added + ' added'), ', ' + job.skipped + ' skipped, ' + job.failed + ' failed' + failedNote + ', of ' + job.total + ' feeds.'),
-    job.status === 'interrupted' ? h('p', { class: 'notice', role: 'alert' }, 'The import stopped with the server before it finished. What it did is kept: import the file again for the rest.') : null,
-    job.status === 'failed' ? h('p', { class: 'notice', role: 'alert' }, 'The import failed: ' + (job.error || 'unknown error') + '. Import the file again.') : null,
+    h('p', null, tParts(job.refused ? 'opml.report_refused' : 'opml.report', { ...counts, added: h('strong', null, t('opml.added', { count: job.added })) })),
+    job.status === 'interrupted' ? h('p', { class: 'notice', role: 'alert' }, t('opml.interrupted')) : null,
+    job.status === 'failed' ? h('p', { class: 'notice', role: 'alert' }, t('opml.failed', { error: job.error || t('opml.unknown_error') })) : null,
     job.notice ? h('p', { class: 'notice', role: 'alert' }, job.notice) : null,
     job.entries.length ? h('table', { class: 'report' },
-      h('caption', { class: 'visually-hidden' }, 'Import report'),
-      h('thead', null, h('tr', null, h('th', { scope: 'col' }, 'Feed'), h('th', { scope: 'col' }, 'Result'), h('th', { scope: 'col' }, 'Reason'))),
+      h('caption', { class: 'visually-hidden' }, t('opml.report_caption')),
+      h('thead', null, h('tr', null, h('th', { scope: 'col' }, t('list.feed')), h('th', { scope: 'col' }, t('opml.result')), h('th', { scope: 'col' }, t('opml.reason')))),
       h('tbody', null, job.entries.map((e) => h('tr', { class: 'report-' + e.status },
         h('td', null, h('span', { class: 'report-title' }, e.title || ''), h('span', { class: 'report-url' }, e.url)),
         h('td', null, e.status),
@@ -146,8 +148,8 @@ function importReport(job) {
 /** How far a running import got: a progress bar and its counters. */
 function importProgress(job, name) {
   return [
-    h('p', null, h('span', { class: 'spinner', 'aria-hidden': 'true' }), 'Importing ' + (name || 'the file') + ': checked ' + job.checked + ' of ' + job.total + ' feeds, ' + job.added + ' added, ' + job.failed + ' failed.'),
-    h('progress', { class: 'import-progress', max: String(Math.max(job.total, 1)), value: String(job.checked), 'aria-label': 'Feeds checked' }),
+    h('p', null, h('span', { class: 'spinner', 'aria-hidden': 'true' }), t('opml.progress', { file: name || t('media.the_file'), checked: job.checked, count: job.total, added: job.added, failed: job.failed })),
+    h('progress', { class: 'import-progress', max: String(Math.max(job.total, 1)), value: String(job.checked), 'aria-label': t('opml.checked') }),
   ];
 }
 
@@ -155,7 +157,7 @@ function opmlSection() {
   const file = h('input', { type: 'file', id: 'opml-file', accept: '.opml,.xml,text/x-opml,text/xml,application/xml' });
   const status = h('div', { class: 'opml-report', 'aria-live': 'polite' });
   const history = h('div');
-  const form = h('form', { class: 'inline-form' }, h('label', { for: 'opml-file' }, 'OPML file'), file, h('button', { type: 'submit', class: 'button primary' }, 'Import'));
+  const form = h('form', { class: 'inline-form' }, h('label', { for: 'opml-file' }, t('opml.file')), file, h('button', { type: 'submit', class: 'button primary' }, t('opml.import')));
   // The import runs on the server; this page follows it until it is done (and picks a running
   // one up again when the page is opened anew).
   let following = null;
@@ -179,10 +181,10 @@ function opmlSection() {
   onSubmit(form, status, async () => {
     const chosen = file.files && file.files[0];
     if (!chosen) {
-      replace(status, errorBlock({ category: 'validation', message: 'No file chosen.', action: 'Choose the OPML file your old reader exported.' }));
+      replace(status, errorBlock({ category: 'validation', message: t('opml.no_file'), action: t('opml.no_file_action') }));
       return;
     }
-    replace(status, h('p', null, h('span', { class: 'spinner', 'aria-hidden': 'true' }), 'Uploading ' + chosen.name + '…'));
+    replace(status, h('p', null, h('span', { class: 'spinner', 'aria-hidden': 'true' }), t('opml.uploading', { file: chosen.name })));
     const started = await api('POST', '/opml', chosen, { contentType: 'text/x-opml', headers: { 'X-File-Name': encodeURIComponent(chosen.name) } });
     replace(status, ...importProgress({ checked: 0, total: started.total, added: 0, failed: 0 }, chosen.name));
     drawHistory();
@@ -197,29 +199,30 @@ function opmlSection() {
       }
       const done = data.imports.filter((i) => i.status !== 'running');
       if (!done.length) return replace(history);
-      replace(history, h('h3', null, 'Earlier imports'), h('ul', { class: 'plain-list' }, done.map((i) =>
-        h('li', null, fullDate(i.created_at) + ' — ' + (i.file_name ? decodeURIComponent(i.file_name) + ': ' : '') + i.added + ' added, ' + i.skipped + ' skipped, ' + i.failed + ' refused or failed' + (i.status === 'done' ? '' : ' (' + i.status + ')')))));
+      replace(history, h('h3', null, t('opml.earlier')), h('ul', { class: 'plain-list' }, done.map((i) =>
+        h('li', null, fullDate(i.created_at) + ' — ' + (i.file_name ? decodeURIComponent(i.file_name) + ': ' : '')
+          + t('opml.earlier_counts', { added: i.added, skipped: i.skipped, failed: i.failed }) + (i.status === 'done' ? '' : ' (' + i.status + ')')))));
     } catch (e) {
       replace(history);
     }
   };
   drawHistory();
-  return section('Import and export (OPML)',
-    h('p', null, 'Bring your subscriptions from another reader, or take them elsewhere. An import runs on the server: you may leave this page meanwhile.'),
+  return section(t('opml.title'),
+    h('p', null, t('opml.intro')),
     form, status,
-    h('p', null, h('a', { class: 'button', href: '/api/v1/opml', download: 'tidings.opml' }, 'Export subscriptions as OPML')),
+    h('p', null, h('a', { class: 'button', href: '/api/v1/opml', download: 'tidings.opml' }, t('opml.export'))),
     history);
 }
 
 /** The account: password, API keys, sessions, sign out, deletion. */
 export function renderAccount(root) {
   const me = app.me;
-  page(root, 'Account',
-    section('You',
-      h('p', null, 'Signed in as ', h('strong', null, me.username), me.is_admin ? ' (administrator)' : '', '.'),
-      h('button', { type: 'button', class: 'button', id: 'sign-out', onclick: () => app.signOut() }, 'Sign out')),
+  page(root, t('page.account'),
+    section(t('account.you'),
+      h('p', null, tParts(me.is_admin ? 'account.signed_in_admin' : 'account.signed_in', { user: h('strong', null, me.username) })),
+      h('button', { type: 'button', class: 'button', id: 'sign-out', onclick: () => app.signOut() }, t('account.sign_out'))),
     passwordSection(),
-    section('Two-step sign-in', ...twoStepSettings()),
+    section(t('auth.two_step'), ...twoStepSettings()),
     identitiesSection(section),
     keysSection(),
     sessionsSection(),
@@ -228,8 +231,9 @@ export function renderAccount(root) {
 
 /** An account made by single sign-on has no password: setting one and deleting the account
  * then need a sign-in of the last 10 minutes (the server's rule), renewed by this link. */
-const freshSignInHint = () => h('p', { class: 'hint' }, 'Your account has no password: this needs a sign-in within the last 10 minutes. ',
-  h('a', { href: '/auth/oidc/start?next=/account', id: 'sign-in-again' }, 'Sign in again'), '.');
+const freshSignInHint = () => h('p', { class: 'hint' }, tParts('account.fresh_sign_in', {
+  link: h('a', { href: '/auth/oidc/start?next=/account', id: 'sign-in-again' }, t('account.sign_in_again')),
+}));
 
 function passwordSection() {
   const status = h('div', { 'aria-live': 'polite' });
@@ -238,16 +242,16 @@ function passwordSection() {
   const next = h('input', { type: 'password', id: 'new-password', autocomplete: 'new-password', required: true, minlength: 12, 'aria-describedby': 'new-password-hint' });
   const keep = h('input', { type: 'checkbox', id: 'keep-access' });
   const form = h('form', { class: 'form narrow', id: 'password-form' },
-    has ? [h('label', { for: 'current-password' }, 'Current password'), current] : freshSignInHint(),
-    h('label', { for: 'new-password' }, 'New password'), next,
-    h('p', { class: 'hint', id: 'new-password-hint' }, 'At least 12 characters. Your other sessions are signed out and your API keys stop working, unless you keep them.'),
-    h('div', { class: 'check-row' }, keep, h('label', { for: 'keep-access' }, 'Keep my other sessions and API keys')),
+    has ? [h('label', { for: 'current-password' }, t('account.current_password')), current] : freshSignInHint(),
+    h('label', { for: 'new-password' }, t('account.new_password')), next,
+    h('p', { class: 'hint', id: 'new-password-hint' }, t('account.new_password_hint')),
+    h('div', { class: 'check-row' }, keep, h('label', { for: 'keep-access' }, t('account.keep_access'))),
     status,
-    h('button', { type: 'submit', class: 'button primary' }, has ? 'Change password' : 'Set password'));
+    h('button', { type: 'submit', class: 'button primary' }, has ? t('account.change_password') : t('account.set_password')));
   onSubmit(form, status, async () => {
     await api('PUT', '/me/password', { ...(has ? { current_password: current.value } : {}), new_password: next.value, keep_other_sessions: keep.checked, keep_api_keys: keep.checked });
     next.value = '';
-    const done = h('p', { class: 'success' }, (has ? 'Password changed.' : 'Password set.') + (keep.checked ? '' : ' Other sessions were signed out and API keys revoked.'));
+    const done = h('p', { class: 'success' }, (has ? t('account.password_changed') : t('account.password_set')) + (keep.checked ? '' : ' ' + t('account.others_signed_out')));
     if (!has) {
       // Now the account has one: the forms ask for it from here on.
       app.me.has_password = true;
@@ -260,7 +264,7 @@ function passwordSection() {
     current.value = '';
     replace(status, done);
   });
-  return section('Password', form);
+  return section(t('auth.password'), form);
 }
 
 /** Days until a new API key expires, as the form proposes it. */
@@ -273,34 +277,36 @@ function keysSection() {
     try {
       const data = await api('GET', '/api-keys');
       replace(list, data.api_keys.length ? data.api_keys.map((k) => h('li', { class: 'row' },
-        h('span', null, h('strong', null, k.name), ' ', h('code', null, k.prefix + '…'), ' · ', k.scope === 'read_write' ? 'read and write' : 'read only',
-          h('span', { class: 'hint' }, ' · created ' + fullDate(k.created_at) + (k.last_used_at ? ' · last used ' + fullDate(k.last_used_at) : ' · never used') + (k.expires_at ? ' · expires ' + fullDate(k.expires_at) : ''))),
+        h('span', null, h('strong', null, k.name), ' ', h('code', null, k.prefix + '…'), ' · ', k.scope === 'read_write' ? t('keys_api.read_write_short') : t('keys_api.read_short'),
+          h('span', { class: 'hint' }, ' · ' + t('keys_api.created', { date: fullDate(k.created_at) })
+            + ' · ' + (k.last_used_at ? t('keys_api.last_used', { date: fullDate(k.last_used_at) }) : t('keys_api.never_used'))
+            + (k.expires_at ? ' · ' + t('keys_api.expires_on', { date: fullDate(k.expires_at) }) : ''))),
         h('button', { type: 'button', class: 'button danger', onclick: async () => {
-          if (!(await confirmDialog('Revoke the key “' + k.name + '”?', 'Scripts and apps using it stop working at once.', 'Revoke key'))) return;
+          if (!(await confirmDialog(t('keys_api.revoke_title', { key: k.name }), t('keys_api.revoke_message'), t('keys_api.revoke_key')))) return;
           try {
             await api('DELETE', '/api-keys/' + k.id);
             draw();
           } catch (e) {
-            showError(e, 'The key was not revoked');
+            showError(e, t('keys_api.revoke_failed'));
           }
-        } }, 'Revoke'))) : h('li', { class: 'hint' }, 'No API keys.'));
+        } }, t('keys_api.revoke')))) : h('li', { class: 'hint' }, t('keys_api.none')));
     } catch (e) {
       replace(list, h('li', null, errorBlock(e)));
     }
   };
   draw();
-  const name = h('input', { type: 'text', id: 'key-name', required: true, placeholder: 'e.g. phone app' });
-  const scope = h('select', { id: 'key-scope' }, h('option', { value: 'read' }, 'Read only'), h('option', { value: 'read_write' }, 'Read and write'));
+  const name = h('input', { type: 'text', id: 'key-name', required: true, placeholder: t('keys_api.name_example') });
+  const scope = h('select', { id: 'key-scope' }, h('option', { value: 'read' }, t('keys_api.read')), h('option', { value: 'read_write' }, t('keys_api.read_write')));
   // A key that is forgotten should not work for ever: 90 days are proposed, and clearing the
   // date makes a key that never expires.
   const expiry = h('input', { type: 'date', id: 'key-expiry', value: new Date(Date.now() + KEY_DAYS * 86400000).toISOString().slice(0, 10), 'aria-describedby': 'key-expiry-hint' });
   const status = h('div', { 'aria-live': 'polite' });
   const form = h('form', { class: 'inline-form wrap' },
-    h('label', { for: 'key-name' }, 'Name'), name,
-    h('label', { for: 'key-scope' }, 'Access'), scope,
-    h('label', { for: 'key-expiry' }, 'Expires'), expiry,
-    h('button', { type: 'submit', class: 'button primary' }, 'Create key'), status,
-    h('p', { class: 'hint', id: 'key-expiry-hint' }, 'Proposed: in ' + KEY_DAYS + ' days. Clear the date for a key that never expires.'));
+    h('label', { for: 'key-name' }, t('keys_api.name')), name,
+    h('label', { for: 'key-scope' }, t('keys_api.access')), scope,
+    h('label', { for: 'key-expiry' }, t('keys_api.expires')), expiry,
+    h('button', { type: 'submit', class: 'button primary' }, t('keys_api.create')), status,
+    h('p', { class: 'hint', id: 'key-expiry-hint' }, t('keys_api.expiry_hint', { count: KEY_DAYS })));
   onSubmit(form, status, async () => {
     const body = { name: name.value.trim(), scope: scope.value };
     if (expiry.value) body.expires_at = expiry.value + 'T00:00:00Z';
@@ -309,23 +315,23 @@ function keysSection() {
     const keyText = h('code', { class: 'secret', id: 'new-api-key' }, created.key);
     replace(shown, h('div', { class: 'banner banner-active', role: 'note' },
       h('div', null,
-        h('strong', null, 'Copy this key now: it is shown only once. '),
+        h('strong', null, t('keys_api.copy_now')), ' ',
         keyText, ' ',
         h('button', { type: 'button', class: 'button', onclick: async () => {
           try {
             await navigator.clipboard.writeText(created.key);
-            toast({ title: 'Copied', message: 'The key is on the clipboard.' });
+            toast({ title: t('keys_api.copied'), message: t('keys_api.copied_message') });
           } catch (e) {
             const range = document.createRange();
             range.selectNodeContents(keyText);
             getSelection().removeAllRanges();
             getSelection().addRange(range);
           }
-        } }, 'Copy'),
-        h('p', { class: 'hint' }, 'Send it as Authorization: Bearer … to /api/v1.'))));
+        } }, t('keys_api.copy')),
+        h('p', { class: 'hint' }, t('keys_api.how')))));
     draw();
   });
-  return section('API keys', h('p', null, 'Keys let scripts and apps use your account through the API.'), form, shown, list);
+  return section(t('keys_api.title'), h('p', null, t('keys_api.intro')), form, shown, list);
 }
 
 function sessionsSection() {
@@ -334,28 +340,29 @@ function sessionsSection() {
     try {
       const data = await api('GET', '/me/sessions');
       replace(list, data.sessions.map((s) => h('li', { class: 'row' },
-        h('span', null, h('strong', null, browserName(s.user_agent)), s.current ? ' (this browser)' : '',
-          h('span', { class: 'hint' }, ' · ' + (s.ip || 'unknown address') + ' · last used ' + fullDate(s.last_seen_at))),
+        h('span', null, h('strong', null, browserName(s.user_agent)), s.current ? ' ' + t('sessions.this_browser') : '',
+          h('span', { class: 'hint' }, ' · ' + (s.ip || t('sessions.unknown_address')) + ' · ' + t('keys_api.last_used', { date: fullDate(s.last_seen_at) }))),
         s.current ? null : h('button', { type: 'button', class: 'button', onclick: async () => {
           try {
             await api('DELETE', '/me/sessions/' + s.id);
             draw();
           } catch (e) {
-            showError(e, 'The session was not ended');
+            showError(e, t('sessions.end_failed'));
           }
-        } }, 'Sign out'))));
+        } }, t('account.sign_out')))));
     } catch (e) {
       replace(list, h('li', null, errorBlock(e)));
     }
   };
   draw();
-  return section('Sessions', h('p', null, 'Where you are signed in.'), list);
+  return section(t('sessions.title'), h('p', null, t('sessions.intro')), list);
 }
 
 function browserName(agent) {
-  if (!agent) return 'Unknown browser';
+  if (!agent) return t('sessions.unknown_browser');
   for (const name of ['Firefox', 'Edg', 'Chrome', 'Safari']) {
-    if (agent.includes(name)) return (name === 'Edg' ? 'Edge' : name) + (/Mobile|Android|iPhone/.test(agent) ? ' on a phone' : '');
+    const browser = name === 'Edg' ? 'Edge' : name;
+    if (agent.includes(name)) return /Mobile|Android|iPhone/.test(agent) ? t('sessions.on_phone', { browser }) : browser;
   }
   return agent.slice(0, 40);
 }
@@ -366,14 +373,14 @@ function deleteSection() {
   const password = has ? h('input', { type: 'password', id: 'delete-password', autocomplete: 'current-password', required: true }) : null;
   const status = h('div', { 'aria-live': 'polite' });
   const form = h('form', { class: 'form narrow', id: 'delete-form' },
-    h('p', { id: 'delete-hint' }, 'Deletes your subscriptions, read states, stars, bookmarks, keys and sessions. Type your user name' + (has ? ' and password' : '') + ' to confirm.'),
+    h('p', { id: 'delete-hint' }, has ? t('delete.hint_password') : t('delete.hint')),
     has ? null : freshSignInHint(),
-    h('label', { for: 'delete-confirm' }, 'User name'), confirmName,
-    has ? [h('label', { for: 'delete-password' }, 'Password'), password] : null, status,
-    h('button', { type: 'submit', class: 'button danger' }, 'Delete my account'));
+    h('label', { for: 'delete-confirm' }, t('auth.username')), confirmName,
+    has ? [h('label', { for: 'delete-password' }, t('auth.password')), password] : null, status,
+    h('button', { type: 'submit', class: 'button danger' }, t('delete.button')));
   onSubmit(form, status, async () => {
     if (confirmName.value.trim() !== app.me.username) {
-      replace(status, errorBlock({ category: 'validation', message: 'The name does not match.', action: 'Type your user name exactly: ' + app.me.username }));
+      replace(status, errorBlock({ category: 'validation', message: t('delete.mismatch'), action: t('delete.mismatch_action', { user: app.me.username }) }));
       return;
     }
     await api('DELETE', '/me', has ? { password: password.value } : { confirm_username: confirmName.value.trim() });
@@ -381,17 +388,17 @@ function deleteSection() {
     app.layoutReady = false;
     app.navigate('/login', { replace: true });
   });
-  return section('Delete account', form);
+  return section(t('delete.title'), form);
 }
 
 /** Notification channels (F43): Discord, Slack and generic webhooks for new items. */
 export function renderNotifications(root) {
-  page(root, 'Notifications', ...notificationSections(section, onSubmit));
+  page(root, t('page.notifications'), ...notificationSections(section, onSubmit));
 }
 
 /** Rules; `start` prefills a new rule (an item's "Hide items like this"). */
 export function renderRules(root, start) {
-  page(root, 'Rules', ...ruleSections(section, onSubmit, start));
+  page(root, t('page.rules'), ...ruleSections(section, onSubmit, start));
 }
 
 /** User management for administrators. */
@@ -410,20 +417,20 @@ export function renderAdmin(root) {
           }
         };
         return h('li', { class: 'row' },
-          h('span', null, h('strong', null, u.username), u.is_admin ? ' · administrator' : '', u.is_disabled ? ' · disabled' : '',
-            h('span', { class: 'hint' }, ' · last sign-in ' + (u.last_login_at ? fullDate(u.last_login_at) : 'never'))),
+          h('span', null, h('strong', null, u.username), u.is_admin ? ' · ' + t('users.admin') : '', u.is_disabled ? ' · ' + t('users.disabled') : '',
+            h('span', { class: 'hint' }, ' · ' + t('users.last_sign_in', { date: u.last_login_at ? fullDate(u.last_login_at) : t('users.never') }))),
           h('span', { class: 'row-buttons' },
-            h('button', { type: 'button', class: 'button', onclick: () => patch({ is_admin: !u.is_admin }, 'The role was not changed') }, u.is_admin ? 'Make user' : 'Make admin'),
-            h('button', { type: 'button', class: 'button', onclick: () => patch({ is_disabled: !u.is_disabled }, 'The account was not changed') }, u.is_disabled ? 'Enable' : 'Disable'),
+            h('button', { type: 'button', class: 'button', onclick: () => patch({ is_admin: !u.is_admin }, t('users.role_failed')) }, u.is_admin ? t('users.make_user') : t('users.make_admin')),
+            h('button', { type: 'button', class: 'button', onclick: () => patch({ is_disabled: !u.is_disabled }, t('users.account_failed')) }, u.is_disabled ? t('users.enable') : t('users.disable')),
             u.id === app.me.id ? null : h('button', { type: 'button', class: 'button danger', onclick: async () => {
-              if (!(await confirmDialog('Delete ' + u.username + '?', 'Their subscriptions, states and bookmarks are deleted. Shared feeds stay.', 'Delete user'))) return;
+              if (!(await confirmDialog(t('users.delete_title', { user: u.username }), t('users.delete_message'), t('users.delete')))) return;
               try {
                 await api('DELETE', '/users/' + u.id);
                 draw();
               } catch (e) {
-                showError(e, 'The user was not deleted');
+                showError(e, t('users.delete_failed'));
               }
-            } }, 'Delete')));
+            } }, t('common.delete'))));
       }));
     } catch (e) {
       replace(list, h('li', null, errorBlock(e)));
@@ -435,26 +442,26 @@ export function renderAdmin(root) {
   const admin = h('input', { type: 'checkbox', id: 'user-admin' });
   const status = h('div', { 'aria-live': 'polite' });
   const form = h('form', { class: 'form narrow' },
-    h('label', { for: 'user-name' }, 'User name'), name,
-    h('label', { for: 'user-password' }, 'Password (at least 12 characters)'), password,
-    h('div', { class: 'check-row' }, admin, h('label', { for: 'user-admin' }, 'Administrator')),
-    status, h('button', { type: 'submit', class: 'button primary' }, 'Create user'));
+    h('label', { for: 'user-name' }, t('auth.username')), name,
+    h('label', { for: 'user-password' }, t('users.password')), password,
+    h('div', { class: 'check-row' }, admin, h('label', { for: 'user-admin' }, t('users.administrator'))),
+    status, h('button', { type: 'submit', class: 'button primary' }, t('users.create')));
   onSubmit(form, status, async () => {
     await api('POST', '/users', { username: name.value.trim(), password: password.value, is_admin: admin.checked });
     name.value = '';
     password.value = '';
     admin.checked = false;
-    replace(status, h('p', { class: 'success' }, 'User created.'));
+    replace(status, h('p', { class: 'success' }, t('users.created')));
     draw();
   });
   const resumeStatus = h('div', { 'aria-live': 'polite' });
-  const resumeAll = h('button', { type: 'button', class: 'button', id: 'resume-all-feeds' }, 'Resume every stopped feed');
+  const resumeAll = h('button', { type: 'button', class: 'button', id: 'resume-all-feeds' }, t('users.resume_all'));
   resumeAll.addEventListener('click', async () => {
     resumeAll.disabled = true;
     replace(resumeStatus);
     try {
       const result = await api('POST', '/feeds/resume-stopped');
-      replace(resumeStatus, h('p', { class: 'success' }, (result.resumed === 1 ? '1 feed' : result.resumed + ' feeds') + ' resumed: they are fetched again within a minute.'));
+      replace(resumeStatus, h('p', { class: 'success' }, t('users.resumed', { count: result.resumed })));
       app.reloadFeeds().catch(() => {});
     } catch (e) {
       replace(resumeStatus, errorBlock(e));
@@ -462,9 +469,9 @@ export function renderAdmin(root) {
       resumeAll.disabled = false;
     }
   });
-  page(root, 'Users', section('Users', list), section('Add a user', form),
-    section('Stopped feeds',
-      h('p', { class: 'hint' }, 'Feeds stop after a 404, 410, 401 or 403, after ten parse failures in a row, or when the address guard refuses them. Once the cause is fixed (a setting such as TIDINGS_ALLOW_PRIVATE_NETWORKS, say), put every stopped feed of every user back on schedule:'),
+  page(root, t('page.users'), section(t('page.users'), list), section(t('users.add'), form),
+    section(t('users.stopped_feeds'),
+      h('p', { class: 'hint' }, t('users.stopped_hint')),
       h('div', { class: 'button-row' }, resumeAll), resumeStatus),
     passwordSwitch(section),
     usageSection());
@@ -475,22 +482,23 @@ function usageSection() {
   const today = new Date().toISOString().slice(0, 10);
   const day = h('input', { type: 'date', id: 'usage-day', value: today, max: today });
   const days = h('select', { id: 'usage-days' },
-    [[1, 'That day'], [7, '7 days to it'], [30, '30 days to it']].map(([n, label]) => h('option', { value: n }, label)));
+    [[1, t('usage.that_day')], [7, t('usage.days_to_it', { count: 7 })], [30, t('usage.days_to_it', { count: 30 })]].map(([n, label]) => h('option', { value: n }, label)));
   const report = h('div', { id: 'usage-report', 'aria-live': 'polite' });
   const top = (title, rows, row) => h('div', { class: 'usage-list' }, h('h3', null, title),
-    rows.length ? h('ol', null, rows.map(row)) : h('p', { class: 'hint' }, 'None.'));
+    rows.length ? h('ol', null, rows.map(row)) : h('p', { class: 'hint' }, t('usage.none')));
   const draw = async () => {
     try {
       const r = await api('GET', '/admin/usage' + query({ day: day.value, days: days.value, limit: 10 }));
-      const span = r.first_day === r.last_day ? 'on ' + r.last_day : 'from ' + r.first_day + ' to ' + r.last_day;
+      const span = r.first_day === r.last_day ? t('usage.on', { day: r.last_day }) : t('usage.from_to', { first: r.first_day, last: r.last_day });
+      const totals = { clicks: r.totals.clicks, tags: r.totals.tag_views, searches: r.totals.searches, span, count: r.retention_days };
       replace(report,
-        r.enabled ? null : h('p', { class: 'hint' }, 'Counting is off (TIDINGS_USAGE_COUNTS=false): these are earlier counts.'),
-        h('p', null, r.totals.clicks + ' links opened, ' + r.totals.tag_views + ' tag pages viewed, ' + r.totals.searches + ' searches ' + span + ' (UTC). Counts are kept ' + r.retention_days + ' days.'),
-        top('Items opened most', r.items, (i) => h('li', { 'data-item': i.item_id },
-          i.url ? h('a', { href: i.url, target: '_blank', rel: 'noopener noreferrer' }, i.title || i.url) : (i.title || 'An item deleted since'),
+        r.enabled ? null : h('p', { class: 'hint' }, t('usage.off')),
+        h('p', null, t('usage.totals', totals)),
+        top(t('usage.items'), r.items, (i) => h('li', { 'data-item': i.item_id },
+          i.url ? h('a', { href: i.url, target: '_blank', rel: 'noopener noreferrer' }, i.title || i.url) : (i.title || t('usage.deleted_item')),
           h('span', { class: 'usage-count' }, ' · ' + i.clicks))),
-        top('Tags viewed most', r.tags, (t) => h('li', null, t.tag, h('span', { class: 'usage-count' }, ' · ' + t.views))),
-        top('Searched most', r.searches, (s) => h('li', null, s.query, h('span', { class: 'usage-count' }, ' · ' + s.searches))));
+        top(t('usage.tags'), r.tags, (tag) => h('li', null, tag.tag, h('span', { class: 'usage-count' }, ' · ' + tag.views))),
+        top(t('usage.searches'), r.searches, (s) => h('li', null, s.query, h('span', { class: 'usage-count' }, ' · ' + s.searches))));
     } catch (e) {
       replace(report, errorBlock(e));
     }
@@ -498,25 +506,26 @@ function usageSection() {
   day.addEventListener('change', draw);
   days.addEventListener('change', draw);
   draw();
-  return section('Usage',
-    h('p', { class: 'hint' }, 'How often, per day, the items\' links were opened, tag pages viewed and searches made. Nothing says who.'),
-    h('div', { class: 'usage-controls' }, h('label', { for: 'usage-day' }, 'Day'), day, days),
+  return section(t('usage.title'),
+    h('p', { class: 'hint' }, t('usage.intro')),
+    h('div', { class: 'usage-controls' }, h('label', { for: 'usage-day' }, t('usage.day')), day, days),
     report);
 }
 
-/** The full-text modes of a subscription (F6), as the API spells them, with their labels. */
+/** The full-text modes of a subscription (F6), as the API spells them, with the keys of their labels. */
 const FULL_TEXT_MODES = [
-  ['auto', 'When the feed gives only a short text'],
-  ['always', 'Always'],
-  ['never', 'Never'],
+  ['auto', 'feedpage.full_auto'],
+  ['always', 'feedpage.full_always'],
+  ['never', 'feedpage.full_never'],
 ];
 
 const INTERVALS = Array.from({ length: 24 }, (_, i) => (i + 1) * 30);
 
+/** "Every 30 minutes", "Every 1.5 hours": plural forms need the number, so a whole hour is an integer. */
 function intervalLabel(minutes) {
-  if (minutes < 60) return minutes + ' minutes';
+  if (minutes < 60) return t('feedpage.every_minutes', { count: minutes });
   const hours = minutes / 60;
-  return (Number.isInteger(hours) ? hours : hours.toFixed(1)) + (hours === 1 ? ' hour' : ' hours');
+  return t('feedpage.every_hours', { count: Number.isInteger(hours) ? hours : Number(hours.toFixed(1)) });
 }
 
 /** One feed's settings: title, group, interval, status with resume, refresh, unsubscribe. */
@@ -527,32 +536,32 @@ export async function renderFeedSettings(root, feedId) {
     sub = app.subscriptionByFeed(feedId);
   }
   if (!sub) {
-    page(root, 'Feed not found', h('p', null, 'You do not follow this feed (any more).'));
+    page(root, t('feedpage.not_found'), h('p', null, t('feedpage.not_followed')));
     return;
   }
   const title = h('input', { type: 'text', id: 'feed-title', value: sub.custom_title || '', placeholder: sub.feed_title || sub.feed_url });
   const group = h('select', { id: 'feed-group' }, app.groups.map((g) => h('option', { value: g.id, selected: g.id === sub.group_id }, g.name)));
-  const interval = h('select', { id: 'feed-interval' }, INTERVALS.map((m) => h('option', { value: m, selected: m === sub.interval_minutes }, 'Every ' + intervalLabel(m))));
-  const fullText = h('select', { id: 'feed-full-text' }, FULL_TEXT_MODES.map(([mode, label]) => h('option', { value: mode, selected: mode === sub.full_text }, label)));
+  const interval = h('select', { id: 'feed-interval' }, INTERVALS.map((m) => h('option', { value: m, selected: m === sub.interval_minutes }, intervalLabel(m))));
+  const fullText = h('select', { id: 'feed-full-text' }, FULL_TEXT_MODES.map(([mode, label]) => h('option', { value: mode, selected: mode === sub.full_text }, t(label))));
   const summarize = h('input', { type: 'checkbox', id: 'feed-summarize', checked: !!sub.summarize });
   const status = h('div', { 'aria-live': 'polite' });
   const form = h('form', { class: 'form narrow' },
-    h('label', { for: 'feed-title' }, 'Title'), title,
-    h('p', { class: 'hint' }, 'Leave empty to use the feed’s own title.'),
-    app.groups.length ? [h('label', { for: 'feed-group' }, 'Group'), group] : null,
-    h('label', { for: 'feed-interval' }, 'Check for new items'), interval,
-    h('label', { for: 'feed-full-text' }, 'Full articles'), fullText,
-    h('p', { class: 'hint' }, 'tidings can fetch each new item’s web page and keep its article, for feeds that give only a teaser. “Load full article” on an item does it for one item whatever this says.'),
-    h('div', { class: 'check-row' }, summarize, h('label', { for: 'feed-summarize' }, 'Summarize new items')),
-    h('p', { class: 'hint' }, 'When Settings say to summarize “new items of the feeds I choose”.'),
+    h('label', { for: 'feed-title' }, t('scrape.title')), title,
+    h('p', { class: 'hint' }, t('feedpage.title_hint')),
+    app.groups.length ? [h('label', { for: 'feed-group' }, t('list.group')), group] : null,
+    h('label', { for: 'feed-interval' }, t('feedpage.interval')), interval,
+    h('label', { for: 'feed-full-text' }, t('feedpage.full_articles')), fullText,
+    h('p', { class: 'hint' }, t('feedpage.full_hint')),
+    h('div', { class: 'check-row' }, summarize, h('label', { for: 'feed-summarize' }, t('feedpage.summarize'))),
+    h('p', { class: 'hint' }, t('feedpage.summarize_hint')),
     status,
-    h('button', { type: 'submit', class: 'button primary' }, 'Save'));
+    h('button', { type: 'submit', class: 'button primary' }, t('common.save')));
   onSubmit(form, status, async () => {
     const changes = { title: title.value.trim() || null, interval_minutes: Number(interval.value), full_text: fullText.value, summarize: summarize.checked };
     if (app.groups.length) changes.group_id = Number(group.value);
     await api('PATCH', '/subscriptions/' + sub.id, changes);
     await app.reloadFeeds();
-    replace(status, h('p', { class: 'success' }, 'Saved.'));
+    replace(status, h('p', { class: 'success' }, t('common.saved')));
   });
 
   const stateStatus = h('div', { 'aria-live': 'polite' });
@@ -564,8 +573,8 @@ export async function renderFeedSettings(root, feedId) {
       await api('PATCH', '/subscriptions/' + sub.id, { suspended: pause.checked });
       await app.reloadFeeds();
       toast(pause.checked
-        ? { title: 'Paused', message: 'This feed is no longer fetched for you.' }
-        : { title: 'Resumed', message: 'The feed is fetched for you again; your apps get what arrived meanwhile.' });
+        ? { title: t('feedpage.paused'), message: t('feedpage.paused_toast') }
+        : { title: t('feedpage.resumed'), message: t('feedpage.resumed_toast') });
     } catch (e) {
       pause.checked = !pause.checked;
       replace(stateStatus, errorBlock(e));
@@ -574,18 +583,18 @@ export async function renderFeedSettings(root, feedId) {
     }
   });
   const pauseRow = [
-    h('div', { class: 'check-row' }, pause, h('label', { for: 'feed-paused' }, 'Pause fetching')),
-    h('p', { class: 'hint' }, 'While paused, tidings does not fetch this feed for you and your apps get no new items of it; others who follow it still get theirs. When you resume, what arrived meanwhile comes to your apps as new.'),
+    h('div', { class: 'check-row' }, pause, h('label', { for: 'feed-paused' }, t('feedpage.pause'))),
+    h('p', { class: 'hint' }, t('feedpage.pause_hint')),
   ];
-  const resume = h('button', { type: 'button', class: 'button primary', id: 'resume-feed' }, 'Resume');
-  const refresh = h('button', { type: 'button', class: 'button', id: 'refresh-feed' }, icon('refresh'), 'Refresh now');
+  const resume = h('button', { type: 'button', class: 'button primary', id: 'resume-feed' }, t('feedpage.resume'));
+  const refresh = h('button', { type: 'button', class: 'button', id: 'refresh-feed' }, icon('refresh'), t('feedpage.refresh'));
   resume.addEventListener('click', async () => {
     resume.disabled = true;
     try {
       await api('POST', '/subscriptions/' + sub.id + '/resume');
       await app.reloadFeeds();
       renderFeedSettings(root, feedId);
-      toast({ title: 'Resumed', message: 'The feed is fetched again at the next round.' });
+      toast({ title: t('feedpage.resumed'), message: t('feedpage.resumed_next_round') });
     } catch (e) {
       resume.disabled = false;
       replace(stateStatus, errorBlock(e));
@@ -593,12 +602,12 @@ export async function renderFeedSettings(root, feedId) {
   });
   refresh.addEventListener('click', async () => {
     refresh.disabled = true;
-    replace(stateStatus, h('p', null, h('span', { class: 'spinner', 'aria-hidden': 'true' }), 'Fetching…'));
+    replace(stateStatus, h('p', null, h('span', { class: 'spinner', 'aria-hidden': 'true' }), t('feedpage.fetching')));
     try {
       const outcome = await api('POST', '/subscriptions/' + sub.id + '/refresh');
       replace(stateStatus, h('p', { class: 'success' }, outcome.result === 'busy'
-        ? 'The feed is being fetched already.'
-        : 'Fetched: ' + outcome.items_inserted + ' new, ' + outcome.items_updated + ' updated.'));
+        ? t('feedpage.busy')
+        : t('feedpage.fetched', { new: outcome.items_inserted, updated: outcome.items_updated })));
       await app.reloadFeeds();
     } catch (e) {
       replace(stateStatus, errorBlock(e));
@@ -606,57 +615,57 @@ export async function renderFeedSettings(root, feedId) {
       refresh.disabled = false;
     }
   });
-  const unsubscribe = h('button', { type: 'button', class: 'button danger', id: 'unsubscribe' }, 'Unsubscribe');
+  const unsubscribe = h('button', { type: 'button', class: 'button danger', id: 'unsubscribe' }, t('feedpage.unsubscribe'));
   unsubscribe.addEventListener('click', async () => {
-    if (!(await confirmDialog('Unsubscribe from “' + sub.title + '”?', 'Its items leave your lists, with your read and starred marks. Bookmarks stay.', 'Unsubscribe'))) return;
+    if (!(await confirmDialog(t('feedpage.unsubscribe_title', { feed: sub.title }), t('feedpage.unsubscribe_message'), t('feedpage.unsubscribe')))) return;
     try {
       await api('DELETE', '/subscriptions/' + sub.id);
       await app.reloadFeeds();
-      toast({ title: 'Unsubscribed', message: sub.title });
+      toast({ title: t('feedpage.unsubscribed'), message: sub.title });
       app.navigate('/all');
     } catch (e) {
-      showError(e, 'You are still subscribed');
+      showError(e, t('feedpage.unsubscribe_failed'));
     }
   });
-  const kindNames = { html: 'plain HTML, CSS selectors', nextjs: 'Next.js, __NEXT_DATA__', remix: 'Remix, __remixContext' };
+  const kindNames = { html: t('feedpage.kind_html'), nextjs: 'Next.js, __NEXT_DATA__', remix: 'Remix, __remixContext' };
   const editScraper = sub.scraper
-    ? h('button', { type: 'button', class: 'button', id: 'edit-scraper', onclick: () => openScrape({ subscription: sub }).addEventListener('close', () => renderFeedSettings(root, feedId)) }, 'Edit scraper…')
+    ? h('button', { type: 'button', class: 'button', id: 'edit-scraper', onclick: () => openScrape({ subscription: sub }).addEventListener('close', () => renderFeedSettings(root, feedId)) }, t('feedpage.edit_scraper'))
     : null;
-  const statusWords = { active: 'Working', backoff: 'Failing — retried later and later', stopped: 'Stopped until you resume it' };
+  const statusWords = { active: t('feedpage.state_active'), backoff: t('feedpage.state_backoff'), stopped: t('feedpage.state_stopped') };
   // Push (F18): only the single subscription carries it; a failure to load it hides the row.
   const push = await api('GET', '/subscriptions/' + sub.id).then((r) => r.subscription.push, () => null);
   const pushWords = {
-    active: () => 'Pushed by its hub — active until ' + fullDate(push.active_until),
-    pending: () => 'Asked the hub; waiting for it to confirm',
-    denied: () => 'Refused by the hub' + (push.denied_reason ? ': ' + push.denied_reason : ''),
-    inactive: () => push.enabled ? 'Not subscribed yet' : 'Off on this server (TIDINGS_WEBSUB)',
+    active: () => t('push.active', { date: fullDate(push.active_until) }),
+    pending: () => t('push.pending'),
+    denied: () => (push.denied_reason ? t('push.denied_because', { reason: push.denied_reason }) : t('push.denied')),
+    inactive: () => (push.enabled ? t('push.not_yet') : t('push.off')),
   };
   root.removeAttribute('aria-labelledby');
   replace(root,
     h('div', { class: 'list-header' },
       h('div', { class: 'list-title-row' },
-        h('a', { class: 'icon-button', href: '/feeds/' + feedId, 'data-link': '', 'aria-label': 'Back to the feed' }, icon('back')),
+        h('a', { class: 'icon-button', href: '/feeds/' + feedId, 'data-link': '', 'aria-label': t('feedpage.back') }, icon('back')),
         h('h1', { class: 'list-title', id: 'page-title' }, sub.title))),
     h('div', { class: 'settings' },
-      section('Feed', form),
-      section('Status',
+      section(t('list.feed'), form),
+      section(t('feedpage.status'),
         h('dl', { class: 'facts' },
-          h('dt', null, 'State'), h('dd', { class: 'feed-state state-' + sub.status }, statusWords[sub.status] || sub.status),
-          sub.last_error ? [h('dt', null, 'Last error'), h('dd', { class: 'feed-error' }, sub.last_error)] : null,
-          sub.status_reason && sub.status_reason !== sub.last_error ? [h('dt', null, 'Reason'), h('dd', null, sub.status_reason)] : null,
-          h('dt', null, 'Feed address'), h('dd', null, h('code', null, sub.feed_url)),
-          sub.site_url ? [h('dt', null, 'Site'), h('dd', null, h('a', { href: sub.site_url, target: '_blank', rel: 'noopener noreferrer' }, sub.site_url))] : null,
-          sub.last_success_at ? [h('dt', null, 'Last fetched'), h('dd', null, fullDate(sub.last_success_at))] : null,
-          h('dt', null, 'Next check'), h('dd', null, fullDate(sub.next_check_at)),
-          push ? [h('dt', null, 'Push'), h('dd', { id: 'feed-push', class: 'push-' + push.state }, (pushWords[push.state] || (() => push.state))())] : null,
-          push && push.last_error ? [h('dt', null, 'Push error'), h('dd', { class: 'feed-error' }, push.last_error)] : null,
-          push && push.pushes ? [h('dt', null, 'Last push'), h('dd', null, fullDate(push.last_push_at) + ' (' + push.pushes + ' in all)')] : null),
+          h('dt', null, t('feedpage.state')), h('dd', { class: 'feed-state state-' + sub.status }, statusWords[sub.status] || sub.status),
+          sub.last_error ? [h('dt', null, t('feedpage.last_error')), h('dd', { class: 'feed-error' }, sub.last_error)] : null,
+          sub.status_reason && sub.status_reason !== sub.last_error ? [h('dt', null, t('opml.reason')), h('dd', null, sub.status_reason)] : null,
+          h('dt', null, t('feedpage.address')), h('dd', null, h('code', null, sub.feed_url)),
+          sub.site_url ? [h('dt', null, t('feedpage.site')), h('dd', null, h('a', { href: sub.site_url, target: '_blank', rel: 'noopener noreferrer' }, sub.site_url))] : null,
+          sub.last_success_at ? [h('dt', null, t('feedpage.last_fetched')), h('dd', null, fullDate(sub.last_success_at))] : null,
+          h('dt', null, t('feedpage.next_check')), h('dd', null, fullDate(sub.next_check_at)),
+          push ? [h('dt', null, t('push.title')), h('dd', { id: 'feed-push', class: 'push-' + push.state }, (pushWords[push.state] || (() => push.state))())] : null,
+          push && push.last_error ? [h('dt', null, t('push.error')), h('dd', { class: 'feed-error' }, push.last_error)] : null,
+          push && push.pushes ? [h('dt', null, t('push.last')), h('dd', null, t('push.last_count', { date: fullDate(push.last_push_at), count: push.pushes }))] : null),
         pauseRow,
         h('div', { class: 'button-row' }, sub.status !== 'active' ? resume : null, refresh),
         stateStatus),
-      sub.scraper ? section('Scraper',
-        h('p', { class: 'hint' }, 'This page has no feed: its items are read as a ' + (kindNames[sub.scraper.kind] || sub.scraper.kind) + ' page.'),
+      sub.scraper ? section(t('feedpage.scraper'),
+        h('p', { class: 'hint' }, t('feedpage.scraper_hint', { kind: kindNames[sub.scraper.kind] || sub.scraper.kind })),
         h('div', { class: 'button-row' }, editScraper)) : null,
-      section('Unsubscribe', unsubscribe)));
+      section(t('feedpage.unsubscribe'), unsubscribe)));
   root.setAttribute('aria-labelledby', 'page-title');
 }

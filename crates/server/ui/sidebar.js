@@ -5,6 +5,7 @@ import { app } from './state.js';
 import { api } from './api.js';
 import { h, icon, replace } from './dom.js';
 import { showError, toast } from './dialogs.js';
+import { t, tParts } from './i18n.js';
 
 const COLLAPSED_KEY = 'tidings.collapsedGroups';
 
@@ -24,9 +25,10 @@ function saveCollapsed(set) {
   }
 }
 
+/** The keys of a failing feed's state, in a sentence's middle and as a heading's end. */
 const STATUS_WORDS = {
-  backoff: 'Failing, retrying later',
-  stopped: 'Stopped',
+  backoff: ['feed.backoff', 'feed.backoff_short'],
+  stopped: ['feed.stopped', 'feed.stopped_short'],
 };
 
 /** Tags the left pane lists. */
@@ -93,7 +95,7 @@ export class Sidebar {
       }
       badge.textContent = n > 999 ? '999+' : String(n);
       badge.hidden = !n;
-      badge.setAttribute('aria-label', n + (key === 'starred' ? ' starred' : ' unread'));
+      badge.setAttribute('aria-label', key === 'starred' ? t('count.starred', { count: n }) : t('count.unread', { count: n }));
     }
   }
 
@@ -103,20 +105,20 @@ export class Sidebar {
     const resumeAll = stopped
       ? h('div', { class: 'stopped-feeds', role: 'note' },
         icon('stop'),
-        h('span', null, stopped === 1 ? '1 feed is stopped' : stopped + ' feeds are stopped'),
-        h('button', { type: 'button', class: 'button', id: 'resume-all-stopped', onclick: (e) => resumeAllStopped(e.currentTarget) }, 'Resume all'))
+        h('span', null, t('feed.stopped_count', { count: stopped })),
+        h('button', { type: 'button', class: 'button', id: 'resume-all-stopped', onclick: (e) => resumeAllStopped(e.currentTarget) }, t('feed.resume_all')))
       : null;
     const empty = !app.subscriptions.length
       ? h('div', { class: 'empty-feeds' },
-        h('p', null, 'No feeds yet.'),
-        h('p', null, 'Use ', h('strong', null, 'Subscribe'), ' to add a site or a feed address, or import an OPML file in ', h('a', { href: '/settings', 'data-link': '' }, 'Settings'), '.'))
+        h('p', null, t('sidebar.no_feeds')),
+        h('p', null, tParts('sidebar.no_feeds_how', { subscribe: h('strong', null, t('nav.subscribe')), settings: h('a', { href: '/settings', 'data-link': '' }, t('page.settings')) })))
       : null;
     replace(this.root,
       topEntries(),
-      h('h2', { class: 'pane-heading' }, 'Subscriptions'),
+      h('h2', { class: 'pane-heading' }, t('sidebar.subscriptions')),
       resumeAll,
       empty,
-      h('ul', { class: 'group-list', 'aria-label': 'Groups' }, this.groupSections()),
+      h('ul', { class: 'group-list', 'aria-label': t('sidebar.groups') }, this.groupSections()),
       this.tagsSection(),
     );
     this.updateCounts();
@@ -127,7 +129,7 @@ export class Sidebar {
   groupSections() {
     const groups = app.groups.length
       ? [...app.groups].sort((a, b) => (a.position || 0) - (b.position || 0))
-      : [{ id: null, name: 'Feeds', is_default: true }];
+      : [{ id: null, name: t('nav.feeds'), is_default: true }];
     const byGroup = new Map();
     for (const sub of app.subscriptions) {
       const key = app.groups.length ? sub.group_id : null;
@@ -152,7 +154,7 @@ export class Sidebar {
       class: 'group-toggle',
       'aria-expanded': collapsed ? 'false' : 'true',
       'aria-controls': listId,
-      'aria-label': (collapsed ? 'Expand ' : 'Collapse ') + group.name,
+      'aria-label': t(collapsed ? 'sidebar.expand' : 'sidebar.collapse', { group: group.name }),
       onclick: () => {
         const key = String(group.id);
         if (this.collapsed.has(key)) this.collapsed.delete(key);
@@ -194,7 +196,7 @@ async function loadTags(section) {
   const tags = answer.tags || [];
   section.hidden = !tags.length;
   replace(section,
-    h('h2', { class: 'pane-heading', id: 'tags-heading' }, 'Tags'),
+    h('h2', { class: 'pane-heading', id: 'tags-heading' }, t('sidebar.tags')),
     h('ul', { class: 'tag-cloud' }, tags.map((t) => h('li', null,
       h('a', { class: 'feed-link tag-link', href: tagPath(t.name), 'data-link': '', 'data-pane': 'main', dataset: { key: tagPath(t.name) } },
         h('span', { class: 'feed-title' }, t.name), h('span', { class: 'count' }, String(t.count)))))));
@@ -203,15 +205,15 @@ async function loadTags(section) {
 
 /** The views above the groups: all items, starred, hot and bookmarks. */
 function topEntries() {
-  return h('ul', { class: 'feed-list top-entries', 'aria-label': 'Views' },
+  return h('ul', { class: 'feed-list top-entries', 'aria-label': t('sidebar.views') },
     h('li', { class: 'feed' }, h('a', { class: 'feed-link', href: '/all', 'data-link': '', 'data-pane': 'main', dataset: { key: '/all' } },
-      icon('menu', 'favicon'), h('span', { class: 'feed-title' }, 'All items'), h('span', { class: 'count', 'data-count': 'all' }))),
+      icon('menu', 'favicon'), h('span', { class: 'feed-title' }, t('view.all')), h('span', { class: 'count', 'data-count': 'all' }))),
     h('li', { class: 'feed' }, h('a', { class: 'feed-link', href: '/all?filter=starred', 'data-link': '', 'data-pane': 'main', dataset: { key: '/all?filter=starred' } },
-      icon('star', 'favicon'), h('span', { class: 'feed-title' }, 'Starred'), h('span', { class: 'count', 'data-count': 'starred' }))),
+      icon('star', 'favicon'), h('span', { class: 'feed-title' }, t('view.starred')), h('span', { class: 'count', 'data-count': 'starred' }))),
     h('li', { class: 'feed' }, h('a', { class: 'feed-link', href: '/hot', 'data-link': '', 'data-pane': 'main', dataset: { key: '/hot' } },
-      icon('flame', 'favicon'), h('span', { class: 'feed-title' }, 'Hot'))),
+      icon('flame', 'favicon'), h('span', { class: 'feed-title' }, t('view.hot')))),
     h('li', { class: 'feed' }, h('a', { class: 'feed-link', href: '/bookmarks', 'data-link': '', 'data-pane': 'main', dataset: { key: '/bookmarks' } },
-      icon('bookmark', 'favicon'), h('span', { class: 'feed-title' }, 'Bookmarks'))),
+      icon('bookmark', 'favicon'), h('span', { class: 'feed-title' }, t('nav.bookmarks')))),
   );
 }
 
@@ -229,33 +231,32 @@ function feedEntry(sub) {
   let status = null;
   if (sub.suspended) {
     // Paused by the user: said before any fetch state, which does not matter to them now.
-    const detail = 'Paused: not fetched for you';
+    const detail = t('feed.paused_detail');
     status = h('button', {
       type: 'button',
       class: 'status-icon status-paused',
       'aria-label': sub.title + ' — ' + detail,
       title: detail,
       onclick: () => toast({
-        title: sub.title + ': paused',
-        message: 'You paused fetching this feed. Items that others who follow it get meanwhile reach you when you resume.',
-        link: { href: '/feeds/' + sub.feed_id + '/settings', text: 'Feed settings' },
+        title: t('feed.paused_title', { feed: sub.title }),
+        message: t('feed.paused_message'),
+        link: { href: '/feeds/' + sub.feed_id + '/settings', text: t('page.feed_settings') },
       }),
     }, icon('pause'));
   } else if (sub.status === 'backoff' || sub.status === 'stopped') {
-    const detail = STATUS_WORDS[sub.status] + ': ' + (sub.last_error || sub.status_reason || 'the last fetch failed');
+    const [words, short] = STATUS_WORDS[sub.status];
+    const detail = t(words, { error: sub.last_error || sub.status_reason || t('feed.last_fetch_failed') });
     status = h('button', {
       type: 'button',
       class: 'status-icon status-' + sub.status,
       'aria-label': sub.title + ' — ' + detail,
       title: detail,
       onclick: () => toast({
-        title: sub.title + ': ' + STATUS_WORDS[sub.status].toLowerCase(),
-        message: sub.last_error || sub.status_reason || 'The last fetch failed.',
-        action: sub.status === 'stopped'
-          ? 'Open the feed settings to resume it once the problem is fixed.'
-          : 'tidings retries by itself, waiting longer after each failure.',
+        title: t('feed.status_title', { feed: sub.title, state: t(short) }),
+        message: sub.last_error || sub.status_reason || t('feed.last_fetch_failed_sentence'),
+        action: sub.status === 'stopped' ? t('feed.stopped_action') : t('feed.backoff_action'),
         kind: 'error',
-        link: { href: '/feeds/' + sub.feed_id + '/settings', text: 'Feed settings' },
+        link: { href: '/feeds/' + sub.feed_id + '/settings', text: t('page.feed_settings') },
       }),
     }, icon(sub.status === 'stopped' ? 'stop' : 'warning'));
   }
@@ -268,10 +269,10 @@ async function resumeAllStopped(button) {
   button.disabled = true;
   try {
     const result = await api('POST', '/subscriptions/resume-stopped');
-    toast({ title: result.resumed === 1 ? '1 feed resumed' : result.resumed + ' feeds resumed', message: 'They are fetched again within a minute.' });
+    toast({ title: t('feed.resumed_count', { count: result.resumed }), message: t('feed.resumed_message') });
     await app.reloadFeeds();
   } catch (e) {
     button.disabled = false;
-    showError(e, 'The stopped feeds could not be resumed');
+    showError(e, t('feed.resume_failed'));
   }
 }
