@@ -745,6 +745,29 @@ on_both_engines!(preferences_are_read_and_validated, |db| {
         body["preferences"]["theme"], "dark",
         "a refused change changes nothing"
     );
+    // The UI's language (issue 34): auto by default; the languages the UI has a catalog for;
+    // anything else refused with the list.
+    assert_eq!(body["preferences"]["language"], "auto");
+    for language in ["ja", "zh-Hans", "en", "auto"] {
+        let (status, _, body) =
+            call(&ann, Method::PUT, &url, Some(json!({"language": language}))).await;
+        assert_eq!(status, StatusCode::OK, "{language}: {body}");
+        assert_eq!(body["preferences"]["language"], language);
+        let (_, _, body) = call(&ann, Method::GET, &url, None).await;
+        assert_eq!(body["preferences"]["language"], language);
+    }
+    for bad in ["fr", "JA", "zh-CN", "", "ja; x"] {
+        let (status, _, body) = call(&ann, Method::PUT, &url, Some(json!({"language": bad}))).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{bad}: {body}");
+        assert_error(&body, "invalid_request", "validation");
+        let message = body["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains("auto or one of en, ja, zh-Hans"),
+            "{message}"
+        );
+    }
+    let (_, _, body) = call(&ann, Method::GET, &url, None).await;
+    assert_eq!(body["preferences"]["language"], "auto");
 });
 
 on_both_engines!(
@@ -964,6 +987,14 @@ on_both_engines!(the_openapi_document_describes_the_reading_endpoints, |db| {
         "feed_id", "group_id", "filter", "order", "since", "until", "cursor", "limit",
     ] {
         assert!(params.contains(&name), "{name} missing from {params:?}");
+    }
+    // The UI's language is described where it is read and where it is written.
+    for schema in ["PreferencesView", "UpdatePreferences"] {
+        let described =
+            doc["components"]["schemas"][schema]["properties"]["language"]["description"]
+                .as_str()
+                .unwrap_or_default();
+        assert!(described.contains("zh-Hans"), "{schema}: {described:?}");
     }
 });
 

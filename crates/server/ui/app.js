@@ -29,13 +29,19 @@ async function savePrefs(changes) {
     const saved = await api('PUT', '/preferences', changes);
     if (saved) Object.assign(app.prefs, saved.preferences || saved);
     applyPrefs();
-    return true;
   } catch (e) {
     app.prefs = before;
     applyPrefs();
     showError(e, t('prefs.not_saved'));
     return false;
   }
+  // Every view reads its words as it draws: a new language draws the page again.
+  if (changes.language) {
+    await useLanguage(app.prefs.language).catch((e) => showError(e, t('prefs.not_saved')));
+    app.layoutReady = false;
+    render();
+  }
+  return true;
 }
 
 function applyPrefs() {

@@ -12,7 +12,7 @@ import { identitiesSection, passwordSwitch } from './identities.js';
 import { notificationSections } from './notifications.js';
 import { readerImportSection } from './reader-import.js';
 import { ruleSections } from './rules.js';
-import { t, tParts } from './i18n.js';
+import { LANGUAGES, t, tParts } from './i18n.js';
 
 function pageHeader(title, ...extra) {
   return h('div', { class: 'list-header' },
@@ -75,7 +75,7 @@ export function renderSettings(root) {
     [25, 50, 100, 200].map((n) => h('option', { value: n, selected: Number(prefs.page_size) === n }, String(n))));
 
   page(root, t('page.settings'),
-    section(t('settings.appearance'), themeChoices),
+    section(t('settings.appearance'), themeChoices, languageChoice()),
     section(t('settings.reading'),
       h('div', { class: 'check-row' }, markRead, h('label', { for: 'pref-mark-read' }, t('settings.mark_read_on_open'))),
       h('div', { class: 'check-row' }, images, h('label', { for: 'pref-images' }, t('settings.show_images'))),
@@ -86,6 +86,24 @@ export function renderSettings(root) {
     groupsSection(),
     opmlSection(),
     readerImportSection(section, onSubmit));
+}
+
+/** A language's name in itself (日本語, English), as people look for their own. */
+function languageName(code) {
+  try {
+    return new Intl.DisplayNames([code], { type: 'language' }).of(code);
+  } catch (e) {
+    return code;
+  }
+}
+
+/** The language of the UI: the browser's (`auto`) or one of the catalogs' (issue 34). */
+function languageChoice() {
+  const chosen = app.prefs.language || 'auto';
+  const select = h('select', { id: 'pref-language', onchange: (e) => app.savePrefs({ language: e.target.value }) },
+    ['auto', ...LANGUAGES].map((code) => h('option', { value: code, selected: chosen === code, lang: code === 'auto' ? null : code },
+      code === 'auto' ? t('settings.language_auto') : languageName(code))));
+  return h('div', { class: 'field-row' }, h('label', { for: 'pref-language' }, t('settings.language')), select);
 }
 
 function groupsSection() {

@@ -12,6 +12,7 @@ const DEFAULT_PREFS = {
   mark_read_on_open: true,
   default_view: 'unread',
   summarize: 'on_demand',
+  language: 'auto',
 };
 
 /** Everything the views share. */

@@ -451,6 +451,13 @@ pub const MIGRATIONS: &[Migration] = &[
         postgres: include_str!("../migrations/postgres/0041_rule_ages.sql"),
         data: None,
     },
+    Migration {
+        version: 42,
+        name: "preferred_language",
+        sqlite: include_str!("../migrations/sqlite/0042_preferred_language.sql"),
+        postgres: include_str!("../migrations/postgres/0042_preferred_language.sql"),
+        data: None,
+    },
 ];
 
 /// An arbitrary constant naming tidings' migration lock among PostgreSQL advisory locks.

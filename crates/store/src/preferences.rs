@@ -1,4 +1,5 @@
-//! User preferences (F38): theme, page size, images, mark read on open, default view.
+//! User preferences (F38): theme, page size, images, mark read on open, default view, and
+//! the language of the web UI (issue 34).
 
 use crate::{Result, Store, StoreError, unix_now, with_db};
 
@@ -13,6 +14,10 @@ pub const DEFAULT_VIEWS: [&str; 3] = ["all", "unread", "starred"];
 /// Which new items a user wants summarized (F42): none until asked, all of them, or those of
 /// the subscriptions marked for it.
 pub const SUMMARIZE_MODES: [&str; 3] = ["on_demand", "all", "chosen"];
+
+/// The longest language code stored: a BCP 47 tag such as `zh-Hans` is far shorter; which
+/// codes exist is the server's to say (its UI catalogs), so the store checks only the shape.
+pub const MAX_LANGUAGE_LEN: usize = 35;
 
 /// A user's preferences.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -30,6 +35,8 @@ pub struct Preferences {
     /// Which new items are summarized for the user (F42): `on_demand` (none until asked, the
     /// default), `all`, or `chosen` (those of subscriptions whose `summarize` is on).
     pub summarize: String,
+    /// The language of the web UI: `auto` (the browser's) or a language's code, such as `ja`.
+    pub language: String,
     /// When they were last changed (Unix seconds).
     pub updated_at: i64,
 }
@@ -43,6 +50,7 @@ impl Default for Preferences {
             mark_read_on_open: true,
             default_view: "unread".into(),
             summarize: "on_demand".into(),
+            language: "auto".into(),
             updated_at: 0,
         }
     }
@@ -63,6 +71,8 @@ pub struct PreferenceChanges {
     pub default_view: Option<String>,
     /// See [`Preferences::summarize`].
     pub summarize: Option<String>,
+    /// See [`Preferences::language`].
+    pub language: Option<String>,
 }
 
 impl PreferenceChanges {
@@ -96,6 +106,17 @@ impl PreferenceChanges {
                 "the field summarize must be on_demand, all or chosen, not {mode:?}"
             )));
         }
+        if let Some(language) = &self.language
+            && (language.is_empty()
+                || language.len() > MAX_LANGUAGE_LEN
+                || !language
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-'))
+        {
+            return Err(StoreError::Invalid(format!(
+                "the field language must be auto or a language code, not {language:?}"
+            )));
+        }
         Ok(())
     }
 }
@@ -103,11 +124,11 @@ impl PreferenceChanges {
 impl Store {
     /// The user's preferences (the defaults when none were stored).
     pub async fn preferences(&self, user_id: i64) -> Result<Preferences> {
-        let row: Option<(String, i64, bool, bool, String, String, i64)> =
+        let row: Option<(String, i64, bool, bool, String, String, String, i64)> =
             with_db!(self, read, |db| {
                 sqlx::query_as(
                 "SELECT theme, page_size, show_images, mark_read_on_open, default_view, summarize,
-                        updated_at
+                        language, updated_at
                  FROM user_preferences WHERE user_id = $1",
             )
             .bind(user_id)
@@ -123,6 +144,7 @@ impl Store {
                 mark_read_on_open,
                 default_view,
                 summarize,
+                language,
                 updated_at,
             )| {
                 Preferences {
@@ -132,6 +154,7 @@ impl Store {
                     mark_read_on_open,
                     default_view,
                     summarize,
+                    language,
                     updated_at,
                 }
             },
@@ -151,11 +174,11 @@ impl Store {
             sqlx::query(
                 "INSERT INTO user_preferences
                     (user_id, theme, page_size, show_images, mark_read_on_open, default_view,
-                     updated_at, summarize)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+                     updated_at, summarize, language)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
                  ON CONFLICT (user_id) DO UPDATE SET theme = $2, page_size = $3,
                     show_images = $4, mark_read_on_open = $5, default_view = $6,
-                    updated_at = $7, summarize = $8",
+                    updated_at = $7, summarize = $8, language = $9",
             )
             .bind(user_id)
             .bind(changes.theme.as_ref().unwrap_or(&current.theme))
@@ -174,6 +197,7 @@ impl Store {
             )
             .bind(now)
             .bind(changes.summarize.as_ref().unwrap_or(&current.summarize))
+            .bind(changes.language.as_ref().unwrap_or(&current.language))
             .execute(db)
             .await
             .map_err(|e| {

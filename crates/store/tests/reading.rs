@@ -502,6 +502,14 @@ on_both_engines!(preferences_are_validated, |db| {
             default_view: Some("magazine".into()),
             ..Default::default()
         },
+        PreferenceChanges {
+            language: Some("ja; DROP".into()),
+            ..Default::default()
+        },
+        PreferenceChanges {
+            language: Some(String::new()),
+            ..Default::default()
+        },
     ] {
         assert!(matches!(
             store.update_preferences(ann, &bad).await,
@@ -509,6 +517,21 @@ on_both_engines!(preferences_are_validated, |db| {
         ));
     }
     assert_eq!(store.preferences(ann).await.unwrap().theme, "dark");
+    // The UI's language (issue 34): `auto` until chosen, kept as given, the rest unchanged.
+    assert_eq!(defaults.language, "auto");
+    let chosen = store
+        .update_preferences(
+            ann,
+            &PreferenceChanges {
+                language: Some("zh-Hans".into()),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(chosen.language, "zh-Hans");
+    assert_eq!(chosen.theme, "dark");
+    assert_eq!(store.preferences(ann).await.unwrap().language, "zh-Hans");
 });
 
 on_both_engines!(updated_feeds_since_a_time, |db| {

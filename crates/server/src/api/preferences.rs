@@ -8,7 +8,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::base::auth::Auth;
-use crate::base::error::{ApiResult, ErrorBody};
+use crate::base::error::{ApiError, ApiResult, ErrorBody};
 use crate::base::extract::Json;
 use crate::base::state::AppState;
 use crate::base::time::time;
@@ -33,6 +33,9 @@ pub struct PreferencesView {
     /// Which new items are summarized (F42): `on_demand` (none until the user asks, the
     /// default), `all`, or `chosen` (those of subscriptions whose `summarize` is true).
     pub summarize: String,
+    /// The language of the web UI (issue 34): `auto` (the browser's, the default), `en`,
+    /// `ja` or `zh-Hans`.
+    pub language: String,
     /// When they were last changed; null while they are the defaults.
     pub updated_at: Option<String>,
 }
@@ -46,6 +49,7 @@ impl From<Preferences> for PreferencesView {
             mark_read_on_open: p.mark_read_on_open,
             default_view: p.default_view,
             summarize: p.summarize,
+            language: p.language,
             updated_at: (p.updated_at > 0).then(|| time(p.updated_at)),
         }
     }
@@ -74,6 +78,8 @@ pub struct UpdatePreferences {
     pub default_view: Option<String>,
     /// `on_demand`, `all` or `chosen`.
     pub summarize: Option<String>,
+    /// `auto` (follow the browser), `en`, `ja` or `zh-Hans`.
+    pub language: Option<String>,
 }
 
 /// The signed-in user's preferences.
@@ -93,13 +99,17 @@ async fn get_preferences(
 #[utoipa::path(put, path = "/preferences", tag = "preferences", request_body = UpdatePreferences,
     responses(
         (status = 200, body = PreferencesEnvelope),
-        (status = 400, description = "A value out of range", body = ErrorBody),
+        (status = 400, description = "A value out of range, or a language the UI does not speak", body = ErrorBody),
     ))]
 async fn update_preferences(
     State(state): State<AppState>,
     auth: Auth,
     Json(body): Json<UpdatePreferences>,
 ) -> ApiResult<Json<PreferencesEnvelope>> {
+    let language = body.language.map(|l| l.trim().to_string());
+    if let Some(language) = &language {
+        check_language(language)?;
+    }
     let changes = PreferenceChanges {
         theme: body.theme.map(|t| t.trim().to_lowercase()),
         page_size: body.page_size,
@@ -107,6 +117,7 @@ async fn update_preferences(
         mark_read_on_open: body.mark_read_on_open,
         default_view: body.default_view.map(|v| v.trim().to_lowercase()),
         summarize: body.summarize.map(|v| v.trim().to_lowercase()),
+        language,
     };
     let preferences = state
         .store
@@ -115,4 +126,21 @@ async fn update_preferences(
     Ok(Json(PreferencesEnvelope {
         preferences: preferences.into(),
     }))
+}
+
+/// Refuses a `language` the web UI has no catalog for: the store keeps any well-formed code,
+/// the UI's catalogs ([`crate::ui::LANGUAGES`]) say which exist. Codes are matched as written
+/// (`zh-Hans`), as `<html lang>` and the catalogs' names spell them.
+fn check_language(language: &str) -> Result<(), ApiError> {
+    if language == "auto" || crate::ui::LANGUAGES.iter().any(|l| l.code == language) {
+        return Ok(());
+    }
+    let codes: Vec<&str> = crate::ui::LANGUAGES.iter().map(|l| l.code).collect();
+    Err(ApiError::validation(
+        format!(
+            "the field language must be auto or one of {}, not {language:?}",
+            codes.join(", ")
+        ),
+        "Choose auto (follow the browser) or one of the languages listed.",
+    ))
 }

@@ -145,13 +145,27 @@ impl std::fmt::Display for WebDriverError {
 pub type WdResult<T> = Result<T, WebDriverError>;
 
 impl Browser {
-    /// Starts chromedriver and a headless Chromium of `width`×`height` CSS pixels.
+    /// Starts chromedriver and a headless Chromium of `width`×`height` CSS pixels, in
+    /// American English.
     pub async fn start(width: u32, height: u32) -> Browser {
+        Browser::start_in(width, height, "en-US").await
+    }
+
+    /// Starts chromedriver and a headless Chromium of `width`×`height` CSS pixels whose
+    /// language is `language` (a BCP 47 tag such as `zh-CN`): its `--lang` and the languages
+    /// it asks for (`navigator.languages`, Accept-Language).
+    pub async fn start_in(width: u32, height: u32, language: &str) -> Browser {
         let (chromium, driver_path) = browser_binaries().expect("chromium and chromedriver");
         let (driver, port) = spawn_driver(&driver_path);
         let base = format!("http://127.0.0.1:{port}");
         let profile = tempfile::tempdir().expect("profile directory");
-        let mut args: Vec<String> = CHROMIUM_FLAGS.iter().map(|s| s.to_string()).collect();
+        let mut args: Vec<String> = CHROMIUM_FLAGS
+            .iter()
+            .map(|s| match s.strip_prefix("--lang=") {
+                Some(_) => format!("--lang={language}"),
+                None => s.to_string(),
+            })
+            .collect();
         args.push(format!("--user-data-dir={}", profile.path().display()));
         args.push(format!("--window-size={width},{height}"));
         let http = reqwest::Client::builder()
@@ -162,7 +176,11 @@ impl Browser {
             "capabilities": {"alwaysMatch": {
                 "browserName": "chrome",
                 "pageLoadStrategy": "normal",
-                "goog:chromeOptions": {"binary": chromium.to_string_lossy(), "args": args},
+                "goog:chromeOptions": {
+                    "binary": chromium.to_string_lossy(),
+                    "args": args,
+                    "prefs": {"intl.accept_languages": language},
+                },
             }}
         });
         let mut last_error;

@@ -1,0 +1,176 @@
+//! The web UI's languages in real headless Chromium (issue 34): the `language` preference set
+//! to Japanese in Settings draws the reader in Japanese, with `<html lang="ja">`, and keeps it
+//! after a reload, even on a browser that remembers nothing; a Chromium whose language is
+//! Chinese (China) gets Simplified Chinese while the preference is `auto`.
+//!
+//! Without Chromium the tests print `SKIPPED … : chromium not installed` and pass.
+
+use serde_json::Value;
+use tidings_store::{NewItem, NewSubscription};
+use tidings_testkit::TestDb;
+
+use crate::browser::{Browser, skip_without_browser};
+use crate::support::{PASSWORD, TestApp};
+
+/// A user `ann` following a feed with two items; answers the app and her id.
+async fn app_with_items(db: &TestDb) -> (TestApp, i64) {
+    let app = TestApp::start(db).await;
+    let user = app.user("ann", false).await;
+    let subscription = app
+        .store
+        .subscribe(
+            user,
+            &NewSubscription {
+                feed_url: "https://news.example/feed".into(),
+                ..NewSubscription::default()
+            },
+        )
+        .await
+        .unwrap();
+    let now = tidings_store::unix_now();
+    let items: Vec<NewItem> = ["First news", "Second news"]
+        .iter()
+        .enumerate()
+        .map(|(n, title)| NewItem {
+            guid: Some(format!("n{n}")),
+            title: Some((*title).into()),
+            content: Some("<p>text</p>".into()),
+            published: Some(now - 3600 * (n as i64 + 1)),
+            ..NewItem::default()
+        })
+        .collect();
+    app.store
+        .upsert_items(subscription.feed_id, &items, now)
+        .await
+        .unwrap();
+    (app, user)
+}
+
+/// Signs `ann` in through the sign-in page and waits for the reader.
+async fn sign_in(b: &Browser, base: &str) {
+    b.goto(&format!("{base}/login")).await;
+    b.type_into("#username", "ann").await;
+    b.type_into("#password", PASSWORD).await;
+    b.click("#sign-in-form button[type=submit]").await;
+    b.wait_for(
+        "the reader",
+        "document.querySelector('#main li.item') !== null",
+    )
+    .await;
+}
+
+/// The words the reader shows: the sidebar's views, the filter tabs, the list's and the top
+/// bar's buttons, the first item's buttons once opened, and `<html lang>`.
+async fn reader_words(b: &Browser) -> Value {
+    b.click("#main li.item .item-toggle").await;
+    b.wait_for(
+        "the opened item's buttons",
+        "document.querySelector('#main li.expanded [data-action=read]') !== null",
+    )
+    .await;
+    b.eval(
+        "({ lang: document.documentElement.lang, \
+            views: [...document.querySelectorAll('.top-entries .feed-title')].map(e => e.textContent), \
+            filters: [...document.querySelectorAll('.list-header nav.tabs a')].map(e => e.textContent), \
+            markAll: document.querySelector('#mark-all-read').textContent, \
+            subscribe: document.querySelector('#subscribe-button').textContent, \
+            read: document.querySelector('#main li.expanded [data-action=read]').textContent, \
+            heading: document.querySelector('nav#feeds .pane-heading').textContent })",
+    )
+    .await
+}
+
+#[tokio::test]
+async fn the_language_preference_draws_the_reader_in_japanese() {
+    if skip_without_browser("ui_languages::the_language_preference_draws_the_reader_in_japanese") {
+        return;
+    }
+    let db = TestDb::sqlite();
+    let (app, ann) = app_with_items(&db).await;
+    let b = Browser::start(1280, 860).await;
+    sign_in(&b, &app.base).await;
+    let english = reader_words(&b).await;
+    assert_eq!(english["lang"], "en", "{english}");
+    assert_eq!(english["views"][0], "All items", "{english}");
+    assert_eq!(english["markAll"], "Mark all read", "{english}");
+
+    // Settings: the selector names each language in itself and saves the preference; the
+    // page is drawn again in Japanese at once.
+    b.goto(&format!("{}/settings", app.base)).await;
+    b.wait_for(
+        "the language selector",
+        "document.querySelector('#pref-language option[value=ja]')?.textContent === '日本語'",
+    )
+    .await;
+    b.js(
+        "const s = document.querySelector('#pref-language'); s.value = 'ja'; \
+         s.dispatchEvent(new Event('change', {bubbles: true}));",
+        vec![],
+    )
+    .await
+    .unwrap();
+    b.wait_for(
+        "the settings page in Japanese",
+        "document.documentElement.lang === 'ja' \
+         && document.querySelector('#page-title')?.textContent === '設定'",
+    )
+    .await;
+    let saved = app.store.preferences(ann).await.unwrap();
+    assert_eq!(saved.language, "ja");
+
+    // A reload on a browser that remembers nothing: the account's preference decides.
+    b.eval("(localStorage.clear(), true)").await;
+    b.goto(&format!("{}/all", app.base)).await;
+    b.wait_for(
+        "the reader in Japanese",
+        "document.querySelector('#main li.item') !== null && document.documentElement.lang === 'ja'",
+    )
+    .await;
+    let japanese = reader_words(&b).await;
+    assert_eq!(japanese["lang"], "ja", "{japanese}");
+    assert_eq!(japanese["views"][0], "すべての記事", "{japanese}");
+    assert_eq!(japanese["views"][1], "スター付き", "{japanese}");
+    assert_eq!(japanese["filters"][1], "未読", "{japanese}");
+    assert_eq!(japanese["markAll"], "すべて既読にする", "{japanese}");
+    assert_eq!(japanese["subscribe"], "購読", "{japanese}");
+    assert_eq!(japanese["heading"], "購読中", "{japanese}");
+    // Opening marked the item read: its button offers the way back.
+    assert_eq!(japanese["read"], "未読にする", "{japanese}");
+    // Dates are written in Japanese too (relative times: "1 時間前").
+    let date = b
+        .eval("document.querySelector('#main li.item time').textContent")
+        .await;
+    assert!(date.as_str().unwrap().contains('前'), "{date}");
+    b.quit().await;
+}
+
+#[tokio::test]
+async fn a_chinese_browser_gets_simplified_chinese() {
+    if skip_without_browser("ui_languages::a_chinese_browser_gets_simplified_chinese") {
+        return;
+    }
+    let db = TestDb::sqlite();
+    let (app, ann) = app_with_items(&db).await;
+    let b = Browser::start_in(1280, 860, "zh-CN").await;
+    b.goto(&format!("{}/login", app.base)).await;
+    // The sign-in page already speaks the browser's language.
+    b.wait_for(
+        "the sign-in page in Chinese",
+        "document.querySelector('#sign-in-form button[type=submit]')?.textContent === '登录'",
+    )
+    .await;
+    let languages = b.eval("navigator.languages.join(',')").await;
+    assert!(languages.as_str().unwrap().starts_with("zh"), "{languages}");
+    sign_in(&b, &app.base).await;
+    let chinese = reader_words(&b).await;
+    assert_eq!(chinese["lang"], "zh-Hans", "{chinese}");
+    assert_eq!(chinese["views"][0], "全部文章", "{chinese}");
+    assert_eq!(chinese["views"][1], "星标", "{chinese}");
+    assert_eq!(chinese["filters"][1], "未读", "{chinese}");
+    assert_eq!(chinese["markAll"], "全部标为已读", "{chinese}");
+    assert_eq!(chinese["subscribe"], "订阅", "{chinese}");
+    assert_eq!(chinese["read"], "标为未读", "{chinese}");
+    let preferences = app.store.preferences(ann).await.unwrap();
+    assert_eq!(preferences.language, "auto");
+    b.quit().await;
+}
