@@ -28,7 +28,7 @@ export function browserLanguage(tags = navigator.languages) {
   for (const tag of tags) {
     const lower = tag.toLowerCase();
     const code = LANGUAGES.find((c) => lower === c.toLowerCase() || lower.startsWith(c.toLowerCase() + '-')) || ALIASES[lower];
-    if (code) return code;
+    if (LANGUAGES.includes(code)) return code;
   }
   return API_LANGUAGE;
 }
