@@ -6,7 +6,7 @@ import { app } from './state.js';
 import { api } from './api.js';
 import { fullDate, h, replace } from './dom.js';
 import { confirmDialog, errorBlock, showError, toast } from './dialogs.js';
-import { t } from './i18n.js';
+import { has, t } from './i18n.js';
 
 /** The kinds of channel with their names: brands, and a word of the language for the rest. */
 const KINDS = { discord: 'Discord', slack: 'Slack', generic: 'generic' };
@@ -140,7 +140,7 @@ const logTable = (c, rows) => rows.length ? h('div', { class: 'scroll-x' }, h('t
   h('caption', { class: 'visually-hidden' }, t('channels.log_of', { channel: c.name })),
   h('thead', null, h('tr', null, [t('channels.time'), t('feedpage.status'), 'HTTP', t('list.items'), t('channels.error'), t('channels.took')].map((label) => h('th', { scope: 'col' }, label)))),
   h('tbody', null, rows.map((d) => h('tr', { class: 'delivery-' + d.status },
-    h('td', null, fullDate(d.at)), h('td', null, d.status + (d.test ? ' ' + t('channels.test_mark') : '')), h('td', null, d.http_status ?? '—'),
+    h('td', null, fullDate(d.at)), h('td', null, (has('status.' + d.status) ? t('status.' + d.status) : d.status) + (d.test ? ' ' + t('channels.test_mark') : '')), h('td', null, d.http_status ?? '—'),
     h('td', null, d.items), h('td', null, d.error || ''), h('td', null, d.duration_ms + ' ms')))))) : h('p', { class: 'hint' }, t('channels.nothing_logged'));
 
 /** One channel's row: its facts, Send test, Delivery log, Edit and Delete. */

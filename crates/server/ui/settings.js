@@ -12,7 +12,7 @@ import { identitiesSection, passwordSwitch } from './identities.js';
 import { notificationSections } from './notifications.js';
 import { readerImportSection } from './reader-import.js';
 import { ruleSections } from './rules.js';
-import { LANGUAGES, t, tParts } from './i18n.js';
+import { LANGUAGES, has, t, tParts } from './i18n.js';
 
 function pageHeader(title, ...extra) {
   return h('div', { class: 'list-header' },
@@ -145,6 +145,9 @@ function groupsSection() {
   return section(t('sidebar.groups'), list, form);
 }
 
+/** A status the API names (`added`, `interrupted`…) in the language in use, or as named. */
+const statusWord = (status) => (has('status.' + status) ? t('status.' + status) : status);
+
 /** The per-URL report of a finished OPML import. */
 function importReport(job) {
   const counts = { skipped: job.skipped, failed: job.failed, refused: job.refused || 0, count: job.total };
@@ -158,7 +161,7 @@ function importReport(job) {
       h('thead', null, h('tr', null, h('th', { scope: 'col' }, t('list.feed')), h('th', { scope: 'col' }, t('opml.result')), h('th', { scope: 'col' }, t('opml.reason')))),
       h('tbody', null, job.entries.map((e) => h('tr', { class: 'report-' + e.status },
         h('td', null, h('span', { class: 'report-title' }, e.title || ''), h('span', { class: 'report-url' }, e.url)),
-        h('td', null, e.status),
+        h('td', null, statusWord(e.status)),
         h('td', null, e.reason || '', e.what_to_do ? h('span', { class: 'report-what-to-do' }, ' ' + e.what_to_do) : null))))) : null,
   ];
 }
@@ -219,7 +222,7 @@ function opmlSection() {
       if (!done.length) return replace(history);
       replace(history, h('h3', null, t('opml.earlier')), h('ul', { class: 'plain-list' }, done.map((i) =>
         h('li', null, fullDate(i.created_at) + ' — ' + (i.file_name ? decodeURIComponent(i.file_name) + ': ' : '')
-          + t('opml.earlier_counts', { added: i.added, skipped: i.skipped, failed: i.failed }) + (i.status === 'done' ? '' : ' (' + i.status + ')')))));
+          + t('opml.earlier_counts', { added: i.added, skipped: i.skipped, failed: i.failed }) + (i.status === 'done' ? '' : ' (' + statusWord(i.status) + ')')))));
     } catch (e) {
       replace(history);
     }
