@@ -973,11 +973,24 @@ async fn screenshots() {
     let open =
         phase_subscribe_and_read(&b, &sites, [&compiler, &sky, &kitchen, &notes, &mirror]).await;
 
-    for (theme, file) in [("light", "desktop-light.png"), ("dark", "desktop-dark.png")] {
-        page_fetch(&b, "PUT", "/preferences", json!({"theme": theme})).await;
+    // Both themes in English, then the reader in Japanese and in Simplified Chinese (issue
+    // 34; CI installs Noto CJK for them).
+    for (theme, language, file) in [
+        ("light", "en", "desktop-light.png"),
+        ("dark", "en", "desktop-dark.png"),
+        ("light", "ja", "desktop-ja.png"),
+        ("light", "zh-Hans", "desktop-zh-Hans.png"),
+    ] {
+        page_fetch(
+            &b,
+            "PUT",
+            "/preferences",
+            json!({"theme": theme, "language": language}),
+        )
+        .await;
         b.eval("(localStorage.clear(), true)").await;
         b.goto(&format!("{base}/all?filter=all&item={open}")).await;
-        b.wait_for("the open item", &format!("document.querySelector(\"li.item[data-id='{open}'] .item-content:not(.pending)\") !== null && document.documentElement.dataset.theme === '{theme}'"))
+        b.wait_for("the open item", &format!("document.querySelector(\"li.item[data-id='{open}'] .item-content:not(.pending)\") !== null && document.documentElement.dataset.theme === '{theme}' && document.documentElement.lang === '{language}'"))
             .await;
         b.wait_for(
             "the icons",
@@ -991,7 +1004,13 @@ async fn screenshots() {
         b.screenshot(&out.join(file)).await;
     }
 
-    page_fetch(&b, "PUT", "/preferences", json!({"theme": "light"})).await;
+    page_fetch(
+        &b,
+        "PUT",
+        "/preferences",
+        json!({"theme": "light", "language": "auto"}),
+    )
+    .await;
     b.resize(390, 844).await;
     b.eval("(localStorage.clear(), true)").await;
     b.goto(&base).await;
