@@ -90,7 +90,7 @@ const show = (value) => (typeof value === 'number' ? numbers.format(value) : val
 /** The message `key`; plural forms (an object) are chosen by `params.count`. */
 function template(key, params) {
   const text = messages[key] ?? key;
-  return typeof text === 'string' ? text : text[plurals.select(params.count)] || text.other;
+  return typeof text === 'string' ? text : text[plurals.select(params ? params.count : 0)] || text.other;
 }
 
 /** The message `key` in the language in use, its {placeholders} filled from `params`. */
