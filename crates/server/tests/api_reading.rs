@@ -265,6 +265,55 @@ on_both_engines!(items_are_listed_shown_and_their_state_set, |db| {
     phase_detail_state_and_bad_queries(&app, &ann, item_id, sub_a).await;
 });
 
+/// A mark sent later than it was made (`at`, as the web app sends marks made offline): a
+/// change made on the server after that time wins; a mark made after the last change acts.
+async fn phase_marks_made_earlier(ann: &Client, state_url: &str, item_id: i64) {
+    let now = chrono::Utc::now();
+    let earlier = (now - chrono::Duration::minutes(5)).to_rfc3339();
+    // The item was made unread just now; an offline "read" of five minutes ago loses.
+    let (status, _, body) = call(
+        ann,
+        Method::PUT,
+        state_url,
+        Some(json!({"is_read": true, "at": earlier})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(
+        body,
+        json!({"item_id": item_id, "is_read": false, "is_starred": true})
+    );
+    let later = (now + chrono::Duration::seconds(2)).to_rfc3339();
+    let (_, _, body) = call(
+        ann,
+        Method::PUT,
+        state_url,
+        Some(json!({"is_starred": false, "at": later})),
+    )
+    .await;
+    assert_eq!(
+        body,
+        json!({"item_id": item_id, "is_read": false, "is_starred": false})
+    );
+    let (_, _, body) = call(
+        ann,
+        Method::PUT,
+        state_url,
+        Some(json!({"is_starred": true})),
+    )
+    .await;
+    assert_eq!(body["is_starred"], true);
+    let (status, _, body) = call(
+        ann,
+        Method::PUT,
+        state_url,
+        Some(json!({"is_read": true, "at": "yesterday"})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_error(&body, "invalid_request", "validation");
+}
+
 /// The detail with content, state changes (idempotent), and malformed query parameters as
 /// 400 with the JSON error body.
 async fn phase_detail_state_and_bad_queries(app: &TestApp, ann: &Client, item_id: i64, sub_a: i64) {
@@ -307,6 +356,7 @@ async fn phase_detail_state_and_bad_queries(app: &TestApp, ann: &Client, item_id
     );
     let (_, _, body) = call(ann, Method::GET, &app.url("/items?filter=starred"), None).await;
     assert_eq!(ids(&body), vec![item_id]);
+    phase_marks_made_earlier(ann, &state_url, item_id).await;
     let (status, _, body) = call(ann, Method::PUT, &state_url, Some(json!({}))).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert_error(&body, "invalid_request", "validation");

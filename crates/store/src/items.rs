@@ -1165,7 +1165,27 @@ impl Store {
         is_read: Option<bool>,
         is_starred: Option<bool>,
     ) -> Result<ItemState> {
-        let now = crate::unix_now();
+        self.set_item_state_as_of(user_id, item_id, is_read, is_starred, None)
+            .await
+    }
+
+    /// [`Store::set_item_state`] for a mark made at `made_at` (Unix seconds) and sent later,
+    /// as by an app that was offline: when the item's state changed after that time (on
+    /// another device, say), the later change wins and this one is dropped. Answers the state
+    /// the item has afterwards either way.
+    pub async fn set_item_state_as_of(
+        &self,
+        user_id: i64,
+        item_id: i64,
+        is_read: Option<bool>,
+        is_starred: Option<bool>,
+        made_at: Option<i64>,
+    ) -> Result<ItemState> {
+        // The state's time is when the mark was made (never later than now, whatever the
+        // sender's clock says), so that marks made offline one after the other all act when
+        // they arrive together, and a later change elsewhere still wins over them.
+        let now = made_at.map_or(crate::unix_now(), |t| t.min(crate::unix_now()));
+        let made_at = made_at.unwrap_or(i64::MAX);
         let state: Option<(bool, bool)> = in_tx!(self, |tx| {
             // Whether the subscription's read watermark covers the item: a new state row
             // starts from that verdict, so starring an item does not make it unread.
@@ -1180,25 +1200,39 @@ impl Store {
             .fetch_optional(&mut *tx)
             .await?;
             if let Some(read_by_watermark) = visible {
-                Some(
-                    sqlx::query_as::<_, (bool, bool)>(
-                        "INSERT INTO item_states (user_id, item_id, is_read, is_starred, updated_at)
-                         VALUES ($1, $2, COALESCE($3, $6), COALESCE($4, FALSE), $5)
-                         ON CONFLICT (user_id, item_id) DO UPDATE SET
-                            is_read = COALESCE($3, item_states.is_read),
-                            is_starred = COALESCE($4, item_states.is_starred),
-                            updated_at = $5
-                         RETURNING is_read, is_starred",
-                    )
-                    .bind(user_id)
-                    .bind(item_id)
-                    .bind(is_read)
-                    .bind(is_starred)
-                    .bind(now)
-                    .bind(read_by_watermark)
-                    .fetch_one(&mut *tx)
-                    .await?,
+                let written = sqlx::query_as::<_, (bool, bool)>(
+                    "INSERT INTO item_states (user_id, item_id, is_read, is_starred, updated_at)
+                     VALUES ($1, $2, COALESCE($3, $6), COALESCE($4, FALSE), $5)
+                     ON CONFLICT (user_id, item_id) DO UPDATE SET
+                        is_read = COALESCE($3, item_states.is_read),
+                        is_starred = COALESCE($4, item_states.is_starred),
+                        updated_at = $5
+                     WHERE item_states.updated_at <= $7
+                     RETURNING is_read, is_starred",
                 )
+                .bind(user_id)
+                .bind(item_id)
+                .bind(is_read)
+                .bind(is_starred)
+                .bind(now)
+                .bind(read_by_watermark)
+                .bind(made_at)
+                .fetch_optional(&mut *tx)
+                .await?;
+                match written {
+                    Some(state) => Some(state),
+                    // Changed after the mark was made: the later change stands.
+                    None => Some(
+                        sqlx::query_as::<_, (bool, bool)>(
+                            "SELECT is_read, is_starred FROM item_states
+                             WHERE user_id = $1 AND item_id = $2",
+                        )
+                        .bind(user_id)
+                        .bind(item_id)
+                        .fetch_one(&mut *tx)
+                        .await?,
+                    ),
+                }
             } else {
                 None
             }

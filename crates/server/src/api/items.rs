@@ -74,6 +74,11 @@ pub struct ItemStateChange {
     pub is_read: Option<bool>,
     /// Starred or not.
     pub is_starred: Option<bool>,
+    /// When the mark was made (RFC 3339), for a mark sent later than it was made, as the web
+    /// app does with marks made offline: when the item's state changed after that time (on
+    /// another device), that later change wins and this one is not applied; the answer is
+    /// the state the item has.
+    pub at: Option<String>,
 }
 
 /// An item's state for the user.
@@ -321,9 +326,14 @@ async fn set_item_state(
             "Send {\"is_read\": true} or {\"is_starred\": true}.",
         ));
     }
+    let made_at = body
+        .at
+        .as_deref()
+        .map(|t| parse_time("at", t))
+        .transpose()?;
     let new_state = state
         .store
-        .set_item_state(auth.user.id, id, body.is_read, body.is_starred)
+        .set_item_state_as_of(auth.user.id, id, body.is_read, body.is_starred, made_at)
         .await?;
     Ok(Json(ItemStateView {
         item_id: id,
