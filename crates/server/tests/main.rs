@@ -46,6 +46,7 @@ mod sync_newsflash;
 mod sync_replays;
 mod ui_browser;
 mod ui_languages;
+mod ui_offline;
 mod ui_rules;
 mod ui_second_factors;
 mod usernames;

@@ -69,8 +69,13 @@ function offlineFailure() {
   });
 }
 
+/** Offline reading (offline.js), loaded when first needed: a first visit never waits for it. */
+export const offline = () => import('./offline.js');
+
 /**
  * Sends a request to /api/v1 and answers with the parsed JSON body (null when empty).
+ * When the server cannot be reached, what this device kept answers instead, unless
+ * `options.fresh` asks for the server's answer only.
  * `body` is sent as JSON unless it is a Blob or string with `options.contentType`.
  */
 export async function api(method, path, body, options = {}) {
@@ -92,6 +97,9 @@ export async function api(method, path, body, options = {}) {
     try {
       response = await fetch('/api/v1' + path, init);
     } catch (e) {
+      // The server cannot be reached: what this device kept answers, if it can.
+      const kept = options.raw || options.fresh ? undefined : await offline().then((m) => m.answer(method, path, body), () => undefined);
+      if (kept !== undefined) return kept;
       throw offlineFailure();
     }
     // Only the request budget's refusal (nothing remaining) is waited out; other 429s, such
@@ -115,7 +123,10 @@ export async function api(method, path, body, options = {}) {
       data = null;
     }
   }
-  if (response.ok) return data;
+  if (response.ok) {
+    if (method === 'GET') offline().then((m) => m.answered(path, data)).catch(() => {});
+    return data;
+  }
   const retryAfter = Number(response.headers.get('Retry-After')) || null;
   const detail = (data && data.error) || {
     code: 'http_' + response.status,

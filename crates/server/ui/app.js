@@ -1,7 +1,7 @@
 // The app: who is signed in, their preferences, subscriptions and groups, the layout of the
 // two panes, and the router that maps every URL to a view (so reload and back work).
 
-import { api, query, whenRateLimited, whenSignedOut } from './api.js';
+import { api, offline, query, whenRateLimited, whenSignedOut } from './api.js';
 import { app, installBehaviours } from './state.js';
 import { rememberedPreference, t, useLanguage } from './i18n.js';
 import { h, icon, replace } from './dom.js';
@@ -9,7 +9,6 @@ import { showError, toast } from './dialogs.js';
 import { later, withPart } from './lazy.js';
 import { Sidebar } from './sidebar.js';
 import { ItemList } from './item-list.js';
-import { startLiveUpdates } from './live.js';
 import { installKeys, openShortcuts } from './keys.js';
 import { createSearchBox } from './search.js';
 
@@ -187,8 +186,23 @@ async function loadSession() {
   await useLanguage(app.prefs.language || 'auto').catch(() => false);
   app.applyPrefs();
   app.reloadCounts();
+  startOffline();
   return true;
 }
+
+/** Offline reading (offline.js): started once the reader is up; back online, the lists reload. */
+function startOffline() {
+  offline().then((m) => {
+    m.whenBackOnline(() => {
+      app.reloadFeeds().then(() => app.reloadCounts()).catch(() => {});
+      m.start(keptRead).catch(() => {});
+    });
+    return m.start(keptRead);
+  }).catch(() => {});
+}
+
+/** A read for offline.js to keep: from the server only. */
+const keptRead = (path) => api('GET', path, null, { quiet401: true, fresh: true });
 
 /** The settings pages: the key of their title and the name of the function of settings.js that draws them. */
 const PAGES = {
@@ -320,6 +334,8 @@ async function signOut() {
   } catch (e) {
     // The session may already be gone; the sign-in page is right either way.
   }
+  // What this device kept for offline reading is the account's: it goes with the session.
+  await offline().then((m) => m.forget()).catch(() => {});
   app.me = null;
   app.layoutReady = false;
   app.navigate('/login', { replace: true });
@@ -360,7 +376,8 @@ window.addEventListener('offline', () => toast({ title: t('network.offline_title
 window.addEventListener('online', () => toast({ title: t('network.online_title'), message: t('network.online') }));
 
 installBehaviours({ render, savePrefs, applyPrefs, signOut });
-startLiveUpdates();
+// Live updates start a moment later: the first screen draws without waiting for them.
+import('./live.js').then((m) => m.startLiveUpdates()).catch(() => {});
 document.body.dataset.pane = location.pathname === '/' && !location.search ? 'feeds' : 'main';
 installKeys(app);
 // The catalog of the language remembered here (or the browser's) comes before any drawing.

@@ -3,7 +3,7 @@
 // notification channels; users for administrators; one feed's settings.
 
 import { app } from './state.js';
-import { api, query } from './api.js';
+import { api, offline, query } from './api.js';
 import { fullDate, h, icon, replace } from './dom.js';
 import { confirmDialog, errorBlock, showError, toast } from './dialogs.js';
 import { openScrape } from './scrape.js';
@@ -12,7 +12,7 @@ import { identitiesSection, passwordSwitch } from './identities.js';
 import { notificationSections } from './notifications.js';
 import { readerImportSection } from './reader-import.js';
 import { ruleSections } from './rules.js';
-import { LANGUAGES, has, t, tParts } from './i18n.js';
+import { LANGUAGES, formatNumber, has, t, tParts } from './i18n.js';
 
 function pageHeader(title, ...extra) {
   return h('div', { class: 'list-header' },
@@ -83,6 +83,7 @@ export function renderSettings(root) {
       h('div', { class: 'field-row' }, h('label', { for: 'pref-page-size' }, t('settings.page_size')), pageSize),
       h('div', { class: 'field-row' }, h('label', { for: 'pref-summarize' }, t('item.summarize')), summarize),
       h('p', { class: 'hint' }, t('settings.summarize_hint'))),
+    offlineSection(),
     groupsSection(),
     opmlSection(),
     readerImportSection(section, onSubmit));
@@ -104,6 +105,23 @@ function languageChoice() {
     ['auto', ...LANGUAGES].map((code) => h('option', { value: code, selected: chosen === code, lang: code === 'auto' ? null : code },
       code === 'auto' ? t('settings.language_auto') : languageName(code))));
   return h('div', { class: 'field-row' }, h('label', { for: 'pref-language' }, t('settings.language')), select);
+}
+
+/** How many unread items this device keeps for reading offline (a setting of the device). */
+function offlineSection() {
+  const keep = h('select', { id: 'pref-offline-items' },
+    [0, 100, 250, 500, 1000, 2000].map((n) => h('option', { value: n }, n ? formatNumber(n) : t('settings.offline_none'))));
+  offline().then((m) => {
+    keep.value = String(m.keepLimit());
+    keep.addEventListener('change', () => {
+      const count = Number(keep.value);
+      m.setKeepLimit(count);
+      toast({ title: t('common.saved'), message: count ? t('settings.offline_saved', { count }) : t('settings.offline_saved_none') });
+    });
+  }).catch(() => { keep.disabled = true; });
+  return section(t('settings.offline'),
+    h('div', { class: 'field-row' }, h('label', { for: 'pref-offline-items' }, t('settings.offline_items')), keep),
+    h('p', { class: 'hint' }, t('settings.offline_hint')));
 }
 
 function groupsSection() {

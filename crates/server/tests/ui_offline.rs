@@ -1,0 +1,280 @@
+//! Offline reading in real headless Chromium (issue 34), on both engines: the app is
+//! installable (Chromium finds no installability error), keeps the newest unread items, and
+//! with the network cut (a gate in front of the server drops every connection, as a train
+//! tunnel does) it opens from its service worker, shows the kept items with an offline
+//! note, takes read and star marks that survive a reload, and once the gate opens sends them:
+//! the server then holds exactly those marks, the counts agree, and a mark made meanwhile
+//! on another device wins over an older one made offline.
+//!
+//! Without Chromium the test prints `SKIPPED … : chromium not installed` and passes.
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tidings_store::{ItemFilter, NewItem};
+use tidings_testkit::{TestDb, follow, on_both_engines};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::task::JoinHandle;
+
+use crate::browser::{Browser, skip_without_browser};
+use crate::support::{PASSWORD, TestApp};
+
+/// A TCP gate in front of the server: open, it passes connections through; cut, it drops
+/// the ones it carries and every new one, so the browser meets a network that is gone.
+struct Gate {
+    open: Arc<AtomicBool>,
+    carried: Arc<Mutex<Vec<JoinHandle<()>>>>,
+}
+
+impl Gate {
+    /// Starts passing `listener`'s connections to `upstream`.
+    fn start(listener: TcpListener, upstream: SocketAddr) -> Gate {
+        let open = Arc::new(AtomicBool::new(true));
+        let carried: Arc<Mutex<Vec<JoinHandle<()>>>> = Arc::default();
+        let (is_open, tasks) = (Arc::clone(&open), Arc::clone(&carried));
+        tokio::spawn(async move {
+            while let Ok((mut client, _)) = listener.accept().await {
+                if !is_open.load(Ordering::SeqCst) {
+                    drop(client);
+                    continue;
+                }
+                let task = tokio::spawn(async move {
+                    if let Ok(mut server) = TcpStream::connect(upstream).await {
+                        let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
+                    }
+                });
+                tasks.lock().unwrap().push(task);
+            }
+        });
+        Gate { open, carried }
+    }
+
+    /// Cuts the network: every carried connection is dropped, and new ones are refused.
+    fn cut(&self) {
+        self.open.store(false, Ordering::SeqCst);
+        for task in self.carried.lock().unwrap().drain(..) {
+            task.abort();
+        }
+    }
+
+    /// The network is back.
+    fn restore(&self) {
+        self.open.store(true, Ordering::SeqCst);
+    }
+}
+
+/// How many items this browser keeps for offline reading (once it has kept any).
+async fn kept_items(b: &Browser) -> i64 {
+    let counted = b
+        .js_async(
+            "const done = arguments[arguments.length - 1]; \
+             if (!localStorage.getItem('tidings.offlineKeptAt')) { done(-1); } else { \
+             const req = indexedDB.open('tidings-offline'); \
+             req.onerror = () => done(-2); \
+             req.onsuccess = () => { const c = req.result.transaction('items').objectStore('items').count(); \
+               c.onsuccess = () => { done(c.result); req.result.close(); }; c.onerror = () => done(-3); }; }",
+        )
+        .await
+        .expect("count the kept items");
+    counted.as_i64().unwrap_or(-4)
+}
+
+/// The titles listed in the main pane, in order.
+async fn listed_titles(b: &Browser) -> Vec<String> {
+    let value = b
+        .eval("[...document.querySelectorAll('#main li.item .item-title')].map(t => t.textContent.trim())")
+        .await;
+    value
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+/// A feed of twelve stories, published an hour apart, in the user's subscriptions.
+async fn stories(app: &TestApp, user: i64) -> i64 {
+    let (subscription, feed) = follow(&app.store, user, "https://wire.example/feed").await;
+    let now = tidings_store::unix_now();
+    let items: Vec<NewItem> = (1..=12)
+        .map(|n| NewItem {
+            guid: Some(format!("story-{n}")),
+            title: Some(format!("Story {n}")),
+            content: Some(format!(
+                "<p>The whole of story {n}, to read on the train.</p>"
+            )),
+            published: Some(now - 3600 * (13 - n)),
+            ..NewItem::default()
+        })
+        .collect();
+    app.store.upsert_items(feed, &items, now).await.unwrap();
+    subscription
+}
+
+/// The id of the listed item titled `title`.
+async fn id_of(b: &Browser, title: &str) -> i64 {
+    b.eval(&format!(
+        "Number([...document.querySelectorAll('#main li.item')].find(li => \
+         li.querySelector('.item-title').textContent.trim() === {title:?}).dataset.id)"
+    ))
+    .await
+    .as_i64()
+    .unwrap_or_else(|| panic!("no item {title}"))
+}
+
+on_both_engines!(offline_reading_and_marks_in_chromium, |db| {
+    if skip_without_browser("ui_offline::offline_reading_and_marks_in_chromium") {
+        return;
+    }
+    offline_round_trip(db).await;
+});
+
+async fn offline_round_trip(db: &TestDb) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let public = base.clone();
+    let app = TestApp::start_with(db, true, move |config| {
+        config.base_url = public.parse().unwrap();
+    })
+    .await;
+    let upstream: SocketAddr = app.base.trim_start_matches("http://").parse().unwrap();
+    let gate = Gate::start(listener, upstream);
+    let ann = app.user("ann", false).await;
+    let subscription = stories(&app, ann).await;
+
+    let b = Browser::start(1280, 860).await;
+    b.goto(&format!("{base}/login")).await;
+    b.type_into("#username", "ann").await;
+    b.type_into("#password", PASSWORD).await;
+    b.click("#sign-in-form button[type=submit]").await;
+    b.wait_for("the reader", "document.querySelector('nav#feeds') !== null")
+        .await;
+    b.goto(&format!("{base}/all?filter=unread")).await;
+    b.wait_for(
+        "twelve unread stories",
+        "document.querySelectorAll('#main li.item').length === 12",
+    )
+    .await;
+    for _ in 0..100 {
+        if kept_items(&b).await == 12 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert_eq!(kept_items(&b).await, 12, "the unread stories are kept");
+    b.wait_for(
+        "the service worker controls the page",
+        "navigator.serviceWorker.controller !== null",
+    )
+    .await;
+    let installable = b
+        .cdp("Page.getInstallabilityErrors", json!({}))
+        .await
+        .expect("installability");
+    assert_eq!(
+        installable["installabilityErrors"],
+        json!([]),
+        "Chromium can install the app: {installable}"
+    );
+
+    phase_offline(&b, &app, &gate, &base, ann, subscription).await;
+    b.quit().await;
+}
+
+/// The network goes; the app opens from what it kept, takes marks, keeps them over a reload,
+/// and sends them when the network is back.
+async fn phase_offline(b: &Browser, app: &TestApp, gate: &Gate, base: &str, ann: i64, sub: i64) {
+    gate.cut();
+    b.goto(&format!("{base}/all?filter=unread")).await;
+    b.wait_for(
+        "the offline note",
+        "document.querySelector('.offline-banner') !== null",
+    )
+    .await;
+    b.wait_for(
+        "the kept stories, offline",
+        "document.querySelectorAll('#main li.item').length === 12",
+    )
+    .await;
+    assert_eq!(listed_titles(b).await[0], "Story 12", "newest first");
+    let (newest, next) = (id_of(b, "Story 12").await, id_of(b, "Story 11").await);
+    // Story 12: read and starred, offline.
+    b.press(&["j"]).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let read = format!(
+        "document.querySelector('#main li.item[data-id=\"{newest}\"]').classList.contains('is-read')"
+    );
+    if b.eval(&read).await != Value::Bool(true) {
+        b.press(&["m"]).await;
+    }
+    b.wait_for("story 12 read", &read).await;
+    b.press(&["s"]).await;
+    // Story 11: starred offline, then unstarred on another device a little later.
+    b.press(&["j"]).await;
+    b.press(&["s"]).await;
+    b.wait_for(
+        "story 11 starred",
+        &format!("document.querySelector('#main li.item[data-id=\"{next}\"] button.star[aria-pressed=\"true\"]') !== null"),
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(2100)).await;
+    app.store
+        .set_item_state(ann, next, None, Some(false))
+        .await
+        .unwrap();
+
+    // A reload, still offline: the marks are kept.
+    b.goto(&format!("{base}/all?filter=starred")).await;
+    b.wait_for(
+        "the starred stories, offline",
+        "document.querySelectorAll('#main li.item').length === 2",
+    )
+    .await;
+    b.goto(&format!("{base}/all?filter=unread")).await;
+    b.wait_for(
+        "eleven unread, offline",
+        "document.querySelectorAll('#main li.item').length === 11",
+    )
+    .await;
+
+    // The network is back: the marks reach the server, in order, once.
+    gate.restore();
+    b.wait_for_within(
+        "back online",
+        "document.querySelector('.offline-banner') === null",
+        Duration::from_secs(60),
+    )
+    .await;
+    let mut starred = Vec::new();
+    for _ in 0..100 {
+        starred = tidings_testkit::listed_titles(&app.store, ann, ItemFilter::Starred).await;
+        if !starred.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert_eq!(
+        starred,
+        ["Story 12"],
+        "the later unstar on another device wins over the offline star of story 11"
+    );
+    let unread = tidings_testkit::listed_titles(&app.store, ann, ItemFilter::Unread).await;
+    assert_eq!(unread.len(), 11);
+    assert!(!unread.contains(&"Story 12".to_string()));
+    let counts = app.store.unread_counts(ann).await.unwrap();
+    let server_count = counts
+        .subscriptions
+        .iter()
+        .find(|c| c.subscription_id == sub)
+        .map(|c| c.unread);
+    assert_eq!(server_count, Some(11));
+    b.goto(&format!("{base}/all?filter=unread")).await;
+    b.wait_for(
+        "the server's eleven",
+        "document.querySelectorAll('#main li.item').length === 11",
+    )
+    .await;
+}
