@@ -4,7 +4,7 @@
 import { app } from './state.js';
 import { api } from './api.js';
 import { h, icon, replace } from './dom.js';
-import { showError, toast } from './dialogs.js';
+import { withPart } from './lazy.js';
 import { t, tParts } from './i18n.js';
 
 const COLLAPSED_KEY = 'tidings.collapsedGroups';
@@ -25,11 +25,11 @@ function saveCollapsed(set) {
   }
 }
 
-/** The keys of a failing feed's state, in a sentence's middle and as a heading's end. */
-const STATUS_WORDS = {
-  backoff: ['feed.backoff', 'feed.backoff_short'],
-  stopped: ['feed.stopped', 'feed.stopped_short'],
-};
+/** The keys of a failing feed's state, with its error. */
+const STATUS_WORDS = { backoff: 'feed.backoff', stopped: 'feed.stopped' };
+
+/** Calls `use` with feed-status.js, loaded the first time (what a state's icon says when clicked). */
+const feedStatus = (use) => withPart(t('part.feed_status'), (retry) => import('./feed-status.js' + retry), use);
 
 /** Tags the left pane lists. */
 const SIDEBAR_TAGS = 20;
@@ -106,7 +106,7 @@ export class Sidebar {
       ? h('div', { class: 'stopped-feeds', role: 'note' },
         icon('stop'),
         h('span', null, t('feed.stopped_count', { count: stopped })),
-        h('button', { type: 'button', class: 'button', id: 'resume-all-stopped', onclick: (e) => resumeAllStopped(e.currentTarget) }, t('feed.resume_all')))
+        h('button', { type: 'button', class: 'button', id: 'resume-all-stopped', onclick: (e) => { const button = e.currentTarget; feedStatus((m) => m.resumeAllStopped(button)); } }, t('feed.resume_all')))
       : null;
     const empty = !app.subscriptions.length
       ? h('div', { class: 'empty-feeds' },
@@ -237,42 +237,18 @@ function feedEntry(sub) {
       class: 'status-icon status-paused',
       'aria-label': sub.title + ' — ' + detail,
       title: detail,
-      onclick: () => toast({
-        title: t('feed.paused_title', { feed: sub.title }),
-        message: t('feed.paused_message'),
-        link: { href: '/feeds/' + sub.feed_id + '/settings', text: t('page.feed_settings') },
-      }),
+      onclick: () => feedStatus((m) => m.explainStatus(sub)),
     }, icon('pause'));
   } else if (sub.status === 'backoff' || sub.status === 'stopped') {
-    const [words, short] = STATUS_WORDS[sub.status];
-    const detail = t(words, { error: sub.last_error || sub.status_reason || t('feed.last_fetch_failed') });
+    const detail = t(STATUS_WORDS[sub.status], { error: sub.last_error || sub.status_reason || t('feed.last_fetch_failed') });
     status = h('button', {
       type: 'button',
       class: 'status-icon status-' + sub.status,
       'aria-label': sub.title + ' — ' + detail,
       title: detail,
-      onclick: () => toast({
-        title: t('feed.status_title', { feed: sub.title, state: t(short) }),
-        message: sub.last_error || sub.status_reason || t('feed.last_fetch_failed_sentence'),
-        action: sub.status === 'stopped' ? t('feed.stopped_action') : t('feed.backoff_action'),
-        kind: 'error',
-        link: { href: '/feeds/' + sub.feed_id + '/settings', text: t('page.feed_settings') },
-      }),
+      onclick: () => feedStatus((m) => m.explainStatus(sub)),
     }, icon(sub.status === 'stopped' ? 'stop' : 'warning'));
   }
   const state = sub.suspended ? 'paused' : sub.status;
   return h('li', { class: 'feed' + (state !== 'active' ? ' feed-' + state : '') }, link, status);
-}
-
-/** Puts every stopped feed of the user back on schedule (they are fetched at the next tick). */
-async function resumeAllStopped(button) {
-  button.disabled = true;
-  try {
-    const result = await api('POST', '/subscriptions/resume-stopped');
-    toast({ title: t('feed.resumed_count', { count: result.resumed }), message: t('feed.resumed_message') });
-    await app.reloadFeeds();
-  } catch (e) {
-    button.disabled = false;
-    showError(e, t('feed.resume_failed'));
-  }
 }
