@@ -92,6 +92,7 @@ pub const ASSETS: &[Asset] = &[
     asset!("related.js", JS),
     asset!("summary.js", JS),
     asset!("offline.js", JS),
+    asset!("habits.js", JS),
 ];
 
 /// One language of the UI: its message catalog, `crates/server/ui/i18n/{code}.json`.

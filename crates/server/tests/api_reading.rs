@@ -761,13 +761,15 @@ on_both_engines!(preferences_are_read_and_validated, |db| {
     assert_eq!(body["preferences"]["theme"], "auto");
     assert_eq!(body["preferences"]["page_size"], 50);
     assert_eq!(body["preferences"]["default_view"], "unread");
+    assert_eq!(body["preferences"]["mark_read_on_scroll"], false);
     let (status, _, body) = call(
         &ann,
         Method::PUT,
         &url,
         Some(
             json!({"theme": "Dark", "page_size": 100, "show_images": false,
-                    "mark_read_on_open": false, "default_view": "all"}),
+                    "mark_read_on_open": false, "mark_read_on_scroll": true,
+                    "default_view": "all"}),
         ),
     )
     .await;
@@ -776,6 +778,7 @@ on_both_engines!(preferences_are_read_and_validated, |db| {
     assert_eq!(body["preferences"]["page_size"], 100);
     assert_eq!(body["preferences"]["show_images"], false);
     assert_eq!(body["preferences"]["mark_read_on_open"], false);
+    assert_eq!(body["preferences"]["mark_read_on_scroll"], true);
     assert_eq!(body["preferences"]["default_view"], "all");
     assert!(body["preferences"]["updated_at"].is_string());
     for bad in [

@@ -20,7 +20,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
 
 use crate::browser::{Browser, skip_without_browser};
-use crate::support::{PASSWORD, TestApp};
+use crate::support::TestApp;
 
 /// A TCP gate in front of the server: open, it passes connections through; cut, it drops
 /// the ones it carries and every new one, so the browser meets a network that is gone.
@@ -146,12 +146,7 @@ async fn offline_round_trip(db: &TestDb) {
     let subscription = stories(&app, ann).await;
 
     let b = Browser::start(1280, 860).await;
-    b.goto(&format!("{base}/login")).await;
-    b.type_into("#username", "ann").await;
-    b.type_into("#password", PASSWORD).await;
-    b.click("#sign-in-form button[type=submit]").await;
-    b.wait_for("the reader", "document.querySelector('nav#feeds') !== null")
-        .await;
+    b.sign_in(&base, "ann").await;
     b.goto(&format!("{base}/all?filter=unread")).await;
     b.wait_for(
         "twelve unread stories",

@@ -10,7 +10,7 @@ use tidings_store::{NewItem, NewSubscription};
 use tidings_testkit::TestDb;
 
 use crate::browser::{Browser, skip_without_browser};
-use crate::support::{PASSWORD, TestApp};
+use crate::support::TestApp;
 
 /// Fetches an API path from inside the page (with its session) and answers the JSON.
 async fn api_in_page(b: &Browser, path: &str) -> Value {
@@ -71,12 +71,7 @@ async fn rules_page_in_chromium() {
         .unwrap();
 
     let b = Browser::start(1280, 860).await;
-    b.goto(&format!("{}/login", app.base)).await;
-    b.type_into("#username", "ann").await;
-    b.type_into("#password", PASSWORD).await;
-    b.click("#sign-in-form button[type=submit]").await;
-    b.wait_for("the reader", "document.querySelector('nav#feeds') !== null")
-        .await;
+    b.sign_in(&app.base, "ann").await;
 
     phase_editor_previews_then_saves(&b, &app.base).await;
     phase_apply_then_undo(&b).await;

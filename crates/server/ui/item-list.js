@@ -12,6 +12,7 @@ import { listLoading } from './list-loading.js';
 import { openedItem } from './item-open.js';
 import { itemState } from './item-state.js';
 import { t } from './i18n.js';
+import { later } from './lazy.js';
 
 /** The right pane for a feed, a group or everything, with the all/unread/starred filter. */
 export class ItemList {
@@ -30,6 +31,7 @@ export class ItemList {
     this.detailCache = new Map();
     this.build();
     this.load();
+    this.watchScroll();
   }
 
   /** Whether `route` shows the same listing (only the expanded item may differ). */
@@ -50,6 +52,15 @@ export class ItemList {
   destroy() {
     this.destroyed = true;
     if (this.observer) this.observer.disconnect();
+    if (this.unwatch) this.unwatch();
+  }
+
+  /** Marks items read as they are scrolled past, if asked (habits.js). */
+  watchScroll() {
+    if (!app.prefs.mark_read_on_scroll) return;
+    later('habits', (retry) => import('./habits.js' + retry)).then((m) => {
+      if (!this.destroyed) this.unwatch = m.watchScroll(this);
+    }).catch(() => {});
   }
 
   subscription() {

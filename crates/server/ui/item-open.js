@@ -217,5 +217,6 @@ export const openedItem = {
         'data-link': '', 'data-action': 'hide-like' }, t('item.hide_like')),
       item.author ? h('span', { class: 'item-author' }, t('item.by', { author: item.author })) : null);
     replace(body, media, summaryBlock(item), content, actions, relatedSection(item.id));
+    later('habits', (retry) => import('./habits.js' + retry)).then((m) => m.decorate(this, item, body)).catch(() => {});
   },
 };

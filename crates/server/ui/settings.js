@@ -66,6 +66,7 @@ export function renderSettings(root) {
         h('input', { type: 'radio', name: 'theme', value, checked: prefs.theme === value, onchange: () => app.savePrefs({ theme: value }) }),
         label)));
   const markRead = h('input', { type: 'checkbox', id: 'pref-mark-read', checked: prefs.mark_read_on_open !== false, onchange: (e) => app.savePrefs({ mark_read_on_open: e.target.checked }) });
+  const onScroll = h('input', { type: 'checkbox', id: 'pref-mark-read-scroll', checked: !!prefs.mark_read_on_scroll, onchange: (e) => app.savePrefs({ mark_read_on_scroll: e.target.checked }) });
   const images = h('input', { type: 'checkbox', id: 'pref-images', checked: prefs.show_images !== false, onchange: (e) => app.savePrefs({ show_images: e.target.checked }) });
   const view = h('select', { id: 'pref-view', onchange: (e) => app.savePrefs({ default_view: e.target.value }) },
     [['unread', t('filter.unread')], ['all', t('filter.all')], ['starred', t('filter.starred')]].map(([value, label]) => h('option', { value, selected: prefs.default_view === value }, label)));
@@ -78,6 +79,7 @@ export function renderSettings(root) {
     section(t('settings.appearance'), themeChoices, languageChoice()),
     section(t('settings.reading'),
       h('div', { class: 'check-row' }, markRead, h('label', { for: 'pref-mark-read' }, t('settings.mark_read_on_open'))),
+      h('div', { class: 'check-row' }, onScroll, h('label', { for: 'pref-mark-read-scroll' }, t('settings.mark_read_on_scroll'))),
       h('div', { class: 'check-row' }, images, h('label', { for: 'pref-images' }, t('settings.show_images'))),
       h('div', { class: 'field-row' }, h('label', { for: 'pref-view' }, t('settings.default_view')), view),
       h('div', { class: 'field-row' }, h('label', { for: 'pref-page-size' }, t('settings.page_size')), pageSize),

@@ -10,6 +10,7 @@ const DEFAULT_PREFS = {
   page_size: 50,
   show_images: true,
   mark_read_on_open: true,
+  mark_read_on_scroll: false,
   default_view: 'unread',
   summarize: 'on_demand',
   language: 'auto',

@@ -458,6 +458,13 @@ pub const MIGRATIONS: &[Migration] = &[
         postgres: include_str!("../migrations/postgres/0042_preferred_language.sql"),
         data: None,
     },
+    Migration {
+        version: 43,
+        name: "mark_read_on_scroll",
+        sqlite: include_str!("../migrations/sqlite/0043_mark_read_on_scroll.sql"),
+        postgres: include_str!("../migrations/postgres/0043_mark_read_on_scroll.sql"),
+        data: None,
+    },
 ];
 
 /// An arbitrary constant naming tidings' migration lock among PostgreSQL advisory locks.

@@ -30,6 +30,8 @@ pub struct Preferences {
     pub show_images: bool,
     /// Whether opening an item marks it read.
     pub mark_read_on_open: bool,
+    /// Whether scrolling past an item in a list marks it read (off by default).
+    pub mark_read_on_scroll: bool,
     /// The listing shown first: `all`, `unread` or `starred`.
     pub default_view: String,
     /// Which new items are summarized for the user (F42): `on_demand` (none until asked, the
@@ -48,6 +50,7 @@ impl Default for Preferences {
             page_size: 50,
             show_images: true,
             mark_read_on_open: true,
+            mark_read_on_scroll: false,
             default_view: "unread".into(),
             summarize: "on_demand".into(),
             language: "auto".into(),
@@ -67,6 +70,8 @@ pub struct PreferenceChanges {
     pub show_images: Option<bool>,
     /// See [`Preferences::mark_read_on_open`].
     pub mark_read_on_open: Option<bool>,
+    /// See [`Preferences::mark_read_on_scroll`].
+    pub mark_read_on_scroll: Option<bool>,
     /// See [`Preferences::default_view`].
     pub default_view: Option<String>,
     /// See [`Preferences::summarize`].
@@ -124,11 +129,11 @@ impl PreferenceChanges {
 impl Store {
     /// The user's preferences (the defaults when none were stored).
     pub async fn preferences(&self, user_id: i64) -> Result<Preferences> {
-        let row: Option<(String, i64, bool, bool, String, String, String, i64)> =
+        let row: Option<(String, i64, bool, bool, String, String, String, i64, bool)> =
             with_db!(self, read, |db| {
                 sqlx::query_as(
                 "SELECT theme, page_size, show_images, mark_read_on_open, default_view, summarize,
-                        language, updated_at
+                        language, updated_at, mark_read_on_scroll
                  FROM user_preferences WHERE user_id = $1",
             )
             .bind(user_id)
@@ -146,12 +151,14 @@ impl Store {
                 summarize,
                 language,
                 updated_at,
+                mark_read_on_scroll,
             )| {
                 Preferences {
                     theme,
                     page_size,
                     show_images,
                     mark_read_on_open,
+                    mark_read_on_scroll,
                     default_view,
                     summarize,
                     language,
@@ -174,11 +181,12 @@ impl Store {
             sqlx::query(
                 "INSERT INTO user_preferences
                     (user_id, theme, page_size, show_images, mark_read_on_open, default_view,
-                     updated_at, summarize, language)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+                     updated_at, summarize, language, mark_read_on_scroll)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
                  ON CONFLICT (user_id) DO UPDATE SET theme = $2, page_size = $3,
                     show_images = $4, mark_read_on_open = $5, default_view = $6,
-                    updated_at = $7, summarize = $8, language = $9",
+                    updated_at = $7, summarize = $8, language = $9,
+                    mark_read_on_scroll = $10",
             )
             .bind(user_id)
             .bind(changes.theme.as_ref().unwrap_or(&current.theme))
@@ -198,6 +206,11 @@ impl Store {
             .bind(now)
             .bind(changes.summarize.as_ref().unwrap_or(&current.summarize))
             .bind(changes.language.as_ref().unwrap_or(&current.language))
+            .bind(
+                changes
+                    .mark_read_on_scroll
+                    .unwrap_or(current.mark_read_on_scroll),
+            )
             .execute(db)
             .await
             .map_err(|e| {

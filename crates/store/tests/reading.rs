@@ -489,6 +489,18 @@ on_both_engines!(preferences_are_validated, |db| {
     assert_eq!(changed.page_size, 100);
     assert!(!changed.show_images);
     assert!(changed.mark_read_on_open);
+    assert!(!changed.mark_read_on_scroll, "off until chosen");
+    let scrolled = PreferenceChanges {
+        mark_read_on_scroll: Some(true),
+        ..Default::default()
+    };
+    assert!(
+        store
+            .update_preferences(ann, &scrolled)
+            .await
+            .unwrap()
+            .mark_read_on_scroll
+    );
     for bad in [
         PreferenceChanges {
             theme: Some("neon".into()),

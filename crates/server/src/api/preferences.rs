@@ -28,6 +28,8 @@ pub struct PreferencesView {
     pub show_images: bool,
     /// Whether opening an item marks it read.
     pub mark_read_on_open: bool,
+    /// Whether scrolling past an item in a list marks it read (off by default).
+    pub mark_read_on_scroll: bool,
     /// The listing shown first: `all`, `unread` or `starred`.
     pub default_view: String,
     /// Which new items are summarized (F42): `on_demand` (none until the user asks, the
@@ -47,6 +49,7 @@ impl From<Preferences> for PreferencesView {
             page_size: p.page_size,
             show_images: p.show_images,
             mark_read_on_open: p.mark_read_on_open,
+            mark_read_on_scroll: p.mark_read_on_scroll,
             default_view: p.default_view,
             summarize: p.summarize,
             language: p.language,
@@ -74,6 +77,8 @@ pub struct UpdatePreferences {
     pub show_images: Option<bool>,
     /// Mark items read when opened.
     pub mark_read_on_open: Option<bool>,
+    /// Mark items read when scrolled past in a list.
+    pub mark_read_on_scroll: Option<bool>,
     /// `all`, `unread` or `starred`.
     pub default_view: Option<String>,
     /// `on_demand`, `all` or `chosen`.
@@ -115,6 +120,7 @@ async fn update_preferences(
         page_size: body.page_size,
         show_images: body.show_images,
         mark_read_on_open: body.mark_read_on_open,
+        mark_read_on_scroll: body.mark_read_on_scroll,
         default_view: body.default_view.map(|v| v.trim().to_lowercase()),
         summarize: body.summarize.map(|v| v.trim().to_lowercase()),
         language,

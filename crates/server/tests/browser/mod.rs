@@ -277,6 +277,17 @@ impl Browser {
         .await
     }
 
+    /// Signs in as `username` (with the test password) through the sign-in page of the server
+    /// at `base`, and waits for the reader.
+    pub async fn sign_in(&self, base: &str, username: &str) {
+        self.goto(&format!("{base}/login")).await;
+        self.type_into("#username", username).await;
+        self.type_into("#password", crate::support::PASSWORD).await;
+        self.click("#sign-in-form button[type=submit]").await;
+        self.wait_for("the reader", "document.querySelector('nav#feeds') !== null")
+            .await;
+    }
+
     /// Navigates and waits for the page load.
     pub async fn goto(&self, url: &str) {
         self.post("/url", json!({"url": url}))
