@@ -320,8 +320,10 @@ pub const FIRST_SCREEN_BUDGET: usize = 48 * 1024;
 /// after the first screen is drawn, and the service worker keeps every file of a build, so
 /// each is downloaded once per version. The media player and the feed-state notes moved
 /// to modules loaded when used (to make room for the first screen's catalog part) add a
-/// little overhead each to this figure.
-pub const COMPRESSED_BUDGET: usize = 104 * 1024;
+/// little overhead each to this figure. Raised to 108 KiB for the reading habits (habits.js,
+/// 1.3 KB: reading time, mark read up to here, mark read on scroll), loaded with the first
+/// opened item.
+pub const COMPRESSED_BUDGET: usize = 108 * 1024;
 
 /// The UI's routes: the shell at every view path and the assets under `/ui/`.
 pub fn router() -> Router<AppState> {
