@@ -1461,6 +1461,30 @@ on_both_engines!(subscriptions_leave_out_an_icon_url_they_cannot_give, |db| {
     }
 });
 
+// subscription/list is in the order of titles whatever their case, then ids (tidings puts
+// PostgreSQL's rows in order itself): `beta` before `Zed`, which bytes alone would reverse.
+on_both_engines!(subscriptions_are_listed_by_title_whatever_its_case, |db| {
+    let s = setup(db).await;
+    let reader = Reader::sign_in(&s, "").await;
+    let titles = async || -> Vec<String> {
+        let list = reader.get("subscription/list", &[]).await;
+        let subs = list["subscriptions"].as_array().unwrap().iter();
+        subs.map(|x| x["title"].as_str().unwrap().to_string())
+            .collect()
+    };
+    for (a, b, expected) in [
+        ("Zed", "beta", ["beta", "Zed"]),
+        ("alpha", "Beta", ["alpha", "Beta"]),
+    ] {
+        for (feed, title) in [(s.feed_a, a), (s.feed_b, b)] {
+            let stream = format!("feed/{feed}");
+            let edit = [("ac", "edit"), ("s", stream.as_str()), ("t", title)];
+            reader.post_ok("subscription/edit", &edit).await;
+        }
+        assert_eq!(titles().await, expected);
+    }
+});
+
 /// A GET of `endpoint` sending `If-None-Match` as NetNewsWire does (`HTTPConditionalGetInfo` in
 /// its RSWeb module): the status, the `ETag` answered and the body.
 async fn conditional_get(

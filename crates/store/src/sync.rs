@@ -695,8 +695,12 @@ impl Store {
         }))
     }
 
-    /// The user's subscriptions as the sync APIs list them, in the order of
-    /// [`Store::list_subscriptions`] (by title, then id). One statement with only these
+    /// The user's subscriptions as the sync APIs list them, by title, then id: on PostgreSQL
+    /// the titles lowered (Unicode) and compared by code point, the order of
+    /// [`Store::list_subscriptions`] in a database with the C.UTF-8 collation; in another
+    /// locale titles that differ in accents or punctuation may come in another order than
+    /// the web UI's (apps sort by their own rules, `sortid` or title). SQLite lowers ASCII
+    /// letters only and compares bytes, as its listing does. One statement with only these
     /// columns: the full listing also reads each feed's fetch state and icon, which an app's
     /// subscription list (500 feeds, asked on every sync) never shows. On SQLite the list
     /// comes back as one row, a JSON array of one array a subscription, as `stream/items/ids`
@@ -715,14 +719,18 @@ impl Store {
         if let crate::Pools::Postgres(pool) = &*self.pools {
             // A row a subscription: sqlx reads PostgreSQL's rows in the request's task (no
             // hand-offs), and `json_build_array` would write every value as text; measured,
-            // the aggregate cost ~0.2 ms a request more there.
-            let sql = format!("SELECT {COLUMNS} {FROM} ORDER BY {}, {}", ORDER.0, ORDER.1);
+            // the aggregate cost ~0.2 ms a request more there. The rows are put in order here,
+            // not by PostgreSQL: its sort (each row's nine columns copied into the sort, the
+            // lowered titles compared through the collation) and `LOWER` were ~0.4 ms of the
+            // backend's 1.1 ms a request for 500 subscriptions, against ~0.03 ms here.
+            let sql = format!("SELECT {COLUMNS} {FROM}");
             let mut connection = self.postgres_connection(pool).await?;
             let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
                 .bind(user_id)
                 .fetch_all(&mut *connection)
                 .await?;
-            return Ok(rows
+            drop(connection);
+            let mut list = rows
                 .iter()
                 .map(|row| {
                     use sqlx::Row;
@@ -738,7 +746,12 @@ impl Store {
                         created_at: row.try_get(8)?,
                     })
                 })
-                .collect::<std::result::Result<_, sqlx::Error>>()?);
+                .collect::<std::result::Result<Vec<_>, sqlx::Error>>()?;
+            list.sort_by_cached_key(|s| {
+                let title = s.custom_title.as_ref().or(s.feed_title.as_ref());
+                (title.unwrap_or(&s.feed_url).to_lowercase(), s.id)
+            });
+            return Ok(list);
         }
         self.json_rows(COLUMNS, ORDER, FROM, user_id, "subscription list")
             .await
