@@ -7,7 +7,7 @@
 
 use serde_json::Value;
 use tidings_store::{NewItem, NewSubscription};
-use tidings_testkit::TestDb;
+use tidings_testkit::{TestDb, on_both_engines};
 
 use crate::browser::{Browser, skip_without_browser};
 use crate::support::{PASSWORD, TestApp};
@@ -80,13 +80,16 @@ async fn reader_words(b: &Browser) -> Value {
     .await
 }
 
-#[tokio::test]
-async fn the_language_preference_draws_the_reader_in_japanese() {
+on_both_engines!(the_language_preference_draws_the_reader_in_japanese, |db| {
     if skip_without_browser("ui_languages::the_language_preference_draws_the_reader_in_japanese") {
         return;
     }
-    let db = TestDb::sqlite();
-    let (app, ann) = app_with_items(&db).await;
+    japanese_by_preference(db).await;
+});
+
+/// The preference, stored on the test's engine, draws the reader in Japanese.
+async fn japanese_by_preference(db: &TestDb) {
+    let (app, ann) = app_with_items(db).await;
     let b = Browser::start(1280, 860).await;
     sign_in(&b, &app.base).await;
     let english = reader_words(&b).await;

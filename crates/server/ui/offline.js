@@ -258,7 +258,7 @@ async function keptAnswer(method, path, body) {
       const item = await transaction(['items'], 'readonly', (s) => request(s.items.get(Number(one[1]))));
       return item ? { item } : undefined;
     }
-    if (url.pathname === '/items/updated-feeds') return { feeds: [] };
+    if (url.pathname === '/items/updated-feeds') return { subscriptions: [] };
     return undefined;
   }
   const state = url.pathname.match(/^\/items\/(\d+)\/state$/);
