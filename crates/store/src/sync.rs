@@ -601,14 +601,14 @@ impl Store {
                 let sql =
                     format!("SELECT array_agg(seq), array_agg(arrived_us) FROM ({page}) AS page");
                 let mut connection = self.postgres_connection(pool).await?;
-                // `array_agg` of no rows is NULL: an empty page.
-                let (ids, times): (Option<Vec<i64>>, Option<Vec<i64>>) =
-                    bound!(sql, &c.binds, |q| {
-                        use sqlx::Row;
-                        let row = q.fetch_one(&mut *connection).await?;
-                        (row.try_get(0)?, row.try_get(1)?)
-                    });
-                let (ids, times) = (ids.unwrap_or_default(), times.unwrap_or_default());
+                let (ids, times) = bound!(sql, &c.binds, |q| {
+                    use sqlx::Row;
+                    let row = q.fetch_one(&mut *connection).await?;
+                    (
+                        int8_array(row.try_get_raw(0)?)?,
+                        int8_array(row.try_get_raw(1)?)?,
+                    )
+                });
                 if ids.len() != times.len() {
                     return Err(StoreError::Database(sqlx::Error::Decode(
                         "the arrays of sync ids and arrival times differ in length".into(),
@@ -1045,6 +1045,50 @@ fn parse_number_list(list: &str) -> Result<Vec<i64>> {
                     format!("a sync id or time listed as {number:?}").into(),
                 ))
             })
+        })
+        .collect()
+}
+
+/// Reads a `bigint[]` in PostgreSQL's binary form (its `array_send`: dimensions, a flag for
+/// NULLs, the element type, each dimension's length and lower bound, then each element as a
+/// length and eight bytes), or NULL as no numbers: the arrays of
+/// [`Store::sync_arrival_refs`], 1,001 numbers each, which sqlx's generic decoding of
+/// `Vec<i64>` read through a value and a type check apiece (a twentieth of the call's CPU).
+fn int8_array(value: sqlx::postgres::PgValueRef<'_>) -> Result<Vec<i64>> {
+    use sqlx::ValueRef;
+    let invalid = |what: &str| {
+        StoreError::Database(sqlx::Error::Decode(
+            format!("a bigint[] of sync numbers: {what}").into(),
+        ))
+    };
+    if value.is_null() {
+        return Ok(Vec::new());
+    }
+    if value.format() != sqlx::postgres::PgValueFormat::Binary {
+        return Err(invalid("not in binary form"));
+    }
+    let bytes = value.as_bytes().map_err(|_| invalid("no bytes"))?;
+    let word = |at: usize| -> Result<i32> {
+        let four = bytes.get(at..at + 4).ok_or_else(|| invalid("cut short"))?;
+        Ok(i32::from_be_bytes(four.try_into().expect("four bytes")))
+    };
+    // int8's type oid.
+    const INT8: i32 = 20;
+    match (word(0)?, word(8)?) {
+        (0, _) => return Ok(Vec::new()),
+        (1, INT8) => {}
+        _ => return Err(invalid("not a one-dimensional bigint array")),
+    }
+    let len = usize::try_from(word(12)?).map_err(|_| invalid("a negative length"))?;
+    let elements = bytes.get(20..).ok_or_else(|| invalid("cut short"))?;
+    if elements.len() != len * 12 {
+        return Err(invalid("an element that is NULL or not eight bytes"));
+    }
+    elements
+        .chunks_exact(12)
+        .map(|element| match element.split_at(4) {
+            ([0, 0, 0, 8], number) => Ok(i64::from_be_bytes(number.try_into().expect("eight"))),
+            _ => Err(invalid("an element that is NULL or not eight bytes")),
         })
         .collect()
 }
