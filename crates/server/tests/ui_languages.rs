@@ -6,7 +6,6 @@
 //! Without Chromium the tests print `SKIPPED … : chromium not installed` and pass.
 
 use serde_json::Value;
-use tidings_store::{NewItem, NewSubscription};
 use tidings_testkit::{TestDb, on_both_engines};
 
 use crate::browser::{Browser, skip_without_browser};
@@ -16,33 +15,12 @@ use crate::support::{PASSWORD, TestApp};
 async fn app_with_items(db: &TestDb) -> (TestApp, i64) {
     let app = TestApp::start(db).await;
     let user = app.user("ann", false).await;
-    let subscription = app
-        .store
-        .subscribe(
-            user,
-            &NewSubscription {
-                feed_url: "https://news.example/feed".into(),
-                ..NewSubscription::default()
-            },
-        )
-        .await
-        .unwrap();
-    let now = tidings_store::unix_now();
-    let items: Vec<NewItem> = ["First news", "Second news"]
-        .iter()
-        .enumerate()
-        .map(|(n, title)| NewItem {
-            guid: Some(format!("n{n}")),
-            title: Some((*title).into()),
-            content: Some("<p>text</p>".into()),
-            published: Some(now - 3600 * (n as i64 + 1)),
-            ..NewItem::default()
-        })
-        .collect();
-    app.store
-        .upsert_items(subscription.feed_id, &items, now)
-        .await
-        .unwrap();
+    app.feed_with_items(
+        user,
+        "https://news.example/feed",
+        &["First news", "Second news"],
+    )
+    .await;
     (app, user)
 }
 

@@ -6,7 +6,6 @@
 //! Without Chromium the test prints `SKIPPED … : chromium not installed` and passes.
 
 use serde_json::{Value, json};
-use tidings_store::{NewItem, NewSubscription};
 use tidings_testkit::TestDb;
 
 use crate::browser::{Browser, skip_without_browser};
@@ -38,44 +37,25 @@ async fn rules_page_in_chromium() {
     let user = app.user("ann", false).await;
     // A feed with items already there (the subscription is made in the store: nothing is
     // fetched, the items are the feed's).
-    let subscription = app
-        .store
-        .subscribe(
+    let feed_id = app
+        .feed_with_items(
             user,
-            &NewSubscription {
-                feed_url: "https://wire.example/feed".into(),
-                ..NewSubscription::default()
-            },
+            "https://wire.example/feed",
+            &[
+                "Sponsored: a course",
+                "Sponsored: a book",
+                "Rust 2.0 released",
+                "東京の天気",
+            ],
         )
-        .await
-        .unwrap();
-    let items: Vec<NewItem> = [
-        ("s1", "Sponsored: a course"),
-        ("s2", "Sponsored: a book"),
-        ("r1", "Rust 2.0 released"),
-        ("t1", "東京の天気"),
-    ]
-    .iter()
-    .enumerate()
-    .map(|(n, (guid, title))| NewItem {
-        guid: Some((*guid).into()),
-        title: Some((*title).into()),
-        content: Some("<p>text</p>".into()),
-        published: Some(tidings_store::unix_now() - 3600 * (n as i64 + 1)),
-        ..NewItem::default()
-    })
-    .collect();
-    app.store
-        .upsert_items(subscription.feed_id, &items, tidings_store::unix_now())
-        .await
-        .unwrap();
+        .await;
 
     let b = Browser::start(1280, 860).await;
     b.sign_in(&app.base, "ann").await;
 
     phase_editor_previews_then_saves(&b, &app.base).await;
     phase_apply_then_undo(&b).await;
-    phase_hide_items_like_this(&b, &app.base, subscription.feed_id).await;
+    phase_hide_items_like_this(&b, &app.base, feed_id).await;
     b.quit().await;
 }
 

@@ -106,6 +106,27 @@ impl TestApp {
             .unwrap()
     }
 
+    /// Subscribes `user` to `feed_url` in the store (nothing is fetched) with items already
+    /// there, titled `titles`, newest first an hour apart, each with a line of text. Answers
+    /// the feed's id.
+    pub async fn feed_with_items(&self, user: i64, feed_url: &str, titles: &[&str]) -> i64 {
+        let (_, feed) = tidings_testkit::follow(&self.store, user, feed_url).await;
+        let now = tidings_store::unix_now();
+        let items: Vec<tidings_store::NewItem> = titles
+            .iter()
+            .enumerate()
+            .map(|(n, title)| tidings_store::NewItem {
+                guid: Some(format!("item-{n}")),
+                title: Some((*title).into()),
+                content: Some("<p>text</p>".into()),
+                published: Some(now - 3600 * (n as i64 + 1)),
+                ..tidings_store::NewItem::default()
+            })
+            .collect();
+        self.store.upsert_items(feed, &items, now).await.unwrap();
+        feed
+    }
+
     /// Creates a user with [`PASSWORD`] directly in the store; returns the id.
     pub async fn user(&self, name: &str, admin: bool) -> i64 {
         let hash = tidings_server::password::hash_password(PASSWORD).unwrap();
