@@ -110,6 +110,11 @@ impl Store {
         learned: &HashMap<i64, Learned>,
     ) -> Result<Vec<LateChange>> {
         let items = self.rule_items(user_id, ids).await?;
+        // Deleted or unsubscribed since they were found: nothing to decide (and no empty
+        // `IN ()` list, which is not SQL).
+        if items.is_empty() {
+            return Ok(Vec::new());
+        }
         let feeds: BTreeSet<i64> = items.iter().map(|item| item.feed_id).collect();
         let list = feeds
             .iter()
