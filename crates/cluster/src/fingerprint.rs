@@ -15,6 +15,11 @@ pub const MAX_TEXT_CHARS: usize = 20_000;
 /// enough that two texts share many only when one copies the other.
 pub const SHINGLE_TOKENS: usize = 3;
 
+/// Tokens in an anchor passage ([`Fingerprint::anchors`]): longer than a shingle, since a key
+/// is looked up among a million items where three words in a row (`said on Monday`) or a
+/// four-character Japanese phrase (`と発表した`) recur, while copies share long passages.
+pub const ANCHOR_TOKENS: usize = 6;
+
 /// Distinct tokens a title needs before it can be evidence alone (`Weekly links` and `Open
 /// thread` cannot; `Fed holds rates steady as inflation cools` can).
 pub const MIN_SPECIFIC_TITLE_TOKENS: usize = 5;
@@ -55,8 +60,9 @@ pub struct Fingerprint {
     pub(crate) shingles: HashSet<u64>,
     /// The text's shingles in text order, so that a common start and end can be found.
     pub(crate) sequence: Vec<u64>,
-    /// The shingles an index may key on, in text order: those with at least two tokens that
-    /// carry meaning (not stop words), so that a key is not a phrase every item has.
+    /// The passages an index may key on, in text order: hashes of [`ANCHOR_TOKENS`] tokens in a
+    /// row of which at least half carry meaning (not stop words, not particles), so that a key
+    /// is not a phrase many items have (`in a statement on the`, `すると発表した`).
     pub(crate) anchors: Vec<u64>,
     /// The figures (runs of tokens with digits) of the text, by the tokens around them.
     pub(crate) figures: HashMap<u64, BTreeSet<String>>,
@@ -87,7 +93,7 @@ impl Fingerprint {
         let title_specific = titles
             .first()
             .is_some_and(|set| set.len() >= MIN_SPECIFIC_TITLE_TOKENS);
-        let (sequence, shingles, anchors) = shingles(&tokens);
+        let (sequence, shingles) = shingles(&tokens);
         Fingerprint {
             urls,
             title_specific,
@@ -95,7 +101,7 @@ impl Fingerprint {
             marks: TitleMarks::read(&title),
             shingles,
             sequence,
-            anchors,
+            anchors: anchors(&tokens),
             figures: figures(&tokens),
             correction: is_correction(&title, &text),
             vector: story.vector.map(<[f32]>::to_vec),
@@ -151,28 +157,53 @@ pub(crate) fn hash_tokens<'a>(tokens: impl IntoIterator<Item = &'a str>) -> u64 
     xxhash_rust::xxh3::xxh3_64(&bytes)
 }
 
-/// The shingles of a text's tokens in order and as a set, and its anchors (see
-/// [`Fingerprint::anchors`]). A text of fewer than [`SHINGLE_TOKENS`] tokens is one shingle.
-fn shingles(tokens: &[Token]) -> (Vec<u64>, HashSet<u64>, Vec<u64>) {
+/// The shingles of a text's tokens in order and as a set. A text of fewer than
+/// [`SHINGLE_TOKENS`] tokens is one shingle.
+fn shingles(tokens: &[Token]) -> (Vec<u64>, HashSet<u64>) {
     let mut sequence = Vec::new();
     let mut set = HashSet::new();
-    let mut anchors = Vec::new();
     if tokens.is_empty() {
-        return (sequence, set, anchors);
+        return (sequence, set);
     }
-    let width = SHINGLE_TOKENS.min(tokens.len());
-    for window in tokens.windows(width) {
+    for window in tokens.windows(SHINGLE_TOKENS.min(tokens.len())) {
         let hash = hash_tokens(window.iter().map(|t| t.text.as_str()));
         sequence.push(hash);
-        if set.insert(hash) && window.iter().filter(|t| carries_meaning(t)).count() >= 2 {
+        set.insert(hash);
+    }
+    (sequence, set)
+}
+
+/// The most anchor passages kept, from the start of the text: the keys are chosen among the
+/// first of them (see [`crate::MAX_TEXT_KEYS`]).
+const MAX_ANCHORS: usize = 256;
+
+/// The anchor passages of a text ([`Fingerprint::anchors`]), each once, in text order, at most
+/// [`MAX_ANCHORS`]. A text of fewer than [`ANCHOR_TOKENS`] tokens is one passage.
+fn anchors(tokens: &[Token]) -> Vec<u64> {
+    let mut anchors = Vec::new();
+    let mut seen = HashSet::new();
+    if tokens.is_empty() {
+        return anchors;
+    }
+    let width = ANCHOR_TOKENS.min(tokens.len());
+    for window in tokens.windows(width) {
+        if window.iter().filter(|t| carries_meaning(t)).count() * 2 < width {
+            continue;
+        }
+        let hash = hash_tokens(window.iter().map(|t| t.text.as_str()));
+        if seen.insert(hash) {
             anchors.push(hash);
+            if anchors.len() == MAX_ANCHORS {
+                break;
+            }
         }
     }
-    (sequence, set, anchors)
+    anchors
 }
 
 /// Whether a token says something about the text: not a stop word, a one-letter word or a
-/// number, and for CJK not a run of hiragana alone (particles and endings).
+/// number, and for CJK no hiragana (particles and endings: `と発` and `表し` of `と発表した`
+/// are in most Japanese news).
 fn carries_meaning(token: &Token) -> bool {
     match token.kind {
         TokenKind::Word => {
@@ -183,7 +214,7 @@ fn carries_meaning(token: &Token) -> bool {
         TokenKind::Unigram | TokenKind::Bigram => !token
             .text
             .chars()
-            .all(|c| ('\u{3041}'..='\u{309F}').contains(&c)),
+            .any(|c| ('\u{3041}'..='\u{309F}').contains(&c)),
     }
 }
 

@@ -4,10 +4,10 @@
 
 use crate::fingerprint::{Fingerprint, hash_tokens};
 
-/// Of an item's text anchors, those whose hash is divisible by this are keys: a choice made by
-/// the shingle itself, so two copies choose the same ones where their texts agree. One in four
-/// leaves a text of thirty shared shingles (a two-sentence summary) without a shared key once
-/// in about 5,600 pairs.
+/// Of an item's anchor passages, those whose hash is divisible by this are keys: a choice made
+/// by the passage itself, so two copies choose the same ones where their texts agree. One in
+/// four leaves two copies sharing thirty anchor passages (about two sentences) without a
+/// shared key once in about 5,600 pairs.
 pub const ANCHOR_MODULUS: u64 = 4;
 
 /// The most text keys an item has. They are taken from the start of the text, where copies
@@ -22,7 +22,7 @@ pub enum KeyKind {
     Url,
     /// The token set of a specific title (with and without a site name).
     Title,
-    /// An anchor shingle of the text.
+    /// An anchor passage of the text ([`crate::ANCHOR_TOKENS`] tokens in a row).
     Text,
 }
 
@@ -38,8 +38,9 @@ pub struct LookupKey {
 
 /// The keys of an item: one per canonical URL, one per specific title form, and up to
 /// [`MAX_TEXT_KEYS`] text anchors; without repeats, in that order. Two items that
-/// [`crate::same_story`] calls the same share at least one key, except rarely for copies whose
-/// texts share only a few shingles (measured on the labelled set).
+/// [`crate::same_story`] calls the same share at least one key, except rarely: copies whose
+/// texts share only a few passages, and a title-only item whose title differs a little from
+/// the other's (every merged pair of the labelled set shares one).
 pub fn lookup_keys(fingerprint: &Fingerprint) -> Vec<LookupKey> {
     let mut keys: Vec<LookupKey> = Vec::new();
     let mut push = |kind: KeyKind, value: u64| {

@@ -21,6 +21,7 @@ from stories_fr import STORIES as FR  # noqa: E402
 from series import SERIES, DIGESTS  # noqa: E402
 from hard import PAIRS as HARD  # noqa: E402
 from heldout import PAIRS as HELDOUT  # noqa: E402
+from heldout2 import PAIRS as HELDOUT2  # noqa: E402
 
 STORIES = EN + JA + ZH + DE + FR
 CJK = {"ja", "zh"}
@@ -337,6 +338,7 @@ def main():
                 same_topic_pairs, series_pairs, digest_pairs, correction_pairs, hard_pairs]
     write("pairs.jsonl", "", [pair for build in builders for pair in build()])
     write("heldout.jsonl", "heldout-", HELDOUT)
+    write("heldout2.jsonl", "heldout2-", HELDOUT2)
 
 
 if __name__ == "__main__":
