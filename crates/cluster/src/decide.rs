@@ -65,8 +65,9 @@ pub enum Apart {
     /// Their texts begin and end alike and differ in between: issues of a newsletter in one
     /// frame (greeting, footer), or a version with a passage rewritten.
     Frame,
-    /// They share a URL, but both have a substantial text and the texts have nothing in common:
-    /// the URL is a page for many items (a show, a newsletter), not theirs.
+    /// They share a URL, but their texts have almost nothing in common and are substantial, or
+    /// are a few sentences under titles that differ too: the URL is a page for many items (a
+    /// show, a newsletter), not theirs.
     SharedPage,
     /// Their vectors disagree.
     Vectors,
@@ -97,6 +98,9 @@ impl Verdict {
 pub struct Measures {
     /// Whether a canonical URL is shared.
     pub shared_url: bool,
+    /// Whether a shared URL is one an item claims as its own page (its canonical link or its
+    /// guid), not only the link of both.
+    pub claimed_url: bool,
     /// Shingles of the smaller text.
     pub smaller_text: usize,
     /// The share of the smaller text's shingles found in the other text (0 when either is
@@ -134,6 +138,8 @@ impl Measures {
         }
         Measures {
             shared_url: a.urls.iter().any(|u| b.urls.contains(u)),
+            claimed_url: a.claimed.iter().any(|u| b.urls.contains(u))
+                || b.claimed.iter().any(|u| a.urls.contains(u)),
             smaller_text,
             containment,
             title,
@@ -160,7 +166,13 @@ pub fn same_story(a: &Fingerprint, b: &Fingerprint) -> Verdict {
     }
     let substantial = m.smaller_text >= SUBSTANTIAL_SHINGLES;
     if m.shared_url {
-        if substantial && m.containment < URL_TEXT_DISJOINT {
+        // Two texts that have almost nothing in common behind one URL: substantial ones, or
+        // short ones (a podcast episode's sentence) under titles that differ too, when the URL
+        // is only both items' link (a canonical link or a guid names the item's own page, and
+        // a syndication partner's teaser says nothing about the story).
+        let short_apart =
+            !m.claimed_url && m.smaller_text >= FRAME_SHINGLES && m.title < TITLE_WITH_SHORT_TEXT;
+        if (substantial || short_apart) && m.containment < URL_TEXT_DISJOINT {
             return Verdict::Different(Apart::SharedPage);
         }
         return Verdict::Same(Evidence::Url);
@@ -317,6 +329,32 @@ mod tests {
             "",
         );
         assert_eq!(same_story(&a, &b), Verdict::Same(Evidence::Url));
+    }
+
+    #[test]
+    fn a_show_page_behind_every_episode_is_no_evidence() {
+        let show = "https://podcast.example/show";
+        let one = story(
+            show,
+            "Winter pruning",
+            "Which shrubs to prune now in winter, and which ones to leave until spring.",
+        );
+        let two = story(
+            show,
+            "Garlic on a balcony",
+            "Three kinds of garlic planted in pots on a balcony, and when to harvest them.",
+        );
+        assert_eq!(
+            same_story(&one, &two),
+            Verdict::Different(Apart::SharedPage)
+        );
+        // Another blurb under the same title is one episode seen twice.
+        let again = story(
+            show,
+            "Winter pruning",
+            "Pruning now: which shrubs, and which to leave.",
+        );
+        assert_eq!(same_story(&one, &again), Verdict::Same(Evidence::Url));
     }
 
     #[test]

@@ -11,6 +11,10 @@ use crate::link::{canonical_url, is_site_root};
 /// Characters of an item's text read: enough to tell copies apart, and a bound on the work.
 pub const MAX_TEXT_CHARS: usize = 20_000;
 
+/// Characters of a title read: titles are short, and a bound keeps a broken feed's "title"
+/// from costing more than its text.
+pub const MAX_TITLE_CHARS: usize = 1_000;
+
 /// Tokens in a shingle: three words (or three CJK bigrams, about four characters) are specific
 /// enough that two texts share many only when one copies the other.
 pub const SHINGLE_TOKENS: usize = 3;
@@ -49,6 +53,9 @@ pub struct Story<'a> {
 pub struct Fingerprint {
     /// The canonical URLs of its link, canonical link and guid, without site roots.
     pub(crate) urls: Vec<String>,
+    /// Those of its canonical link and guid: URLs that claim to be the item's own page, where
+    /// a link may lead to a page of many items (a show's page).
+    pub(crate) claimed: Vec<String>,
     /// The title's token sets: the whole title, then the title without a trailing site name
     /// (`… - Reuters`, `… | Heise`) when it has one.
     pub(crate) titles: Vec<HashSet<String>>,
@@ -75,18 +82,18 @@ pub struct Fingerprint {
 impl Fingerprint {
     /// Reads `story`. Never fails: a missing or unreadable part is simply no evidence.
     pub fn new(story: &Story<'_>) -> Fingerprint {
-        let mut urls = Vec::new();
-        for raw in [story.link, story.canonical, story.guid]
+        let web = |raw: Option<&str>| canonical_url(raw?).filter(|u| !is_site_root(u));
+        let claimed: Vec<String> = [web(story.canonical), web(story.guid)]
             .into_iter()
             .flatten()
-        {
-            if let Some(url) = canonical_url(raw).filter(|u| !is_site_root(u))
-                && !urls.contains(&url)
-            {
+            .collect();
+        let mut urls: Vec<String> = Vec::new();
+        for url in web(story.link).into_iter().chain(claimed.iter().cloned()) {
+            if !urls.contains(&url) {
                 urls.push(url);
             }
         }
-        let title = normalize(story.title.unwrap_or_default().trim());
+        let title = normalize(cut(story.title.unwrap_or_default().trim(), MAX_TITLE_CHARS));
         let text = normalize(cut(story.text.unwrap_or_default().trim(), MAX_TEXT_CHARS));
         let tokens = tokenize(&text);
         let titles = title_sets(&title);
@@ -96,6 +103,7 @@ impl Fingerprint {
         let (sequence, shingles) = shingles(&tokens);
         Fingerprint {
             urls,
+            claimed,
             title_specific,
             titles,
             marks: TitleMarks::read(&title),

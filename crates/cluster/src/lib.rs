@@ -32,9 +32,11 @@
 //! 2. **The same canonical URL** ([`canonical_url`]: scheme, `www.`/`m.`/`amp.` hosts, AMP
 //!    paths, tracking parameters, fragments, trailing slashes, default ports, known
 //!    redirectors) among the items' links, canonical links and guids that are URLs: the same
-//!    story, unless both have a substantial text and the texts share almost nothing (under
-//!    [`URL_TEXT_DISJOINT`]), when the URL is a page many items link to (a podcast's show
-//!    page, a newsletter's latest issue). A site's home page is never evidence.
+//!    story, unless the texts share almost nothing (under [`URL_TEXT_DISJOINT`]) and are both
+//!    substantial, or (when the URL is only both items' link, not a canonical link or guid)
+//!    both a sentence or more under titles that differ too: then the URL is a page many items
+//!    link to (a podcast's show page, a newsletter's latest issue). A site's home page is never
+//!    evidence.
 //! 3. **Vectors**, when both items have one: a cosine under [`VECTOR_VETO`] keeps them apart
 //!    (different stories on the same topic share words, not their whole vocabulary).
 //! 4. **Near-identical text:** the share of the smaller text's shingles (three tokens in a row)
@@ -88,7 +90,8 @@ pub use decide::{
     VECTOR_CONFIRM, VECTOR_VETO, Verdict, same_story,
 };
 pub use fingerprint::{
-    ANCHOR_TOKENS, Fingerprint, MAX_TEXT_CHARS, MIN_SPECIFIC_TITLE_TOKENS, SHINGLE_TOKENS, Story,
+    ANCHOR_TOKENS, Fingerprint, MAX_TEXT_CHARS, MAX_TITLE_CHARS, MIN_SPECIFIC_TITLE_TOKENS,
+    SHINGLE_TOKENS, Story,
 };
 pub use keys::{ANCHOR_MODULUS, KeyKind, LookupKey, MAX_TEXT_KEYS, lookup_keys};
 pub use link::{canonical_url, is_site_root, is_tracking_parameter};

@@ -211,3 +211,18 @@ PAIRS = [
     "Koalition einigt sich auf Haushalt für 2027",
     "Nach wochenlangem Streit haben sich die Koalitionspartner in der Nacht zu Freitag auf den Bundeshaushalt für 2027 geeinigt. Der Etat sieht Ausgaben von 492 Milliarden Euro vor, die Neuverschuldung soll bei 15 Milliarden Euro liegen. Mehr Geld gibt es für Verteidigung und Schienenwege, beim Bürgergeld wird gespart. Der Bundestag soll den Haushalt im Dezember beschließen. Anm. d. Red.: In einer früheren Version war die Neuverschuldung falsch angegeben.")),
 ]
+
+# Added after the first landing: episodes of an unnumbered show whose items all link to the
+# show's page, with a sentence each (kept apart since the texts and titles both differ).
+PAIRS += [
+("series", "en",
+ it("https://www.gardenhour.example/podcast", "Winter pruning without fear",
+    "Which shrubs to prune now, and which to leave until spring."),
+ it("https://www.gardenhour.example/podcast", "Growing garlic in containers",
+    "Three kinds of garlic planted on a balcony, and when to harvest them.")),
+("series", "ja",
+ it("https://radio.kurashi.example.jp/program/asa", "冬の朝ごはん特集",
+    "温かい朝ごはんを作ります。"),
+ it("https://radio.kurashi.example.jp/program/asa", "年末の大掃除のコツ",
+    "大掃除の順番を聞きます。")),
+]
