@@ -1,6 +1,8 @@
 //! The decision: whether two items are the same story, with the evidence or the reason (the
 //! rules are in the [crate docs](crate)).
 
+use std::collections::HashSet;
+
 use crate::fingerprint::{Fingerprint, SHINGLE_TOKENS};
 
 /// Shingles each text needs before its text alone can decide (about fifteen words, or twenty
@@ -26,8 +28,9 @@ pub const FRAME_SHINGLES: usize = 8;
 /// Containment below which the texts disagree, whatever the titles say.
 pub const TEXT_DISAGREE: f64 = 0.5;
 
-/// Containment below which two substantial texts behind one URL are different items (the URL
-/// is a show's or a newsletter's page, not the item's).
+/// Containment below which two texts behind one URL are different items (the URL is a show's
+/// or a newsletter's page, not the item's): substantial texts, or short ones under titles that
+/// differ too.
 pub const URL_TEXT_DISJOINT: f64 = 0.25;
 
 /// Similarity (Jaccard over tokens) at which titles alone are the same story.
@@ -233,14 +236,14 @@ fn framed_apart(a: &[u64], b: &[u64]) -> bool {
     if middle_a.len() < FRAME_SHINGLES || middle_b.len() < FRAME_SHINGLES {
         return false;
     }
-    let (small, large) = if middle_a.len() <= middle_b.len() {
-        (middle_a, middle_b)
-    } else {
-        (middle_b, middle_a)
-    };
-    let large: std::collections::HashSet<u64> = large.into_iter().collect();
-    let shared = small.iter().filter(|s| large.contains(s)).count();
-    (shared as f64) < TEXT_DISAGREE * small.len() as f64
+    // As sets, like the whole texts' containment, so that the answer is the same whichever
+    // text comes first.
+    let (x, y): (HashSet<u64>, HashSet<u64>) = (
+        middle_a.into_iter().collect(),
+        middle_b.into_iter().collect(),
+    );
+    let shared = x.intersection(&y).count();
+    (shared as f64) < TEXT_DISAGREE * x.len().min(y.len()) as f64
 }
 
 /// Whether the texts put a different figure in the same place (the same tokens before and
