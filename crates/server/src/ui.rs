@@ -19,12 +19,17 @@ use std::sync::OnceLock;
 
 use axum::Router;
 use axum::extract::Path;
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use sha2::{Digest, Sha256};
 
+use crate::base::client::cookie;
 use crate::base::state::AppState;
+
+mod negotiate;
+
+pub use negotiate::LANGUAGE_COOKIE;
 
 /// One embedded file of the UI.
 #[derive(Debug, Clone, Copy)]
@@ -129,6 +134,10 @@ pub const FIRST_SCREEN_NAMESPACES: &[&str] = &[
     "sidebar", "theme", "view",
 ];
 
+/// The namespaces of messages the server writes itself and no page loads: the shell's words
+/// while the app loads and without JavaScript, in the language [`negotiate`] chooses.
+pub const SERVER_NAMESPACES: &[&str] = &["shell"];
+
 /// A catalog's two parts as served (see [`FIRST_SCREEN_NAMESPACES`]): JSON objects.
 #[derive(Debug)]
 struct CatalogParts {
@@ -147,8 +156,10 @@ fn split_catalog(catalog: &[u8]) -> CatalogParts {
             views: b"{}".to_vec(),
         };
     };
-    let (first, views): (serde_json::Map<_, _>, serde_json::Map<_, _>) =
-        messages.into_iter().partition(|(key, _)| {
+    let (first, views): (serde_json::Map<_, _>, serde_json::Map<_, _>) = messages
+        .into_iter()
+        .filter(|(key, _)| !SERVER_NAMESPACES.contains(&key.split('.').next().unwrap_or_default()))
+        .partition(|(key, _)| {
             let namespace = key.split('.').next().unwrap_or_default();
             FIRST_SCREEN_NAMESPACES.contains(&namespace)
         });
@@ -178,8 +189,9 @@ pub const INSTALL_ICONS: &[Asset] = &[
 /// each visit, which a versioned path would defeat.
 const SERVICE_WORKER_TEMPLATE: &str = include_str!("../ui/sw.js");
 
-/// The app shell as written, with `{{V}}` where the asset version goes and `{{LANGUAGES}}`
-/// where the codes of [`LANGUAGES`] go.
+/// The app shell as written, with `{{V}}` where the asset version goes, `{{LANGUAGES}}`
+/// where the codes of [`LANGUAGES`] go, and `{{LANG}}`, `{{LOADING}}` and `{{NOSCRIPT}}` where
+/// the language it is written in and its words go.
 const SHELL_TEMPLATE: &str = include_str!("../ui/index.html");
 
 /// The paths that answer with the app shell: one per kind of view.
@@ -222,15 +234,39 @@ pub fn asset_version() -> &'static str {
     })
 }
 
-/// The app shell with this build's asset version.
+/// The app shell with this build's asset version, in English.
 pub fn shell() -> &'static str {
-    static SHELL: OnceLock<String> = OnceLock::new();
-    SHELL.get_or_init(|| {
+    shell_in(0)
+}
+
+/// The app shell with this build's asset version, written in the language at `index` of
+/// [`LANGUAGES`] (English when there is none such).
+pub fn shell_in(index: usize) -> &'static str {
+    static SHELLS: OnceLock<Vec<String>> = OnceLock::new();
+    let shells = SHELLS.get_or_init(|| {
         let codes: Vec<&str> = LANGUAGES.iter().map(|l| l.code).collect();
-        SHELL_TEMPLATE
-            .replace("{{V}}", asset_version())
-            .replace("{{LANGUAGES}}", &codes.join(" "))
-    })
+        let english =
+            serde_json::from_slice::<serde_json::Value>(LANGUAGES[0].catalog).unwrap_or_default();
+        LANGUAGES
+            .iter()
+            .map(|language| {
+                let messages = serde_json::from_slice::<serde_json::Value>(language.catalog)
+                    .unwrap_or_default();
+                // A message the catalog lacks (a test forbids it) is English's.
+                let words = |key: &str| {
+                    let text = messages[key].as_str().or(english[key].as_str());
+                    tidings_feed::text::escape_html(text.unwrap_or_default())
+                };
+                SHELL_TEMPLATE
+                    .replace("{{V}}", asset_version())
+                    .replace("{{LANGUAGES}}", &codes.join(" "))
+                    .replace("{{LANG}}", language.code)
+                    .replace("{{LOADING}}", &words("shell.loading"))
+                    .replace("{{NOSCRIPT}}", &words("shell.noscript"))
+            })
+            .collect()
+    });
+    shells.get(index).unwrap_or(&shells[0])
 }
 
 /// The service worker of this build: it keeps the shell, every file of [`ASSETS`] of this
@@ -339,14 +375,21 @@ pub fn router() -> Router<AppState> {
     router
 }
 
-async fn serve_shell() -> Response {
+/// The shell, in the language the app remembered in its cookie, else the browser's.
+async fn serve_shell(headers: HeaderMap) -> Response {
+    let codes: Vec<&str> = LANGUAGES.iter().map(|l| l.code).collect();
+    let accept = headers
+        .get(header::ACCEPT_LANGUAGE)
+        .and_then(|v| v.to_str().ok());
+    let index = negotiate::negotiate(&codes, cookie(&headers, LANGUAGE_COOKIE), accept);
     (
         [
             (header::CONTENT_TYPE, "text/html; charset=utf-8"),
             // The shell names the current asset version, so it is revalidated every time.
             (header::CACHE_CONTROL, "no-cache"),
+            (header::VARY, "Accept-Language, Cookie"),
         ],
-        shell(),
+        shell_in(index),
     )
         .into_response()
 }
@@ -952,7 +995,10 @@ mod tests {
             serde_json::from_slice(&parts.views).expect("views part");
         assert!(first.contains_key("nav.subscribe") && !first.contains_key("opml.title"));
         assert!(views.contains_key("opml.title") && !views.contains_key("nav.subscribe"));
-        assert_eq!(first.len() + views.len(), whole.len());
+        let server_only = whole.keys().filter(|k| k.starts_with("shell.")).count();
+        assert!(server_only >= 2, "the shell's words");
+        assert!(!first.contains_key("shell.loading") && !views.contains_key("shell.loading"));
+        assert_eq!(first.len() + views.len() + server_only, whole.len());
         let broken = split_catalog(b"not json");
         assert_eq!(broken.first, b"not json");
     }
@@ -962,6 +1008,29 @@ mod tests {
         let text =
             "t('a.b', { n }) + tParts('c') + x.split('d') + set('e') + t('f.' + g) + has('h')";
         assert_eq!(keys_used(text), ["a.b", "f.", "c", "h"]);
+    }
+
+    #[test]
+    fn the_shell_is_written_in_each_language() {
+        for (index, language) in LANGUAGES.iter().enumerate() {
+            let shell = shell_in(index);
+            let words = catalog(language);
+            assert!(shell.contains(&format!("<html lang=\"{}\"", language.code)));
+            for key in ["shell.loading", "shell.noscript"] {
+                let text = words[key].as_str().expect("a string");
+                assert!(
+                    shell.contains(&tidings_feed::text::escape_html(text)),
+                    "{key} in {}",
+                    language.code
+                );
+            }
+            assert!(!shell.contains("{{"), "every placeholder filled: {shell}");
+        }
+        assert_eq!(
+            shell_in(LANGUAGES.len()),
+            shell(),
+            "English when there is no such language"
+        );
     }
 
     #[test]

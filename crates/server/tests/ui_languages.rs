@@ -155,3 +155,50 @@ async fn a_chinese_browser_gets_simplified_chinese() {
     assert_eq!(preferences.language, "auto");
     b.quit().await;
 }
+
+/// The shell (the words while the app loads, and without JavaScript) is written in the
+/// language the app remembered in its cookie, else the browser's; no browser needed.
+#[tokio::test]
+async fn the_shell_is_written_in_the_readers_language() {
+    let db = TestDb::sqlite();
+    let app = TestApp::start(&db).await;
+    let shell = |headers: Vec<(&'static str, &'static str)>| {
+        let url = format!("{}/all", app.base);
+        async move {
+            let mut request = reqwest::Client::new().get(url);
+            for (name, value) in headers {
+                request = request.header(name, value);
+            }
+            let response = request.send().await.unwrap();
+            assert_eq!(response.headers()["vary"], "Accept-Language, Cookie");
+            response.text().await.unwrap()
+        }
+    };
+    let english = shell(vec![]).await;
+    assert!(english.contains("<html lang=\"en\""), "{english}");
+    assert!(english.contains("Loading tidings…"));
+    let japanese = shell(vec![("accept-language", "ja-JP,ja;q=0.9,en;q=0.8")]).await;
+    assert!(japanese.contains("<html lang=\"ja\""), "{japanese}");
+    assert!(
+        japanese.contains("tidings を読み込んでいます…"),
+        "{japanese}"
+    );
+    assert!(
+        japanese.contains("JavaScript を有効にしてください"),
+        "{japanese}"
+    );
+    // The choice remembered by the app wins over the browser's language.
+    let chosen = shell(vec![
+        ("accept-language", "ja-JP"),
+        ("cookie", "tidings_language=zh-Hans"),
+    ])
+    .await;
+    assert!(chosen.contains("<html lang=\"zh-Hans\""), "{chosen}");
+    assert!(chosen.contains("正在加载 tidings…"), "{chosen}");
+    let auto = shell(vec![
+        ("accept-language", "zh-CN"),
+        ("cookie", "tidings_language=auto"),
+    ])
+    .await;
+    assert!(auto.contains("<html lang=\"zh-Hans\""), "{auto}");
+}

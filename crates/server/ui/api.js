@@ -2,7 +2,7 @@
 // carries what the user needs to read (F55): the category and the action from the server's
 // error body, or our own words when the network or the server could not answer at all.
 
-import { API_LANGUAGE, has, language, t } from './i18n.js';
+import { API_LANGUAGE, has, language, loadViews, t } from './i18n.js';
 
 /**
  * An API error's message and action in the language in use, by its code (the views' part of
@@ -138,6 +138,9 @@ export async function api(method, path, body, options = {}) {
     detail.message = t('rate.refused', { count: retryAfter });
     detail.action = t('rate.wait', { count: retryAfter });
   }
+  // An error's words in the reader's language are in the views' part of the catalog, which
+  // a first screen has not loaded yet.
+  if (language() !== API_LANGUAGE && detail.code && !has(['apierror', detail.code].join('.'))) await loadViews().catch(() => {});
   const failure = new ApiFailure(response.status, detail, retryAfter);
   if (response.status === 401 && onUnauthenticated && !options.quiet401) onUnauthenticated(failure);
   throw failure;

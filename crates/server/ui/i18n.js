@@ -56,6 +56,8 @@ export async function useLanguage(preference) {
   } catch (e) {
     // Private mode: the next visit starts from the browser's language.
   }
+  // The server writes the next visit's shell (its words while loading) in the same (ui.rs).
+  document.cookie = 'tidings_language=' + preference + ';path=/;max-age=31536000;samesite=lax';
   const code = LANGUAGES.includes(preference) ? preference : browserLanguage();
   if (loaded && code === lang) return;
   // Views already drawn in the former language need theirs in the new one at once.
