@@ -187,10 +187,49 @@ async fn all_mode_proxies_https_images_and_off_changes_nothing() {
     let (app, _, item) = reader(&db, &site, MediaProxyMode::Off).await;
     let content = item["content"].as_str().unwrap();
     assert_eq!(first_src(content), site.url("/pic.png"));
+    // Off, the route still serves only what this server signed.
     let response = reqwest::get(format!("{}/media?url=x&sig=00", app.base))
         .await
         .unwrap();
-    assert_eq!(response.status(), StatusCode::NOT_FOUND);
+    assert_eq!(response.status(), StatusCode::FORBIDDEN);
+}
+
+/// A device keeping items offline asks for `images=proxied`: with the proxy off, every image
+/// of the listing then points at a signed `/media` address that serves it, so the device can
+/// keep it from this server's origin.
+#[tokio::test]
+async fn images_proxied_for_offline_keeping_with_the_proxy_off() {
+    let site = images().await;
+    let db = TestDb::sqlite();
+    let (app, client, _) = reader(&db, &site, MediaProxyMode::Off).await;
+    let (status, _, body) = call(
+        &client,
+        Method::GET,
+        &app.url("/items?include=content&images=proxied"),
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let content = body["items"][0]["content"].as_str().unwrap();
+    assert_eq!(
+        content.matches(&format!("{}/media?url=", app.base)).count(),
+        2,
+        "both images, http and https: {content}"
+    );
+    let response = client.get(first_src(content)).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(response.bytes().await.unwrap().as_ref(), PNG);
+    assert_eq!(site.hits("/pic.png"), 1);
+
+    let (status, _, body) = call(&client, Method::GET, &app.url("/items?images=all"), None).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("images must be proxied"),
+        "{body}"
+    );
 }
 
 fn urlencode(text: &str) -> String {

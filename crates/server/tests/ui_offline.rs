@@ -6,6 +6,9 @@
 //! the server then holds exactly those marks, the counts agree, and a mark made meanwhile
 //! on another device wins over an older one made offline.
 //!
+//! With images kept (a size in Settings), the kept items' images come from the service worker
+//! offline, newest items' first, up to the size: the one over it is not kept.
+//!
 //! Without Chromium the test prints `SKIPPED … : chromium not installed` and passes.
 
 use std::net::SocketAddr;
@@ -20,7 +23,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
 
 use crate::browser::{Browser, skip_without_browser};
-use crate::support::TestApp;
+use crate::support::{PNG_1X1, TestApp, TestServer};
 
 /// A TCP gate in front of the server: open, it passes connections through; cut, it drops
 /// the ones it carries and every new one, so the browser meets a network that is gone.
@@ -132,7 +135,9 @@ on_both_engines!(offline_reading_and_marks_in_chromium, |db| {
     offline_round_trip(db).await;
 });
 
-async fn offline_round_trip(db: &TestDb) {
+/// A server whose public address is a [`Gate`] in front of it: answers the app, the gate and
+/// the address the browser uses.
+async fn behind_a_gate(db: &TestDb) -> (TestApp, Gate, String) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let public = base.clone();
@@ -142,6 +147,11 @@ async fn offline_round_trip(db: &TestDb) {
     .await;
     let upstream: SocketAddr = app.base.trim_start_matches("http://").parse().unwrap();
     let gate = Gate::start(listener, upstream);
+    (app, gate, base)
+}
+
+async fn offline_round_trip(db: &TestDb) {
+    let (app, gate, base) = behind_a_gate(db).await;
     let ann = app.user("ann", false).await;
     let subscription = stories(&app, ann).await;
 
@@ -272,4 +282,150 @@ async fn phase_offline(b: &Browser, app: &TestApp, gate: &Gate, base: &str, ann:
         "document.querySelectorAll('#main li.item').length === 11",
     )
     .await;
+}
+
+on_both_engines!(offline_images_in_chromium, |db| {
+    if skip_without_browser("ui_offline::offline_images_in_chromium") {
+        return;
+    }
+    offline_images(db).await;
+});
+
+/// A picture of about 400 KB: a one-pixel PNG with padding after its end, which browsers
+/// pass over, so that three of them weigh more than the one megabyte kept.
+fn picture() -> Vec<u8> {
+    let mut bytes = PNG_1X1.to_vec();
+    bytes.resize(400 * 1024, 0);
+    bytes
+}
+
+/// How many images this browser keeps for offline reading (-1 before it has kept any).
+async fn kept_images(b: &Browser) -> i64 {
+    // Only once the app made its database: opened first from here, it would lack its stores.
+    let counted = b
+        .js_async(
+            "const done = arguments[arguments.length - 1]; \
+             if (!localStorage.getItem('tidings.offlineKeptAt')) { done(-1); return; } \
+             const req = indexedDB.open('tidings-offline'); \
+             req.onerror = () => done(-2); \
+             req.onsuccess = () => { const g = req.result.transaction('answers').objectStore('answers').get('images'); \
+               g.onsuccess = () => { done(g.result ? Object.keys(g.result).length : -1); req.result.close(); }; \
+               g.onerror = () => done(-3); };",
+        )
+        .await
+        .expect("count the kept images");
+    counted.as_i64().unwrap_or(-4)
+}
+
+/// Whether the first image of the opened item titled `title` shows (loaded, one pixel wide).
+async fn image_shows(b: &Browser, base: &str, title: &str) -> bool {
+    b.goto(&format!("{base}/all?filter=unread")).await;
+    b.wait_for(
+        "the kept stories",
+        "document.querySelectorAll('#main li.item').length === 3",
+    )
+    .await;
+    let id = id_of(b, title).await;
+    b.click(&format!("#main li.item[data-id=\"{id}\"] .item-toggle"))
+        .await;
+    let img = format!("document.querySelector('#main li.item[data-id=\"{id}\"] img')");
+    b.wait_for(
+        "the opened item's image, loaded or failed",
+        &format!("{img} !== null && {img}.complete"),
+    )
+    .await;
+    b.eval(&format!("{img}.naturalWidth === 1")).await == Value::Bool(true)
+}
+
+async fn offline_images(db: &TestDb) {
+    let site = TestServer::start_empty().await;
+    for n in 1..=3 {
+        site.serve(&format!("/p{n}.png"), 200, "image/png", picture());
+        site.serve(&format!("/p{n}-2x.png"), 200, "image/png", picture());
+    }
+    let (app, gate, base) = behind_a_gate(db).await;
+    let ann = app.user("ann", false).await;
+    let (_, feed) = follow(&app.store, ann, "https://photos.example/feed").await;
+    let now = tidings_store::unix_now();
+    let items: Vec<NewItem> = (1..=3)
+        .map(|n| NewItem {
+            guid: Some(format!("photo-{n}")),
+            title: Some(format!("Photo {n}")),
+            content: Some(format!(
+                "<p>Photo {n}: <img alt=\"photo {n}\" src=\"{}\" srcset=\"{} 2x\"></p>",
+                site.url(&format!("/p{n}.png")),
+                site.url(&format!("/p{n}-2x.png"))
+            )),
+            published: Some(now - 3600 * (4 - n)),
+            ..NewItem::default()
+        })
+        .collect();
+    app.store.upsert_items(feed, &items, now).await.unwrap();
+
+    let b = Browser::start(1280, 860).await;
+    // One megabyte of images (the Settings page's choices start at 25 MB; the device keeps
+    // any size it is given), chosen before the first copy is taken at sign-in.
+    b.goto(&format!("{base}/login")).await;
+    b.eval("(localStorage.setItem('tidings.offlineImagesMB', '1'), true)")
+        .await;
+    b.sign_in(&base, "ann").await;
+    // The images follow the items in the background: the page stays until they are kept.
+    for _ in 0..150 {
+        if kept_images(&b).await == 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert_eq!(kept_images(&b).await, 2, "two images fit in the megabyte");
+    b.goto(&format!("{base}/settings")).await;
+    b.wait_for_within(
+        "two images kept",
+        "(document.querySelector('#offline-images-held') || {}).textContent?.includes('2 images')",
+        Duration::from_secs(30),
+    )
+    .await;
+    // The server fetched the two newest items' images for the device, once each, and never
+    // the other widths (the kept copy drops srcset); the oldest item's did not fit.
+    assert_eq!((site.hits("/p3.png"), site.hits("/p2.png")), (1, 1));
+    assert_eq!(site.hits("/p1.png"), 1, "tried, over the size, not kept");
+    assert_eq!(site.hits("/p3-2x.png") + site.hits("/p2-2x.png"), 0);
+
+    gate.cut();
+    assert!(
+        image_shows(&b, &base, "Photo 3").await,
+        "the newest item's image shows offline"
+    );
+    assert!(
+        !image_shows(&b, &base, "Photo 1").await,
+        "the image over the size was not kept"
+    );
+    gate.restore();
+
+    // None: the kept images go at once.
+    b.goto(&format!("{base}/settings")).await;
+    b.wait_for(
+        "the image size choice",
+        "document.querySelector('#pref-offline-images:not([disabled])') !== null",
+    )
+    .await;
+    b.eval(
+        "(() => { const s = document.querySelector('#pref-offline-images'); s.value = '0'; \
+         s.dispatchEvent(new Event('change')); return true; })()",
+    )
+    .await;
+    b.wait_for_within(
+        "no image kept",
+        "(document.querySelector('#offline-images-held') || {}).textContent?.includes('0 images')",
+        Duration::from_secs(10),
+    )
+    .await;
+    let left = b
+        .js_async(
+            "const done = arguments[arguments.length - 1]; \
+             caches.open('offline-images').then(c => c.keys()).then(k => done(k.length), () => done(-1));",
+        )
+        .await
+        .expect("count the kept images");
+    assert_eq!(left, json!(0));
+    b.quit().await;
 }

@@ -20,6 +20,16 @@ const KEPT_AT = 'tidings.offlineKeptAt';
 const KEEP_EVERY_MS = 5 * 60 * 1000;
 /** The most starred items kept. */
 const MAX_STARRED = 1000;
+/** How many MB of the kept items' images this device keeps (0, the default: none). */
+const IMAGES_SETTING = 'tidings.offlineImagesMB';
+/**
+ * Where the kept images are, by their address on this server (`/media`, which the items kept
+ * with images point at): the service worker answers from here before the network. Not named
+ * `tidings-…`, the prefix of the app's files, which a new build's worker drops.
+ */
+export const IMAGE_CACHE = 'offline-images';
+/** The key, among the kept answers, of the kept images' sizes by address. */
+const IMAGE_SIZES = 'images';
 let opened = null;
 
 function request(req) {
@@ -73,6 +83,18 @@ export function setKeepLimit(n) {
   localStorage.setItem(KEEP_SETTING, String(Math.max(0, Math.min(5000, Math.floor(n) || 0))));
 }
 
+/** How many megabytes of images this device keeps with the kept items (0 keeps none). */
+export function imageLimitMB() {
+  const saved = Number(localStorage.getItem(IMAGES_SETTING));
+  return Number.isFinite(saved) && saved > 0 ? Math.min(1000, saved) : 0;
+}
+
+/** Sets how many megabytes of images this device keeps (0 keeps none, and drops those kept). */
+export function setImageLimitMB(mb) {
+  localStorage.setItem(IMAGES_SETTING, String(Math.max(0, Math.min(1000, Math.floor(mb) || 0))));
+  if (!imageLimitMB()) keepImages([]).catch(() => {});
+}
+
 /**
  * Remembers an answer the server gave. A different account than the one kept means another
  * person signed in on this browser: everything kept for the last one goes first.
@@ -90,6 +112,7 @@ export async function remember(path, data) {
 /** Forgets everything kept, marks not yet sent included (at sign-out). */
 export async function forget() {
   localStorage.removeItem(KEPT_AT);
+  if (typeof caches !== 'undefined') await caches.delete(IMAGE_CACHE).catch(() => false);
   await transaction(['answers', 'items', 'queue'], 'readwrite', (s) => Promise.all([
     request(s.answers.clear()), request(s.items.clear()), request(s.queue.clear()),
   ]));
@@ -115,17 +138,98 @@ async function pages(get, path, most) {
  * API. Answers how many items are kept.
  */
 export async function keepItems(get) {
-  const unread = await pages(get, '/items?filter=unread&order=newest&include=content', keepLimit());
-  const starred = await pages(get, '/items?filter=starred&order=newest&include=content', MAX_STARRED);
+  // With images kept, every image points at this server (`/media`), which can be kept
+  // whatever its host allows, and whose size is known.
+  const withImages = imageLimitMB() > 0;
+  const extra = '&include=content' + (withImages ? '&images=proxied' : '');
+  const unread = await pages(get, '/items?filter=unread&order=newest' + extra, keepLimit());
+  const starred = await pages(get, '/items?filter=starred&order=newest' + extra, MAX_STARRED);
   const byId = new Map();
   for (const item of [...unread, ...starred]) byId.set(item.id, item);
+  const images = withImages ? [...byId.values()].flatMap(imagesOf) : [];
   const waiting = await queued();
   for (const entry of waiting) applyToItems(byId, entry);
   await transaction(['items'], 'readwrite', async (s) => {
     await request(s.items.clear());
     await Promise.all([...byId.values()].map((item) => request(s.items.put(item))));
   });
+  // In the background: the items can be read offline at once, their images follow.
+  keepImages(images).catch(() => {});
   return byId.size;
+}
+
+/**
+ * The addresses of an item's images, its thumbnail first. Its HTML loses `srcset`, so that
+ * offline the browser asks for the one image kept (`src`) rather than another width.
+ */
+function imagesOf(item) {
+  const found = item.thumbnail_url ? [item.thumbnail_url] : [];
+  if (!item.content) return found;
+  const html = document.createElement('template');
+  html.innerHTML = item.content;
+  for (const img of html.content.querySelectorAll('img')) {
+    img.removeAttribute('srcset');
+    img.removeAttribute('sizes');
+    if (img.getAttribute('src')) found.push(new URL(img.getAttribute('src'), location.href).href);
+  }
+  item.content = html.innerHTML;
+  return found;
+}
+
+let keepingImages = null;
+
+/**
+ * Keeps the images at `urls` (this server's `/media` addresses, newest items' first) up to
+ * the device's megabytes, and drops those kept before that are no longer named. An image that
+ * does not fit is skipped; those after it may. Answers how many are kept and their bytes.
+ */
+export function keepImages(urls) {
+  // One run at a time: a second waits for the first, then runs with its own list.
+  const run = (keepingImages || Promise.resolve()).catch(() => {}).then(() => storeImages(urls));
+  keepingImages = run;
+  return run;
+}
+
+async function storeImages(urls) {
+  if (typeof caches === 'undefined') return { kept: 0, bytes: 0 };
+  const limit = imageLimitMB() * 1024 * 1024;
+  const wanted = [...new Set(urls.filter((u) => u.startsWith(location.origin + '/media?')))];
+  const cache = await caches.open(IMAGE_CACHE);
+  const sizes = (await kept(IMAGE_SIZES)) || {};
+  const keep = new Set(wanted);
+  for (const request of await cache.keys()) {
+    if (!keep.has(request.url) || !limit) await cache.delete(request);
+  }
+  const now = {};
+  let bytes = 0;
+  for (const url of limit ? wanted : []) {
+    if (sizes[url] !== undefined && await cache.match(url)) {
+      if (bytes + sizes[url] > limit) {
+        await cache.delete(url);
+        continue;
+      }
+      now[url] = sizes[url];
+      bytes += sizes[url];
+      continue;
+    }
+    if (bytes >= limit) break;
+    // Not into the browser's HTTP cache too: what is kept is in IMAGE_CACHE, once.
+    const blob = await fetch(url, { credentials: 'same-origin', cache: 'no-store' })
+      .then((r) => (r.ok ? r.blob() : null), () => null);
+    if (!blob || bytes + blob.size > limit) continue;
+    await cache.put(url, new Response(blob, { headers: { 'Content-Type': blob.type || 'application/octet-stream' } }));
+    now[url] = blob.size;
+    bytes += blob.size;
+  }
+  await transaction(['answers'], 'readwrite', (s) => request(s.answers.put(now, IMAGE_SIZES)));
+  return { kept: Object.keys(now).length, bytes };
+}
+
+/** How many images this device keeps, and their bytes. */
+export async function keptImages() {
+  const sizes = (await kept(IMAGE_SIZES)) || {};
+  const values = Object.values(sizes);
+  return { kept: values.length, bytes: values.reduce((a, b) => a + b, 0) };
 }
 
 /** The marks waiting to be sent, oldest first. */

@@ -123,7 +123,30 @@ function offlineSection() {
   }).catch(() => { keep.disabled = true; });
   return section(t('settings.offline'),
     h('div', { class: 'field-row' }, h('label', { for: 'pref-offline-items' }, t('settings.offline_items')), keep),
+    offlineImages(),
     h('p', { class: 'hint' }, t('settings.offline_hint')));
+}
+
+/** How many megabytes of the kept items' images this device keeps, and how many it holds. */
+function offlineImages() {
+  const mb = (n) => formatNumber(n, { style: 'unit', unit: 'megabyte', maximumFractionDigits: 1 });
+  const choice = h('select', { id: 'pref-offline-images' },
+    [0, 25, 100, 250, 500].map((n) => h('option', { value: n }, n ? mb(n) : t('settings.offline_images_none'))));
+  const held = h('p', { class: 'hint', id: 'offline-images-held' });
+  const show = (m) => m.keptImages().then(({ kept, bytes }) => {
+    held.textContent = t('settings.offline_images_held', { count: kept, size: mb(bytes / 1048576) });
+  });
+  offline().then((m) => {
+    choice.value = String(m.imageLimitMB());
+    show(m);
+    choice.addEventListener('change', () => {
+      const limit = Number(choice.value);
+      m.setImageLimitMB(limit);
+      toast({ title: t('common.saved'), message: limit ? t('settings.offline_images_saved', { size: mb(limit) }) : t('settings.offline_images_saved_none') });
+      setTimeout(() => show(m), 500);
+    });
+  }).catch(() => { choice.disabled = true; });
+  return h('div', {}, h('div', { class: 'field-row' }, h('label', { for: 'pref-offline-images' }, t('settings.offline_images')), choice), held);
 }
 
 function groupsSection() {

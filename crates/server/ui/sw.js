@@ -6,6 +6,8 @@ const VERSION = '{{V}}';
 const CACHE = 'tidings-' + VERSION;
 const FILES = {{FILES}};
 const SHELL = '/';
+/** The images offline.js keeps with the kept items (its IMAGE_CACHE): kept across builds. */
+const IMAGES = 'offline-images';
 
 self.addEventListener('install', (event) => {
   event.waitUntil(
@@ -36,6 +38,13 @@ self.addEventListener('fetch', (event) => {
     // current build), else the kept one.
     event.respondWith(fetch(request).catch(() =>
       caches.open(CACHE).then((cache) => cache.match(SHELL, { ignoreVary: true })).then((shell) => shell || Response.error())));
+    return;
+  }
+  if (url.pathname === '/media') {
+    // An image of a kept item (offline.js keeps them at their /media address when the reader
+    // asks for images offline): the kept copy, online too, since a signed address always
+    // names the same image; else the network.
+    event.respondWith(caches.open(IMAGES).then((cache) => cache.match(request)).then((kept) => kept || fetch(request)));
     return;
   }
   if (url.pathname.startsWith('/ui/' + VERSION + '/')) {

@@ -13,11 +13,12 @@ use crate::base::error::{ApiError, ApiResult};
 use crate::base::extract::Json;
 use crate::base::items::{
     ItemList, ItemSummaryView, add_bodies, add_generated_summaries, add_popularity, add_tags,
-    proxy_item,
+    proxy_item_in,
 };
 use crate::base::search;
 use crate::base::state::AppState;
 use crate::base::time::parse_time;
+use crate::media::MediaProxyMode;
 
 /// The values `filter` takes (the OpenAPI document lists them; `item_query` reads them).
 pub const FILTERS: &[&str] = &["all", "unread", "starred"];
@@ -57,6 +58,44 @@ pub struct ItemListParams {
     /// `content`: each item also carries its `content` and `enclosures`, so that a reader
     /// shows an item opened without asking for it again.
     pub include: Option<String>,
+    /// `proxied`: every image of the items (in their HTML and their thumbnails) points at this
+    /// server's `/media` route, whatever the media proxy's setting, so that a device keeping
+    /// items for offline reading can keep their images from this server's origin.
+    pub images: Option<String>,
+}
+
+/// What a listing adds to the store's summaries: `include=content` and `images=proxied`.
+#[derive(Debug, Clone, Copy)]
+struct Extras {
+    content: bool,
+    images: MediaProxyMode,
+}
+
+impl Extras {
+    /// Takes `include` and `images` out of `params`.
+    fn take(state: &AppState, params: &mut ItemListParams) -> ApiResult<Extras> {
+        let content = match params.include.take().as_deref().map(str::trim) {
+            None | Some("") => false,
+            Some("content") => true,
+            Some(other) => {
+                return Err(ApiError::validation(
+                    format!("include must be content, not {other:?}"),
+                    "Use include=content, or leave it out for summaries only.",
+                ));
+            }
+        };
+        let images = match params.images.take().as_deref().map(str::trim) {
+            None | Some("") => state.config.media_proxy.mode,
+            Some("proxied") => MediaProxyMode::All,
+            Some(other) => {
+                return Err(ApiError::validation(
+                    format!("images must be proxied, not {other:?}"),
+                    "Use images=proxied to have every image served by this server, or leave it out.",
+                ));
+            }
+        };
+        Ok(Extras { content, images })
+    }
 }
 
 /// The cursor of a page of search results by relevance: how many hits came before.
@@ -152,24 +191,15 @@ pub(crate) async fn list(
     mut params: ItemListParams,
     tag_id: Option<i64>,
 ) -> ApiResult<Json<ItemList>> {
-    let with_content = match params.include.take().as_deref().map(str::trim) {
-        None | Some("") => false,
-        Some("content") => true,
-        Some(other) => {
-            return Err(ApiError::validation(
-                format!("include must be content, not {other:?}"),
-                "Use include=content, or leave it out for summaries only.",
-            ));
-        }
-    };
+    let extras = Extras::take(state, &mut params)?;
     let search = search::parse_q(params.q.as_deref())?;
     if let Some(query) = search {
-        return search_items(state, auth, query, params, tag_id, with_content).await;
+        return search_items(state, auth, query, params, tag_id, extras).await;
     }
     let query = item_query(params, tag_id)?;
     let page = state.store.list_items(auth.user.id, &query).await?;
     let mut items: Vec<ItemSummaryView> = page.items.into_iter().map(Into::into).collect();
-    complete(state, auth, &mut items, with_content).await?;
+    complete(state, auth, &mut items, extras).await?;
     Ok(Json(ItemList {
         has_more: page.next_cursor.is_some(),
         next_cursor: page.next_cursor.map(|c| c.encode()),
@@ -185,7 +215,7 @@ async fn search_items(
     query: SearchQuery,
     mut params: ItemListParams,
     tag_id: Option<i64>,
-    with_content: bool,
+    extras: Extras,
 ) -> ApiResult<Json<ItemList>> {
     let by_relevance = params.order.as_deref().map(str::trim) == Some("relevance");
     let mut offset = 0;
@@ -224,7 +254,7 @@ async fn search_items(
             }
         })
         .collect();
-    complete(state, auth, &mut items, with_content).await?;
+    complete(state, auth, &mut items, extras).await?;
     Ok(Json(ItemList {
         has_more: next_cursor.is_some(),
         next_cursor,
@@ -232,23 +262,23 @@ async fn search_items(
     }))
 }
 
-/// Fills in what a listing shows of each item beyond the store's summary: with `with_content`
-/// its content and enclosures, then its tags, popularity and generated summary, and its images
-/// pointed at the media proxy when that is on.
+/// Fills in what a listing shows of each item beyond the store's summary: with `content` its
+/// content and enclosures, then its tags, popularity and generated summary, and its images
+/// pointed at the media proxy as `extras.images` says.
 async fn complete(
     state: &AppState,
     auth: &Auth,
     items: &mut [ItemSummaryView],
-    with_content: bool,
+    extras: Extras,
 ) -> ApiResult<()> {
-    if with_content {
+    if extras.content {
         add_bodies(state, auth, items).await?;
     }
     add_tags(state, items).await?;
     add_popularity(state, items).await?;
     add_generated_summaries(state, items).await?;
     for item in items {
-        proxy_item(state, item);
+        proxy_item_in(state, extras.images, item);
     }
     Ok(())
 }

@@ -13,6 +13,7 @@ use crate::base::auth::Auth;
 use crate::base::error::ApiResult;
 use crate::base::state::AppState;
 use crate::base::time::time;
+use crate::media::MediaProxyMode;
 
 /// An item in a listing: no content.
 #[derive(Debug, Serialize, ToSchema)]
@@ -204,12 +205,18 @@ impl From<GeneratedSummary> for GeneratedSummaryView {
 
 /// Points a listed item's images (its HTML and its thumbnail) at the media proxy, when it is on.
 pub(crate) fn proxy_item(state: &AppState, item: &mut ItemSummaryView) {
-    proxy_images(state, &mut item.summary);
-    proxy_images(state, &mut item.content);
-    proxy_images(state, &mut item.full_content);
+    proxy_item_in(state, state.config.media_proxy.mode, item);
+}
+
+/// Points the images of a listed item that `mode` sends through the media proxy at it: the
+/// configured mode's, or every image for a device that keeps them offline.
+pub(crate) fn proxy_item_in(state: &AppState, mode: MediaProxyMode, item: &mut ItemSummaryView) {
+    proxy_images_in(state, mode, &mut item.summary);
+    proxy_images_in(state, mode, &mut item.content);
+    proxy_images_in(state, mode, &mut item.full_content);
     let config = &state.config;
     if let Some(url) = item.thumbnail_url.as_deref()
-        && let Some(proxied) = config.media_proxy.proxied_if_wanted(&config.base_url, url)
+        && let Some(proxied) = config.media_proxy.proxied_in(mode, &config.base_url, url)
     {
         item.thumbnail_url = Some(proxied);
     }
@@ -217,9 +224,15 @@ pub(crate) fn proxy_item(state: &AppState, item: &mut ItemSummaryView) {
 
 /// Points the images of an item's HTML at the media proxy, when it is on.
 pub(crate) fn proxy_images(state: &AppState, html: &mut Option<String>) {
+    proxy_images_in(state, state.config.media_proxy.mode, html);
+}
+
+fn proxy_images_in(state: &AppState, mode: MediaProxyMode, html: &mut Option<String>) {
     let config = &state.config;
     if let Some(text) = html.as_deref()
-        && let Some(rewritten) = config.media_proxy.rewrite_html(&config.base_url, text)
+        && let Some(rewritten) = config
+            .media_proxy
+            .rewrite_html_in(mode, &config.base_url, text)
     {
         *html = Some(rewritten);
     }

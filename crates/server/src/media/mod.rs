@@ -97,10 +97,10 @@ impl MediaProxy {
                 == 0
     }
 
-    /// Whether an image at `url` goes through the proxy.
-    fn wants(&self, url: &str) -> bool {
+    /// Whether an image at `url` goes through the proxy in `mode`.
+    fn wants(mode: MediaProxyMode, url: &str) -> bool {
         let lower = url.trim_start().get(..8).unwrap_or("").to_ascii_lowercase();
-        match self.mode {
+        match mode {
             MediaProxyMode::Off => false,
             MediaProxyMode::Insecure => lower.starts_with("http://"),
             MediaProxyMode::All => lower.starts_with("http://") || lower.starts_with("https://"),
@@ -120,13 +120,31 @@ impl MediaProxy {
     /// The proxy's address for an image URL outside HTML (an item's thumbnail), when the
     /// mode sends that image through the proxy; `None` leaves the URL as it is.
     pub fn proxied_if_wanted(&self, base: &url::Url, url: &str) -> Option<String> {
-        self.wants(url).then(|| self.proxied(base, url))
+        self.proxied_in(self.mode, base, url)
+    }
+
+    /// As [`MediaProxy::proxied_if_wanted`], for the images `mode` sends through the proxy
+    /// rather than those of the configured mode.
+    pub fn proxied_in(&self, mode: MediaProxyMode, base: &url::Url, url: &str) -> Option<String> {
+        Self::wants(mode, url).then(|| self.proxied(base, url))
     }
 
     /// `html` with the `src` and `srcset` of its images pointing at the proxy; `None` when
     /// nothing changed. The HTML is the sanitizer's output, so attribute values are quoted.
     pub fn rewrite_html(&self, base: &url::Url, html: &str) -> Option<String> {
-        if self.mode == MediaProxyMode::Off {
+        self.rewrite_html_in(self.mode, base, html)
+    }
+
+    /// As [`MediaProxy::rewrite_html`], for the images `mode` sends through the proxy: a device
+    /// keeping items for offline reading asks for every image through it (`images=proxied`),
+    /// whatever the configured mode, so that it can keep them from this server's origin.
+    pub fn rewrite_html_in(
+        &self,
+        mode: MediaProxyMode,
+        base: &url::Url,
+        html: &str,
+    ) -> Option<String> {
+        if mode == MediaProxyMode::Off {
             return None;
         }
         let mut out = String::new();
@@ -142,10 +160,10 @@ impl MediaProxy {
             for attribute in img_attributes(html, after) {
                 let name = &html[attribute.name.0..attribute.name.1];
                 let raw = unescape(attribute.value);
-                let new_value = if name.eq_ignore_ascii_case("src") && self.wants(&raw) {
+                let new_value = if name.eq_ignore_ascii_case("src") && Self::wants(mode, &raw) {
                     self.proxied(base, raw.trim())
                 } else if name.eq_ignore_ascii_case("srcset") {
-                    let rewritten = self.rewrite_srcset(base, &raw);
+                    let rewritten = self.rewrite_srcset(mode, base, &raw);
                     if rewritten == raw {
                         continue;
                     }
@@ -165,7 +183,7 @@ impl MediaProxy {
         Some(out)
     }
 
-    fn rewrite_srcset(&self, base: &url::Url, srcset: &str) -> String {
+    fn rewrite_srcset(&self, mode: MediaProxyMode, base: &url::Url, srcset: &str) -> String {
         srcset
             .split(',')
             .map(|candidate| {
@@ -173,7 +191,7 @@ impl MediaProxy {
                 let (url, descriptor) = candidate
                     .split_once(char::is_whitespace)
                     .unwrap_or((candidate, ""));
-                if self.wants(url) {
+                if Self::wants(mode, url) {
                     format!("{} {}", self.proxied(base, url), descriptor.trim())
                         .trim_end()
                         .to_string()
