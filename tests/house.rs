@@ -8,6 +8,12 @@
 //!   package's `tests/` too, a test written as `on_both_engines!(name, |db| { … })` counting as a
 //!   function `name`, since a test that scrolls past a screen hides what it checks.
 //!
+//! - **Crates follow the data's path, one way**: each package's shipped dependencies
+//!   (`[dependencies]`, `[build-dependencies]`) on the workspace's crates are on a lower floor of
+//!   [`CRATE_FLOORS`]: pure crates, then fetching, storing, the worker, the server, the binary,
+//!   and what measures above all. Tests may reach up (a dev-dependency on `tidings-testkit`
+//!   brings a real store to `tidings-fetch`'s tests), since tests never ship.
+//!
 //! Offenders still to fix are listed in [`CYCLE_ALLOWLIST`] and [`LONG_FUNCTION_ALLOWLIST`], both
 //! empty today. Each entry goes when it is fixed, and a listed offender that no longer offends
 //! fails the test too, so the lists only shrink.
@@ -33,6 +39,32 @@ const MAX_FUNCTION_LINES: usize = 150;
 /// Modules in an import circle still to untangle (`crate::module`, the crate root as the crate's
 /// name alone). Empty since every circle was untangled: a new circle is untangled, not listed.
 const CYCLE_ALLOWLIST: &[&str] = &[];
+
+/// The workspace's packages by floor, lowest first: a package's shipped dependencies on the
+/// workspace's packages are on floors below its own. Pure crates (text, parsing, tags, rules,
+/// vectors, duplicates) need no network and no database; `tidings-fetch` is the guarded HTTP
+/// client; `tidings-store` the database; `tidings-testkit` the tests' real stores and feeds;
+/// then the worker, the server, the binary (`tidings`) and the benchmarks. A new package gets
+/// its floor here, or the test fails.
+const CRATE_FLOORS: &[&[&str]] = &[
+    &["tidings-text", "tidings-feed"],
+    &[
+        "tidings-tags",
+        "tidings-rules",
+        "tidings-summary",
+        "tidings-scrape",
+        "tidings-extract",
+    ],
+    &["tidings-embed", "tidings-cluster"],
+    &["tidings-fetch"],
+    &["tidings-notify"],
+    &["tidings-store"],
+    &["tidings-testkit"],
+    &["tidings-worker"],
+    &["tidings-server"],
+    &["tidings"],
+    &["tidings-bench"],
+];
 
 /// Functions longer than [`MAX_FUNCTION_LINES`] still to split (`crate::module::Type::function`,
 /// an integration test as `package(test)::module::test`). Empty since the last long test was
@@ -70,6 +102,47 @@ fn no_crate_has_an_import_circle() {
         new.is_empty() && fixed.is_empty(),
         "{report}\nmodules in an import circle that CYCLE_ALLOWLIST does not list: {new:?}\n\
          listed modules no longer in a circle (remove them from CYCLE_ALLOWLIST): {fixed:?}"
+    );
+}
+
+#[test]
+fn crates_depend_one_way_along_the_datas_path() {
+    let floor_of = |name: &str| CRATE_FLOORS.iter().position(|floor| floor.contains(&name));
+    let names: BTreeSet<String> = packages()
+        .iter()
+        .map(|p| package_name(&std::fs::read_to_string(p.join("Cargo.toml")).unwrap()))
+        .collect();
+    let mut wrong = Vec::new();
+    for package in packages() {
+        let manifest = std::fs::read_to_string(package.join("Cargo.toml")).unwrap();
+        let name = package_name(&manifest);
+        let Some(floor) = floor_of(&name) else {
+            wrong.push(format!("{name} has no floor in CRATE_FLOORS"));
+            continue;
+        };
+        for dependency in shipped_dependencies(&manifest) {
+            if !names.contains(&dependency) {
+                continue;
+            }
+            match floor_of(&dependency) {
+                Some(below) if below < floor => {}
+                _ => wrong.push(format!(
+                    "{name} depends on {dependency}, not on a lower floor"
+                )),
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
+#[test]
+fn shipped_dependencies_leave_out_the_tests() {
+    let manifest = "[package]\nname = \"x\"\n[dependencies]\ntidings-text.workspace = true\n\
+                    serde = \"1\"\n[dev-dependencies]\ntidings-testkit = { path = \"t\" }\n\
+                    [target.'cfg(unix)'.dependencies]\ntidings-feed = \"0.1\"\n";
+    assert_eq!(
+        shipped_dependencies(manifest),
+        ["tidings-text", "serde", "tidings-feed"]
     );
 }
 
@@ -337,6 +410,35 @@ fn package_name(manifest: &str) -> String {
         .find(|line| line.trim_start().starts_with("name"))
         .expect("a package name");
     line.split('"').nth(1).expect("a quoted name").to_string()
+}
+
+/// The names of a manifest's shipped dependencies: the keys of its `[dependencies]` and
+/// `[build-dependencies]` tables, also per target; not `[dev-dependencies]`.
+fn shipped_dependencies(manifest: &str) -> Vec<String> {
+    let mut shipped = false;
+    let mut names = Vec::new();
+    for line in manifest.lines().map(str::trim) {
+        if let Some(table) = line.strip_prefix('[') {
+            let table = table.trim_end_matches(']');
+            shipped = table == "dependencies"
+                || table == "build-dependencies"
+                || (table.starts_with("target.")
+                    && (table.ends_with(".dependencies")
+                        || table.ends_with(".build-dependencies")));
+            continue;
+        }
+        if !shipped || line.starts_with('#') {
+            continue;
+        }
+        if let Some((key, _)) = line.split_once('=') {
+            let key = key.trim();
+            let name = key.split('.').next().unwrap_or(key).trim_matches('"');
+            if !name.is_empty() {
+                names.push(name.to_string());
+            }
+        }
+    }
+    names
 }
 
 // ---- Tokens ----
