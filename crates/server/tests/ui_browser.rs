@@ -624,6 +624,12 @@ async fn settings_pages(b: &Browser, base: &str, site: &TestServer) {
         .eval("getComputedStyle(document.body).backgroundColor")
         .await;
     assert_eq!(background, "rgb(18, 20, 24)", "dark background");
+    assert_eq!(
+        b.eval("document.querySelector('meta[name=theme-color]').content")
+            .await,
+        "#121418",
+        "the title bar follows the theme in use"
+    );
     b.eval("(localStorage.clear(), true)").await;
     b.goto(&format!("{base}/all")).await;
     b.wait_for(
@@ -640,7 +646,8 @@ async fn settings_pages(b: &Browser, base: &str, site: &TestServer) {
     b.click("#theme-button").await;
     b.wait_for(
         "cycled to light",
-        "document.documentElement.dataset.theme === 'light'",
+        "document.documentElement.dataset.theme === 'light' \
+         && document.querySelector('meta[name=theme-color]').content === '#c2410c'",
     )
     .await;
     b.wait_for("light saved", "fetch('/api/v1/preferences').then(r => r.json()).then(j => window.__theme2 = j.preferences.theme) && window.__theme2 === 'light'")

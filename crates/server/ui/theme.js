@@ -14,10 +14,15 @@
     return system && system.matches ? 'dark' : 'light';
   }
 
+  // The browser's and the installed app's title bar: the brand's colour in light, the page's
+  // own in dark (app.css's --bg), so that it follows the theme in use, not only the system's.
+  var bar = document.querySelector('meta[name=theme-color]');
+
   function apply(choice) {
     if (choice !== 'light' && choice !== 'dark') choice = 'auto';
     root.setAttribute('data-theme-choice', choice);
     root.setAttribute('data-theme', resolve(choice));
+    if (bar) bar.content = resolve(choice) === 'dark' ? '#121418' : '#c2410c';
     return choice;
   }
 
