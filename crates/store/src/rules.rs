@@ -748,13 +748,27 @@ macro_rules! write_rule_outcomes_on {
                 .map(|(u, i, _)| (*u, *i))
                 .collect();
             if !hidden.is_empty() {
+                // The items' own list first: with the pairs' list alone, SQLite scanned the
+                // whole of user_items (every user's arrivals) for each chunk, a cost that grew
+                // with the database; by item it looks up the few rows of these items.
+                let mut items: Vec<i64> = hidden.iter().map(|(_, i)| *i).collect();
+                items.sort_unstable();
+                items.dedup();
+                let first_item = hidden.len() * 2 + 1;
+                let item_list: Vec<String> = (0..items.len())
+                    .map(|k| format!("${}", first_item + k))
+                    .collect();
                 let sql = format!(
-                    "DELETE FROM user_items WHERE (user_id, item_id) IN (VALUES {})",
+                    "DELETE FROM user_items WHERE item_id IN ({}) AND (user_id, item_id) IN (VALUES {})",
+                    item_list.join(", "),
                     $crate::rules::placeholder_rows(hidden.len(), 2)
                 );
                 let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
                 for (user_id, item_id) in hidden {
                     query = query.bind(user_id).bind(item_id);
+                }
+                for item_id in items {
+                    query = query.bind(item_id);
                 }
                 query.execute(&mut *$db).await?;
             }
