@@ -46,6 +46,7 @@ mod sessions;
 mod subscription_changes;
 mod summaries;
 mod sync;
+mod sync_subscriptions;
 mod tags;
 mod text;
 mod usage;
@@ -123,8 +124,9 @@ pub use sessions::{ApiKey, ApiKeyScope, Authenticated, Session};
 pub use summaries::{GeneratedSummary, REDO_SUMMARY_FACTOR, SummaryJob, SummaryJobState};
 pub use sync::{
     MAX_LABEL_CHARS, MAX_SYNC_IDS, MAX_SYNC_ITEM_IDS, MAX_SYNC_ITEMS, SyncIds, SyncItem, SyncOrder,
-    SyncQuery, SyncRef, SyncSubscription, UnreadFeed,
+    SyncQuery, SyncRef, UnreadFeed,
 };
+pub use sync_subscriptions::{SyncSubscription, SyncSubscriptions};
 pub use tags::{ItemTag, MAX_TOP_TAGS, TAG_BACKFILL_BATCH, TagCount, TagJob, TaggedItem};
 pub use text::{is_stripped_char, strip_control_chars};
 /// A rule's scope, conditions and actions, as saved and previewed (`tidings-rules`).

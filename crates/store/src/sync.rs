@@ -128,31 +128,6 @@ pub struct SyncRef {
     pub arrived_us: i64,
 }
 
-/// A subscription as the sync APIs list it: what naming and showing it takes, read in one
-/// statement with its group's name. Deserialized from the JSON array
-/// [`Store::sync_subscriptions`] reads, whose values come in the order of these fields.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
-pub struct SyncSubscription {
-    /// The subscription's id.
-    pub id: i64,
-    /// The feed's id.
-    pub feed_id: i64,
-    /// Its group.
-    pub group_id: i64,
-    /// That group's name.
-    pub group_name: String,
-    /// The user's title for the feed.
-    pub custom_title: Option<String>,
-    /// The feed's own title.
-    pub feed_title: Option<String>,
-    /// The feed's URL.
-    pub feed_url: String,
-    /// The feed's site.
-    pub site_url: Option<String>,
-    /// When the user subscribed (Unix seconds).
-    pub created_at: i64,
-}
-
 /// A subscription with unread items, as [`Store::unread_feeds`] lists them. Deserialized
 /// from a JSON array whose values come in the order of these fields.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
@@ -695,74 +670,12 @@ impl Store {
         }))
     }
 
-    /// The user's subscriptions as the sync APIs list them, by title, then id: on PostgreSQL
-    /// the titles lowered (Unicode) and compared by code point, the order of
-    /// [`Store::list_subscriptions`] in a database with the C.UTF-8 collation; in another
-    /// locale titles that differ in accents or punctuation may come in another order than
-    /// the web UI's (apps sort by their own rules, `sortid` or title). SQLite lowers ASCII
-    /// letters only and compares bytes, as its listing does. One statement with only these
-    /// columns: the full listing also reads each feed's fetch state and icon, which an app's
-    /// subscription list (500 feeds, asked on every sync) never shows. On SQLite the list
-    /// comes back as one row, a JSON array of one array a subscription, as `stream/items/ids`
-    /// does with its page: with a row a subscription, sqlx's SQLite driver copied each of 500
-    /// rows' nine values and handed the row from its worker thread to the caller, about half
-    /// of the call's CPU.
-    pub async fn sync_subscriptions(&self, user_id: i64) -> Result<Vec<SyncSubscription>> {
-        // The columns in the order of SyncSubscription's fields, which reads each array.
-        const COLUMNS: &str = "s.id, s.feed_id, s.group_id, COALESCE(g.name, ''), s.title, \
-                               f.title, f.url, f.site_url, s.created_at";
-        const FROM: &str = "FROM subscriptions s
-                            JOIN feeds f ON f.id = s.feed_id
-                            LEFT JOIN feed_groups g ON g.id = s.group_id
-                            WHERE s.user_id = $1";
-        const ORDER: (&str, &str) = ("LOWER(COALESCE(s.title, f.title, f.url))", "s.id");
-        if let crate::Pools::Postgres(pool) = &*self.pools {
-            // A row a subscription: sqlx reads PostgreSQL's rows in the request's task (no
-            // hand-offs), and `json_build_array` would write every value as text; measured,
-            // the aggregate cost ~0.2 ms a request more there. The rows are put in order here,
-            // not by PostgreSQL: its sort (each row's nine columns copied into the sort, the
-            // lowered titles compared through the collation) and `LOWER` were ~0.4 ms of the
-            // backend's 1.1 ms a request for 500 subscriptions, against ~0.03 ms here.
-            let sql = format!("SELECT {COLUMNS} {FROM}");
-            let mut connection = self.postgres_connection(pool).await?;
-            let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
-                .bind(user_id)
-                .fetch_all(&mut *connection)
-                .await?;
-            drop(connection);
-            let mut list = rows
-                .iter()
-                .map(|row| {
-                    use sqlx::Row;
-                    Ok(SyncSubscription {
-                        id: row.try_get(0)?,
-                        feed_id: row.try_get(1)?,
-                        group_id: row.try_get(2)?,
-                        group_name: row.try_get(3)?,
-                        custom_title: row.try_get(4)?,
-                        feed_title: row.try_get(5)?,
-                        feed_url: row.try_get(6)?,
-                        site_url: row.try_get(7)?,
-                        created_at: row.try_get(8)?,
-                    })
-                })
-                .collect::<std::result::Result<Vec<_>, sqlx::Error>>()?;
-            list.sort_by_cached_key(|s| {
-                let title = s.custom_title.as_ref().or(s.feed_title.as_ref());
-                (title.unwrap_or(&s.feed_url).to_lowercase(), s.id)
-            });
-            return Ok(list);
-        }
-        self.json_rows(COLUMNS, ORDER, FROM, user_id, "subscription list")
-            .await
-    }
-
     /// The user's subscriptions with unread items, in the order of
     /// [`Store::list_subscriptions`] (by title, then id), each with its unread count and the
     /// publication time of its newest unread item (the Google Reader API's `unread-count`
     /// and its `newestItemTimestampUsec`): one statement, each subscription walking its
     /// feed's items newest first until the first unread one, and one row, a JSON array (as
-    /// [`Store::sync_subscriptions`] reads its list, for the same reason).
+    /// [`Store::sync_subscriptions`] reads its list on SQLite, for the same reason).
     pub async fn unread_feeds(&self, user_id: i64) -> Result<Vec<UnreadFeed>> {
         let from = format!(
             "FROM (SELECT s.id, s.feed_id, s.group_id, s.unread_count,
