@@ -295,9 +295,29 @@ pub fn service_worker() -> &'static str {
     })
 }
 
-/// The web app manifest: what a browser needs to offer to install tidings (name, icons,
-/// colours, where it starts) and the shortcuts an installed app's icon offers.
+/// The web app manifest in English: see [`manifest_in`].
 pub fn manifest() -> serde_json::Value {
+    manifest_in(0)
+}
+
+/// The message `key` of the language at `index` of [`LANGUAGES`], else English's, else empty.
+fn message(index: usize, key: &str) -> String {
+    let read = |language: &Language| {
+        serde_json::from_slice::<serde_json::Value>(language.catalog)
+            .ok()
+            .and_then(|messages| messages[key].as_str().map(str::to_string))
+    };
+    LANGUAGES
+        .get(index)
+        .and_then(read)
+        .or_else(|| read(&LANGUAGES[0]))
+        .unwrap_or_default()
+}
+
+/// The web app manifest: what a browser needs to offer to install tidings (name, icons,
+/// colours, where it starts) and the shortcuts an installed app's icon offers, their words in
+/// the language at `index` of [`LANGUAGES`] (the browser's, as the shell's).
+pub fn manifest_in(index: usize) -> serde_json::Value {
     let icon = |name: &str, size: &str, kind: &str, purpose: &str| {
         serde_json::json!({
             "src": format!("/ui/{}/{name}", asset_version()),
@@ -309,7 +329,9 @@ pub fn manifest() -> serde_json::Value {
     serde_json::json!({
         "name": "tidings",
         "short_name": "tidings",
-        "description": "Your feeds, read in one place.",
+        "description": message(index, "shell.description"),
+        "lang": LANGUAGES.get(index).unwrap_or(&LANGUAGES[0]).code,
+        "dir": "ltr",
         "id": "/",
         "start_url": "/",
         "scope": "/",
@@ -324,8 +346,8 @@ pub fn manifest() -> serde_json::Value {
             icon("icon-512.png", "512x512", "image/png", "any maskable"),
         ],
         "shortcuts": [
-            {"name": "Unread", "url": "/all?filter=unread"},
-            {"name": "Starred", "url": "/all?filter=starred"},
+            {"name": message(index, "filter.unread"), "url": "/all?filter=unread"},
+            {"name": message(index, "filter.starred"), "url": "/all?filter=starred"},
         ],
     })
 }
@@ -375,13 +397,19 @@ pub fn router() -> Router<AppState> {
     router
 }
 
-/// The shell, in the language the app remembered in its cookie, else the browser's.
-async fn serve_shell(headers: HeaderMap) -> Response {
+/// The index in [`LANGUAGES`] of the language a request's page is written in before the app
+/// runs: the one the app remembered in its cookie, else the browser's.
+fn shell_language(headers: &HeaderMap) -> usize {
     let codes: Vec<&str> = LANGUAGES.iter().map(|l| l.code).collect();
     let accept = headers
         .get(header::ACCEPT_LANGUAGE)
         .and_then(|v| v.to_str().ok());
-    let index = negotiate::negotiate(&codes, cookie(&headers, LANGUAGE_COOKIE), accept);
+    negotiate::negotiate(&codes, cookie(headers, LANGUAGE_COOKIE), accept)
+}
+
+/// The shell, in the language the app remembered in its cookie, else the browser's.
+async fn serve_shell(headers: HeaderMap) -> Response {
+    let index = shell_language(&headers);
     (
         [
             (header::CONTENT_TYPE, "text/html; charset=utf-8"),
@@ -406,13 +434,15 @@ fn cache_control(version: &str) -> &'static str {
     }
 }
 
-async fn serve_manifest() -> Response {
+/// The manifest in the language the shell would be written in.
+async fn serve_manifest(headers: HeaderMap) -> Response {
     (
         [
             (header::CONTENT_TYPE, "application/manifest+json"),
             (header::CACHE_CONTROL, "no-cache"),
+            (header::VARY, "Accept-Language, Cookie"),
         ],
-        manifest().to_string(),
+        manifest_in(shell_language(&headers)).to_string(),
     )
         .into_response()
 }
@@ -644,6 +674,21 @@ mod tests {
             walk(module, graph, &mut Vec::new(), &mut done, &mut cycles);
         }
         cycles
+    }
+
+    #[test]
+    fn the_manifest_speaks_each_language() {
+        let english = manifest();
+        assert_eq!(english["lang"], "en");
+        assert_eq!(english["description"], "Your feeds, read in one place.");
+        assert_eq!(english["shortcuts"][0]["name"], "Unread");
+        for (index, language) in LANGUAGES.iter().enumerate() {
+            let manifest = manifest_in(index);
+            let words = catalog(language);
+            assert_eq!(manifest["lang"], language.code);
+            assert_eq!(manifest["description"], words["shell.description"]);
+            assert_eq!(manifest["shortcuts"][1]["name"], words["filter.starred"]);
+        }
     }
 
     #[test]

@@ -201,4 +201,17 @@ async fn the_shell_is_written_in_the_readers_language() {
     ])
     .await;
     assert!(auto.contains("<html lang=\"zh-Hans\""), "{auto}");
+
+    // The install prompt and the installed app's shortcuts say the same.
+    let manifest: Value = reqwest::Client::new()
+        .get(format!("{}/manifest.webmanifest", app.base))
+        .header("accept-language", "ja-JP,ja;q=0.9")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(manifest["lang"], "ja", "{manifest}");
+    assert_eq!(manifest["shortcuts"][0]["name"], "未読", "{manifest}");
 }
