@@ -695,12 +695,42 @@ macro_rules! write_rule_outcome_on {
 /// SQLite's limit of bound values.
 pub(crate) const OUTCOME_ROWS: usize = 400;
 
-/// `n` rows of `width` placeholders, numbered from 1: `($1, $2), ($3, $4)`.
-pub(crate) fn placeholder_rows(n: usize, width: usize) -> String {
+/// How an engine's SQL names its bound values, told by the connection a statement runs on.
+/// PostgreSQL takes numbered ones only (`$1`). SQLite is given anonymous ones (`?`): it finds
+/// a `$N` by its name, searching the statement's names one by one, when it prepares the
+/// statement and again when sqlx binds each value, so that a statement of 400 rows of 6
+/// values spent more on its names than on its writes.
+pub(crate) trait BindStyle {
+    /// Whether bound values are named `$1`, `$2`… rather than `?`.
+    const NUMBERED: bool;
+}
+
+impl BindStyle for sqlx::SqliteConnection {
+    const NUMBERED: bool = false;
+}
+
+impl BindStyle for sqlx::PgConnection {
+    const NUMBERED: bool = true;
+}
+
+/// Whether `connection`'s engine wants numbered placeholders (see [`BindStyle`]).
+pub(crate) fn numbered<C: BindStyle>(_connection: &C) -> bool {
+    C::NUMBERED
+}
+
+/// `n` rows of `width` placeholders for the bound values from the `first`th (counted from 1)
+/// on: `($1, $2), ($3, $4)` when `numbered`, else `(?, ?), (?, ?)`, bound in the same order.
+pub(crate) fn placeholder_rows(numbered: bool, first: usize, n: usize, width: usize) -> String {
     (0..n)
         .map(|row| {
-            let cells: Vec<String> = (1..=width)
-                .map(|c| format!("${}", row * width + c))
+            let cells: Vec<String> = (0..width)
+                .map(|c| {
+                    if numbered {
+                        format!("${}", first + row * width + c)
+                    } else {
+                        "?".to_string()
+                    }
+                })
                 .collect();
             format!("({})", cells.join(", "))
         })
@@ -716,6 +746,7 @@ macro_rules! write_rule_outcomes_on {
     ($db:expr, $decided:expr, $now:expr) => {{
         let decided: &[(i64, i64, tidings_rules::Outcome)] = $decided;
         let now: i64 = $now;
+        let numbered = $crate::rules::numbered(&*$db);
         for chunk in decided.chunks($crate::rules::OUTCOME_ROWS) {
             let states: Vec<&(i64, i64, tidings_rules::Outcome)> =
                 chunk.iter().filter(|(_, _, o)| o.hidden || o.read || o.star).collect();
@@ -728,7 +759,7 @@ macro_rules! write_rule_outcomes_on {
                          is_starred = item_states.is_starred OR excluded.is_starred,
                          is_hidden = item_states.is_hidden OR excluded.is_hidden,
                          updated_at = excluded.updated_at",
-                    $crate::rules::placeholder_rows(states.len(), 6)
+                    $crate::rules::placeholder_rows(numbered, 1, states.len(), 6)
                 );
                 let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
                 for (user_id, item_id, o) in &states {
@@ -748,20 +779,16 @@ macro_rules! write_rule_outcomes_on {
                 .map(|(u, i, _)| (*u, *i))
                 .collect();
             if !hidden.is_empty() {
-                // The items' own list first: with the pairs' list alone, SQLite scanned the
+                // The items' own list too: with the pairs' list alone, SQLite scanned the
                 // whole of user_items (every user's arrivals) for each chunk, a cost that grew
                 // with the database; by item it looks up the few rows of these items.
                 let mut items: Vec<i64> = hidden.iter().map(|(_, i)| *i).collect();
                 items.sort_unstable();
                 items.dedup();
-                let first_item = hidden.len() * 2 + 1;
-                let item_list: Vec<String> = (0..items.len())
-                    .map(|k| format!("${}", first_item + k))
-                    .collect();
                 let sql = format!(
-                    "DELETE FROM user_items WHERE item_id IN ({}) AND (user_id, item_id) IN (VALUES {})",
-                    item_list.join(", "),
-                    $crate::rules::placeholder_rows(hidden.len(), 2)
+                    "DELETE FROM user_items WHERE (user_id, item_id) IN (VALUES {}) AND item_id IN {}",
+                    $crate::rules::placeholder_rows(numbered, 1, hidden.len(), 2),
+                    $crate::rules::placeholder_rows(numbered, hidden.len() * 2 + 1, 1, items.len())
                 );
                 let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
                 for (user_id, item_id) in hidden {
@@ -780,7 +807,7 @@ macro_rules! write_rule_outcomes_on {
                 let sql = format!(
                     "INSERT INTO item_labels (user_id, item_id, label, created_at) VALUES {}
                      ON CONFLICT DO NOTHING",
-                    $crate::rules::placeholder_rows(part.len(), 4)
+                    $crate::rules::placeholder_rows(numbered, 1, part.len(), 4)
                 );
                 let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
                 for (user_id, item_id, label) in part {
@@ -796,7 +823,7 @@ macro_rules! write_rule_outcomes_on {
                 let sql = format!(
                     "INSERT INTO summary_jobs (item_id, queued_at, not_before) VALUES {}
                      ON CONFLICT (item_id) DO NOTHING",
-                    $crate::rules::placeholder_rows(summarize.len(), 3)
+                    $crate::rules::placeholder_rows(numbered, 1, summarize.len(), 3)
                 );
                 let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
                 for item_id in summarize {
