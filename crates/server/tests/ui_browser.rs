@@ -1394,7 +1394,7 @@ async fn record_requests(b: &Browser) {
         "(() => { window.__requests = []; window.__maxNotices = 0; window.__errors = 0; \
          const real = window.fetch; \
          window.fetch = (url, init) => real(url, init).then((r) => { \
-           window.__requests.push([(init && init.method) || 'GET', String(url), r.status]); return r; }); \
+           window.__requests.push([(init && init.method) || 'GET', String(url), r.status, performance.now()]); return r; }); \
          new MutationObserver(() => { \
            const n = document.querySelectorAll('#toasts .toast[data-key=rate-limited]').length; \
            window.__maxNotices = Math.max(window.__maxNotices, n); \
@@ -1529,18 +1529,30 @@ async fn phase_read_at_full_pace(b: &Browser, site: &TestServer, store: &Store, 
         200.0 / elapsed,
         requests.len()
     );
-    // The claim is about the limiter's one-minute window of 120 requests: the whole run, 200
-    // items read, sends fewer than 60 (below), so no window can come near the budget whatever
-    // the pace. The pace itself is ten presses a second when the machine is free, three to four
-    // when CI's other tests share it (62.5 s once): this bound only makes sure the reading was
-    // brisk (at least two items a second), not a crawl that no limit could catch.
+    // The claim is about the limiter's one-minute window of 120 requests: no minute of the
+    // run, 200 items read, sends half of it. The pace is ten presses a second when the machine
+    // is free (20 s, 19 requests in all), under two when CI's other tests share it (112 s once,
+    // 88 requests: read marks go out by time, so a slower reader sends more, smaller ones).
+    // The bound on the pace only makes sure the reading was brisk (at least one item and a
+    // third a second), not a crawl that no limit could catch.
     assert!(
-        elapsed < 100.0,
-        "the 200 presses came at least two a second: {elapsed:.1} s"
+        elapsed < 150.0,
+        "the 200 presses came briskly: {elapsed:.1} s"
     );
+    let at: Vec<f64> = requests.iter().filter_map(|r| r[3].as_f64()).collect();
+    assert_eq!(at.len(), requests.len(), "every request has its time");
+    let busiest = (0..at.len())
+        .map(|first| {
+            at[first..]
+                .iter()
+                .take_while(|t| **t < at[first] + 60_000.0)
+                .count()
+        })
+        .max()
+        .unwrap_or(0);
     assert!(
-        requests.len() < 60,
-        "reading 200 items stays far below the 120-a-minute budget: {requests:?}"
+        busiest < 60,
+        "reading 200 items stays far below the 120-a-minute budget: {busiest} in the busiest minute of {requests:?}"
     );
     assert_eq!(b.eval("window.__errors").await, 0, "no error shown");
 }
