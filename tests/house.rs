@@ -54,6 +54,7 @@ const CRATE_FLOORS: &[&[&str]] = &[
         "tidings-summary",
         "tidings-scrape",
         "tidings-extract",
+        "tidings-mail",
     ],
     &["tidings-embed", "tidings-cluster"],
     &["tidings-fetch"],
