@@ -222,6 +222,9 @@ pub struct SubscriptionChanges {
     /// Pause (`true`) or resume (`false`) the user's subscription: see
     /// [`Subscription::suspended`].
     pub suspended: Option<bool>,
+    /// How the feed's copies of stories in other feeds are merged: see
+    /// [`Subscription::duplicates`].
+    pub duplicates: Option<String>,
 }
 
 /// A user's subscription, with what the reader shows about its feed (F30).
@@ -273,6 +276,10 @@ pub struct Subscription {
     /// subscriptions still fetch it), and its new items reach the user's arrival order (the
     /// sync APIs) only when they resume, above what they already have.
     pub suspended: bool,
+    /// How the feed's items are merged with copies of the same stories in the user's other
+    /// feeds (issue 35): `merge` (shown once, the first copy the user could see), `prefer`
+    /// (shown once, this feed's copy) or `never` (never merged).
+    pub duplicates: String,
 }
 
 /// Summary of a shared feed, for administration and the command line.
@@ -361,7 +368,7 @@ type SubscriptionRow = (
     (i64, i64, i64, Option<String>, Option<String>, String),
     (Option<String>, i64, String, Option<String>, Option<String>),
     (Option<i64>, i64, Option<i64>, i64, i64, bool),
-    (String, Option<String>, bool, bool),
+    (String, Option<String>, bool, bool, String),
 );
 
 const SUBSCRIPTION_SELECT: &str = "
@@ -373,7 +380,8 @@ SELECT s.id, s.feed_id, s.group_id, s.title, f.title, f.url,
        s.full_text,
        f.scrape_config,
        s.summarize,
-       s.suspended
+       s.suspended,
+       s.duplicates
 FROM subscriptions s
 JOIN feeds f ON f.id = s.feed_id
 JOIN feed_fetch_state st ON st.feed_id = s.feed_id";
@@ -383,7 +391,7 @@ fn subscription_from_row(row: SubscriptionRow) -> Subscription {
         (id, feed_id, group_id, custom_title, feed_title, feed_url),
         rest,
         last,
-        (full_text, scrape_config, summarize, suspended),
+        (full_text, scrape_config, summarize, suspended, duplicates),
     ) = row;
     let (site_url, interval_minutes, status, status_reason, last_error) = rest;
     let (last_http_status, next_check_at, last_success_at, created_at, unread_count, has_favicon) =
@@ -411,12 +419,13 @@ fn subscription_from_row(row: SubscriptionRow) -> Subscription {
         scrape_config,
         summarize,
         suspended,
+        duplicates,
     }
 }
 
-// A subscription row has 21 columns: read as four groups (see `row_decoder!`).
+// A subscription row has 22 columns: read as four groups (see `row_decoder!`).
 row_decoder!(decode_subscription -> SubscriptionRow {
-    (0, 1, 2, 3, 4, 5), (6, 7, 8, 9, 10), (11, 12, 13, 14, 15, 16), (17, 18, 19, 20)
+    (0, 1, 2, 3, 4, 5), (6, 7, 8, 9, 10), (11, 12, 13, 14, 15, 16), (17, 18, 19, 20, 21)
 });
 
 impl Store {
@@ -527,6 +536,10 @@ impl Store {
                 // as on any arriving item.
                 self.run_rules_on_backlog(user_id, subscription.feed_id)
                     .await?;
+                // And its copies of stories the user already sees elsewhere are shown once
+                // (issue 35).
+                self.link_backlog_duplicates(user_id, subscription.feed_id)
+                    .await?;
                 Ok(subscription)
             }
             Err(StoreError::Database(e)) if StoreError::is_unique_violation(&e) => {
@@ -588,6 +601,13 @@ impl Store {
         changes: &SubscriptionChanges,
     ) -> Result<Subscription> {
         let interval = changes.interval_minutes.map(check_interval).transpose()?;
+        if let Some(choice) = &changes.duplicates
+            && !crate::DUPLICATE_CHOICES.contains(&choice.as_str())
+        {
+            return Err(StoreError::Invalid(format!(
+                "the field duplicates must be merge, prefer or never, not {choice:?}"
+            )));
+        }
         in_tx!(self, |tx| {
             let exists: Option<i64> =
                 sqlx::query_scalar("SELECT id FROM subscriptions WHERE id = $1 AND user_id = $2")
@@ -616,7 +636,8 @@ impl Store {
                      fetch_interval_minutes = COALESCE($4, fetch_interval_minutes),
                      full_text = COALESCE($6, full_text),
                      summarize = COALESCE($7, summarize),
-                     suspended = COALESCE($8, suspended)
+                     suspended = COALESCE($8, suspended),
+                     duplicates = COALESCE($9, duplicates)
                  WHERE id = $5",
             )
             .bind(set_title)
@@ -627,9 +648,16 @@ impl Store {
             .bind(changes.full_text.map(crate::FullTextMode::as_str))
             .bind(changes.summarize)
             .bind(changes.suspended)
+            .bind(changes.duplicates.as_deref())
             .execute(&mut *tx)
             .await?;
         });
+        // Copies merged before are listed again once the feed is never merged; a new choice
+        // of merge or prefer acts on the copies that arrive from now on.
+        if changes.duplicates.as_deref() == Some("never") {
+            let feed_id = self.subscription(user_id, id).await?.feed_id;
+            self.unlink_feed_duplicates(user_id, feed_id).await?;
+        }
         self.subscription(user_id, id).await
     }
 
@@ -637,6 +665,7 @@ impl Store {
     /// it; the shared feed stays, marked orphaned when nobody follows it any more.
     pub async fn unsubscribe(&self, user_id: i64, id: i64) -> Result<()> {
         let now = unix_now();
+        let clusters = self.clusters_ready().await;
         in_tx!(self, |tx| {
             let feed_id: Option<i64> = sqlx::query_scalar(
                 "DELETE FROM subscriptions WHERE id = $1 AND user_id = $2 RETURNING feed_id",
@@ -646,6 +675,14 @@ impl Store {
             .fetch_optional(&mut *tx)
             .await?;
             let feed_id = feed_id.ok_or(StoreError::NotFound("subscription"))?;
+            // Copies shown through this feed's are listed again (issue 35).
+            if clusters {
+                sqlx::query(crate::duplicates::UNLINK_FEED_SQL)
+                    .bind(user_id)
+                    .bind(feed_id)
+                    .execute(&mut *tx)
+                    .await?;
+            }
             sqlx::query(
                 "DELETE FROM item_states WHERE user_id = $1
                    AND item_id IN (SELECT id FROM items WHERE feed_id = $2)",

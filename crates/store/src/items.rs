@@ -97,6 +97,8 @@ pub struct FetchWritten {
     pub summaries_queued: u64,
     /// (subscriber, new item) pairs whose state a rule changed.
     pub rules_applied: u64,
+    /// New items found to be copies of stored items of other feeds (issue 35).
+    pub clustered: u64,
 }
 
 /// A media enclosure of an item.
@@ -903,6 +905,7 @@ impl Store {
         let stored = self.stored_content_hashes(feed_id, &prepared).await?;
         let (same, writes_of_items) = item_writes(engine, &stored, prepared);
         let rules = (self.rules_ready().await, &*self.rule_cache);
+        let clusters = self.clusters_on().await;
         let mut written = FetchWritten {
             recorded: true,
             ..FetchWritten::default()
@@ -1015,6 +1018,12 @@ impl Store {
             // Each subscriber's rules (issue 33), in this transaction: hidden is never seen.
             written.rules_applied =
                 crate::rules::apply_rules_on!(tx, rules, feed_id, &new_ids, now);
+            // The same story from other feeds (issue 35), after the rules: a copy a rule hid
+            // for a subscriber is not one they see.
+            if clusters {
+                written.clustered =
+                    crate::duplicates::cluster_new_items_on!(tx, feed_id, &new_ids, now);
+            }
             // The new items with a link wait for their article page (F6) when a subscriber
             // asks for it: short ones in the `auto` mode, the others in `always` only.
             if let Some(short) = writes.full_text {
@@ -1174,6 +1183,29 @@ impl Store {
     /// another device, say), the later change wins and this one is dropped. Answers the state
     /// the item has afterwards either way.
     pub async fn set_item_state_as_of(
+        &self,
+        user_id: i64,
+        item_id: i64,
+        is_read: Option<bool>,
+        is_starred: Option<bool>,
+        made_at: Option<i64>,
+    ) -> Result<ItemState> {
+        let state = self
+            .set_one_item_state(user_id, item_id, is_read, is_starred, made_at)
+            .await?;
+        // A read or unread mark reaches the story's copies in other feeds (issue 35) when
+        // the user reads by cluster; a star stays on the copy starred.
+        if is_read.is_some() {
+            for copy in self.cluster_copies(user_id, &[item_id]).await? {
+                self.set_one_item_state(user_id, copy, is_read, None, made_at)
+                    .await?;
+            }
+        }
+        Ok(state)
+    }
+
+    /// [`Store::set_item_state_as_of`] for this one item, its copies left as they are.
+    async fn set_one_item_state(
         &self,
         user_id: i64,
         item_id: i64,

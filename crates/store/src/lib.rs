@@ -18,6 +18,7 @@ pub mod auth_cache;
 mod backup;
 mod batch;
 mod bookmarks;
+mod duplicates;
 mod embeddings;
 mod error;
 mod feed_settings;
@@ -68,6 +69,9 @@ use sqlx::sqlite::{
 
 pub use backup::BackupReport;
 pub use bookmarks::{Bookmark, DetachedBookmark};
+pub use duplicates::{
+    Cluster, ClusterCopy, DUPLICATE_CHOICES, MAX_CANDIDATES, STORY_WINDOW_SECONDS,
+};
 pub use embeddings::{
     EMBEDDING_QUEUE_BATCH, EmbeddingJob, ItemVector, MAX_EMBEDDING_ATTEMPTS, StoredCode,
     StoredVector,
@@ -101,8 +105,8 @@ pub use popularity::{
     PopularityLink, PopularityPace, PopularitySourceState,
 };
 pub use preferences::{
-    DEFAULT_VIEWS, MAX_PREFERRED_PAGE_SIZE, MIN_PREFERRED_PAGE_SIZE, PreferenceChanges,
-    Preferences, SUMMARIZE_MODES, THEMES,
+    DEFAULT_VIEWS, DUPLICATE_READ_MODES, MAX_PREFERRED_PAGE_SIZE, MIN_PREFERRED_PAGE_SIZE,
+    PreferenceChanges, Preferences, SUMMARIZE_MODES, THEMES,
 };
 pub use rate_limits::RateWindowHit;
 pub use reading::{
@@ -386,6 +390,12 @@ pub struct Store {
     /// Whether the schema has the rules table (version 40), once seen: a store opened on an
     /// older schema (an upgrade in progress, tests of migrations) stores items without rules.
     pub(crate) rules_ready: Arc<std::sync::atomic::AtomicBool>,
+    /// Whether the schema has the duplicate clustering's tables (migration 44): a store
+    /// opened on an older schema (an upgrade in progress, a test) stores fetches without it.
+    pub(crate) clusters_ready: Arc<std::sync::atomic::AtomicBool>,
+    /// Whether arriving items are clustered with copies from other feeds (on unless
+    /// [`Store::set_duplicate_clustering`] turned it off).
+    pub(crate) clustering_off: Arc<std::sync::atomic::AtomicBool>,
     /// Rules compiled for fetches, reused while unchanged.
     pub(crate) rule_cache: Arc<RuleCache>,
 }
@@ -580,6 +590,8 @@ impl Store {
             server_seen: Arc::default(),
             auth_cache: Arc::default(),
             rules_ready: Arc::default(),
+            clusters_ready: Arc::default(),
+            clustering_off: Arc::default(),
             rule_cache: Arc::default(),
         })
     }
@@ -646,6 +658,8 @@ impl Store {
             server_seen: Arc::default(),
             auth_cache: Arc::default(),
             rules_ready: Arc::default(),
+            clusters_ready: Arc::default(),
+            clustering_off: Arc::default(),
             rule_cache: Arc::default(),
         })
     }

@@ -465,6 +465,13 @@ pub const MIGRATIONS: &[Migration] = &[
         postgres: include_str!("../migrations/postgres/0043_mark_read_on_scroll.sql"),
         data: None,
     },
+    Migration {
+        version: 44,
+        name: "duplicates",
+        sqlite: include_str!("../migrations/sqlite/0044_duplicates.sql"),
+        postgres: include_str!("../migrations/postgres/0044_duplicates.sql"),
+        data: None,
+    },
 ];
 
 /// An arbitrary constant naming tidings' migration lock among PostgreSQL advisory locks.

@@ -15,6 +15,10 @@ pub const DEFAULT_VIEWS: [&str; 3] = ["all", "unread", "starred"];
 /// the subscriptions marked for it.
 pub const SUMMARIZE_MODES: [&str; 3] = ["on_demand", "all", "chosen"];
 
+/// How reading one copy of a story marks the others (issue 35): the whole cluster, or that
+/// copy only.
+pub const DUPLICATE_READ_MODES: [&str; 2] = ["cluster", "copy"];
+
 /// The longest language code stored: a BCP 47 tag such as `zh-Hans` is far shorter; which
 /// codes exist is the server's to say (its UI catalogs), so the store checks only the shape.
 pub const MAX_LANGUAGE_LEN: usize = 35;
@@ -39,6 +43,12 @@ pub struct Preferences {
     pub summarize: String,
     /// The language of the web UI: `auto` (the browser's) or a language's code, such as `ja`.
     pub language: String,
+    /// Whether a story that arrived from several feeds is listed once (issue 35; on by
+    /// default), in the web UI, the API's listings, the counts and the sync APIs.
+    pub collapse_duplicates: bool,
+    /// Whether reading or unreading one copy of a story does the same to its copies in the
+    /// other feeds (`cluster`, the default) or to that copy only (`copy`).
+    pub duplicates_read: String,
     /// When they were last changed (Unix seconds).
     pub updated_at: i64,
 }
@@ -54,6 +64,8 @@ impl Default for Preferences {
             default_view: "unread".into(),
             summarize: "on_demand".into(),
             language: "auto".into(),
+            collapse_duplicates: true,
+            duplicates_read: "cluster".into(),
             updated_at: 0,
         }
     }
@@ -78,6 +90,10 @@ pub struct PreferenceChanges {
     pub summarize: Option<String>,
     /// See [`Preferences::language`].
     pub language: Option<String>,
+    /// See [`Preferences::collapse_duplicates`].
+    pub collapse_duplicates: Option<bool>,
+    /// See [`Preferences::duplicates_read`].
+    pub duplicates_read: Option<String>,
 }
 
 impl PreferenceChanges {
@@ -111,6 +127,13 @@ impl PreferenceChanges {
                 "the field summarize must be on_demand, all or chosen, not {mode:?}"
             )));
         }
+        if let Some(mode) = &self.duplicates_read
+            && !DUPLICATE_READ_MODES.contains(&mode.as_str())
+        {
+            return Err(StoreError::Invalid(format!(
+                "the field duplicates_read must be cluster or copy, not {mode:?}"
+            )));
+        }
         if let Some(language) = &self.language
             && (language.is_empty()
                 || language.len() > MAX_LANGUAGE_LEN
@@ -129,17 +152,30 @@ impl PreferenceChanges {
 impl Store {
     /// The user's preferences (the defaults when none were stored).
     pub async fn preferences(&self, user_id: i64) -> Result<Preferences> {
-        let row: Option<(String, i64, bool, bool, String, String, String, i64, bool)> =
-            with_db!(self, read, |db| {
-                sqlx::query_as(
+        type Row = (
+            String,
+            i64,
+            bool,
+            bool,
+            String,
+            String,
+            String,
+            i64,
+            bool,
+            bool,
+            String,
+        );
+        let row: Option<Row> = with_db!(self, read, |db| {
+            sqlx::query_as(
                 "SELECT theme, page_size, show_images, mark_read_on_open, default_view, summarize,
-                        language, updated_at, mark_read_on_scroll
+                        language, updated_at, mark_read_on_scroll, collapse_duplicates,
+                        duplicates_read
                  FROM user_preferences WHERE user_id = $1",
             )
             .bind(user_id)
             .fetch_optional(db)
             .await?
-            });
+        });
         Ok(row.map_or_else(
             Preferences::default,
             |(
@@ -152,6 +188,8 @@ impl Store {
                 language,
                 updated_at,
                 mark_read_on_scroll,
+                collapse_duplicates,
+                duplicates_read,
             )| {
                 Preferences {
                     theme,
@@ -162,6 +200,8 @@ impl Store {
                     default_view,
                     summarize,
                     language,
+                    collapse_duplicates,
+                    duplicates_read,
                     updated_at,
                 }
             },
@@ -181,12 +221,14 @@ impl Store {
             sqlx::query(
                 "INSERT INTO user_preferences
                     (user_id, theme, page_size, show_images, mark_read_on_open, default_view,
-                     updated_at, summarize, language, mark_read_on_scroll)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+                     updated_at, summarize, language, mark_read_on_scroll,
+                     collapse_duplicates, duplicates_read)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
                  ON CONFLICT (user_id) DO UPDATE SET theme = $2, page_size = $3,
                     show_images = $4, mark_read_on_open = $5, default_view = $6,
                     updated_at = $7, summarize = $8, language = $9,
-                    mark_read_on_scroll = $10",
+                    mark_read_on_scroll = $10, collapse_duplicates = $11,
+                    duplicates_read = $12",
             )
             .bind(user_id)
             .bind(changes.theme.as_ref().unwrap_or(&current.theme))
@@ -210,6 +252,17 @@ impl Store {
                 changes
                     .mark_read_on_scroll
                     .unwrap_or(current.mark_read_on_scroll),
+            )
+            .bind(
+                changes
+                    .collapse_duplicates
+                    .unwrap_or(current.collapse_duplicates),
+            )
+            .bind(
+                changes
+                    .duplicates_read
+                    .as_ref()
+                    .unwrap_or(&current.duplicates_read),
             )
             .execute(db)
             .await

@@ -95,6 +95,9 @@ pub struct ItemQuery {
     pub cursor: Option<ItemCursor>,
     /// Items per page (clamped to 1..=[`MAX_PAGE_SIZE`]).
     pub limit: i64,
+    /// Show each story once (issue 35): leave out the copies the user is shown through
+    /// another copy. Starred listings list every starred copy all the same.
+    pub collapse: bool,
 }
 
 /// An item as a listing shows it: no content, with the user's state and the feed's title.
@@ -502,6 +505,9 @@ impl Store {
                 let mut listing = Listing::new(user_id);
                 listing.push("s.feed_id = i.feed_id AND s.user_id = $1".into());
                 listing.push(NOT_HIDDEN.into());
+                if query.collapse {
+                    listing.push(crate::duplicates::NOT_DUPLICATE.into());
+                }
                 listing.common(query);
                 let sql = listing.sql(FROM_ITEMS, query.order, fetch);
                 self.run_listing(sql, &listing.binds).await?
@@ -566,6 +572,9 @@ impl Store {
             above.push(format!("i.published_at > {p}"));
         }
         above.push(format!("NOT {IS_READ}"));
+        if query.collapse {
+            above.push(crate::duplicates::NOT_DUPLICATE.into());
+        }
         above.common(query);
         let sql = above.sql(FROM_ITEMS, query.order, fetch);
         let mut items = self.run_listing(sql, &above.binds).await?;
@@ -575,6 +584,9 @@ impl Store {
             "{STATES_JOINED} AND st.user_id = $1 AND NOT st.is_read
              AND s.read_before IS NOT NULL AND i.published_at <= s.read_before"
         ));
+        if query.collapse {
+            under.push(crate::duplicates::NOT_DUPLICATE.into());
+        }
         under.common(query);
         let sql = under.sql(FROM_STATES, query.order, fetch);
         let explicit = self.run_listing(sql, &under.binds).await?;
@@ -855,6 +867,10 @@ impl Store {
         now: i64,
     ) -> Result<MarkReadOutcome> {
         let mut ids = ids.to_vec();
+        // Copies of the same stories in other feeds are read with them (issue 35), when the
+        // user reads by cluster; the undo names them too.
+        let copies = self.cluster_copies(user_id, &ids).await?;
+        ids.extend(copies);
         ids.sort_unstable();
         ids.dedup();
         let mut marked = Vec::new();
@@ -1017,6 +1033,13 @@ impl Store {
                 .fetch_one(db)
                 .await?
         });
+        // A story from several feeds counts once when the user lists it once (issue 35):
+        // the copies shown through another are left out.
+        let duplicates = if self.collapses_duplicates(user_id).await? {
+            self.duplicate_unread(user_id).await?
+        } else {
+            std::collections::HashMap::new()
+        };
         Ok(UnreadCounts {
             subscriptions: rows
                 .into_iter()
@@ -1025,7 +1048,7 @@ impl Store {
                         subscription_id,
                         feed_id,
                         group_id,
-                        unread,
+                        unread: unread - duplicates.get(&subscription_id).copied().unwrap_or(0),
                     },
                 )
                 .collect(),

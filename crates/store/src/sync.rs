@@ -85,6 +85,12 @@ pub struct SyncQuery {
     pub offset: i64,
     /// The most items to return.
     pub limit: i64,
+    /// Whether a story that arrived from several of the user's feeds is answered once
+    /// (issue 35): `Some(true)` leaves out the copies the user is shown through another,
+    /// `Some(false)` answers every copy, `None` (the default) follows the user's preference
+    /// `collapse_duplicates`, read in the same statement. Items asked for by id are answered
+    /// whatever this says.
+    pub collapse: Option<bool>,
 }
 
 /// An item as the sync APIs show it: whole, with the user's state and subscription.
@@ -166,7 +172,9 @@ impl Conditions {
         format!("${}", self.binds.len())
     }
 
-    fn build(user_id: i64, query: &SyncQuery) -> Result<Conditions> {
+    /// The conditions of `query` for the user; `clusters` says whether the schema has the
+    /// duplicates' tables (an older one answers every copy).
+    fn build(user_id: i64, query: &SyncQuery, clusters: bool) -> Result<Conditions> {
         let mut c = Conditions {
             sql: Vec::new(),
             binds: vec![Bind::Int(user_id)],
@@ -233,6 +241,9 @@ impl Conditions {
                 ));
             }
         }
+        if clusters && query.ids.is_none() {
+            c.collapse(query);
+        }
         if let Some(from) = query.published_from {
             let p = c.bind(Bind::Int(from));
             c.sql.push(format!("i.published_at >= {p}"));
@@ -272,6 +283,27 @@ impl Conditions {
             });
         }
         Ok(c)
+    }
+
+    /// Leaves out the copies the user is shown through another, as `query.collapse` says:
+    /// by the arrival row's item in arrival order, so that the user's arrival rows alone
+    /// still answer a page of ids.
+    fn collapse(&mut self, query: &SyncQuery) {
+        let item = match query.ids_are {
+            SyncIds::Items => "i.id",
+            SyncIds::Arrival => "u.item_id",
+        };
+        let not_duplicate = format!(
+            "NOT EXISTS (SELECT 1 FROM user_duplicates d WHERE d.user_id = $1 AND d.item_id = {item})"
+        );
+        match query.collapse {
+            Some(true) => self.sql.push(not_duplicate),
+            Some(false) => {}
+            None => self.sql.push(format!(
+                "(NOT COALESCE((SELECT p.collapse_duplicates FROM user_preferences p
+                                WHERE p.user_id = $1), TRUE) OR {not_duplicate})"
+            )),
+        }
     }
 
     fn where_clause(&self) -> String {
@@ -432,7 +464,7 @@ impl Store {
     /// labels included: the Google Reader API's pages read the user's groups and the page's
     /// labels with two more statements before, on PostgreSQL two more round trips.
     pub async fn sync_items(&self, user_id: i64, query: &SyncQuery) -> Result<Vec<SyncItem>> {
-        let c = Conditions::build(user_id, query)?;
+        let c = Conditions::build(user_id, query, self.clusters_ready().await)?;
         // The page's size and offset are written into the statement, not bound: with them
         // as parameters PostgreSQL re-plans the statement on every run (its generic plan,
         // costed for an unknown LIMIT, never wins), and planning these joins cost more than
@@ -486,7 +518,7 @@ impl Store {
     /// items matching `query`, in its order, at most [`MAX_SYNC_ITEM_IDS`] (and
     /// `query.limit`).
     pub async fn sync_item_ids(&self, user_id: i64, query: &SyncQuery) -> Result<Vec<SyncRef>> {
-        let c = Conditions::build(user_id, query)?;
+        let c = Conditions::build(user_id, query, self.clusters_ready().await)?;
         let (limit, offset) = (query.limit.clamp(0, MAX_SYNC_ITEM_IDS), query.offset.max(0));
         let (from, user) = from_sync_narrow(query, &c);
         let sql = format!(
@@ -538,7 +570,7 @@ impl Store {
                 return Ok(refs.iter().map(|r| (r.id, r.arrived_us)).collect());
             }
         };
-        let c = Conditions::build(user_id, query)?;
+        let c = Conditions::build(user_id, query, self.clusters_ready().await)?;
         let (limit, offset) = (query.limit.clamp(0, MAX_SYNC_ITEM_IDS), query.offset.max(0));
         let from = if c.uses_item {
             from_sync_narrow(query, &c).0
@@ -656,7 +688,7 @@ impl Store {
 
     /// How many of the user's items match `query` (its order, offset and limit aside).
     pub async fn count_sync_items(&self, user_id: i64, query: &SyncQuery) -> Result<i64> {
-        let c = Conditions::build(user_id, query)?;
+        let c = Conditions::build(user_id, query, self.clusters_ready().await)?;
         let (from, user) = from_sync_narrow(query, &c);
         let sql = format!(
             "SELECT COUNT(*) {from} WHERE {user} AND {}",

@@ -4,6 +4,7 @@
 //! below, which testkit's `every_crate_declares_each_test_file` checks.
 
 mod accounts;
+mod duplicates;
 mod embeddings;
 mod fetching;
 mod full_text;

@@ -44,6 +44,9 @@ pub struct RetentionReport {
     pub feeds_deleted: u64,
     /// Usage counts (one day, kind and key each) deleted for age.
     pub usage_counts_deleted: u64,
+    /// Items whose duplicate lookup keys were dropped: stored longer ago than copies of a
+    /// story arrive ([`tidings_store::STORY_WINDOW_SECONDS`]).
+    pub story_keys_pruned: u64,
 }
 
 /// Retention (F17) at `now`: items tidings first stored more than `config.retention_days`
@@ -75,6 +78,9 @@ pub async fn run_retention(
     let first_kept_day =
         tidings_store::usage_day(now) - i64::from(config.usage_retention_days.max(1)) + 1;
     let usage_counts_deleted = store.prune_usage_counts(first_kept_day).await?;
+    let story_keys_pruned = store
+        .prune_story_keys(now - tidings_store::STORY_WINDOW_SECONDS)
+        .await?;
     // A site's favicon is looked up again when its feeds' copies are older than
     // `favicon_max_age`; a site row twice that old serves no feed any more.
     let max_age = i64::try_from(config.favicon_max_age.as_secs()).unwrap_or(i64::MAX / 2);
@@ -85,6 +91,7 @@ pub async fn run_retention(
         items_deleted,
         feeds_deleted,
         usage_counts_deleted,
+        story_keys_pruned,
     })
 }
 
