@@ -5,10 +5,12 @@
 
 mod api;
 mod documents;
+mod duplicates;
 mod extract;
 mod fetch;
 mod import;
 mod mix;
+mod paired;
 mod parse;
 mod related;
 mod rules;
@@ -60,6 +62,9 @@ enum BenchCommand {
     /// Time storing new items into many feeds with 1,000 rules across 100 users, against the
     /// same with the rules off (issue 33).
     RulesIngest(rules::RulesIngestArgs),
+    /// Time storing new items into many feeds with copies of the same stories among them,
+    /// clustered against the same with clustering off (issue 35).
+    DuplicatesIngest(duplicates::DuplicatesIngestArgs),
     /// Time the rule editor's live preview for one user with 100,000 items (issue 33).
     RulesPreview(rules::RulesPreviewArgs),
     /// Time searches (single word, two words, CJK, phrase, filtered, by relevance) on the data
@@ -99,6 +104,7 @@ async fn run(config: &GlobalConfig, command: BenchCommand) -> anyhow::Result<Exi
         BenchCommand::SyncIngest(args) => sync::sync_ingest(config, args).await,
         BenchCommand::RulesIngest(args) => rules::run(config, args).await,
         BenchCommand::RulesPreview(args) => rules::preview(config, args).await,
+        BenchCommand::DuplicatesIngest(args) => duplicates::run(config, args).await,
         BenchCommand::Search(args) => search::run(config, args).await,
         BenchCommand::Related(args) => related::run(config, args).await,
         BenchCommand::Parse(args) => parse::run(&args),

@@ -28,6 +28,7 @@ use tidings_store::{
     Store, unix_now,
 };
 
+use crate::paired::{Farm, Side, store_timed};
 use crate::search::{Rng, article};
 
 /// Arguments of `tidings-bench rules-ingest`.
@@ -141,34 +142,14 @@ fn rule(user: usize, k: usize, first_feed: i64, never_match: bool) -> RuleSpec {
 
 /// Users, their subscriptions and rules; answers the feeds' ids in order.
 async fn set_up(store: &Store, args: &RulesIngestArgs, run: u64) -> anyhow::Result<Vec<i64>> {
-    let mut feed_ids = vec![0i64; args.feeds];
-    for u in 0..args.users {
-        let user = store
-            .create_user(&NewUser {
-                username: format!("rules{run}u{u}"),
-                password_hash: None,
-                is_admin: false,
-            })
-            .await?
-            .id;
-        let mut first = None;
-        // Distinct feeds drawn per user, so that every feed has about as many subscribers.
-        let mut rng = Rng::new(u as u64 + 1);
-        let mut chosen = std::collections::BTreeSet::new();
-        while chosen.len() < args.feeds_per_user.min(args.feeds) {
-            chosen.insert(rng.below(args.feeds));
-        }
-        for f in chosen {
-            let new = NewSubscription {
-                feed_url: format!("https://rules{run}.invalid/feed/{f}"),
-                ..NewSubscription::default()
-            };
-            let Ok(subscription) = store.subscribe(user, &new).await else {
-                continue; // the same feed twice for this user
-            };
-            feed_ids[f] = subscription.feed_id;
-            first.get_or_insert(subscription.feed_id);
-        }
+    let farm = Farm {
+        name: format!("rules{run}"),
+        users: args.users,
+        feeds: args.feeds,
+        feeds_per_user: args.feeds_per_user,
+    };
+    let (feed_ids, users) = farm.set_up(store).await?;
+    for (u, (user, first)) in users.into_iter().enumerate() {
         for k in 0..args.rules_per_user {
             let input = RuleInput {
                 name: format!("rule {k}"),
@@ -180,76 +161,6 @@ async fn set_up(store: &Store, args: &RulesIngestArgs, run: u64) -> anyhow::Resu
         }
     }
     Ok(feed_ids)
-}
-
-/// What one side (rules on, or off) stored and what it took, summed over fetches.
-#[derive(Debug, Default)]
-struct Side {
-    /// Items stored.
-    items: u64,
-    /// Wall-clock seconds.
-    seconds: f64,
-    /// CPU seconds of this process, every thread (SQLite's work runs in them; PostgreSQL's in
-    /// its own processes, not counted), or `None` without /proc.
-    cpu: Option<f64>,
-    /// (user, item) outcomes the rules wrote.
-    outcomes: u64,
-}
-
-impl Side {
-    /// Nothing stored yet; the CPU time is `None` where /proc cannot tell it.
-    fn start() -> Side {
-        Side {
-            cpu: process_cpu_seconds().map(|_| 0.0),
-            ..Side::default()
-        }
-    }
-
-    /// Wall-clock and CPU µs per item stored.
-    fn per_item(&self) -> (f64, Option<f64>) {
-        let per = |seconds: f64| seconds * 1e6 / self.items.max(1) as f64;
-        (per(self.seconds), self.cpu.map(per))
-    }
-}
-
-/// CPU seconds this process has used, all threads (user + system, from /proc/self/stat, in
-/// Linux's clock ticks of 1/100 s). On a machine busy with other work the wall-clock time
-/// includes waiting for a core, and changes with whatever else runs; the CPU time does not,
-/// so it is the steadier measure of what the rules add. Summed over many fetches, the ticks
-/// each fetch is charged add up to the time spent.
-fn process_cpu_seconds() -> Option<f64> {
-    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
-    let fields: Vec<&str> = stat[stat.rfind(')')? + 1..].split_whitespace().collect();
-    // fields[0] is field 3 (state); utime and stime are fields 14 and 15.
-    let ticks: u64 = fields
-        .get(11..13)?
-        .iter()
-        .map(|f| f.parse::<u64>().unwrap_or(0))
-        .sum();
-    Some(ticks as f64 / 100.0)
-}
-
-/// Stores `items` into feed `feed_id` and adds what it took to `side`.
-async fn store_timed(
-    store: &Store,
-    side: &mut Side,
-    feed_id: i64,
-    items: &[NewItem],
-    now: i64,
-) -> anyhow::Result<()> {
-    let started = Instant::now();
-    let cpu_before = process_cpu_seconds();
-    let written = store
-        .store_fetch(feed_id, items, now, &FetchWrites::default())
-        .await?;
-    side.seconds += started.elapsed().as_secs_f64();
-    side.cpu = match (side.cpu, cpu_before, process_cpu_seconds()) {
-        (Some(sum), Some(before), Some(after)) => Some(sum + (after - before)),
-        _ => None,
-    };
-    side.items += written.counts.inserted;
-    side.outcomes += written.rules_applied;
-    Ok(())
 }
 
 /// Stores one round's items into every feed of both twins, feed by feed, the twin that goes
@@ -319,12 +230,8 @@ pub async fn run(config: &GlobalConfig, args: RulesIngestArgs) -> anyhow::Result
             round_on.outcomes,
             crate::sync::load_average()
         );
-        for (total, part) in [(&mut on, round_on), (&mut off, round_off)] {
-            total.items += part.items;
-            total.seconds += part.seconds;
-            total.cpu = total.cpu.zip(part.cpu).map(|(a, b)| a + b);
-            total.outcomes += part.outcomes;
-        }
+        on.add(round_on);
+        off.add(round_off);
     }
     let ((wall_on, cpu_on), (wall_off, cpu_off)) = (on.per_item(), off.per_item());
     outln!(

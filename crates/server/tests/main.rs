@@ -8,6 +8,7 @@
 
 mod api_accounts;
 mod api_contract;
+mod api_duplicates;
 mod api_feed_settings;
 mod api_full_text;
 mod api_hardening;

@@ -38,6 +38,12 @@ pub struct PreferencesView {
     /// The language of the web UI (issue 34): `auto` (the browser's, the default), `en`,
     /// `ja` or `zh-Hans`.
     pub language: String,
+    /// Whether a story that arrived from several feeds is listed once, with the others in its
+    /// `cluster` (on by default); also in the counts and the sync APIs.
+    pub collapse_duplicates: bool,
+    /// Whether reading one copy of such a story reads the others: `cluster` (default) or
+    /// `copy` (that copy only).
+    pub duplicates_read: String,
     /// When they were last changed; null while they are the defaults.
     pub updated_at: Option<String>,
 }
@@ -53,6 +59,8 @@ impl From<Preferences> for PreferencesView {
             default_view: p.default_view,
             summarize: p.summarize,
             language: p.language,
+            collapse_duplicates: p.collapse_duplicates,
+            duplicates_read: p.duplicates_read,
             updated_at: (p.updated_at > 0).then(|| time(p.updated_at)),
         }
     }
@@ -85,6 +93,10 @@ pub struct UpdatePreferences {
     pub summarize: Option<String>,
     /// `auto` (follow the browser), `en`, `ja` or `zh-Hans`.
     pub language: Option<String>,
+    /// List a story from several feeds once.
+    pub collapse_duplicates: Option<bool>,
+    /// `cluster` or `copy`.
+    pub duplicates_read: Option<String>,
 }
 
 /// The signed-in user's preferences.
@@ -124,6 +136,8 @@ async fn update_preferences(
         default_view: body.default_view.map(|v| v.trim().to_lowercase()),
         summarize: body.summarize.map(|v| v.trim().to_lowercase()),
         language,
+        collapse_duplicates: body.collapse_duplicates,
+        duplicates_read: body.duplicates_read.map(|v| v.trim().to_lowercase()),
     };
     let preferences = state
         .store

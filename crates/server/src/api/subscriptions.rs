@@ -111,6 +111,9 @@ pub struct UpdateSubscription {
     /// one subscription to it is not paused, so pausing never stops another user's items.
     /// A paused user's sync apps get the items that arrived meanwhile when they resume.
     pub suspended: Option<bool>,
+    /// Duplicates across feeds: `merge`, `prefer` (this feed's copy of a story is the one
+    /// listed) or `never` (never merge this feed's items with others).
+    pub duplicates: Option<String>,
     /// Another URL for this feed (e.g. after the site moved it): checked as when subscribing
     /// (the address guard, discovery of a page's feed, the scheme tried when missing,
     /// normalization) and counted against the subscribe rate limit.
@@ -241,6 +244,7 @@ async fn update_subscription(
         full_text,
         summarize: body.summarize,
         suspended: body.suspended,
+        duplicates: body.duplicates.map(|d| d.trim().to_lowercase()),
     };
     state
         .store

@@ -12,8 +12,8 @@ use crate::base::auth::Auth;
 use crate::base::error::{ApiError, ApiResult};
 use crate::base::extract::Json;
 use crate::base::items::{
-    ItemList, ItemSummaryView, add_bodies, add_generated_summaries, add_popularity, add_tags,
-    proxy_item_in,
+    ItemList, ItemSummaryView, add_bodies, add_clusters, add_generated_summaries, add_popularity,
+    add_tags, proxy_item_in,
 };
 use crate::base::search;
 use crate::base::state::AppState;
@@ -62,6 +62,11 @@ pub struct ItemListParams {
     /// server's `/media` route, whatever the media proxy's setting, so that a device keeping
     /// items for offline reading can keep their images from this server's origin.
     pub images: Option<String>,
+    /// `true`: a story that arrived from several of the user's feeds is listed once (the
+    /// copy the user saw first, or the one from a feed they prefer), the others named in its
+    /// `cluster`; `false`: every copy. Default: the user's preference `collapse_duplicates`.
+    /// Search results and the starred items list every copy.
+    pub collapse: Option<String>,
 }
 
 /// What a listing adds to the store's summaries: `include=content` and `images=proxied`.
@@ -180,6 +185,7 @@ fn item_query(params: ItemListParams, tag_id: Option<i64>) -> ApiResult<ItemQuer
             .transpose()?,
         cursor,
         limit,
+        collapse: false,
     })
 }
 
@@ -196,7 +202,11 @@ pub(crate) async fn list(
     if let Some(query) = search {
         return search_items(state, auth, query, params, tag_id, extras).await;
     }
-    let query = item_query(params, tag_id)?;
+    let collapse = collapse(state, auth, params.collapse.take()).await?;
+    let query = ItemQuery {
+        collapse,
+        ..item_query(params, tag_id)?
+    };
     let page = state.store.list_items(auth.user.id, &query).await?;
     let mut items: Vec<ItemSummaryView> = page.items.into_iter().map(Into::into).collect();
     complete(state, auth, &mut items, extras).await?;
@@ -205,6 +215,19 @@ pub(crate) async fn list(
         next_cursor: page.next_cursor.map(|c| c.encode()),
         items,
     }))
+}
+
+/// Reads `collapse` (`true` or `false`), else the user's preference.
+async fn collapse(state: &AppState, auth: &Auth, text: Option<String>) -> ApiResult<bool> {
+    match text.as_deref().map(str::trim) {
+        None | Some("") => Ok(state.store.collapses_duplicates(auth.user.id).await?),
+        Some("true") => Ok(true),
+        Some("false") => Ok(false),
+        Some(other) => Err(ApiError::validation(
+            format!("collapse must be true or false, not {other:?}"),
+            "Use collapse=true to list each story once, collapse=false for every copy.",
+        )),
+    }
 }
 
 /// `GET /items?q=…`: the listing's parameters over the items matching the search, each with a
@@ -230,6 +253,8 @@ async fn search_items(
             })?;
         }
     }
+    // Search lists every copy that matches, each naming the others in its cluster.
+    params.collapse = None;
     let listing = item_query(params, tag_id)?;
     let search = ItemSearch {
         query,
@@ -277,6 +302,7 @@ async fn complete(
     add_tags(state, items).await?;
     add_popularity(state, items).await?;
     add_generated_summaries(state, items).await?;
+    add_clusters(state, auth, items).await?;
     for item in items {
         proxy_item_in(state, extras.images, item);
     }

@@ -78,6 +78,9 @@ pub struct ItemSummaryView {
     /// Given by `GET /items/{id}` and with `include=content`; absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub summarizable: Option<bool>,
+    /// The same story in the user's other feeds (duplicates across feeds): null when the user
+    /// sees no other copy of it (or either feed is set never to merge).
+    pub cluster: Option<ClusterView>,
 }
 
 /// A tag of an item.
@@ -114,6 +117,47 @@ impl From<ItemSummary> for ItemSummaryView {
             popularity: None,
             generated_summary: None,
             summarizable: None,
+            cluster: None,
+        }
+    }
+}
+
+/// The copies of one story that a user sees in several feeds.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ClusterView {
+    /// The cluster's id: the same for every copy.
+    pub id: i64,
+    /// Copies the user can see, this one included.
+    pub size: i64,
+    /// The other copies, oldest first.
+    pub also_in: Vec<ClusterCopyView>,
+}
+
+/// Another copy of a story.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ClusterCopyView {
+    /// The copy's item id (`GET /items/{id}`).
+    pub item_id: i64,
+    /// Its feed.
+    pub feed_id: i64,
+    /// The feed's title as the user named it.
+    pub feed_title: String,
+}
+
+impl From<tidings_store::Cluster> for ClusterView {
+    fn from(cluster: tidings_store::Cluster) -> ClusterView {
+        ClusterView {
+            id: cluster.id,
+            size: cluster.size,
+            also_in: cluster
+                .also_in
+                .into_iter()
+                .map(|copy| ClusterCopyView {
+                    item_id: copy.item_id,
+                    feed_id: copy.feed_id,
+                    feed_title: copy.feed_title,
+                })
+                .collect(),
         }
     }
 }
@@ -300,6 +344,20 @@ pub(crate) async fn add_tags(state: &AppState, items: &mut [ItemSummaryView]) ->
                 score: tag.score,
             })
             .collect();
+    }
+    Ok(())
+}
+
+/// Adds each listed item's cluster: the other copies of its story the user sees.
+pub(crate) async fn add_clusters(
+    state: &AppState,
+    auth: &Auth,
+    items: &mut [ItemSummaryView],
+) -> ApiResult<()> {
+    let ids: Vec<i64> = items.iter().map(|item| item.id).collect();
+    let mut clusters = state.store.clusters_of(auth.user.id, &ids).await?;
+    for item in items {
+        item.cluster = clusters.remove(&item.id).map(Into::into);
     }
     Ok(())
 }

@@ -65,6 +65,11 @@ pub struct SubscriptionView {
     /// user's subscription to the same feed still fetches it), and its new items reach their
     /// sync apps only when they resume, above what the apps already have.
     pub suspended: bool,
+    /// How the feed's copies of stories that also arrive from the user's other feeds are
+    /// listed: `merge` (once, the copy the user saw first), `prefer` (once, this feed's copy)
+    /// or `never` (this feed's items are never merged with others).
+    #[schema(example = "merge")]
+    pub duplicates: String,
     /// When the user subscribed.
     pub created_at: String,
     /// For a scraped source (F7), how its page is read; null for a feed.
@@ -165,6 +170,7 @@ pub(crate) fn view(subscription: Subscription) -> SubscriptionView {
         full_text: subscription.full_text,
         summarize: subscription.summarize,
         suspended: subscription.suspended,
+        duplicates: subscription.duplicates,
         created_at: time(subscription.created_at),
         // Stored by the API from a checked configuration; one unreadable (written by hand)
         // shows as none rather than failing the list.

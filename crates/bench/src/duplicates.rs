@@ -1,0 +1,173 @@
+//! `tidings-bench duplicates-ingest`: what clustering duplicates across feeds costs when items
+//! arrive (issue 35). Clustering runs in the fetch's own transaction, once per new item (its
+//! keys, a look-up of the stored items sharing one, the few best compared) and then per
+//! subscriber of a copy found, so its cost is a share of storing a fetch.
+//!
+//! As `rules-ingest`, the comparison is paired: the same users and feeds are set up twice in
+//! the same database, every feed's items are stored into both twins one right after the
+//! other (the first alternating), through two store handles of which one has clustering
+//! switched off ([`Store::set_duplicate_clustering`]). The items are the farm's mix of sizes
+//! (5 to 500 a feed, log-uniform) in mixed languages, of which `--copy-percent` are copies of
+//! a round's wire stories (the wire's text under the wire's link with a feed's own tracking
+//! tail and site name): the copies arrive in many feeds, as a wire story does.
+//!
+//! Run it on an empty database for the farm alone, or on the data set of `generate` (a
+//! million items) for the cost at that size: keys are kept only for the last weeks' items,
+//! so the look-ups meet the window's items, not the million.
+
+use std::process::ExitCode;
+use std::time::Instant;
+
+use clap::Args;
+use tidings::config::GlobalConfig;
+use tidings::outln;
+use tidings_store::{NewItem, Store, unix_now};
+
+use crate::paired::{Farm, Side, store_timed};
+use crate::search::{Rng, article};
+
+/// Arguments of `tidings-bench duplicates-ingest`.
+#[derive(Debug, Args)]
+pub struct DuplicatesIngestArgs {
+    /// Feeds items arrive in.
+    #[arg(long, default_value_t = 500)]
+    pub feeds: usize,
+    /// Users.
+    #[arg(long, default_value_t = 100)]
+    pub users: usize,
+    /// Feeds each user follows.
+    #[arg(long, default_value_t = 50)]
+    pub feeds_per_user: usize,
+    /// Rounds: in each, every feed of both twins gets new items.
+    #[arg(long, default_value_t = 2)]
+    pub rounds: usize,
+    /// Of every feed's items, the share that are copies of a wire story, in percent.
+    #[arg(long, default_value_t = 20)]
+    pub copy_percent: usize,
+}
+
+/// Wire stories per round that the copies are drawn from.
+const WIRE_STORIES: usize = 300;
+
+/// The items of feed `feed` in round `round`: the farm's mix of sizes, mixed languages, and
+/// copies of the round's wire stories.
+fn round_items(feed: usize, round: usize, copy_percent: usize, now: i64) -> Vec<NewItem> {
+    let mut rng = Rng::new(feed as u64 * 31 + 7);
+    let size = (5.0 * 100f64.powf(rng.below(1000) as f64 / 999.0)).round() as usize;
+    let mut draw = Rng::new((feed * 7_919 + round) as u64 + 3);
+    (0..size)
+        .map(|k| {
+            let published = Some(now - k as i64 * 60);
+            if draw.below(100) < copy_percent {
+                let story = draw.below(WIRE_STORIES);
+                let (title, content) = article(90_000_000 + round * WIRE_STORIES + story);
+                return NewItem {
+                    guid: Some(format!("dup-{round}-{feed}-{k}")),
+                    url: Some(format!(
+                        "https://wire.invalid/{round}/{story}?utm_source=feed{feed}&utm_medium=rss"
+                    )),
+                    title: Some(format!("{title} - Feed {feed}")),
+                    content: Some(content),
+                    published,
+                    ..NewItem::default()
+                };
+            }
+            let (title, content) = article(feed * 1_000 + round * 100_000 + k);
+            NewItem {
+                guid: Some(format!("dup-{round}-{feed}-{k}")),
+                url: Some(format!("https://feed{feed}.invalid/{round}/{k}")),
+                title: Some(title),
+                content: Some(content),
+                published,
+                ..NewItem::default()
+            }
+        })
+        .collect()
+}
+
+/// Users `dup{run}u*`, each following `--feeds-per-user` of the twin's feeds; the feeds' ids.
+async fn set_up(store: &Store, args: &DuplicatesIngestArgs, run: u64) -> anyhow::Result<Vec<i64>> {
+    let farm = Farm {
+        name: format!("dup{run}"),
+        users: args.users,
+        feeds: args.feeds,
+        feeds_per_user: args.feeds_per_user,
+    };
+    Ok(farm.set_up(store).await?.0)
+}
+
+/// Runs the bench; prints each round and what clustering costs.
+pub async fn run(config: &GlobalConfig, args: DuplicatesIngestArgs) -> anyhow::Result<ExitCode> {
+    let on = crate::store::open_store_for_bulk_load(config).await?;
+    // A second handle on the same database, with clustering off: the twin without it.
+    let off = crate::store::open_store_for_bulk_load(config).await?;
+    off.set_duplicate_clustering(false);
+    let run = unix_now() as u64 * 2;
+    let started = Instant::now();
+    let with = set_up(&on, &args, run).await?;
+    let without = set_up(&off, &args, run + 1).await?;
+    let twins: Vec<(i64, i64)> = with.into_iter().zip(without).collect();
+    outln!(
+        "tidings-bench duplicates-ingest on {}: {} users, {} feeds ({} per user), {} % of \
+         items copies of {WIRE_STORIES} wire stories a round, and the twin with clustering off; \
+         set up in {:.1} s; load average {}",
+        on.engine(),
+        args.users,
+        args.feeds,
+        args.feeds_per_user,
+        args.copy_percent,
+        started.elapsed().as_secs_f64(),
+        crate::sync::load_average()
+    );
+    let (mut total_on, mut total_off) = (Side::start(), Side::start());
+    for round in 0..args.rounds {
+        let (mut a, mut b) = (Side::start(), Side::start());
+        let now = unix_now();
+        for (f, &(with, without)) in twins.iter().enumerate() {
+            if with == 0 || without == 0 {
+                continue;
+            }
+            let items = round_items(f, round, args.copy_percent, now);
+            if f % 2 == 0 {
+                store_timed(&on, &mut a, with, &items, now).await?;
+                store_timed(&off, &mut b, without, &items, now).await?;
+            } else {
+                store_timed(&off, &mut b, without, &items, now).await?;
+                store_timed(&on, &mut a, with, &items, now).await?;
+            }
+        }
+        let ((wall_on, cpu_on), (wall_off, cpu_off)) = (a.per_item(), b.per_item());
+        let cpu = |c: Option<f64>| c.map_or("unknown".into(), |c| format!("{c:.0} µs"));
+        outln!(
+            "round {round}: {} items a twin, {} found to be copies; per item {wall_on:.0} µs \
+             clustered, {wall_off:.0} µs not; CPU {} clustered, {} not; load {}",
+            a.items,
+            a.clustered,
+            cpu(cpu_on),
+            cpu(cpu_off),
+            crate::sync::load_average()
+        );
+        total_on.add(a);
+        total_off.add(b);
+    }
+    let ((wall_on, cpu_on), (wall_off, cpu_off)) = (total_on.per_item(), total_off.per_item());
+    outln!(
+        "per item stored: {wall_on:.1} µs clustered, {wall_off:.1} µs not: clustering costs \
+         {:+.1} % ({} of {} items were copies)",
+        (wall_on / wall_off - 1.0) * 100.0,
+        total_on.clustered,
+        total_on.items
+    );
+    if let (tidings_store::Engine::Sqlite, Some(cpu_on), Some(cpu_off)) =
+        (on.engine(), cpu_on, cpu_off)
+    {
+        outln!(
+            "CPU per item stored (SQLite's work included): {cpu_on:.1} µs clustered, \
+             {cpu_off:.1} µs not: clustering costs {:+.1} %",
+            (cpu_on / cpu_off - 1.0) * 100.0
+        );
+    }
+    on.close().await;
+    off.close().await;
+    Ok(ExitCode::SUCCESS)
+}
