@@ -19,6 +19,7 @@ use mail_parser::{MessageParser, MimeHeaders, PartType};
 use tidings_feed::Sanitizer;
 
 pub use pixels::remove_tracking_pixels;
+use text_html::push_escaped;
 pub use text_html::text_to_html;
 
 /// The largest body kept, in bytes of HTML before sanitizing: a newsletter is far smaller, and
@@ -87,6 +88,99 @@ pub struct MailMessage {
     pub attachments: Vec<Attachment>,
     /// The `List-Unsubscribe` links (`https:` and `mailto:`), in the order given.
     pub unsubscribe: Vec<String>,
+}
+
+impl MailMessage {
+    /// The item's content: the body, then a footer listing the attachments (not kept) and
+    /// offering the `List-Unsubscribe` links, `https:` ones as links (`mailto:` ones as text:
+    /// the sanitizer keeps only web links). `None` when there is nothing to show.
+    pub fn item_html(&self) -> Option<String> {
+        let mut footer = String::new();
+        if !self.attachments.is_empty() {
+            footer.push_str("<p>Attachments (not kept):</p><ul>");
+            for attachment in &self.attachments {
+                footer.push_str("<li>");
+                push_escaped(
+                    &mut footer,
+                    attachment.name.as_deref().unwrap_or("(no name)"),
+                );
+                footer.push_str(&format!(
+                    " ({}, {})</li>",
+                    escaped(&attachment.mime_type),
+                    size_text(attachment.size)
+                ));
+            }
+            footer.push_str("</ul>");
+        }
+        for url in &self.unsubscribe {
+            if url.to_ascii_lowercase().starts_with("mailto:") {
+                footer.push_str("<p>Unsubscribe by mail: ");
+                push_escaped(&mut footer, url.get(7..).unwrap_or_default());
+                footer.push_str("</p>");
+            } else {
+                footer.push_str("<p><a href=\"");
+                push_escaped(&mut footer, url);
+                footer.push_str(
+                    "\" target=\"_blank\" rel=\"noopener noreferrer\">Unsubscribe</a></p>",
+                );
+            }
+        }
+        match (&self.html, footer.is_empty()) {
+            (None, true) => None,
+            (Some(html), true) => Some(html.clone()),
+            (html, false) => Some(format!(
+                "{}<hr>{footer}",
+                html.as_deref().unwrap_or_default()
+            )),
+        }
+    }
+}
+
+/// A size in bytes as people read it: `512 B`, `70 kB`, `2.1 MB`.
+fn size_text(bytes: u64) -> String {
+    match bytes {
+        0..1_000 => format!("{bytes} B"),
+        1_000..1_000_000 => format!("{} kB", bytes / 1_000),
+        _ => format!("{:.1} MB", bytes as f64 / 1_000_000.0),
+    }
+}
+
+/// `text` with `&`, `<`, `>` and `"` escaped.
+fn escaped(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    push_escaped(&mut out, text);
+    out
+}
+
+/// The addresses a raw message was delivered to, as its headers tell (`Delivered-To`,
+/// `X-Original-To`, `Envelope-To`, then `To` and `Cc`), lower-cased, without repeats: for
+/// an HTTP delivery that names no envelope recipient. Empty for what is not a message.
+pub fn header_recipients(raw: &[u8]) -> Vec<String> {
+    let Some(message) = MessageParser::default().parse(raw) else {
+        return Vec::new();
+    };
+    let mut found: Vec<String> = Vec::new();
+    let mut add = |address: &str| {
+        let address = address
+            .trim()
+            .trim_matches(['<', '>'])
+            .trim()
+            .to_lowercase();
+        if address.contains('@') && !found.contains(&address) {
+            found.push(address);
+        }
+    };
+    for name in ["Delivered-To", "X-Original-To", "Envelope-To"] {
+        for (header, value) in message.headers_raw() {
+            if header.eq_ignore_ascii_case(name) {
+                value.split(',').for_each(&mut add);
+            }
+        }
+    }
+    for list in [message.to(), message.cc()].into_iter().flatten() {
+        list.iter().filter_map(|a| a.address()).for_each(&mut add);
+    }
+    found
 }
 
 /// Reads a raw RFC 5322 message. The HTML goes through `sanitizer` (the one feed content goes

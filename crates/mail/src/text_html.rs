@@ -63,7 +63,7 @@ fn find_url(text: &str) -> Option<usize> {
 }
 
 /// Appends `text` with `&`, `<`, `>` and `"` escaped.
-fn push_escaped(html: &mut String, text: &str) {
+pub(crate) fn push_escaped(html: &mut String, text: &str) {
     for c in text.chars() {
         match c {
             '&' => html.push_str("&amp;"),

@@ -3,7 +3,7 @@
 use std::time::Instant;
 
 use tidings_feed::Sanitizer;
-use tidings_mail::{MailError, MailMessage, read_message};
+use tidings_mail::{MailError, MailMessage, header_recipients, read_message};
 
 fn read(name: &str) -> Result<MailMessage, MailError> {
     let path = format!("{}/testdata/{name}", env!("CARGO_MANIFEST_DIR"));
@@ -211,4 +211,44 @@ fn a_very_large_message_is_read_quickly_and_its_body_bounded() {
     assert_eq!(m.attachments[0].size, 27_000 * 57);
     // Debug builds are slow; the bound is for a pathological slowdown, not a benchmark.
     assert!(took.as_secs() < 20, "{took:?}");
+}
+
+#[test]
+fn the_item_lists_attachments_and_offers_unsubscribing() {
+    let item = read("inline_images.eml").unwrap().item_html().unwrap();
+    assert!(
+        item.contains("<li>programme décembre.pdf (application/pdf, 2 kB)</li>"),
+        "{item}"
+    );
+    let item = read("multipart_alternative.eml")
+        .unwrap()
+        .item_html()
+        .unwrap();
+    assert!(
+        item.contains(
+            "<a href=\"https://writer.example.com/unsubscribe?u=abc&amp;l=42\" \
+             target=\"_blank\" rel=\"noopener noreferrer\">Unsubscribe</a>"
+        ),
+        "{item}"
+    );
+    assert!(
+        item.contains("Unsubscribe by mail: unsubscribe@writer.example.com?subject=unsubscribe"),
+        "{item}"
+    );
+}
+
+#[test]
+fn recipients_from_the_headers() {
+    let raw = b"Delivered-To: K3X9Q2+shop@News.Tidings.Example\r\nFrom: a@b.example\r\n\
+                To: \"Me\" <me@example.com>, k3x9q2+shop@news.tidings.example\r\n\
+                Cc: other@example.org\r\n\r\nbody";
+    assert_eq!(
+        header_recipients(raw),
+        [
+            "k3x9q2+shop@news.tidings.example",
+            "me@example.com",
+            "other@example.org"
+        ]
+    );
+    assert!(header_recipients(b"").is_empty());
 }
