@@ -13,6 +13,7 @@ pub mod reparse;
 pub mod resume;
 pub mod rules;
 pub mod serve;
+pub mod serve_mail;
 pub mod serve_oidc;
 pub mod user;
 pub mod worker;

@@ -100,6 +100,9 @@ pub struct ApiArgs {
 
     #[command(flatten)]
     pub oidc: super::serve_oidc::OidcArgs,
+
+    #[command(flatten)]
+    pub mail: super::serve_mail::MailArgs,
 }
 
 impl ApiArgs {
@@ -176,6 +179,7 @@ impl ApiArgs {
         server.usage_counts =
             config::check_bool(&self.usage_counts, "TIDINGS_USAGE_COUNTS", "--usage-counts")?;
         server.oidc = self.oidc.check()?;
+        (server.mail, _) = self.mail.check()?;
         server.session_idle = std::time::Duration::from_secs(idle * 86_400);
         server.session_lifetime = std::time::Duration::from_secs(lifetime * 86_400);
         Ok(server)
@@ -217,6 +221,7 @@ pub async fn run(config: &GlobalConfig, args: ServeArgs) -> anyhow::Result<ExitC
         .await
         .with_context(|| format!("cannot listen on {listen}"))?;
     let bound = listener.local_addr()?;
+    let smtp_listener = bind_smtp(&args.api.mail).await?;
     let base_url = match explicit_base_url {
         Some(url) => url,
         None => config::check_base_url(&format!("http://{}/", reachable(bound)))?,
@@ -287,13 +292,16 @@ pub async fn run(config: &GlobalConfig, args: ServeArgs) -> anyhow::Result<ExitC
         // An error means the sender is gone, which also means stop.
         let _ = stopped.wait_for(|stop| *stop).await;
     };
-    let http = async {
-        let served = tidings_server::serve(
-            listener,
-            AppState::new(store.clone(), server_config, api_fetcher),
+    let state = AppState::new(store.clone(), server_config, api_fetcher);
+    if let Some(smtp) = smtp_listener {
+        tokio::spawn(tidings_server::mail::smtp::serve(
+            smtp,
+            state.clone(),
             until_stopped(stopped.clone()),
-        )
-        .await;
+        ));
+    }
+    let http = async {
+        let served = tidings_server::serve(listener, state, until_stopped(stopped.clone())).await;
         stop.send_replace(true);
         served
     };
@@ -308,6 +316,27 @@ pub async fn run(config: &GlobalConfig, args: ServeArgs) -> anyhow::Result<ExitC
     store.close().await;
     tracing::info!("stopped");
     Ok(ExitCode::SUCCESS)
+}
+
+/// The SMTP listener's socket when `TIDINGS_SMTP_LISTEN` is set (issue 36).
+async fn bind_smtp(
+    mail: &super::serve_mail::MailArgs,
+) -> anyhow::Result<Option<tokio::net::TcpListener>> {
+    let (settings, listen) = mail.check()?;
+    let Some(listen) = listen else {
+        return Ok(None);
+    };
+    let listener = tokio::net::TcpListener::bind(listen)
+        .await
+        .with_context(|| format!("cannot listen for SMTP on {listen}"))?;
+    tracing::info!(
+        address = %listener.local_addr()?,
+        domain = settings.domain.as_deref().unwrap_or_default(),
+        "receiving newsletters by SMTP on {} for @{}",
+        listener.local_addr()?,
+        settings.domain.as_deref().unwrap_or_default()
+    );
+    Ok(Some(listener))
 }
 
 /// The address a browser on this machine can open for a listener on `address`: an unspecified

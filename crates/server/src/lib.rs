@@ -7,6 +7,7 @@ pub mod api;
 pub mod base;
 pub mod connection;
 pub mod health;
+pub mod mail;
 pub mod media;
 pub mod metrics;
 pub mod mfa;
@@ -54,6 +55,7 @@ fn routes(state: AppState) -> Router {
         .merge(oidc::routes::router())
         .merge(ui::router())
         .merge(websub::router())
+        .merge(mail::inbound::router())
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             middleware::protect,

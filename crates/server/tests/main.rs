@@ -32,6 +32,7 @@ mod database_outage;
 mod error_logging;
 mod health;
 mod inbound_limits;
+mod mail;
 mod media_proxy;
 mod metrics;
 mod oidc_browser;

@@ -800,7 +800,8 @@ impl Store {
     }
 
     /// Claims one feed now whatever its schedule (manual refresh, F15), unless another worker
-    /// holds a live lease on it. Returns `None` when it is leased or does not exist.
+    /// holds a live lease on it. Returns `None` when it is leased or does not exist, and for
+    /// a mail feed (`mailto:`, issue 36), which is never fetched.
     pub async fn claim_feed(
         &self,
         feed_id: i64,
@@ -812,7 +813,9 @@ impl Store {
         let claimed = with_db!(self, write, |db| {
             sqlx::query(
                 "UPDATE feed_fetch_state SET lease_owner = $1, lease_until = $2
-                 WHERE feed_id = $3 AND (lease_until IS NULL OR lease_until <= $4)",
+                 WHERE feed_id = $3 AND (lease_until IS NULL OR lease_until <= $4)
+                   AND NOT EXISTS (SELECT 1 FROM feeds f
+                                   WHERE f.id = $3 AND f.url LIKE 'mailto:%')",
             )
             .bind(owner)
             .bind(lease_until)
@@ -997,11 +1000,13 @@ fn due_feed_from_row(row: DueFeedRow) -> DueFeed {
 }
 
 /// The feeds due at `$3` (now) and not leased: the claim's rows, and the queue depth of
-/// `/metrics`. `$3` is the only parameter, so a query with no other renumbers it.
+/// `/metrics`. `$3` is the only parameter, so a query with no other renumbers it. A mail feed
+/// (`mailto:`, issue 36) is never due: its items arrive by mail, there is nothing to fetch.
 pub(crate) const DUE_FEEDS: &str = "FROM feed_fetch_state st
     JOIN feeds f ON f.id = st.feed_id
     WHERE st.status <> 'stopped' AND f.suspended = FALSE
       AND st.next_check_at <= $3
+      AND f.url NOT LIKE 'mailto:%'
       AND (st.retry_after_until IS NULL OR st.retry_after_until <= $3)
       AND (st.lease_until IS NULL OR st.lease_until <= $3)
       AND EXISTS (SELECT 1 FROM subscriptions s

@@ -30,6 +30,7 @@ mod import_jobs;
 mod items;
 mod job_queue;
 mod lease;
+mod mail;
 mod migrate;
 mod operations;
 mod popularity;
@@ -98,6 +99,7 @@ pub use items::{
     BodyWrite, Enclosure, FetchWrites, FetchWritten, Item, ItemState, NewItem, ShortText,
     UpsertCounts, WebSubDiscovery,
 };
+pub use mail::{MAX_MAIL_LABEL_CHARS, MailAddress, MailDelivery, MailSender, NEWSLETTERS_GROUP};
 pub use migrate::{MIGRATIONS, Migration, SchemaStatus};
 pub use operations::{FetchQueue, PoolUse};
 pub use popularity::{

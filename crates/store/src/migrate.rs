@@ -472,6 +472,13 @@ pub const MIGRATIONS: &[Migration] = &[
         postgres: include_str!("../migrations/postgres/0044_duplicates.sql"),
         data: None,
     },
+    Migration {
+        version: 45,
+        name: "mail",
+        sqlite: include_str!("../migrations/sqlite/0045_mail.sql"),
+        postgres: include_str!("../migrations/postgres/0045_mail.sql"),
+        data: None,
+    },
 ];
 
 /// An arbitrary constant naming tidings' migration lock among PostgreSQL advisory locks.

@@ -156,8 +156,9 @@ impl Fetcher {
         &self.inner.limiter
     }
 
-    /// The HTML sanitizer, shared with blocking tasks.
-    pub(crate) fn sanitizer(&self) -> Arc<Sanitizer> {
+    /// The HTML sanitizer, shared with blocking tasks (and with the server's mail delivery,
+    /// which sanitizes newsletters as feed content).
+    pub fn sanitizer(&self) -> Arc<Sanitizer> {
         Arc::clone(&self.inner.sanitizer)
     }
 

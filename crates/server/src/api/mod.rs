@@ -9,6 +9,7 @@ pub mod full_text;
 pub mod groups;
 pub mod imports;
 pub mod items;
+pub mod mail_addresses;
 pub mod mfa;
 pub mod oidc;
 pub mod opml;
@@ -60,6 +61,7 @@ use crate::base::state::AppState;
         (name = "items", description = "Items, their read and starred state, unread counts"),
         (name = "bookmarks", description = "Snapshots of items that outlive them"),
         (name = "rules", description = "Rules: conditions and actions run on arriving items, previewed, applied once with an undo"),
+        (name = "mail", description = "Receiving addresses for newsletters by email"),
         (name = "webhooks", description = "Notification channels: Discord, Slack and generic webhooks for new items"),
         (name = "preferences", description = "The user's reading preferences"),
         (name = "usage", description = "Usage counts without personal data: links opened and searches made, per day"),
@@ -107,6 +109,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .merge(usage::router())
         .merge(webhooks::router())
         .merge(rules::router())
+        .merge(mail_addresses::router())
         .routes(routes!(openapi_json))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
 }

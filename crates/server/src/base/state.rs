@@ -45,6 +45,9 @@ pub struct ServerConfig {
     /// ([`BODY_READ_TIMEOUT`](crate::base::inbound::BODY_READ_TIMEOUT) unless a test shortens
     /// it).
     pub body_read_timeout: Duration,
+    /// Newsletters by email (issue 36): the domain, the inbound secret, the limits; off by
+    /// default.
+    pub mail: crate::mail::MailSettings,
 }
 
 impl ServerConfig {
@@ -64,6 +67,7 @@ impl ServerConfig {
             usage_retention_days: tidings_worker::config::DEFAULT_USAGE_RETENTION_DAYS,
             oidc: None,
             body_read_timeout: crate::base::inbound::BODY_READ_TIMEOUT,
+            mail: crate::mail::MailSettings::default(),
         }
     }
 }

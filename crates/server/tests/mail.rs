@@ -1,0 +1,467 @@
+//! Newsletters by email (issue 36) against a real server on both engines: receiving addresses
+//! over the REST API; messages delivered by `POST /inbound/mail` and by the SMTP listener,
+//! sent with mail software nobody here wrote (Python's smtplib, Debian's swaks), becoming
+//! items of a per-sender feed that search and the sync APIs see; refused recipients, relaying
+//! attempts and floods refused.
+
+use std::net::SocketAddr;
+use std::process::Command;
+
+use reqwest::{Client, Method, StatusCode};
+use serde_json::{Value, json};
+use tidings_server::mail::{MailSettings, SmtpLimits};
+use tidings_server::{AppState, ServerConfig};
+use tidings_testkit::{TestDb, on_both_engines};
+
+use crate::support::{TestApp, assert_error, call, test_fetcher};
+
+const DOMAIN: &str = "news.tidings.example";
+const SECRET: &str = "inbound-secret-of-the-tests-0123456789";
+
+/// A server with mail on, and its SMTP listener's address.
+async fn start(db: &TestDb, smtp: SmtpLimits) -> (TestApp, SocketAddr) {
+    let store = db.migrated().await;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let mut config = ServerConfig::new(base.parse().unwrap());
+    config.mail = MailSettings {
+        domain: Some(DOMAIN.into()),
+        inbound_secret: Some(SECRET.into()),
+        max_bytes: 1024 * 1024,
+        smtp,
+    };
+    let state = AppState::new(store.clone(), config, test_fetcher(store.clone(), true));
+    tokio::spawn(tidings_server::serve(
+        listener,
+        state.clone(),
+        std::future::pending(),
+    ));
+    let smtp_listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let smtp_address = smtp_listener.local_addr().unwrap();
+    tokio::spawn(tidings_server::mail::smtp::serve(
+        smtp_listener,
+        state,
+        std::future::pending(),
+    ));
+    (TestApp { base, store }, smtp_address)
+}
+
+/// A test message of `crates/mail/testdata`, addressed to `to`.
+fn message(name: &str, to: &str) -> Vec<u8> {
+    let path = format!("{}/../mail/testdata/{name}", env!("CARGO_MANIFEST_DIR"));
+    let raw = std::fs::read(&path).unwrap();
+    String::from_utf8_lossy(&raw)
+        .replace("k3x9q2@news.tidings.example", to)
+        .replace("k3x9q2+shop@news.tidings.example", to)
+        .into_bytes()
+}
+
+async fn new_address(client: &Client, app: &TestApp, body: Value) -> Value {
+    let (status, _, address) = call(
+        client,
+        Method::POST,
+        &app.url("/mail-addresses"),
+        Some(body),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{address}");
+    address
+}
+
+async fn inbound(
+    app: &TestApp,
+    secret: &str,
+    to: Option<&str>,
+    raw: Vec<u8>,
+) -> (StatusCode, Value) {
+    let mut url = format!("{}/inbound/mail", app.base);
+    if let Some(to) = to {
+        url.push_str(&format!("?to={to}"));
+    }
+    let response = Client::new()
+        .post(url)
+        .bearer_auth(secret)
+        .header("content-type", "message/rfc822")
+        .body(raw)
+        .send()
+        .await
+        .unwrap();
+    let status = response.status();
+    (status, response.json().await.unwrap())
+}
+
+async fn get(client: &Client, app: &TestApp, path: &str) -> Value {
+    let (status, _, body) = call(client, Method::GET, &app.url(path), None).await;
+    assert_eq!(status, StatusCode::OK, "{path}: {body}");
+    body
+}
+
+on_both_engines!(mail_addresses_are_created_listed_and_revoked, |db| {
+    let off = TestApp::start(db).await;
+    off.user("ann", false).await;
+    let ann = off.signed_in("ann").await;
+    let (status, _, body) = call(&ann, Method::GET, &off.url("/mail-addresses"), None).await;
+    assert_eq!(
+        status,
+        StatusCode::CONFLICT,
+        "mail is off by default: {body}"
+    );
+    assert_error(&body, "mail_off", "validation");
+
+    let (app, _) = start(db, SmtpLimits::default()).await;
+    app.user("ann2", false).await;
+    app.user("bob", false).await;
+    let ann = app.signed_in("ann2").await;
+    let bob = app.signed_in("bob").await;
+    let plain = new_address(&ann, &app, json!({})).await;
+    let address = plain["address"].as_str().unwrap();
+    let (token, domain) = address.split_once('@').unwrap();
+    assert_eq!(domain, DOMAIN);
+    assert_eq!(token.len(), 12, "{address}");
+    assert!(
+        plain["created_at"].as_str().unwrap().ends_with('Z'),
+        "{plain}"
+    );
+    let labelled = new_address(&ann, &app, json!({"label": "Shop"})).await;
+    assert!(
+        labelled["address"].as_str().unwrap().contains("+shop@"),
+        "{labelled}"
+    );
+    let (status, _, body) = call(
+        &ann,
+        Method::POST,
+        &app.url("/mail-addresses"),
+        Some(json!({"label": "no spaces"})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+
+    let listed = get(&ann, &app, "/mail-addresses").await;
+    assert_eq!(listed["addresses"].as_array().unwrap().len(), 2, "{listed}");
+    assert!(
+        get(&bob, &app, "/mail-addresses").await["addresses"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+    let id = plain["id"].as_i64().unwrap();
+    let path = app.url(&format!("/mail-addresses/{id}"));
+    let (status, _, _) = call(&bob, Method::DELETE, &path, None).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "another user's address");
+    let (status, _, _) = call(&ann, Method::DELETE, &path, None).await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+    let (status, _, _) = call(&ann, Method::DELETE, &path, None).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "revoked already");
+    let listed = get(&ann, &app, "/mail-addresses").await;
+    assert_eq!(listed["addresses"][0]["id"], labelled["id"], "{listed}");
+    // Mail to the revoked address is refused.
+    let (status, body) = inbound(
+        &app,
+        SECRET,
+        Some(address),
+        message("confirmation.eml", address),
+    )
+    .await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+});
+
+on_both_engines!(inbound_mail_becomes_an_item_of_the_senders_feed, |db| {
+    let (app, _) = start(db, SmtpLimits::default()).await;
+    app.user("ann", false).await;
+    let ann = app.signed_in("ann").await;
+    let address = new_address(&ann, &app, json!({"label": "news"})).await;
+    let address = address["address"].as_str().unwrap().to_string();
+    let raw = message("multipart_alternative.eml", &address);
+
+    let (status, body) = inbound(&app, "wrong-secret", None, raw.clone()).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "{body}");
+    // The recipient found in the message's own To header.
+    let (status, body) = inbound(&app, SECRET, None, raw.clone()).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["new_items"], 1, "{body}");
+    // The same message again is the same item.
+    let (status, body) = inbound(&app, SECRET, Some(&address), raw).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["new_items"], 0, "{body}");
+
+    let subscriptions = get(&ann, &app, "/subscriptions").await;
+    let subscription = &subscriptions["subscriptions"][0];
+    assert_eq!(subscription["title"], "Café Writer", "{subscriptions}");
+    let feed_url = subscription["feed_url"].as_str().unwrap();
+    assert!(
+        feed_url.starts_with("mailto:writer@writer.example.com?list-id=cafe-notes."),
+        "{feed_url}"
+    );
+    let groups = get(&ann, &app, "/groups").await;
+    let newsletters = groups["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["name"] == "Newsletters")
+        .unwrap_or_else(|| panic!("{groups}"));
+    assert_eq!(subscription["group_id"], newsletters["id"]);
+
+    let items = get(&ann, &app, "/items?filter=all&include=content").await;
+    let item = &items["items"][0];
+    assert_eq!(item["title"], "Café notes — issue 42", "{items}");
+    assert_eq!(item["author"], "Café Writer");
+    assert_eq!(item["published_at"], "2026-11-29T08:00:00Z");
+    let content = item["content"].as_str().unwrap();
+    assert!(content.contains("Thanks for reading"), "{content}");
+    assert!(content.contains(">Unsubscribe</a>"), "{content}");
+    for gone in ["<script", "onclick", "open.gif", "/e/o/"] {
+        assert!(!content.contains(gone), "{gone} in {content}");
+    }
+    // Searchable like any item.
+    let found = get(&ann, &app, "/items?filter=all&q=reading").await;
+    assert_eq!(
+        found["items"][0]["title"], "Café notes — issue 42",
+        "{found}"
+    );
+
+    // The worker never claims a mail feed: there is nothing to fetch.
+    let claimed = app
+        .store
+        .claim_due_feeds("test", tidings_store::unix_now() + 86_400, 10, 60)
+        .await
+        .unwrap();
+    assert!(claimed.is_empty(), "{claimed:?}");
+    let feed_id = subscription["feed_id"].as_i64().unwrap();
+    let refreshed = app
+        .store
+        .claim_feed(feed_id, "test", tidings_store::unix_now(), 60)
+        .await
+        .unwrap();
+    assert!(refreshed.is_none());
+
+    syncable(&ann, &app).await;
+    unreadable_and_unknown(&app, &address).await;
+});
+
+/// The item reaches a sync API (Miniflux's) like any item.
+async fn syncable(browser: &Client, app: &TestApp) {
+    let (status, _, key) = call(
+        browser,
+        Method::POST,
+        &app.url("/api-keys"),
+        Some(json!({"name": "sync"})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{key}");
+    let entries: Value = Client::new()
+        .get(format!("{}/v1/entries", app.base))
+        .header("X-Auth-Token", key["key"].as_str().unwrap())
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        entries["entries"][0]["title"], "Café notes — issue 42",
+        "{entries}"
+    );
+}
+
+/// What is not a message is a 422; mail to an address nobody has, a 404.
+async fn unreadable_and_unknown(app: &TestApp, address: &str) {
+    let (status, body) = inbound(
+        app,
+        SECRET,
+        Some(address),
+        message("no_sender.eml", address),
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert!(
+        body["message"]
+            .as_str()
+            .unwrap()
+            .contains("no From address"),
+        "{body}"
+    );
+    let nobody = format!("nosuchtoken@{DOMAIN}");
+    let (status, body) = inbound(
+        app,
+        SECRET,
+        Some(&nobody),
+        message("confirmation.eml", &nobody),
+    )
+    .await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+}
+
+/// Runs Python's smtplib against the listener: `script` gets `host`, `port` and `args`, and
+/// prints one JSON document. `None` (reported skipped) when Python cannot run.
+fn smtplib(test: &str, smtp: SocketAddr, script: &str, args: &[&str]) -> Option<Value> {
+    let python = std::env::var("TIDINGS_TEST_PYTHON").unwrap_or_else(|_| "python3".into());
+    let output = Command::new(&python)
+        .arg("-c")
+        .arg(script)
+        .arg(smtp.ip().to_string())
+        .arg(smtp.port().to_string())
+        .args(args)
+        .output();
+    let output = match output {
+        Ok(output) => output,
+        Err(error) => {
+            tidings_testkit::skip::skip(test, &format!("{python} does not run: {error}"));
+            return None;
+        }
+    };
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    Some(serde_json::from_str(stdout.trim()).unwrap_or_else(|_| panic!("{stdout}")))
+}
+
+/// Sends each file of `argv[5:]` from `argv[3]` to `argv[4]` on one connection; prints the SMTP
+/// code of each (250 sent, else the refusal's), and the SIZE the server announced.
+const SEND: &str = r#"
+import json, smtplib, sys
+host, port, sender, rcpt = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+codes = []
+with smtplib.SMTP(host, port, timeout=30) as s:
+    s.ehlo("sender.example")
+    size = s.esmtp_features.get("size")
+    for path in sys.argv[5:]:
+        data = open(path, "rb").read()
+        try:
+            s.sendmail(sender, [rcpt], data)
+            codes.append(250)
+        except smtplib.SMTPRecipientsRefused as e:
+            codes.append(list(e.recipients.values())[0][0])
+        except smtplib.SMTPResponseException as e:
+            codes.append(e.smtp_code)
+print(json.dumps({"size": size, "codes": codes}))
+"#;
+
+on_both_engines!(smtp_listener_takes_mail_from_smtplib_and_swaks, |db| {
+    let test = "smtp_listener_takes_mail_from_smtplib_and_swaks";
+    let limits = SmtpLimits {
+        messages_per_minute_per_sender: 4,
+        ..SmtpLimits::default()
+    };
+    let (app, smtp) = start(db, limits).await;
+    app.user("ann", false).await;
+    let ann = app.signed_in("ann").await;
+    let address = new_address(&ann, &app, json!({})).await;
+    let address = address["address"].as_str().unwrap().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let file = |name: &str, to: &str| {
+        let path = dir.path().join(format!("{}-{name}", to.replace('@', "_")));
+        std::fs::write(&path, message(name, to)).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let japanese = file("japanese_iso2022jp.eml", &address);
+    let gallery = file("inline_images.eml", &address);
+    let Some(sent) = tokio::task::block_in_place(|| {
+        smtplib(
+            test,
+            smtp,
+            SEND,
+            &["magazine@news.example.jp", &address, &japanese, &gallery],
+        )
+    }) else {
+        return;
+    };
+    assert_eq!(sent["codes"], json!([250, 250]), "{sent}");
+    assert_eq!(sent["size"], "1048576", "{sent}");
+    let items = get(&ann, &app, "/items?filter=all").await;
+    let titles: Vec<&str> = items["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["title"].as_str().unwrap())
+        .collect();
+    assert!(
+        titles.contains(&"【週刊ニュース】第１２号のお知らせ"),
+        "{items}"
+    );
+    assert!(titles.contains(&"This month's pictures"), "{items}");
+    let feeds = get(&ann, &app, "/subscriptions").await;
+    assert_eq!(
+        feeds["subscriptions"].as_array().unwrap().len(),
+        2,
+        "one feed a sender: {feeds}"
+    );
+
+    refusals(test, smtp, &address, &dir).await;
+    if swaks(test, smtp, &address, &file("shift_jis.eml", &address)) {
+        let found = get(&ann, &app, "/items?filter=all&q=セール情報").await;
+        assert_eq!(found["items"][0]["title"], "本日のセール", "{found}");
+    }
+});
+
+/// A relaying attempt, an unknown address and a flood are refused.
+async fn refusals(test: &str, smtp: SocketAddr, address: &str, dir: &tempfile::TempDir) {
+    let path = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    let confirmation = path("c.eml");
+    std::fs::write(&confirmation, message("confirmation.eml", address)).unwrap();
+    let relay = tokio::task::block_in_place(|| {
+        smtplib(
+            test,
+            smtp,
+            SEND,
+            &["a@b.example", "victim@elsewhere.example", &confirmation],
+        )
+    })
+    .unwrap();
+    assert_eq!(relay["codes"], json!([550]), "relaying: {relay}");
+    let nobody = format!("nosuchtoken@{DOMAIN}");
+    let unknown = tokio::task::block_in_place(|| {
+        smtplib(test, smtp, SEND, &["a@b.example", &nobody, &confirmation])
+    })
+    .unwrap();
+    assert_eq!(unknown["codes"], json!([550]), "unknown: {unknown}");
+    // A flood from one sender: 4 a minute pass, then 450 (try again later).
+    let flood: Vec<&str> = std::iter::repeat_n(confirmation.as_str(), 6).collect();
+    let mut args = vec!["flood@digest.example.net", address];
+    args.extend(flood);
+    let flooded = tokio::task::block_in_place(|| smtplib(test, smtp, SEND, &args)).unwrap();
+    assert_eq!(
+        flooded["codes"],
+        json!([250, 250, 250, 250, 450, 450]),
+        "{flooded}"
+    );
+}
+
+fn which(program: &str) -> bool {
+    Command::new(program).arg("--version").output().is_ok()
+}
+
+/// Sends `file` with Debian's swaks; `false` (reported skipped) when it is not installed.
+fn swaks(test: &str, smtp: SocketAddr, address: &str, file: &str) -> bool {
+    if !which("swaks") {
+        tidings_testkit::skip::skip(test, "swaks is not installed (apt-get install swaks)");
+        return false;
+    }
+    let output = Command::new("swaks")
+        .args([
+            "--server",
+            &smtp.ip().to_string(),
+            "--port",
+            &smtp.port().to_string(),
+        ])
+        .args([
+            "--from",
+            "info@shop.example.jp",
+            "--to",
+            address,
+            "--helo",
+            "shop.example.jp",
+        ])
+        .args(["--data", &format!("@{file}")])
+        .output()
+        .unwrap();
+    let transcript = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{transcript}");
+    assert!(
+        transcript.contains("<-  250 2.0.0 Delivered"),
+        "{transcript}"
+    );
+    true
+}
