@@ -236,7 +236,39 @@ on_both_engines!(inbound_mail_becomes_an_item_of_the_senders_feed, |db| {
 
     syncable(&ann, &app).await;
     unreadable_and_unknown(&app, &address).await;
+    subscribed_again(&ann, &app, &address, subscription["id"].as_i64().unwrap()).await;
 });
+
+/// After the user unsubscribes, the sender's next message subscribes them again, to the same
+/// feed, in the group Newsletters.
+async fn subscribed_again(browser: &Client, app: &TestApp, address: &str, id: i64) {
+    let path = app.url(&format!("/subscriptions/{id}"));
+    let (status, _, body) = call(browser, Method::DELETE, &path, None).await;
+    assert_eq!(status, StatusCode::NO_CONTENT, "{body}");
+    assert!(
+        get(browser, app, "/subscriptions").await["subscriptions"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+    let next = String::from_utf8(message("multipart_alternative.eml", address))
+        .unwrap()
+        .replace("20261129080000.abc123@", "20261206080000.def456@")
+        .replace("Subject: =?UTF-8?B?", "Subject: Next =?UTF-8?B?");
+    let (status, body) = inbound(app, SECRET, Some(address), next.into_bytes()).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["new_items"], 1, "{body}");
+    let subscriptions = get(browser, app, "/subscriptions").await;
+    assert_eq!(
+        subscriptions["subscriptions"][0]["title"], "Café Writer",
+        "{subscriptions}"
+    );
+    let items = get(browser, app, "/items?filter=all").await;
+    assert_eq!(
+        items["items"][0]["title"], "Next Café notes — issue 42",
+        "{items}"
+    );
+}
 
 /// The item reaches a sync API (Miniflux's) like any item.
 async fn syncable(browser: &Client, app: &TestApp) {
