@@ -691,15 +691,12 @@ macro_rules! write_rule_outcome_on {
     }};
 }
 
-/// Rows per statement of [`write_rule_outcomes_on`]: 400 rows of 6 values stay far under
-/// SQLite's limit of bound values.
-pub(crate) const OUTCOME_ROWS: usize = 400;
-
 /// How an engine's SQL names its bound values, told by the connection a statement runs on.
 /// PostgreSQL takes numbered ones only (`$1`). SQLite is given anonymous ones (`?`): it finds
 /// a `$N` by its name, searching the statement's names one by one, when it prepares the
 /// statement and again when sqlx binds each value, so that a statement of 400 rows of 6
-/// values spent more on its names than on its writes.
+/// values spent more on its names than on its writes. (Rules' own writes bind whole arrays
+/// instead, see [`OutcomeWrites`]; duplicate clustering's still use these.)
 pub(crate) trait BindStyle {
     /// Whether bound values are named `$1`, `$2`… rather than `?`.
     const NUMBERED: bool;
@@ -738,117 +735,235 @@ pub(crate) fn placeholder_rows(numbered: bool, first: usize, n: usize, width: us
         .join(", ")
 }
 
-/// Writes what the rules decided, `$decided` (user, item, outcome), on `$db` (the fetch's
-/// transaction), a few statements per [`OUTCOME_ROWS`] outcomes rather than a few per
-/// outcome: states, arrival rows of hidden items, labels, summaries, then notifications
-/// (rare, one by one); evaluates to `()`.
-macro_rules! write_rule_outcomes_on {
+/// The state rows, arrival rows and labels what rules decided asks for, each kind written in one
+/// statement of a fixed text whatever the number of outcomes: prepared once per connection and
+/// kept by sqlx's statement cache, where statements of `n` rows (a text per `n`) were prepared
+/// again for nearly every fetch. SQLite is given the rows as one JSON array (`json_each`),
+/// PostgreSQL as one array per column (`UNNEST`), all kinds in one statement (a round trip).
+pub(crate) trait OutcomeWrites {
+    /// Writes `decided` (user, item, outcome): state rows (hidden and read, read, starred),
+    /// the removal of hidden items' arrival rows, labels, summaries, then notifications (rare,
+    /// one by one). `fresh`: the items were inserted in this transaction, so that on
+    /// PostgreSQL they have no arrival rows yet (they are numbered at commit, when the
+    /// `user_items_hidden` trigger keeps the hidden ones out).
+    async fn write_outcomes(
+        &mut self,
+        decided: &[(i64, i64, Outcome)],
+        now: i64,
+        fresh: bool,
+    ) -> Result<()>;
+}
+
+/// The outcomes' rows by kind: states (user, item, read, starred, hidden), hidden (user,
+/// item), labels (user, item, label), items to summarize (sorted, once each).
+type OutcomeRows<'a> = (
+    Vec<(i64, i64, bool, bool, bool)>,
+    Vec<(i64, i64)>,
+    Vec<(i64, i64, &'a str)>,
+    Vec<i64>,
+);
+
+/// Splits `decided` into the rows of each kind of write, in its order.
+fn outcome_rows(decided: &[(i64, i64, Outcome)]) -> OutcomeRows<'_> {
+    let (mut states, mut hidden, mut labels, mut summarize) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for (user_id, item_id, o) in decided {
+        let (user_id, item_id) = (*user_id, *item_id);
+        if o.hidden || o.read || o.star {
+            states.push((user_id, item_id, o.hidden || o.read, o.star, o.hidden));
+        }
+        if o.hidden {
+            hidden.push((user_id, item_id));
+        }
+        labels.extend(o.labels.iter().map(|l| (user_id, item_id, l.as_str())));
+        if o.summarize {
+            summarize.push(item_id);
+        }
+    }
+    summarize.sort_unstable();
+    summarize.dedup();
+    (states, hidden, labels, summarize)
+}
+
+/// Queues `item_id` for each of `channels` of user `user_id` on `$db`, one by one: a rule
+/// that notifies is rare, and the channel must still be the user's (it may have been
+/// deleted since the rule was read).
+macro_rules! queue_notifications_on {
     ($db:expr, $decided:expr, $now:expr) => {{
-        let decided: &[(i64, i64, tidings_rules::Outcome)] = $decided;
-        let now: i64 = $now;
-        let numbered = $crate::rules::numbered(&*$db);
-        for chunk in decided.chunks($crate::rules::OUTCOME_ROWS) {
-            let states: Vec<&(i64, i64, tidings_rules::Outcome)> =
-                chunk.iter().filter(|(_, _, o)| o.hidden || o.read || o.star).collect();
-            if !states.is_empty() {
-                let sql = format!(
-                    "INSERT INTO item_states (user_id, item_id, is_read, is_starred, is_hidden, updated_at)
-                     VALUES {}
-                     ON CONFLICT (user_id, item_id) DO UPDATE SET
-                         is_read = item_states.is_read OR excluded.is_read,
-                         is_starred = item_states.is_starred OR excluded.is_starred,
-                         is_hidden = item_states.is_hidden OR excluded.is_hidden,
-                         updated_at = excluded.updated_at",
-                    $crate::rules::placeholder_rows(numbered, 1, states.len(), 6)
-                );
-                let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
-                for (user_id, item_id, o) in &states {
-                    query = query
-                        .bind(*user_id)
-                        .bind(*item_id)
-                        .bind(o.hidden || o.read)
-                        .bind(o.star)
-                        .bind(o.hidden)
-                        .bind(now);
-                }
-                query.execute(&mut *$db).await?;
-            }
-            let hidden: Vec<(i64, i64)> = chunk
-                .iter()
-                .filter(|(_, _, o)| o.hidden)
-                .map(|(u, i, _)| (*u, *i))
-                .collect();
-            if !hidden.is_empty() {
-                // The items' own list too: with the pairs' list alone, SQLite scanned the
-                // whole of user_items (every user's arrivals) for each chunk, a cost that grew
-                // with the database; by item it looks up the few rows of these items.
-                let mut items: Vec<i64> = hidden.iter().map(|(_, i)| *i).collect();
-                items.sort_unstable();
-                items.dedup();
-                let sql = format!(
-                    "DELETE FROM user_items WHERE (user_id, item_id) IN (VALUES {}) AND item_id IN {}",
-                    $crate::rules::placeholder_rows(numbered, 1, hidden.len(), 2),
-                    $crate::rules::placeholder_rows(numbered, hidden.len() * 2 + 1, 1, items.len())
-                );
-                let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
-                for (user_id, item_id) in hidden {
-                    query = query.bind(user_id).bind(item_id);
-                }
-                for item_id in items {
-                    query = query.bind(item_id);
-                }
-                query.execute(&mut *$db).await?;
-            }
-            let labels: Vec<(i64, i64, &str)> = chunk
-                .iter()
-                .flat_map(|(u, i, o)| o.labels.iter().map(move |l| (*u, *i, l.as_str())))
-                .collect();
-            for part in labels.chunks($crate::rules::OUTCOME_ROWS) {
-                let sql = format!(
-                    "INSERT INTO item_labels (user_id, item_id, label, created_at) VALUES {}
+        let decided: &[(i64, i64, Outcome)] = $decided;
+        for (user_id, item_id, o) in decided {
+            for channel in &o.notify {
+                sqlx::query(
+                    "INSERT INTO webhook_queue (webhook_id, item_id, queued_at)
+                     SELECT id, $2, $3 FROM webhooks WHERE id = $1 AND user_id = $4
                      ON CONFLICT DO NOTHING",
-                    $crate::rules::placeholder_rows(numbered, 1, part.len(), 4)
-                );
-                let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
-                for (user_id, item_id, label) in part {
-                    query = query.bind(*user_id).bind(*item_id).bind(*label).bind(now);
-                }
-                query.execute(&mut *$db).await?;
-            }
-            let mut summarize: Vec<i64> =
-                chunk.iter().filter(|(_, _, o)| o.summarize).map(|(_, i, _)| *i).collect();
-            summarize.sort_unstable();
-            summarize.dedup();
-            if !summarize.is_empty() {
-                let sql = format!(
-                    "INSERT INTO summary_jobs (item_id, queued_at, not_before) VALUES {}
-                     ON CONFLICT (item_id) DO NOTHING",
-                    $crate::rules::placeholder_rows(numbered, 1, summarize.len(), 3)
-                );
-                let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
-                for item_id in summarize {
-                    query = query.bind(item_id).bind(now).bind(now);
-                }
-                query.execute(&mut *$db).await?;
-            }
-            for (user_id, item_id, o) in chunk {
-                for channel in &o.notify {
-                    // The channel must still be the user's: it may have been deleted since.
-                    sqlx::query(
-                        "INSERT INTO webhook_queue (webhook_id, item_id, queued_at)
-                         SELECT id, $2, $3 FROM webhooks WHERE id = $1 AND user_id = $4
-                         ON CONFLICT DO NOTHING",
-                    )
-                    .bind(*channel)
-                    .bind(*item_id)
-                    .bind(now)
-                    .bind(*user_id)
-                    .execute(&mut *$db)
-                    .await?;
-                }
+                )
+                .bind(*channel)
+                .bind(*item_id)
+                .bind($now)
+                .bind(*user_id)
+                .execute(&mut *$db)
+                .await?;
             }
         }
     }};
+}
+
+/// The state rows' upsert: a row already there (an item that arrived late under a read
+/// watermark has an unread one) keeps what it had and gains what the rules add.
+const STATES_CONFLICT: &str = "ON CONFLICT (user_id, item_id) DO UPDATE SET
+         is_read = item_states.is_read OR excluded.is_read,
+         is_starred = item_states.is_starred OR excluded.is_starred,
+         is_hidden = item_states.is_hidden OR excluded.is_hidden,
+         updated_at = excluded.updated_at";
+
+/// SQLite: the state rows from a JSON array of `[user, item, read, starred, hidden]`, then
+/// the time (`?` values bound in order: anonymous ones cost SQLite no search by name). `WHERE
+/// TRUE` tells SQLite's parser that `ON CONFLICT` is the upsert, not a join's.
+fn sqlite_states_sql() -> String {
+    format!(
+        "INSERT INTO item_states (user_id, item_id, is_read, is_starred, is_hidden, updated_at)
+         SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, ?
+         FROM json_each(?) WHERE TRUE {STATES_CONFLICT}"
+    )
+}
+
+/// SQLite: hidden items' arrival rows, from a JSON array of `[item, user]`, found through the
+/// `(item_id, user_id)` index (with the pairs as `(user_id, item_id)` SQLite scanned every
+/// user's arrivals).
+const SQLITE_HIDDEN_SQL: &str = "DELETE FROM user_items
+     WHERE (item_id, user_id) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?))";
+
+/// SQLite: labels from a JSON array of `[user, item, label]`, then the time.
+const SQLITE_LABELS_SQL: &str = "INSERT INTO item_labels (user_id, item_id, label, created_at)
+     SELECT value ->> 0, value ->> 1, value ->> 2, ? FROM json_each(?) WHERE TRUE
+     ON CONFLICT DO NOTHING";
+
+/// SQLite: summary jobs for a JSON array of items, queued now.
+const SQLITE_SUMMARIES_SQL: &str = "INSERT INTO summary_jobs (item_id, queued_at, not_before)
+     SELECT value, ?, ? FROM json_each(?) WHERE TRUE ON CONFLICT (item_id) DO NOTHING";
+
+/// `value` as JSON (arrays of numbers and strings, which always serialize).
+fn json<T: serde::Serialize>(value: &T) -> Result<String> {
+    serde_json::to_string(value).map_err(|e| StoreError::Invalid(e.to_string()))
+}
+
+impl OutcomeWrites for sqlx::SqliteConnection {
+    async fn write_outcomes(
+        &mut self,
+        decided: &[(i64, i64, Outcome)],
+        now: i64,
+        _fresh: bool,
+    ) -> Result<()> {
+        let (states, hidden, labels, summarize) = outcome_rows(decided);
+        if !states.is_empty() {
+            let rows: Vec<(i64, i64, u8, u8, u8)> = states
+                .iter()
+                .map(|&(u, i, r, s, h)| (u, i, u8::from(r), u8::from(s), u8::from(h)))
+                .collect();
+            sqlx::query(sqlx::AssertSqlSafe(sqlite_states_sql()))
+                .bind(now)
+                .bind(json(&rows)?)
+                .execute(&mut *self)
+                .await?;
+        }
+        // The arrival rows were written as the items were inserted (a row trigger).
+        if !hidden.is_empty() {
+            let rows: Vec<(i64, i64)> = hidden.iter().map(|&(u, i)| (i, u)).collect();
+            sqlx::query(SQLITE_HIDDEN_SQL)
+                .bind(json(&rows)?)
+                .execute(&mut *self)
+                .await?;
+        }
+        if !labels.is_empty() {
+            sqlx::query(SQLITE_LABELS_SQL)
+                .bind(now)
+                .bind(json(&labels)?)
+                .execute(&mut *self)
+                .await?;
+        }
+        if !summarize.is_empty() {
+            sqlx::query(SQLITE_SUMMARIES_SQL)
+                .bind(now)
+                .bind(now)
+                .bind(json(&summarize)?)
+                .execute(&mut *self)
+                .await?;
+        }
+        queue_notifications_on!(self, decided, now);
+        Ok(())
+    }
+}
+
+/// PostgreSQL: every kind in one statement, each from arrays bound as columns: states
+/// (`$1`-`$5`: user, item, read, starred, hidden), hidden items' arrival rows (`$6`, `$7`:
+/// user, item), labels (`$8`-`$10`: user, item, label), summaries (`$11`), the time `$12`.
+fn postgres_outcomes_sql() -> String {
+    format!(
+        "WITH states AS (
+             INSERT INTO item_states (user_id, item_id, is_read, is_starred, is_hidden, updated_at)
+             SELECT u, i, r, s, h, $12
+             FROM UNNEST($1::bigint[], $2::bigint[], $3::boolean[], $4::boolean[], $5::boolean[])
+                 AS t(u, i, r, s, h)
+             {STATES_CONFLICT}
+         ), arrivals AS (
+             DELETE FROM user_items a
+             USING UNNEST($6::bigint[], $7::bigint[]) AS h(u, i)
+             WHERE a.item_id = h.i AND a.user_id = h.u
+         ), labels AS (
+             INSERT INTO item_labels (user_id, item_id, label, created_at)
+             SELECT u, i, l, $12 FROM UNNEST($8::bigint[], $9::bigint[], $10::text[]) AS t(u, i, l)
+             ON CONFLICT DO NOTHING
+         ), summaries AS (
+             INSERT INTO summary_jobs (item_id, queued_at, not_before)
+             SELECT i, $12, $12 FROM UNNEST($11::bigint[]) AS t(i)
+             ON CONFLICT (item_id) DO NOTHING
+         )
+         SELECT 1"
+    )
+}
+
+impl OutcomeWrites for sqlx::PgConnection {
+    async fn write_outcomes(
+        &mut self,
+        decided: &[(i64, i64, Outcome)],
+        now: i64,
+        fresh: bool,
+    ) -> Result<()> {
+        let (states, mut hidden, labels, summarize) = outcome_rows(decided);
+        if fresh {
+            // Numbered at commit, after these state rows: the trigger keeps hidden ones out.
+            hidden.clear();
+        }
+        if !states.is_empty() || !hidden.is_empty() || !labels.is_empty() || !summarize.is_empty() {
+            sqlx::query(sqlx::AssertSqlSafe(postgres_outcomes_sql()))
+                .bind(states.iter().map(|s| s.0).collect::<Vec<i64>>())
+                .bind(states.iter().map(|s| s.1).collect::<Vec<i64>>())
+                .bind(states.iter().map(|s| s.2).collect::<Vec<bool>>())
+                .bind(states.iter().map(|s| s.3).collect::<Vec<bool>>())
+                .bind(states.iter().map(|s| s.4).collect::<Vec<bool>>())
+                .bind(hidden.iter().map(|h| h.0).collect::<Vec<i64>>())
+                .bind(hidden.iter().map(|h| h.1).collect::<Vec<i64>>())
+                .bind(labels.iter().map(|l| l.0).collect::<Vec<i64>>())
+                .bind(labels.iter().map(|l| l.1).collect::<Vec<i64>>())
+                .bind(labels.iter().map(|l| l.2).collect::<Vec<&str>>())
+                .bind(summarize)
+                .bind(now)
+                .execute(&mut *self)
+                .await?;
+        }
+        queue_notifications_on!(self, decided, now);
+        Ok(())
+    }
+}
+
+/// Writes what the rules decided, `$decided` (user, item, outcome), on `$db` (a transaction
+/// or its connection) for items that were there before it ([`OutcomeWrites`]); evaluates to
+/// `()`.
+macro_rules! write_rule_outcomes_on {
+    ($db:expr, $decided:expr, $now:expr) => {
+        $crate::rules::OutcomeWrites::write_outcomes(&mut *$db, $decided, $now, false).await?
+    };
 }
 pub(crate) use write_rule_outcomes_on;
 
@@ -874,7 +989,8 @@ macro_rules! apply_rules_on {
                     .map(|(id, write)| (*id, write.prepared.item, &write.text))
                     .collect();
                 let decided = rules.decide(feed_id, &new, now);
-                $crate::rules::write_rule_outcomes_on!($tx, &decided, now);
+                $crate::rules::OutcomeWrites::write_outcomes(&mut *$tx, &decided, now, true)
+                    .await?;
                 written = decided.len() as u64;
             }
         }
