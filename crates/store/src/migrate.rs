@@ -479,6 +479,13 @@ pub const MIGRATIONS: &[Migration] = &[
         postgres: include_str!("../migrations/postgres/0045_mail.sql"),
         data: None,
     },
+    Migration {
+        version: 46,
+        name: "state_counts_per_statement",
+        sqlite: include_str!("../migrations/sqlite/0046_state_counts_per_statement.sql"),
+        postgres: include_str!("../migrations/postgres/0046_state_counts_per_statement.sql"),
+        data: None,
+    },
 ];
 
 /// An arbitrary constant naming tidings' migration lock among PostgreSQL advisory locks.
