@@ -1,10 +1,10 @@
 // Loading the item list (ItemList's methods, installed by item-list.js): pages through the
-// cursor as the reader scrolls, an item linked by its address, a reload, and the bar that
-// offers items arrived since (live updates).
+// cursor as the reader scrolls, an item linked by its address, and a reload. The bar that
+// offers items arrived since is live.js's.
 
 import { app } from './state.js';
 import { api, query } from './api.js';
-import { h, icon, replace } from './dom.js';
+import { h, replace } from './dom.js';
 import { showError } from './dialogs.js';
 import { searchShown } from './search.js';
 import { itemRow } from './item-row.js';
@@ -108,45 +108,5 @@ export const listLoading = {
       }
     }
     this.expand(id, { fromRoute: true });
-  },
-
-  /**
-   * Live updates: told which subscriptions received items since the last look, checks
-   * whether this view lists new ones, and offers them behind a bar instead of moving the
-   * list under the reader.
-   */
-  async checkArrivals(updated) {
-    if (this.destroyed || this.route.filter === 'starred' || this.route.q || this.loading) return;
-    const inView = updated.filter((u) => {
-      if (this.route.feedId) return u.feed_id === this.route.feedId;
-      if (this.route.groupId) {
-        const sub = app.subscriptions.find((s) => s.id === u.subscription_id);
-        return sub && sub.group_id === this.route.groupId;
-      }
-      return true;
-    });
-    if (!inView.length) return;
-    const page = await api('GET', '/items' + query({
-      filter: this.route.filter,
-      feed_id: this.route.feedId,
-      group_id: this.route.groupId,
-      limit: app.prefs.page_size || 50,
-    }));
-    if (this.destroyed) return;
-    const fresh = ((page && page.items) || []).filter((item) => !this.byId.has(item.id)).length;
-    if (!fresh) return;
-    const more = page.has_more && fresh === page.items.length;
-    const label = t(more ? 'list.new_items_more' : 'list.new_items', { count: fresh });
-    replace(this.newBar, h('button', { type: 'button', class: 'button primary', onclick: () => this.showNew() }, icon('refresh'), label));
-    this.newBar.hidden = false;
-  },
-
-  /** Shows the new items: the list reloads from the top, where they are. */
-  async showNew() {
-    this.newBar.hidden = true;
-    replace(this.newBar);
-    const root = this.scrollRoot() || document.scrollingElement;
-    root.scrollTop = 0;
-    await this.reload();
   },
 };
