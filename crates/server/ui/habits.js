@@ -1,6 +1,7 @@
 // Reading habits (issue 34): the reading time of an opened item, "mark read up to here", and
-// marking items read as the reader scrolls past them (a preference). Loaded with the first
-// opened item, or with the list when the preference is on.
+// marking items read as the reader scrolls past them (a preference); and an opened story's
+// copies in other feeds (issue 35). Loaded with the first opened item, or with the list when
+// the preference is on.
 
 import { api } from './api.js';
 import { h } from './dom.js';
@@ -23,13 +24,23 @@ export function readingMinutes(text) {
   return Math.max(1, Math.round(words / WORDS_PER_MINUTE + cjk / CJK_PER_MINUTE));
 }
 
-/** Adds the reading time and "Mark read up to here" to an opened item's tools. */
+/** "Also in": the other copies of a story (issue 35), each a link that opens it in its feed. */
+function copiesSection(item) {
+  const copies = item.cluster?.also_in || [];
+  return copies.length ? h('section', { class: 'related copies', 'aria-label': t('copies.heading') },
+    h('h3', { class: 'related-heading' }, t('copies.heading')),
+    h('ul', { class: 'related-list' }, copies.map((c) => h('li', null,
+      h('a', { href: '/feeds/' + c.feed_id + '?filter=all&item=' + c.item_id, 'data-link': '' }, c.feed_title))))) : '';
+}
+
+/** Adds the reading time, "Mark read up to here" and the story's other copies to an opened item. */
 export function decorate(list, item, body) {
   const tools = body.querySelector('.item-tools');
   const content = body.querySelector('.item-content');
   if (!tools || !content || tools.querySelector('.reading-time')) return;
   const minutes = readingMinutes(content.textContent || '');
   tools.prepend(h('span', { class: 'item-author reading-time' }, t('habits.reading_time', { count: minutes })));
+  tools.after(copiesSection(item));
   const upTo = h('button', { type: 'button', class: 'button', 'data-role': 'read-up-to' }, t('habits.read_up_to'));
   upTo.addEventListener('click', () => markUpTo(list, item));
   tools.insertBefore(upTo, tools.querySelector('[data-action="bookmark"]'));

@@ -48,6 +48,7 @@ export function itemRow(item) {
             h('span', { class: 'item-feed' }, item.feed_title || ''),
             ' · ', date,
             item.is_date_estimated ? h('span', { class: 'estimated', title: t('item.estimated_title') }, ' ', t('item.estimated')) : null,
+            item.cluster ? h('span', { class: 'also-in' }, ' · ', t('item.also_in', { feeds: item.cluster.also_in.map((c) => c.feed_title).join(', ') })) : null,
             h('span', { class: 'visually-hidden state-text' }, t(item.is_read ? 'item.state_read' : 'item.state_unread'))),
           item.snippet !== undefined
             ? h('span', { class: 'item-excerpt search-snippet' }, snippetNodes(item.snippet))

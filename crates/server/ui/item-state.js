@@ -36,6 +36,8 @@ export const itemState = {
       if (button) button.textContent = value ? t('item.mark_unread') : t('item.mark_read');
     }
     app.adjustUnread(item.feed_id, value ? -1 : 1);
+    // Its copies listed from other feeds too, as the server marks them (issue 35).
+    if (app.prefs.duplicates_read !== 'copy') item.cluster?.also_in.forEach((c) => this.byId.has(c.item_id) && this.showRead(this.byId.get(c.item_id), value));
   },
 
   /** Sets the read state at once, then tells the server; undone with a message if refused. */
@@ -46,6 +48,7 @@ export const itemState = {
     this.showRead(item, isRead);
     try {
       await api('PUT', '/items/' + item.id + '/state', { is_read: isRead });
+      if (item.cluster) app.reloadCounts();
     } catch (e) {
       this.showRead(item, !isRead);
       showError(e, isRead ? t('item.not_marked_read', { count: 1 }) : t('item.not_marked_unread'));

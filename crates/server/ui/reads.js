@@ -3,6 +3,7 @@
 // per-user rate limit (F25). The queue is flushed within a moment, before any listing loads,
 // and when the page goes away.
 
+import { app } from './state.js';
 import { api } from './api.js';
 import { showError } from './dialogs.js';
 import { t } from './i18n.js';
@@ -21,6 +22,7 @@ export async function flushPendingReads() {
   pendingReads.clear();
   try {
     await api('POST', '/items/mark-read', { ids: batch.map((entry) => entry.item.id) });
+    if (batch.some((entry) => entry.item.cluster)) app.reloadCounts();
   } catch (e) {
     for (const { item, list } of batch) {
       if (item.is_read) list.showRead(item, false);

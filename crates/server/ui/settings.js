@@ -72,6 +72,10 @@ export function renderSettings(root) {
     [['unread', t('filter.unread')], ['all', t('filter.all')], ['starred', t('filter.starred')]].map(([value, label]) => h('option', { value, selected: prefs.default_view === value }, label)));
   const summarize = h('select', { id: 'pref-summarize', onchange: (e) => app.savePrefs({ summarize: e.target.value }) },
     [['on_demand', t('settings.summarize_on_demand')], ['all', t('settings.summarize_all')], ['chosen', t('settings.summarize_chosen')]].map(([value, label]) => h('option', { value, selected: (prefs.summarize || 'on_demand') === value }, label)));
+  // A story from several feeds (issue 35): listed once, and read in one copy or in all.
+  const collapse = h('input', { type: 'checkbox', id: 'pref-collapse', checked: prefs.collapse_duplicates !== false, onchange: (e) => app.savePrefs({ collapse_duplicates: e.target.checked }).then(() => app.reloadCounts()) });
+  const copiesRead = h('select', { id: 'pref-copies-read', onchange: (e) => app.savePrefs({ duplicates_read: e.target.value }) },
+    ['cluster', 'copy'].map((value) => h('option', { value, selected: (prefs.duplicates_read || 'cluster') === value }, t('settings.copies_read.' + value))));
   const pageSize = h('select', { id: 'pref-page-size', onchange: (e) => app.savePrefs({ page_size: Number(e.target.value) }) },
     [25, 50, 100, 200].map((n) => h('option', { value: n, selected: Number(prefs.page_size) === n }, String(n))));
 
@@ -81,6 +85,8 @@ export function renderSettings(root) {
       h('div', { class: 'check-row' }, markRead, h('label', { for: 'pref-mark-read' }, t('settings.mark_read_on_open'))),
       h('div', { class: 'check-row' }, onScroll, h('label', { for: 'pref-mark-read-scroll' }, t('settings.mark_read_on_scroll'))),
       h('div', { class: 'check-row' }, images, h('label', { for: 'pref-images' }, t('settings.show_images'))),
+      h('div', { class: 'check-row' }, collapse, h('label', { for: 'pref-collapse' }, t('settings.collapse_duplicates'))),
+      h('div', { class: 'field-row' }, h('label', { for: 'pref-copies-read' }, t('settings.copies_read')), copiesRead),
       h('div', { class: 'field-row' }, h('label', { for: 'pref-view' }, t('settings.default_view')), view),
       h('div', { class: 'field-row' }, h('label', { for: 'pref-page-size' }, t('settings.page_size')), pageSize),
       h('div', { class: 'field-row' }, h('label', { for: 'pref-summarize' }, t('item.summarize')), summarize),
@@ -608,6 +614,7 @@ export async function renderFeedSettings(root, feedId) {
   const interval = h('select', { id: 'feed-interval' }, INTERVALS.map((m) => h('option', { value: m, selected: m === sub.interval_minutes }, intervalLabel(m))));
   const fullText = h('select', { id: 'feed-full-text' }, FULL_TEXT_MODES.map(([mode, label]) => h('option', { value: mode, selected: mode === sub.full_text }, t(label))));
   const summarize = h('input', { type: 'checkbox', id: 'feed-summarize', checked: !!sub.summarize });
+  const duplicates = h('select', { id: 'feed-duplicates' }, ['merge', 'prefer', 'never'].map((mode) => h('option', { value: mode, selected: mode === (sub.duplicates || 'merge') }, t('feedpage.duplicates.' + mode))));
   const status = h('div', { 'aria-live': 'polite' });
   const form = h('form', { class: 'form narrow' },
     h('label', { for: 'feed-title' }, t('scrape.title')), title,
@@ -618,10 +625,12 @@ export async function renderFeedSettings(root, feedId) {
     h('p', { class: 'hint' }, t('feedpage.full_hint')),
     h('div', { class: 'check-row' }, summarize, h('label', { for: 'feed-summarize' }, t('feedpage.summarize'))),
     h('p', { class: 'hint' }, t('feedpage.summarize_hint')),
+    h('label', { for: 'feed-duplicates' }, t('feedpage.duplicates')), duplicates,
+    h('p', { class: 'hint' }, t('feedpage.duplicates_hint')),
     status,
     h('button', { type: 'submit', class: 'button primary' }, t('common.save')));
   onSubmit(form, status, async () => {
-    const changes = { title: title.value.trim() || null, interval_minutes: Number(interval.value), full_text: fullText.value, summarize: summarize.checked };
+    const changes = { title: title.value.trim() || null, interval_minutes: Number(interval.value), full_text: fullText.value, summarize: summarize.checked, duplicates: duplicates.value };
     if (app.groups.length) changes.group_id = Number(group.value);
     await api('PATCH', '/subscriptions/' + sub.id, changes);
     await app.reloadFeeds();
