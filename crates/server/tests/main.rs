@@ -47,6 +47,7 @@ mod sync_miniflux;
 mod sync_newsflash;
 mod sync_replays;
 mod ui_browser;
+mod ui_duplicates;
 mod ui_habits;
 mod ui_languages;
 mod ui_offline;
