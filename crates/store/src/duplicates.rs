@@ -15,7 +15,7 @@
 //!   user prefers. When the user already read the story and reads by cluster, the copy
 //!   arrives read.
 //!
-//! Listings leave out a user's `user_duplicates` rows when collapsed ([`NOT_DUPLICATE`]),
+//! Listings leave out a user's `user_duplicates` rows when collapsed (`reading`),
 //! counts subtract them ([`Store::duplicate_unread`]), every listed item carries the copies
 //! the user can see ([`Store::clusters_of`]), and read marks reach every copy when the user
 //! reads by cluster ([`Store::cluster_copies`]).
@@ -36,10 +36,6 @@ pub const MAX_CANDIDATES: usize = 5;
 
 /// Values bound per key statement: well under SQLite's limit of 32,766.
 pub(crate) const KEY_BATCH: usize = 500;
-
-/// The condition leaving out, for user `$1`, the copies shown through another (item `i`).
-pub(crate) const NOT_DUPLICATE: &str =
-    "NOT EXISTS (SELECT 1 FROM user_duplicates d WHERE d.user_id = $1 AND d.item_id = i.id)";
 
 /// Forgets, for user `$1`, which copies of feed `$2` were shown through another and which
 /// were shown in another's place.
@@ -85,26 +81,13 @@ pub(crate) struct Arrival {
 }
 
 impl Arrival {
-    /// Reads a new item (its plain text is the one the search index was made from), or
-    /// `None` when it is too old to have copies still arriving.
-    pub(crate) fn new(
-        id: i64,
-        item: &crate::NewItem,
-        text: &crate::search_index::ItemText,
-        now: i64,
-    ) -> Option<Arrival> {
-        let published_at = item.published.unwrap_or(now);
+    /// Reads new item `id` dated `published_at` (`story` holds its text as the search index
+    /// read it), or `None` when it is too old to have copies still arriving.
+    pub(crate) fn new(id: i64, published_at: i64, story: &Story<'_>, now: i64) -> Option<Arrival> {
         if published_at < now - STORY_WINDOW_SECONDS {
             return None;
         }
-        let fingerprint = Fingerprint::new(&Story {
-            link: item.url.as_deref(),
-            canonical: None,
-            guid: item.guid.as_deref(),
-            title: item.title.as_deref(),
-            text: Some(text.body.as_str()),
-            vector: None,
-        });
+        let fingerprint = Fingerprint::new(story);
         let keys = lookup_keys(&fingerprint).iter().map(|k| k.value).collect();
         Some(Arrival {
             id,
@@ -321,16 +304,39 @@ pub(crate) fn decide_shown(item_id: i64, rows: &[SubscriberCopy]) -> Vec<Shown> 
 }
 
 /// Clusters the items a fetch of feed `$feed_id` just stored (`$new`: `(id, write)` pairs),
-/// in the fetch's transaction `$tx`: finds and compares candidates, writes the clusters, the
-/// arriving items' keys and each subscriber's shown copy. Answers how many items joined a
-/// cluster.
+/// in the fetch's transaction `$tx`, when `$store` clusters: finds and compares candidates,
+/// writes the clusters, the arriving items' keys and each subscriber's shown copy. Answers
+/// how many items joined a cluster. Called after the rules, so that a copy a rule hid for a
+/// subscriber is not one they are shown.
 macro_rules! cluster_new_items_on {
+    ($tx:expr, $store:expr, $feed_id:expr, $new:expr, $now:expr) => {
+        if $store.clusters_on().await {
+            $crate::duplicates::cluster_items_on!($tx, $feed_id, $new, $now)
+        } else {
+            0
+        }
+    };
+}
+pub(crate) use cluster_new_items_on;
+
+/// [`cluster_new_items_on`]'s work.
+macro_rules! cluster_items_on {
     ($tx:expr, $feed_id:expr, $new:expr, $now:expr) => {{
         let (feed_id, now): (i64, i64) = ($feed_id, $now);
         let arrivals: Vec<$crate::duplicates::Arrival> = $new
             .iter()
             .filter_map(|(id, write)| {
-                $crate::duplicates::Arrival::new(*id, write.prepared.item, &write.text, now)
+                let item = write.prepared.item;
+                let story = tidings_cluster::Story {
+                    link: item.url.as_deref(),
+                    canonical: None,
+                    guid: item.guid.as_deref(),
+                    title: item.title.as_deref(),
+                    text: Some(write.text.body.as_str()),
+                    vector: None,
+                };
+                let published_at = item.published.unwrap_or(now);
+                $crate::duplicates::Arrival::new(*id, published_at, &story, now)
             })
             .collect();
         let numbered = $crate::rules::numbered(&*$tx);
@@ -423,7 +429,7 @@ macro_rules! cluster_new_items_on {
         joins.len() as u64
     }};
 }
-pub(crate) use cluster_new_items_on;
+pub(crate) use cluster_items_on;
 
 /// Writes one subscriber's [`Shown`] for arriving copy `$item_id` on `$db`.
 macro_rules! write_shown_on {
@@ -582,28 +588,6 @@ impl Store {
         copies.sort_unstable();
         copies.dedup();
         Ok(copies)
-    }
-
-    /// Per subscription, the user's unread copies shown through another: what counts leave
-    /// out when the user collapses clusters.
-    pub async fn duplicate_unread(&self, user_id: i64) -> Result<HashMap<i64, i64>> {
-        let sql = format!(
-            "SELECT s.id, COUNT(*)
-             FROM user_duplicates d
-             JOIN items i ON i.id = d.item_id
-             JOIN subscriptions s ON s.feed_id = i.feed_id AND s.user_id = d.user_id
-             LEFT JOIN item_states st ON st.user_id = d.user_id AND st.item_id = d.item_id
-             WHERE d.user_id = $1 AND NOT {}
-             GROUP BY s.id",
-            crate::reading::IS_READ
-        );
-        let rows: Vec<(i64, i64)> = with_db!(self, read, |db| {
-            sqlx::query_as(sqlx::AssertSqlSafe(sql))
-                .bind(user_id)
-                .fetch_all(db)
-                .await?
-        });
-        Ok(rows.into_iter().collect())
     }
 
     /// Whether the user collapses clusters in listings, counts and the sync APIs: their

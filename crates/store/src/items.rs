@@ -905,7 +905,6 @@ impl Store {
         let stored = self.stored_content_hashes(feed_id, &prepared).await?;
         let (same, writes_of_items) = item_writes(engine, &stored, prepared);
         let rules = (self.rules_ready().await, &*self.rule_cache);
-        let clusters = self.clusters_on().await;
         let mut written = FetchWritten {
             recorded: true,
             ..FetchWritten::default()
@@ -1015,15 +1014,11 @@ impl Store {
                 !tombstones.is_empty(),
                 now
             );
-            // Each subscriber's rules (issue 33), in this transaction: hidden is never seen.
+            // Each subscriber's rules (issue 33), then copies in other feeds (issue 35).
             written.rules_applied =
                 crate::rules::apply_rules_on!(tx, rules, feed_id, &new_ids, now);
-            // The same story from other feeds (issue 35), after the rules: a copy a rule hid
-            // for a subscriber is not one they see.
-            if clusters {
-                written.clustered =
-                    crate::duplicates::cluster_new_items_on!(tx, feed_id, &new_ids, now);
-            }
+            written.clustered =
+                crate::duplicates::cluster_new_items_on!(tx, self, feed_id, &new_ids, now);
             // The new items with a link wait for their article page (F6) when a subscriber
             // asks for it: short ones in the `auto` mode, the others in `always` only.
             if let Some(short) = writes.full_text {

@@ -24,6 +24,11 @@ pub(crate) const IS_READ: &str =
 /// and never starred, so only listings of all items need it.
 pub(crate) const NOT_HIDDEN: &str = "NOT COALESCE(st.is_hidden, FALSE)";
 
+/// The SQL leaving out, for user `$1`, the copies of a story shown through another copy
+/// (item `i`; duplicates across feeds, see `duplicates`): a collapsed listing's condition.
+pub(crate) const NOT_DUPLICATE: &str =
+    "NOT EXISTS (SELECT 1 FROM user_duplicates d WHERE d.user_id = $1 AND d.item_id = i.id)";
+
 /// Which items a listing shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ItemFilter {
@@ -506,7 +511,7 @@ impl Store {
                 listing.push("s.feed_id = i.feed_id AND s.user_id = $1".into());
                 listing.push(NOT_HIDDEN.into());
                 if query.collapse {
-                    listing.push(crate::duplicates::NOT_DUPLICATE.into());
+                    listing.push(NOT_DUPLICATE.into());
                 }
                 listing.common(query);
                 let sql = listing.sql(FROM_ITEMS, query.order, fetch);
@@ -573,7 +578,7 @@ impl Store {
         }
         above.push(format!("NOT {IS_READ}"));
         if query.collapse {
-            above.push(crate::duplicates::NOT_DUPLICATE.into());
+            above.push(NOT_DUPLICATE.into());
         }
         above.common(query);
         let sql = above.sql(FROM_ITEMS, query.order, fetch);
@@ -585,7 +590,7 @@ impl Store {
              AND s.read_before IS NOT NULL AND i.published_at <= s.read_before"
         ));
         if query.collapse {
-            under.push(crate::duplicates::NOT_DUPLICATE.into());
+            under.push(NOT_DUPLICATE.into());
         }
         under.common(query);
         let sql = under.sql(FROM_STATES, query.order, fetch);
@@ -1004,6 +1009,31 @@ impl Store {
             }
         });
         Ok(marked)
+    }
+
+    /// Per subscription, the user's unread copies shown through another: what counts leave
+    /// out when the user collapses clusters.
+    pub async fn duplicate_unread(
+        &self,
+        user_id: i64,
+    ) -> Result<std::collections::HashMap<i64, i64>> {
+        let sql = format!(
+            "SELECT s.id, COUNT(*)
+             FROM user_duplicates d
+             JOIN items i ON i.id = d.item_id
+             JOIN subscriptions s ON s.feed_id = i.feed_id AND s.user_id = d.user_id
+             LEFT JOIN item_states st ON st.user_id = d.user_id AND st.item_id = d.item_id
+             WHERE d.user_id = $1 AND NOT {}
+             GROUP BY s.id",
+            IS_READ
+        );
+        let rows: Vec<(i64, i64)> = with_db!(self, read, |db| {
+            sqlx::query_as(sqlx::AssertSqlSafe(sql))
+                .bind(user_id)
+                .fetch_all(db)
+                .await?
+        });
+        Ok(rows.into_iter().collect())
     }
 
     /// The user's unread counts per subscription and the number of starred items: one read
