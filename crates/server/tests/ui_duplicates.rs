@@ -118,11 +118,20 @@ async fn rows(b: &Browser) -> Value {
         .await
 }
 
-on_both_engines!(duplicates_in_chromium, |db| {
-    if skip_without_browser("ui_duplicates::duplicates_in_chromium") {
-        return;
-    }
-    let app = TestApp::start(db).await;
+/// The story in two feeds, and what the phases need to know of it.
+#[derive(Clone, Copy)]
+struct Copies {
+    ann: i64,
+    wire_sub: i64,
+    paper_sub: i64,
+    paper: i64,
+    w: i64,
+    p: i64,
+}
+
+/// Ann follows The Wire and The Paper; the wire's story is in both, and another story in the
+/// wire alone.
+async fn set_up(app: &TestApp) -> Copies {
     let ann = app.user("ann", false).await;
     let (wire_sub, wire) =
         follow_named(&app.store, ann, "https://wire.example/feed", "The Wire").await;
@@ -167,9 +176,25 @@ on_both_engines!(duplicates_in_chromium, |db| {
     }
     assert!(w > 0, "the wire's copy");
 
-    let b = Browser::start(1280, 860).await;
-    b.sign_in(&app.base, "ann").await;
+    Copies {
+        ann,
+        wire_sub,
+        paper_sub,
+        paper,
+        w,
+        p,
+    }
+}
 
+/// Listed once, counted once.
+async fn phase_listed_once(b: &Browser, app: &TestApp, c: &Copies) {
+    let Copies {
+        wire_sub,
+        paper_sub,
+        w,
+        p,
+        ..
+    } = *c;
     // Listed once, the copy seen first, with the other feed named.
     b.goto(&format!("{}/all?filter=all", app.base)).await;
     b.wait_for(
@@ -177,7 +202,7 @@ on_both_engines!(duplicates_in_chromium, |db| {
         "document.querySelectorAll('#main li.item').length === 2",
     )
     .await;
-    let listed = rows(&b).await;
+    let listed = rows(b).await;
     assert!(
         listed.as_array().unwrap().contains(&Value::from(w))
             && !listed.as_array().unwrap().contains(&Value::from(p)),
@@ -195,9 +220,20 @@ on_both_engines!(duplicates_in_chromium, |db| {
           document.querySelector('[data-count=\"s{paper_sub}\"]').hidden]"
     );
     assert_eq!(b.eval(&counts).await, serde_json::json!(["2", true]));
+}
 
+/// The other copy a click away; read and unread marks reach both.
+async fn phase_copies_and_marks(b: &Browser, app: &TestApp, c: &Copies) {
+    let Copies {
+        ann,
+        wire_sub,
+        paper_sub,
+        paper,
+        w,
+        p,
+    } = *c;
     // Opened, the other copy is a click away, and opens in its feed's view.
-    press(&b, &format!("#main li.item[data-id=\"{w}\"] .item-toggle")).await;
+    press(b, &format!("#main li.item[data-id=\"{w}\"] .item-toggle")).await;
     let link = b
         .wait_for(
             "the other copy's link",
@@ -209,7 +245,7 @@ on_both_engines!(duplicates_in_chromium, |db| {
         link,
         serde_json::json!(["The Paper", format!("/feeds/{paper}?filter=all&item={p}")])
     );
-    press(&b, "#main li.item.expanded .copies a").await;
+    press(b, "#main li.item.expanded .copies a").await;
     b.wait_for(
         "the other copy opened in its feed",
         &format!(
@@ -227,7 +263,7 @@ on_both_engines!(duplicates_in_chromium, |db| {
     assert_eq!(back, Value::String("The Wire".into()));
     // Reading one copy read both: only the other story is unread, on the server and in the
     // sidebar.
-    wait_unread(&app, ann, 1).await;
+    wait_unread(app, ann, 1).await;
     b.wait_for(
         "the counts after the read",
         &format!(
@@ -237,10 +273,10 @@ on_both_engines!(duplicates_in_chromium, |db| {
     )
     .await;
     // Marked unread here, both are unread again, and the counts say so.
-    press(&b, "#main li.item.expanded [data-action=read]").await;
-    wait_unread(&app, ann, 2).await;
+    press(b, "#main li.item.expanded [data-action=read]").await;
+    wait_unread(app, ann, 2).await;
     assert_eq!(
-        get(&b, &format!("/items/{w}")).await["item"]["is_read"],
+        get(b, &format!("/items/{w}")).await["item"]["is_read"],
         false
     );
     b.wait_for(
@@ -248,7 +284,17 @@ on_both_engines!(duplicates_in_chromium, |db| {
         &format!("document.querySelector('[data-count=\"s{wire_sub}\"]').textContent === '2'"),
     )
     .await;
+}
 
+/// The preference off: every copy listed and counted.
+async fn phase_every_copy(b: &Browser, app: &TestApp, c: &Copies) {
+    let Copies {
+        ann,
+        paper_sub,
+        w,
+        p,
+        ..
+    } = *c;
     // Settings: every copy listed.
     b.goto(&format!("{}/settings", app.base)).await;
     let checked = b
@@ -263,9 +309,9 @@ on_both_engines!(duplicates_in_chromium, |db| {
             .await,
         Value::String("cluster".into())
     );
-    press(&b, "#pref-collapse").await;
+    press(b, "#pref-collapse").await;
     wait_saved(
-        &b,
+        b,
         "/preferences",
         "/preferences/collapse_duplicates",
         Value::Bool(false),
@@ -289,15 +335,21 @@ on_both_engines!(duplicates_in_chromium, |db| {
         &format!("document.querySelector('[data-count=\"s{paper_sub}\"]').textContent === '1'"),
     )
     .await;
-    press(&b, &format!("#main li.item[data-id=\"{p}\"] .item-toggle")).await;
+    press(b, &format!("#main li.item[data-id=\"{p}\"] .item-toggle")).await;
     let read = b
         .eval(&format!(
             "document.querySelector('#main li.item[data-id=\"{w}\"]').classList.contains('is-read')"
         ))
         .await;
     assert_eq!(read, Value::Bool(true), "the other copy's row");
-    wait_unread(&app, ann, 1).await;
+    wait_unread(app, ann, 1).await;
+}
 
+/// "That copy only", and a feed never merged.
+async fn phase_copy_only_and_never(b: &Browser, app: &TestApp, c: &Copies) {
+    let Copies {
+        paper_sub, paper, ..
+    } = *c;
     // Reading one copy marks that copy only, once chosen.
     b.goto(&format!("{}/settings", app.base)).await;
     b.wait_for(
@@ -305,9 +357,9 @@ on_both_engines!(duplicates_in_chromium, |db| {
         "document.querySelector('#pref-copies-read') !== null",
     )
     .await;
-    choose(&b, "#pref-copies-read", "copy").await;
+    choose(b, "#pref-copies-read", "copy").await;
     wait_saved(
-        &b,
+        b,
         "/preferences",
         "/preferences/duplicates_read",
         Value::from("copy"),
@@ -324,10 +376,10 @@ on_both_engines!(duplicates_in_chromium, |db| {
         )
         .await;
     assert_eq!(mode, Value::String("merge".into()));
-    choose(&b, "#feed-duplicates", "never").await;
-    press(&b, "#feed-duplicates ~ button[type=submit]").await;
+    choose(b, "#feed-duplicates", "never").await;
+    press(b, "#feed-duplicates ~ button[type=submit]").await;
     wait_saved(
-        &b,
+        b,
         &format!("/subscriptions/{paper_sub}"),
         "/subscription/duplicates",
         Value::from("never"),
@@ -344,5 +396,19 @@ on_both_engines!(duplicates_in_chromium, |db| {
             .await,
         Value::from(0)
     );
+}
+
+on_both_engines!(duplicates_in_chromium, |db| {
+    if skip_without_browser("ui_duplicates::duplicates_in_chromium") {
+        return;
+    }
+    let app = TestApp::start(db).await;
+    let copies = set_up(&app).await;
+    let b = Browser::start(1280, 860).await;
+    b.sign_in(&app.base, "ann").await;
+    phase_listed_once(&b, &app, &copies).await;
+    phase_copies_and_marks(&b, &app, &copies).await;
+    phase_every_copy(&b, &app, &copies).await;
+    phase_copy_only_and_never(&b, &app, &copies).await;
     b.quit().await;
 });

@@ -227,7 +227,7 @@ pub(crate) fn decide_joins(
 
 /// `(?, ?, …)` or `($first, …)`: `n` placeholders in one parenthesized list.
 pub(crate) fn placeholder_list(numbered: bool, first: usize, n: usize) -> String {
-    crate::rules::placeholder_rows(numbered, first, 1, n)
+    crate::batch::placeholder_rows(numbered, first, 1, n)
 }
 
 /// One subscriber's view of an arriving copy: the user, the arriving copy's subscription
@@ -339,7 +339,7 @@ macro_rules! cluster_items_on {
                 $crate::duplicates::Arrival::new(*id, published_at, &story, now)
             })
             .collect();
-        let numbered = $crate::rules::numbered(&*$tx);
+        let numbered = $crate::batch::numbered(&*$tx);
         let mut keys: Vec<i64> = arrivals
             .iter()
             .flat_map(|a| a.keys.iter().copied())
@@ -405,7 +405,7 @@ macro_rules! cluster_items_on {
         for chunk in rows.chunks($crate::duplicates::KEY_BATCH / 2) {
             let sql = format!(
                 "INSERT INTO item_story_keys (key, item_id) VALUES {} ON CONFLICT DO NOTHING",
-                $crate::rules::placeholder_rows(numbered, 1, chunk.len(), 2)
+                $crate::batch::placeholder_rows(numbered, 1, chunk.len(), 2)
             );
             let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
             for (key, item) in chunk {
