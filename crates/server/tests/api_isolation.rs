@@ -11,7 +11,8 @@ use serde_json::{Value, json};
 use tidings_store::{NewItem, NewSubscription, unix_now};
 
 on_both_engines!(a_second_user_gets_404_for_every_object_of_the_first, |db| {
-    let app = TestApp::start(db).await;
+    // Mail on, so that the owner can have a receiving address (issue 36).
+    let app = TestApp::start_with(db, true, |c| c.mail.domain = Some("mail.example".into())).await;
     let owner_id = app.user("owner", false).await;
     app.user("intruder", false).await;
     let owner = app.signed_in("owner").await;
@@ -93,6 +94,15 @@ on_both_engines!(a_second_user_gets_404_for_every_object_of_the_first, |db| {
     let rule_id = rule["rule"]["id"].as_i64().unwrap();
 
     // Which id each `{id}` path takes, and what the intruder must get.
+    let (status, _, address) = call(
+        &owner,
+        Method::POST,
+        &app.url("/mail-addresses"),
+        Some(serde_json::json!({})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{address}");
+    let address_id = address["id"].as_i64().unwrap();
     let table: Vec<(&str, i64, StatusCode)> = vec![
         (
             "/api/v1/subscriptions/",
@@ -110,6 +120,7 @@ on_both_engines!(a_second_user_gets_404_for_every_object_of_the_first, |db| {
         ("/api/v1/opml/imports/", import_id, StatusCode::NOT_FOUND),
         ("/api/v1/imports/", history_import_id, StatusCode::NOT_FOUND),
         ("/api/v1/rules/", rule_id, StatusCode::NOT_FOUND),
+        ("/api/v1/mail-addresses/", address_id, StatusCode::NOT_FOUND),
         // Users and feeds' operator settings are administrators' objects: an ordinary user
         // is refused outright.
         ("/api/v1/users/", owner_id, StatusCode::FORBIDDEN),
