@@ -66,7 +66,9 @@ fn round_items(feed: usize, round: usize, copy_percent: usize, now: i64) -> Vec<
                     url: Some(format!(
                         "https://wire.invalid/{round}/{story}?utm_source=feed{feed}&utm_medium=rss"
                     )),
-                    title: Some(format!("{title} - Feed {feed}")),
+                    // A site name without a number: two titles that differ only in their
+                    // numbers are parts of a series to the decision, and stay apart.
+                    title: Some(format!("{title} - {}", site_name(feed))),
                     content: Some(content),
                     published,
                     ..NewItem::default()
@@ -83,6 +85,17 @@ fn round_items(feed: usize, round: usize, copy_percent: usize, now: i64) -> Vec<
             }
         })
         .collect()
+}
+
+/// Feed `feed`'s site name in letters (`Aab`, `Abc`, …), as newspapers' names are.
+fn site_name(feed: usize) -> String {
+    let letter = |n: usize| char::from(b'a' + (n % 26) as u8);
+    let mut name: String = [feed / 676, feed / 26, feed]
+        .iter()
+        .map(|&n| letter(n))
+        .collect();
+    name[..1].make_ascii_uppercase();
+    name
 }
 
 /// Users `dup{run}u*`, each following `--feeds-per-user` of the twin's feeds; the feeds' ids.
