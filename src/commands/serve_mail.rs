@@ -2,8 +2,10 @@
 //! listener and the HTTP inbound endpoint's secret.
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 
 use clap::Args;
+use tidings_server::mail::tls::SmtpTls;
 use tidings_server::mail::{DEFAULT_MAX_BYTES, MailSettings};
 
 use super::daemon::check_secret;
@@ -31,6 +33,15 @@ pub struct MailArgs {
     /// (at least 24 characters). Unset: the endpoint is off.
     #[arg(long, env = "TIDINGS_MAIL_INBOUND_SECRET", hide_env_values = true)]
     pub mail_inbound_secret: Option<String>,
+
+    /// The SMTP listener's certificate chain for STARTTLS, PEM (e.g. a fullchain.pem).
+    /// Unset: STARTTLS is not offered. Read at start: restart after renewing it.
+    #[arg(long, env = "TIDINGS_SMTP_TLS_CERT")]
+    pub smtp_tls_cert: Option<PathBuf>,
+
+    /// The private key of TIDINGS_SMTP_TLS_CERT, PEM.
+    #[arg(long, env = "TIDINGS_SMTP_TLS_KEY")]
+    pub smtp_tls_key: Option<PathBuf>,
 }
 
 impl MailArgs {
@@ -76,9 +87,45 @@ impl MailArgs {
             domain,
             inbound_secret,
             max_bytes,
+            tls: self.check_tls()?,
             ..MailSettings::default()
         };
         Ok((settings, listen))
+    }
+
+    /// The STARTTLS certificate: both files or neither, and they must load.
+    fn check_tls(&self) -> Result<Option<SmtpTls>, ConfigError> {
+        let given = |path: &Option<PathBuf>| path.clone().filter(|p| !p.as_os_str().is_empty());
+        match (given(&self.smtp_tls_cert), given(&self.smtp_tls_key)) {
+            (None, None) => Ok(None),
+            (Some(cert), Some(key)) => {
+                SmtpTls::from_pem_files(&cert, &key)
+                    .map(Some)
+                    .map_err(|error| ConfigError {
+                        variable: "TIDINGS_SMTP_TLS_CERT",
+                        flag: "--smtp-tls-cert",
+                        value: cert.display().to_string(),
+                        expected: format!(
+                            "a PEM certificate chain whose key is TIDINGS_SMTP_TLS_KEY ({error})"
+                        ),
+                    })
+            }
+            (Some(cert), None) => Err(ConfigError {
+                variable: "TIDINGS_SMTP_TLS_KEY",
+                flag: "--smtp-tls-key",
+                value: String::new(),
+                expected: format!("the private key of {}, PEM", cert.display()),
+            }),
+            (None, Some(key)) => Err(ConfigError {
+                variable: "TIDINGS_SMTP_TLS_CERT",
+                flag: "--smtp-tls-cert",
+                value: String::new(),
+                expected: format!(
+                    "the certificate chain that goes with {}, PEM",
+                    key.display()
+                ),
+            }),
+        }
     }
 }
 
@@ -118,6 +165,8 @@ mod tests {
             smtp_listen: listen.map(String::from),
             smtp_max_bytes: DEFAULT_MAX_BYTES.to_string(),
             mail_inbound_secret: None,
+            smtp_tls_cert: None,
+            smtp_tls_key: None,
         }
     }
 
@@ -137,5 +186,17 @@ mod tests {
         let mut short = args(Some("news.example.com"), None);
         short.mail_inbound_secret = Some("short".into());
         assert!(short.check().is_err());
+        // A certificate without its key, and files that are not PEM, are refused at start.
+        let mut half = args(Some("news.example.com"), None);
+        half.smtp_tls_cert = Some("/nonexistent/cert.pem".into());
+        let error = half.check().err().unwrap();
+        assert_eq!(error.variable, "TIDINGS_SMTP_TLS_KEY");
+        half.smtp_tls_key = Some("/nonexistent/key.pem".into());
+        let error = half.check().err().unwrap();
+        assert!(
+            error.expected.contains("/nonexistent/cert.pem"),
+            "{}",
+            error.expected
+        );
     }
 }

@@ -11,6 +11,7 @@
 
 #![warn(missing_docs)]
 
+mod form;
 mod pixels;
 mod text_html;
 
@@ -18,6 +19,7 @@ use chrono::{DateTime, Utc};
 use mail_parser::{MessageParser, MimeHeaders, PartType};
 use tidings_feed::Sanitizer;
 
+pub use form::{FormError, FormField, form_fields};
 pub use pixels::remove_tracking_pixels;
 use text_html::push_escaped;
 pub use text_html::text_to_html;

@@ -5,21 +5,32 @@
 //! attempts and floods refused.
 
 use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use reqwest::{Client, Method, StatusCode};
 use serde_json::{Value, json};
+use tidings_server::mail::tls::SmtpTls;
 use tidings_server::mail::{MailSettings, SmtpLimits};
 use tidings_server::{AppState, ServerConfig};
 use tidings_testkit::{TestDb, on_both_engines};
 
 use crate::support::{TestApp, assert_error, call, test_fetcher};
 
-const DOMAIN: &str = "news.tidings.example";
-const SECRET: &str = "inbound-secret-of-the-tests-0123456789";
+pub(crate) const DOMAIN: &str = "news.tidings.example";
+pub(crate) const SECRET: &str = "inbound-secret-of-the-tests-0123456789";
 
 /// A server with mail on, and its SMTP listener's address.
-async fn start(db: &TestDb, smtp: SmtpLimits) -> (TestApp, SocketAddr) {
+pub(crate) async fn start(db: &TestDb, smtp: SmtpLimits) -> (TestApp, SocketAddr) {
+    start_with_tls(db, smtp, None).await
+}
+
+/// [`start`], the SMTP listener offering STARTTLS with `tls`.
+async fn start_with_tls(
+    db: &TestDb,
+    smtp: SmtpLimits,
+    tls: Option<SmtpTls>,
+) -> (TestApp, SocketAddr) {
     let store = db.migrated().await;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
@@ -29,6 +40,7 @@ async fn start(db: &TestDb, smtp: SmtpLimits) -> (TestApp, SocketAddr) {
         inbound_secret: Some(SECRET.into()),
         max_bytes: 1024 * 1024,
         smtp,
+        tls,
     };
     let state = AppState::new(store.clone(), config, test_fetcher(store.clone(), true));
     tokio::spawn(tidings_server::serve(
@@ -47,7 +59,7 @@ async fn start(db: &TestDb, smtp: SmtpLimits) -> (TestApp, SocketAddr) {
 }
 
 /// A test message of `crates/mail/testdata`, addressed to `to`.
-fn message(name: &str, to: &str) -> Vec<u8> {
+pub(crate) fn message(name: &str, to: &str) -> Vec<u8> {
     let path = format!("{}/../mail/testdata/{name}", env!("CARGO_MANIFEST_DIR"));
     let raw = std::fs::read(&path).unwrap();
     String::from_utf8_lossy(&raw)
@@ -68,7 +80,7 @@ async fn new_address(client: &Client, app: &TestApp, body: Value) -> Value {
     address
 }
 
-async fn inbound(
+pub(crate) async fn inbound(
     app: &TestApp,
     secret: &str,
     to: Option<&str>,
@@ -359,6 +371,7 @@ codes = []
 with smtplib.SMTP(host, port, timeout=30) as s:
     s.ehlo("sender.example")
     size = s.esmtp_features.get("size")
+    starttls = s.has_extn("starttls")
     for path in sys.argv[5:]:
         data = open(path, "rb").read()
         try:
@@ -368,7 +381,7 @@ with smtplib.SMTP(host, port, timeout=30) as s:
             codes.append(list(e.recipients.values())[0][0])
         except smtplib.SMTPResponseException as e:
             codes.append(e.smtp_code)
-print(json.dumps({"size": size, "codes": codes}))
+print(json.dumps({"size": size, "starttls": starttls, "codes": codes}))
 "#;
 
 on_both_engines!(smtp_listener_takes_mail_from_smtplib_and_swaks, |db| {
@@ -402,6 +415,10 @@ on_both_engines!(smtp_listener_takes_mail_from_smtplib_and_swaks, |db| {
     };
     assert_eq!(sent["codes"], json!([250, 250]), "{sent}");
     assert_eq!(sent["size"], "1048576", "{sent}");
+    assert_eq!(
+        sent["starttls"], false,
+        "no certificate, no STARTTLS: {sent}"
+    );
     let items = get(&ann, &app, "/items?filter=all").await;
     let titles: Vec<&str> = items["items"]
         .as_array()
@@ -422,7 +439,7 @@ on_both_engines!(smtp_listener_takes_mail_from_smtplib_and_swaks, |db| {
     );
 
     refusals(test, smtp, &address, &dir).await;
-    if swaks(test, smtp, &address, &file("shift_jis.eml", &address)) {
+    if swaks(test, smtp, &address, &file("shift_jis.eml", &address), &[]) {
         let found = get(&ann, &app, "/items?filter=all&q=セール情報").await;
         assert_eq!(found["items"][0]["title"], "本日のセール", "{found}");
     }
@@ -465,8 +482,9 @@ fn which(program: &str) -> bool {
     Command::new(program).arg("--version").output().is_ok()
 }
 
-/// Sends `file` with Debian's swaks; `false` (reported skipped) when it is not installed.
-fn swaks(test: &str, smtp: SocketAddr, address: &str, file: &str) -> bool {
+/// Sends `file` with Debian's swaks (and its `extra` arguments); `false` (reported skipped)
+/// when it is not installed.
+fn swaks(test: &str, smtp: SocketAddr, address: &str, file: &str, extra: &[&str]) -> bool {
     if !which("swaks") {
         tidings_testkit::skip::skip(test, "swaks is not installed (apt-get install swaks)");
         return false;
@@ -487,13 +505,250 @@ fn swaks(test: &str, smtp: SocketAddr, address: &str, file: &str) -> bool {
             "shop.example.jp",
         ])
         .args(["--data", &format!("@{file}")])
+        .args(extra)
         .output()
         .unwrap();
     let transcript = String::from_utf8_lossy(&output.stdout);
     assert!(output.status.success(), "{transcript}");
+    // swaks writes what it received over TLS with `<~`, in clear text with `<-`.
+    let arrow = if extra.contains(&"--tls") { "<~" } else { "<-" };
     assert!(
-        transcript.contains("<-  250 2.0.0 Delivered"),
+        transcript.contains(&format!("{arrow}  250 2.0.0 Delivered")),
         "{transcript}"
     );
     true
 }
+
+/// A self-signed certificate for 127.0.0.1 and the mail domain, made in `dir` with the
+/// openssl command; `None` (reported skipped) when it is not installed.
+fn self_signed(test: &str, dir: &Path) -> Option<(PathBuf, PathBuf)> {
+    let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
+    let made = Command::new("openssl")
+        .args(["req", "-x509", "-newkey", "ec", "-pkeyopt"])
+        .args(["ec_paramgen_curve:prime256v1", "-nodes", "-days", "2"])
+        .args(["-subj", &format!("/CN={DOMAIN}")])
+        .args([
+            "-addext",
+            &format!("subjectAltName=DNS:{DOMAIN},IP:127.0.0.1"),
+        ])
+        .arg("-keyout")
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .output();
+    match made {
+        Err(error) => {
+            let reason = format!("openssl does not run ({error}): apt-get install openssl");
+            tidings_testkit::skip::skip(test, &reason);
+            None
+        }
+        Ok(output) => {
+            let said = String::from_utf8_lossy(&output.stderr);
+            assert!(output.status.success(), "{said}");
+            Some((cert, key))
+        }
+    }
+}
+
+/// Over STARTTLS with smtplib (`argv[3]` the CA file, then sender, recipient, message): what
+/// EHLO offered before and after, the TLS version, the answer to MAIL before the new EHLO and
+/// to a second STARTTLS; then, on a raw socket, commands written after STARTTLS in the same
+/// clear-text packet, and the answer to MAIL once encrypted (the injected EHLO must not count).
+const STARTTLS: &str = r#"
+import json, smtplib, socket, ssl, sys
+host, port, cafile, sender, rcpt, path = sys.argv[1], int(sys.argv[2]), *sys.argv[3:7]
+context = ssl.create_default_context(cafile=cafile)
+out = {}
+with smtplib.SMTP(host, port, timeout=30) as s:
+    s.ehlo("sender.example")
+    out["offered"] = s.has_extn("starttls")
+    s.starttls(context=context)
+    out["version"] = s.sock.version()
+    out["mail_before_ehlo"] = s.docmd("MAIL", "FROM:<" + sender + ">")[0]
+    s.ehlo("sender.example")
+    out["offered_again"] = s.has_extn("starttls")
+    out["starttls_again"] = s.docmd("STARTTLS")[0]
+    s.sendmail(sender, [rcpt], open(path, "rb").read())
+    out["sent"] = True
+def reply(f):
+    while True:
+        line = f.readline()
+        if line[3:4] != b"-":
+            return int(line[:3])
+raw = socket.create_connection((host, port), timeout=30)
+plain = raw.makefile("rb")
+reply(plain)
+raw.sendall(b"EHLO sender.example\r\n")
+reply(plain)
+raw.sendall(b"STARTTLS\r\nEHLO injected.example\r\n")
+out["starttls"] = reply(plain)
+secure = context.wrap_socket(raw, server_hostname=host)
+replies = secure.makefile("rb")
+secure.sendall(b"MAIL FROM:<" + sender.encode() + b">\r\n")
+out["injected"] = reply(replies)
+secure.sendall(b"QUIT\r\n")
+reply(replies)
+print(json.dumps(out))
+"#;
+
+on_both_engines!(smtp_listener_offers_starttls_with_a_certificate, |db| {
+    let test = "smtp_listener_offers_starttls_with_a_certificate";
+    let dir = tempfile::tempdir().unwrap();
+    let Some((cert, key)) = self_signed(test, dir.path()) else {
+        return;
+    };
+    let tls = SmtpTls::from_pem_files(&cert, &key).unwrap();
+    let (app, smtp) = start_with_tls(db, SmtpLimits::default(), Some(tls)).await;
+    app.user("ann", false).await;
+    let ann = app.signed_in("ann").await;
+    let address = new_address(&ann, &app, json!({})).await;
+    let address = address["address"].as_str().unwrap().to_string();
+    let letter = dir.path().join("letter.eml");
+    std::fs::write(&letter, message("multipart_alternative.eml", &address)).unwrap();
+    let cafile = cert.to_str().unwrap();
+    let letter = letter.to_str().unwrap();
+    let args = [cafile, "writer@writer.example.com", &address, letter];
+    let Some(said) = tokio::task::block_in_place(|| smtplib(test, smtp, STARTTLS, &args)) else {
+        return;
+    };
+    assert_eq!(
+        said,
+        json!({
+            "offered": true, "version": "TLSv1.3", "mail_before_ehlo": 503,
+            "offered_again": false, "starttls_again": 503, "sent": true,
+            "starttls": 220, "injected": 503
+        })
+    );
+    let items = get(&ann, &app, "/items?filter=all").await;
+    assert_eq!(
+        items["items"][0]["title"], "Café notes — issue 42",
+        "{items}"
+    );
+
+    // swaks, insisting on TLS (--tls): another client's handshake and conversation.
+    let japanese = dir.path().join("japanese.eml");
+    std::fs::write(&japanese, message("japanese_iso2022jp.eml", &address)).unwrap();
+    if swaks(test, smtp, &address, japanese.to_str().unwrap(), &["--tls"]) {
+        let found = get(&ann, &app, "/items?filter=all").await;
+        let titles = found["items"].to_string();
+        assert!(titles.contains("第１２号のお知らせ"), "{found}");
+    }
+});
+
+/// A form as SendGrid's Inbound Parse posts it with "POST the raw, full MIME message" on: the
+/// header's `to`, `from`, the JSON `envelope` (when given), the raw message as `email`, and a
+/// field tidings does not read.
+fn sendgrid_form(raw: &[u8], envelope_to: Option<&str>, header_to: &str) -> (String, Vec<u8>) {
+    let boundary = "xYzZYtidings";
+    let envelope = envelope_to.map(|to| json!({"to": [to], "from": "bounce@shop.example.jp"}));
+    let mut fields: Vec<(&str, Vec<u8>)> = vec![
+        ("to", header_to.as_bytes().to_vec()),
+        ("from", b"Shop <info@shop.example.jp>".to_vec()),
+    ];
+    if let Some(envelope) = envelope {
+        fields.push(("envelope", envelope.to_string().into_bytes()));
+    }
+    fields.push(("email", raw.to_vec()));
+    fields.push(("spam_score", b"0.1".to_vec()));
+    let mut body = Vec::new();
+    for (name, value) in fields {
+        let head =
+            format!("--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"\r\n\r\n");
+        body.extend_from_slice(head.as_bytes());
+        body.extend_from_slice(&value);
+        body.extend_from_slice(b"\r\n");
+    }
+    body.extend_from_slice(format!("--{boundary}--\r\n").as_bytes());
+    (format!("multipart/form-data; boundary={boundary}"), body)
+}
+
+/// Posts a SendGrid form to `/inbound/mail/sendgrid{query}`, with basic authentication when
+/// `basic` gives the password.
+async fn sendgrid(
+    app: &TestApp,
+    query: &str,
+    basic: Option<&str>,
+    (content_type, body): (String, Vec<u8>),
+) -> (StatusCode, Value) {
+    let mut request = Client::new()
+        .post(format!("{}/inbound/mail/sendgrid{query}", app.base))
+        .header("content-type", content_type)
+        .body(body);
+    if let Some(password) = basic {
+        request = request.basic_auth("tidings", Some(password));
+    }
+    let response = request.send().await.unwrap();
+    let status = response.status();
+    (status, response.json().await.unwrap())
+}
+
+/// A message in Shift_JIS sent as 8-bit bytes (not encoded), which must reach the MIME parser
+/// unchanged through the form: 本日のセール.
+fn eight_bit_message(to: &str, id: &str) -> Vec<u8> {
+    let mut raw = format!(
+        "From: Shop <info@shop.example.jp>\r\nTo: {to}\r\nSubject: Sale {id}\r\n\
+         Message-ID: <{id}@shop.example.jp>\r\nDate: Fri, 27 Nov 2026 12:00:00 +0900\r\n\
+         Content-Type: text/plain; charset=Shift_JIS\r\nContent-Transfer-Encoding: 8bit\r\n\r\n"
+    )
+    .into_bytes();
+    raw.extend_from_slice(b"\x96\x7b\x93\xfa\x82\xcc\x83\x5a\x81\x5b\x83\x8b\r\n");
+    raw
+}
+
+on_both_engines!(
+    sendgrid_inbound_parse_delivers_through_the_same_path,
+    |db| {
+        let (app, _) = start(db, SmtpLimits::default()).await;
+        app.user("ann", false).await;
+        let ann = app.signed_in("ann").await;
+        let address = new_address(&ann, &app, json!({})).await;
+        let address = address["address"].as_str().unwrap().to_string();
+        let first = eight_bit_message(&address, "sale-1");
+        let form = || sendgrid_form(&first, Some(&address), &address);
+        let secret = format!("?secret={SECRET}");
+
+        let (status, body) = sendgrid(&app, "", None, form()).await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED, "no secret: {body}");
+        let (status, body) = sendgrid(&app, "?secret=wrong", Some("wrong"), form()).await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED, "{body}");
+        // The envelope wins over the header: mail the envelope does not send here is refused.
+        let nobody = format!("nosuchtoken@{DOMAIN}");
+        let elsewhere = sendgrid_form(&first, Some(&nobody), &address);
+        let (status, body) = sendgrid(&app, &secret, None, elsewhere).await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+
+        let (status, body) = sendgrid(&app, &secret, None, form()).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert_eq!(body["new_items"], 1, "{body}");
+        // Basic authentication; no envelope, so the `to` field names the recipient.
+        let second = eight_bit_message(&address, "sale-2");
+        let named = sendgrid_form(&second, None, &format!("\"Me\" <{address}>"));
+        let (status, body) = sendgrid(&app, "", Some(SECRET), named).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert_eq!(body["new_items"], 1, "{body}");
+
+        let items = get(&ann, &app, "/items?filter=all&include=content").await;
+        assert_eq!(items["items"].as_array().unwrap().len(), 2, "{items}");
+        let content = items["items"][0]["content"].as_str().unwrap();
+        assert!(content.contains("本日のセール"), "{content}");
+        let found = get(&ann, &app, "/items?filter=all&q=セール").await;
+        assert_eq!(found["items"].as_array().unwrap().len(), 2, "{found}");
+
+        // A form without the raw message (the parsed mode), and a body that is no form.
+        let (_, parsed) = sendgrid_form(b"", None, &address);
+        let parsed = String::from_utf8(parsed)
+            .unwrap()
+            .replace("name=\"email\"", "name=\"text\"");
+        let content_type = "multipart/form-data; boundary=xYzZYtidings".to_string();
+        let (status, body) =
+            sendgrid(&app, &secret, None, (content_type, parsed.into_bytes())).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+        assert!(
+            body["message"].as_str().unwrap().contains("raw, full MIME"),
+            "{body}"
+        );
+        let json_body = ("application/json".to_string(), b"{}".to_vec());
+        let (status, body) = sendgrid(&app, &secret, None, json_body).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    }
+);

@@ -6,6 +6,7 @@
 pub mod deliver;
 pub mod inbound;
 pub mod smtp;
+pub mod tls;
 
 use std::time::Duration;
 
@@ -25,6 +26,9 @@ pub struct MailSettings {
     pub max_bytes: usize,
     /// The SMTP listener's limits.
     pub smtp: SmtpLimits,
+    /// The SMTP listener's certificate for STARTTLS (`TIDINGS_SMTP_TLS_CERT` and `_KEY`);
+    /// `None`: STARTTLS is not offered.
+    pub tls: Option<tls::SmtpTls>,
 }
 
 impl std::fmt::Debug for MailSettings {
@@ -34,6 +38,7 @@ impl std::fmt::Debug for MailSettings {
             .field("inbound_secret", &self.inbound_secret.as_ref().map(|_| "…"))
             .field("max_bytes", &self.max_bytes)
             .field("smtp", &self.smtp)
+            .field("tls", &self.tls.is_some())
             .finish()
     }
 }
@@ -45,6 +50,7 @@ impl Default for MailSettings {
             inbound_secret: None,
             max_bytes: DEFAULT_MAX_BYTES,
             smtp: SmtpLimits::default(),
+            tls: None,
         }
     }
 }

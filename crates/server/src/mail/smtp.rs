@@ -8,7 +8,11 @@
 //!   `MAIL`, or counted while it arrives) with 552;
 //! - floods are held back ([`SmtpLimits`]): connections per IP address, messages a minute per
 //!   IP address and per sender (450 4.7.1, so that a real server retries later), messages and
-//!   commands per connection, and a deadline for every command and every part of a message.
+//!   commands per connection, and a deadline for every command and every part of a message;
+//! - with a certificate configured ([`SmtpTls`]) it offers STARTTLS (RFC 3207): after the
+//!   handshake the conversation starts again from nothing (the client says EHLO again), and
+//!   whatever the client sent after `STARTTLS` in clear text is dropped unread, so that no
+//!   command can be slipped in ahead of the encryption.
 //!
 //! Each message goes through [`deliver`](super::deliver::deliver), the path of
 //! `POST /inbound/mail` too.
@@ -20,9 +24,11 @@ use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::net::TcpListener;
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 
 use super::SmtpLimits;
 use super::deliver::{DeliverError, deliver, recipient};
+use super::tls::SmtpTls;
 use crate::base::state::AppState;
 
 /// The longest command line read (RFC 5321 §4.5.3.1.4 asks for 512; extensions add a little).
@@ -64,11 +70,63 @@ pub async fn serve(
             };
             let (read, write) = stream.into_split();
             let mut session = Session::new(&state, &guard, ip, BufReader::new(read), write);
-            if let Err(error) = session.run().await {
+            let tls = state.config.mail.tls.clone();
+            session.tls_offered = tls.is_some();
+            let ended = match (session.run(true).await, tls) {
+                (Ok(Outcome::StartTls), Some(tls)) => secured(session, &tls).await,
+                (outcome, _) => outcome.map(|_| ()),
+            };
+            if let Err(error) = ended {
                 tracing::debug!(%error, %ip, "smtp: connection ended");
             }
         });
     }
+}
+
+/// The rest of a conversation after `STARTTLS`: the TLS handshake (within the idle deadline),
+/// then a new session over it that knows nothing of what was said before (RFC 3207 §4.2) but
+/// keeps counting the connection's messages and commands.
+async fn secured(
+    session: Session<'_, OwnedReadHalf, OwnedWriteHalf>,
+    tls: &SmtpTls,
+) -> Result<(), Ended> {
+    let Session {
+        state,
+        guard,
+        ip,
+        reader,
+        writer,
+        messages,
+        commands,
+        ..
+    } = session;
+    if !reader.buffer().is_empty() {
+        // Sent before the handshake, so not protected by it: dropped (the STARTTLS command
+        // injection of CVE-2011-0411).
+        tracing::info!(%ip, "smtp: input sent after STARTTLS in clear text dropped");
+    }
+    let stream = reader
+        .into_inner()
+        .reunite(writer)
+        .map_err(|_| Ended::Closed)?;
+    let stream = tokio::time::timeout(guard.limits.idle_timeout, tls.acceptor().accept(stream))
+        .await
+        .map_err(|_| Ended::Idle)??;
+    let (read, write) = tokio::io::split(stream);
+    let mut session = Session::new(state, guard, ip, BufReader::new(read), write);
+    session.secure = true;
+    session.messages = messages;
+    session.commands = commands;
+    session.run(false).await.map(|_| ())
+}
+
+/// How a conversation ended without an error.
+#[derive(Debug, PartialEq, Eq)]
+enum Outcome {
+    /// `QUIT`, or a limit reached.
+    Done,
+    /// `STARTTLS` was accepted: the TLS handshake comes next.
+    StartTls,
 }
 
 /// The counters shared by every connection: connections open per IP address, and messages
@@ -183,6 +241,12 @@ struct Session<'a, R, W> {
     sender: Option<String>,
     recipients: Vec<i64>,
     messages: u32,
+    /// Commands read on this connection, before and after STARTTLS.
+    commands: u32,
+    /// Whether STARTTLS is offered (a certificate is configured).
+    tls_offered: bool,
+    /// Whether the conversation is encrypted already.
+    secure: bool,
 }
 
 impl<'a, R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Session<'a, R, W> {
@@ -203,6 +267,9 @@ impl<'a, R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Session<'a, R, W> {
             sender: None,
             recipients: Vec::new(),
             messages: 0,
+            commands: 0,
+            tls_offered: false,
+            secure: false,
         }
     }
 
@@ -222,14 +289,19 @@ impl<'a, R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Session<'a, R, W> {
         Ok(())
     }
 
-    /// The conversation, command by command, until `QUIT`, a limit or the client leaves.
-    async fn run(&mut self) -> Result<(), Ended> {
-        let greeting = format!(
-            "220 {} ESMTP tidings: newsletters only, no relay",
-            self.domain()
-        );
-        self.reply(&greeting).await?;
-        for _ in 0..self.guard.limits.commands_per_connection {
+    /// The conversation, command by command, until `QUIT`, a limit, `STARTTLS` or the client
+    /// leaves; `greet`: say the 220 greeting first (not after STARTTLS, where the client
+    /// speaks first).
+    async fn run(&mut self, greet: bool) -> Result<Outcome, Ended> {
+        if greet {
+            let greeting = format!(
+                "220 {} ESMTP tidings: newsletters only, no relay",
+                self.domain()
+            );
+            self.reply(&greeting).await?;
+        }
+        while self.commands < self.guard.limits.commands_per_connection {
+            self.commands += 1;
             let line = match self.command_line().await {
                 Ok(line) => line,
                 Err(Ended::LongLine) => {
@@ -269,9 +341,13 @@ impl<'a, R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Session<'a, R, W> {
                 "QUIT" => {
                     let text = format!("221 2.0.0 {} closing", self.domain());
                     self.reply(&text).await?;
-                    return Ok(());
+                    return Ok(Outcome::Done);
                 }
-                "STARTTLS" => self.reply("454 4.7.0 TLS not available").await?,
+                "STARTTLS" => {
+                    if self.start_tls(argument).await? {
+                        return Ok(Outcome::StartTls);
+                    }
+                }
                 "AUTH" => {
                     self.reply("502 5.5.1 No authentication: this server does not relay")
                         .await?
@@ -280,7 +356,23 @@ impl<'a, R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Session<'a, R, W> {
             }
         }
         let _ = self.reply("421 4.7.0 Too many commands, closing").await;
-        Ok(())
+        Ok(Outcome::Done)
+    }
+
+    /// `STARTTLS`: `true` when the client is told to start the handshake.
+    async fn start_tls(&mut self, argument: &str) -> Result<bool, Ended> {
+        let refusal = if self.secure {
+            "503 5.5.1 TLS already active"
+        } else if !self.tls_offered {
+            "454 4.7.0 TLS not available"
+        } else if !argument.is_empty() {
+            "501 5.5.4 Syntax: STARTTLS"
+        } else {
+            self.reply("220 2.0.0 Ready to start TLS").await?;
+            return Ok(true);
+        };
+        self.reply(refusal).await?;
+        Ok(false)
     }
 
     fn reset(&mut self) {
@@ -291,8 +383,13 @@ impl<'a, R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Session<'a, R, W> {
     async fn ehlo(&mut self) -> Result<(), Ended> {
         self.greeted = true;
         self.reset();
+        let starttls = if self.tls_offered && !self.secure {
+            "250-STARTTLS\r\n"
+        } else {
+            ""
+        };
         let text = format!(
-            "250-{}\r\n250-SIZE {}\r\n250-8BITMIME\r\n250-SMTPUTF8\r\n250 ENHANCEDSTATUSCODES",
+            "250-{}\r\n250-SIZE {}\r\n250-8BITMIME\r\n250-SMTPUTF8\r\n{starttls}250 ENHANCEDSTATUSCODES",
             self.domain(),
             self.state.config.mail.max_bytes
         );
