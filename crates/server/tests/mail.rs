@@ -179,7 +179,7 @@ on_both_engines!(mail_addresses_are_created_listed_and_revoked, |db| {
 
 on_both_engines!(inbound_mail_becomes_an_item_of_the_senders_feed, |db| {
     let (app, _) = start(db, SmtpLimits::default()).await;
-    app.user("ann", false).await;
+    let ann_id = app.user("ann", false).await;
     let ann = app.signed_in("ann").await;
     let address = new_address(&ann, &app, json!({"label": "news"})).await;
     let address = address["address"].as_str().unwrap().to_string();
@@ -249,6 +249,7 @@ on_both_engines!(inbound_mail_becomes_an_item_of_the_senders_feed, |db| {
     syncable(&ann, &app).await;
     unreadable_and_unknown(&app, &address).await;
     subscribed_again(&ann, &app, &address, subscription["id"].as_i64().unwrap()).await;
+    opml_leaves_mail_out(&ann, &app, ann_id).await;
 });
 
 /// After the user unsubscribes, the sender's next message subscribes them again, to the same
@@ -280,6 +281,24 @@ async fn subscribed_again(browser: &Client, app: &TestApp, address: &str, id: i6
         items["items"][0]["title"], "Next Café notes — issue 42",
         "{items}"
     );
+}
+
+/// The OPML export (one function for the REST API, the sync APIs and the CLI) lists the web
+/// feed but no mail feed: a `mailto:` feed cannot be subscribed to in another reader.
+async fn opml_leaves_mail_out(browser: &Client, app: &TestApp, user: i64) {
+    tidings_testkit::follow(&app.store, user, "https://blog.example/feed.xml").await;
+    let opml = browser
+        .get(app.url("/opml"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(opml.contains("https://blog.example/feed.xml"), "{opml}");
+    for gone in ["mailto:", "Café Writer", "Newsletters"] {
+        assert!(!opml.contains(gone), "{gone} in {opml}");
+    }
 }
 
 /// The item reaches a sync API (Miniflux's) like any item.

@@ -1264,7 +1264,9 @@ async fn restore_settings(
 
 /// The user's subscriptions as an OPML 2.0 document: the default group's feeds at the top
 /// level, every other group as a folder. An administrator's export carries each feed's proxy
-/// too (see [`OpmlSettings::proxy_url`]).
+/// too (see [`OpmlSettings::proxy_url`]). Newsletters received by email (issue 36; their
+/// `feed_url` is `mailto:`) are left out: no reader can subscribe to them elsewhere, and
+/// importing one back would only fail.
 pub async fn export_opml(store: &Store, user_id: i64, title: &str) -> Result<String, StoreError> {
     let is_admin = store.user(user_id).await?.is_admin;
     let groups: HashMap<i64, (String, bool)> = store
@@ -1277,6 +1279,7 @@ pub async fn export_opml(store: &Store, user_id: i64, title: &str) -> Result<Str
         .list_subscriptions(user_id)
         .await?
         .into_iter()
+        .filter(|subscription| !is_mail_feed(&subscription.feed_url))
         .map(|subscription| OpmlFeed {
             settings: OpmlSettings {
                 interval_minutes: Some(subscription.interval_minutes),
@@ -1309,6 +1312,13 @@ pub async fn export_opml(store: &Store, user_id: i64, title: &str) -> Result<Str
         }
     }
     Ok(build_opml(title, &feeds, chrono::Utc::now()))
+}
+
+/// Whether a feed is a sender's newsletters received by email (`mailto:`, issue 36).
+fn is_mail_feed(feed_url: &str) -> bool {
+    feed_url
+        .get(..7)
+        .is_some_and(|scheme| scheme.eq_ignore_ascii_case("mailto:"))
 }
 
 /// Sets the proxies an import's file names for its added feeds (see
