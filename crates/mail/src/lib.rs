@@ -95,7 +95,8 @@ pub struct MailMessage {
 impl MailMessage {
     /// The item's content: the body, then a footer listing the attachments (not kept) and
     /// offering the `List-Unsubscribe` links, `https:` ones as links (`mailto:` ones as text:
-    /// the sanitizer keeps only web links). `None` when there is nothing to show.
+    /// the sanitizer keeps only web links), each in a paragraph marked `data-unsubscribe`
+    /// with its URL. `None` when there is nothing to show.
     pub fn item_html(&self) -> Option<String> {
         let mut footer = String::new();
         if !self.attachments.is_empty() {
@@ -115,12 +116,18 @@ impl MailMessage {
             footer.push_str("</ul>");
         }
         for url in &self.unsubscribe {
+            // Each link's paragraph says what it is in `data-unsubscribe`, which the UI offers
+            // as the item's Unsubscribe action. Only this footer can carry the attribute: the
+            // sanitizer drops every `data-` attribute of the sender's own HTML.
+            footer.push_str("<p data-unsubscribe=\"");
+            push_escaped(&mut footer, url);
+            footer.push_str("\">");
             if url.to_ascii_lowercase().starts_with("mailto:") {
-                footer.push_str("<p>Unsubscribe by mail: ");
+                footer.push_str("Unsubscribe by mail: ");
                 push_escaped(&mut footer, url.get(7..).unwrap_or_default());
                 footer.push_str("</p>");
             } else {
-                footer.push_str("<p><a href=\"");
+                footer.push_str("<a href=\"");
                 push_escaped(&mut footer, url);
                 footer.push_str(
                     "\" target=\"_blank\" rel=\"noopener noreferrer\">Unsubscribe</a></p>",

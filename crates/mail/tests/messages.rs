@@ -235,6 +235,32 @@ fn the_item_lists_attachments_and_offers_unsubscribing() {
         item.contains("Unsubscribe by mail: unsubscribe@writer.example.com?subject=unsubscribe"),
         "{item}"
     );
+    // Each link marked for the UI's Unsubscribe action, in the order the header gives them.
+    let marked: Vec<&str> = item
+        .split("<p data-unsubscribe=\"")
+        .skip(1)
+        .map(|rest| &rest[..rest.find('"').unwrap()])
+        .collect();
+    assert_eq!(
+        marked,
+        [
+            "https://writer.example.com/unsubscribe?u=abc&amp;l=42",
+            "mailto:unsubscribe@writer.example.com?subject=unsubscribe"
+        ]
+    );
+}
+
+#[test]
+fn only_the_footer_marks_unsubscribe_links() {
+    // A sender's own HTML cannot pass a link off as the Unsubscribe action: the sanitizer
+    // drops its data- attributes, so the UI finds none without a List-Unsubscribe header.
+    let raw = b"From: a@b.example\r\nSubject: x\r\nContent-Type: text/html\r\n\r\n\
+                <p data-unsubscribe=\"https://evil.example/\">Click <a href=\"https://evil.example/\" \
+                data-unsubscribe=\"https://evil.example/\">here</a></p>";
+    let message = read_message(raw, &Sanitizer::default()).unwrap();
+    let item = message.item_html().unwrap();
+    assert!(item.contains("evil.example"), "{item}");
+    assert!(!item.contains("data-unsubscribe"), "{item}");
 }
 
 #[test]

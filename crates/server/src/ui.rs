@@ -380,8 +380,11 @@ pub const FIRST_SCREEN_BUDGET: usize = 48 * 1024;
 /// to modules loaded when used (to make room for the first screen's catalog part) add a
 /// little overhead each to this figure. Raised to 108 KiB for the reading habits (habits.js,
 /// 1.3 KB: reading time, mark read up to here, mark read on scroll), loaded with the first
-/// opened item.
-pub const COMPRESSED_BUDGET: usize = 108 * 1024;
+/// opened item. Raised to 110 KiB for newsletters by email (issue 36): the receiving addresses
+/// in Settings (settings.js, 0.7 KB, its copy code now shared with the API keys'), the opened
+/// newsletter's Unsubscribe (habits.js, 0.4 KB) and their words (0.3 KB), all loaded on
+/// demand; the first screen is unchanged.
+pub const COMPRESSED_BUDGET: usize = 110 * 1024;
 
 /// The UI's routes: the shell at every view path and the assets under `/ui/`.
 pub fn router() -> Router<AppState> {

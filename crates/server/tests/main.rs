@@ -50,6 +50,7 @@ mod ui_browser;
 mod ui_duplicates;
 mod ui_habits;
 mod ui_languages;
+mod ui_newsletters;
 mod ui_offline;
 mod ui_rules;
 mod ui_second_factors;

@@ -33,7 +33,22 @@ function copiesSection(item) {
       h('a', { href: '/feeds/' + c.feed_id + '?filter=all&item=' + c.item_id, 'data-link': '' }, c.feed_title))))) : '';
 }
 
-/** Adds the reading time, "Mark read up to here" and the story's other copies to an opened item. */
+/**
+ * "Unsubscribe" for a newsletter's item (issue 36): its List-Unsubscribe links, which the
+ * server marks `data-unsubscribe` in the item's footer (the sanitizer drops that attribute
+ * from the sender's own HTML, so no message can pass another link off as this one). A web
+ * link opens in a new tab; a mailto: link opens the reader's mail program.
+ */
+function unsubscribeActions(content) {
+  return [...content.querySelectorAll('p[data-unsubscribe]')].map((p) => {
+    const href = p.dataset.unsubscribe;
+    const mail = /^mailto:/i.test(href);
+    return mail || /^https?:/i.test(href) ? h('a', { class: 'button', href, 'data-action': 'unsubscribe', target: mail ? null : '_blank', rel: mail ? null : 'noopener noreferrer' },
+      t(mail ? 'newsletters.unsubscribe_mail' : 'newsletters.unsubscribe')) : '';
+  });
+}
+
+/** Adds the reading time, "Mark read up to here", Unsubscribe and the story's other copies to an opened item. */
 export function decorate(list, item, body) {
   const tools = body.querySelector('.item-tools');
   const content = body.querySelector('.item-content');
@@ -44,6 +59,7 @@ export function decorate(list, item, body) {
   const upTo = h('button', { type: 'button', class: 'button', 'data-role': 'read-up-to' }, t('habits.read_up_to'));
   upTo.addEventListener('click', () => markUpTo(list, item));
   tools.insertBefore(upTo, tools.querySelector('[data-action="bookmark"]'));
+  tools.querySelector('[data-action="hide-like"]').before(...unsubscribeActions(content));
 }
 
 /** Marks read this item and every item listed above it, in a few requests; undone if refused. */

@@ -1,5 +1,6 @@
 // Settings pages (F53): preferences and theme, groups, OPML import/export, import from
-// another reader; the account (password, two-step sign-in, API keys, sessions, deletion);
+// another reader, newsletters' receiving addresses; the account (password, two-step sign-in,
+// API keys, sessions, deletion);
 // notification channels; users for administrators; one feed's settings.
 
 import { app } from './state.js';
@@ -94,7 +95,8 @@ export function renderSettings(root) {
     offlineSection(),
     groupsSection(),
     opmlSection(),
-    readerImportSection(section, onSubmit));
+    readerImportSection(section, onSubmit),
+    newslettersSection());
 }
 
 /** A language's name in itself (日本語, English), as people look for their own. */
@@ -284,6 +286,70 @@ function opmlSection() {
     history);
 }
 
+/** Puts `text` on the clipboard and says `message`, or selects `shown` for the reader to copy
+ * when the browser does not allow it. */
+async function copyText(text, shown, message) {
+  try {
+    await navigator.clipboard.writeText(text);
+    toast({ title: t('keys_api.copied'), message });
+  } catch (e) {
+    const range = document.createRange();
+    range.selectNodeContents(shown);
+    getSelection().removeAllRanges();
+    getSelection().addRange(range);
+  }
+}
+
+/** One address: itself, its label and date, Copy and Revoke. */
+function addressRow(a, draw) {
+  const shown = h('code', { class: 'mail-address' }, a.address);
+  const revoke = async () => {
+    if (!(await confirmDialog(t('newsletters.revoke_title', { address: a.address }), t('newsletters.revoke_message'), t('newsletters.revoke_address')))) return;
+    try {
+      await api('DELETE', '/mail-addresses/' + a.id);
+      draw();
+    } catch (e) {
+      showError(e, t('newsletters.revoke_failed'));
+    }
+  };
+  return h('li', { class: 'row', 'data-id': a.id },
+    h('span', null, shown, h('span', { class: 'hint' }, (a.label ? ' · ' + a.label : '') + ' · ' + t('keys_api.created', { date: fullDate(a.created_at) }))),
+    h('span', null,
+      h('button', { type: 'button', class: 'button', 'data-action': 'copy', 'aria-label': t('newsletters.copy_address', { address: a.address }), onclick: () => copyText(a.address, shown, t('newsletters.copied')) }, t('keys_api.copy')),
+      ' ',
+      h('button', { type: 'button', class: 'button danger', 'data-action': 'revoke', 'aria-label': t('newsletters.revoke_address_of', { address: a.address }), onclick: revoke }, t('keys_api.revoke'))));
+}
+
+/** Newsletters by email (issue 36): the receiving addresses, or a note that the server
+ * receives no mail (no TIDINGS_MAIL_DOMAIN). */
+function newslettersSection() {
+  const list = h('ul', { class: 'plain-list', id: 'mail-addresses' });
+  const label = h('input', { type: 'text', id: 'mail-label', maxlength: 32, pattern: '[A-Za-z0-9._\\-]{1,32}', 'aria-describedby': 'mail-label-hint', placeholder: t('newsletters.label_example') });
+  const status = h('div', { 'aria-live': 'polite' });
+  const form = h('form', { class: 'inline-form wrap', id: 'mail-address-form' },
+    h('label', { for: 'mail-label' }, t('newsletters.label')), label,
+    h('button', { type: 'submit', class: 'button primary' }, t('newsletters.create')), status,
+    h('p', { class: 'hint', id: 'mail-label-hint' }, t('newsletters.label_hint')));
+  const body = h('div', null, h('p', null, t('newsletters.intro')), form, list);
+  const draw = async () => {
+    try {
+      const { addresses } = await api('GET', '/mail-addresses');
+      replace(list, addresses.length ? addresses.map((a) => addressRow(a, draw)) : h('li', { class: 'hint' }, t('newsletters.none')));
+    } catch (e) {
+      if (e.code === 'mail_off') replace(body, h('p', { class: 'hint', id: 'mail-off' }, t('newsletters.off')));
+      else replace(list, h('li', null, errorBlock(e)));
+    }
+  };
+  onSubmit(form, status, async () => {
+    const value = label.value.trim();
+    await api('POST', '/mail-addresses', value ? { label: value } : {});
+    label.value = '';
+    await draw();
+  });
+  draw();
+  return section(t('newsletters.title'), body);
+}
+
 /** The account: password, API keys, sessions, sign out, deletion. */
 export function renderAccount(root) {
   const me = app.me;
@@ -387,17 +453,7 @@ function keysSection() {
       h('div', null,
         h('strong', null, t('keys_api.copy_now')), ' ',
         keyText, ' ',
-        h('button', { type: 'button', class: 'button', onclick: async () => {
-          try {
-            await navigator.clipboard.writeText(created.key);
-            toast({ title: t('keys_api.copied'), message: t('keys_api.copied_message') });
-          } catch (e) {
-            const range = document.createRange();
-            range.selectNodeContents(keyText);
-            getSelection().removeAllRanges();
-            getSelection().addRange(range);
-          }
-        } }, t('keys_api.copy')),
+        h('button', { type: 'button', class: 'button', onclick: () => copyText(created.key, keyText, t('keys_api.copied_message')) }, t('keys_api.copy')),
         h('p', { class: 'hint' }, t('keys_api.how')))));
     draw();
   });
