@@ -2,7 +2,8 @@
 //! receiving addresses created (by keyboard, with a label, and without), copied, and revoked
 //! after a confirmation (cancelled once), the server refusing mail to the revoked one; a
 //! newsletter's opened item offers Unsubscribe (its https link in a new tab, its mailto:
-//! address), and an item without List-Unsubscribe offers none.
+//! address), and an item without List-Unsubscribe offers none. The section is seen in both
+//! themes: with TIDINGS_UI_REVIEW_DIR set, screenshots of each are written there.
 //!
 //! Without Chromium the test prints `SKIPPED … : chromium not installed` and passes.
 
@@ -37,6 +38,16 @@ async fn wait_listed(b: &Browser, count: usize) -> Vec<String> {
     )
     .await;
     listed(b).await
+}
+
+/// A screenshot of the page for people to look at, when TIDINGS_UI_REVIEW_DIR names a folder.
+async fn review(b: &Browser, name: &str) {
+    if let Some(dir) = std::env::var_os("TIDINGS_UI_REVIEW_DIR") {
+        b.eval("document.querySelector('#mail-address-form')?.scrollIntoView({ block: 'center' })")
+            .await;
+        b.screenshot(&std::path::Path::new(&dir).join(format!("{name}.png")))
+            .await;
+    }
 }
 
 /// Focuses the element by script (as Tab would reach it) and presses `keys`.
@@ -78,6 +89,17 @@ async fn phase_addresses(b: &Browser, app: &TestApp) -> String {
         plain.ends_with("@news.tidings.example") && !plain.contains('+'),
         "{plain}"
     );
+
+    review(b, "newsletters-light").await;
+    // By script: the sticky header covers the choice where the page is scrolled to.
+    b.eval("document.querySelector('input[name=theme][value=dark]').click()")
+        .await;
+    b.wait_for(
+        "the dark theme",
+        "document.documentElement.dataset.theme === 'dark'",
+    )
+    .await;
+    review(b, "newsletters-dark").await;
 
     // Copy: on the clipboard (a toast says so) or, where the browser refuses, selected.
     b.click("#mail-addresses li:nth-child(2) [data-action=copy]")
@@ -169,6 +191,7 @@ async fn phase_unsubscribe(b: &Browser, app: &TestApp, address: &str) {
             ]
         ])
     );
+    review(b, "newsletters-unsubscribe").await;
     b.eval(&open("Please confirm")).await;
     b.wait_for(
         "the confirmation mail opened, with its link",
