@@ -1,11 +1,12 @@
 //! Duplicates across feeds over HTTP, on both engines: every item carries its `cluster`,
 //! `GET /items` lists a story once or every copy (`collapse`, else the preference), counts
-//! count it once, the preferences and the per-subscription choice are read and checked, and a
-//! sync app (Fever) sees one copy and its read mark reaches the others.
+//! count it once (the Google Reader API's `unread-count` too), the preferences and the
+//! per-subscription choice are read and checked, and a sync app (Fever) sees one copy and its
+//! read mark reaches the others.
 
 use tidings_testkit::{follow, on_both_engines};
 
-use crate::support::{TestApp, assert_error, call};
+use crate::support::{TestApp, assert_error, call, greader_auth};
 use crate::sync_clients::api_key;
 use reqwest::{Client, Method, StatusCode};
 use serde_json::{Value, json};
@@ -56,6 +57,37 @@ async fn fever(app: &TestApp, digest: &str, query: &str) -> Value {
         .unwrap();
     assert_eq!(response.status(), StatusCode::OK);
     response.json().await.unwrap()
+}
+
+/// The Google Reader API's unread counts per stream id, signed in with the API key.
+async fn greader_unread(app: &TestApp, key: &str) -> Vec<(String, i64)> {
+    let auth = greader_auth(&app.base, "ann", key).await;
+    let client = Client::new();
+    let answer: Value = client
+        .get(format!(
+            "{}/reader/api/0/unread-count?output=json",
+            app.base
+        ))
+        .header("authorization", format!("GoogleLogin auth={auth}"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let mut counts: Vec<(String, i64)> = answer["unreadcounts"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no unreadcounts: {answer}"))
+        .iter()
+        .map(|c| {
+            (
+                c["id"].as_str().unwrap().to_string(),
+                c["count"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    counts.sort();
+    counts
 }
 
 on_both_engines!(clusters_over_rest_and_fever, |db| {
@@ -109,6 +141,18 @@ on_both_engines!(clusters_over_rest_and_fever, |db| {
 
     // A sync app sees one copy; its read mark reaches the other.
     let key = api_key(&app, &ann, "read_write").await;
+    // Google Reader's unread counts count the story once too: under the feed shown.
+    let counts = greader_unread(&app, &key).await;
+    let feed_count = |feed: i64| {
+        let id = format!("feed/{feed}");
+        counts.iter().find(|(s, _)| *s == id).map(|c| c.1)
+    };
+    assert_eq!(feed_count(wire), Some(1), "{counts:?}");
+    assert_eq!(feed_count(paper), None, "{counts:?}");
+    let reading_list = counts
+        .iter()
+        .find(|(s, _)| s.ends_with("/state/com.google/reading-list"));
+    assert_eq!(reading_list.map(|c| c.1), Some(1), "{counts:?}");
     let digest = key_digest("ann", &key);
     let items = fever(&app, &digest, "items").await;
     let listed = items["items"].as_array().unwrap();

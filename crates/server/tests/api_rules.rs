@@ -11,7 +11,7 @@ use tidings_testkit::{TestServer, on_both_engines};
 
 use tidings_server::sync::fever::key_digest;
 
-use crate::support::{TestApp, call};
+use crate::support::{TestApp, call, greader_auth};
 
 /// Titles of a listing (`/items?…`), sorted.
 async fn titles(client: &Client, app: &TestApp, query: &str) -> Vec<String> {
@@ -41,19 +41,7 @@ async fn json_of(request: reqwest::RequestBuilder) -> Value {
 /// How many items a Google Reader stream of the user lists, signed in with an API key.
 async fn greader_count(app: &TestApp, user: &str, key: &str, stream: &str) -> usize {
     let base = format!("{}/api/greader.php", app.base);
-    let login = Client::new()
-        .post(format!("{base}/accounts/ClientLogin"))
-        .form(&[("Email", user), ("Passwd", key)])
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    let auth = login
-        .lines()
-        .find_map(|l| l.strip_prefix("Auth="))
-        .unwrap_or_else(|| panic!("no Auth in {login}"));
+    let auth = greader_auth(&base, user, key).await;
     let ids = json_of(
         Client::new()
             .get(format!("{base}/reader/api/0/stream/items/ids"))

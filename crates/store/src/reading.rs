@@ -1011,20 +1011,20 @@ impl Store {
         Ok(marked)
     }
 
-    /// Per subscription, the user's unread copies shown through another: what counts leave
-    /// out when the user collapses clusters.
+    /// Per feed the user follows, their unread copies shown through another: what counts
+    /// leave out when the user collapses clusters.
     pub async fn duplicate_unread(
         &self,
         user_id: i64,
     ) -> Result<std::collections::HashMap<i64, i64>> {
         let sql = format!(
-            "SELECT s.id, COUNT(*)
+            "SELECT s.feed_id, COUNT(*)
              FROM user_duplicates d
              JOIN items i ON i.id = d.item_id
              JOIN subscriptions s ON s.feed_id = i.feed_id AND s.user_id = d.user_id
              LEFT JOIN item_states st ON st.user_id = d.user_id AND st.item_id = d.item_id
              WHERE d.user_id = $1 AND NOT {}
-             GROUP BY s.id",
+             GROUP BY s.feed_id",
             IS_READ
         );
         let rows: Vec<(i64, i64)> = with_db!(self, read, |db| {
@@ -1078,7 +1078,7 @@ impl Store {
                         subscription_id,
                         feed_id,
                         group_id,
-                        unread: unread - duplicates.get(&subscription_id).copied().unwrap_or(0),
+                        unread: unread - duplicates.get(&feed_id).copied().unwrap_or(0),
                     },
                 )
                 .collect(),

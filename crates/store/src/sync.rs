@@ -721,8 +721,22 @@ impl Store {
                    WHERE s.user_id = $1 AND s.unread_count > 0) AS unread"
         );
         let columns = "feed_id, group_id, unread_count, newest";
-        self.json_rows(columns, ("title", "id"), &from, user_id, "unread feeds")
-            .await
+        let mut feeds: Vec<UnreadFeed> = self
+            .json_rows(columns, ("title", "id"), &from, user_id, "unread feeds")
+            .await?;
+        // A story from several feeds counts once when the user lists it once (issue 35), as
+        // in the web UI's counts: the copies shown through another are left out. Two short
+        // reads, both empty for a user without copies.
+        if self.collapses_duplicates(user_id).await? {
+            let duplicates = self.duplicate_unread(user_id).await?;
+            if !duplicates.is_empty() {
+                for feed in &mut feeds {
+                    feed.unread -= duplicates.get(&feed.feed_id).copied().unwrap_or(0);
+                }
+                feeds.retain(|feed| feed.unread > 0);
+            }
+        }
+        Ok(feeds)
     }
 
     /// The rows of `from` (a `FROM … WHERE …` with the user's id as `$1`) by `key` and then

@@ -297,3 +297,22 @@ pub const PNG_1X1: &[u8] = &[
     0x00, 0x05, 0x00, 0x01, 0x7a, 0x5e, 0xab, 0x3f, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4e, 0x44,
     0xae, 0x42, 0x60, 0x82,
 ];
+
+/// Signs `user` in to the Google Reader API under `base` (the server's root or
+/// `/api/greader.php`) with an API key: the `Auth` token of ClientLogin's answer.
+pub async fn greader_auth(base: &str, user: &str, key: &str) -> String {
+    let login = Client::new()
+        .post(format!("{base}/accounts/ClientLogin"))
+        .form(&[("Email", user), ("Passwd", key)])
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    login
+        .lines()
+        .find_map(|l| l.strip_prefix("Auth="))
+        .unwrap_or_else(|| panic!("no Auth line in {login}"))
+        .to_string()
+}
