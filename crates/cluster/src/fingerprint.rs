@@ -82,24 +82,13 @@ pub struct Fingerprint {
 impl Fingerprint {
     /// Reads `story`. Never fails: a missing or unreadable part is simply no evidence.
     pub fn new(story: &Story<'_>) -> Fingerprint {
-        let web = |raw: Option<&str>| canonical_url(raw?).filter(|u| !is_site_root(u));
-        let claimed: Vec<String> = [web(story.canonical), web(story.guid)]
-            .into_iter()
-            .flatten()
-            .collect();
-        let mut urls: Vec<String> = Vec::new();
-        for url in web(story.link).into_iter().chain(claimed.iter().cloned()) {
-            if !urls.contains(&url) {
-                urls.push(url);
-            }
-        }
-        let title = normalize(cut(story.title.unwrap_or_default().trim(), MAX_TITLE_CHARS));
+        let (urls, claimed) = story_urls(story);
+        let title = story_title(story);
         let text = normalize(cut(story.text.unwrap_or_default().trim(), MAX_TEXT_CHARS));
         let tokens = tokenize(&text);
+        let texts: Vec<&str> = tokens.iter().map(|t| t.text.as_str()).collect();
         let titles = title_sets(&title);
-        let title_specific = titles
-            .first()
-            .is_some_and(|set| set.len() >= MIN_SPECIFIC_TITLE_TOKENS);
+        let title_specific = is_specific(&titles);
         let (sequence, shingles) = shingles(&tokens);
         Fingerprint {
             urls,
@@ -109,7 +98,7 @@ impl Fingerprint {
             marks: TitleMarks::read(&title),
             shingles,
             sequence,
-            anchors: anchors(&tokens),
+            anchors: anchor_passages(&texts).take(MAX_ANCHORS).collect(),
             figures: figures(&tokens),
             correction: is_correction(&title, &text),
             vector: story.vector.map(<[f32]>::to_vec),
@@ -120,6 +109,35 @@ impl Fingerprint {
     pub fn urls(&self) -> &[String] {
         &self.urls
     }
+}
+
+/// A story's canonical URLs without site roots: all of them (link first), and those its
+/// canonical link and guid claim.
+pub(crate) fn story_urls(story: &Story<'_>) -> (Vec<String>, Vec<String>) {
+    let web = |raw: Option<&str>| canonical_url(raw?).filter(|u| !is_site_root(u));
+    let claimed: Vec<String> = [web(story.canonical), web(story.guid)]
+        .into_iter()
+        .flatten()
+        .collect();
+    let mut urls: Vec<String> = Vec::new();
+    for url in web(story.link).into_iter().chain(claimed.iter().cloned()) {
+        if !urls.contains(&url) {
+            urls.push(url);
+        }
+    }
+    (urls, claimed)
+}
+
+/// A story's title as it is compared: trimmed, cut and normalized.
+pub(crate) fn story_title(story: &Story<'_>) -> String {
+    normalize(cut(story.title.unwrap_or_default().trim(), MAX_TITLE_CHARS))
+}
+
+/// Whether a title (its [`title_sets`]) is specific enough to be evidence alone.
+pub(crate) fn is_specific(titles: &[HashSet<String>]) -> bool {
+    titles
+        .first()
+        .is_some_and(|set| set.len() >= MIN_SPECIFIC_TITLE_TOKENS)
 }
 
 /// `text` cut to at most `max` characters.
@@ -133,7 +151,7 @@ fn cut(text: &str, max: usize) -> &str {
 /// The token sets of a normalized title: the whole, then (when it has one) the title without a
 /// trailing site name of at most four tokens after ` - `, ` | `, ` – `, ` — ` or ` :: `, as
 /// aggregators add.
-fn title_sets(title: &str) -> Vec<HashSet<String>> {
+pub(crate) fn title_sets(title: &str) -> Vec<HashSet<String>> {
     let set =
         |text: &str| -> HashSet<String> { tokenize(text).into_iter().map(|t| t.text).collect() };
     let whole = set(title);
@@ -183,46 +201,39 @@ fn shingles(tokens: &[Token]) -> (Vec<u64>, HashSet<u64>) {
 
 /// The most anchor passages kept, from the start of the text: the keys are chosen among the
 /// first of them (see [`crate::MAX_TEXT_KEYS`]).
-const MAX_ANCHORS: usize = 256;
+pub(crate) const MAX_ANCHORS: usize = 256;
 
-/// The anchor passages of a text ([`Fingerprint::anchors`]), each once, in text order, at most
-/// [`MAX_ANCHORS`]. A text of fewer than [`ANCHOR_TOKENS`] tokens is one passage.
-fn anchors(tokens: &[Token]) -> Vec<u64> {
-    let mut anchors = Vec::new();
+/// The anchor passages of a text's tokens ([`Fingerprint::anchors`]), each once, in text
+/// order, made as they are asked for (the keys need only the first few). A text of fewer than
+/// [`ANCHOR_TOKENS`] tokens is one passage.
+pub(crate) fn anchor_passages<'t>(tokens: &'t [&'t str]) -> impl Iterator<Item = u64> + 't {
+    // `windows` wants a width of one at least; an empty text has no window of any width.
+    let width = ANCHOR_TOKENS.min(tokens.len()).max(1);
     let mut seen = HashSet::new();
-    if tokens.is_empty() {
-        return anchors;
-    }
-    let width = ANCHOR_TOKENS.min(tokens.len());
-    for window in tokens.windows(width) {
-        if window.iter().filter(|t| carries_meaning(t)).count() * 2 < width {
-            continue;
-        }
-        let hash = hash_tokens(window.iter().map(|t| t.text.as_str()));
-        if seen.insert(hash) {
-            anchors.push(hash);
-            if anchors.len() == MAX_ANCHORS {
-                break;
-            }
-        }
-    }
-    anchors
+    tokens
+        .windows(width)
+        .filter(move |window| window.iter().filter(|t| carries_meaning(t)).count() * 2 >= width)
+        .map(|window| hash_tokens(window.iter().copied()))
+        .filter(move |hash| seen.insert(*hash))
 }
 
-/// Whether a token says something about the text: not a stop word, a one-letter word or a
-/// number, and for CJK no hiragana (particles and endings: `と発` and `表し` of `と発表した`
-/// are in most Japanese news).
-fn carries_meaning(token: &Token) -> bool {
-    match token.kind {
-        TokenKind::Word => {
-            token.text.chars().nth(1).is_some()
-                && !token.text.chars().all(|c| c.is_ascii_digit())
-                && !tidings_tags::is_stop_word(&token.text)
-        }
-        TokenKind::Unigram | TokenKind::Bigram => !token
-            .text
+/// Whether a token (as [`tokenize`] makes it) says something about the text: not a stop word,
+/// a one-letter word or a number, and for CJK no hiragana (particles and endings: `と発` and
+/// `表し` of `と発表した` are in most Japanese news). Read from the token's text alone, so
+/// that tokens kept as strings (the search index's) give the same passages.
+fn carries_meaning(token: &str) -> bool {
+    let mut chars = token.chars();
+    match chars.next() {
+        // A CJK token (a bigram or a lone character) is all CJK, a word none.
+        Some(first) if tidings_text::is_cjk(first) => !token
             .chars()
             .any(|c| ('\u{3041}'..='\u{309F}').contains(&c)),
+        Some(_) => {
+            chars.next().is_some()
+                && !token.chars().all(|c| c.is_ascii_digit())
+                && !tidings_tags::is_stop_word(token)
+        }
+        None => false,
     }
 }
 

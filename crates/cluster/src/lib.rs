@@ -1,5 +1,5 @@
 //! Duplicates across feeds (issue 35): whether two items are the same story, and the keys an
-//! index finds the candidates by. Pure: no I/O. Not wired into ingest yet; the rules for
+//! index finds the candidates by. Pure: no I/O. The store runs it at ingest; the rules for
 //! readers are in `docs/duplicates.md`.
 //!
 //! # The same story
@@ -93,7 +93,10 @@ pub use fingerprint::{
     ANCHOR_TOKENS, Fingerprint, MAX_TEXT_CHARS, MAX_TITLE_CHARS, MIN_SPECIFIC_TITLE_TOKENS,
     SHINGLE_TOKENS, Story,
 };
-pub use keys::{ANCHOR_MODULUS, KeyKind, LookupKey, MAX_TEXT_KEYS, lookup_keys};
+pub use keys::{
+    ANCHOR_MODULUS, KeyKind, LookupKey, MAX_TEXT_KEYS, MIN_SHARED_TEXT_KEYS, lookup_keys,
+    story_keys, worth_comparing,
+};
 pub use link::{canonical_url, is_site_root, is_tracking_parameter};
 
 #[cfg(test)]

@@ -22,7 +22,9 @@
 
 use std::collections::HashMap;
 
-use tidings_cluster::{Fingerprint, Story, Verdict, lookup_keys, same_story};
+use tidings_cluster::{
+    Fingerprint, KeyKind, LookupKey, Story, Verdict, same_story, story_keys, worth_comparing,
+};
 
 use crate::{Result, Store, with_db};
 
@@ -68,42 +70,60 @@ pub struct ClusterCopy {
     pub feed_title: String,
 }
 
-/// An arriving item, read for clustering.
+/// An arriving item, read for clustering: its keys only. Most arriving items have no copy
+/// stored, and are never read further; the few with candidates are read whole
+/// ([`Fingerprint::new`]) once their candidates are known.
 pub(crate) struct Arrival {
     /// Its id.
     pub(crate) id: i64,
+    /// Where it is among the fetch's new items.
+    pub(crate) at: usize,
     /// Its date.
     pub(crate) published_at: i64,
-    /// What it is, read once.
-    pub(crate) fingerprint: Fingerprint,
     /// Its lookup keys.
-    pub(crate) keys: Vec<i64>,
+    pub(crate) keys: Vec<LookupKey>,
 }
 
 impl Arrival {
-    /// Reads new item `id` dated `published_at` (`story` holds its text as the search index
-    /// read it), or `None` when it is too old to have copies still arriving.
-    pub(crate) fn new(id: i64, published_at: i64, story: &Story<'_>, now: i64) -> Option<Arrival> {
+    /// Reads new item `id` (the fetch's `at`th new item) dated `published_at` into its keys,
+    /// or `None` when it is too old to have copies still arriving. `story` holds its text as
+    /// the search index read it and `tokens` the index's tokens of that text, so that the
+    /// text is not tokenized again.
+    pub(crate) fn new(
+        (id, at): (i64, usize),
+        published_at: i64,
+        story: &Story<'_>,
+        tokens: &[String],
+        now: i64,
+    ) -> Option<Arrival> {
         if published_at < now - STORY_WINDOW_SECONDS {
             return None;
         }
-        let fingerprint = Fingerprint::new(story);
-        let keys = lookup_keys(&fingerprint).iter().map(|k| k.value).collect();
+        let tokens: Vec<&str> = tokens.iter().map(String::as_str).collect();
         Some(Arrival {
             id,
+            at,
             published_at,
-            fingerprint,
-            keys,
+            keys: story_keys(story, &tokens),
         })
     }
 }
 
+/// A stored item sharing a key with an arriving one, as the key look-up reads it: the key,
+/// the item, its cluster and its date.
+pub(crate) type Hit = (i64, i64, Option<i64>, i64);
+
+/// The key look-up of [`Hit`]s: the items of other feeds than `$1` under some keys (the list
+/// is appended). Items of the arriving items' own feed are never merged with them, and a feed's
+/// own boilerplate would otherwise make each of its items a candidate for the next.
+pub(crate) const HITS_SQL: &str = "SELECT k.key, k.item_id, i.cluster_id, i.published_at
+     FROM item_story_keys k JOIN items i ON i.id = k.item_id
+     WHERE i.feed_id <> $1 AND k.key IN ";
+
 /// A stored item an arriving one may be a copy of, as read from `items`.
 pub(crate) type CandidateRow = (
     i64,
-    i64,
     Option<i64>,
-    i64,
     Option<String>,
     Option<String>,
     Option<String>,
@@ -112,21 +132,18 @@ pub(crate) type CandidateRow = (
 );
 
 /// The columns of a [`CandidateRow`].
-pub(crate) const CANDIDATE_COLUMNS: &str =
-    "id, feed_id, cluster_id, published_at, url, guid, title, content, summary";
+pub(crate) const CANDIDATE_COLUMNS: &str = "id, cluster_id, url, guid, title, content, summary";
 
 /// A stored item read for comparing.
 pub(crate) struct Candidate {
-    feed_id: i64,
     cluster_id: Option<i64>,
-    published_at: i64,
     fingerprint: Fingerprint,
 }
 
 /// Reads a stored item for comparing: its content (else summary) as plain text, as the
 /// arriving items' text is made.
 pub(crate) fn candidate(row: CandidateRow) -> (i64, Candidate) {
-    let (id, feed_id, cluster_id, published_at, url, guid, title, content, summary) = row;
+    let (id, cluster_id, url, guid, title, content, summary) = row;
     let text = crate::search_index::searchable_text(content.or(summary).as_deref(), None);
     let fingerprint = Fingerprint::new(&Story {
         link: url.as_deref(),
@@ -139,39 +156,47 @@ pub(crate) fn candidate(row: CandidateRow) -> (i64, Candidate) {
     (
         id,
         Candidate {
-            feed_id,
             cluster_id,
-            published_at,
             fingerprint,
         },
     )
 }
 
-/// For each arriving item, the stored items sharing the most keys with it (at most
-/// [`MAX_CANDIDATES`], most shared first, then newest), from `(key, item)` hits.
-pub(crate) fn ranked_candidates(arrivals: &[Arrival], hits: &[(i64, i64)]) -> Vec<Vec<i64>> {
-    let mut by_key: HashMap<i64, Vec<i64>> = HashMap::new();
-    for (key, item) in hits {
-        by_key.entry(*key).or_default().push(*item);
+/// For each arriving item, the stored items worth comparing with it (`worth_comparing`: a
+/// shared URL or title key, or several text keys), dated within [`STORY_WINDOW_SECONDS`]; the
+/// most keys shared first, then the newest; one per cluster, since a cluster's copies are one
+/// story; at most [`MAX_CANDIDATES`].
+pub(crate) fn ranked_candidates(arrivals: &[Arrival], hits: &[Hit]) -> Vec<Vec<i64>> {
+    let mut by_key: HashMap<i64, Vec<&Hit>> = HashMap::new();
+    for hit in hits {
+        by_key.entry(hit.0).or_default().push(hit);
     }
-    let arriving: std::collections::HashSet<i64> = arrivals.iter().map(|a| a.id).collect();
     arrivals
         .iter()
         .map(|arrival| {
-            let mut shared: HashMap<i64, usize> = HashMap::new();
+            let mut shared: HashMap<i64, (Vec<KeyKind>, Option<i64>)> = HashMap::new();
             for key in &arrival.keys {
-                for item in by_key.get(key).into_iter().flatten() {
-                    if !arriving.contains(item) {
-                        *shared.entry(*item).or_default() += 1;
+                for &&(_, item, cluster, published_at) in
+                    by_key.get(&key.value).into_iter().flatten()
+                {
+                    if (published_at - arrival.published_at).abs() <= STORY_WINDOW_SECONDS {
+                        let entry = shared.entry(item).or_insert((Vec::new(), cluster));
+                        entry.0.push(key.kind);
                     }
                 }
             }
-            let mut ranked: Vec<(i64, usize)> = shared.into_iter().collect();
+            let mut ranked: Vec<(i64, usize, Option<i64>)> = shared
+                .into_iter()
+                .filter(|(_, (kinds, _))| worth_comparing(kinds))
+                .map(|(item, (kinds, cluster))| (item, kinds.len(), cluster))
+                .collect();
             ranked.sort_by(|a, b| b.1.cmp(&a.1).then(b.0.cmp(&a.0)));
+            let mut clusters = std::collections::HashSet::new();
             ranked
                 .into_iter()
+                .filter(|(_, _, cluster)| cluster.is_none_or(|c| clusters.insert(c)))
                 .take(MAX_CANDIDATES)
-                .map(|(id, _)| id)
+                .map(|(id, _, _)| id)
                 .collect()
         })
         .collect()
@@ -187,29 +212,29 @@ pub(crate) struct Join {
     pub(crate) cluster_id: i64,
     /// The stored copy, when it starts the cluster now.
     pub(crate) starts: Option<i64>,
+    /// The arriving item's date.
+    pub(crate) published_at: i64,
 }
 
 /// Which arriving items are copies of which stored ones: the first candidate (in rank order)
-/// from another feed, dated within [`STORY_WINDOW_SECONDS`], that `same_story` calls the same.
+/// that `same_story` calls the same as the arriving item (read whole in `read`, in the
+/// arrivals' order; `None` for those without candidates).
 pub(crate) fn decide_joins(
-    feed_id: i64,
     arrivals: &[Arrival],
+    read: &[Option<Fingerprint>],
     ranked: &[Vec<i64>],
     candidates: &HashMap<i64, Candidate>,
 ) -> Vec<Join> {
     let mut joins = Vec::new();
     // A stored item that starts a cluster for one arrival is already in it for the next.
     let mut started: HashMap<i64, i64> = HashMap::new();
-    for (arrival, ids) in arrivals.iter().zip(ranked) {
+    for ((arrival, fingerprint), ids) in arrivals.iter().zip(read).zip(ranked) {
+        let Some(fingerprint) = fingerprint else {
+            continue;
+        };
         let found = ids.iter().find_map(|id| {
             let c = candidates.get(id)?;
-            let near = (c.published_at - arrival.published_at).abs() <= STORY_WINDOW_SECONDS;
-            let same = c.feed_id != feed_id
-                && near
-                && matches!(
-                    same_story(&arrival.fingerprint, &c.fingerprint),
-                    Verdict::Same(_)
-                );
+            let same = matches!(same_story(fingerprint, &c.fingerprint), Verdict::Same(_));
             same.then_some((*id, c))
         });
         if let Some((id, c)) = found {
@@ -218,6 +243,7 @@ pub(crate) fn decide_joins(
                 item_id: arrival.id,
                 cluster_id: cluster_id.unwrap_or(id),
                 starts: cluster_id.is_none().then_some(id),
+                published_at: arrival.published_at,
             });
             started.insert(id, cluster_id.unwrap_or(id));
         }
@@ -231,9 +257,9 @@ pub(crate) fn placeholder_list(numbered: bool, first: usize, n: usize) -> String
 }
 
 /// One subscriber's view of an arriving copy: the user, the arriving copy's subscription
-/// choice, a copy they already see, its subscription's choice, whether they read it, and
-/// how they read clusters.
-pub(crate) type SubscriberCopy = (i64, String, i64, String, bool, String);
+/// choice, a copy they already see, its subscription's choice, whether they read it, how they
+/// read clusters, and the copy's date.
+pub(crate) type SubscriberCopy = (i64, String, i64, String, bool, String, i64);
 
 /// Per subscriber of an arriving copy (`$2`, of feed `$3`, in cluster `$1`), the copies they
 /// already see from other feeds, oldest first: not hidden for them, not themselves shown
@@ -243,7 +269,8 @@ pub(crate) const SUBSCRIBER_COPIES_SQL: &str =
     "SELECT s.user_id, s.duplicates, o.id, so.duplicates,
             COALESCE(st.is_read, so.read_before IS NOT NULL AND o.published_at <= so.read_before),
             COALESCE((SELECT p.duplicates_read FROM user_preferences p
-                      WHERE p.user_id = s.user_id), 'cluster')
+                      WHERE p.user_id = s.user_id), 'cluster'),
+            o.published_at
      FROM subscriptions s
      JOIN items o ON o.cluster_id = $1 AND o.id <> $2 AND o.feed_id <> $3
      JOIN subscriptions so ON so.feed_id = o.feed_id AND so.user_id = s.user_id
@@ -272,17 +299,27 @@ pub(crate) struct Shown {
     pub(crate) read: bool,
 }
 
-/// Decides, per subscriber, which copy is shown: the one they already see, unless the
-/// arriving copy's subscription is preferred and the other's is not.
-pub(crate) fn decide_shown(item_id: i64, rows: &[SubscriberCopy]) -> Vec<Shown> {
+/// Decides, per subscriber, which copy is shown: the copy of the feed they prefer, else the
+/// earliest published (the source that had the story first, whichever feed was fetched
+/// first); between copies as early, the one they already see. `(item_id, published_at)` is
+/// the arriving copy.
+pub(crate) fn decide_shown(
+    (item_id, published_at): (i64, i64),
+    rows: &[SubscriberCopy],
+) -> Vec<Shown> {
     let mut out: Vec<Shown> = Vec::new();
-    for (user_id, choice, other, other_choice, other_read, reads_by) in rows {
+    for (user_id, choice, other, other_choice, other_read, reads_by, other_published) in rows {
         // Rows come oldest copy first per user: the first is the one they see.
         if out.last().is_some_and(|s| s.user_id == *user_id) {
             continue;
         }
         let read = *other_read && reads_by == "cluster";
-        out.push(if choice == "prefer" && other_choice != "prefer" {
+        let arriving_shown = match (choice == "prefer", other_choice == "prefer") {
+            (true, false) => true,
+            (false, true) => false,
+            _ => published_at < *other_published,
+        };
+        out.push(if arriving_shown {
             Shown {
                 user_id: *user_id,
                 hidden: *other,
@@ -323,44 +360,53 @@ pub(crate) use cluster_new_items_on;
 macro_rules! cluster_items_on {
     ($tx:expr, $feed_id:expr, $new:expr, $now:expr) => {{
         let (feed_id, now): (i64, i64) = ($feed_id, $now);
+        /// The story of a new item, as its search index row read it.
+        fn story_of<'w>(write: &'w ItemWrite<'_>) -> tidings_cluster::Story<'w> {
+            let item = write.prepared.item;
+            tidings_cluster::Story {
+                link: item.url.as_deref(),
+                canonical: None,
+                guid: item.guid.as_deref(),
+                title: item.title.as_deref(),
+                text: Some(write.text.body.as_str()),
+                vector: None,
+            }
+        }
+        // Phase 1: the arriving items' keys, from the index's tokens.
         let arrivals: Vec<$crate::duplicates::Arrival> = $new
             .iter()
-            .filter_map(|(id, write)| {
-                let item = write.prepared.item;
-                let story = tidings_cluster::Story {
-                    link: item.url.as_deref(),
-                    canonical: None,
-                    guid: item.guid.as_deref(),
-                    title: item.title.as_deref(),
-                    text: Some(write.text.body.as_str()),
-                    vector: None,
-                };
-                let published_at = item.published.unwrap_or(now);
-                $crate::duplicates::Arrival::new(*id, published_at, &story, now)
+            .enumerate()
+            .filter_map(|(at, (id, write))| {
+                let published_at = write.prepared.item.published.unwrap_or(now);
+                let tokens = write.text.body_tokens.inline();
+                let story = story_of(write);
+                $crate::duplicates::Arrival::new((*id, at), published_at, &story, tokens, now)
             })
             .collect();
         let numbered = $crate::batch::numbered(&*$tx);
         let mut keys: Vec<i64> = arrivals
             .iter()
-            .flat_map(|a| a.keys.iter().copied())
+            .flat_map(|a| a.keys.iter().map(|k| k.value))
             .collect();
         keys.sort_unstable();
         keys.dedup();
-        // Phase 1: the stored items sharing a key with an arriving one.
-        let mut hits: Vec<(i64, i64)> = Vec::new();
+        // Phase 2: the stored items of other feeds sharing a key with an arriving one.
+        let mut hits: Vec<$crate::duplicates::Hit> = Vec::new();
         for chunk in keys.chunks($crate::duplicates::KEY_BATCH) {
             let sql = format!(
-                "SELECT key, item_id FROM item_story_keys WHERE key IN {}",
-                $crate::duplicates::placeholder_list(numbered, 1, chunk.len())
+                "{}{}",
+                $crate::duplicates::HITS_SQL.replace("$1", if numbered { "$1" } else { "?" }),
+                $crate::duplicates::placeholder_list(numbered, 2, chunk.len())
             );
-            let mut query = sqlx::query_as::<_, (i64, i64)>(sqlx::AssertSqlSafe(sql));
+            let mut query = sqlx::query_as::<_, $crate::duplicates::Hit>(sqlx::AssertSqlSafe(sql))
+                .bind(feed_id);
             for key in chunk {
                 query = query.bind(*key);
             }
             hits.extend(query.fetch_all(&mut *$tx).await?);
         }
         let ranked = $crate::duplicates::ranked_candidates(&arrivals, &hits);
-        // Phase 2: those sharing the most, read and compared.
+        // Phase 3: those worth it, and the arriving items that have some, read and compared.
         let mut wanted: Vec<i64> = ranked.iter().flatten().copied().collect();
         wanted.sort_unstable();
         wanted.dedup();
@@ -381,8 +427,16 @@ macro_rules! cluster_items_on {
                 candidates.insert(id, candidate);
             }
         }
-        let joins = $crate::duplicates::decide_joins(feed_id, &arrivals, &ranked, &candidates);
-        // Phase 3: the clusters, and the arriving items' keys for those that come later.
+        let read: Vec<Option<tidings_cluster::Fingerprint>> = arrivals
+            .iter()
+            .zip(&ranked)
+            .map(|(arrival, ids)| {
+                (!ids.is_empty())
+                    .then(|| tidings_cluster::Fingerprint::new(&story_of($new[arrival.at].1)))
+            })
+            .collect();
+        let joins = $crate::duplicates::decide_joins(&arrivals, &read, &ranked, &candidates);
+        // Phase 4: the clusters, and the arriving items' keys for those that come later.
         for join in &joins {
             if let Some(first) = join.starts {
                 sqlx::query(
@@ -400,7 +454,7 @@ macro_rules! cluster_items_on {
         }
         let rows: Vec<(i64, i64)> = arrivals
             .iter()
-            .flat_map(|a| a.keys.iter().map(move |k| (*k, a.id)))
+            .flat_map(|a| a.keys.iter().map(move |k| (k.value, a.id)))
             .collect();
         for chunk in rows.chunks($crate::duplicates::KEY_BATCH / 2) {
             let sql = format!(
@@ -413,7 +467,7 @@ macro_rules! cluster_items_on {
             }
             query.execute(&mut *$tx).await?;
         }
-        // Phase 4: each subscriber's shown copy.
+        // Phase 5: each subscriber's shown copy.
         for join in &joins {
             let rows: Vec<$crate::duplicates::SubscriberCopy> =
                 sqlx::query_as($crate::duplicates::SUBSCRIBER_COPIES_SQL)
@@ -422,7 +476,8 @@ macro_rules! cluster_items_on {
                     .bind(feed_id)
                     .fetch_all(&mut *$tx)
                     .await?;
-            for shown in $crate::duplicates::decide_shown(join.item_id, &rows) {
+            for shown in $crate::duplicates::decide_shown((join.item_id, join.published_at), &rows)
+            {
                 $crate::duplicates::write_shown_on!($tx, shown, join.item_id, now);
             }
         }
@@ -698,55 +753,107 @@ impl Store {
 mod tests {
     use super::*;
 
-    fn arrival(id: i64, keys: &[i64]) -> Arrival {
+    fn arrival(id: i64, keys: &[(KeyKind, i64)]) -> Arrival {
         Arrival {
             id,
-            published_at: 0,
-            fingerprint: Fingerprint::default(),
-            keys: keys.to_vec(),
+            at: 0,
+            published_at: 1_000_000,
+            keys: keys
+                .iter()
+                .map(|&(kind, value)| LookupKey { kind, value })
+                .collect(),
         }
     }
 
     #[test]
-    fn candidates_are_ranked_by_shared_keys_and_never_each_other() {
-        let arrivals = [arrival(10, &[1, 2, 3]), arrival(11, &[3])];
-        // Item 5 shares keys 1 and 2, item 6 key 3, item 11 (arriving) key 3.
-        let hits = [(1, 5), (2, 5), (3, 6), (3, 11)];
+    fn candidates_are_those_worth_comparing_ranked_by_shared_keys() {
+        use KeyKind::{Text, Url};
+        let arrivals = [
+            arrival(10, &[(Url, 1), (Text, 2), (Text, 3), (Text, 4)]),
+            arrival(11, &[(Text, 4)]),
+        ];
+        let day = 86_400;
+        let hits = [
+            // Item 5 shares the URL; item 6 two text keys, item 7 one alone.
+            (1, 5, None, 1_000_000),
+            (2, 6, None, 1_000_000),
+            (3, 6, None, 1_000_000),
+            (4, 7, None, 1_000_000),
+            // Item 8 shares three keys but is a month older than the arrivals.
+            (2, 8, None, 1_000_000 - 30 * day),
+            (3, 8, None, 1_000_000 - 30 * day),
+            (4, 8, None, 1_000_000 - 30 * day),
+        ];
         let ranked = ranked_candidates(&arrivals, &hits);
-        assert_eq!(ranked[0], vec![5, 6]);
-        assert_eq!(ranked[1], vec![6]);
+        assert_eq!(ranked[0], vec![6, 5]);
+        // One shared text key is not worth reading the item for.
+        assert!(ranked[1].is_empty());
     }
 
-    fn row(user: i64, choice: &str, other: i64, other_choice: &str, read: bool) -> SubscriberCopy {
+    #[test]
+    fn one_copy_of_a_cluster_is_compared() {
+        let arrivals = [arrival(
+            10,
+            &[(KeyKind::Title, 1), (KeyKind::Text, 2), (KeyKind::Text, 3)],
+        )];
+        let hits = [
+            (1, 5, Some(5), 1_000_000),
+            (2, 5, Some(5), 1_000_000),
+            (1, 6, Some(5), 1_000_000),
+            (1, 7, None, 1_000_000),
+        ];
+        assert_eq!(ranked_candidates(&arrivals, &hits)[0], vec![5, 7]);
+    }
+
+    fn row(user: i64, choice: &str, other: (i64, i64), other_choice: &str) -> SubscriberCopy {
+        let (id, published) = other;
+        let read = id == 7;
+        let reads_by = "cluster".to_string();
         (
             user,
             choice.into(),
-            other,
+            id,
             other_choice.into(),
             read,
-            "cluster".into(),
+            reads_by,
+            published,
         )
     }
 
     #[test]
-    fn the_copy_seen_first_is_shown_unless_the_arriving_feed_is_preferred() {
+    fn the_earliest_copy_is_shown_unless_a_feed_is_preferred() {
         let rows = [
-            row(1, "merge", 7, "merge", true),
-            row(1, "merge", 8, "merge", false),
-            row(2, "prefer", 7, "merge", false),
-            row(3, "prefer", 9, "prefer", false),
+            // User 1 sees copy 7 (read) and 8, both published before the arriving copy.
+            row(1, "merge", (7, 100), "merge"),
+            row(1, "merge", (8, 150), "merge"),
+            // User 2 prefers the arriving copy's feed.
+            row(2, "prefer", (7, 100), "merge"),
+            // User 3 prefers both feeds: the earlier copy stays.
+            row(3, "prefer", (9, 100), "prefer"),
+            // User 4 sees copy 10, published after the arriving copy: the wire was fetched
+            // later than the paper that printed it.
+            row(4, "merge", (10, 500), "merge"),
+            // User 5 prefers copy 11's feed, published later.
+            row(5, "merge", (11, 500), "prefer"),
         ];
-        let shown = decide_shown(20, &rows);
-        assert_eq!(shown.len(), 3);
+        let shown = decide_shown((20, 200), &rows);
+        let pairs: Vec<(i64, i64, i64, bool)> = shown
+            .iter()
+            .map(|s| (s.user_id, s.hidden, s.shown, s.replaces))
+            .collect();
         assert_eq!(
-            (shown[0].hidden, shown[0].shown, shown[0].read),
-            (20, 7, true)
+            pairs,
+            vec![
+                (1, 20, 7, false),
+                (2, 7, 20, true),
+                (3, 20, 9, false),
+                (4, 10, 20, true),
+                (5, 20, 11, false),
+            ]
         );
-        assert_eq!(
-            (shown[1].hidden, shown[1].shown, shown[1].replaces),
-            (7, 20, true)
-        );
-        assert_eq!((shown[2].hidden, shown[2].shown), (20, 9));
+        // User 1 read the story: the copy arrives read.
+        assert!(shown[0].read);
+        assert!(!shown[3].read);
     }
 
     #[test]

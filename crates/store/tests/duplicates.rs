@@ -1,5 +1,5 @@
 //! Duplicates across feeds (issue 35), on both engines: a story that arrives from several
-//! feeds is clustered once, each subscriber is shown one copy (the first they could see, or
+//! feeds is clustered once, each subscriber is shown one copy (the earliest published, or
 //! their preferred feed's), listings and counts collapse it per preference, read marks reach
 //! every copy, and the per-feed "never merge" and an unsubscribe list the copies again.
 
@@ -309,6 +309,32 @@ on_both_engines!(per_feed_choices_prefer_and_never_merge, |db| {
             .is_err()
     );
 });
+
+on_both_engines!(
+    the_earliest_copy_is_shown_whichever_feed_was_fetched_first,
+    |db| {
+        let store = db.migrated().await;
+        let ann = user(&store, "ann").await;
+        let (_, wire) = follow(&store, ann, "https://wire.example/feed").await;
+        let (_, paper) = follow(&store, ann, "https://paper.example/feed").await;
+        let url = "https://wire.example/2026/11/bank-holds-rates";
+        // The paper reprinted the story an hour after the wire, and was fetched first.
+        let mut reprint = bank("p1", url);
+        reprint.published = Some(unix_now() - 1800);
+        let mut original = bank("w1", url);
+        original.published = Some(unix_now() - 5400);
+        store_items(&store, paper, &[reprint]).await;
+        let p = item_id(&store, paper).await;
+        assert_eq!(listed(&store, ann, true).await, vec![p]);
+        assert_eq!(store_items(&store, wire, &[original]).await, 1);
+        let w = item_id(&store, wire).await;
+        // The wire's copy takes the paper's place; the paper's is one click away.
+        assert_eq!(listed(&store, ann, true).await, vec![w]);
+        assert_eq!(total_unread(&store, ann).await, 1);
+        let clusters = store.clusters_of(ann, &[w]).await.unwrap();
+        assert_eq!(clusters[&w].also_in[0].item_id, p);
+    }
+);
 
 on_both_engines!(a_backlog_and_an_unsubscribe_keep_the_clusters_right, |db| {
     let store = db.migrated().await;

@@ -189,6 +189,12 @@ impl FieldTokens {
             ends,
         }
     }
+
+    /// The inline tokens alone: [`tokenize`]'s tokens of the text (at most half of
+    /// [`MAX_INDEX_TOKENS`]), without the run ends the index adds after them.
+    pub fn inline(&self) -> &[String] {
+        &self.tokens[..self.inline]
+    }
 }
 
 /// The last character of a token, as a slice of it.
