@@ -391,14 +391,16 @@ fn fuzz(
         .stdout(std::fs::File::create(&stdout_path).unwrap())
         .stderr(std::process::Stdio::inherit());
     let mut child = command.spawn().expect("schemathesis runs");
-    // Bounded by its examples; the limit is only against a hang.
+    // Bounded by its examples; the limit is only against a hang. Two CI runs at load 15-20
+    // (the machine shared with builds) went past 10 minutes without hanging, so the guard
+    // sits well above what load alone does.
     let exit = loop {
         if let Some(exit) = child.try_wait().unwrap() {
             break exit;
         }
-        if started.elapsed() > std::time::Duration::from_secs(600) {
+        if started.elapsed() > std::time::Duration::from_secs(25 * 60) {
             let _ = child.kill();
-            panic!("{run}: schemathesis did not finish within 10 minutes");
+            panic!("{run}: schemathesis did not finish within 25 minutes");
         }
         std::thread::sleep(std::time::Duration::from_millis(200));
     };
