@@ -50,33 +50,6 @@ async fn follow_named(store: &Store, user: i64, url: &str, title: &str) -> (i64,
     (sub.id, sub.feed_id)
 }
 
-/// The user's unread items on the server, as the counts give them.
-async fn unread(app: &TestApp, user: i64) -> i64 {
-    let counts = app.store.unread_counts(user).await.unwrap();
-    counts.subscriptions.iter().map(|c| c.unread).sum()
-}
-
-/// Waits until the user's unread items on the server are `expected` (marks are batched).
-async fn wait_unread(app: &TestApp, user: i64, expected: i64) {
-    for _ in 0..100 {
-        if unread(app, user).await == expected {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    assert_eq!(unread(app, user).await, expected);
-}
-
-/// Clicks the element by script: the list's sticky header may cover it where it is.
-async fn press(b: &Browser, css: &str) {
-    let clicked = b
-        .eval(&format!(
-            "(() => {{ const e = document.querySelector({css:?}); if (e) e.click(); return !!e; }})()"
-        ))
-        .await;
-    assert_eq!(clicked, Value::Bool(true), "{css}");
-}
-
 /// Chooses `value` in the `<select>` at `css`, as a person does (a change event follows).
 async fn choose(b: &Browser, css: &str, value: &str) {
     let chosen = b
@@ -233,7 +206,8 @@ async fn phase_copies_and_marks(b: &Browser, app: &TestApp, c: &Copies) {
         p,
     } = *c;
     // Opened, the other copy is a click away, and opens in its feed's view.
-    press(b, &format!("#main li.item[data-id=\"{w}\"] .item-toggle")).await;
+    b.click_by_script(&format!("#main li.item[data-id=\"{w}\"] .item-toggle"))
+        .await;
     let link = b
         .wait_for(
             "the other copy's link",
@@ -245,7 +219,7 @@ async fn phase_copies_and_marks(b: &Browser, app: &TestApp, c: &Copies) {
         link,
         serde_json::json!(["The Paper", format!("/feeds/{paper}?filter=all&item={p}")])
     );
-    press(b, "#main li.item.expanded .copies a").await;
+    b.click_by_script("#main li.item.expanded .copies a").await;
     b.wait_for(
         "the other copy opened in its feed",
         &format!(
@@ -263,7 +237,7 @@ async fn phase_copies_and_marks(b: &Browser, app: &TestApp, c: &Copies) {
     assert_eq!(back, Value::String("The Wire".into()));
     // Reading one copy read both: only the other story is unread, on the server and in the
     // sidebar.
-    wait_unread(app, ann, 1).await;
+    app.wait_unread(ann, 1).await;
     b.wait_for(
         "the counts after the read",
         &format!(
@@ -273,8 +247,9 @@ async fn phase_copies_and_marks(b: &Browser, app: &TestApp, c: &Copies) {
     )
     .await;
     // Marked unread here, both are unread again, and the counts say so.
-    press(b, "#main li.item.expanded [data-action=read]").await;
-    wait_unread(app, ann, 2).await;
+    b.click_by_script("#main li.item.expanded [data-action=read]")
+        .await;
+    app.wait_unread(ann, 2).await;
     assert_eq!(
         get(b, &format!("/items/{w}")).await["item"]["is_read"],
         false
@@ -309,7 +284,7 @@ async fn phase_every_copy(b: &Browser, app: &TestApp, c: &Copies) {
             .await,
         Value::String("cluster".into())
     );
-    press(b, "#pref-collapse").await;
+    b.click_by_script("#pref-collapse").await;
     wait_saved(
         b,
         "/preferences",
@@ -335,14 +310,15 @@ async fn phase_every_copy(b: &Browser, app: &TestApp, c: &Copies) {
         &format!("document.querySelector('[data-count=\"s{paper_sub}\"]').textContent === '1'"),
     )
     .await;
-    press(b, &format!("#main li.item[data-id=\"{p}\"] .item-toggle")).await;
+    b.click_by_script(&format!("#main li.item[data-id=\"{p}\"] .item-toggle"))
+        .await;
     let read = b
         .eval(&format!(
             "document.querySelector('#main li.item[data-id=\"{w}\"]').classList.contains('is-read')"
         ))
         .await;
     assert_eq!(read, Value::Bool(true), "the other copy's row");
-    wait_unread(app, ann, 1).await;
+    app.wait_unread(ann, 1).await;
 }
 
 /// "That copy only", and a feed never merged.
@@ -377,7 +353,8 @@ async fn phase_copy_only_and_never(b: &Browser, app: &TestApp, c: &Copies) {
         .await;
     assert_eq!(mode, Value::String("merge".into()));
     choose(b, "#feed-duplicates", "never").await;
-    press(b, "#feed-duplicates ~ button[type=submit]").await;
+    b.click_by_script("#feed-duplicates ~ button[type=submit]")
+        .await;
     wait_saved(
         b,
         &format!("/subscriptions/{paper_sub}"),

@@ -13,33 +13,6 @@ use tidings_testkit::{TestDb, follow};
 use crate::browser::{Browser, skip_without_browser};
 use crate::support::TestApp;
 
-/// The user's unread items on the server.
-async fn unread(app: &TestApp, user: i64) -> i64 {
-    let counts = app.store.unread_counts(user).await.unwrap();
-    counts.subscriptions.iter().map(|c| c.unread).sum()
-}
-
-/// Waits until the user's unread items on the server are `expected` (marks are batched).
-async fn wait_unread(app: &TestApp, user: i64, expected: i64) {
-    for _ in 0..100 {
-        if unread(app, user).await == expected {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    assert_eq!(unread(app, user).await, expected);
-}
-
-/// Clicks the element by script: the list's sticky header may cover it where it is.
-async fn press(b: &Browser, css: &str) {
-    let clicked = b
-        .eval(&format!(
-            "(() => {{ const e = document.querySelector({css:?}); if (e) e.click(); return !!e; }})()"
-        ))
-        .await;
-    assert_eq!(clicked, Value::Bool(true), "{css}");
-}
-
 #[tokio::test]
 async fn reading_habits_in_chromium() {
     if skip_without_browser("ui_habits::reading_habits_in_chromium") {
@@ -77,7 +50,8 @@ async fn reading_habits_in_chromium() {
 
     // The third listed (story 38, newest first), opened: read, with its reading time. It is
     // Japanese: 1,080 characters, about two minutes.
-    press(&b, "#main li.item:nth-child(3) .item-toggle").await;
+    b.click_by_script("#main li.item:nth-child(3) .item-toggle")
+        .await;
     let time = b
         .wait_for(
             "the reading time",
@@ -86,7 +60,8 @@ async fn reading_habits_in_chromium() {
         .await;
     assert_eq!(time, Value::String("2 min read".into()));
     // The second (story 39): 690 words, three minutes.
-    press(&b, "#main li.item:nth-child(2) .item-toggle").await;
+    b.click_by_script("#main li.item:nth-child(2) .item-toggle")
+        .await;
     let time = b
         .wait_for(
             "the reading time of words",
@@ -94,10 +69,11 @@ async fn reading_habits_in_chromium() {
         )
         .await;
     assert_eq!(time, Value::String("3 min read".into()));
-    wait_unread(&app, ann, 38).await;
+    app.wait_unread(ann, 38).await;
 
     // "Mark read up to here" on the fifth: the first five are read, the rest not.
-    press(&b, "#main li.item:nth-child(5) .item-toggle").await;
+    b.click_by_script("#main li.item:nth-child(5) .item-toggle")
+        .await;
     b.wait_for(
         "the fifth opened",
         "document.querySelector('#main li.item:nth-child(5) [data-role=read-up-to]') !== null",
@@ -105,7 +81,7 @@ async fn reading_habits_in_chromium() {
     .await;
     b.click("#main li.item:nth-child(5) [data-role=read-up-to]")
         .await;
-    wait_unread(&app, ann, 35).await;
+    app.wait_unread(ann, 35).await;
     let read = b
         .eval("[...document.querySelectorAll('#main li.item')].slice(0, 6).map(li => li.classList.contains('is-read'))")
         .await;
@@ -147,12 +123,12 @@ async fn reading_habits_in_chromium() {
     assert_eq!(last_read, Value::Bool(false), "not scrolled past");
     // On the server too (the marks go in batches): at least the four checked above.
     for _ in 0..100 {
-        if unread(&app, ann).await <= 31 {
+        if app.unread_total(ann).await <= 31 {
             break;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let left = unread(&app, ann).await;
+    let left = app.unread_total(ann).await;
     assert!((1..=31).contains(&left), "{left} unread");
     b.quit().await;
 }

@@ -387,6 +387,17 @@ impl Browser {
             .unwrap_or_else(|e| panic!("click {css}: {e}"));
     }
 
+    /// Clicks the element matching `css` by script, at once: for an element the list's sticky
+    /// header may cover where it is, which a person would scroll to first.
+    pub async fn click_by_script(&self, css: &str) {
+        let clicked = self
+            .eval(&format!(
+                "(() => {{ const e = document.querySelector({css:?}); if (e) e.click(); return !!e; }})()"
+            ))
+            .await;
+        assert_eq!(clicked, Value::Bool(true), "no element {css}");
+    }
+
     /// Types into the element matching `css` (after clearing it).
     pub async fn type_into(&self, css: &str, text: &str) {
         let element = self.element(css, false).await;

@@ -52,6 +52,24 @@ pub struct TestApp {
 }
 
 impl TestApp {
+    /// The user's unread items on the server, as the counts give them.
+    pub async fn unread_total(&self, user: i64) -> i64 {
+        let counts = self.store.unread_counts(user).await.unwrap();
+        counts.subscriptions.iter().map(|c| c.unread).sum()
+    }
+
+    /// Waits until the user's unread items on the server are `expected` (a page sends its
+    /// marks in batches).
+    pub async fn wait_unread(&self, user: i64, expected: i64) {
+        for _ in 0..100 {
+            if self.unread_total(user).await == expected {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        assert_eq!(self.unread_total(user).await, expected);
+    }
+
     /// A server with the default configuration, private networks allowed for fetching.
     pub async fn start(db: &TestDb) -> TestApp {
         TestApp::start_with(db, true, |_| {}).await
