@@ -106,6 +106,7 @@ fn json_item(
         .or_else(|| string(item, "external_url").and_then(|u| web_url(base, &u)))
         .map(String::from);
     draft.title = string(item, "title").and_then(|t| plain_text(&t));
+    draft.language = string(item, "language");
     draft.summary = string(item, "summary").and_then(|s| text_to_html(&s));
     draft.content = string(item, "content_html")
         .map(|h| unescape_double_escaped_html(&h).into_owned())

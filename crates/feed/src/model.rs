@@ -163,6 +163,10 @@ pub struct Item {
     /// [`Feed::sanitize_html`] keeps it only when it passes the sanitizer's image rule (https,
     /// or http rewritten to https when configured), so it can be shown as it is.
     pub thumbnail: Option<String>,
+    /// The language the item itself declares, as written (Atom `xml:lang` on the entry or its
+    /// content, RSS `dc:language` in the item, JSON Feed 1.1 `language`); the feed's is
+    /// [`Feed::language`]. A declaration to check, not to trust: see `tidings_text::language`.
+    pub language: Option<String>,
     pub(crate) identity: ItemIdentity,
 }
 
@@ -208,6 +212,8 @@ pub struct ItemDraft {
     pub enclosures: Vec<Enclosure>,
     /// See [`Item::thumbnail`].
     pub thumbnail: Option<String>,
+    /// See [`Item::language`].
+    pub language: Option<String>,
 }
 
 impl ItemDraft {
@@ -245,6 +251,7 @@ impl ItemDraft {
             categories: self.categories,
             enclosures: self.enclosures,
             thumbnail: self.thumbnail,
+            language: self.language,
             identity,
         }
     }

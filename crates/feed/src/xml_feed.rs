@@ -279,6 +279,7 @@ fn rss_item(item: &Element, channel_base: &Base) -> Item {
             let guid = draft.guid.as_deref().filter(|_| is_permalink)?;
             web_url(None, guid).map(String::from)
         });
+    draft.language = text_of(item, DC, "language");
     let media = media_of(item, &base);
     draft.title = text_of(item, RSS, "title")
         .or_else(|| text_of(item, DC, "title"))
@@ -651,6 +652,11 @@ fn atom_entry(entry: &Element, feed_base: &Base, feed_authors: &[String]) -> Ite
         .or_else(|| entry.child(DC, "description").and_then(rss_body))
         .or_else(|| media.description.clone());
     draft.content = content.and_then(|c| atom_html(c, &base));
+    draft.language = [Some(entry), content]
+        .into_iter()
+        .flatten()
+        .find_map(|e| e.attr_ns(Ns::Xml, "lang"))
+        .map(str::to_owned);
     let explicit_base = [content, summary]
         .into_iter()
         .flatten()

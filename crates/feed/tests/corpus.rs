@@ -1095,3 +1095,36 @@ fn json_feed_links_resolve_against_the_home_page_without_a_feed_url() {
         "{content}"
     );
 }
+
+/// Declared languages (issue 37): the feed's, and an item's own where the format has one
+/// (Atom `xml:lang` on the entry or its content, RSS `dc:language`, JSON Feed 1.1 `language`).
+#[test]
+fn feeds_and_items_declare_their_languages() {
+    let parsed = |doc: &str| parse(doc.as_bytes(), &options(None)).expect("parses");
+    let atom = parsed(
+        r#"<feed xmlns="http://www.w3.org/2005/Atom" xml:lang="en-US"><title>t</title>
+           <entry xml:lang="ja"><id>a</id><title>東京</title></entry>
+           <entry><id>b</id><title>x</title><content xml:lang="de">Hallo</content></entry>
+           <entry><id>c</id><title>y</title></entry></feed>"#,
+    );
+    assert_eq!(atom.language.as_deref(), Some("en-US"));
+    let item_languages: Vec<Option<&str>> =
+        atom.items.iter().map(|i| i.language.as_deref()).collect();
+    assert_eq!(item_languages, [Some("ja"), Some("de"), None]);
+    let rss = parsed(
+        r#"<rss version="2.0" xmlns:dc="http://purl.org/dc/elements/1.1/"><channel>
+           <title>t</title><language>fr-FR</language>
+           <item><guid>1</guid><title>a</title><dc:language>br</dc:language></item>
+           <item><guid>2</guid><title>b</title></item></channel></rss>"#,
+    );
+    assert_eq!(rss.language.as_deref(), Some("fr-FR"));
+    assert_eq!(rss.items[0].language.as_deref(), Some("br"));
+    assert_eq!(rss.items[1].language, None);
+    let json = parsed(
+        r#"{"version": "https://jsonfeed.org/version/1.1", "title": "t", "language": "zh-CN",
+            "items": [{"id": "1", "content_text": "x", "language": "en"}, {"id": "2", "content_text": "y"}]}"#,
+    );
+    assert_eq!(json.language.as_deref(), Some("zh-CN"));
+    assert_eq!(json.items[0].language.as_deref(), Some("en"));
+    assert_eq!(json.items[1].language, None);
+}

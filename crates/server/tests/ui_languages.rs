@@ -215,3 +215,117 @@ async fn the_shell_is_written_in_the_readers_language() {
     assert_eq!(manifest["lang"], "ja", "{manifest}");
     assert_eq!(manifest["shortcuts"][0]["name"], "未読", "{manifest}");
 }
+
+on_both_engines!(items_carry_their_language_as_lang, |db| {
+    if skip_without_browser("ui_languages::items_carry_their_language_as_lang") {
+        return;
+    }
+    items_in_three_languages(db).await;
+});
+
+/// The `language` of each entry of `list` in the answer of `GET /api/v1{path}`, in the
+/// browser's session.
+async fn languages_in(b: &Browser, path: &str, list: &str) -> Value {
+    b.js_async(&format!(
+        "const done = arguments[arguments.length - 1]; \
+         fetch('/api/v1{path}').then(r => r.json()) \
+           .then(l => done(l.{list}.map(e => e.language)), e => done(String(e)));"
+    ))
+    .await
+    .unwrap()
+}
+
+/// An item of each language (issue 37), as a feed that declares none gives them.
+fn item_in(guid: &str, age: i64, title: &str, text: &str) -> tidings_store::NewItem {
+    tidings_store::NewItem {
+        guid: Some(guid.into()),
+        title: Some(title.into()),
+        content: Some(format!("<p>{text}</p>")),
+        published: Some(tidings_store::unix_now() - age),
+        ..tidings_store::NewItem::default()
+    }
+}
+
+/// A Japanese, a Chinese and an English item in one feed: each list row's title (and
+/// excerpt) and each opened item's text carry the item's detected language as `lang`, while
+/// the page itself stays in the reader's language; the API gives the same tags.
+async fn items_in_three_languages(db: &TestDb) {
+    let app = TestApp::start(db).await;
+    let ann = app.user("ann", false).await;
+    let (_, feed) = tidings_testkit::follow(&app.store, ann, "https://mixed.example/feed").await;
+    let items = [
+        item_in(
+            "ja",
+            3600,
+            "市議会、公共交通の新予算を可決",
+            "市議会は火曜日の夜、バスや路面電車により多くの予算を充てる新しい予算案を可決した。",
+        ),
+        item_in(
+            "zh",
+            7200,
+            "市议会通过公共交通新预算",
+            "市议会周二晚间通过了一项新预算，为公交车和有轨电车拨出更多资金。",
+        ),
+        item_in(
+            "en",
+            10800,
+            "City council approves new budget for public transport",
+            "The city council voted on Tuesday evening to approve a new budget for buses.",
+        ),
+    ];
+    let now = tidings_store::unix_now();
+    app.store.upsert_items(feed, &items, now).await.unwrap();
+
+    let b = Browser::start(1280, 860).await;
+    sign_in(&b, &app.base).await;
+    b.goto(&format!("{}/all?filter=all", app.base)).await;
+    b.wait_for(
+        "three rows",
+        "document.querySelectorAll('#main li.item').length === 3",
+    )
+    .await;
+    let rows = b
+        .eval(
+            "[...document.querySelectorAll('#main li.item')].map(li => [ \
+               li.querySelector('.item-title').textContent, \
+               li.querySelector('.item-title').getAttribute('lang'), \
+               li.querySelector('.item-excerpt').getAttribute('lang')])",
+        )
+        .await;
+    assert_eq!(
+        rows,
+        serde_json::json!([
+            ["市議会、公共交通の新予算を可決", "ja", "ja"],
+            ["市议会通过公共交通新预算", "zh", "zh"],
+            [
+                "City council approves new budget for public transport",
+                "en",
+                "en"
+            ]
+        ]),
+        "{rows}"
+    );
+    // Opened, each item's text is in its language; the page stays English.
+    for (n, expected) in ["ja", "zh", "en"].into_iter().enumerate() {
+        let row = format!("document.querySelectorAll('#main li.item')[{n}]");
+        b.eval(&format!("{row}.querySelector('.item-toggle').click()"))
+            .await;
+        let opened = b
+            .wait_for(
+                "the opened item's text",
+                &format!(
+                    "(() => {{ const c = {row}.querySelector('.item-content'); \
+                       return !!c && !{row}.querySelector('.item-body').hidden \
+                         && c.getAttribute('lang'); }})()"
+                ),
+            )
+            .await;
+        assert_eq!(opened, expected, "item {n}");
+    }
+    assert_eq!(b.eval("document.documentElement.lang").await, "en");
+    let listed = languages_in(&b, "/items?filter=all", "items").await;
+    assert_eq!(listed, serde_json::json!(["ja", "zh", "en"]), "{listed}");
+    // The subscription carries its feed's language: a three-way tie goes to the newest item's.
+    let subscriptions = languages_in(&b, "/subscriptions", "subscriptions").await;
+    assert_eq!(subscriptions, serde_json::json!(["ja"]), "{subscriptions}");
+}

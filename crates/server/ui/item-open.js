@@ -197,7 +197,8 @@ export const openedItem = {
     const fullText = this.showsFullText(item) ? this.fullTextOf(item) : null;
     if (fullText) html = fullText;
     const media = mediaSlot(item, enclosures, html, app.prefs.show_images !== false);
-    const content = h('div', { class: 'item-content' + (pending ? ' pending' : '') + (fullText ? ' full-text' : '') });
+    // The item's language (issue 37), for fonts, hyphenation and screen readers.
+    const content = h('div', { class: 'item-content' + (pending ? ' pending' : '') + (fullText ? ' full-text' : ''), lang: item.language });
     // The server sanitized this HTML (F5); the CSP forbids scripts and inline handlers anyway.
     content.innerHTML = html || '';
     for (const link of content.querySelectorAll('a[href]')) {

@@ -43,7 +43,7 @@ export function itemRow(item) {
       h('button', { type: 'button', class: 'item-toggle', 'aria-expanded': 'false', 'aria-controls': 'item-body-' + item.id, 'data-action': 'toggle' },
         h('span', { class: 'unread-dot', 'aria-hidden': 'true' }),
         h('span', { class: 'item-text' },
-          h('span', { class: 'item-title', id: titleId }, item.title || excerpt(item.summary, 80) || t('item.untitled')),
+          h('span', { class: 'item-title', id: titleId, lang: item.language }, item.title || excerpt(item.summary, 80) || t('item.untitled')),
           h('span', { class: 'item-meta' },
             h('span', { class: 'item-feed' }, item.feed_title || ''),
             ' · ', date,
@@ -52,7 +52,7 @@ export function itemRow(item) {
             h('span', { class: 'visually-hidden state-text' }, t(item.is_read ? 'item.state_read' : 'item.state_unread'))),
           item.snippet !== undefined
             ? h('span', { class: 'item-excerpt search-snippet' }, snippetNodes(item.snippet))
-            : h('span', { class: 'item-excerpt' }, excerpt(item.summary, 180)))),
+            : h('span', { class: 'item-excerpt', lang: item.language }, excerpt(item.summary, 180)))),
       popularity !== null ? h('span', { class: 'popularity', title: t('item.bookmarks', { count: popularity }), 'aria-label': t('item.bookmarks', { count: popularity }) }, icon('bookmark'), String(popularity)) : null,
       h('button', { type: 'button', class: 'icon-button star', 'data-action': 'star', 'aria-pressed': item.is_starred ? 'true' : 'false', 'aria-label': t('item.star'), title: t('item.star_key') }, icon('star'))),
     tagLinks(item),

@@ -14,6 +14,9 @@ pub struct FeedMetadata<'a> {
     pub description: Option<&'a str>,
     /// The feed's format (`rss`, `atom`, `json`…).
     pub format: Option<&'a str>,
+    /// The language the feed declares (a BCP 47 tag as written): checked against its items'
+    /// before it is kept (issue 37).
+    pub language: Option<&'a str>,
 }
 
 /// On PostgreSQL, the start of a feed's item upsert: a transaction that takes the lock that
@@ -280,6 +283,9 @@ pub struct Subscription {
     /// feeds (issue 35): `merge` (shown once, the first copy the user could see), `prefer`
     /// (shown once, this feed's copy) or `never` (never merged).
     pub duplicates: String,
+    /// The feed's language, a BCP 47 tag (issue 37): what it declares, unless its newest
+    /// items are mostly in another; `None` until known.
+    pub language: Option<String>,
 }
 
 /// Summary of a shared feed, for administration and the command line.
@@ -368,7 +374,7 @@ type SubscriptionRow = (
     (i64, i64, i64, Option<String>, Option<String>, String),
     (Option<String>, i64, String, Option<String>, Option<String>),
     (Option<i64>, i64, Option<i64>, i64, i64, bool),
-    (String, Option<String>, bool, bool, String),
+    (String, Option<String>, bool, bool, String, Option<String>),
 );
 
 const SUBSCRIPTION_SELECT: &str = "
@@ -381,7 +387,8 @@ SELECT s.id, s.feed_id, s.group_id, s.title, f.title, f.url,
        f.scrape_config,
        s.summarize,
        s.suspended,
-       s.duplicates
+       s.duplicates,
+       f.language
 FROM subscriptions s
 JOIN feeds f ON f.id = s.feed_id
 JOIN feed_fetch_state st ON st.feed_id = s.feed_id";
@@ -391,7 +398,7 @@ fn subscription_from_row(row: SubscriptionRow) -> Subscription {
         (id, feed_id, group_id, custom_title, feed_title, feed_url),
         rest,
         last,
-        (full_text, scrape_config, summarize, suspended, duplicates),
+        (full_text, scrape_config, summarize, suspended, duplicates, language),
     ) = row;
     let (site_url, interval_minutes, status, status_reason, last_error) = rest;
     let (last_http_status, next_check_at, last_success_at, created_at, unread_count, has_favicon) =
@@ -420,12 +427,13 @@ fn subscription_from_row(row: SubscriptionRow) -> Subscription {
         summarize,
         suspended,
         duplicates,
+        language,
     }
 }
 
-// A subscription row has 22 columns: read as four groups (see `row_decoder!`).
+// A subscription row has 23 columns: read as four groups (see `row_decoder!`).
 row_decoder!(decode_subscription -> SubscriptionRow {
-    (0, 1, 2, 3, 4, 5), (6, 7, 8, 9, 10), (11, 12, 13, 14, 15, 16), (17, 18, 19, 20, 21)
+    (0, 1, 2, 3, 4, 5), (6, 7, 8, 9, 10), (11, 12, 13, 14, 15, 16), (17, 18, 19, 20, 21, 22)
 });
 
 impl Store {
@@ -757,6 +765,7 @@ impl Store {
             site_url,
             description,
             format,
+            language: None,
         };
         with_db!(self, write, |db| {
             update_feed_metadata_on!(db, feed_id, &metadata);

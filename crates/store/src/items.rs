@@ -9,6 +9,7 @@ use tidings_feed::text::html_to_text;
 
 use crate::batch::batches;
 use crate::feeds::pg_begin_feed_items;
+use crate::languages::{ItemLanguageInput, batch_languages};
 use crate::search_index::{ItemText, full_texts_of, item_index_value, write_index_rows};
 use crate::text::{is_stripped_char, strip_control_chars};
 use crate::{
@@ -143,6 +144,10 @@ pub struct NewItem {
     /// other way: the store then computes it from the fields above, reading the summary (else
     /// the content) as text, as the parser does.
     pub identity_key: Option<String>,
+    /// The language the item itself declares (a BCP 47 tag as written), when it does: a
+    /// declaration the store checks against the item's text (issue 37), not the language
+    /// stored as it is.
+    pub language: Option<String>,
 }
 
 /// How an upsert went.
@@ -201,6 +206,8 @@ pub struct Item {
     pub categories: Vec<String>,
     /// The item's image (a video's still, an episode's artwork): an absolute https URL.
     pub thumbnail_url: Option<String>,
+    /// Its language, a BCP 47 tag (issue 37); `None` until known.
+    pub language: Option<String>,
     /// Whether the user has read it.
     pub is_read: bool,
     /// Whether the user starred it.
@@ -220,9 +227,9 @@ pub struct ItemState {
 /// change times), then [`BindItem::bind_item_values`].
 trait BindItem<'q>: Sized {
     fn bind_item(self, feed_id: i64, prepared: &'q PreparedItem<'q>, now: i64) -> Self;
-    /// The item's own values, [`INSERT_BINDS_PER_ITEM`] of them: identity, guid, url, title,
+    /// The item's own values, [`insert_binds_per_item`] of them: identity, guid, url, title,
     /// author, content, summary, published (or now), estimated, updated, content hash,
-    /// enclosures, categories, thumbnail.
+    /// enclosures, categories, thumbnail, then the language on a schema that has it.
     fn bind_item_values(self, prepared: &'q PreparedItem<'q>, now: i64) -> Self;
 }
 
@@ -242,7 +249,8 @@ where
 
     fn bind_item_values(self, p: &'q PreparedItem<'q>, now: i64) -> Self {
         let item = p.item;
-        self.bind(&p.identity_key)
+        let query = self
+            .bind(&p.identity_key)
             .bind(&item.guid)
             .bind(&item.url)
             .bind(&item.title)
@@ -255,7 +263,11 @@ where
             .bind(&p.content_hash)
             .bind(&p.enclosures)
             .bind(&p.categories)
-            .bind(&item.thumbnail_url)
+            .bind(&item.thumbnail_url);
+        match &p.language {
+            Some(language) => query.bind(language),
+            None => query,
+        }
     }
 }
 
@@ -269,6 +281,10 @@ struct PreparedItem<'a> {
     content_hash: String,
     enclosures: String,
     categories: String,
+    /// The language the store decided for the item (issue 37), set with the batch's others
+    /// before the write ([`Store::assign_languages`]); `None` on a schema without the column
+    /// (older than migration 47), which is then not written.
+    language: Option<Option<String>>,
 }
 
 fn prepare(item: &NewItem) -> PreparedItem<'_> {
@@ -335,6 +351,7 @@ fn prepare(item: &NewItem) -> PreparedItem<'_> {
         content_hash: hex::encode(hasher.finalize()),
         enclosures,
         categories,
+        language: None,
     }
 }
 
@@ -342,31 +359,40 @@ pub(crate) type ItemRow = (
     (i64, i64, Option<String>, Option<String>, Option<String>),
     (Option<String>, Option<String>, Option<String>, i64, bool),
     (Option<i64>, i64, String, String, bool, bool),
-    (Option<String>,),
+    (Option<String>, Option<String>),
 );
 
 /// Values bound per item by [`BindItem::bind_item_values`].
-const INSERT_BINDS_PER_ITEM: usize = 14;
+/// Values bound per item by [`BindItem::bind_item_values`], with the language or without.
+fn insert_binds_per_item(language: bool) -> usize {
+    14 + usize::from(language)
+}
 
 /// The head of an item insert: the feed, the fetch and change times, then the item's own
 /// values in the order [`BindItem::bind_item_values`] binds them.
-const INSERT_ITEMS_HEAD: &str = "INSERT INTO items (feed_id, fetched_at, changed_at, identity_key,
-        guid, url, title, author, content, summary, published_at, is_date_estimated, updated_at,
-        content_hash, enclosures, categories, thumbnail_url)
-     VALUES ";
+fn insert_items_head(language: bool) -> String {
+    format!(
+        "INSERT INTO items (feed_id, fetched_at, changed_at, identity_key,
+            guid, url, title, author, content, summary, published_at, is_date_estimated,
+            updated_at, content_hash, enclosures, categories, thumbnail_url{})
+         VALUES ",
+        if language { ", language" } else { "" }
+    )
+}
 
 /// What follows the values: an identity stored meanwhile is left alone (it is not returned).
 const INSERT_ITEMS_TAIL: &str =
     " ON CONFLICT (feed_id, identity_key) DO NOTHING RETURNING id, identity_key";
 
 /// The insert of one new item on either engine: `$1` the feed, `$2` now (the fetch and change
-/// times), then its values ([`BindItem::bind_item`]).
-fn insert_item_sql() -> String {
-    let values: Vec<String> = (3..3 + INSERT_BINDS_PER_ITEM)
+/// times), then its values ([`BindItem::bind_item`]), with its language or without.
+fn insert_item_sql(language: bool) -> String {
+    let values: Vec<String> = (3..3 + insert_binds_per_item(language))
         .map(|n| format!("${n}"))
         .collect();
     format!(
-        "{INSERT_ITEMS_HEAD}($1, $2, $2, {}){INSERT_ITEMS_TAIL}",
+        "{}($1, $2, $2, {}){INSERT_ITEMS_TAIL}",
+        insert_items_head(language),
         values.join(", ")
     )
 }
@@ -376,10 +402,11 @@ fn insert_item_sql() -> String {
 /// for the name of every parameter it binds, which SQLite finds by a linear scan of the
 /// statement's names, so binding 64 items' 900 numbered parameters took 400,000 steps, 7 % of
 /// the CPU of a first refresh (`tidings bench fetch --mix`).
-fn sqlite_insert_items_sql(rows: usize) -> String {
-    let row = format!("(?, ?, ?{})", ", ?".repeat(INSERT_BINDS_PER_ITEM));
+fn sqlite_insert_items_sql(rows: usize, language: bool) -> String {
+    let row = format!("(?, ?, ?{})", ", ?".repeat(insert_binds_per_item(language)));
     format!(
-        "{INSERT_ITEMS_HEAD}{}{INSERT_ITEMS_TAIL}",
+        "{}{}{INSERT_ITEMS_TAIL}",
+        insert_items_head(language),
         vec![row; rows].join(", ")
     )
 }
@@ -406,28 +433,30 @@ struct ItemWrite<'a> {
 }
 
 /// The PostgreSQL insert of any number of new items in one statement: one array per column
-/// (`$3`…`$16`, in the order of [`BindItem::bind_item_values`]), then the items' search index
-/// values (`$17`); `$1` is the feed and `$2` now. The same statement writes their index rows
+/// (`$3`…`$16`, in the order of [`BindItem::bind_item_values`] but the language), then the
+/// items' search index values (`$17`) and languages (`$18`); `$1` is the feed and `$2` now. The same statement writes their index rows
 /// and queues them for tags, so that a feed's first fetch costs one round trip for its items
 /// (a statement per 64 rows of each table before). Rows go in in the arrays' order (sorted
 /// by identity), so concurrent batches of one feed take row locks in the same order. Returns
-/// the inserted rows' id and identity; an identity stored meanwhile is left alone.
+/// the inserted rows' id and identity; an identity stored meanwhile is left alone. On a
+/// schema older than migration 47 the languages are not written ([`pg_insert_new_items`]).
 const PG_INSERT_NEW_ITEMS: &str = "
 WITH new AS (
     SELECT * FROM UNNEST($3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
                          $8::text[], $9::text[], $10::bigint[], $11::boolean[], $12::bigint[],
-                         $13::text[], $14::text[], $15::text[], $16::text[], $17::text[])
+                         $13::text[], $14::text[], $15::text[], $16::text[], $17::text[],
+                         $18::text[])
         WITH ORDINALITY
         AS n(identity_key, guid, url, title, author, content, summary, published_at,
              is_date_estimated, updated_at, content_hash, enclosures, categories,
-             thumbnail_url, document, position)
+             thumbnail_url, document, language, position)
 ), inserted AS (
     INSERT INTO items (feed_id, identity_key, guid, url, title, author, content, summary,
         published_at, is_date_estimated, updated_at, fetched_at, changed_at, content_hash,
-        enclosures, categories, thumbnail_url)
+        enclosures, categories, thumbnail_url /*language*/)
     SELECT $1, identity_key, guid, url, title, author, content, summary, published_at,
            is_date_estimated, updated_at, $2, $2, content_hash, enclosures, categories,
-           thumbnail_url
+           thumbnail_url /*language*/
     FROM new ORDER BY position
     ON CONFLICT (feed_id, identity_key) DO NOTHING
     RETURNING id, identity_key
@@ -441,6 +470,15 @@ WITH new AS (
         queued_at = excluded.queued_at, lease_owner = NULL, lease_until = NULL
 )
 SELECT id, identity_key FROM inserted";
+
+/// [`PG_INSERT_NEW_ITEMS`] with the language column written (`language`) or not.
+fn pg_insert_new_items(language: bool) -> String {
+    if language {
+        PG_INSERT_NEW_ITEMS.replace("/*language*/", ", language")
+    } else {
+        PG_INSERT_NEW_ITEMS.to_owned()
+    }
+}
 
 /// The writes of a fetch whose SQL differs by engine: PostgreSQL takes a whole batch in one
 /// statement through arrays (each round trip to the server costs), SQLite (in the process,
@@ -505,7 +543,9 @@ impl EngineWrites for sqlx::PgConnection {
             .map(|w| w.prepared.item.published.is_none())
             .collect();
         let updated: Vec<Option<i64>> = writes.iter().map(|w| w.prepared.item.updated).collect();
-        let rows: Vec<(i64, String)> = sqlx::query_as(PG_INSERT_NEW_ITEMS)
+        let language = writes[0].prepared.language.is_some();
+        let sql = pg_insert_new_items(language);
+        let rows: Vec<(i64, String)> = sqlx::query_as(sqlx::AssertSqlSafe(sql))
             .bind(feed_id)
             .bind(now)
             .bind(text(|w| Some(w.prepared.identity_key.as_str())))
@@ -523,6 +563,9 @@ impl EngineWrites for sqlx::PgConnection {
             .bind(text(|w| Some(w.prepared.categories.as_str())))
             .bind(text(|w| w.prepared.item.thumbnail_url.as_deref()))
             .bind(text(|w| Some(w.index.as_str())))
+            .bind(text(|w| {
+                w.prepared.language.as_ref().and_then(Option::as_deref)
+            }))
             .fetch_all(&mut *self)
             .await?;
         Ok(rows.into_iter().map(|(id, key)| (key, id)).collect())
@@ -563,7 +606,9 @@ impl EngineWrites for sqlx::SqliteConnection {
         for size in batches(writes.len()) {
             let (chunk, after) = rest.split_at(size);
             rest = after;
-            let mut insert = sqlx::query(sqlx::AssertSqlSafe(sqlite_insert_items_sql(size)));
+            let language = chunk[0].prepared.language.is_some();
+            let mut insert =
+                sqlx::query(sqlx::AssertSqlSafe(sqlite_insert_items_sql(size, language)));
             for write in chunk {
                 insert = insert
                     .bind(feed_id)
@@ -621,17 +666,19 @@ impl EngineWrites for sqlx::SqliteConnection {
 macro_rules! update_or_insert_item {
     ($tx:expr, $feed_id:expr, $p:expr, $now:expr) => {{
         let (feed_id, p, now): (i64, &PreparedItem<'_>, i64) = ($feed_id, $p, $now);
-        let updated: Option<i64> = sqlx::query(
+        let language = p.language.is_some();
+        let updated: Option<i64> = sqlx::query(sqlx::AssertSqlSafe(format!(
             "UPDATE items SET guid = $4, url = $5, title = $6, author = $7,
                     content = $8, summary = $9,
                     published_at = CASE WHEN $11 THEN published_at ELSE $10 END,
                     is_date_estimated =
                         CASE WHEN $11 THEN is_date_estimated ELSE FALSE END,
                     updated_at = $12, changed_at = $2, content_hash = $13,
-                    enclosures = $14, categories = $15, thumbnail_url = $16
+                    enclosures = $14, categories = $15, thumbnail_url = $16{}
                  WHERE feed_id = $1 AND identity_key = $3 AND content_hash <> $13
                  RETURNING id",
-        )
+            if language { ", language = $17" } else { "" }
+        )))
         .bind_item(feed_id, p, now)
         .fetch_optional(&mut *$tx)
         .await?
@@ -639,7 +686,7 @@ macro_rules! update_or_insert_item {
         .transpose()?;
         let inserted: Option<i64> = match updated {
             Some(_) => None,
-            None => sqlx::query(sqlx::AssertSqlSafe(insert_item_sql()))
+            None => sqlx::query(sqlx::AssertSqlSafe(insert_item_sql(language)))
                 .bind_item(feed_id, p, now)
                 .fetch_optional(&mut *$tx)
                 .await?
@@ -683,11 +730,16 @@ macro_rules! keep_listed_tombstones_on {
 }
 
 /// Writes on the transaction `$tx` what a fetch of feed `$feed_id` stores besides its items
-/// (`$writes`: metadata, icon, favicon, WebSub discovery, raw body, outcome); evaluates to
-/// whether the outcome was recorded (`true` when none was given).
+/// (`$writes`: metadata, icon, favicon, WebSub discovery, raw body, outcome), first the feed's
+/// language when `$language` (from [`Store::plan_writes`]) asks; evaluates to whether the
+/// outcome was recorded (`true` when none was given).
 macro_rules! write_fetch_extras_on {
-    ($tx:expr, $feed_id:expr, $writes:expr, $now:expr) => {{
+    ($tx:expr, $feed_id:expr, $writes:expr, $now:expr, $language:expr) => {{
         let (feed_id, writes, now): (i64, &FetchWrites<'_>, i64) = ($feed_id, $writes, $now);
+        // The feed's language follows its newest items' (issue 37) when some were written.
+        if let Some(declared) = $language {
+            crate::languages::refresh_feed_language_on!($tx, feed_id, declared);
+        }
         if let Some(metadata) = &writes.metadata {
             crate::feeds::update_feed_metadata_on!(&mut *$tx, feed_id, metadata);
         }
@@ -848,6 +900,65 @@ fn article_index_values(
 }
 
 impl Store {
+    /// The writes a fetch's `prepared` items need ([`item_writes`], after reading the stored
+    /// content hashes), each with its language decided ([`Store::assign_languages`]). The
+    /// third value asks for the feed's language to be refreshed after the writes: `Some` of
+    /// the language the fetch declares for the feed (perhaps none), or `None` when no item is
+    /// written or the schema has no languages.
+    #[allow(clippy::type_complexity)]
+    async fn plan_writes<'a, 'w>(
+        &self,
+        feed_id: i64,
+        prepared: Vec<PreparedItem<'a>>,
+        writes: &FetchWrites<'w>,
+    ) -> Result<(
+        Vec<PreparedItem<'a>>,
+        Vec<ItemWrite<'a>>,
+        Option<Option<&'w str>>,
+    )> {
+        let stored = self.stored_content_hashes(feed_id, &prepared).await?;
+        let (same, mut writes_of_items) = item_writes(self.engine(), &stored, prepared);
+        let declared = writes.metadata.as_ref().and_then(|m| m.language);
+        self.assign_languages(feed_id, &mut writes_of_items, declared)
+            .await?;
+        let refresh = !writes_of_items.is_empty() && self.languages_ready().await;
+        Ok((same, writes_of_items, refresh.then_some(declared)))
+    }
+
+    /// Decides the language of each item to write (issue 37) from its title and text, its
+    /// own declaration and the feed's (`declared`; without one, the feed's stored language,
+    /// read only when an item's text cannot tell alone). Runs before the write transaction.
+    async fn assign_languages(
+        &self,
+        feed_id: i64,
+        writes: &mut [ItemWrite<'_>],
+        declared: Option<&str>,
+    ) -> Result<()> {
+        if writes.is_empty() || !self.languages_ready().await {
+            return Ok(());
+        }
+        let inputs: Vec<ItemLanguageInput<'_>> = writes
+            .iter()
+            .map(|w| ItemLanguageInput {
+                title: w.prepared.item.title.as_deref(),
+                body: &w.text.body,
+                declared: w.prepared.item.language.as_deref(),
+            })
+            .collect();
+        let guesses = crate::languages::guesses(&inputs);
+        let stored = match declared {
+            None if crate::languages::needs_context(&guesses) => {
+                self.stored_feed_language(feed_id).await?
+            }
+            _ => None,
+        };
+        let languages = batch_languages(&inputs, &guesses, declared.or(stored.as_deref()));
+        for (write, language) in writes.iter_mut().zip(languages) {
+            write.prepared.language = Some(language);
+        }
+        Ok(())
+    }
+
     /// Stores a feed's items by the identity rule (F4): a new identity is inserted, a known
     /// one is updated in place when its content changed (keeping every user's read and
     /// starred state), and an unchanged one is left alone. Items without a date get `now`,
@@ -902,8 +1013,7 @@ impl Store {
         prepared.sort_by(|a, b| a.identity_key.cmp(&b.identity_key));
         prepared.dedup_by(|a, b| a.identity_key == b.identity_key);
         let engine = self.engine();
-        let stored = self.stored_content_hashes(feed_id, &prepared).await?;
-        let (same, writes_of_items) = item_writes(engine, &stored, prepared);
+        let (same, writes_of_items, language) = self.plan_writes(feed_id, prepared, writes).await?;
         let rules = (self.rules_ready().await, &*self.rule_cache);
         let mut written = FetchWritten {
             recorded: true,
@@ -1032,7 +1142,7 @@ impl Store {
             }
             // What the feed says about itself, its hub, its raw body and the fetch's outcome
             // come last: the feed's rows are locked after its items, as everywhere else.
-            written.recorded = write_fetch_extras_on!(tx, feed_id, writes, now);
+            written.recorded = write_fetch_extras_on!(tx, feed_id, writes, now, language);
         });
         Ok(written)
     }
@@ -1114,25 +1224,27 @@ impl Store {
 
     /// An item of one of the user's subscribed feeds, with the user's state of it.
     pub async fn item(&self, user_id: i64, item_id: i64) -> Result<Item> {
+        let language = self.language_column().await;
+        let sql = format!(
+            "SELECT i.id, i.feed_id, i.guid, i.url, i.title,
+                    i.author, i.content, i.summary, i.published_at, i.is_date_estimated,
+                    i.updated_at, i.fetched_at, i.enclosures, i.categories,
+                    COALESCE(r.is_read,
+                             s.read_before IS NOT NULL AND i.published_at <= s.read_before),
+                    COALESCE(r.is_starred, FALSE), i.thumbnail_url, {language}
+             FROM items i
+             JOIN subscriptions s ON s.feed_id = i.feed_id AND s.user_id = $1
+             LEFT JOIN item_states r ON r.item_id = i.id AND r.user_id = $1
+             WHERE i.id = $2"
+        );
         let row = with_db!(self, read, |db| {
-            sqlx::query(
-                "SELECT i.id, i.feed_id, i.guid, i.url, i.title,
-                        i.author, i.content, i.summary, i.published_at, i.is_date_estimated,
-                        i.updated_at, i.fetched_at, i.enclosures, i.categories,
-                        COALESCE(r.is_read,
-                                 s.read_before IS NOT NULL AND i.published_at <= s.read_before),
-                        COALESCE(r.is_starred, FALSE), i.thumbnail_url
-                 FROM items i
-                 JOIN subscriptions s ON s.feed_id = i.feed_id AND s.user_id = $1
-                 LEFT JOIN item_states r ON r.item_id = i.id AND r.user_id = $1
-                 WHERE i.id = $2",
-            )
-            .bind(user_id)
-            .bind(item_id)
-            .fetch_optional(db)
-            .await?
-            .map(|row| decode_item(&row))
-            .transpose()?
+            sqlx::query(sqlx::AssertSqlSafe(sql.as_str()))
+                .bind(user_id)
+                .bind(item_id)
+                .fetch_optional(db)
+                .await?
+                .map(|row| decode_item(&row))
+                .transpose()?
         });
         row.map(item_from_row).ok_or(StoreError::NotFound("item"))
     }
@@ -1273,13 +1385,13 @@ impl Store {
 }
 
 row_decoder!(
-    /// Decodes the 17 item columns `Store::item` selects, in its order.
+    /// Decodes the 18 item columns `Store::item` selects, in its order.
     pub(crate) decode_item -> ItemRow {
-    (0, 1, 2, 3, 4), (5, 6, 7, 8, 9), (10, 11, 12, 13, 14, 15), (16)
+    (0, 1, 2, 3, 4), (5, 6, 7, 8, 9), (10, 11, 12, 13, 14, 15), (16, 17)
 });
 
 pub(crate) fn item_from_row(row: ItemRow) -> Item {
-    let ((id, feed_id, guid, url, title), middle, last, (thumbnail_url,)) = row;
+    let ((id, feed_id, guid, url, title), middle, last, (thumbnail_url, language)) = row;
     let (author, content, summary, published_at, is_date_estimated) = middle;
     let (updated_at, fetched_at, enclosures, categories, is_read, is_starred) = last;
     Item {
@@ -1299,6 +1411,7 @@ pub(crate) fn item_from_row(row: ItemRow) -> Item {
         enclosures: serde_json::from_str(&enclosures).unwrap_or_default(),
         categories: serde_json::from_str(&categories).unwrap_or_default(),
         thumbnail_url,
+        language,
         is_read,
         is_starred,
     }
@@ -1323,6 +1436,7 @@ pub(crate) fn clean_item(item: &NewItem) -> Cow<'_, NewItem> {
         &item.content,
         &item.summary,
         &item.thumbnail_url,
+        &item.language,
     ]
     .into_iter()
     .any(|field| needs_cleaning(field.as_deref()))
@@ -1342,6 +1456,7 @@ pub(crate) fn clean_item(item: &NewItem) -> Cow<'_, NewItem> {
         content: clean(&item.content),
         summary: clean(&item.summary),
         thumbnail_url: clean(&item.thumbnail_url),
+        language: clean(&item.language),
         published: item.published,
         updated: item.updated,
         enclosures: item

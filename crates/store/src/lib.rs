@@ -29,6 +29,8 @@ mod identities;
 mod import_jobs;
 mod items;
 mod job_queue;
+mod language_backfill;
+mod languages;
 mod lease;
 mod mail;
 mod migrate;
@@ -395,6 +397,9 @@ pub struct Store {
     /// Whether the schema has the duplicate clustering's tables (migration 44): a store
     /// opened on an older schema (an upgrade in progress, a test) stores fetches without it.
     pub(crate) clusters_ready: Arc<std::sync::atomic::AtomicBool>,
+    /// Whether the schema has the language columns (migration 47): a store opened on an older
+    /// schema stores and reads items without their language.
+    pub(crate) languages_ready: Arc<std::sync::atomic::AtomicBool>,
     /// Whether arriving items are clustered with copies from other feeds (on unless
     /// [`Store::set_duplicate_clustering`] turned it off).
     pub(crate) clustering_off: Arc<std::sync::atomic::AtomicBool>,
@@ -593,6 +598,7 @@ impl Store {
             auth_cache: Arc::default(),
             rules_ready: Arc::default(),
             clusters_ready: Arc::default(),
+            languages_ready: Arc::default(),
             clustering_off: Arc::default(),
             rule_cache: Arc::default(),
         })
@@ -661,6 +667,7 @@ impl Store {
             auth_cache: Arc::default(),
             rules_ready: Arc::default(),
             clusters_ready: Arc::default(),
+            languages_ready: Arc::default(),
             clustering_off: Arc::default(),
             rule_cache: Arc::default(),
         })

@@ -486,6 +486,13 @@ pub const MIGRATIONS: &[Migration] = &[
         postgres: include_str!("../migrations/postgres/0046_state_counts_per_statement.sql"),
         data: None,
     },
+    Migration {
+        version: 47,
+        name: "languages",
+        sqlite: include_str!("../migrations/sqlite/0047_languages.sql"),
+        postgres: include_str!("../migrations/postgres/0047_languages.sql"),
+        data: None,
+    },
 ];
 
 /// An arbitrary constant naming tidings' migration lock among PostgreSQL advisory locks.

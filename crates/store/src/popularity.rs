@@ -444,7 +444,7 @@ impl Store {
         let fetch = listing.bind(limit + 1);
         let sql = format!(
             "SELECT {SUMMARY_COLUMNS}, {IS_READ}, COALESCE(st.is_starred, FALSE), i.thumbnail_url,
-                    p.count, p.fetched_at
+                    i.language, p.count, p.fetched_at
              FROM item_popularity p
              JOIN items i ON i.id = p.item_id
              JOIN subscriptions s ON s.feed_id = i.feed_id
@@ -472,8 +472,8 @@ impl Store {
                 items.push(HotItem {
                     item: summary_from_row(summary),
                     popularity: Popularity {
-                        count: row.try_get(13)?,
-                        fetched_at: row.try_get(14)?,
+                        count: row.try_get(14)?,
+                        fetched_at: row.try_get(15)?,
                     },
                 });
             }

@@ -134,6 +134,8 @@ pub struct ItemSummary {
     pub is_starred: bool,
     /// The item's image (a video's still, an episode's artwork): an absolute https URL.
     pub thumbnail_url: Option<String>,
+    /// Its language, a BCP 47 tag (issue 37); `None` until known.
+    pub language: Option<String>,
 }
 
 /// What a listing leaves out of an item and a reader needs to show it opened.
@@ -262,7 +264,7 @@ pub struct UpdatedFeed {
 pub(crate) type SummaryRow = (
     (i64, i64, i64, String, Option<String>, Option<String>),
     (Option<String>, Option<String>, i64, bool, bool, bool),
-    (Option<String>,),
+    (Option<String>, Option<String>),
 );
 
 /// The columns every listing selects, in [`SummaryRow`]'s order.
@@ -379,7 +381,8 @@ impl Listing {
         };
         let limit = self.bind(limit);
         format!(
-            "SELECT {SUMMARY_COLUMNS}, {IS_READ}, COALESCE(st.is_starred, FALSE), i.thumbnail_url
+            "SELECT {SUMMARY_COLUMNS}, {IS_READ}, COALESCE(st.is_starred, FALSE), i.thumbnail_url,
+                    i.language
              {from}
              WHERE {}
              ORDER BY i.published_at {direction}, i.id {direction}
@@ -411,7 +414,7 @@ pub(crate) const STATES_JOINED: &str =
 pub(crate) fn summary_from_row(row: SummaryRow) -> ItemSummary {
     let ((id, feed_id, subscription_id, feed_title, url, title), rest, image) = row;
     let (author, summary, published_at, is_date_estimated, is_read, is_starred) = rest;
-    let (thumbnail_url,) = image;
+    let (thumbnail_url, language) = image;
     ItemSummary {
         id,
         feed_id,
@@ -426,11 +429,12 @@ pub(crate) fn summary_from_row(row: SummaryRow) -> ItemSummary {
         is_read,
         is_starred,
         thumbnail_url,
+        language,
     }
 }
 
 row_decoder!(pub(crate) decode_summary -> SummaryRow {
-    (0, 1, 2, 3, 4, 5), (6, 7, 8, 9, 10, 11), (12)
+    (0, 1, 2, 3, 4, 5), (6, 7, 8, 9, 10, 11), (12, 13)
 });
 
 impl Store {

@@ -312,7 +312,8 @@ impl Store {
         }
         let list: Vec<String> = ids.iter().map(i64::to_string).collect();
         let sql = format!(
-            "SELECT {SUMMARY_COLUMNS}, {IS_READ}, COALESCE(st.is_starred, FALSE), i.thumbnail_url
+            "SELECT {SUMMARY_COLUMNS}, {IS_READ}, COALESCE(st.is_starred, FALSE), i.thumbnail_url,
+                    i.language
              {FROM_ITEMS}
              WHERE s.feed_id = i.feed_id AND s.user_id = $1 AND i.id IN ({})",
             list.join(", ")

@@ -123,7 +123,7 @@ fn row_matches(engine: Engine, listing: &mut Listing, query: &SearchQuery) -> St
 fn search_columns() -> String {
     format!(
         "{SUMMARY_COLUMNS}, {IS_READ}, COALESCE(st.is_starred, FALSE), i.thumbnail_url,
-         COALESCE(i.content, i.summary),
+         i.language, COALESCE(i.content, i.summary),
          (SELECT ft.content FROM item_full_texts ft WHERE ft.item_id = i.id)"
     )
 }
@@ -611,9 +611,9 @@ impl Store {
             let mut rows = Vec::new();
             for row in query.fetch_all(db).await? {
                 let summary = decode_summary(&row)?;
-                // After the summary's columns (the thumbnail is its last, 12).
-                let text: Option<String> = sqlx::Row::try_get(&row, 13)?;
-                let full_text: Option<String> = sqlx::Row::try_get(&row, 14)?;
+                // After the summary's columns (the language is its last, 13).
+                let text: Option<String> = sqlx::Row::try_get(&row, 14)?;
+                let full_text: Option<String> = sqlx::Row::try_get(&row, 15)?;
                 rows.push((summary, text, full_text));
             }
             rows

@@ -395,13 +395,13 @@ fn order_by(query: &SyncQuery) -> String {
     }
 }
 
-/// The columns after the 17 of an item (see `items::decode_item`): subscription, group,
+/// The columns after the 18 of an item (see `items::decode_item`): subscription, group,
 /// feed title, feed URL, site URL, time of the last change, sync id, arrival.
 type SyncExtraRow = ((i64, i64, String, String, Option<String>, i64), (i64, i64));
 
-row_decoder!(decode_sync_extra -> SyncExtraRow { (17, 18, 19, 20, 21, 22), (23, 24) });
+row_decoder!(decode_sync_extra -> SyncExtraRow { (18, 19, 20, 21, 22, 23), (24, 25) });
 
-row_decoder!(decode_sync_tail -> ((String, Option<String>),) { (25, 26) });
+row_decoder!(decode_sync_tail -> ((String, Option<String>),) { (26, 27) });
 
 fn decode_sync_item<R>(row: &R) -> std::result::Result<SyncItem, sqlx::Error>
 where
@@ -489,7 +489,7 @@ impl Store {
                     i.published_at, i.is_date_estimated,
                     i.updated_at,
                     i.fetched_at, i.enclosures, i.categories, {IS_READ},
-                    COALESCE(st.is_starred, FALSE), i.thumbnail_url,
+                    COALESCE(st.is_starred, FALSE), i.thumbnail_url, i.language,
                     s.id, s.group_id, COALESCE(s.title, f.title, f.url), f.url, f.site_url,
                     i.changed_at, {}, {},
                     COALESCE(g.name, ''), {labels}

@@ -10,6 +10,7 @@ mod fetching;
 mod full_text;
 mod identities;
 mod import_jobs;
+mod languages;
 mod popularity;
 mod reading;
 mod rules;

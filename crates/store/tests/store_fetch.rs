@@ -34,6 +34,7 @@ fn full_item(n: usize, summary: &str) -> NewItem {
         categories: vec![format!("birds-{n}"), "nature".into()],
         thumbnail_url: Some(format!("https://img.example/{n}.jpg")),
         identity_key: None,
+        language: None,
     }
 }
 
@@ -168,6 +169,7 @@ on_both_engines!(
                 site_url: Some("https://news.example/"),
                 description: Some("Herons and more"),
                 format: Some("rss"),
+                language: Some("en"),
             }),
             icon_url: Some("https://news.example/icon.png"),
             favicon: Some(&icon),

@@ -20,6 +20,7 @@
 #![warn(missing_docs)]
 
 mod canonical;
+pub mod language;
 mod normalize;
 mod query;
 mod relevance;

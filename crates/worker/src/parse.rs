@@ -13,6 +13,8 @@ pub(crate) struct ParsedFeed {
     pub(crate) site_url: Option<String>,
     pub(crate) description: Option<String>,
     pub(crate) format: &'static str,
+    /// The language the feed declares, as written (issue 37).
+    pub(crate) language: Option<String>,
     pub(crate) icon: Option<String>,
     /// The icon links of the page that was read, when it is the site's page itself (a scraped
     /// source): the favicon lookup uses them instead of fetching it again.
@@ -30,6 +32,7 @@ impl ParsedFeed {
             site_url: self.site_url.as_deref(),
             description: self.description.as_deref(),
             format: Some(self.format),
+            language: self.language.as_deref(),
         }
     }
 }
@@ -57,6 +60,7 @@ pub(crate) fn parse_and_sanitize(
             tidings_feed::FeedFormat::Atom => "atom",
             tidings_feed::FeedFormat::Json => "json",
         },
+        language: feed.language.clone(),
         icon: feed.icon.clone(),
         page_icons: None,
         items,
@@ -89,6 +93,7 @@ pub(crate) fn new_items(items: &[tidings_feed::Item]) -> Vec<NewItem> {
             categories: item.categories.clone(),
             thumbnail_url: item.thumbnail.clone(),
             identity_key: Some(item.identity().key.clone()),
+            language: item.language.clone(),
         })
         .collect()
 }
@@ -125,6 +130,7 @@ pub(crate) fn scrape_and_sanitize(
         site_url: Some(page_url.to_string()),
         description: None,
         format: config.kind.as_str(),
+        language: None,
         icon: None,
         page_icons: Some(crate::favicon::icon_links(&text, page_url)),
         items: new_items(&page.items),

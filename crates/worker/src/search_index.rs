@@ -39,3 +39,21 @@ pub async fn backfill_search_index(store: &Store, pause: Duration) -> Result<u64
         tokio::time::sleep(pause).await;
     }
 }
+
+/// Gives every item stored before languages were kept (migration 47) its language, and their
+/// feeds theirs (issue 37), `DEFAULT_BACKFILL_BATCH` at a time with `pause` between batches;
+/// returns how many items were read. Resumable as [`backfill_search_index`] is.
+pub async fn backfill_languages(store: &Store, pause: Duration) -> Result<u64, StoreError> {
+    let mut total = 0;
+    loop {
+        let step = store.backfill_languages(DEFAULT_BACKFILL_BATCH).await?;
+        total += step.indexed;
+        if step.is_done() {
+            if total > 0 {
+                tracing::info!(items = total, "language backfill done");
+            }
+            return Ok(total);
+        }
+        tokio::time::sleep(pause).await;
+    }
+}

@@ -350,12 +350,18 @@ impl Worker {
     /// WebSub, notifications and item vectors.
     fn start_background_jobs(&self) -> Vec<tokio::task::JoinHandle<()>> {
         let config = self.fetcher.config();
-        // Items that predate the search index are indexed beside the fetching.
+        // Items that predate the search index are indexed beside the fetching, then items
+        // that predate languages (issue 37) are given theirs: one after the other, so that
+        // an upgrade's backfills take one core at most.
         let backfill_store = self.fetcher.store().clone();
         let backfill = tokio::spawn(async move {
             let pause = crate::search_index::BACKFILL_PAUSE;
             if let Err(error) = crate::backfill_search_index(&backfill_store, pause).await {
                 tracing::warn!(%error, "search index backfill stopped; it resumes at the next start");
+                return;
+            }
+            if let Err(error) = crate::backfill_languages(&backfill_store, pause).await {
+                tracing::warn!(%error, "language backfill stopped; it resumes at the next start");
             }
         });
         // Full text (F6) beside the fetching, with its own queue and parallelism, so that

@@ -269,6 +269,7 @@ async fn get_item(
         is_read: item.is_read,
         is_starred: item.is_starred,
         thumbnail_url: item.thumbnail_url,
+        language: item.language,
     };
     let mut summary: ItemSummaryView = summary.into();
     add_tags(&state, std::slice::from_mut(&mut summary)).await?;

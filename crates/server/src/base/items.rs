@@ -60,6 +60,13 @@ pub struct ItemSummaryView {
     /// The item's image to show beside it (a video's still, an episode's artwork): an absolute
     /// https URL, or null.
     pub thumbnail_url: Option<String>,
+    /// The item's language, a BCP 47 tag (`en`, `ja`, `zh-TW`): detected from its title and
+    /// text, and checked against what the item and its feed declare (a confident detection
+    /// wins over a declaration that contradicts it). Null when nothing tells (no letters, no
+    /// declaration), and for items stored before languages were kept until a background job
+    /// reaches them.
+    #[schema(example = "ja")]
+    pub language: Option<String>,
     /// How many people bookmarked the item's link (F40), with when that was fetched; null
     /// while no count is known (not yet fetched, or popularity is off), which is not 0.
     pub popularity: Option<PopularityView>,
@@ -113,6 +120,7 @@ impl From<ItemSummary> for ItemSummaryView {
             enclosures: None,
             full_content: None,
             thumbnail_url: item.thumbnail_url,
+            language: item.language,
             tags: Vec::new(),
             popularity: None,
             generated_summary: None,

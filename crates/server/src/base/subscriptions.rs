@@ -70,6 +70,10 @@ pub struct SubscriptionView {
     /// or `never` (this feed's items are never merged with others).
     #[schema(example = "merge")]
     pub duplicates: String,
+    /// The feed's language, a BCP 47 tag: what the feed declares, unless most of its newest
+    /// items are detected in another language; null until known.
+    #[schema(example = "ja")]
+    pub language: Option<String>,
     /// When the user subscribed.
     pub created_at: String,
     /// For a scraped source (F7), how its page is read; null for a feed.
@@ -171,6 +175,7 @@ pub(crate) fn view(subscription: Subscription) -> SubscriptionView {
         summarize: subscription.summarize,
         suspended: subscription.suspended,
         duplicates: subscription.duplicates,
+        language: subscription.language,
         created_at: time(subscription.created_at),
         // Stored by the API from a checked configuration; one unreadable (written by hand)
         // shows as none rather than failing the list.
