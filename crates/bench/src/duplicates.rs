@@ -11,13 +11,16 @@
 //! a round's wire stories (the wire's text under the wire's link with a feed's own tracking
 //! tail and site name): the copies arrive in many feeds, as a wire story does.
 //!
-//! Run it on an empty database for the farm alone, or on the data set of `generate` (a
-//! million items) for the cost at that size: keys are kept only for the last weeks' items,
-//! so the look-ups meet the window's items, not the million.
+//! Run it on an empty database for the farm alone, or with `--stored-items 1000000` for the
+//! cost at a million items: keys are kept only for the last weeks' items, so the look-ups
+//! meet the window's items, and that option stores that many items dated within the window,
+//! with their keys, before the rounds (a key table as large as an installation that stored a
+//! million items in two weeks has).
 
 use std::process::ExitCode;
 use std::time::Instant;
 
+use anyhow::Context;
 use clap::Args;
 use tidings::config::GlobalConfig;
 use tidings::outln;
@@ -44,23 +47,103 @@ pub struct DuplicatesIngestArgs {
     /// Of every feed's items, the share that are copies of a wire story, in percent.
     #[arg(long, default_value_t = 20)]
     pub copy_percent: usize,
+    /// Wire stories a round that the copies are drawn from: with the defaults, about 11,000
+    /// copies a round make clusters of about three (a story in three of the 500 feeds, so a
+    /// reader sees a copy or two of it). Fewer stories make bigger clusters: 300 put each story
+    /// in about 36 feeds, the wire service every paper prints.
+    #[arg(long, default_value_t = 3_600)]
+    pub wire_stories: usize,
+    /// Items stored before the rounds, dated within the last two weeks, with their lookup
+    /// keys: what every look-up of the rounds meets.
+    #[arg(long, default_value_t = 0)]
+    pub stored_items: usize,
 }
 
-/// Wire stories per round that the copies are drawn from.
-const WIRE_STORIES: usize = 300;
+/// Items a statement of the stored items inserts, and statements a transaction holds.
+const STORED_ROWS: usize = 500;
+
+/// Stores `count` items of a feed nobody follows, dated within the last two weeks, and their
+/// lookup keys as ingest makes them (`tidings_cluster::story_keys`), by SQL in large batches.
+async fn store_background(store: &Store, count: usize, run: u64, now: i64) -> anyhow::Result<()> {
+    let url = format!("https://stored-{run}.invalid/feed");
+    store
+        .execute_raw(&format!(
+            "INSERT INTO feeds (url, title, site_url, suspended, created_at, updated_at)
+             VALUES ('{url}', 'Stored', 'https://stored-{run}.invalid/', TRUE, {now}, {now})"
+        ))
+        .await?;
+    let feed_id = store
+        .feed_id_by_url(&url)
+        .await?
+        .context("the stored items' feed")?;
+    let started = Instant::now();
+    let window = tidings_store::STORY_WINDOW_SECONDS - 3_600;
+    let quote = |text: &str| text.replace('\'', "''");
+    for first in (0..count).step_by(STORED_ROWS * 10) {
+        let mut statements = Vec::new();
+        for batch in (first..count.min(first + STORED_ROWS * 10)).step_by(STORED_ROWS) {
+            let (mut items, mut keys) = (Vec::new(), Vec::new());
+            for k in batch..count.min(batch + STORED_ROWS) {
+                let (title, content) = article(200_000_000 + k);
+                let link = format!("https://stored-{run}.invalid/{k}");
+                let text = content.replace("<p>", " ").replace("</p>", " ");
+                let tokens = tidings_text::FieldTokens::new(&text);
+                let tokens: Vec<&str> = tokens.inline().iter().map(String::as_str).collect();
+                let story = tidings_cluster::Story {
+                    link: Some(&link),
+                    title: Some(&title),
+                    text: Some(&text),
+                    ..tidings_cluster::Story::default()
+                };
+                for key in tidings_cluster::story_keys(&story, &tokens) {
+                    keys.push(format!("({}, 's{k}')", key.value));
+                }
+                let published = now - (k as i64 * 7_919) % window;
+                items.push(format!(
+                    "({feed_id}, 's{k}', 's{k}', '{link}', '{}', '{}', {published}, FALSE, \
+                     {published}, {published}, 'h{k}')",
+                    quote(&title),
+                    quote(&content)
+                ));
+            }
+            statements.push(format!(
+                "INSERT INTO items (feed_id, identity_key, guid, url, title, content, \
+                 published_at, is_date_estimated, fetched_at, changed_at, content_hash) \
+                 VALUES {};
+                 INSERT INTO item_story_keys (key, item_id)
+                 SELECT v.column1, i.id FROM (VALUES {}) AS v
+                 JOIN items i ON i.feed_id = {feed_id} AND i.identity_key = v.column2
+                 ON CONFLICT DO NOTHING;",
+                items.join(","),
+                keys.join(",")
+            ));
+        }
+        store
+            .execute_raw(&format!("BEGIN; {} COMMIT;", statements.join("\n")))
+            .await?;
+        if (first / (STORED_ROWS * 10)) % 20 == 19 {
+            outln!(
+                "stored items: {} in {:.1} s",
+                first + STORED_ROWS * 10,
+                started.elapsed().as_secs_f64()
+            );
+        }
+    }
+    Ok(())
+}
 
 /// The items of feed `feed` in round `round`: the farm's mix of sizes, mixed languages, and
 /// copies of the round's wire stories.
-fn round_items(feed: usize, round: usize, copy_percent: usize, now: i64) -> Vec<NewItem> {
+fn round_items(feed: usize, round: usize, args: &DuplicatesIngestArgs, now: i64) -> Vec<NewItem> {
     let mut rng = Rng::new(feed as u64 * 31 + 7);
     let size = (5.0 * 100f64.powf(rng.below(1000) as f64 / 999.0)).round() as usize;
     let mut draw = Rng::new((feed * 7_919 + round) as u64 + 3);
     (0..size)
         .map(|k| {
             let published = Some(now - k as i64 * 60);
-            if draw.below(100) < copy_percent {
-                let story = draw.below(WIRE_STORIES);
-                let (title, content) = article(90_000_000 + round * WIRE_STORIES + story);
+            if draw.below(100) < args.copy_percent {
+                let story = draw.below(args.wire_stories.max(1));
+                let (title, content) = article(90_000_000 + round * 100_000 + story);
                 return NewItem {
                     guid: Some(format!("dup-{round}-{feed}-{k}")),
                     url: Some(format!(
@@ -74,7 +157,8 @@ fn round_items(feed: usize, round: usize, copy_percent: usize, now: i64) -> Vec<
                     ..NewItem::default()
                 };
             }
-            let (title, content) = article(feed * 1_000 + round * 100_000 + k);
+            // Each feed's own items are its own: no two feeds or rounds share one.
+            let (title, content) = article(round * 10_000_000 + feed * 1_000 + k);
             NewItem {
                 guid: Some(format!("dup-{round}-{feed}-{k}")),
                 url: Some(format!("https://feed{feed}.invalid/{round}/{k}")),
@@ -120,15 +204,24 @@ pub async fn run(config: &GlobalConfig, args: DuplicatesIngestArgs) -> anyhow::R
     let with = set_up(&on, &args, run).await?;
     let without = set_up(&off, &args, run + 1).await?;
     let twins: Vec<(i64, i64)> = with.into_iter().zip(without).collect();
+    if args.stored_items > 0 {
+        store_background(&on, args.stored_items, run, unix_now()).await?;
+        outln!(
+            "{} items stored within the window, with their keys, in {:.1} s",
+            args.stored_items,
+            started.elapsed().as_secs_f64()
+        );
+    }
     outln!(
         "tidings-bench duplicates-ingest on {}: {} users, {} feeds ({} per user), {} % of \
-         items copies of {WIRE_STORIES} wire stories a round, and the twin with clustering off; \
+         items copies of {} wire stories a round, and the twin with clustering off; \
          set up in {:.1} s; load average {}",
         on.engine(),
         args.users,
         args.feeds,
         args.feeds_per_user,
         args.copy_percent,
+        args.wire_stories,
         started.elapsed().as_secs_f64(),
         crate::sync::load_average()
     );
@@ -140,7 +233,7 @@ pub async fn run(config: &GlobalConfig, args: DuplicatesIngestArgs) -> anyhow::R
             if with == 0 || without == 0 {
                 continue;
             }
-            let items = round_items(f, round, args.copy_percent, now);
+            let items = round_items(f, round, &args, now);
             if f % 2 == 0 {
                 store_timed(&on, &mut a, with, &items, now).await?;
                 store_timed(&off, &mut b, without, &items, now).await?;

@@ -20,7 +20,7 @@
 //! the user can see ([`Store::clusters_of`]), and read marks reach every copy when the user
 //! reads by cluster ([`Store::cluster_copies`]).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use tidings_cluster::{
     Fingerprint, KeyKind, LookupKey, Story, Verdict, same_story, story_keys, worth_comparing,
@@ -35,6 +35,12 @@ pub const STORY_WINDOW_SECONDS: i64 = 14 * 86_400;
 /// Stored items compared with an arriving one at most: those sharing the most keys with it.
 /// Copies share several keys (their URL, title and text anchors), so the first few are them.
 pub const MAX_CANDIDATES: usize = 5;
+
+/// Items under one key past which the key is a common phrase, not evidence: a stock line
+/// (`Open source software and climate change.`) or a site's boilerplate is under thousands of
+/// items, each of which every look-up would read, while a story's copies share a key a few
+/// times (its copies after the first store only the keys their cluster lacks).
+pub const MAX_KEY_POSTINGS: usize = 100;
 
 /// Values bound per key statement: well under SQLite's limit of 32,766.
 pub(crate) const KEY_BATCH: usize = 500;
@@ -202,6 +208,66 @@ pub(crate) fn ranked_candidates(arrivals: &[Arrival], hits: &[Hit]) -> Vec<Vec<i
         .collect()
 }
 
+/// Leaves out of `keys` those known to be common.
+pub(crate) fn drop_common(keys: &mut Vec<i64>, common: &std::sync::Mutex<HashSet<i64>>) {
+    let common = common.lock().unwrap_or_else(|e| e.into_inner());
+    if !common.is_empty() {
+        keys.retain(|k| !common.contains(k));
+    }
+}
+
+/// Finds the keys under more than [`MAX_KEY_POSTINGS`] of the `hits`, remembers them as
+/// common and drops their hits: such a key is read once by a process, then never again.
+pub(crate) fn learn_common(hits: &mut Vec<Hit>, common: &std::sync::Mutex<HashSet<i64>>) {
+    let mut postings: HashMap<i64, usize> = HashMap::new();
+    for hit in hits.iter() {
+        *postings.entry(hit.0).or_default() += 1;
+    }
+    let found: HashSet<i64> = postings
+        .into_iter()
+        .filter(|(_, n)| *n > MAX_KEY_POSTINGS)
+        .map(|(key, _)| key)
+        .collect();
+    if found.is_empty() {
+        return;
+    }
+    hits.retain(|hit| !found.contains(&hit.0));
+    common
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .extend(found);
+}
+
+/// The `(key, item)` rows to store for the arriving items: their keys but the common ones,
+/// and for a copy that joined a cluster only the keys its cluster had no item under (the
+/// story is found through its first copies already; a story reprinted by many feeds would
+/// otherwise make its own keys common).
+pub(crate) fn keys_to_store(
+    arrivals: &[Arrival],
+    joins: &[Join],
+    hits: &[Hit],
+    common: &std::sync::Mutex<HashSet<i64>>,
+) -> Vec<(i64, i64)> {
+    let joined: HashMap<i64, i64> = joins.iter().map(|j| (j.item_id, j.cluster_id)).collect();
+    let common = common.lock().unwrap_or_else(|e| e.into_inner());
+    let known: HashSet<(i64, i64)> = hits
+        .iter()
+        .map(|&(key, item, cluster, _)| (key, cluster.unwrap_or(item)))
+        .collect();
+    let known = &known;
+    arrivals
+        .iter()
+        .flat_map(|a| {
+            let cluster = joined.get(&a.id).copied();
+            a.keys
+                .iter()
+                .filter(move |k| cluster.is_none_or(|c| !known.contains(&(k.value, c))))
+                .map(move |k| (k.value, a.id))
+        })
+        .filter(|(key, _)| !common.contains(key))
+        .collect()
+}
+
 /// An arriving item found to be a copy: the cluster it joins, and the stored item that
 /// starts the cluster when it had none.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -348,7 +414,8 @@ pub(crate) fn decide_shown(
 macro_rules! cluster_new_items_on {
     ($tx:expr, $store:expr, $feed_id:expr, $new:expr, $now:expr) => {
         if $store.clusters_on().await {
-            $crate::duplicates::cluster_items_on!($tx, $feed_id, $new, $now)
+            let common = &$store.common_story_keys;
+            $crate::duplicates::cluster_items_on!($tx, common, $feed_id, $new, $now)
         } else {
             0
         }
@@ -358,7 +425,7 @@ pub(crate) use cluster_new_items_on;
 
 /// [`cluster_new_items_on`]'s work.
 macro_rules! cluster_items_on {
-    ($tx:expr, $feed_id:expr, $new:expr, $now:expr) => {{
+    ($tx:expr, $common:expr, $feed_id:expr, $new:expr, $now:expr) => {{
         let (feed_id, now): (i64, i64) = ($feed_id, $now);
         /// The story of a new item, as its search index row read it.
         fn story_of<'w>(write: &'w ItemWrite<'_>) -> tidings_cluster::Story<'w> {
@@ -390,6 +457,7 @@ macro_rules! cluster_items_on {
             .collect();
         keys.sort_unstable();
         keys.dedup();
+        $crate::duplicates::drop_common(&mut keys, $common);
         // Phase 2: the stored items of other feeds sharing a key with an arriving one.
         let mut hits: Vec<$crate::duplicates::Hit> = Vec::new();
         for chunk in keys.chunks($crate::duplicates::KEY_BATCH) {
@@ -405,6 +473,7 @@ macro_rules! cluster_items_on {
             }
             hits.extend(query.fetch_all(&mut *$tx).await?);
         }
+        $crate::duplicates::learn_common(&mut hits, $common);
         let ranked = $crate::duplicates::ranked_candidates(&arrivals, &hits);
         // Phase 3: those worth it, and the arriving items that have some, read and compared.
         let mut wanted: Vec<i64> = ranked.iter().flatten().copied().collect();
@@ -452,10 +521,7 @@ macro_rules! cluster_items_on {
                 .execute(&mut *$tx)
                 .await?;
         }
-        let rows: Vec<(i64, i64)> = arrivals
-            .iter()
-            .flat_map(|a| a.keys.iter().map(move |k| (k.value, a.id)))
-            .collect();
+        let rows = $crate::duplicates::keys_to_store(&arrivals, &joins, &hits, $common);
         for chunk in rows.chunks($crate::duplicates::KEY_BATCH / 2) {
             let sql = format!(
                 "INSERT INTO item_story_keys (key, item_id) VALUES {} ON CONFLICT DO NOTHING",
@@ -788,6 +854,40 @@ mod tests {
         assert_eq!(ranked[0], vec![6, 5]);
         // One shared text key is not worth reading the item for.
         assert!(ranked[1].is_empty());
+    }
+
+    #[test]
+    fn a_key_under_many_items_is_learned_as_common_and_neither_read_nor_stored_again() {
+        let common = std::sync::Mutex::new(HashSet::new());
+        let mut hits: Vec<Hit> = (0..=MAX_KEY_POSTINGS as i64)
+            .map(|item| (9, 100 + item, None, 1_000_000))
+            .collect();
+        hits.push((2, 7, None, 1_000_000));
+        learn_common(&mut hits, &common);
+        assert_eq!(hits, vec![(2, 7, None, 1_000_000)]);
+        let mut keys = vec![2, 9];
+        drop_common(&mut keys, &common);
+        assert_eq!(keys, vec![2]);
+        // An arrival keyed 2, 3 and 9: 9 is common; it joined item 7's cluster, which has 2.
+        let arrivals = [arrival(
+            20,
+            &[(KeyKind::Text, 2), (KeyKind::Text, 3), (KeyKind::Text, 9)],
+        )];
+        let joins = [Join {
+            item_id: 20,
+            cluster_id: 7,
+            starts: Some(7),
+            published_at: 1_000_000,
+        }];
+        assert_eq!(
+            keys_to_store(&arrivals, &joins, &hits, &common),
+            vec![(3, 20)]
+        );
+        // Had it joined nothing, it would keep every key but the common one.
+        assert_eq!(
+            keys_to_store(&arrivals, &[], &hits, &common),
+            vec![(2, 20), (3, 20)]
+        );
     }
 
     #[test]

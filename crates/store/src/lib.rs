@@ -403,6 +403,10 @@ pub struct Store {
     /// Whether arriving items are clustered with copies from other feeds (on unless
     /// [`Store::set_duplicate_clustering`] turned it off).
     pub(crate) clustering_off: Arc<std::sync::atomic::AtomicBool>,
+    /// Lookup keys found under more than [`duplicates::MAX_KEY_POSTINGS`] items (a stock
+    /// phrase, a feed's boilerplate): no longer looked up nor stored by this process, shared by
+    /// the clones.
+    pub(crate) common_story_keys: Arc<std::sync::Mutex<std::collections::HashSet<i64>>>,
     /// Rules compiled for fetches, reused while unchanged.
     pub(crate) rule_cache: Arc<RuleCache>,
 }
@@ -600,6 +604,7 @@ impl Store {
             clusters_ready: Arc::default(),
             languages_ready: Arc::default(),
             clustering_off: Arc::default(),
+            common_story_keys: Arc::default(),
             rule_cache: Arc::default(),
         })
     }
@@ -669,6 +674,7 @@ impl Store {
             clusters_ready: Arc::default(),
             languages_ready: Arc::default(),
             clustering_off: Arc::default(),
+            common_story_keys: Arc::default(),
             rule_cache: Arc::default(),
         })
     }
