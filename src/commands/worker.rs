@@ -13,8 +13,8 @@ use tidings_server::media::MediaProxyMode;
 use tidings_store::Store;
 use tidings_worker::summaries::{ProviderKind, RemoteSettings};
 use tidings_worker::{
-    EmbeddingsConfig, EmbeddingsProvider, Fetcher, PopularitySource, SummaryConfig, Worker,
-    WorkerConfig, WorkerMetrics,
+    EmbeddingsConfig, EmbeddingsProvider, Fetcher, PopularitySource, SummaryConfig,
+    TranslateConfig, Worker, WorkerConfig, WorkerMetrics,
 };
 
 /// The summary lengths one may ask for (F42).
@@ -381,6 +381,52 @@ pub struct WorkerArgs {
     /// How long one request to a remote provider may take, in seconds (1-600).
     #[arg(long, env = "TIDINGS_SUMMARY_TIMEOUT_SECONDS", default_value = "60")]
     pub summary_timeout_seconds: String,
+
+    /// Who translates items (issue 37): off (the default), libretranslate (a LibreTranslate
+    /// server), deepl (DeepL's API), openai (any OpenAI-compatible /v1/chat/completions) or
+    /// anthropic (the Messages API).
+    #[arg(long, env = "TIDINGS_TRANSLATE_PROVIDER", default_value = "off")]
+    pub translate_provider: String,
+
+    /// The translation provider's base URL (required for libretranslate and openai; DeepL's
+    /// free or Pro API by the key, and https://api.anthropic.com, when absent).
+    #[arg(long, env = "TIDINGS_TRANSLATE_BASE_URL")]
+    pub translate_base_url: Option<String>,
+
+    /// The translation provider's API key (required for deepl and anthropic; optional for
+    /// libretranslate and openai).
+    #[arg(long, env = "TIDINGS_TRANSLATE_API_KEY", hide_env_values = true)]
+    pub translate_api_key: Option<String>,
+
+    /// The model that translates (required for openai and anthropic).
+    #[arg(long, env = "TIDINGS_TRANSLATE_MODEL")]
+    pub translate_model: Option<String>,
+
+    /// Translation requests per UTC day, across all processes (0-10000000; 0 means no
+    /// limit). Retries count.
+    #[arg(
+        long,
+        env = "TIDINGS_TRANSLATE_DAILY_BUDGET",
+        default_value_t = tidings_worker::translations::DEFAULT_DAILY_BUDGET.to_string()
+    )]
+    pub translate_daily_budget: String,
+
+    /// Translation requests per UTC day for one user's items (0-10000000; 0 means no limit).
+    #[arg(
+        long,
+        env = "TIDINGS_TRANSLATE_USER_DAILY_BUDGET",
+        default_value_t = tidings_worker::translations::DEFAULT_USER_DAILY_BUDGET.to_string()
+    )]
+    pub translate_user_daily_budget: String,
+
+    /// Items of subscriptions marked "always translate" translated at once by this process
+    /// (0-64; 0: none in this process, "Translate" still works).
+    #[arg(long, env = "TIDINGS_TRANSLATE_PARALLELISM", default_value = "2")]
+    pub translate_parallelism: String,
+
+    /// How long one translation request may take, in seconds (1-600).
+    #[arg(long, env = "TIDINGS_TRANSLATE_TIMEOUT_SECONDS", default_value = "60")]
+    pub translate_timeout_seconds: String,
 }
 
 /// The checked worker settings.
@@ -481,6 +527,7 @@ impl WorkerArgs {
         self.notifications(&mut worker.notifications)?;
         worker.embeddings = self.embeddings()?;
         worker.summary = self.summary_config()?;
+        worker.translate = self.translate_config()?;
         Ok(WorkerSettings {
             fetch,
             worker,
@@ -703,6 +750,120 @@ impl WorkerArgs {
             timeout,
         });
         Ok(summary)
+    }
+
+    /// The translation settings (issue 37): each provider's base URL, key and model as it
+    /// needs them.
+    fn translate_config(&self) -> Result<TranslateConfig, ConfigError> {
+        use tidings_worker::translations::TranslateProviderKind as Kind;
+        let kind = Kind::parse(&self.translate_provider).ok_or_else(|| ConfigError {
+            variable: "TIDINGS_TRANSLATE_PROVIDER",
+            flag: "--translate-provider",
+            value: self.translate_provider.clone(),
+            expected: "off, libretranslate, deepl, openai or anthropic".into(),
+        })?;
+        let mut translate = TranslateConfig {
+            daily_budget: config::check_number(
+                &self.translate_daily_budget,
+                0..=10_000_000i64,
+                "TIDINGS_TRANSLATE_DAILY_BUDGET",
+                "--translate-daily-budget",
+            )?,
+            user_daily_budget: config::check_number(
+                &self.translate_user_daily_budget,
+                0..=10_000_000i64,
+                "TIDINGS_TRANSLATE_USER_DAILY_BUDGET",
+                "--translate-user-daily-budget",
+            )?,
+            parallelism: config::check_number(
+                &self.translate_parallelism,
+                0..=64usize,
+                "TIDINGS_TRANSLATE_PARALLELISM",
+                "--translate-parallelism",
+            )?,
+            ..TranslateConfig::default()
+        };
+        let timeout = Duration::from_secs(config::check_number(
+            &self.translate_timeout_seconds,
+            1..=600u64,
+            "TIDINGS_TRANSLATE_TIMEOUT_SECONDS",
+            "--translate-timeout-seconds",
+        )?);
+        if kind == Kind::Off {
+            return Ok(translate);
+        }
+        let name = kind.as_str();
+        let given = |value: &Option<String>| {
+            value
+                .as_deref()
+                .map(str::trim)
+                .filter(|v| !v.is_empty())
+                .map(str::to_owned)
+        };
+        let api_key = given(&self.translate_api_key);
+        if matches!(kind, Kind::DeepL | Kind::Anthropic) && api_key.is_none() {
+            return Err(ConfigError {
+                variable: "TIDINGS_TRANSLATE_API_KEY",
+                flag: "--translate-api-key",
+                value: String::new(),
+                expected: format!("an API key, with TIDINGS_TRANSLATE_PROVIDER={name}"),
+            });
+        }
+        let base_text = match (given(&self.translate_base_url), kind) {
+            (Some(url), _) => url,
+            (None, Kind::DeepL) => {
+                use tidings_worker::translations::provider::{
+                    DEEPL_FREE_BASE_URL, DEEPL_PRO_BASE_URL,
+                };
+                let free = api_key.as_deref().is_some_and(|k| k.ends_with(":fx"));
+                (if free {
+                    DEEPL_FREE_BASE_URL
+                } else {
+                    DEEPL_PRO_BASE_URL
+                })
+                .to_owned()
+            }
+            (None, Kind::Anthropic) => {
+                tidings_worker::summaries::provider::ANTHROPIC_BASE_URL.to_owned()
+            }
+            (None, _) => {
+                return Err(ConfigError {
+                    variable: "TIDINGS_TRANSLATE_BASE_URL",
+                    flag: "--translate-base-url",
+                    value: String::new(),
+                    expected: format!(
+                        "the provider's base URL with TIDINGS_TRANSLATE_PROVIDER={name}, such as \
+                         http://127.0.0.1:5000 (LibreTranslate) or https://api.openai.com"
+                    ),
+                });
+            }
+        };
+        let base_url = url::Url::parse(&base_text)
+            .ok()
+            .filter(|url| matches!(url.scheme(), "http" | "https") && url.host().is_some())
+            .ok_or_else(|| ConfigError {
+                variable: "TIDINGS_TRANSLATE_BASE_URL",
+                flag: "--translate-base-url",
+                value: base_text.clone(),
+                expected: "an http(s) URL such as http://127.0.0.1:5000".into(),
+            })?;
+        let model = given(&self.translate_model);
+        if kind.needs_model() && model.is_none() {
+            return Err(ConfigError {
+                variable: "TIDINGS_TRANSLATE_MODEL",
+                flag: "--translate-model",
+                value: String::new(),
+                expected: format!("the model to ask, with TIDINGS_TRANSLATE_PROVIDER={name}"),
+            });
+        }
+        translate.settings = Some(tidings_worker::translations::TranslateSettings {
+            kind,
+            base_url,
+            api_key,
+            model,
+            timeout,
+        });
+        Ok(translate)
     }
 
     /// The popularity count source the settings name, `None` when it is off.

@@ -25,6 +25,7 @@ mod api_second_factors;
 mod api_subscriptions;
 mod api_summaries;
 mod api_tags;
+mod api_translations;
 mod api_usage;
 mod api_webhooks;
 mod browser;

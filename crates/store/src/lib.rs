@@ -53,6 +53,7 @@ mod sync;
 mod sync_subscriptions;
 mod tags;
 mod text;
+mod translations;
 mod usage;
 mod user_budgets;
 mod users;
@@ -139,6 +140,7 @@ pub use tags::{ItemTag, MAX_TOP_TAGS, TAG_BACKFILL_BATCH, TagCount, TagJob, Tagg
 pub use text::{is_stripped_char, strip_control_chars};
 /// A rule's scope, conditions and actions, as saved and previewed (`tidings-rules`).
 pub use tidings_rules::{RegexSpec, RuleSpec, Scope as RuleScope};
+pub use translations::{ItemTranslation, TranslationJob, TranslationSource};
 pub use usage::{ClickedItem, MAX_USAGE_KEY_CHARS, UsageCount, UsageKind, usage_day};
 pub use user_budgets::BudgetKind;
 pub use users::{

@@ -493,6 +493,13 @@ pub const MIGRATIONS: &[Migration] = &[
         postgres: include_str!("../migrations/postgres/0047_languages.sql"),
         data: None,
     },
+    Migration {
+        version: 48,
+        name: "translations",
+        sqlite: include_str!("../migrations/sqlite/0048_translations.sql"),
+        postgres: include_str!("../migrations/postgres/0048_translations.sql"),
+        data: None,
+    },
 ];
 
 /// An arbitrary constant naming tidings' migration lock among PostgreSQL advisory locks.

@@ -307,34 +307,83 @@ impl Store {
         provider: &str,
         budget: i64,
     ) -> Result<bool> {
-        let counted: Option<i64> = with_db!(self, write, |db| {
-            sqlx::query_scalar(
-                "INSERT INTO summary_requests (day, provider, requests)
-                 SELECT $1, $2, 1 WHERE $3 > 0
-                 ON CONFLICT (day, provider) DO UPDATE
-                    SET requests = summary_requests.requests + 1
-                    WHERE summary_requests.requests < $3
-                 RETURNING requests",
-            )
-            .bind(day)
-            .bind(provider)
-            .bind(budget)
-            .fetch_optional(db)
-            .await?
-        });
-        Ok(counted.is_some())
+        self.take_daily_request(DailyRequests::Summaries, day, provider, budget)
+            .await
     }
 
     /// Requests counted for `provider` on `day`.
     pub async fn summary_requests_on(&self, day: i64, provider: &str) -> Result<i64> {
+        self.daily_requests_on(DailyRequests::Summaries, day, provider)
+            .await
+    }
+}
+
+/// A table of requests per day and provider, for an installation's daily budget.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum DailyRequests {
+    /// `summary_requests`.
+    Summaries,
+    /// `translation_requests` (issue 37).
+    Translations,
+}
+
+impl DailyRequests {
+    fn table(self) -> &'static str {
+        match self {
+            DailyRequests::Summaries => "summary_requests",
+            DailyRequests::Translations => "translation_requests",
+        }
+    }
+}
+
+impl Store {
+    /// Counts one request to `provider` on `day` in `table` if fewer than `budget` were made
+    /// that day (none when `budget` is 0 or less); answers whether it may be made. Atomic
+    /// across processes.
+    pub(crate) async fn take_daily_request(
+        &self,
+        table: DailyRequests,
+        day: i64,
+        provider: &str,
+        budget: i64,
+    ) -> Result<bool> {
+        let table = table.table();
+        let sql = format!(
+            "INSERT INTO {table} (day, provider, requests)
+             SELECT $1, $2, 1 WHERE $3 > 0
+             ON CONFLICT (day, provider) DO UPDATE
+                SET requests = {table}.requests + 1
+                WHERE {table}.requests < $3
+             RETURNING requests"
+        );
+        let counted: Option<i64> = with_db!(self, write, |db| {
+            sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
+                .bind(day)
+                .bind(provider)
+                .bind(budget)
+                .fetch_optional(db)
+                .await?
+        });
+        Ok(counted.is_some())
+    }
+
+    /// Requests counted for `provider` on `day` in `table`.
+    pub(crate) async fn daily_requests_on(
+        &self,
+        table: DailyRequests,
+        day: i64,
+        provider: &str,
+    ) -> Result<i64> {
+        let sql = format!(
+            "SELECT requests FROM {} WHERE day = $1 AND provider = $2",
+            table.table()
+        );
         let count: Option<i64> = with_db!(self, read, |db| {
-            sqlx::query_scalar(
-                "SELECT requests FROM summary_requests WHERE day = $1 AND provider = $2",
-            )
-            .bind(day)
-            .bind(provider)
-            .fetch_optional(db)
-            .await?
+            sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
+                .bind(day)
+                .bind(provider)
+                .fetch_optional(db)
+                .await?
         });
         Ok(count.unwrap_or(0))
     }

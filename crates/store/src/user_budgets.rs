@@ -20,6 +20,8 @@ pub enum BudgetKind {
     Summary,
     /// Items sent to a remote embeddings provider (one per item, whatever the batch).
     Embedding,
+    /// Requests to the translation provider (one per item and language, retries included).
+    Translation,
 }
 
 impl BudgetKind {
@@ -28,6 +30,7 @@ impl BudgetKind {
         match self {
             BudgetKind::Summary => "summary",
             BudgetKind::Embedding => "embedding",
+            BudgetKind::Translation => "translation",
         }
     }
 }

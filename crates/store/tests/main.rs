@@ -22,6 +22,7 @@ mod summaries;
 mod suspend;
 mod sync;
 mod tags;
+mod translations;
 mod usage;
 mod webhooks;
 mod websub;

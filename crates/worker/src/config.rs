@@ -116,6 +116,9 @@ pub struct WorkerConfig {
     /// Summaries (F42): the provider (the built-in one by default), length, parallelism,
     /// budget and retries.
     pub summary: crate::summaries::SummaryConfig,
+    /// Translations (issue 37): the provider (none by default), budgets, parallelism and
+    /// retries.
+    pub translate: crate::translations::TranslateConfig,
 }
 
 impl Default for WorkerConfig {
@@ -144,6 +147,7 @@ impl Default for WorkerConfig {
             notifications: NotificationConfig::default(),
             embeddings: EmbeddingsConfig::default(),
             summary: crate::summaries::SummaryConfig::default(),
+            translate: crate::translations::TranslateConfig::default(),
         }
     }
 }

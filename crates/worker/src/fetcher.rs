@@ -18,6 +18,7 @@ use crate::config::WorkerConfig;
 use crate::favicon::FaviconQueue;
 use crate::metrics::WorkerMetrics;
 use crate::summaries::Summarizer;
+use crate::translations::Translator;
 
 /// Fetches feeds and stores what they say. Cheap to clone; clones share the HTTP client, the
 /// per-host limiter, the sanitizer and the metrics.
@@ -55,6 +56,8 @@ pub(crate) struct Inner {
     pub(crate) websub_wakeup: Arc<tokio::sync::Notify>,
     /// The summary service (F42), shared by the worker's summary job and the API.
     pub(crate) summarizer: Arc<Summarizer>,
+    /// The translation service (issue 37), shared by the worker's translation job and the API.
+    pub(crate) translator: Arc<Translator>,
 }
 
 impl fmt::Debug for Fetcher {
@@ -84,16 +87,25 @@ impl Fetcher {
             config.owner.clone(),
             config.lease,
         ));
+        let sanitizer = Arc::new(Sanitizer::new(config.sanitize));
+        let translator = Arc::new(Translator::new(
+            store.clone(),
+            config.translate.clone(),
+            Arc::clone(&sanitizer),
+            config.owner.clone(),
+            config.lease,
+        ));
         Fetcher {
             inner: Arc::new(Inner {
                 summarizer,
+                translator,
                 limiter: HostLimiter::new(config.per_host, None),
                 slots: Arc::new(Semaphore::new(config.concurrency.max(1))),
                 slow_slots: Arc::new(Semaphore::new(config.concurrency.max(1))),
                 parses: Semaphore::new(cores()),
                 stores: Semaphore::new(store_turns(store.engine())),
                 favicons: FaviconQueue::default(),
-                sanitizer: Arc::new(Sanitizer::new(config.sanitize)),
+                sanitizer,
                 store,
                 client,
                 metrics,
@@ -170,6 +182,11 @@ impl Fetcher {
     /// The summary service (F42).
     pub fn summarizer(&self) -> &Arc<Summarizer> {
         &self.inner.summarizer
+    }
+
+    /// The translation service (issue 37).
+    pub fn translator(&self) -> &Arc<Translator> {
+        &self.inner.translator
     }
 
     /// What wakes the tagging job when this process stores new or changed items (F41).

@@ -78,6 +78,7 @@ pub mod scraping;
 pub mod search_index;
 pub mod summaries;
 pub mod tagging;
+pub mod translations;
 pub mod websub;
 pub mod worker;
 
@@ -117,5 +118,6 @@ pub use scraping::{
 pub use search_index::{backfill_languages, backfill_search_index};
 pub use summaries::{Requested, Summarizer, SummaryConfig, SummaryJob};
 pub use tagging::TaggingJob;
+pub use translations::{TranslateConfig, TranslateError, TranslationJob, Translator};
 pub use websub::{PushOutcome, VerifyAnswer, WebSubConfig, WebSubJob};
 pub use worker::{AGE_RULES_JOB, RETENTION_JOB, RetentionReport, Worker, run_retention};

@@ -398,6 +398,20 @@ impl Worker {
                 std::future::pending(),
             ))
         });
+        // Translations (issue 37) of the subscriptions marked "always translate", from their
+        // own queue, when a provider is configured.
+        let translations = (config.translate.parallelism > 0 && self.fetcher.translator().is_on())
+            .then(|| {
+                let job = Arc::new(crate::TranslationJob::new(Arc::clone(
+                    self.fetcher.translator(),
+                )));
+                tokio::spawn(crate::run_enrichment(
+                    job,
+                    config.translate.parallelism,
+                    config.poll_interval,
+                    std::future::pending(),
+                ))
+            });
         // Popularity (F40) beside it: one call at a time, paced through the store so that
         // the pace holds however many workers run.
         let popularity = crate::popularity::configured_job(&self.fetcher).map(|job| {
@@ -453,6 +467,7 @@ impl Worker {
             full_text,
             tagging,
             summaries,
+            translations,
             popularity,
             websub,
             notifications,

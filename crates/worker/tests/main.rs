@@ -19,5 +19,6 @@ mod subscribing;
 mod summaries;
 mod support;
 mod tagging;
+mod translations;
 mod usage_retention;
 mod workers;

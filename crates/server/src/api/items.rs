@@ -64,6 +64,23 @@ pub struct ItemView {
 pub struct ItemEnvelope {
     /// The item.
     pub item: ItemView,
+    /// With `translated=true`: the item's cached translation into the language asked
+    /// (`to`, else the user's); absent when it has none yet (`POST /items/{id}/translate`
+    /// makes one) and without `translated=true`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub translation: Option<crate::base::translations::TranslationView>,
+}
+
+/// What `GET /items/{id}` adds to the item.
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ItemParams {
+    /// `true`: the answer carries the item's cached translation (`translation`), made by
+    /// `POST /items/{id}/translate` or by the feed's "always translate"; no provider is asked.
+    pub translated: Option<bool>,
+    /// The translation's language, a BCP 47 tag; the user's language when absent (as for
+    /// `POST /items/{id}/translate`).
+    pub to: Option<String>,
 }
 
 /// A change of an item's state; absent fields stay as they are.
@@ -245,13 +262,37 @@ async fn list_items(
 
 /// One item of the user's subscriptions, with its sanitized content.
 #[utoipa::path(get, path = "/items/{id}", tag = "items",
-    params(("id" = i64, Path, description = "The item's id")),
-    responses((status = 200, body = ItemEnvelope), (status = 404, body = ErrorBody)))]
+    params(("id" = i64, Path, description = "The item's id"), ItemParams),
+    responses(
+        (status = 200, body = ItemEnvelope),
+        (status = 400, description = "`to` is not a language tag", body = ErrorBody),
+        (status = 404, body = ErrorBody),
+    ))]
 async fn get_item(
     State(state): State<AppState>,
     auth: Auth,
+    headers: axum::http::HeaderMap,
     Path(id): Path<i64>,
+    Query(params): Query<ItemParams>,
 ) -> ApiResult<Json<ItemEnvelope>> {
+    let translation = if params.translated == Some(true) {
+        let target = crate::base::translations::target_language(
+            &state,
+            auth.user.id,
+            &headers,
+            params.to.as_deref(),
+        )
+        .await?;
+        state.store.item(auth.user.id, id).await?;
+        let found = state.store.item_translation(id, &target).await?;
+        found.map(|found| {
+            let mut view = crate::base::translations::TranslationView::from(found);
+            proxy_images(&state, &mut view.content);
+            view
+        })
+    } else {
+        None
+    };
     let detail = state.store.item_detail(auth.user.id, id).await?;
     let item = detail.item;
     // The listing's fields, through the same conversion as the listing.
@@ -286,6 +327,7 @@ async fn get_item(
         .filter(|full| full.content.is_some())
         .map(|full| time(full.fetched_at));
     let mut full_content = full.and_then(|full| full.content);
+    summary.translatable = Some(state.fetcher.translator().is_on());
     summary.summarizable = Some(summarizable(
         &state,
         full_content.as_deref(),
@@ -305,6 +347,7 @@ async fn get_item(
             full_content,
             full_content_fetched_at,
         },
+        translation,
     }))
 }
 

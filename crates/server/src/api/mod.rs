@@ -21,6 +21,7 @@ pub mod scraped;
 pub mod subscriptions;
 pub mod summaries;
 pub mod tags;
+pub mod translations;
 pub mod usage;
 pub mod webhooks;
 
@@ -104,6 +105,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .merge(related::router())
         .merge(full_text::router())
         .merge(summaries::router())
+        .merge(translations::router())
         .merge(bookmarks::router())
         .merge(preferences::router())
         .merge(usage::router())

@@ -18,7 +18,7 @@ use crate::base::limits::within_limit;
 use crate::base::state::AppState;
 use crate::base::subscriptions::{
     ResumedFeeds, Subscribe, SubscriptionView, check_group_and_interval, push_view,
-    subscribe_checked, subscribe_error, view,
+    subscribe_checked, subscribe_error, view, with_translations,
 };
 
 /// How often one feed may be refreshed by hand, whoever asks (F15).
@@ -118,6 +118,13 @@ pub struct UpdateSubscription {
     /// (the address guard, discovery of a page's feed, the scheme tried when missing,
     /// normalization) and counted against the subscribe rate limit.
     pub feed_url: Option<String>,
+    /// Always translate the feed's new items into the user's language (`true`), in the
+    /// background, or stop (`false`) (issue 37). The language is `translate_to` when given,
+    /// else the user's (their language setting, else the browser's, else English).
+    pub translate: Option<bool>,
+    /// The language `translate: true` translates into, a BCP 47 tag.
+    #[schema(example = "en")]
+    pub translate_to: Option<String>,
 }
 
 /// Tells an absent field (`None`) from an explicit `null` (`Some(None)`).
@@ -136,9 +143,9 @@ async fn list_subscriptions(
     auth: Auth,
 ) -> ApiResult<Json<SubscriptionList>> {
     let subscriptions = state.store.list_subscriptions(auth.user.id).await?;
-    Ok(Json(SubscriptionList {
-        subscriptions: subscriptions.into_iter().map(view).collect(),
-    }))
+    let mut subscriptions: Vec<_> = subscriptions.into_iter().map(view).collect();
+    with_translations(&state, auth.user.id, &mut subscriptions).await?;
+    Ok(Json(SubscriptionList { subscriptions }))
 }
 
 /// Subscribe by a feed or page URL: the page's feeds are discovered, the address is checked
@@ -192,10 +199,16 @@ async fn get_subscription(
     let enabled = state.fetcher.config().websub.is_on();
     let mut subscription = view(subscription);
     subscription.push = websub.map(|row| push_view(row, enabled, chrono::Utc::now().timestamp()));
+    with_translations(
+        &state,
+        auth.user.id,
+        std::slice::from_mut(&mut subscription),
+    )
+    .await?;
     Ok(Json(SubscriptionEnvelope { subscription }))
 }
 
-/// Change a subscription's title, group, interval, full-text mode, summaries, pause or feed URL. A new feed URL goes through
+/// Change a subscription's title, group, interval, full-text mode, summaries, pause, "always translate" or feed URL. A new feed URL goes through
 /// what subscribing does (the subscribe rate limit, the address guard, discovery of a page's
 /// feed, the scheme tried when missing, normalization), and the new feed is fetched once.
 #[utoipa::path(patch, path = "/subscriptions/{id}", tag = "subscriptions",
@@ -211,11 +224,20 @@ async fn get_subscription(
 async fn update_subscription(
     State(state): State<AppState>,
     auth: Auth,
+    headers: axum::http::HeaderMap,
     Path(id): Path<i64>,
     Json(body): Json<UpdateSubscription>,
 ) -> ApiResult<Json<SubscriptionOutcome>> {
     // Check everything before changing anything.
     state.store.subscription(auth.user.id, id).await?;
+    let translate_to = match (body.translate, body.translate_to.as_deref()) {
+        (Some(false), _) => Some(None),
+        (Some(true), given) | (None, given @ Some(_)) => Some(Some(
+            crate::base::translations::target_language(&state, auth.user.id, &headers, given)
+                .await?,
+        )),
+        (None, None) => None,
+    };
     check_group_and_interval(&state, auth.user.id, body.group_id, body.interval_minutes).await?;
     let full_text = full_text_mode(body.full_text.as_deref())?;
     let resolved = match body.feed_url.as_deref() {
@@ -263,11 +285,23 @@ async fn update_subscription(
             }
         }
     }
+    if let Some(language) = translate_to {
+        let now = chrono::Utc::now().timestamp();
+        state
+            .store
+            .set_subscription_translation(auth.user.id, id, language.as_deref(), now)
+            .await?;
+        state.fetcher.translator().wake();
+    }
     let subscription = state.store.subscription(auth.user.id, id).await?;
-    Ok(Json(SubscriptionOutcome::new(
-        subscription,
-        resolved.as_ref(),
-    )))
+    let mut outcome = SubscriptionOutcome::new(subscription, resolved.as_ref());
+    with_translations(
+        &state,
+        auth.user.id,
+        std::slice::from_mut(&mut outcome.subscription),
+    )
+    .await?;
+    Ok(Json(outcome))
 }
 
 /// Unsubscribe. The user's read and starred states of the feed's items go with it; the

@@ -85,6 +85,11 @@ pub struct ItemSummaryView {
     /// Given by `GET /items/{id}` and with `include=content`; absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub summarizable: Option<bool>,
+    /// Whether this server translates items (`TIDINGS_TRANSLATE_PROVIDER` is set), so that
+    /// `POST /items/{id}/translate` may be offered (issue 37). Given by `GET /items/{id}` and
+    /// with `include=content`; absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub translatable: Option<bool>,
     /// The same story in the user's other feeds (duplicates across feeds): null when the user
     /// sees no other copy of it (or either feed is set never to merge).
     pub cluster: Option<ClusterView>,
@@ -125,6 +130,7 @@ impl From<ItemSummary> for ItemSummaryView {
             popularity: None,
             generated_summary: None,
             summarizable: None,
+            translatable: None,
             cluster: None,
         }
     }
@@ -306,6 +312,7 @@ pub(crate) async fn add_bodies(
                 .unwrap_or_default(),
         );
         let (content, full_content) = body.map_or((None, None), |b| (b.content, b.full_content));
+        item.translatable = Some(state.fetcher.translator().is_on());
         item.summarizable = Some(summarizable(
             state,
             full_content.as_deref(),

@@ -23,5 +23,6 @@ pub mod sessions;
 pub mod state;
 pub mod subscriptions;
 pub mod time;
+pub mod translations;
 pub mod usage;
 pub mod users;

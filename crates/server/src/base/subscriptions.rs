@@ -74,6 +74,12 @@ pub struct SubscriptionView {
     /// items are detected in another language; null until known.
     #[schema(example = "ja")]
     pub language: Option<String>,
+    /// Whether the feed's new items are translated for this user in the background (issue
+    /// 37), into `translate_to`.
+    pub translate: bool,
+    /// The language they are translated into, a BCP 47 tag; null when `translate` is off.
+    #[schema(example = "en")]
+    pub translate_to: Option<String>,
     /// When the user subscribed.
     pub created_at: String,
     /// For a scraped source (F7), how its page is read; null for a feed.
@@ -176,6 +182,10 @@ pub(crate) fn view(subscription: Subscription) -> SubscriptionView {
         suspended: subscription.suspended,
         duplicates: subscription.duplicates,
         language: subscription.language,
+        // Filled in by the handlers that read the user's translations (see
+        // `with_translations`).
+        translate: false,
+        translate_to: None,
         created_at: time(subscription.created_at),
         // Stored by the API from a checked configuration; one unreadable (written by hand)
         // shows as none rather than failing the list.
@@ -185,6 +195,20 @@ pub(crate) fn view(subscription: Subscription) -> SubscriptionView {
             .and_then(|text| tidings_worker::scraping::parse_config_json(text).ok()),
         push: None,
     }
+}
+
+/// `views` with the user's "always translate" settings (issue 37).
+pub(crate) async fn with_translations(
+    state: &AppState,
+    user_id: i64,
+    views: &mut [SubscriptionView],
+) -> Result<(), StoreError> {
+    let translations = state.store.subscription_translations(user_id).await?;
+    for view in views {
+        view.translate_to = translations.get(&view.id).cloned();
+        view.translate = view.translate_to.is_some();
+    }
+    Ok(())
 }
 
 /// A new subscription.

@@ -539,8 +539,8 @@ enum Outcome {
     GiveUp(String),
 }
 
-/// The time until the next UTC day, when the daily budget starts again.
-fn until_next_day() -> Duration {
+/// The time until the next UTC day, when the daily budgets start again.
+pub(crate) fn until_next_day() -> Duration {
     let now = Utc::now().timestamp();
     let next = (now.div_euclid(86_400) + 1) * 86_400;
     Duration::from_secs((next - now).max(1) as u64)

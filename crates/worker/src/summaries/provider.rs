@@ -224,86 +224,127 @@ impl RemoteProvider {
         // so the answer gets room for twice the target and is cut to it afterwards.
         let max_tokens = (target_chars * 2).clamp(256, 8192);
         let settings = &self.settings;
-        let mut request = client.post(self.endpoint.clone());
-        let body = match settings.kind {
-            ProviderKind::Anthropic => {
-                request = request.header("anthropic-version", ANTHROPIC_VERSION);
-                if let Some(key) = &settings.api_key {
-                    request = request.header("x-api-key", key);
-                }
-                json!({
-                    "model": settings.model,
-                    "max_tokens": max_tokens,
-                    "system": instruction(target_chars),
-                    "messages": [{"role": "user", "content": input}],
-                })
-            }
-            _ => {
-                if let Some(key) = &settings.api_key {
-                    request = request.bearer_auth(key);
-                }
-                json!({
-                    "model": settings.model,
-                    "max_tokens": max_tokens,
-                    "messages": [
-                        {"role": "system", "content": instruction(target_chars)},
-                        {"role": "user", "content": input},
-                    ],
-                })
-            }
-        };
-        let response = request
-            .header(reqwest::header::CONTENT_TYPE, "application/json")
-            .body(body.to_string())
-            .send()
-            .await
-            .map_err(|e| self.request_error(&e))?;
-        let status = response.status().as_u16();
-        let retry_after = response
-            .headers()
-            .get(reqwest::header::RETRY_AFTER)
-            .and_then(|v| v.to_str().ok())
-            .and_then(parse_retry_after);
-        let bytes = read_limited(response)
-            .await
-            .map_err(|e| self.request_error(&e))?;
-        let value: Option<Value> = serde_json::from_slice(&bytes).ok();
-        if !(200..300).contains(&status) {
-            let message = value
-                .as_ref()
-                .and_then(error_message)
-                .unwrap_or_else(|| String::from_utf8_lossy(&bytes).chars().take(300).collect());
-            return Err(match status {
-                429 => ProviderError::RateLimited { retry_after },
-                500..=599 => ProviderError::Server { status, message },
-                _ => ProviderError::Refused { status, message },
-            });
-        }
-        let value = value.ok_or_else(|| ProviderError::BadAnswer("not JSON".into()))?;
-        let text = match settings.kind {
-            ProviderKind::Anthropic => anthropic_text(&value),
-            _ => openai_text(&value),
-        }
-        .map(|t| t.trim().to_owned())
-        .filter(|t| !t.is_empty())
-        .ok_or_else(|| ProviderError::BadAnswer("no text in the answer".into()))?;
-        Ok(text)
+        let (request, body) = model_request(
+            client,
+            &self.endpoint,
+            settings,
+            &instruction(target_chars),
+            input,
+            max_tokens,
+        );
+        let value = send_json(request, &body, settings.timeout).await?;
+        model_text(settings.kind, &value)
     }
+}
 
-    fn request_error(&self, error: &reqwest::Error) -> ProviderError {
-        if error.is_timeout() {
-            ProviderError::Timeout(self.settings.timeout)
-        } else {
-            let mut message = error.to_string();
-            let mut source = std::error::Error::source(error);
-            while let Some(cause) = source {
-                message.push_str(": ");
-                message.push_str(&cause.to_string());
-                source = cause.source();
+/// A request to a model (`kind` OpenAI-compatible or Anthropic) at `endpoint`: `system` as
+/// the instruction, `input` as the user's message, at most `max_tokens` in the answer; with
+/// the key and the headers the protocol wants. Answers the request and its JSON body.
+pub(crate) fn model_request(
+    client: &reqwest::Client,
+    endpoint: &Url,
+    settings: &RemoteSettings,
+    system: &str,
+    input: &str,
+    max_tokens: usize,
+) -> (reqwest::RequestBuilder, Value) {
+    let mut request = client.post(endpoint.clone());
+    let body = match settings.kind {
+        ProviderKind::Anthropic => {
+            // Messages API: the instruction is `system`, not a message.
+            request = request.header("anthropic-version", ANTHROPIC_VERSION);
+            if let Some(key) = &settings.api_key {
+                request = request.header("x-api-key", key);
             }
-            ProviderError::Connect(message)
+            json!({
+                "model": settings.model,
+                "max_tokens": max_tokens,
+                "system": system,
+                "messages": [{"role": "user", "content": input}],
+            })
         }
+        _ => {
+            if let Some(key) = &settings.api_key {
+                request = request.bearer_auth(key);
+            }
+            json!({
+                "model": settings.model,
+                "max_tokens": max_tokens,
+                "messages": [
+                    {"role": "system", "content": system},
+                    {"role": "user", "content": input},
+                ],
+            })
+        }
+    };
+    (request, body)
+}
+
+/// The text of a model's answer (`kind`'s protocol), trimmed; an error when it has none.
+pub(crate) fn model_text(kind: ProviderKind, value: &Value) -> Result<String, ProviderError> {
+    match kind {
+        ProviderKind::Anthropic => anthropic_text(value),
+        _ => openai_text(value),
     }
+    .map(|t| t.trim().to_owned())
+    .filter(|t| !t.is_empty())
+    .ok_or_else(|| ProviderError::BadAnswer("no text in the answer".into()))
+}
+
+/// A request's failure as a [`ProviderError`]: a time-out after `timeout`, else a connection
+/// failure with every cause of it.
+pub(crate) fn request_error(error: &reqwest::Error, timeout: Duration) -> ProviderError {
+    if error.is_timeout() {
+        ProviderError::Timeout(timeout)
+    } else {
+        let mut message = error.to_string();
+        let mut source = std::error::Error::source(error);
+        while let Some(cause) = source {
+            message.push_str(": ");
+            message.push_str(&cause.to_string());
+            source = cause.source();
+        }
+        ProviderError::Connect(message)
+    }
+}
+
+/// Sends `request` with `body` as JSON and reads the answer: its JSON on a 2xx, else the
+/// error its status says (429 with its `Retry-After`, 5xx, another 4xx with the provider's
+/// message). The one exchange every remote provider's request goes through (summaries,
+/// translations).
+pub(crate) async fn send_json(
+    request: reqwest::RequestBuilder,
+    body: &Value,
+    timeout: Duration,
+) -> Result<Value, ProviderError> {
+    let response = request
+        .header(reqwest::header::CONTENT_TYPE, "application/json")
+        .body(body.to_string())
+        .send()
+        .await
+        .map_err(|e| request_error(&e, timeout))?;
+    let status = response.status().as_u16();
+    let retry_after = response
+        .headers()
+        .get(reqwest::header::RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(parse_retry_after);
+    let bytes = read_limited(response)
+        .await
+        .map_err(|e| request_error(&e, timeout))?;
+    let value: Option<Value> = serde_json::from_slice(&bytes).ok();
+    if !(200..300).contains(&status) {
+        let message = value
+            .as_ref()
+            .and_then(error_message)
+            .unwrap_or_else(|| String::from_utf8_lossy(&bytes).chars().take(300).collect());
+        return Err(match status {
+            429 => ProviderError::RateLimited { retry_after },
+            500..=599 => ProviderError::Server { status, message },
+            _ => ProviderError::Refused { status, message },
+        });
+    }
+    value.ok_or_else(|| ProviderError::BadAnswer("not JSON".into()))
 }
 
 /// Reads at most [`MAX_ANSWER_BYTES`] of a body.

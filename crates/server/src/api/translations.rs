@@ -1,0 +1,146 @@
+//! Translations (issue 37) for the reader: "Translate" on an item, the cached translation on
+//! `GET /items/{id}?translated=true`, and the language a user's translations go into. The
+//! work is the worker crate's ([`tidings_worker::Translator`]): its provider, breaker,
+//! budgets and cache; this module only answers.
+
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use serde::Deserialize;
+use tidings_worker::TranslateError;
+use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use crate::base::auth::Auth;
+use crate::base::error::{ApiError, ApiResult, ErrorBody, ErrorCategory};
+use crate::base::extract::{Json, Path};
+use crate::base::items::proxy_images;
+use crate::base::state::AppState;
+use crate::base::translations::{TranslationView, target_language};
+
+pub(crate) fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(translate_item))
+}
+
+/// What to translate into.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TranslateRequest {
+    /// The language to translate into, a BCP 47 tag (`en`, `ja`, `zh-Hans`, `pt-BR`); the
+    /// user's language when absent: their language setting, else the browser's
+    /// (`Accept-Language`), else English.
+    #[schema(example = "en")]
+    pub to: Option<String>,
+}
+
+/// Translate the item's title and text. A translation made before into the same language
+/// answers at once (translations are kept per item and language, and shared by every user).
+/// Otherwise the provider the server is configured with is asked (up to 30 s, retries
+/// included); each request counts against the user's and the server's daily translation
+/// budgets, and once one is spent the answer is 429 `translation_budget_spent` with
+/// `Retry-After` until the next UTC day.
+#[utoipa::path(post, path = "/items/{id}/translate", tag = "items",
+    request_body = TranslateRequest,
+    params(("id" = i64, Path, description = "The item's id")),
+    responses(
+        (status = 200, description = "The translation", body = TranslationView),
+        (status = 400, description = "Not a language tag (`invalid_request`), or the item has nothing to translate or the provider refused it (`translation_failed`)", body = ErrorBody),
+        (status = 404, description = "No such item among the user's subscriptions", body = ErrorBody),
+        (status = 502, description = "The provider failed or could not be reached, after retries (`translation_provider_failed`)", body = ErrorBody),
+        (status = 503, description = "Translation is off on this server (`translation_off`), the provider's circuit breaker is open or the provider is slow (`translation_pending`: ask again shortly), or the database is unreachable (`database_unavailable`); try again after Retry-After seconds when given", body = ErrorBody,
+            headers(("Retry-After" = i64, description = "Seconds to wait before asking again"))),
+    ))]
+async fn translate_item(
+    State(state): State<AppState>,
+    auth: Auth,
+    headers: HeaderMap,
+    Path(id): Path<i64>,
+    Json(body): Json<TranslateRequest>,
+) -> ApiResult<Json<TranslationView>> {
+    // Only items of the user's own subscriptions.
+    state.store.item(auth.user.id, id).await?;
+    let target = target_language(&state, auth.user.id, &headers, body.to.as_deref()).await?;
+    let translator = state.fetcher.translator();
+    match translator.translate(id, &target, auth.user.id).await {
+        Ok(translation) => {
+            let mut view = TranslationView::from(translation);
+            proxy_images(&state, &mut view.content);
+            Ok(Json(view))
+        }
+        Err(error) => Err(translate_error(error)),
+    }
+}
+
+/// The API's answer to a translation that failed.
+fn translate_error(error: TranslateError) -> ApiError {
+    let message = tidings_text_capitalized(&error.to_string());
+    match error {
+        TranslateError::Off => ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "translation_off",
+            ErrorCategory::System,
+            format!("{message}."),
+            "Ask the administrator to set TIDINGS_TRANSLATE_PROVIDER (and its base URL, key \
+             or model) and restart the server.",
+        ),
+        TranslateError::BudgetSpent(_) => {
+            let mut answer = ApiError::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                "translation_budget_spent",
+                ErrorCategory::Limit,
+                format!("{message}."),
+                "Read the original, or translate again tomorrow (UTC).",
+            );
+            answer.retry_after = Some(seconds_to_next_day());
+            answer
+        }
+        TranslateError::Unavailable(_, wait) => {
+            let breaker = wait.is_some() && message.contains("circuit breaker");
+            let mut answer = ApiError::new(
+                if breaker {
+                    StatusCode::SERVICE_UNAVAILABLE
+                } else {
+                    StatusCode::BAD_GATEWAY
+                },
+                "translation_provider_failed",
+                ErrorCategory::System,
+                format!("{message}."),
+                "Try again later; an administrator can check the translation provider.",
+            );
+            answer.retry_after = wait.map(|w| w.as_secs().max(1));
+            answer
+        }
+        TranslateError::Pending => {
+            let mut answer = ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "translation_pending",
+                ErrorCategory::System,
+                format!("{message}."),
+                "Ask again in a minute: the translation is kept once made.",
+            );
+            answer.retry_after = Some(30);
+            answer
+        }
+        TranslateError::Empty | TranslateError::Failed(_) => ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "translation_failed",
+            ErrorCategory::Validation,
+            format!("This item cannot be translated: {message}."),
+            "Read the original; an administrator can check the translation provider's \
+             settings.",
+        ),
+        TranslateError::Gone => ApiError::not_found("item"),
+        TranslateError::Store(error) => error.into(),
+    }
+}
+
+/// `text` with its first letter in upper case.
+fn tidings_text_capitalized(text: &str) -> String {
+    crate::base::error::capitalize(text.trim_end_matches('.'))
+}
+
+/// Seconds until the next UTC day, when the budgets start again.
+fn seconds_to_next_day() -> u64 {
+    let now = chrono::Utc::now().timestamp();
+    ((now.div_euclid(86_400) + 1) * 86_400 - now).max(1) as u64
+}

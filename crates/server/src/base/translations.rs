@@ -1,0 +1,134 @@
+//! What the translation handlers share with the items' and subscriptions' (issue 37): the
+//! API's view of a translation and the language a user's translations go into.
+
+use axum::http::{HeaderMap, header};
+use serde::Serialize;
+use tidings_store::ItemTranslation;
+use utoipa::ToSchema;
+
+use crate::base::error::{ApiError, ApiResult};
+use crate::base::state::AppState;
+use crate::base::time::time;
+
+/// An item's translation.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TranslationView {
+    /// The title, translated (plain text).
+    pub title: Option<String>,
+    /// The text, translated: sanitized HTML with the structure of the item's own (its
+    /// article from its page when one was kept, else its content).
+    pub content: Option<String>,
+    /// The language it was translated from, as the provider detected it or the item's
+    /// detected language; null when neither said.
+    #[schema(example = "ja")]
+    pub from: Option<String>,
+    /// The language it was translated into.
+    #[schema(example = "en")]
+    pub to: String,
+    /// Who translated it: `libretranslate`, `deepl`, `openai` or `anthropic`.
+    #[schema(example = "deepl")]
+    pub provider: String,
+    /// The model, for `openai` and `anthropic`.
+    pub model: Option<String>,
+    /// When it was made.
+    pub created_at: String,
+}
+
+impl From<ItemTranslation> for TranslationView {
+    fn from(translation: ItemTranslation) -> TranslationView {
+        TranslationView {
+            title: translation.title,
+            content: translation.content,
+            from: translation.source_language,
+            to: translation.language,
+            provider: translation.provider,
+            model: translation.model,
+            created_at: time(translation.created_at),
+        }
+    }
+}
+
+/// The language a user's translation goes into: `given` when there is one (checked), else
+/// their language setting, else the first language of the browser's `Accept-Language`, else
+/// English.
+pub(crate) async fn target_language(
+    state: &AppState,
+    user_id: i64,
+    headers: &HeaderMap,
+    given: Option<&str>,
+) -> ApiResult<String> {
+    if let Some(given) = given {
+        return language_tag(given).ok_or_else(|| {
+            ApiError::validation(
+                format!(
+                    "\"{}\" is not a language tag.",
+                    given.chars().take(40).collect::<String>()
+                ),
+                "Give a BCP 47 tag such as en, ja, zh-Hans or pt-BR.",
+            )
+        });
+    }
+    let preference = state.store.preferences(user_id).await?.language;
+    if let Some(tag) = language_tag(&preference) {
+        return Ok(tag);
+    }
+    let browser = headers
+        .get(header::ACCEPT_LANGUAGE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| {
+            v.split(',')
+                .filter_map(|part| part.split(';').next())
+                .find_map(|tag| language_tag(tag.trim()))
+        });
+    Ok(browser.unwrap_or_else(|| "en".to_owned()))
+}
+
+/// `text` as a BCP 47 tag in its usual case (`en`, `zh-Hans`, `pt-BR`), `None` when it is
+/// not one (or is `auto`, `*`).
+pub fn language_tag(text: &str) -> Option<String> {
+    let text = text.trim();
+    if text.is_empty() || text.len() > 35 || text.eq_ignore_ascii_case("auto") {
+        return None;
+    }
+    let mut parts = text.split(['-', '_']);
+    let primary = parts.next()?;
+    if !(2..=3).contains(&primary.len()) || !primary.chars().all(|c| c.is_ascii_alphabetic()) {
+        return None;
+    }
+    let mut tag = primary.to_ascii_lowercase();
+    for part in parts {
+        if part.is_empty() || part.len() > 8 || !part.chars().all(|c| c.is_ascii_alphanumeric()) {
+            return None;
+        }
+        tag.push('-');
+        match part.len() {
+            // A script: Hans, Latn.
+            4 if part.chars().all(|c| c.is_ascii_alphabetic()) => {
+                tag.push_str(&part[..1].to_ascii_uppercase());
+                tag.push_str(&part[1..].to_ascii_lowercase());
+            }
+            // A region: BR, 419.
+            2 | 3 => tag.push_str(&part.to_ascii_uppercase()),
+            _ => tag.push_str(&part.to_ascii_lowercase()),
+        }
+    }
+    Some(tag)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn language_tags_are_checked_and_cased() {
+        assert_eq!(language_tag("EN").as_deref(), Some("en"));
+        assert_eq!(language_tag("zh-hans").as_deref(), Some("zh-Hans"));
+        assert_eq!(language_tag("pt_br").as_deref(), Some("pt-BR"));
+        assert_eq!(language_tag("es-419").as_deref(), Some("es-419"));
+        assert_eq!(language_tag("auto"), None);
+        assert_eq!(language_tag("*"), None);
+        assert_eq!(language_tag("english language"), None);
+        assert_eq!(language_tag("e"), None);
+        assert_eq!(language_tag("en--US"), None);
+    }
+}

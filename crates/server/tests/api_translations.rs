@@ -1,0 +1,297 @@
+//! Translations (issue 37) over HTTP against a real server, on both engines, with a
+//! LibreTranslate stand-in on 127.0.0.1: "Translate" and its answer, the cache on
+//! `GET /items/{id}?translated=true`, the target language (given, the user's setting, the
+//! browser's), a subscription's "always translate", and the clear errors: translation off,
+//! a bad language, a budget spent, a provider failing, another user's item.
+
+use tidings_testkit::on_both_engines;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use crate::support::{TestApp, TestServer, assert_error, call};
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+
+/// A LibreTranslate stand-in: every text comes back with "[to]" before it (the title) or
+/// around its HTML, with a script the server must remove; `fail` answers 500 from the request
+/// of that number on (1-based; 0: never).
+async fn libretranslate(fail: usize) -> (String, Arc<AtomicUsize>) {
+    use axum::routing::post;
+    let count = Arc::new(AtomicUsize::new(0));
+    let seen = Arc::clone(&count);
+    let router = axum::Router::new().route(
+        "/translate",
+        post(move |axum::Json(body): axum::Json<Value>| {
+            let seen = Arc::clone(&seen);
+            async move {
+                let n = seen.fetch_add(1, Ordering::SeqCst) + 1;
+                if fail > 0 && n >= fail {
+                    return (
+                        axum::http::StatusCode::INTERNAL_SERVER_ERROR,
+                        axum::Json(json!({"error": "the model crashed"})),
+                    );
+                }
+                let target = body["target"].as_str().unwrap_or_default().to_owned();
+                let texts: Vec<Value> = body["q"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .enumerate()
+                    .map(|(i, q)| {
+                        let q = q.as_str().unwrap();
+                        if i == 0 {
+                            json!(format!("[{target}] {q}"))
+                        } else {
+                            json!(format!("<div>{q}</div><script>alert(1)</script>"))
+                        }
+                    })
+                    .collect();
+                (
+                    axum::http::StatusCode::OK,
+                    axum::Json(json!({"translatedText": texts,
+                                      "detectedLanguage": [{"confidence": 90, "language": "en"}]})),
+                )
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    (base, count)
+}
+
+fn worker(base: Option<&str>, user_budget: i64) -> tidings_worker::WorkerConfig {
+    use tidings_worker::translations::{TranslateProviderKind, TranslateSettings};
+    let translate = tidings_worker::TranslateConfig {
+        settings: base.map(|base| TranslateSettings {
+            kind: TranslateProviderKind::LibreTranslate,
+            base_url: base.parse().unwrap(),
+            api_key: None,
+            model: None,
+            timeout: Duration::from_secs(5),
+        }),
+        user_daily_budget: user_budget,
+        retry: tidings_worker::summaries::RetryPolicy {
+            tries: 2,
+            first_backoff: Duration::from_millis(20),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    tidings_worker::WorkerConfig {
+        translate,
+        ..tidings_worker::WorkerConfig::default()
+    }
+}
+
+/// Subscribes `client` to a feed of three English stories; the subscription and item ids.
+async fn subscribe(client: &reqwest::Client, app: &TestApp, site: &TestServer) -> (i64, Vec<i64>) {
+    let mut items = String::new();
+    for i in 0..3 {
+        items.push_str(&format!(
+            "<item><title>Story {i}</title><link>{0}/{i}</link><guid>g{i}</guid>\
+             <description>&lt;p&gt;The harbour town voted to restore its tidal mill, which last \
+             turned in 1950.&lt;/p&gt;</description></item>",
+            site.base
+        ));
+    }
+    site.serve(
+        "/feed.xml",
+        200,
+        "application/rss+xml",
+        format!(
+            "<?xml version=\"1.0\"?><rss version=\"2.0\"><channel><title>News</title>\
+             <link>{}/</link><language>en</language>{items}</channel></rss>",
+            site.base
+        ),
+    );
+    let (status, _, body) = call(
+        client,
+        Method::POST,
+        &app.url("/subscriptions"),
+        Some(json!({"url": site.url("/feed.xml")})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    assert_eq!(body["subscription"]["translate"], false);
+    let sub = body["subscription"]["id"].as_i64().unwrap();
+    let (_, _, body) = call(client, Method::GET, &app.url("/items?filter=all"), None).await;
+    let mut ids: Vec<i64> = body["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["id"].as_i64().unwrap())
+        .collect();
+    ids.sort();
+    (sub, ids)
+}
+
+async fn translate(
+    client: &reqwest::Client,
+    app: &TestApp,
+    id: i64,
+    body: Value,
+) -> (StatusCode, Value) {
+    let (status, _, body) = call(
+        client,
+        Method::POST,
+        &app.url(&format!("/items/{id}/translate")),
+        Some(body),
+    )
+    .await;
+    (status, body)
+}
+
+on_both_engines!(translate_an_item_and_read_it_back, |db| {
+    let (base, requests) = libretranslate(0).await;
+    let app = TestApp::start_with_worker(db, true, |_| {}, worker(Some(&base), 100)).await;
+    let site = TestServer::start_empty().await;
+    app.user("ann", false).await;
+    app.user("bob", false).await;
+    let ann = app.signed_in("ann").await;
+    let bob = app.signed_in("bob").await;
+    let (sub, ids) = subscribe(&ann, &app, &site).await;
+
+    let (status, body) = translate(&ann, &app, ids[0], json!({"to": "JA"})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["to"], "ja");
+    assert_eq!(body["from"], "en");
+    assert_eq!(body["provider"], "libretranslate");
+    let title = body["title"].as_str().unwrap();
+    assert!(title.starts_with("[ja] Story "), "{title}");
+    let content = body["content"].as_str().unwrap();
+    assert!(content.starts_with("<p>The harbour town"), "{content}");
+    assert!(!content.contains("script"), "sanitized again: {content}");
+    // Kept: asked again, no request; and on the item with translated=true.
+    let (status, again) = translate(&ann, &app, ids[0], json!({"to": "ja"})).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(again, body);
+    assert_eq!(requests.load(Ordering::SeqCst), 1);
+    let url = app.url(&format!("/items/{}?translated=true&to=ja", ids[0]));
+    let (status, _, item) = call(&ann, Method::GET, &url, None).await;
+    assert_eq!(status, StatusCode::OK, "{item}");
+    assert_eq!(item["translation"], body);
+    assert_eq!(item["item"]["title"].as_str().unwrap(), &title[5..]);
+    // Without translated=true, or into a language it has none in: no translation.
+    let (_, _, item) = call(
+        &ann,
+        Method::GET,
+        &app.url(&format!("/items/{}", ids[0])),
+        None,
+    )
+    .await;
+    assert!(item.get("translation").is_none(), "{item}");
+    let url = app.url(&format!("/items/{}?translated=true", ids[0]));
+    let (_, _, item) = call(&ann, Method::GET, &url, None).await;
+    assert!(item.get("translation").is_none(), "into en: {item}");
+
+    // The default target: the user's language setting.
+    let (status, _, _) = call(
+        &ann,
+        Method::PUT,
+        &app.url("/preferences"),
+        Some(json!({"language": "zh-Hans"})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, body) = translate(&ann, &app, ids[1], json!({})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["to"], "zh-Hans");
+
+    // Errors: a bad language, another user's item.
+    let (status, body) = translate(&ann, &app, ids[1], json!({"to": "not a language"})).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert_error(&body, "invalid_request", "validation");
+    let (status, body) = translate(&bob, &app, ids[1], json!({"to": "ja"})).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+    assert_error(&body, "not_found", "validation");
+    let url = app.url(&format!("/items/{}?translated=true&to=x y", ids[0]));
+    let (status, _, body) = call(&ann, Method::GET, &url, None).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert_error(&body, "invalid_request", "validation");
+
+    // "Always translate": into the user's language, or the one given; off again.
+    let sub_url = app.url(&format!("/subscriptions/{sub}"));
+    let (status, _, body) = call(
+        &ann,
+        Method::PATCH,
+        &sub_url,
+        Some(json!({"translate": true})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["subscription"]["translate"], true);
+    assert_eq!(body["subscription"]["translate_to"], "zh-Hans");
+    let (_, _, body) = call(
+        &ann,
+        Method::PATCH,
+        &sub_url,
+        Some(json!({"translate": true, "translate_to": "de"})),
+    )
+    .await;
+    assert_eq!(body["subscription"]["translate_to"], "de");
+    let (_, _, list) = call(&ann, Method::GET, &app.url("/subscriptions"), None).await;
+    assert_eq!(list["subscriptions"][0]["translate_to"], "de");
+    let (_, _, one) = call(&ann, Method::GET, &sub_url, None).await;
+    assert_eq!(one["subscription"]["translate"], true);
+    let (_, _, body) = call(
+        &ann,
+        Method::PATCH,
+        &sub_url,
+        Some(json!({"translate": false})),
+    )
+    .await;
+    assert_eq!(body["subscription"]["translate"], false);
+    assert!(body["subscription"]["translate_to"].is_null());
+});
+
+on_both_engines!(translation_errors_say_what_to_do, |db| {
+    // Off: 503 naming the setting.
+    let app = TestApp::start_with_worker(db, true, |_| {}, worker(None, 100)).await;
+    let site = TestServer::start_empty().await;
+    app.user("ann", false).await;
+    let ann = app.signed_in("ann").await;
+    let (_, ids) = subscribe(&ann, &app, &site).await;
+    let (status, body) = translate(&ann, &app, ids[0], json!({"to": "ja"})).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    assert_error(&body, "translation_off", "system");
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(message.contains("TIDINGS_TRANSLATE_PROVIDER"), "{message}");
+});
+
+on_both_engines!(budgets_and_failing_providers_answer_clearly, |db| {
+    // The provider fails from its third request on; the user may make four a day.
+    let (base, _) = libretranslate(3).await;
+    let app = TestApp::start_with_worker(db, true, |_| {}, worker(Some(&base), 4)).await;
+    let site = TestServer::start_empty().await;
+    app.user("ann", false).await;
+    let ann = app.signed_in("ann").await;
+    let (_, ids) = subscribe(&ann, &app, &site).await;
+    for id in &ids[..2] {
+        let (status, body) = translate(&ann, &app, *id, json!({"to": "ja"})).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+    // The third and fourth requests fail (500, then its retry): 502 saying what failed.
+    let (status, body) = translate(&ann, &app, ids[2], json!({"to": "ja"})).await;
+    assert_eq!(status, StatusCode::BAD_GATEWAY, "{body}");
+    assert_error(&body, "translation_provider_failed", "system");
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("libretranslate translation provider failed (HTTP 500)"),
+        "{message}"
+    );
+    // The budget is spent now: refused before any request, until the next UTC day.
+    let (status, _, body) = call(
+        &ann,
+        Method::POST,
+        &app.url(&format!("/items/{}/translate", ids[2])),
+        Some(json!({"to": "ja"})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{body}");
+    assert_error(&body, "translation_budget_spent", "limit");
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(message.contains("daily budget of 4"), "{message}");
+});
