@@ -98,6 +98,7 @@ pub const ASSETS: &[Asset] = &[
     asset!("summary.js", JS),
     asset!("offline.js", JS),
     asset!("habits.js", JS),
+    asset!("translate.js", JS),
 ];
 
 /// One language of the UI: its message catalog, `crates/server/ui/i18n/{code}.json`.
@@ -383,8 +384,12 @@ pub const FIRST_SCREEN_BUDGET: usize = 48 * 1024;
 /// opened item. Raised to 110 KiB for newsletters by email (issue 36): the receiving addresses
 /// in Settings (settings.js, 0.7 KB, its copy code now shared with the API keys'), the opened
 /// newsletter's Unsubscribe (habits.js, 0.4 KB) and their words (0.3 KB), all loaded on
-/// demand; the first screen is unchanged.
-pub const COMPRESSED_BUDGET: usize = 110 * 1024;
+/// demand; the first screen is unchanged. Raised to 111 KiB, the least that holds it, for
+/// translation (issue 37: 1.4 KB gzipped in all): "Translate" and the toggle between original
+/// and translation on an opened item (translate.js, 1.1 KB, loaded only with an opened item
+/// in another language on a server that translates), its test in item-open.js, the feed
+/// setting in settings.js and their words; the first screen's own budget is unchanged.
+pub const COMPRESSED_BUDGET: usize = 111 * 1024;
 
 /// The UI's routes: the shell at every view path and the assets under `/ui/`.
 pub fn router() -> Router<AppState> {

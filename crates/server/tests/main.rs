@@ -55,5 +55,6 @@ mod ui_newsletters;
 mod ui_offline;
 mod ui_rules;
 mod ui_second_factors;
+mod ui_translations;
 mod usernames;
 mod websub;

@@ -8,7 +8,7 @@ import { h, icon, replace } from './dom.js';
 import { showError } from './dialogs.js';
 import { later } from './lazy.js';
 import { queueRead } from './reads.js';
-import { t } from './i18n.js';
+import { language, t } from './i18n.js';
 
 /** How long an item stays open before its related items are asked for, in milliseconds. */
 const RELATED_AFTER_MS = 700;
@@ -219,5 +219,13 @@ export const openedItem = {
       item.author ? h('span', { class: 'item-author' }, t('item.by', { author: item.author })) : null);
     replace(body, media, summaryBlock(item), content, actions, relatedSection(item.id));
     later('habits', (retry) => import('./habits.js' + retry)).then((m) => m.decorate(this, item, body)).catch(() => {});
+    if (this.translatable(item)) later('translate', (retry) => import('./translate.js' + retry)).then((m) => m.decorate(item, body)).catch(() => {});
+  },
+
+  /** Whether to offer "Translate" (issue 37): the server translates, and the item's language is not the reader's. */
+  translatable(item) {
+    const known = item.translatable !== undefined ? item : this.detailCache.get(item.id);
+    const primary = (tag) => (tag || '').split('-')[0];
+    return !!(known && known.translatable) && !!item.language && primary(item.language) !== primary(language());
   },
 };

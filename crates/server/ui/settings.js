@@ -13,7 +13,7 @@ import { identitiesSection, passwordSwitch } from './identities.js';
 import { notificationSections } from './notifications.js';
 import { readerImportSection } from './reader-import.js';
 import { ruleSections } from './rules.js';
-import { LANGUAGES, formatNumber, has, t, tParts } from './i18n.js';
+import { LANGUAGES, formatNumber, has, language, t, tParts } from './i18n.js';
 
 function pageHeader(title, ...extra) {
   return h('div', { class: 'list-header' },
@@ -670,6 +670,7 @@ export async function renderFeedSettings(root, feedId) {
   const interval = h('select', { id: 'feed-interval' }, INTERVALS.map((m) => h('option', { value: m, selected: m === sub.interval_minutes }, intervalLabel(m))));
   const fullText = h('select', { id: 'feed-full-text' }, FULL_TEXT_MODES.map(([mode, label]) => h('option', { value: mode, selected: mode === sub.full_text }, t(label))));
   const summarize = h('input', { type: 'checkbox', id: 'feed-summarize', checked: !!sub.summarize });
+  const translate = h('input', { type: 'checkbox', id: 'feed-translate', checked: !!sub.translate });
   const duplicates = h('select', { id: 'feed-duplicates' }, ['merge', 'prefer', 'never'].map((mode) => h('option', { value: mode, selected: mode === (sub.duplicates || 'merge') }, t('feedpage.duplicates.' + mode))));
   const status = h('div', { 'aria-live': 'polite' });
   const form = h('form', { class: 'form narrow' },
@@ -681,12 +682,15 @@ export async function renderFeedSettings(root, feedId) {
     h('p', { class: 'hint' }, t('feedpage.full_hint')),
     h('div', { class: 'check-row' }, summarize, h('label', { for: 'feed-summarize' }, t('feedpage.summarize'))),
     h('p', { class: 'hint' }, t('feedpage.summarize_hint')),
+    h('div', { class: 'check-row' }, translate, h('label', { for: 'feed-translate' }, t('translate.feed'))),
+    h('p', { class: 'hint' }, t('translate.feed_hint')),
     h('label', { for: 'feed-duplicates' }, t('feedpage.duplicates')), duplicates,
     h('p', { class: 'hint' }, t('feedpage.duplicates_hint')),
     status,
     h('button', { type: 'submit', class: 'button primary' }, t('common.save')));
   onSubmit(form, status, async () => {
-    const changes = { title: title.value.trim() || null, interval_minutes: Number(interval.value), full_text: fullText.value, summarize: summarize.checked, duplicates: duplicates.value };
+    const changes = { title: title.value.trim() || null, interval_minutes: Number(interval.value), full_text: fullText.value, summarize: summarize.checked, duplicates: duplicates.value, translate: translate.checked };
+    if (translate.checked) changes.translate_to = sub.translate_to || language();
     if (app.groups.length) changes.group_id = Number(group.value);
     await api('PATCH', '/subscriptions/' + sub.id, changes);
     await app.reloadFeeds();
