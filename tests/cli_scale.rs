@@ -193,9 +193,12 @@ async fn a_worker_killed_mid_run_loses_nothing_on_postgres() {
     let leased = |command: &mut std::process::Command| {
         command
             .env("TIDINGS_WORKER_CONCURRENCY", "50")
-            .env("TIDINGS_WORKER_LEASE_SECONDS", "10")
-            .env("TIDINGS_FETCH_TIMEOUT_SECONDS", "8")
-            .env("TIDINGS_FETCH_FIRST_BYTE_TIMEOUT_SECONDS", "8")
+            // The slow feeds must still be in flight when the worker is killed: on a busy
+            // machine recording the fast ones took longer than a short fetch timeout, which
+            // then gave the slow feeds back before the kill.
+            .env("TIDINGS_WORKER_LEASE_SECONDS", "30")
+            .env("TIDINGS_FETCH_TIMEOUT_SECONDS", "25")
+            .env("TIDINGS_FETCH_FIRST_BYTE_TIMEOUT_SECONDS", "25")
             .arg("worker");
     };
     let mut first = worker_command(dir.path(), &url);

@@ -868,9 +868,14 @@ impl Faults {
     }
 }
 
+/// The longest a drain lasts, progress or not.
+const DRAIN_LIMIT: Duration = Duration::from_secs(600);
+
 /// The drain: no new items; every feed still behind is made due until the stores hold what
-/// was published (a killed worker's feeds come back after the lease), or the lease and two
-/// minutes have passed.
+/// was published (a killed worker's feeds come back after the lease), or nothing more was
+/// stored for the lease and two minutes, or ten minutes have passed. The limit follows
+/// progress, not the clock: on a machine at load 15-28 the workers were still storing
+/// (slow, not losing) when a fixed 140 s ended the drain.
 async fn drain(
     args: &SoakArgs,
     world: &World,
@@ -885,13 +890,18 @@ async fn drain(
     outln!(
         "{load_ended:6.1} s  load stopped; the feed server published {published} items; draining"
     );
-    let drain_limit = Duration::from_secs(args.lease_seconds + 120);
+    let stall_limit = Duration::from_secs(args.lease_seconds + 120);
     let drain_started = Instant::now();
+    let mut last_progress = Instant::now();
     let mut stored = 0;
-    while drain_started.elapsed() < drain_limit {
+    while last_progress.elapsed() < stall_limit && drain_started.elapsed() < DRAIN_LIMIT {
         // Only the feeds still behind are made due (again), so the workers' queue empties.
         let behind = feeds_behind(store, farm, &world.feed_ids).await?;
-        stored = published - behind.iter().map(|(_, missing)| missing).sum::<u64>();
+        let now_stored = published - behind.iter().map(|(_, missing)| missing).sum::<u64>();
+        if now_stored > stored {
+            last_progress = Instant::now();
+        }
+        stored = now_stored;
         if behind.is_empty() {
             break;
         }

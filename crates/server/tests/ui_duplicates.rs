@@ -187,7 +187,16 @@ async fn phase_listed_once(b: &Browser, app: &TestApp, c: &Copies) {
         ))
         .await;
     assert_eq!(also, Value::String(" · also in The Paper".into()));
-    // Counted once in the sidebar: two in The Wire, none in The Paper.
+    // Counted once in the sidebar: two in The Wire, none in The Paper. The counts come after
+    // the list on a busy machine: wait for the sidebar's, then compare.
+    b.wait_for(
+        "the sidebar's counts",
+        &format!(
+            "(document.querySelector('[data-count=\"s{wire_sub}\"]') || {{}}).textContent > '' \
+             && document.querySelector('[data-count=\"s{paper_sub}\"]') !== null"
+        ),
+    )
+    .await;
     let counts = format!(
         "[document.querySelector('[data-count=\"s{wire_sub}\"]').textContent, \
           document.querySelector('[data-count=\"s{paper_sub}\"]').hidden]"
