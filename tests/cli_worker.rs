@@ -896,12 +896,74 @@ async fn bad_summary_settings_stop_the_start_with_their_name() {
             "TIDINGS_SUMMARY_TIMEOUT_SECONDS",
         ),
     ] {
-        let mut command = tidings(dir.path(), &url);
-        command.arg("worker").envs(settings.clone());
-        let output = run(&mut command).await;
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert_eq!(output.status.code(), Some(2), "{settings:?}: {stderr}");
-        assert!(stderr.contains(variable), "{settings:?}: {stderr}");
-        assert!(!stderr.contains("sk-secret-value"), "{stderr}");
+        refused_with_its_name(dir.path(), &url, &settings, variable).await;
     }
+}
+
+/// Translation (issue 37): a provider without what it needs, or a value out of range, stops
+/// the start with the variable's name (exit 2); the API key's value is never printed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_translation_settings_stop_the_start_with_their_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("t.db").display());
+    store_at(&url).await.close().await;
+    for (settings, variable) in [
+        (
+            vec![("TIDINGS_TRANSLATE_PROVIDER", "google")],
+            "TIDINGS_TRANSLATE_PROVIDER",
+        ),
+        (
+            vec![("TIDINGS_TRANSLATE_PROVIDER", "libretranslate")],
+            "TIDINGS_TRANSLATE_BASE_URL",
+        ),
+        (
+            vec![("TIDINGS_TRANSLATE_PROVIDER", "deepl")],
+            "TIDINGS_TRANSLATE_API_KEY",
+        ),
+        (
+            vec![
+                ("TIDINGS_TRANSLATE_PROVIDER", "anthropic"),
+                ("TIDINGS_TRANSLATE_API_KEY", "sk-secret-value"),
+            ],
+            "TIDINGS_TRANSLATE_MODEL",
+        ),
+        (
+            vec![
+                ("TIDINGS_TRANSLATE_PROVIDER", "openai"),
+                ("TIDINGS_TRANSLATE_BASE_URL", "ftp://models.example"),
+                ("TIDINGS_TRANSLATE_MODEL", "m"),
+            ],
+            "TIDINGS_TRANSLATE_BASE_URL",
+        ),
+        (
+            vec![("TIDINGS_TRANSLATE_USER_DAILY_BUDGET", "-1")],
+            "TIDINGS_TRANSLATE_USER_DAILY_BUDGET",
+        ),
+        (
+            vec![("TIDINGS_TRANSLATE_PARALLELISM", "65")],
+            "TIDINGS_TRANSLATE_PARALLELISM",
+        ),
+        (
+            vec![("TIDINGS_TRANSLATE_TIMEOUT_SECONDS", "0")],
+            "TIDINGS_TRANSLATE_TIMEOUT_SECONDS",
+        ),
+    ] {
+        refused_with_its_name(dir.path(), &url, &settings, variable).await;
+    }
+}
+
+/// `tidings worker` with `settings` exits 2 naming `variable`, never printing the test key.
+async fn refused_with_its_name(
+    dir: &std::path::Path,
+    url: &str,
+    settings: &[(&str, &str)],
+    variable: &str,
+) {
+    let mut command = tidings(dir, url);
+    command.arg("worker").envs(settings.iter().copied());
+    let output = run(&mut command).await;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{settings:?}: {stderr}");
+    assert!(stderr.contains(variable), "{settings:?}: {stderr}");
+    assert!(!stderr.contains("sk-secret-value"), "{stderr}");
 }

@@ -248,15 +248,15 @@ on_both_engines!(translate_an_item_and_read_it_back, |db| {
 });
 
 on_both_engines!(translation_errors_say_what_to_do, |db| {
-    // Off: 503 naming the setting.
+    // Off: 409 naming the setting.
     let app = TestApp::start_with_worker(db, true, |_| {}, worker(None, 100)).await;
     let site = TestServer::start_empty().await;
     app.user("ann", false).await;
     let ann = app.signed_in("ann").await;
     let (_, ids) = subscribe(&ann, &app, &site).await;
     let (status, body) = translate(&ann, &app, ids[0], json!({"to": "ja"})).await;
-    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
-    assert_error(&body, "translation_off", "system");
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    assert_error(&body, "translation_off", "validation");
     let message = body["error"]["message"].as_str().unwrap();
     assert!(message.contains("TIDINGS_TRANSLATE_PROVIDER"), "{message}");
 });

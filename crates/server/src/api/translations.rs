@@ -46,8 +46,9 @@ pub struct TranslateRequest {
         (status = 200, description = "The translation", body = TranslationView),
         (status = 400, description = "Not a language tag (`invalid_request`), or the item has nothing to translate or the provider refused it (`translation_failed`)", body = ErrorBody),
         (status = 404, description = "No such item among the user's subscriptions", body = ErrorBody),
+        (status = 409, description = "Translation is off on this server (`translation_off`): the message names the setting", body = ErrorBody),
         (status = 502, description = "The provider failed or could not be reached, after retries (`translation_provider_failed`)", body = ErrorBody),
-        (status = 503, description = "Translation is off on this server (`translation_off`), the provider's circuit breaker is open or the provider is slow (`translation_pending`: ask again shortly), or the database is unreachable (`database_unavailable`); try again after Retry-After seconds when given", body = ErrorBody,
+        (status = 503, description = "The provider's circuit breaker is open or the provider is slow (`translation_pending`: ask again shortly), or the database is unreachable (`database_unavailable`); try again after Retry-After seconds when given", body = ErrorBody,
             headers(("Retry-After" = i64, description = "Seconds to wait before asking again"))),
     ))]
 async fn translate_item(
@@ -75,10 +76,12 @@ async fn translate_item(
 fn translate_error(error: TranslateError) -> ApiError {
     let message = tidings_text_capitalized(&error.to_string());
     match error {
+        // A 409 like newsletters' `mail_off`: the server's settings, not the request or a
+        // failure, keep it from translating.
         TranslateError::Off => ApiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
+            StatusCode::CONFLICT,
             "translation_off",
-            ErrorCategory::System,
+            ErrorCategory::Validation,
             format!("{message}."),
             "Ask the administrator to set TIDINGS_TRANSLATE_PROVIDER (and its base URL, key \
              or model) and restart the server.",
