@@ -341,6 +341,7 @@ fn valid_body(path: &str, method: &Method) -> Option<Value> {
         ("PATCH", p) if p.starts_with("/api/v1/rules/") => Some(json!({"name": "Mine now"})),
         ("PATCH", p) if p.starts_with("/api/v1/me/passkeys/") => Some(json!({"name": "Mine now"})),
         ("PUT", p) if p.ends_with("/state") => Some(json!({"is_read": true, "is_starred": true})),
+        ("POST", p) if p.ends_with("/translate") => Some(json!({"to": "en"})),
         ("PUT", p) if p.ends_with("/scraper") => {
             Some(json!({"scraper": {"kind": "html", "item_selector": ".post"}}))
         }
