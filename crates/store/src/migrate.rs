@@ -500,6 +500,13 @@ pub const MIGRATIONS: &[Migration] = &[
         postgres: include_str!("../migrations/postgres/0048_translations.sql"),
         data: None,
     },
+    Migration {
+        version: 49,
+        name: "rule_outcome_rows",
+        sqlite: include_str!("../migrations/sqlite/0049_rule_outcome_rows.sql"),
+        postgres: include_str!("../migrations/postgres/0049_rule_outcome_rows.sql"),
+        data: None,
+    },
 ];
 
 /// An arbitrary constant naming tidings' migration lock among PostgreSQL advisory locks.
