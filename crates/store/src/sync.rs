@@ -293,8 +293,12 @@ impl Conditions {
             SyncIds::Items => "i.id",
             SyncIds::Arrival => "u.item_id",
         };
+        // As `reading::NOT_DUPLICATE`: whether the user has any copy at all is asked once per
+        // statement, so that a user without copies pays no look-up per row.
         let not_duplicate = format!(
-            "NOT EXISTS (SELECT 1 FROM user_duplicates d WHERE d.user_id = $1 AND d.item_id = {item})"
+            "(NOT EXISTS (SELECT 1 FROM user_duplicates d0 WHERE d0.user_id = $1) \
+              OR NOT EXISTS (SELECT 1 FROM user_duplicates d \
+                             WHERE d.user_id = $1 AND d.item_id = {item}))"
         );
         match query.collapse {
             Some(true) => self.sql.push(not_duplicate),
