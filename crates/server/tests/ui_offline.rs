@@ -25,6 +25,10 @@ use tokio::task::JoinHandle;
 use crate::browser::{Browser, skip_without_browser};
 use crate::support::{PNG_1X1, TestApp, TestServer};
 
+/// How long the service worker may take to install (it fetches the shell and every file of
+/// the build first): at load 14 it once took longer than the usual 15 s.
+const WORKER_INSTALLED: Duration = Duration::from_secs(60);
+
 /// A TCP gate in front of the server: open, it passes connections through; cut, it drops
 /// the ones it carries and every new one, so the browser meets a network that is gone.
 struct Gate {
@@ -170,9 +174,10 @@ async fn offline_round_trip(db: &TestDb) {
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     assert_eq!(kept_items(&b).await, 12, "the unread stories are kept");
-    b.wait_for(
+    b.wait_for_within(
         "the service worker controls the page",
         "navigator.serviceWorker.controller !== null",
+        WORKER_INSTALLED,
     )
     .await;
     let installable = b
@@ -391,9 +396,10 @@ async fn offline_images(db: &TestDb) {
     assert_eq!(site.hits("/p3-2x.png") + site.hits("/p2-2x.png"), 0);
     // Only a page the service worker controls opens without the network: on a busy machine
     // the images can be kept (by the page) before the worker has installed the shell.
-    b.wait_for(
+    b.wait_for_within(
         "the service worker controls the page",
         "navigator.serviceWorker.controller !== null",
+        WORKER_INSTALLED,
     )
     .await;
 
