@@ -25,13 +25,19 @@ pub(crate) const IS_READ: &str =
 pub(crate) const NOT_HIDDEN: &str = "NOT COALESCE(st.is_hidden, FALSE)";
 
 /// The SQL leaving out, for user `$1`, the copies of a story shown through another copy
-/// (item `i`; duplicates across feeds, see `duplicates`): a collapsed listing's condition.
-/// Its first half, which does not depend on the row, is worked out once per statement (an
-/// init plan on PostgreSQL, a cached subquery on SQLite): a user without copies, most of
-/// them, then pays no look-up per row. On PostgreSQL the per-row look-up cost a page of
-/// 1,000 sync ids about as much as reading the page (0.38 of 0.50 ms in `EXPLAIN ANALYZE`).
-pub(crate) const NOT_DUPLICATE: &str = "(NOT EXISTS (SELECT 1 FROM user_duplicates d0 WHERE d0.user_id = $1) \
-      OR NOT EXISTS (SELECT 1 FROM user_duplicates d WHERE d.user_id = $1 AND d.item_id = i.id))";
+/// (the item whose id is the column `item`; duplicates across feeds, see `duplicates`): a
+/// collapsed listing's condition, for the web UI's listings and the sync APIs alike. Its first
+/// half, which does not depend on the row, is worked out once per statement (an init plan on
+/// PostgreSQL, a cached subquery on SQLite): a user without copies, most of them, then pays no
+/// look-up per row. On PostgreSQL the per-row look-up cost a page of 1,000 sync ids about as
+/// much as reading the page (0.38 of 0.50 ms in `EXPLAIN ANALYZE`).
+pub(crate) fn not_duplicate(item: &str) -> String {
+    format!(
+        "(NOT EXISTS (SELECT 1 FROM user_duplicates d0 WHERE d0.user_id = $1) \
+          OR NOT EXISTS (SELECT 1 FROM user_duplicates d \
+                         WHERE d.user_id = $1 AND d.item_id = {item}))"
+    )
+}
 
 /// Which items a listing shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -519,7 +525,7 @@ impl Store {
                 listing.push("s.feed_id = i.feed_id AND s.user_id = $1".into());
                 listing.push(NOT_HIDDEN.into());
                 if query.collapse {
-                    listing.push(NOT_DUPLICATE.into());
+                    listing.push(not_duplicate("i.id"));
                 }
                 listing.common(query);
                 let sql = listing.sql(FROM_ITEMS, query.order, fetch);
@@ -586,7 +592,7 @@ impl Store {
         }
         above.push(format!("NOT {IS_READ}"));
         if query.collapse {
-            above.push(NOT_DUPLICATE.into());
+            above.push(not_duplicate("i.id"));
         }
         above.common(query);
         let sql = above.sql(FROM_ITEMS, query.order, fetch);
@@ -598,7 +604,7 @@ impl Store {
              AND s.read_before IS NOT NULL AND i.published_at <= s.read_before"
         ));
         if query.collapse {
-            under.push(NOT_DUPLICATE.into());
+            under.push(not_duplicate("i.id"));
         }
         under.common(query);
         let sql = under.sql(FROM_STATES, query.order, fetch);

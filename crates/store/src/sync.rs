@@ -7,7 +7,7 @@
 //! Items come back whole, content included, because these clients store them.
 
 use crate::items::{decode_item, item_from_row};
-use crate::reading::{IS_READ, NOT_HIDDEN};
+use crate::reading::{IS_READ, NOT_HIDDEN, not_duplicate};
 use crate::{Item, Result, Store, StoreError, in_tx, row_decoder, unix_now, with_db};
 
 /// The most ids one [`SyncQuery::ids`] may name.
@@ -293,13 +293,7 @@ impl Conditions {
             SyncIds::Items => "i.id",
             SyncIds::Arrival => "u.item_id",
         };
-        // As `reading::NOT_DUPLICATE`: whether the user has any copy at all is asked once per
-        // statement, so that a user without copies pays no look-up per row.
-        let not_duplicate = format!(
-            "(NOT EXISTS (SELECT 1 FROM user_duplicates d0 WHERE d0.user_id = $1) \
-              OR NOT EXISTS (SELECT 1 FROM user_duplicates d \
-                             WHERE d.user_id = $1 AND d.item_id = {item}))"
-        );
+        let not_duplicate = not_duplicate(item);
         match query.collapse {
             Some(true) => self.sql.push(not_duplicate),
             Some(false) => {}
