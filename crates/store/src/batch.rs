@@ -19,30 +19,12 @@ pub(crate) fn batches(mut n: usize) -> Vec<usize> {
     sizes
 }
 
-/// How an engine's SQL names its bound values, told by the connection a statement runs on.
-/// PostgreSQL takes numbered ones only (`$1`). SQLite is given anonymous ones (`?`): it finds
-/// a `$N` by its name, searching the statement's names one by one, when it prepares the
-/// statement and again when sqlx binds each value, so that a statement of 400 rows of 6
-/// values spent more on its names than on its writes. (Rules' own writes bind whole arrays
-/// instead, see `rules::OutcomeWrites`; duplicate clustering's still use these.)
-pub(crate) trait BindStyle {
-    /// Whether bound values are named `$1`, `$2`… rather than `?`.
-    const NUMBERED: bool;
-}
-
-impl BindStyle for sqlx::SqliteConnection {
-    const NUMBERED: bool = false;
-}
-
-impl BindStyle for sqlx::PgConnection {
-    const NUMBERED: bool = true;
-}
-
-/// Whether `connection`'s engine wants numbered placeholders (see [`BindStyle`]).
-pub(crate) fn numbered<C: BindStyle>(_connection: &C) -> bool {
-    C::NUMBERED
-}
-
+/// Why SQLite's statements here get anonymous placeholders (`?`) while PostgreSQL's are
+/// numbered (`$1`): SQLite finds a `$N` by its name, searching the statement's names one by one,
+/// when it prepares the statement and again when sqlx binds each value, so that a statement of
+/// 400 rows of 6 values spent more on its names than on its writes. (Rules' and duplicate
+/// clustering's own writes bind whole arrays instead, see `rules::OutcomeWrites` and
+/// `cluster_statements::ClusterStatements`.)
 /// `n` rows of `width` placeholders for the bound values from the `first`th (counted from 1)
 /// on: `($1, $2), ($3, $4)` when `numbered`, else `(?, ?), (?, ?)`, bound in the same order.
 pub(crate) fn placeholder_rows(numbered: bool, first: usize, n: usize, width: usize) -> String {

@@ -26,6 +26,9 @@ use tidings_cluster::{
     Fingerprint, KeyKind, LookupKey, Story, Verdict, same_story, story_keys, worth_comparing,
 };
 
+use crate::cluster_statements::{
+    ArrivingCopyRow, CandidateRow, ClusterStatements, HitRow, ShownRow,
+};
 use crate::{Result, Store, with_db};
 
 /// How far apart two copies' dates may be, and how long an item keeps its lookup keys: copies
@@ -117,28 +120,7 @@ impl Arrival {
 
 /// A stored item sharing a key with an arriving one, as the key look-up reads it: the key,
 /// the item, its cluster and its date.
-pub(crate) type Hit = (i64, i64, Option<i64>, i64);
-
-/// The key look-up of [`Hit`]s: the items of other feeds than `$1` under some keys (the list
-/// is appended). Items of the arriving items' own feed are never merged with them, and a feed's
-/// own boilerplate would otherwise make each of its items a candidate for the next.
-pub(crate) const HITS_SQL: &str = "SELECT k.key, k.item_id, i.cluster_id, i.published_at
-     FROM item_story_keys k JOIN items i ON i.id = k.item_id
-     WHERE i.feed_id <> $1 AND k.key IN ";
-
-/// A stored item an arriving one may be a copy of, as read from `items`.
-pub(crate) type CandidateRow = (
-    i64,
-    Option<i64>,
-    Option<String>,
-    Option<String>,
-    Option<String>,
-    Option<String>,
-    Option<String>,
-);
-
-/// The columns of a [`CandidateRow`].
-pub(crate) const CANDIDATE_COLUMNS: &str = "id, cluster_id, url, guid, title, content, summary";
+pub(crate) type Hit = HitRow;
 
 /// A stored item read for comparing.
 pub(crate) struct Candidate {
@@ -324,30 +306,8 @@ pub(crate) fn placeholder_list(numbered: bool, first: usize, n: usize) -> String
 
 /// One subscriber's view of an arriving copy: the user, the arriving copy's subscription
 /// choice, a copy they already see, its subscription's choice, whether they read it, how they
-/// read clusters, and the copy's date.
+/// read clusters, and the copy's date (an [`ArrivingCopyRow`] without its arriving copy).
 pub(crate) type SubscriberCopy = (i64, String, i64, String, bool, String, i64);
-
-/// Per subscriber of an arriving copy (`$2`, of feed `$3`, in cluster `$1`), the copies they
-/// already see from other feeds, oldest first: not hidden for them, not themselves shown
-/// through another, neither subscription set to never merge, and the arriving copy not
-/// hidden for them either.
-pub(crate) const SUBSCRIBER_COPIES_SQL: &str =
-    "SELECT s.user_id, s.duplicates, o.id, so.duplicates,
-            COALESCE(st.is_read, so.read_before IS NOT NULL AND o.published_at <= so.read_before),
-            COALESCE((SELECT p.duplicates_read FROM user_preferences p
-                      WHERE p.user_id = s.user_id), 'cluster'),
-            o.published_at
-     FROM subscriptions s
-     JOIN items o ON o.cluster_id = $1 AND o.id <> $2 AND o.feed_id <> $3
-     JOIN subscriptions so ON so.feed_id = o.feed_id AND so.user_id = s.user_id
-     LEFT JOIN item_states st ON st.user_id = s.user_id AND st.item_id = o.id
-     WHERE s.feed_id = $3 AND s.duplicates <> 'never' AND so.duplicates <> 'never'
-       AND NOT COALESCE(st.is_hidden, FALSE)
-       AND NOT EXISTS (SELECT 1 FROM user_duplicates d
-                       WHERE d.user_id = s.user_id AND d.item_id = o.id)
-       AND NOT EXISTS (SELECT 1 FROM item_states h
-                       WHERE h.user_id = s.user_id AND h.item_id = $2 AND h.is_hidden)
-     ORDER BY s.user_id, o.published_at, o.id";
 
 /// What to write for one subscriber of an arriving copy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -414,8 +374,28 @@ pub(crate) fn decide_shown(
 macro_rules! cluster_new_items_on {
     ($tx:expr, $store:expr, $feed_id:expr, $new:expr, $now:expr) => {
         if $store.clusters_on().await {
+            let now: i64 = $now;
+            let arriving: Vec<$crate::duplicates::Arriving<'_>> = $new
+                .iter()
+                .map(|(id, write)| {
+                    let item = write.prepared.item;
+                    $crate::duplicates::Arriving {
+                        id: *id,
+                        story: tidings_cluster::Story {
+                            link: item.url.as_deref(),
+                            canonical: None,
+                            guid: item.guid.as_deref(),
+                            title: item.title.as_deref(),
+                            text: Some(write.text.body.as_str()),
+                            vector: None,
+                        },
+                        tokens: write.text.body_tokens.inline(),
+                        published_at: item.published.unwrap_or(now),
+                    }
+                })
+                .collect();
             let common = &$store.common_story_keys;
-            $crate::duplicates::cluster_items_on!($tx, common, $feed_id, $new, $now)
+            $crate::duplicates::cluster_items(&mut *$tx, common, $feed_id, &arriving, now).await?
         } else {
             0
         }
@@ -423,173 +403,139 @@ macro_rules! cluster_new_items_on {
 }
 pub(crate) use cluster_new_items_on;
 
-/// [`cluster_new_items_on`]'s work.
-macro_rules! cluster_items_on {
-    ($tx:expr, $common:expr, $feed_id:expr, $new:expr, $now:expr) => {{
-        let (feed_id, now): (i64, i64) = ($feed_id, $now);
-        /// The story of a new item, as its search index row read it.
-        fn story_of<'w>(write: &'w ItemWrite<'_>) -> tidings_cluster::Story<'w> {
-            let item = write.prepared.item;
-            tidings_cluster::Story {
-                link: item.url.as_deref(),
-                canonical: None,
-                guid: item.guid.as_deref(),
-                title: item.title.as_deref(),
-                text: Some(write.text.body.as_str()),
-                vector: None,
-            }
-        }
-        // Phase 1: the arriving items' keys, from the index's tokens.
-        let arrivals: Vec<$crate::duplicates::Arrival> = $new
-            .iter()
-            .enumerate()
-            .filter_map(|(at, (id, write))| {
-                let published_at = write.prepared.item.published.unwrap_or(now);
-                let tokens = write.text.body_tokens.inline();
-                let story = story_of(write);
-                $crate::duplicates::Arrival::new((*id, at), published_at, &story, tokens, now)
-            })
-            .collect();
-        let numbered = $crate::batch::numbered(&*$tx);
-        let mut keys: Vec<i64> = arrivals
-            .iter()
-            .flat_map(|a| a.keys.iter().map(|k| k.value))
-            .collect();
-        keys.sort_unstable();
-        keys.dedup();
-        $crate::duplicates::drop_common(&mut keys, $common);
-        // Phase 2: the stored items of other feeds sharing a key with an arriving one.
-        let mut hits: Vec<$crate::duplicates::Hit> = Vec::new();
-        for chunk in keys.chunks($crate::duplicates::KEY_BATCH) {
-            let sql = format!(
-                "{}{}",
-                $crate::duplicates::HITS_SQL.replace("$1", if numbered { "$1" } else { "?" }),
-                $crate::duplicates::placeholder_list(numbered, 2, chunk.len())
-            );
-            let mut query = sqlx::query_as::<_, $crate::duplicates::Hit>(sqlx::AssertSqlSafe(sql))
-                .bind(feed_id);
-            for key in chunk {
-                query = query.bind(*key);
-            }
-            hits.extend(query.fetch_all(&mut *$tx).await?);
-        }
-        $crate::duplicates::learn_common(&mut hits, $common);
-        let ranked = $crate::duplicates::ranked_candidates(&arrivals, &hits);
-        // Phase 3: those worth it, and the arriving items that have some, read and compared.
-        let mut wanted: Vec<i64> = ranked.iter().flatten().copied().collect();
-        wanted.sort_unstable();
-        wanted.dedup();
-        let mut candidates = std::collections::HashMap::new();
-        for chunk in wanted.chunks($crate::duplicates::KEY_BATCH) {
-            let sql = format!(
-                "SELECT {} FROM items WHERE id IN {}",
-                $crate::duplicates::CANDIDATE_COLUMNS,
-                $crate::duplicates::placeholder_list(numbered, 1, chunk.len())
-            );
-            let mut query =
-                sqlx::query_as::<_, $crate::duplicates::CandidateRow>(sqlx::AssertSqlSafe(sql));
-            for id in chunk {
-                query = query.bind(*id);
-            }
-            for row in query.fetch_all(&mut *$tx).await? {
-                let (id, candidate) = $crate::duplicates::candidate(row);
-                candidates.insert(id, candidate);
-            }
-        }
-        let read: Vec<Option<tidings_cluster::Fingerprint>> = arrivals
-            .iter()
-            .zip(&ranked)
-            .map(|(arrival, ids)| {
-                (!ids.is_empty())
-                    .then(|| tidings_cluster::Fingerprint::new(&story_of($new[arrival.at].1)))
-            })
-            .collect();
-        let joins = $crate::duplicates::decide_joins(&arrivals, &read, &ranked, &candidates);
-        // Phase 4: the clusters, and the arriving items' keys for those that come later.
-        for join in &joins {
-            if let Some(first) = join.starts {
-                sqlx::query(
-                    "UPDATE items SET cluster_id = $1 WHERE id = $1 AND cluster_id IS NULL",
-                )
-                .bind(first)
-                .execute(&mut *$tx)
-                .await?;
-            }
-            sqlx::query("UPDATE items SET cluster_id = $1 WHERE id = $2")
-                .bind(join.cluster_id)
-                .bind(join.item_id)
-                .execute(&mut *$tx)
-                .await?;
-        }
-        let rows = $crate::duplicates::keys_to_store(&arrivals, &joins, &hits, $common);
-        for chunk in rows.chunks($crate::duplicates::KEY_BATCH / 2) {
-            let sql = format!(
-                "INSERT INTO item_story_keys (key, item_id) VALUES {} ON CONFLICT DO NOTHING",
-                $crate::batch::placeholder_rows(numbered, 1, chunk.len(), 2)
-            );
-            let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
-            for (key, item) in chunk {
-                query = query.bind(*key).bind(*item);
-            }
-            query.execute(&mut *$tx).await?;
-        }
-        // Phase 5: each subscriber's shown copy.
-        for join in &joins {
-            let rows: Vec<$crate::duplicates::SubscriberCopy> =
-                sqlx::query_as($crate::duplicates::SUBSCRIBER_COPIES_SQL)
-                    .bind(join.cluster_id)
-                    .bind(join.item_id)
-                    .bind(feed_id)
-                    .fetch_all(&mut *$tx)
-                    .await?;
-            for shown in $crate::duplicates::decide_shown((join.item_id, join.published_at), &rows)
-            {
-                $crate::duplicates::write_shown_on!($tx, shown, join.item_id, now);
-            }
-        }
-        joins.len() as u64
-    }};
+/// An arriving item as clustering reads it: its id, its story (its text as the search index
+/// read it), the index's tokens of that text, and its date.
+pub(crate) struct Arriving<'a> {
+    /// Its id.
+    pub(crate) id: i64,
+    /// Its story.
+    pub(crate) story: Story<'a>,
+    /// The search index's tokens of its text, so that the text is not tokenized again.
+    pub(crate) tokens: &'a [String],
+    /// Its date (the fetch's time when it has none).
+    pub(crate) published_at: i64,
 }
-pub(crate) use cluster_items_on;
 
-/// Writes one subscriber's [`Shown`] for arriving copy `$item_id` on `$db`.
-macro_rules! write_shown_on {
-    ($db:expr, $shown:expr, $item_id:expr, $now:expr) => {{
-        let shown: $crate::duplicates::Shown = $shown;
-        if shown.replaces {
-            sqlx::query(
-                "UPDATE user_duplicates SET shown_id = $3 WHERE user_id = $1 AND shown_id = $2",
-            )
-            .bind(shown.user_id)
-            .bind(shown.hidden)
-            .bind(shown.shown)
-            .execute(&mut *$db)
-            .await?;
-        }
-        sqlx::query(
-            "INSERT INTO user_duplicates (user_id, item_id, shown_id) VALUES ($1, $2, $3)
-             ON CONFLICT (user_id, item_id) DO UPDATE SET shown_id = excluded.shown_id",
-        )
-        .bind(shown.user_id)
-        .bind(shown.hidden)
-        .bind(shown.shown)
-        .execute(&mut *$db)
-        .await?;
-        if shown.read {
-            sqlx::query(
-                "INSERT INTO item_states (user_id, item_id, is_read, is_starred, updated_at)
-                 VALUES ($1, $2, TRUE, FALSE, $3)
-                 ON CONFLICT (user_id, item_id) DO UPDATE SET is_read = TRUE, updated_at = $3",
-            )
-            .bind(shown.user_id)
-            .bind($item_id)
-            .bind($now)
-            .execute(&mut *$db)
-            .await?;
-        }
-    }};
+/// [`cluster_new_items_on`]'s work, on a fetch's transaction `db`: phases that each read or
+/// write the whole fetch's rows in one statement ([`ClusterStatements`]).
+pub(crate) async fn cluster_items<C: ClusterStatements>(
+    db: &mut C,
+    common: &std::sync::Mutex<HashSet<i64>>,
+    feed_id: i64,
+    new: &[Arriving<'_>],
+    now: i64,
+) -> Result<u64> {
+    // Phase 1: the arriving items' keys, from the index's tokens.
+    let arrivals: Vec<Arrival> = new
+        .iter()
+        .enumerate()
+        .filter_map(|(at, a)| Arrival::new((a.id, at), a.published_at, &a.story, a.tokens, now))
+        .collect();
+    let mut keys: Vec<i64> = arrivals
+        .iter()
+        .flat_map(|a| a.keys.iter().map(|k| k.value))
+        .collect();
+    keys.sort_unstable();
+    keys.dedup();
+    drop_common(&mut keys, common);
+    if keys.is_empty() {
+        return Ok(0);
+    }
+    // Phase 2: the stored items of other feeds sharing a key with an arriving one.
+    let mut hits: Vec<Hit> = db.story_hits(feed_id, &keys, MAX_KEY_POSTINGS + 1).await?;
+    learn_common(&mut hits, common);
+    let ranked = ranked_candidates(&arrivals, &hits);
+    // Phase 3: those worth it, and the arriving items that have some, read and compared.
+    let mut wanted: Vec<i64> = ranked.iter().flatten().copied().collect();
+    wanted.sort_unstable();
+    wanted.dedup();
+    let mut candidates = HashMap::new();
+    if !wanted.is_empty() {
+        candidates.extend(db.candidate_rows(&wanted).await?.into_iter().map(candidate));
+    }
+    let read: Vec<Option<Fingerprint>> = arrivals
+        .iter()
+        .zip(&ranked)
+        .map(|(arrival, ids)| (!ids.is_empty()).then(|| Fingerprint::new(&new[arrival.at].story)))
+        .collect();
+    let joins = decide_joins(&arrivals, &read, &ranked, &candidates);
+    // Phase 4: the clusters, and the arriving items' keys for those that come later.
+    if !joins.is_empty() {
+        let rows: Vec<(i64, i64, bool)> = joins
+            .iter()
+            .flat_map(|j| {
+                let start = j.starts.map(|first| (first, first, true));
+                start.into_iter().chain([(j.item_id, j.cluster_id, false)])
+            })
+            .collect();
+        db.set_clusters(&rows).await?;
+    }
+    let rows = keys_to_store(&arrivals, &joins, &hits, common);
+    if !rows.is_empty() {
+        db.insert_story_keys(&rows).await?;
+    }
+    // Phase 5: each subscriber's shown copy.
+    show_copies(db, feed_id, &joins, now).await?;
+    Ok(joins.len() as u64)
 }
-pub(crate) use write_shown_on;
+
+/// Decides and writes which copy each subscriber of feed `feed_id` is shown for the arriving
+/// copies `joins`: one read and one write for all of them. An arriving copy in a cluster that
+/// an earlier one of the same fetch joined waits for that one's writes (they change which
+/// copies its subscribers see), so it goes in a later round; a feed repeating a story in one
+/// fetch is rare.
+async fn show_copies<C: ClusterStatements>(
+    db: &mut C,
+    feed_id: i64,
+    joins: &[Join],
+    now: i64,
+) -> Result<()> {
+    let mut rest: Vec<&Join> = joins.iter().collect();
+    while !rest.is_empty() {
+        let mut clusters = HashSet::new();
+        let (round, later): (Vec<&Join>, Vec<&Join>) = rest
+            .into_iter()
+            .partition(|j| clusters.insert(j.cluster_id));
+        rest = later;
+        let pairs: Vec<(i64, i64)> = round.iter().map(|j| (j.cluster_id, j.item_id)).collect();
+        let copies: Vec<ArrivingCopyRow> = db.subscriber_copies(feed_id, &pairs).await?;
+        let mut by_item: HashMap<i64, Vec<SubscriberCopy>> = HashMap::new();
+        for (item, user, choice, other, other_choice, read, reads_by, published) in copies {
+            by_item.entry(item).or_default().push((
+                user,
+                choice,
+                other,
+                other_choice,
+                read,
+                reads_by,
+                published,
+            ));
+        }
+        let mut writes: Vec<ShownRow> = Vec::new();
+        for join in &round {
+            let Some(rows) = by_item.get(&join.item_id) else {
+                continue;
+            };
+            writes.extend(
+                decide_shown((join.item_id, join.published_at), rows)
+                    .into_iter()
+                    .map(|s| {
+                        (
+                            s.user_id,
+                            s.hidden,
+                            s.shown,
+                            s.replaces,
+                            s.read.then_some(join.item_id),
+                        )
+                    }),
+            );
+        }
+        if !writes.is_empty() {
+            db.write_shown(&writes, now).await?;
+        }
+    }
+    Ok(())
+}
 
 /// A user's copies of clustered items, as [`Store::clusters_of`] reads them: the item, its
 /// cluster, and one other copy (id, feed, the user's title of the feed).

@@ -18,6 +18,7 @@ pub mod auth_cache;
 mod backup;
 mod batch;
 mod bookmarks;
+mod cluster_statements;
 mod duplicates;
 mod embeddings;
 mod error;

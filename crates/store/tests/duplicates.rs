@@ -441,3 +441,94 @@ on_both_engines!(old_items_are_not_clustered_and_old_keys_are_pruned, |db| {
     assert_eq!(store.prune_story_keys(unix_now() + 10).await.unwrap(), 1);
     assert_eq!(store.prune_story_keys(unix_now() + 10).await.unwrap(), 0);
 });
+
+/// Another wire story, on another subject.
+const STORM_TEXT: &str = "<p>A storm brought heavy rain and gusts of up to 120 kilometres an \
+    hour to the coast overnight, closing two bridges and leaving thousands of homes without \
+    power. Ferries stayed in port, and the weather service expects the wind to ease by Sunday \
+    evening as the system moves north over the sea.</p>";
+
+on_both_engines!(one_fetch_with_several_copies_shows_each_story_once, |db| {
+    let store = db.migrated().await;
+    let ann = user(&store, "ann").await;
+    let bob = user(&store, "bob").await;
+    let (_, wire) = follow(&store, ann, "https://wire.example/feed").await;
+    let (_, paper) = follow(&store, ann, "https://paper.example/feed").await;
+    follow(&store, bob, "https://paper.example/feed").await;
+    let storm =
+        |guid: &str, url: &str| story(guid, url, "Storm closes bridges on the coast", STORM_TEXT);
+    let stored = [
+        bank("w1", "https://wire.example/bank"),
+        storm("w2", "https://wire.example/storm"),
+    ];
+    assert_eq!(store_items(&store, wire, &stored).await, 0);
+    // One fetch of the paper: copies of both stories (clustered in one round), and the bank
+    // story a second time under another link (decided after the first copy's writes).
+    let fetch = [
+        bank("p1", "https://www.wire.example/bank?utm_source=paper"),
+        storm("p2", "http://wire.example/storm/"),
+        bank("p3", "https://wire.example/bank#again"),
+    ];
+    assert_eq!(store_items(&store, paper, &fetch).await, 3);
+    let wire_ids = store.feed_item_ids(wire).await.unwrap();
+    let paper_ids = store.feed_item_ids(paper).await.unwrap();
+    assert_eq!(paper_ids.len(), 3);
+
+    // Ann sees each story once, through the wire's copies, and counts two unread.
+    let mut expected = wire_ids.clone();
+    expected.sort_unstable();
+    assert_eq!(listed(&store, ann, true).await, expected);
+    assert_eq!(listed(&store, ann, false).await.len(), 5);
+    assert_eq!(total_unread(&store, ann).await, 2);
+    // Reading the wire's bank story reads the paper's copies of it for Ann, not the storm.
+    let mut bank_id = wire_ids[0];
+    let mut storm_id = wire_ids[1];
+    if store.item(ann, bank_id).await.unwrap().title.as_deref()
+        != Some(stored[0].title.as_deref().unwrap())
+    {
+        std::mem::swap(&mut bank_id, &mut storm_id);
+    }
+    store
+        .mark_read_undoable(ann, &MarkReadScope::Ids(vec![bank_id]), None)
+        .await
+        .unwrap();
+    assert_eq!(unread_listed(&store, ann).await, vec![storm_id]);
+    assert_eq!(total_unread(&store, ann).await, 1);
+    // Bob follows the paper alone: every copy is his, unread.
+    assert_eq!(listed(&store, bob, true).await.len(), 3);
+    assert_eq!(total_unread(&store, bob).await, 3);
+});
+
+on_both_engines!(
+    earlier_copies_in_one_fetch_take_the_stored_ones_place,
+    |db| {
+        let store = db.migrated().await;
+        let ann = user(&store, "ann").await;
+        let (_, wire) = follow(&store, ann, "https://wire.example/feed").await;
+        let (_, paper) = follow(&store, ann, "https://paper.example/feed").await;
+        assert_eq!(
+            store_items(&store, wire, &[bank("w1", "https://wire.example/bank")]).await,
+            0
+        );
+        let w = item_id(&store, wire).await;
+        // The paper had the story an hour before the wire, twice in one fetch: its first copy
+        // takes the wire's place; the second, from the same feed, is never merged with the first
+        // and stands alone.
+        let earlier = |guid: &str, url: &str| NewItem {
+            published: Some(unix_now() - 7200),
+            ..bank(guid, url)
+        };
+        let fetch = [
+            earlier("p1", "https://www.wire.example/bank?utm_source=paper"),
+            earlier("p3", "https://wire.example/bank#again"),
+        ];
+        assert_eq!(store_items(&store, paper, &fetch).await, 2);
+        let shown = listed(&store, ann, true).await;
+        assert_eq!(shown.len(), 2, "{shown:?}");
+        assert!(
+            !shown.contains(&w),
+            "the wire's copy is shown through the paper's"
+        );
+        assert_eq!(total_unread(&store, ann).await, 2);
+    }
+);
