@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use crate::support::{TestApp, TestServer, assert_error, call};
+use crate::support::{TestApp, TestServer, assert_error, call, import_opml_and_wait};
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
@@ -88,24 +88,9 @@ fn worker(base: Option<&str>, user_budget: i64) -> tidings_worker::WorkerConfig 
 
 /// Subscribes `client` to a feed of three English stories; the subscription and item ids.
 async fn subscribe(client: &reqwest::Client, app: &TestApp, site: &TestServer) -> (i64, Vec<i64>) {
-    let mut items = String::new();
-    for i in 0..3 {
-        items.push_str(&format!(
-            "<item><title>Story {i}</title><link>{0}/{i}</link><guid>g{i}</guid>\
-             <description>&lt;p&gt;The harbour town voted to restore its tidal mill, which last \
-             turned in 1950.&lt;/p&gt;</description></item>",
-            site.base
-        ));
-    }
-    site.serve(
-        "/feed.xml",
-        200,
-        "application/rss+xml",
-        format!(
-            "<?xml version=\"1.0\"?><rss version=\"2.0\"><channel><title>News</title>\
-             <link>{}/</link><language>en</language>{items}</channel></rss>",
-            site.base
-        ),
+    serve_stories(
+        site,
+        "The harbour town voted to restore its tidal mill, which last turned in 1950.",
     );
     let (status, _, body) = call(
         client,
@@ -294,4 +279,114 @@ on_both_engines!(budgets_and_failing_providers_answer_clearly, |db| {
     assert_error(&body, "translation_budget_spent", "limit");
     let message = body["error"]["message"].as_str().unwrap();
     assert!(message.contains("daily budget of 4"), "{message}");
+});
+
+/// Serves on `site` a feed of three English stories (`Story 0`…), each with `text`.
+fn serve_stories(site: &TestServer, text: &str) {
+    let mut items = String::new();
+    for i in 0..3 {
+        items.push_str(&format!(
+            "<item><title>Story {i}</title><link>{0}/{i}</link><guid>g{i}</guid>\
+             <description>&lt;p&gt;{text}&lt;/p&gt;</description></item>",
+            site.base
+        ));
+    }
+    site.serve(
+        "/feed.xml",
+        200,
+        "application/rss+xml",
+        format!(
+            "<?xml version=\"1.0\"?><rss version=\"2.0\"><channel><title>News</title>\
+             <link>{}/</link><language>en</language>{items}</channel></rss>",
+            site.base
+        ),
+    );
+}
+
+/// The ids of the items `GET /items?q=` finds.
+async fn found(client: &reqwest::Client, app: &TestApp, query: &str) -> Vec<i64> {
+    let url = app.url(&format!("/items?filter=all&q={query}"));
+    let (status, _, body) = call(client, Method::GET, &url, None).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    body["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["id"].as_i64().unwrap())
+        .collect()
+}
+
+on_both_engines!(updated_items_stay_found_and_settings_travel, |db| {
+    let (base, requests) = libretranslate(0).await;
+    let app = TestApp::start_with_worker(db, true, |_| {}, worker(Some(&base), 100)).await;
+    let site = TestServer::start_empty().await;
+    app.user("ann", false).await;
+    app.user("bob", false).await;
+    let ann = app.signed_in("ann").await;
+    let bob = app.signed_in("bob").await;
+    let (sub, ids) = subscribe(&ann, &app, &site).await;
+    let sub_url = app.url(&format!("/subscriptions/{sub}"));
+
+    // Translated into Japanese: the stand-in's "[ja]" is a word only the translation has.
+    let (status, body) = translate(&ann, &app, ids[0], json!({"to": "ja"})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["stale"], false);
+    assert_eq!(found(&ann, &app, "ja").await, vec![ids[0]]);
+
+    // "Always translate" on: every answer about the subscription says so, the refresh's
+    // (which updates the items) and the resume's included.
+    let (status, _, body) = call(
+        &ann,
+        Method::PATCH,
+        &sub_url,
+        Some(json!({"translate": true, "translate_to": "ja"})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (_, _, body) = call(
+        &ann,
+        Method::PATCH,
+        &sub_url,
+        Some(json!({"title": "Mill"})),
+    )
+    .await;
+    assert_eq!(body["subscription"]["translate"], true, "{body}");
+    assert_eq!(body["subscription"]["translate_to"], "ja");
+    // The feed changes the stories' text: a refresh updates every item. Times are kept in
+    // seconds: a change in the second the translation was made is not told from it.
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    serve_stories(&site, "The mill turned again this spring.");
+    let (status, _, body) = call(&ann, Method::POST, &format!("{sub_url}/refresh"), None).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["items_updated"], 3, "{body}");
+    assert_eq!(body["subscription"]["translate"], true, "{body}");
+    let (_, _, body) = call(&ann, Method::POST, &format!("{sub_url}/resume"), None).await;
+    assert_eq!(body["subscription"]["translate_to"], "ja", "{body}");
+
+    // The item changed: still found by the translation's word and the new text's; the kept
+    // translation says it is stale, and "Translate" makes a new one.
+    assert_eq!(found(&ann, &app, "ja").await, vec![ids[0]]);
+    assert_eq!(found(&ann, &app, "spring").await.len(), 3);
+    let url = app.url(&format!("/items/{}?translated=true&to=ja", ids[0]));
+    let (_, _, item) = call(&ann, Method::GET, &url, None).await;
+    assert_eq!(item["translation"]["stale"], true, "{item}");
+    let before = requests.load(Ordering::SeqCst);
+    let (status, body) = translate(&ann, &app, ids[0], json!({"to": "ja"})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["stale"], false);
+    assert!(
+        body["content"].as_str().unwrap().contains("turned again"),
+        "{body}"
+    );
+    assert!(requests.load(Ordering::SeqCst) > before, "asked again");
+
+    // OPML carries the setting: exported as tidings:translate, restored on import.
+    let response = ann.get(app.url("/opml")).send().await.unwrap();
+    let opml = response.text().await.unwrap();
+    assert!(opml.contains("tidings:translate=\"ja\""), "{opml}");
+    let job = import_opml_and_wait(&bob, &app.url("/opml"), None, opml).await;
+    assert_eq!(job["status"], "done", "{job}");
+    let (_, _, list) = call(&bob, Method::GET, &app.url("/subscriptions"), None).await;
+    assert_eq!(list["subscriptions"][0]["translate"], true, "{list}");
+    assert_eq!(list["subscriptions"][0]["translate_to"], "ja");
 });

@@ -560,23 +560,11 @@ impl Store {
 
     /// Whether the schema has the clustering's tables; remembered once it does.
     pub(crate) async fn clusters_ready(&self) -> bool {
-        use std::sync::atomic::Ordering;
-        if self.clusters_ready.load(Ordering::Relaxed) {
-            return true;
-        }
-        let found: Result<i64> = async {
-            Ok(with_db!(self, read, |db| {
-                sqlx::query_scalar(
-                    "SELECT COUNT(*) FROM item_story_keys WHERE key = 0 AND item_id < 0",
-                )
-                .fetch_one(db)
-                .await?
-            }))
-        }
-        .await;
-        let ready = found.is_ok();
-        self.clusters_ready.store(ready, Ordering::Relaxed);
-        ready
+        self.schema_ready(
+            &self.clusters_ready,
+            "SELECT COUNT(*) FROM item_story_keys WHERE key = 0 AND item_id < 0",
+        )
+        .await
     }
 
     /// The clusters of these items (at most a page) as the user sees them: for each item with

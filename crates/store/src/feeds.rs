@@ -286,6 +286,9 @@ pub struct Subscription {
     /// The feed's language, a BCP 47 tag (issue 37): what it declares, unless its newest
     /// items are mostly in another; `None` until known.
     pub language: Option<String>,
+    /// The language the feed's new items are translated into for this user in the
+    /// background ("always translate", issue 37), a BCP 47 tag; `None` when off.
+    pub translate_to: Option<String>,
 }
 
 /// Summary of a shared feed, for administration and the command line.
@@ -374,7 +377,15 @@ type SubscriptionRow = (
     (i64, i64, i64, Option<String>, Option<String>, String),
     (Option<String>, i64, String, Option<String>, Option<String>),
     (Option<i64>, i64, Option<i64>, i64, i64, bool),
-    (String, Option<String>, bool, bool, String, Option<String>),
+    (
+        String,
+        Option<String>,
+        bool,
+        bool,
+        String,
+        Option<String>,
+        Option<String>,
+    ),
 );
 
 const SUBSCRIPTION_SELECT: &str = "
@@ -388,7 +399,8 @@ SELECT s.id, s.feed_id, s.group_id, s.title, f.title, f.url,
        s.summarize,
        s.suspended,
        s.duplicates,
-       f.language
+       f.language,
+       (SELECT t.language FROM subscription_translations t WHERE t.subscription_id = s.id)
 FROM subscriptions s
 JOIN feeds f ON f.id = s.feed_id
 JOIN feed_fetch_state st ON st.feed_id = s.feed_id";
@@ -398,7 +410,7 @@ fn subscription_from_row(row: SubscriptionRow) -> Subscription {
         (id, feed_id, group_id, custom_title, feed_title, feed_url),
         rest,
         last,
-        (full_text, scrape_config, summarize, suspended, duplicates, language),
+        (full_text, scrape_config, summarize, suspended, duplicates, language, translate_to),
     ) = row;
     let (site_url, interval_minutes, status, status_reason, last_error) = rest;
     let (last_http_status, next_check_at, last_success_at, created_at, unread_count, has_favicon) =
@@ -428,12 +440,13 @@ fn subscription_from_row(row: SubscriptionRow) -> Subscription {
         suspended,
         duplicates,
         language,
+        translate_to,
     }
 }
 
-// A subscription row has 23 columns: read as four groups (see `row_decoder!`).
+// A subscription row has 24 columns: read as four groups (see `row_decoder!`).
 row_decoder!(decode_subscription -> SubscriptionRow {
-    (0, 1, 2, 3, 4, 5), (6, 7, 8, 9, 10), (11, 12, 13, 14, 15, 16), (17, 18, 19, 20, 21, 22)
+    (0, 1, 2, 3, 4, 5), (6, 7, 8, 9, 10), (11, 12, 13, 14, 15, 16), (17, 18, 19, 20, 21, 22, 23)
 });
 
 impl Store {

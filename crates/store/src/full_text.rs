@@ -2,7 +2,7 @@
 //! page, and the articles extracted, kept apart from the feeds' content.
 
 use crate::job_queue::JobQueue;
-use crate::search_index::{item_index_value, write_index_rows};
+use crate::search_index::{item_index_value, translations_of, write_index_rows};
 use crate::{Engine, Result, Store, in_tx, with_db};
 
 /// The queue of items waiting for their article page.
@@ -329,6 +329,7 @@ impl Store {
                 "SELECT title, content, summary FROM items WHERE id = $1 FOR NO KEY UPDATE"
             }
         };
+        let translations_ready = self.translations_ready().await;
         let saved = in_tx!(self, |tx| {
             let item: Option<(Option<String>, Option<String>, Option<String>)> =
                 sqlx::query_as(item_sql)
@@ -355,12 +356,19 @@ impl Store {
             .await?
             .rows_affected();
             if let Some((title, feed_content, summary)) = item.filter(|_| saved > 0) {
+                // The row keeps the item's translations' words (issue 37).
+                let translations = if translations_ready {
+                    translations_of!(tx, &[item_id])
+                } else {
+                    std::collections::HashMap::new()
+                };
                 let value = item_index_value(
                     engine,
                     title.as_deref(),
                     feed_content.as_deref(),
                     summary.as_deref(),
                     content.as_deref(),
+                    translations.get(&item_id).map_or(&[][..], Vec::as_slice),
                 );
                 write_index_rows!(tx, engine, &[(item_id, value.as_str())]);
                 // A summary made from a text much shorter than this article (the feed's

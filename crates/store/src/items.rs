@@ -10,7 +10,9 @@ use tidings_feed::text::html_to_text;
 use crate::batch::batches;
 use crate::feeds::pg_begin_feed_items;
 use crate::languages::{ItemLanguageInput, batch_languages};
-use crate::search_index::{ItemText, full_texts_of, item_index_value, write_index_rows};
+use crate::search_index::{
+    ItemText, TranslationText, full_texts_of, item_index_value, translations_of, write_index_rows,
+};
 use crate::text::{is_stripped_char, strip_control_chars};
 use crate::{
     Engine, Favicon, FeedBody, FeedMetadata, FetchRecord, FullTextMode, Result, Store, StoreError,
@@ -874,29 +876,34 @@ macro_rules! move_legacy_key_on {
 }
 
 /// The index values of the changed items `updated` that have a full article (`articles`, by
-/// item id): their title, content and article.
-fn article_index_values(
+/// item id) or translations (`translations`, issue 37): their title, content, article and
+/// translations' words, which the item's own text alone would drop from its row.
+fn fuller_index_values(
     engine: Engine,
     updated: &[(i64, &ItemWrite<'_>)],
     articles: &HashMap<i64, String>,
+    translations: &HashMap<i64, Vec<TranslationText>>,
 ) -> HashMap<i64, String> {
-    let mut with_article = HashMap::new();
+    let mut fuller = HashMap::new();
     for (id, write) in updated {
-        if let Some(article) = articles.get(id) {
+        let article = articles.get(id);
+        let translated = translations.get(id);
+        if article.is_some() || translated.is_some() {
             let item = write.prepared.item;
-            with_article.insert(
+            fuller.insert(
                 *id,
                 item_index_value(
                     engine,
                     item.title.as_deref(),
                     item.content.as_deref(),
                     item.summary.as_deref(),
-                    Some(article),
+                    article.map(String::as_str),
+                    translated.map_or(&[][..], Vec::as_slice),
                 ),
             );
         }
     }
-    with_article
+    fuller
 }
 
 impl Store {
@@ -1015,6 +1022,7 @@ impl Store {
         let engine = self.engine();
         let (same, writes_of_items, language) = self.plan_writes(feed_id, prepared, writes).await?;
         let rules = (self.rules_ready().await, &*self.rule_cache);
+        let translations_ready = self.translations_ready().await;
         let mut written = FetchWritten {
             recorded: true,
             ..FetchWritten::default()
@@ -1097,18 +1105,24 @@ impl Store {
                     (None, None) => counts.unchanged += 1,
                 }
             }
-            // A changed item keeps its full article, so its index row keeps the article's
-            // words: read after the updates, which a concurrent save of an article waits for
-            // (or waited on), so that a just-saved article is seen. New items have none.
-            let mut with_article: HashMap<i64, String> = HashMap::new();
+            // A changed item keeps its full article and its translations, so its index row
+            // keeps their words: read after the updates, which a concurrent save of an
+            // article or a translation waits for (or waited on), so that a just-saved one is
+            // seen. New items have neither.
+            let mut fuller: HashMap<i64, String> = HashMap::new();
             if !updated.is_empty() {
                 let ids: Vec<i64> = updated.iter().map(|(id, _)| *id).collect();
                 let articles = full_texts_of!(tx, &ids);
-                with_article = article_index_values(engine, &updated, &articles);
+                let translations = if translations_ready {
+                    translations_of!(tx, &ids)
+                } else {
+                    HashMap::new()
+                };
+                fuller = fuller_index_values(engine, &updated, &articles, &translations);
             }
             for (id, value) in &mut indexed {
-                if let Some(article_value) = with_article.get(id) {
-                    *value = article_value.as_str();
+                if let Some(fuller_value) = fuller.get(id) {
+                    *value = fuller_value.as_str();
                 }
             }
             // Their search index rows, in the same transaction.

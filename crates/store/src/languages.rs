@@ -99,21 +99,11 @@ pub(crate) use refresh_feed_language_on;
 impl Store {
     /// Whether the schema has the language columns (migration 47); remembered once it does.
     pub(crate) async fn languages_ready(&self) -> bool {
-        use std::sync::atomic::Ordering;
-        if self.languages_ready.load(Ordering::Relaxed) {
-            return true;
-        }
-        let found: Result<i64> = async {
-            Ok(with_db!(self, read, |db| {
-                sqlx::query_scalar("SELECT COUNT(*) FROM language_backfill WHERE id < 0")
-                    .fetch_one(db)
-                    .await?
-            }))
-        }
-        .await;
-        let ready = found.is_ok();
-        self.languages_ready.store(ready, Ordering::Relaxed);
-        ready
+        self.schema_ready(
+            &self.languages_ready,
+            "SELECT COUNT(*) FROM language_backfill WHERE id < 0",
+        )
+        .await
     }
 
     /// The column an item's language is read from: `i.language`, or a text `NULL` on a schema

@@ -1030,21 +1030,8 @@ macro_rules! restore_item_on {
 impl Store {
     /// Whether the schema has rules (checked until it does, then remembered).
     pub(crate) async fn rules_ready(&self) -> bool {
-        use std::sync::atomic::Ordering;
-        if self.rules_ready.load(Ordering::Relaxed) {
-            return true;
-        }
-        let found: std::result::Result<i64, StoreError> = async {
-            Ok(with_db!(self, read, |db| {
-                sqlx::query_scalar("SELECT COUNT(*) FROM rules WHERE id < 0")
-                    .fetch_one(db)
-                    .await?
-            }))
-        }
-        .await;
-        let ready = found.is_ok();
-        self.rules_ready.store(ready, Ordering::Relaxed);
-        ready
+        self.schema_ready(&self.rules_ready, "SELECT COUNT(*) FROM rules WHERE id < 0")
+            .await
     }
 
     /// Runs the user's enabled rules on feed `feed_id`'s items that just arrived for them

@@ -17,7 +17,7 @@ use crate::reading::{
 };
 use crate::search_index::{
     full_texts_of, item_index_value, item_tokens, quote_lexeme, searchable_text, text_tokens,
-    write_index_rows,
+    translations_of, write_index_rows,
 };
 use crate::{
     Bookmark, Engine, ItemCursor, ItemFilter, ItemOrder, ItemQuery, ItemSummary, MAX_PAGE_SIZE,
@@ -800,6 +800,7 @@ impl Store {
                 "UPDATE search_full_text_backfill SET next_item_id = $1 WHERE id = 1"
             }
         };
+        let translations_ready = self.translations_ready().await;
         let step = in_tx!(self, |tx| {
             let state: Option<(i64, i64)> = sqlx::query_as(sqlx::AssertSqlSafe(state_sql))
                 .fetch_optional(&mut *tx)
@@ -828,6 +829,11 @@ impl Store {
                 let ids: Vec<i64> = items.iter().map(|(id, ..)| *id).collect();
                 // After the statement that locked the items (see `full_texts_of`).
                 let full_texts = full_texts_of!(tx, &ids);
+                let translations = if translations_ready {
+                    translations_of!(tx, &ids)
+                } else {
+                    std::collections::HashMap::new()
+                };
                 let values: Vec<String> = items
                     .iter()
                     .map(|(id, title, content, summary)| {
@@ -837,6 +843,7 @@ impl Store {
                             content.as_deref(),
                             summary.as_deref(),
                             full_texts.get(id).map(String::as_str),
+                            translations.get(id).map_or(&[][..], Vec::as_slice),
                         )
                     })
                     .collect();

@@ -119,17 +119,64 @@ pub(crate) fn index_value<T: AsRef<str>>(engine: Engine, tokens: &[T]) -> String
     }
 }
 
+/// An item's translation as its index row holds it: the translated title (plain text) and
+/// text (sanitized HTML).
+pub(crate) type TranslationText = (Option<String>, Option<String>);
+
 /// The index value of one item, for a batch of [`index_rows_sql`]: its title, content (else
-/// summary) and full article.
+/// summary) and full article, then each of its `translations` (title, then text), so that a
+/// translated item is found by words of either language (issue 37).
 pub(crate) fn item_index_value(
     engine: Engine,
     title: Option<&str>,
     content: Option<&str>,
     summary: Option<&str>,
     full_text: Option<&str>,
+    translations: &[TranslationText],
 ) -> String {
-    index_value(engine, &item_tokens(title, content, summary, full_text))
+    let mut tokens = item_tokens(title, content, summary, full_text);
+    for (title, content) in translations {
+        tokens.extend(text_tokens(
+            title.as_deref(),
+            &searchable_text(content.as_deref(), None),
+        ));
+    }
+    index_value(engine, &tokens)
 }
+
+/// Item ids read per statement by [`translations_of`] (well under SQLite's bound on
+/// parameters).
+pub(crate) const TRANSLATIONS_READ_PER_STATEMENT: usize = 500;
+
+/// The translations (issue 37) of those of `$ids` that have any, by item id, each item's in
+/// the order of their language, read on the transaction `$tx`. Every writer of an item's
+/// index row reads them, so that the row keeps the translations' words when the item's text
+/// changes or its full article arrives.
+macro_rules! translations_of {
+    ($tx:expr, $ids:expr) => {{
+        let ids: &[i64] = $ids;
+        let mut texts: std::collections::HashMap<i64, Vec<crate::search_index::TranslationText>> =
+            std::collections::HashMap::new();
+        for chunk in ids.chunks(crate::search_index::TRANSLATIONS_READ_PER_STATEMENT) {
+            let placeholders: Vec<String> = (1..=chunk.len()).map(|n| format!("${n}")).collect();
+            let mut read = sqlx::query_as::<_, (i64, Option<String>, Option<String>)>(
+                sqlx::AssertSqlSafe(format!(
+                    "SELECT item_id, title, content FROM item_translations
+                     WHERE item_id IN ({}) ORDER BY item_id, language",
+                    placeholders.join(", ")
+                )),
+            );
+            for id in chunk {
+                read = read.bind(*id);
+            }
+            for (id, title, content) in read.fetch_all(&mut *$tx).await? {
+                texts.entry(id).or_default().push((title, content));
+            }
+        }
+        texts
+    }};
+}
+pub(crate) use translations_of;
 
 /// Full articles read per statement by [`full_texts_of`] (well under SQLite's bound on
 /// parameters).
@@ -234,7 +281,7 @@ mod tests {
             ] {
                 assert_eq!(
                     ItemText::new(title, content, summary).index_value(engine),
-                    item_index_value(engine, title, content, summary, None)
+                    item_index_value(engine, title, content, summary, None, &[])
                 );
             }
         }

@@ -7,9 +7,7 @@
 use std::collections::HashMap;
 
 use crate::lease::Lease;
-use crate::search_index::{
-    index_value, item_tokens, searchable_text, text_tokens, write_index_rows,
-};
+use crate::search_index::{item_index_value, translations_of, write_index_rows};
 use crate::summaries::DailyRequests;
 use crate::{Result, Store, in_tx, with_db};
 
@@ -32,6 +30,10 @@ pub struct ItemTranslation {
     pub model: Option<String>,
     /// When it was stored (Unix seconds).
     pub created_at: i64,
+    /// Whether it was made before the item's text last changed (the feed updated the item):
+    /// kept, shown and searchable until a new translation replaces it, but "Translate" and
+    /// "always translate" make a new one. Ignored when saving.
+    pub stale: bool,
 }
 
 /// What an item's translation is made from.
@@ -65,16 +67,22 @@ pub struct TranslationJob {
 const ITEM_HTML: &str = "COALESCE((SELECT t.content FROM item_full_texts t WHERE t.item_id = i.id),
                                   NULLIF(i.content, ''), i.summary)";
 
+/// Whether item `i` is not in the language `t.language` already (`en` and `en-GB` are one),
+/// for the queries that queue items of subscriptions `t` that translate their new items.
+const NOT_IN_TARGET: &str = "(i.language IS NULL
+     OR (lower(i.language) <> lower(t.language)
+         AND lower(i.language) NOT LIKE lower(t.language) || '-%'
+         AND lower(t.language) NOT LIKE lower(i.language) || '-%'))";
+
 /// The due time of a job given up: never.
 const NEVER: i64 = i64::MAX / 2;
 
 /// The search index value of item `$item_id` with its translations, read on the transaction
 /// `$tx`: the tokens of its title, content (else summary) and full article, then those of
 /// each translation's title and text. One row per item, shared by its readers like the
-/// translations themselves: a translated item is found by words of either language. The row
-/// is written again from the item's own text when the item changes or its full article
-/// arrives (the translation, made from the old text, is then out of date too): translating it
-/// again makes it searchable in that language again.
+/// translations themselves: a translated item is found by words of either language. Every
+/// writer of the row (an update of the item, its full article, the backfill) reads the
+/// translations too, so that their words stay when the item's text changes.
 macro_rules! translated_index_value {
     ($tx:expr, $engine:expr, $item_id:expr) => {{
         let item_id: i64 = $item_id;
@@ -92,33 +100,32 @@ macro_rules! translated_index_value {
         .bind(item_id)
         .fetch_optional(&mut *$tx)
         .await?;
-        let translations: Vec<(Option<String>, Option<String>)> = sqlx::query_as(
-            "SELECT title, content FROM item_translations WHERE item_id = $1 ORDER BY language",
+        let translations = translations_of!($tx, &[item_id]);
+        let (title, content, summary, full) = item.unwrap_or_default();
+        item_index_value(
+            $engine,
+            title.as_deref(),
+            content.as_deref(),
+            summary.as_deref(),
+            full.as_deref(),
+            translations.get(&item_id).map_or(&[][..], Vec::as_slice),
         )
-        .bind(item_id)
-        .fetch_all(&mut *$tx)
-        .await?;
-        let mut tokens = item.map_or_else(Vec::new, |(title, content, summary, full)| {
-            item_tokens(
-                title.as_deref(),
-                content.as_deref(),
-                summary.as_deref(),
-                full.as_deref(),
-            )
-        });
-        for (title, content) in &translations {
-            tokens.extend(text_tokens(
-                title.as_deref(),
-                &searchable_text(content.as_deref(), None),
-            ));
-        }
-        index_value($engine, &tokens)
     }};
 }
 
 impl Store {
-    /// The translation of `item_id` into `language`, if one is stored. The caller checks that
-    /// the user may see the item.
+    /// Whether the schema has the translations table (migration 48); remembered once it does.
+    pub(crate) async fn translations_ready(&self) -> bool {
+        self.schema_ready(
+            &self.translations_ready,
+            "SELECT COUNT(*) FROM item_translations WHERE item_id < 0",
+        )
+        .await
+    }
+
+    /// The translation of `item_id` into `language`, if one is stored, saying whether it is
+    /// stale (made before the item last changed). The caller checks that the user may see the
+    /// item.
     pub async fn item_translation(
         &self,
         item_id: i64,
@@ -132,10 +139,13 @@ impl Store {
             String,
             Option<String>,
             i64,
+            bool,
         )> = with_db!(self, read, |db| {
             sqlx::query_as(
-                "SELECT title, content, source_language, provider, model, created_at
-                 FROM item_translations WHERE item_id = $1 AND language = $2",
+                "SELECT t.title, t.content, t.source_language, t.provider, t.model,
+                        t.created_at, t.created_at < i.changed_at
+                 FROM item_translations t JOIN items i ON i.id = t.item_id
+                 WHERE t.item_id = $1 AND t.language = $2",
             )
             .bind(item_id)
             .bind(language)
@@ -143,15 +153,18 @@ impl Store {
             .await?
         });
         Ok(row.map(
-            |(title, content, source_language, provider, model, created_at)| ItemTranslation {
-                item_id,
-                language: language.to_owned(),
-                title,
-                content,
-                source_language,
-                provider,
-                model,
-                created_at,
+            |(title, content, source_language, provider, model, created_at, stale)| {
+                ItemTranslation {
+                    item_id,
+                    language: language.to_owned(),
+                    title,
+                    content,
+                    source_language,
+                    provider,
+                    model,
+                    created_at,
+                    stale,
+                }
             },
         ))
     }
@@ -183,7 +196,19 @@ impl Store {
             .as_deref()
             .map(crate::text::strip_control_chars);
         let engine = self.engine();
+        // Locked on PostgreSQL, as a full article's save does: an update of the item waits for
+        // this and then reads this translation for the item's index row, or this waits for
+        // the update and indexes its text (not FOR UPDATE: rows that merely refer to the item
+        // need not wait).
+        let lock = match engine {
+            crate::Engine::Sqlite => "SELECT id FROM items WHERE id = $1",
+            crate::Engine::Postgres => "SELECT id FROM items WHERE id = $1 FOR NO KEY UPDATE",
+        };
         let stored = in_tx!(self, |tx| {
+            sqlx::query_scalar::<_, i64>(lock)
+                .bind(translation.item_id)
+                .fetch_optional(&mut *tx)
+                .await?;
             let stored = sqlx::query(
                 "INSERT INTO item_translations
                     (item_id, language, title, content, source_language, provider, model,
@@ -335,29 +360,56 @@ impl Store {
     /// Queues the items first seen since `since` (and since their subscription turned
     /// translation on) of subscriptions that translate their new items, into the
     /// subscription's language, unless the item is in that language already (`en` and
-    /// `en-GB` are one), is translated into it, or is queued for it. One statement; answers how many were queued.
+    /// `en-GB` are one), is translated into it, or is queued for it. Items of those
+    /// subscriptions that changed since `since` after they were queued (the feed updated
+    /// their text) are queued again unless translated since the change, so that a stale
+    /// translation is replaced. Answers how many were queued, again included.
     pub async fn queue_new_translations(&self, since: i64, now: i64) -> Result<u64> {
-        Ok(with_db!(self, write, |db| {
-            sqlx::query(
-                "INSERT INTO translation_jobs (item_id, language, queued_at, not_before)
-                 SELECT DISTINCT i.id, t.language, $2, $2
-                 FROM subscription_translations t
-                 JOIN subscriptions s ON s.id = t.subscription_id
-                 JOIN items i ON i.feed_id = s.feed_id
-                 WHERE i.fetched_at >= $1 AND i.fetched_at >= t.since
-                   AND (i.language IS NULL
-                        OR (lower(i.language) <> lower(t.language)
-                            AND lower(i.language) NOT LIKE lower(t.language) || '-%'
-                            AND lower(t.language) NOT LIKE lower(i.language) || '-%'))
-                   AND NOT EXISTS (SELECT 1 FROM item_translations x
-                                   WHERE x.item_id = i.id AND x.language = t.language)
-                 ON CONFLICT (item_id, language) DO NOTHING",
-            )
-            .bind(since)
-            .bind(now)
-            .execute(db)
-            .await?
-            .rows_affected()
+        let new_items = format!(
+            "INSERT INTO translation_jobs (item_id, language, queued_at, not_before)
+             SELECT DISTINCT i.id, t.language, $2, $2
+             FROM subscription_translations t
+             JOIN subscriptions s ON s.id = t.subscription_id
+             JOIN items i ON i.feed_id = s.feed_id
+             WHERE i.fetched_at >= $1 AND i.fetched_at >= t.since AND {NOT_IN_TARGET}
+               AND NOT EXISTS (SELECT 1 FROM item_translations x
+                               WHERE x.item_id = i.id AND x.language = t.language)
+             ON CONFLICT (item_id, language) DO NOTHING"
+        );
+        // Only rows done or given up (never due) go back: one waiting or leased is on its
+        // way, and its attempt reads the changed text.
+        let changed_items = format!(
+            "UPDATE translation_jobs
+             SET queued_at = $2, not_before = $2, attempts = 0, last_error = NULL,
+                 lease_owner = NULL, lease_until = NULL
+             WHERE not_before = $3 AND (item_id, language) IN (
+                SELECT i.id, t.language
+                FROM subscription_translations t
+                JOIN subscriptions s ON s.id = t.subscription_id
+                JOIN items i ON i.feed_id = s.feed_id
+                JOIN translation_jobs j ON j.item_id = i.id AND j.language = t.language
+                WHERE i.changed_at >= $1 AND i.changed_at > i.fetched_at
+                  AND i.changed_at >= t.since AND i.changed_at > j.queued_at
+                  AND {NOT_IN_TARGET}
+                  AND NOT EXISTS (SELECT 1 FROM item_translations x
+                                  WHERE x.item_id = i.id AND x.language = t.language
+                                    AND x.created_at >= i.changed_at))"
+        );
+        Ok(in_tx!(self, |tx| {
+            let queued = sqlx::query(sqlx::AssertSqlSafe(new_items))
+                .bind(since)
+                .bind(now)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+            queued
+                + sqlx::query(sqlx::AssertSqlSafe(changed_items))
+                    .bind(since)
+                    .bind(now)
+                    .bind(NEVER)
+                    .execute(&mut *tx)
+                    .await?
+                    .rows_affected()
         }))
     }
 

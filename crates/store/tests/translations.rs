@@ -31,6 +31,7 @@ fn translation(item_id: i64, language: &str, title: &str, content: &str) -> Item
         provider: "deepl".into(),
         model: None,
         created_at: NOW,
+        stale: false,
     }
 }
 
@@ -309,3 +310,118 @@ async fn outcomes_of_claimed(store: &Store, claimed: &[tidings_store::Translatio
             .unwrap()
     );
 }
+
+on_both_engines!(
+    a_changed_item_keeps_its_translations_words_and_is_translated_again,
+    |db| {
+        let store = db.migrated().await;
+        let ann = add_user(&store, "ann").await;
+        let (sub, feed) = follow(&store, ann, "https://news.example/feed").await;
+        store
+            .set_subscription_translation(ann, sub, Some("en"), NOW)
+            .await
+            .unwrap();
+        store
+            .upsert_items(
+                feed,
+                &[item("a", "東京タワーの夜景", "東京都の観光スポット")],
+                NOW + 10,
+            )
+            .await
+            .unwrap();
+        let id = store.feed_item_ids(feed).await.unwrap()[0];
+        assert_eq!(
+            store.queue_new_translations(NOW, NOW + 10).await.unwrap(),
+            1
+        );
+        let claimed = store
+            .claim_translation_jobs("w1", NOW + 10, 10, 60)
+            .await
+            .unwrap();
+        assert_eq!(claimed.len(), 1);
+        let mut first = translation(id, "en", "Tokyo Tower at night", "<p>A lighthouse</p>");
+        first.created_at = NOW + 20;
+        assert!(store.save_translation(&first).await.unwrap());
+        assert!(
+            !store
+                .item_translation(id, "en")
+                .await
+                .unwrap()
+                .unwrap()
+                .stale
+        );
+
+        // The feed changes the item's text: the row holds the new text and, still, the
+        // translation's words; the translation is kept but stale.
+        store
+            .upsert_items(
+                feed,
+                &[item(
+                    "a",
+                    "東京タワーの夜景",
+                    "東京都の観光スポットと夜の灯台",
+                )],
+                NOW + 100,
+            )
+            .await
+            .unwrap();
+        assert_eq!(hits(&store, ann, "lighthouse").await, 1);
+        assert_eq!(hits(&store, ann, "灯台").await, 1);
+        let kept = store.item_translation(id, "en").await.unwrap().unwrap();
+        assert!(kept.stale, "made before the change");
+        assert_eq!(kept.title.as_deref(), Some("Tokyo Tower at night"));
+        // Its full article arriving keeps them too.
+        let article = tidings_store::FullTextOutcome::Extracted {
+            content: "<p>東京都の観光スポットと夜の灯台、そして港</p>".into(),
+            text_chars: 20,
+            source_url: "https://news.example/a".into(),
+        };
+        assert!(store.save_full_text(id, &article, NOW + 110).await.unwrap());
+        assert_eq!(hits(&store, ann, "lighthouse").await, 1);
+        assert_eq!(hits(&store, ann, "港").await, 1);
+
+        // "Always translate" queues it again, once; a fresh translation replaces the old
+        // one's words and is not stale.
+        assert_eq!(
+            store
+                .queue_new_translations(NOW + 50, NOW + 120)
+                .await
+                .unwrap(),
+            1
+        );
+        assert_eq!(
+            store
+                .queue_new_translations(NOW + 50, NOW + 120)
+                .await
+                .unwrap(),
+            0
+        );
+        let again = store
+            .claim_translation_jobs("w1", NOW + 120, 10, 60)
+            .await
+            .unwrap();
+        assert_eq!(again.len(), 1);
+        assert_eq!(again[0].attempts, 1, "attempts start over");
+        let mut second = translation(id, "en", "Tokyo Tower at night", "<p>A beacon</p>");
+        second.created_at = NOW + 130;
+        assert!(store.save_translation(&second).await.unwrap());
+        assert!(
+            !store
+                .item_translation(id, "en")
+                .await
+                .unwrap()
+                .unwrap()
+                .stale
+        );
+        assert_eq!(hits(&store, ann, "lighthouse").await, 0);
+        assert_eq!(hits(&store, ann, "beacon").await, 1);
+        assert_eq!(
+            store
+                .queue_new_translations(NOW + 50, NOW + 140)
+                .await
+                .unwrap(),
+            0,
+            "translated since the change"
+        );
+    }
+);

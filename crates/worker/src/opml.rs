@@ -73,6 +73,9 @@ pub struct OpmlSettings {
     /// `tidings:suspended="true"`: the user paused the subscription (the feed is not fetched
     /// for them).
     pub suspended: Option<bool>,
+    /// `tidings:translate`: the language the feed's new items are translated into in the
+    /// background ("always translate", issue 37), a BCP 47 tag; absent when off.
+    pub translate: Option<String>,
     /// `tidings:proxy`: the proxy the feed is fetched through. It routes every subscriber's
     /// fetch and may carry credentials, so only an administrator's export carries it and only
     /// an administrator's import sets it.
@@ -102,6 +105,8 @@ impl OpmlSettings {
             scrape_config: get("scrape").filter(|v| !v.is_empty()),
             feed_title: get("feedTitle").and_then(|v| v.parse().ok()),
             suspended: get("suspended").and_then(|v| v.parse().ok()),
+            // A tag that is not one is ignored, as any other unreadable setting is.
+            translate: get("translate").and_then(|v| tidings_text::language::canonical_tag(&v)),
             proxy_url: get("proxy").filter(|v| !v.is_empty()),
         }
     }
@@ -126,6 +131,12 @@ impl OpmlSettings {
         }
         if self.suspended == Some(true) {
             out.push_str(" tidings:suspended=\"true\"");
+        }
+        if let Some(language) = &self.translate {
+            out.push_str(&format!(
+                " tidings:translate=\"{}\"",
+                xml_attribute(language)
+            ));
         }
         if let Some(proxy) = &self.proxy_url {
             out.push_str(&format!(" tidings:proxy=\"{}\"", xml_attribute(proxy)));
@@ -1239,6 +1250,13 @@ async fn restore_settings(
     if *settings == OpmlSettings::default() {
         return Ok(subscription);
     }
+    if let Some(language) = &settings.translate {
+        // From now on, as when turned on by hand: the feed's past is not translated.
+        let now = chrono::Utc::now().timestamp();
+        store
+            .set_subscription_translation(user_id, subscription.id, Some(language), now)
+            .await?;
+    }
     let changes = tidings_store::SubscriptionChanges {
         interval_minutes: settings.interval_minutes,
         full_text: settings
@@ -1256,7 +1274,10 @@ async fn restore_settings(
         Ok(updated) => Ok(updated),
         Err(StoreError::Invalid(reason)) => {
             tracing::info!(%reason, "an imported subscription's settings were not restored");
-            Ok(subscription)
+            Ok(tidings_store::Subscription {
+                translate_to: settings.translate.clone(),
+                ..subscription
+            })
         }
         Err(error) => Err(error),
     }
@@ -1288,6 +1309,7 @@ pub async fn export_opml(store: &Store, user_id: i64, title: &str) -> Result<Str
                 scrape_config: subscription.scrape_config.clone(),
                 feed_title: Some(subscription.custom_title.is_none()),
                 suspended: Some(subscription.suspended),
+                translate: subscription.translate_to.clone(),
                 proxy_url: None,
             },
             title: subscription

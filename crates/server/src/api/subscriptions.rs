@@ -18,7 +18,7 @@ use crate::base::limits::within_limit;
 use crate::base::state::AppState;
 use crate::base::subscriptions::{
     ResumedFeeds, Subscribe, SubscriptionView, check_group_and_interval, push_view,
-    subscribe_checked, subscribe_error, view, with_translations,
+    subscribe_checked, subscribe_error, view,
 };
 
 /// How often one feed may be refreshed by hand, whoever asks (F15).
@@ -143,8 +143,7 @@ async fn list_subscriptions(
     auth: Auth,
 ) -> ApiResult<Json<SubscriptionList>> {
     let subscriptions = state.store.list_subscriptions(auth.user.id).await?;
-    let mut subscriptions: Vec<_> = subscriptions.into_iter().map(view).collect();
-    with_translations(&state, auth.user.id, &mut subscriptions).await?;
+    let subscriptions: Vec<_> = subscriptions.into_iter().map(view).collect();
     Ok(Json(SubscriptionList { subscriptions }))
 }
 
@@ -199,12 +198,6 @@ async fn get_subscription(
     let enabled = state.fetcher.config().websub.is_on();
     let mut subscription = view(subscription);
     subscription.push = websub.map(|row| push_view(row, enabled, chrono::Utc::now().timestamp()));
-    with_translations(
-        &state,
-        auth.user.id,
-        std::slice::from_mut(&mut subscription),
-    )
-    .await?;
     Ok(Json(SubscriptionEnvelope { subscription }))
 }
 
@@ -294,14 +287,10 @@ async fn update_subscription(
         state.fetcher.translator().wake();
     }
     let subscription = state.store.subscription(auth.user.id, id).await?;
-    let mut outcome = SubscriptionOutcome::new(subscription, resolved.as_ref());
-    with_translations(
-        &state,
-        auth.user.id,
-        std::slice::from_mut(&mut outcome.subscription),
-    )
-    .await?;
-    Ok(Json(outcome))
+    Ok(Json(SubscriptionOutcome::new(
+        subscription,
+        resolved.as_ref(),
+    )))
 }
 
 /// Unsubscribe. The user's read and starred states of the feed's items go with it; the

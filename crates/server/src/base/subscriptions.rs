@@ -182,10 +182,8 @@ pub(crate) fn view(subscription: Subscription) -> SubscriptionView {
         suspended: subscription.suspended,
         duplicates: subscription.duplicates,
         language: subscription.language,
-        // Filled in by the handlers that read the user's translations (see
-        // `with_translations`).
-        translate: false,
-        translate_to: None,
+        translate: subscription.translate_to.is_some(),
+        translate_to: subscription.translate_to,
         created_at: time(subscription.created_at),
         // Stored by the API from a checked configuration; one unreadable (written by hand)
         // shows as none rather than failing the list.
@@ -195,20 +193,6 @@ pub(crate) fn view(subscription: Subscription) -> SubscriptionView {
             .and_then(|text| tidings_worker::scraping::parse_config_json(text).ok()),
         push: None,
     }
-}
-
-/// `views` with the user's "always translate" settings (issue 37).
-pub(crate) async fn with_translations(
-    state: &AppState,
-    user_id: i64,
-    views: &mut [SubscriptionView],
-) -> Result<(), StoreError> {
-    let translations = state.store.subscription_translations(user_id).await?;
-    for view in views {
-        view.translate_to = translations.get(&view.id).cloned();
-        view.translate = view.translate_to.is_some();
-    }
-    Ok(())
 }
 
 /// A new subscription.

@@ -32,6 +32,10 @@ pub struct TranslationView {
     pub model: Option<String>,
     /// When it was made.
     pub created_at: String,
+    /// Whether it was made before the feed last changed the item's text: it translates an
+    /// earlier version. `POST /items/{id}/translate` makes a new one (and so does "always
+    /// translate" on the item's feed).
+    pub stale: bool,
 }
 
 impl From<ItemTranslation> for TranslationView {
@@ -44,6 +48,7 @@ impl From<ItemTranslation> for TranslationView {
             provider: translation.provider,
             model: translation.model,
             created_at: time(translation.created_at),
+            stale: translation.stale,
         }
     }
 }

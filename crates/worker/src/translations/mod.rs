@@ -194,7 +194,8 @@ impl Translator {
     }
 
     /// The reader's "Translate": `item_id` into `target` (a BCP 47 tag), charged to
-    /// `user_id`. The stored translation when there is one; else one attempt, waited for up
+    /// `user_id`. The stored translation when there is one made from the item's current
+    /// text; else one attempt, waited for up
     /// to [`TranslateConfig::request_wait`] (it goes on afterwards, and stores its result).
     pub async fn translate(
         self: &Arc<Self>,
@@ -202,7 +203,10 @@ impl Translator {
         target: &str,
         user_id: i64,
     ) -> Result<ItemTranslation, TranslateError> {
-        if let Some(found) = self.store.item_translation(item_id, target).await? {
+        // A stale one (made before the feed changed the item's text) is made again.
+        if let Some(found) = self.store.item_translation(item_id, target).await?
+            && !found.stale
+        {
             return Ok(found);
         }
         if self.provider.is_none() {
@@ -232,8 +236,8 @@ impl Translator {
         };
         // Made meanwhile (by "Translate", or by another worker): nothing to ask.
         match self.store.item_translation(item_id, target).await {
-            Ok(Some(found)) => return Outcome::Stored(Box::new(found)),
-            Ok(None) => {}
+            Ok(Some(found)) if !found.stale => return Outcome::Stored(Box::new(found)),
+            Ok(_) => {}
             Err(error) => return Outcome::Later(error.into(), None),
         }
         let source = match self.store.translation_source(item_id).await {
@@ -286,6 +290,7 @@ impl Translator {
             provider: provider.name().to_owned(),
             model: provider.model().map(str::to_owned),
             created_at: Utc::now().timestamp(),
+            stale: false,
         };
         match self.store.save_translation(&translation).await {
             Ok(true) => Outcome::Stored(Box::new(translation)),
