@@ -88,10 +88,19 @@ fn worker(base: Option<&str>, user_budget: i64) -> tidings_worker::WorkerConfig 
 
 /// Subscribes `client` to a feed of three English stories; the subscription and item ids.
 async fn subscribe(client: &reqwest::Client, app: &TestApp, site: &TestServer) -> (i64, Vec<i64>) {
-    serve_stories(
-        site,
-        "The harbour town voted to restore its tidal mill, which last turned in 1950.",
-    );
+    let text = "The harbour town voted to restore its tidal mill, which last turned in 1950.";
+    subscribe_to_stories(client, app, site, text).await
+}
+
+/// Subscribes `client` to a feed of three English stories with `text`; the subscription and
+/// item ids.
+async fn subscribe_to_stories(
+    client: &reqwest::Client,
+    app: &TestApp,
+    site: &TestServer,
+    text: &str,
+) -> (i64, Vec<i64>) {
+    serve_stories(site, text);
     let (status, _, body) = call(
         client,
         Method::POST,
@@ -389,4 +398,87 @@ on_both_engines!(updated_items_stay_found_and_settings_travel, |db| {
     let (_, _, list) = call(&bob, Method::GET, &app.url("/subscriptions"), None).await;
     assert_eq!(list["subscriptions"][0]["translate"], true, "{list}");
     assert_eq!(list["subscriptions"][0]["translate_to"], "ja");
+});
+
+on_both_engines!(summaries_in_the_readers_language, |db| {
+    let (base, requests) = libretranslate(0).await;
+    let app = TestApp::start_with_worker(db, true, |_| {}, worker(Some(&base), 100)).await;
+    let site = TestServer::start_empty().await;
+    app.user("ann", false).await;
+    let ann = app.signed_in("ann").await;
+    // English stories long enough to summarize (the built-in summarizer).
+    let sentence = "The harbour town voted to restore its tidal mill, which last turned in 1950. ";
+    let (_, ids) = subscribe_to_stories(&ann, &app, &site, &sentence.repeat(20)).await;
+    let id = ids[0];
+    let summarize = |query: &'static str| {
+        let url = app.url(&format!("/items/{id}/summarize{query}"));
+        let ann = ann.clone();
+        async move { call(&ann, Method::POST, &url, None).await }
+    };
+
+    // Into Japanese: the summary through the translation provider, once.
+    let (status, _, body) = summarize("?translated=true&to=ja").await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let summary = body["generated_summary"]["text"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(summary.starts_with("The harbour town"), "{body}");
+    let translation = &body["translation"];
+    assert_eq!(translation["to"], "ja", "{body}");
+    assert_eq!(translation["from"], "en");
+    assert_eq!(translation["provider"], "libretranslate");
+    let text = translation["text"].as_str().unwrap();
+    assert!(text.starts_with("[ja] The harbour town"), "{text}");
+    assert!(!text.contains('<'), "plain text: {text}");
+    assert_eq!(requests.load(Ordering::SeqCst), 1);
+    // Kept: no second request.
+    let (_, _, again) = summarize("?translated=true&to=ja").await;
+    assert_eq!(again["translation"]["text"], text);
+    assert_eq!(requests.load(Ordering::SeqCst), 1);
+    // Into the user's language (their setting), and into the item's own: no request for it.
+    let (_, _, _) = call(
+        &ann,
+        Method::PUT,
+        &app.url("/preferences"),
+        Some(json!({"language": "en"})),
+    )
+    .await;
+    let (status, _, own) = summarize("?translated=true").await;
+    assert_eq!(status, StatusCode::OK, "{own}");
+    assert_eq!(own["translation"]["to"], "en");
+    assert_eq!(own["translation"]["text"], summary.as_str());
+    assert_eq!(own["translation"]["provider"], "local");
+    assert_eq!(requests.load(Ordering::SeqCst), 1);
+    // Without translated=true: no translation; a bad tag: 400 before anything.
+    let (_, _, plain) = summarize("").await;
+    assert!(plain.get("translation").is_none(), "{plain}");
+    let (status, _, bad) = summarize("?translated=true&to=x%20y").await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{bad}");
+    assert_error(&bad, "invalid_request", "validation");
+    // The item carries the kept one with translated=true.
+    let url = app.url(&format!("/items/{id}?translated=true&to=ja"));
+    let (_, _, item) = call(&ann, Method::GET, &url, None).await;
+    assert_eq!(item["summary_translation"]["text"], text, "{item}");
+});
+
+on_both_engines!(summaries_in_another_language_need_a_provider, |db| {
+    let app = TestApp::start_with_worker(db, true, |_| {}, worker(None, 100)).await;
+    let site = TestServer::start_empty().await;
+    app.user("ann", false).await;
+    let ann = app.signed_in("ann").await;
+    let (_, ids) = subscribe(&ann, &app, &site).await;
+    // Too short to summarize comes first; the long item is in the other test. Here only the
+    // refusal of a bad tag and "off" on an item with a summary made by hand.
+    app.store
+        .save_summary(ids[0], "A mill turns again.", "local", None, 2000, 1)
+        .await
+        .unwrap();
+    let url = app.url(&format!(
+        "/items/{}/summarize?translated=true&to=ja",
+        ids[0]
+    ));
+    let (status, _, body) = call(&ann, Method::POST, &url, None).await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    assert_error(&body, "translation_off", "validation");
 });

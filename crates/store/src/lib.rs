@@ -50,6 +50,7 @@ mod second_factors;
 mod sessions;
 mod subscription_changes;
 mod summaries;
+mod summary_translations;
 mod sync;
 mod sync_subscriptions;
 mod tags;
@@ -132,6 +133,7 @@ pub use second_factors::{
 };
 pub use sessions::{ApiKey, ApiKeyScope, Authenticated, Session};
 pub use summaries::{GeneratedSummary, REDO_SUMMARY_FACTOR, SummaryJob, SummaryJobState};
+pub use summary_translations::SummaryTranslation;
 pub use sync::{
     MAX_LABEL_CHARS, MAX_SYNC_IDS, MAX_SYNC_ITEM_IDS, MAX_SYNC_ITEMS, SyncIds, SyncItem, SyncOrder,
     SyncQuery, SyncRef, UnreadFeed,

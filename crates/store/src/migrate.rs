@@ -507,6 +507,13 @@ pub const MIGRATIONS: &[Migration] = &[
         postgres: include_str!("../migrations/postgres/0049_rule_outcome_rows.sql"),
         data: None,
     },
+    Migration {
+        version: 50,
+        name: "summary_translations",
+        sqlite: include_str!("../migrations/sqlite/0050_summary_translations.sql"),
+        postgres: include_str!("../migrations/postgres/0050_summary_translations.sql"),
+        data: None,
+    },
 ];
 
 /// An arbitrary constant naming tidings' migration lock among PostgreSQL advisory locks.

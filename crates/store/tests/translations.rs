@@ -425,3 +425,54 @@ on_both_engines!(
         );
     }
 );
+
+on_both_engines!(
+    summary_translations_are_kept_until_the_summary_changes,
+    |db| {
+        let store = db.migrated().await;
+        let ann = add_user(&store, "ann").await;
+        let (_, feed) = follow(&store, ann, "https://news.example/feed").await;
+        store
+            .upsert_items(
+                feed,
+                &[item("a", "東京タワー", "東京都の観光スポット")],
+                NOW,
+            )
+            .await
+            .unwrap();
+        let id = store.feed_item_ids(feed).await.unwrap()[0];
+        let summary = store
+            .save_summary(id, "東京タワーの夜景。", "local", None, 1000, NOW)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(store.summary_translation(id, "en").await.unwrap(), None);
+        let translation = tidings_store::SummaryTranslation {
+            item_id: id,
+            language: "en".into(),
+            text: "Tokyo Tower at night.\u{0}".into(),
+            source_language: Some("ja".into()),
+            provider: "deepl".into(),
+            model: None,
+            summary_created_at: summary.created_at,
+            created_at: NOW + 1,
+        };
+        assert!(store.save_summary_translation(&translation).await.unwrap());
+        let kept = store.summary_translation(id, "en").await.unwrap().unwrap();
+        assert_eq!(kept.text, "Tokyo Tower at night.", "control characters go");
+        assert_eq!(kept.source_language.as_deref(), Some("ja"));
+        assert_eq!(store.summary_translation(id, "fr").await.unwrap(), None);
+        // The summary made again from a text twice as long: the translation is out of date.
+        store
+            .save_summary(id, "東京タワーと夜景。", "local", None, 3000, NOW + 10)
+            .await
+            .unwrap();
+        assert_eq!(store.summary_translation(id, "en").await.unwrap(), None);
+        // An item deleted meanwhile: nothing stored.
+        let gone = tidings_store::SummaryTranslation {
+            item_id: id + 1000,
+            ..translation
+        };
+        assert!(!store.save_summary_translation(&gone).await.unwrap());
+    }
+);

@@ -69,6 +69,10 @@ pub struct ItemEnvelope {
     /// makes one) and without `translated=true`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub translation: Option<crate::base::translations::TranslationView>,
+    /// With `translated=true`: the item's summary in that language, when one is kept for its
+    /// summary as it is now (`POST /items/{id}/summarize?translated=true` makes one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub summary_translation: Option<crate::api::summaries::SummaryTranslationView>,
 }
 
 /// What `GET /items/{id}` adds to the item.
@@ -275,7 +279,7 @@ async fn get_item(
     Path(id): Path<i64>,
     Query(params): Query<ItemParams>,
 ) -> ApiResult<Json<ItemEnvelope>> {
-    let translation = if params.translated == Some(true) {
+    let (translation, summary_translation) = if params.translated == Some(true) {
         let target = crate::base::translations::target_language(
             &state,
             auth.user.id,
@@ -285,13 +289,15 @@ async fn get_item(
         .await?;
         state.store.item(auth.user.id, id).await?;
         let found = state.store.item_translation(id, &target).await?;
-        found.map(|found| {
+        let summary = state.store.summary_translation(id, &target).await?;
+        let translation = found.map(|found| {
             let mut view = crate::base::translations::TranslationView::from(found);
             proxy_images(&state, &mut view.content);
             view
-        })
+        });
+        (translation, summary.map(Into::into))
     } else {
-        None
+        (None, None)
     };
     let detail = state.store.item_detail(auth.user.id, id).await?;
     let item = detail.item;
@@ -348,6 +354,7 @@ async fn get_item(
             full_content_fetched_at,
         },
         translation,
+        summary_translation,
     }))
 }
 

@@ -2,11 +2,11 @@
 //! item the API lists or shows. The work is the worker crate's ([`tidings_worker::Summarizer`]):
 //! its queue, retries, breaker and budget; this module only answers.
 
-use axum::extract::State;
-use axum::http::StatusCode;
-use serde::Serialize;
+use axum::extract::{Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use serde::{Deserialize, Serialize};
 use tidings_worker::Requested;
-use utoipa::ToSchema;
+use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -15,6 +15,8 @@ use crate::base::error::{ApiError, ApiResult, ErrorBody, ErrorCategory};
 use crate::base::extract::{Json, Path};
 use crate::base::items::GeneratedSummaryView;
 use crate::base::state::AppState;
+use crate::base::time::time;
+use crate::base::translations::target_language;
 
 pub(crate) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(summarize_item))
@@ -30,6 +32,55 @@ pub struct SummarizeResult {
     /// Why it is queued (a slow or failing provider, its breaker open, its daily budget
     /// spent), when known.
     pub reason: Option<String>,
+    /// With `translated=true`: the summary in the language asked (`to`, else the user's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub translation: Option<SummaryTranslationView>,
+}
+
+/// What "Summarize" adds to the summary.
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct SummarizeParams {
+    /// `true`: the answer carries the summary in the reader's language too (`translation`),
+    /// translated by the translation provider (`TIDINGS_TRANSLATE_PROVIDER`) and kept per
+    /// item and language; the summary itself when the item is in that language already.
+    pub translated: Option<bool>,
+    /// The language, a BCP 47 tag; the user's when absent: their language setting, else the
+    /// browser's (`Accept-Language`), else English.
+    pub to: Option<String>,
+}
+
+/// A generated summary in another language.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SummaryTranslationView {
+    /// The summary, translated (plain text).
+    pub text: String,
+    /// The language it was translated from (the article's), when known.
+    #[schema(example = "ja")]
+    pub from: Option<String>,
+    /// The language it is in.
+    #[schema(example = "en")]
+    pub to: String,
+    /// Who translated it (`libretranslate`, `deepl`, `openai`, `anthropic`), or who wrote the
+    /// summary when it needed no translation.
+    pub provider: String,
+    /// The model, for `openai` and `anthropic`.
+    pub model: Option<String>,
+    /// When it was made.
+    pub created_at: String,
+}
+
+impl From<tidings_store::SummaryTranslation> for SummaryTranslationView {
+    fn from(translation: tidings_store::SummaryTranslation) -> SummaryTranslationView {
+        SummaryTranslationView {
+            text: translation.text,
+            from: translation.source_language,
+            to: translation.language,
+            provider: translation.provider,
+            model: translation.model,
+            created_at: time(translation.created_at),
+        }
+    }
 }
 
 /// The statuses of [`SummarizeResult`].
@@ -42,38 +93,71 @@ pub const SUMMARIZE_STATUSES: [&str; 2] = ["done", "queued"];
 /// `GET /items/{id}`). A provider that keeps failing, whose breaker is open or whose daily
 /// budget is spent also answers 202: the item waits in the queue. An item whose text is no
 /// longer than a summary (`TIDINGS_SUMMARY_TARGET_CHARS`) is its own summary: 400
-/// `too_short_to_summarize`, and no provider is asked.
+/// `too_short_to_summarize`, and no provider is asked. With `translated=true` the summary
+/// comes in the reader's language too (`translation`): translated once per item and language
+/// by the translation provider, and charged to the user's translation budget; the translation
+/// errors are those of `POST /items/{id}/translate`.
 #[utoipa::path(post, path = "/items/{id}/summarize", tag = "items",
-    params(("id" = i64, Path, description = "The item's id")),
+    params(("id" = i64, Path, description = "The item's id"), SummarizeParams),
     responses(
         (status = 200, description = "The summary", body = SummarizeResult),
         (status = 202, description = "Queued: the provider is slow or failing for now; the item carries the summary once made", body = SummarizeResult),
         (status = 400, description = "The item cannot be summarized: it has no text, or the provider refused it (`summary_unavailable`), or its text is no longer than a summary (`too_short_to_summarize`)", body = ErrorBody),
         (status = 404, description = "No such item among the user's subscriptions", body = ErrorBody),
+        (status = 409, description = "With `translated=true`: translation is off on this server (`translation_off`)", body = ErrorBody),
+        (status = 429, description = "With `translated=true`: a daily translation budget is spent (`translation_budget_spent`)", body = ErrorBody),
+        (status = 502, description = "With `translated=true`: the translation provider failed (`translation_provider_failed`)", body = ErrorBody),
+        (status = 503, description = "With `translated=true`: the translation provider's breaker is open or it is slow (`translation_pending`), or the database is unreachable", body = ErrorBody,
+            headers(("Retry-After" = i64, description = "Seconds to wait before asking again"))),
     ))]
 async fn summarize_item(
     State(state): State<AppState>,
     auth: Auth,
+    headers: HeaderMap,
     Path(id): Path<i64>,
+    Query(params): Query<SummarizeParams>,
 ) -> ApiResult<(StatusCode, Json<SummarizeResult>)> {
     // Only items of the user's own subscriptions.
-    state.store.item(auth.user.id, id).await?;
+    let item = state.store.item(auth.user.id, id).await?;
+    // A bad language is refused before anything is asked of a provider.
+    let target = match params.translated {
+        Some(true) => {
+            Some(target_language(&state, auth.user.id, &headers, params.to.as_deref()).await?)
+        }
+        _ => None,
+    };
     let summarizer = state.fetcher.summarizer();
     match summarizer.request_by(id, auth.user.id).await? {
-        Requested::Done(summary) => Ok((
-            StatusCode::OK,
-            Json(SummarizeResult {
-                generated_summary: Some(summary.into()),
-                status: "done",
-                reason: None,
-            }),
-        )),
+        Requested::Done(summary) => {
+            let translation = match &target {
+                Some(target) => Some(
+                    state
+                        .fetcher
+                        .translator()
+                        .translate_summary(&summary, item.language.as_deref(), target, auth.user.id)
+                        .await
+                        .map_err(crate::api::translations::translate_error)?
+                        .into(),
+                ),
+                None => None,
+            };
+            Ok((
+                StatusCode::OK,
+                Json(SummarizeResult {
+                    generated_summary: Some(summary.into()),
+                    status: "done",
+                    reason: None,
+                    translation,
+                }),
+            ))
+        }
         Requested::Queued(reason) => Ok((
             StatusCode::ACCEPTED,
             Json(SummarizeResult {
                 generated_summary: None,
                 status: "queued",
                 reason,
+                translation: None,
             }),
         )),
         Requested::TooShort(chars) => Err(ApiError::new(

@@ -72,8 +72,8 @@ async fn translate_item(
     }
 }
 
-/// The API's answer to a translation that failed.
-fn translate_error(error: TranslateError) -> ApiError {
+/// The API's answer to a translation that failed (of an item or of its summary).
+pub(crate) fn translate_error(error: TranslateError) -> ApiError {
     let message = tidings_text_capitalized(&error.to_string());
     match error {
         // A 409 like newsletters' `mail_off`: the server's settings, not the request or a

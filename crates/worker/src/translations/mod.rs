@@ -16,6 +16,7 @@
 //!   sanitizer, the title read as plain text, before anything is stored or shown.
 
 pub mod provider;
+mod summaries;
 
 use std::sync::Arc;
 use std::time::Duration;
