@@ -80,6 +80,8 @@ pub(crate) struct ClaimedText {
     pub content: Option<String>,
     /// Its sanitized summary.
     pub summary: Option<String>,
+    /// Its language, a BCP 47 tag (issue 37), when known.
+    pub language: Option<String>,
 }
 
 /// How [`JobQueue::claim_texts`] fills a queue that runs short: `step` (a backfill step,
@@ -364,29 +366,37 @@ impl JobQueue {
         if claimed.is_empty() {
             return Ok(Vec::new());
         }
+        let language = store.language_column().await;
         let sql = format!(
-            "SELECT i.id, i.title, {ITEM_CONTENT}, i.summary FROM items i
+            "SELECT i.id, i.title, {ITEM_CONTENT}, i.summary, {language} FROM items i
              WHERE i.id IN ({}) ORDER BY i.id DESC",
             placeholders(1, claimed.len())
         );
-        let rows: Vec<(i64, Option<String>, Option<String>, Option<String>)> =
-            with_db!(store, read, |db| {
-                let mut query = sqlx::query_as(sqlx::AssertSqlSafe(sql));
-                for job in &claimed {
-                    query = query.bind(job.item_id);
-                }
-                query.fetch_all(db).await?
-            });
+        #[allow(clippy::type_complexity)]
+        let rows: Vec<(
+            i64,
+            Option<String>,
+            Option<String>,
+            Option<String>,
+            Option<String>,
+        )> = with_db!(store, read, |db| {
+            let mut query = sqlx::query_as(sqlx::AssertSqlSafe(sql));
+            for job in &claimed {
+                query = query.bind(job.item_id);
+            }
+            query.fetch_all(db).await?
+        });
         let jobs: std::collections::HashMap<i64, ClaimedJob> =
             claimed.into_iter().map(|job| (job.item_id, job)).collect();
         Ok(rows
             .into_iter()
-            .filter_map(|(item_id, title, content, summary)| {
+            .filter_map(|(item_id, title, content, summary, language)| {
                 Some(ClaimedText {
                     job: *jobs.get(&item_id)?,
                     title,
                     content,
                     summary,
+                    language,
                 })
             })
             .collect())

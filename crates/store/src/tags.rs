@@ -38,6 +38,9 @@ pub struct TagJob {
     pub content: Option<String>,
     /// Its sanitized summary.
     pub summary: Option<String>,
+    /// Its language, a BCP 47 tag (issue 37): English and Japanese items get the tagger's
+    /// part-of-speech step.
+    pub language: Option<String>,
 }
 
 /// A tag of an item.
@@ -127,6 +130,7 @@ impl Store {
                 title: claimed.title,
                 content: claimed.content,
                 summary: claimed.summary,
+                language: claimed.language,
             })
             .collect())
     }

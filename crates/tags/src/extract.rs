@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use unicode_normalization::UnicodeNormalization;
 
 use crate::name::{MAX_TAG_CHARS, normalize_tag};
+use crate::pos::Pos;
 use crate::stopwords::is_stop_word;
 
 /// The most tags an item gets.
@@ -61,8 +62,22 @@ enum Piece {
 
 /// The keyphrases of a document, best first: at most `limit` (and at most [`MAX_TAGS`]),
 /// each scoring at least [`MIN_SCORE`]. `title` and `text` are plain text (not HTML). The
-/// same input always gives the same output.
+/// same input always gives the same output. Without the document's language: no
+/// part-of-speech step (see [`extract_keyphrases_in`]).
 pub fn extract_keyphrases(title: &str, text: &str, limit: usize) -> Vec<Keyphrase> {
+    extract_keyphrases_in(title, text, None, limit)
+}
+
+/// [`extract_keyphrases`] of a document in `language` (a BCP 47 tag, as items carry it): in
+/// English and Japanese a part-of-speech step leaves out verbs, adjectives and adverbs alone
+/// (`adds`, `faster`, `ship`, `発表`), keeping names and noun phrases. Other languages, and
+/// `None`, are tagged without it.
+pub fn extract_keyphrases_in(
+    title: &str,
+    text: &str,
+    language: Option<&str>,
+    limit: usize,
+) -> Vec<Keyphrase> {
     let limit = limit.min(MAX_TAGS);
     if limit == 0 {
         return Vec::new();
@@ -72,7 +87,7 @@ pub fn extract_keyphrases(title: &str, text: &str, limit: usize) -> Vec<Keyphras
     pieces.push(Piece::Break);
     read_words(&truncate(text), false, &mut pieces);
     let candidates = candidates(&pieces);
-    choose(candidates, limit)
+    choose(candidates, limit, Pos::of(language))
 }
 
 /// The first [`MAX_INPUT_CHARS`] characters of `text`.
@@ -229,6 +244,12 @@ struct Candidate {
     first: usize,
     /// Appearances written capitalized mid-sentence.
     capitalized: u32,
+    /// Appearances written capitalized mid-sentence in the text (a title's capitals may be
+    /// its style): the phrase is a name, whatever the part-of-speech step says.
+    named: u32,
+    /// Appearances (Japanese) right before する, な and their forms: used as a verb or an
+    /// adjective there.
+    predicative: u32,
     in_title: bool,
     /// Appeared as a whole run of CJK nouns, between particles or punctuation.
     compound: bool,
@@ -250,13 +271,33 @@ impl Candidate {
     /// A word alone that looks like a past tense (`waited`) counts only when it was written
     /// capitalized mid-sentence (a name); a count or date in kanji (`一週`, `二十日`, which
     /// the segmenter may cut into several words) never does.
-    fn is_eligible(&self) -> bool {
+    fn is_eligible(&self, pos: Pos) -> bool {
         if crate::stopwords::is_count_or_date(&self.words.concat()) {
             return false;
         }
-        match self.words.as_slice() {
+        let eligible = match self.words.as_slice() {
             [word] => self.capitalized > 0 || !crate::stopwords::looks_past_tense(word),
             _ => self.count >= 2 || self.compound,
+        };
+        eligible && self.is_noun_phrase(pos)
+    }
+
+    /// The part-of-speech step (see `pos`): whether the phrase is a name or a noun phrase,
+    /// not a verb, adjective or adverb alone, nor a phrase around a verb.
+    fn is_noun_phrase(&self, pos: Pos) -> bool {
+        match (pos, self.words.as_slice()) {
+            (Pos::English, words) if words.iter().any(|w| crate::pos::is_no_topic(w)) => false,
+            (Pos::English, _) if self.named > 0 => true,
+            (Pos::English, [word]) => !crate::pos::is_predicate_word(word),
+            (Pos::English, [.., last]) => {
+                !crate::pos::is_modifier(last)
+                    && !self.words.iter().any(|w| crate::pos::is_pure_verb(w))
+            }
+            (Pos::Japanese, words) => {
+                self.predicative < self.count
+                    && !(words.len() == 1 && crate::pos::is_japanese_modifier(&words[0]))
+            }
+            _ => true,
         }
     }
 
@@ -283,7 +324,7 @@ fn candidates(pieces: &[Piece]) -> HashMap<String, Candidate> {
                         .last()
                         .is_some_and(|(_, last)| last.script != word.script);
                 if ends_run {
-                    add_phrases(&run, &mut found);
+                    add_phrases(&run, Some(word), &mut found);
                     run.clear();
                 }
                 if !word.stop {
@@ -292,20 +333,30 @@ fn candidates(pieces: &[Piece]) -> HashMap<String, Candidate> {
                 position += 1;
             }
             Piece::Break => {
-                add_phrases(&run, &mut found);
+                add_phrases(&run, None, &mut found);
                 run.clear();
             }
         }
     }
-    add_phrases(&run, &mut found);
+    add_phrases(&run, None, &mut found);
     found
 }
 
-/// Adds the phrases of a run of words (no stop word or break inside, one script).
-fn add_phrases(run: &[(usize, &Word)], found: &mut HashMap<String, Candidate>) {
+/// Adds the phrases of a run of words (no stop word or break inside, one script), followed
+/// by the word `next` (the one that ended the run; `None` at a break).
+fn add_phrases(
+    run: &[(usize, &Word)],
+    next: Option<&Word>,
+    found: &mut HashMap<String, Candidate>,
+) {
     let Some((_, first)) = run.first() else {
         return;
     };
+    // A Japanese word right before する or な is a verb or adjective there (see `pos`).
+    let predicative = first.script == Script::Cjk
+        && next.is_some_and(|w| {
+            w.script == Script::Cjk && crate::pos::is_japanese_predicate_ending(&w.key)
+        });
     let (most, joiner) = match first.script {
         Script::Spaced => (MAX_SPACED_WORDS, " "),
         Script::Cjk => (MAX_CJK_WORDS, ""),
@@ -327,6 +378,8 @@ fn add_phrases(run: &[(usize, &Word)], found: &mut HashMap<String, Candidate>) {
                 weight: 0.0,
                 first: words[0].0,
                 capitalized: 0,
+                named: 0,
+                predicative: 0,
                 in_title: false,
                 compound: false,
             });
@@ -335,6 +388,8 @@ fn add_phrases(run: &[(usize, &Word)], found: &mut HashMap<String, Candidate>) {
             candidate.in_title |= in_title;
             candidate.compound |= first.script == Script::Cjk && len == run.len();
             candidate.capitalized += u32::from(capitalized);
+            candidate.named += u32::from(capitalized && !in_title);
+            candidate.predicative += u32::from(predicative && start + len == run.len());
         }
     }
 }
@@ -344,11 +399,11 @@ fn first_is_capitalized(words: &[(usize, &Word)]) -> bool {
 }
 
 /// The best `limit` candidates, scaled to 0–1, without phrases that only appear inside a
-/// longer chosen one.
-fn choose(candidates: HashMap<String, Candidate>, limit: usize) -> Vec<Keyphrase> {
+/// longer chosen one, nor those `pos` says are no noun phrase.
+fn choose(candidates: HashMap<String, Candidate>, limit: usize, pos: Pos) -> Vec<Keyphrase> {
     let mut scored: Vec<(String, f64, Candidate)> = candidates
         .into_iter()
-        .filter(|(_, candidate)| candidate.is_eligible())
+        .filter(|(_, candidate)| candidate.is_eligible(pos))
         .map(|(name, candidate)| (name, candidate.raw_score(), candidate))
         .collect();
     let best = scored.iter().map(|(_, raw, _)| *raw).fold(0.0, f64::max);

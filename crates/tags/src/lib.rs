@@ -28,11 +28,13 @@
 
 mod extract;
 mod name;
+mod pos;
 mod segment;
 mod stopwords;
 
 pub use extract::{
     Keyphrase, MAX_INPUT_CHARS, MAX_TAGS, MIN_SCORE, TITLE_WEIGHT, extract_keyphrases,
+    extract_keyphrases_in,
 };
 pub use name::{MAX_TAG_CHARS, normalize_tag};
 pub use stopwords::is_stop_word;

@@ -23,11 +23,14 @@ pub const BATCH: usize = 25;
 /// single writer with the fetcher.
 pub const CONCURRENCY: usize = 2;
 
-/// An item's tags from its title and text (its content, else its summary), at most `limit`.
+/// An item's tags from its title and text (its content, else its summary), at most `limit`;
+/// with the item's `language` known, English and Japanese get the part-of-speech step (no
+/// verbs or adjectives alone).
 pub fn item_tags(
     title: Option<&str>,
     content: Option<&str>,
     summary: Option<&str>,
+    language: Option<&str>,
     limit: usize,
 ) -> Vec<ItemTag> {
     let text = content
@@ -35,7 +38,7 @@ pub fn item_tags(
         .or(summary)
         .and_then(html_to_text)
         .unwrap_or_default();
-    tidings_tags::extract_keyphrases(title.unwrap_or_default(), &text, limit)
+    tidings_tags::extract_keyphrases_in(title.unwrap_or_default(), &text, language, limit)
         .into_iter()
         .map(|phrase| ItemTag {
             name: phrase.name,
@@ -100,6 +103,7 @@ impl EnrichmentJob for TaggingJob {
                         job.title.as_deref(),
                         job.content.as_deref(),
                         job.summary.as_deref(),
+                        job.language.as_deref(),
                         limit,
                     ),
                 })
@@ -135,6 +139,7 @@ mod tests {
             Some("Rust 1.80"),
             Some("<p>The <b>Rust</b> compiler gets <i>LazyLock</i>.</p>"),
             Some("ignored summary words"),
+            None,
             8,
         );
         let names: Vec<&str> = tags.iter().map(|t| t.name.as_str()).collect();
@@ -142,8 +147,21 @@ mod tests {
         assert!(names.contains(&"lazylock"), "{names:?}");
         assert!(!names.contains(&"summary"), "{names:?}");
         // Without content, the summary is read.
-        let tags = item_tags(None, Some("  "), Some("<p>Kubernetes operators</p>"), 8);
+        let tags = item_tags(
+            None,
+            Some("  "),
+            Some("<p>Kubernetes operators</p>"),
+            None,
+            8,
+        );
         assert!(tags.iter().any(|t| t.name == "kubernetes"), "{tags:?}");
-        assert!(item_tags(Some("Rust"), None, None, 0).is_empty());
+        assert!(item_tags(Some("Rust"), None, None, None, 0).is_empty());
+        // With the item's language, a verb alone is no tag.
+        let text = Some("<p>The compiler adds a lint. Cargo adds a flag.</p>");
+        let tags = item_tags(Some("Rust adds lints"), text, None, None, 8);
+        assert!(tags.iter().any(|t| t.name == "adds"), "{tags:?}");
+        let tags = item_tags(Some("Rust adds lints"), text, None, Some("en"), 8);
+        assert!(!tags.iter().any(|t| t.name == "adds"), "{tags:?}");
+        assert!(tags.iter().any(|t| t.name == "rust"), "{tags:?}");
     }
 }
