@@ -247,6 +247,21 @@ pub struct WorkerArgs {
     #[arg(long, env = "TIDINGS_FULL_TEXT_THRESHOLD", default_value = "1500")]
     pub full_text_threshold: String,
 
+    /// Which short items a subscription's `auto` full-text mode fetches in the background:
+    /// read (the new items of feeds a subscriber reads; never an import's backlog) or short
+    /// (every new item shorter than the threshold).
+    #[arg(long, env = "TIDINGS_FULL_TEXT_AUTO", default_value = "read")]
+    pub full_text_auto: String,
+
+    /// Article pages of one site (host) the `auto` full-text mode fetches in the background
+    /// per UTC day (0-1000000; 0: no limit). Pages past it are not fetched.
+    #[arg(
+        long,
+        env = "TIDINGS_FULL_TEXT_HOST_DAILY_PAGES",
+        default_value = "200"
+    )]
+    pub full_text_host_daily_pages: String,
+
     /// Tags found per item, at most (0-8; 0 turns tagging off in this process: items wait in
     /// the queue for a process with tagging on).
     #[arg(long, env = "TIDINGS_TAGS_PER_ITEM", default_value = "8")]
@@ -512,6 +527,13 @@ impl WorkerArgs {
                 0..=1_000_000usize,
                 "TIDINGS_FULL_TEXT_THRESHOLD",
                 "--full-text-threshold",
+            )?,
+            full_text_auto: self.full_text_auto()?,
+            full_text_host_daily_pages: config::check_number(
+                &self.full_text_host_daily_pages,
+                0..=1_000_000u32,
+                "TIDINGS_FULL_TEXT_HOST_DAILY_PAGES",
+                "--full-text-host-daily-pages",
             )?,
             tags_per_item: config::check_number(
                 &self.tags_per_item,
@@ -867,6 +889,17 @@ impl WorkerArgs {
     }
 
     /// The popularity count source the settings name, `None` when it is off.
+    /// `TIDINGS_FULL_TEXT_AUTO`: `read` or `short`.
+    fn full_text_auto(&self) -> Result<tidings_store::FullTextAuto, ConfigError> {
+        tidings_store::FullTextAuto::parse(&self.full_text_auto.trim().to_ascii_lowercase())
+            .ok_or_else(|| ConfigError {
+                variable: "TIDINGS_FULL_TEXT_AUTO",
+                flag: "--full-text-auto",
+                value: self.full_text_auto.clone(),
+                expected: "read or short".into(),
+            })
+    }
+
     fn popularity_source(&self) -> Result<Option<PopularitySource>, ConfigError> {
         let base_url = || -> Result<url::Url, ConfigError> {
             url::Url::parse(self.hatena_base_url.trim())

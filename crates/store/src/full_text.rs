@@ -46,6 +46,85 @@ impl FullTextMode {
     }
 }
 
+/// What the `auto` mode fetches in the background (issue 38). Fetching the page of every short
+/// item cost an import of 413 feeds 47,807 pages (every item of the backlog), most of them of
+/// items nobody opened; `Read` fetches pages for what gets read.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum FullTextAuto {
+    /// The new short items of a feed that a subscriber in `auto` reads: at least one in
+    /// [`READ_SHARE`] of its [`READ_WINDOW`] latest earlier items marked read one by one (a
+    /// feed marked read all at once does not count). A feed's first fetch (an import's or a
+    /// new subscription's backlog) is never fetched, since nothing of it was read yet.
+    #[default]
+    Read,
+    /// Every new short item (the rule before issue 38).
+    Short,
+}
+
+impl FullTextAuto {
+    /// Every rule.
+    pub const ALL: [FullTextAuto; 2] = [FullTextAuto::Read, FullTextAuto::Short];
+
+    /// The setting's spelling: `read`, `short`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FullTextAuto::Read => "read",
+            FullTextAuto::Short => "short",
+        }
+    }
+
+    /// Reads the setting's spelling; `None` for anything else.
+    pub fn parse(text: &str) -> Option<FullTextAuto> {
+        FullTextAuto::ALL
+            .into_iter()
+            .find(|rule| rule.as_str() == text)
+    }
+}
+
+/// How many of a feed's latest items (before the fetch at hand) tell whether a subscriber
+/// reads it, for [`FullTextAuto::Read`].
+pub const READ_WINDOW: i64 = 50;
+/// A subscriber reads a feed when at least one in this many of its [`READ_WINDOW`] latest
+/// items is marked read.
+pub const READ_SHARE: i64 = 10;
+
+/// For [`FullTextAuto::Read`]: the feed `$1`'s latest items stored before the item `$2` (the
+/// fetch's first new one; ids grow with each insert, while a second's timestamp may be shared
+/// with the fetch before), at most `$3` of them, and the most of them one subscriber in `auto`
+/// marked read, one by one (an `item_states` row: marking a feed read all at once moves a
+/// watermark and writes none).
+pub(crate) const FEED_READS_SQL: &str = "
+    SELECT CAST((SELECT COUNT(*) FROM (SELECT 1 FROM items r
+                                       WHERE r.feed_id = $1 AND r.id < $2
+                                       LIMIT $3) n) AS BIGINT),
+           CAST(COALESCE(MAX((SELECT COUNT(*) FROM item_states st
+                              WHERE st.user_id = s.user_id AND st.is_read
+                                AND st.item_id IN (SELECT r.id FROM items r
+                                                   WHERE r.feed_id = $1 AND r.id < $2
+                                                   ORDER BY r.id DESC
+                                                   LIMIT $3))), 0) AS BIGINT)
+    FROM subscriptions s WHERE s.feed_id = $1 AND s.full_text = 'auto'";
+
+/// Whether `reads` of a feed's `recent` latest items make it a feed its subscriber reads.
+pub(crate) fn reads_the_feed(recent: i64, reads: i64) -> bool {
+    reads >= 1 && reads.saturating_mul(READ_SHARE) >= recent
+}
+
+/// Whether a subscriber in `auto` reads the feed `$feed_id` (see [`FullTextAuto::Read`]),
+/// judged on its items stored before the item `$first_new`, on the transaction `$tx`.
+macro_rules! feed_is_read_on {
+    ($tx:expr, $feed_id:expr, $first_new:expr) => {{
+        let (recent, reads): (i64, i64) = sqlx::query_as($crate::full_text::FEED_READS_SQL)
+            .bind($feed_id)
+            .bind($first_new)
+            .bind($crate::full_text::READ_WINDOW)
+            .fetch_one(&mut *$tx)
+            .await?;
+        $crate::full_text::reads_the_feed(recent, reads)
+    }};
+}
+pub(crate) use feed_is_read_on;
+
 /// The strongest mode among a feed's subscribers, as a number SQL can take the maximum of:
 /// 0 never (or no subscriber), 1 auto, 2 always, for the item `i` of the query around it.
 const FEED_MODE_RANK: &str = "CAST(COALESCE((SELECT MAX(CASE s.full_text WHEN 'always' THEN 2
@@ -211,6 +290,17 @@ impl Store {
     /// are. Returns how many were queued.
     pub async fn queue_full_text(&self, item_ids: &[i64], now: i64) -> Result<u64> {
         FULL_TEXT_JOBS.queue(self, item_ids, now, now).await
+    }
+
+    /// Items with an article kept, for benchmarks.
+    pub async fn count_full_texts(&self) -> Result<i64> {
+        Ok(with_db!(self, read, |db| {
+            sqlx::query_scalar::<_, i64>(
+                "SELECT CAST(COUNT(*) AS BIGINT) FROM item_full_texts WHERE content IS NOT NULL",
+            )
+            .fetch_one(db)
+            .await?
+        }))
     }
 
     /// Items waiting in the full-text queue (leased ones included).
@@ -417,6 +507,36 @@ impl Store {
             saved > 0
         });
         Ok(saved)
+    }
+
+    /// Takes one page from `host`'s budget of `budget` pages for the UTC day `day` (days since
+    /// the epoch): `true` when the page may be fetched, `false` when the day's budget is spent.
+    /// Counted in the database, so that the budget holds however many workers fetch pages; the
+    /// first page of a host's day deletes the counts of earlier days.
+    pub async fn take_full_text_page(&self, host: &str, day: i64, budget: i64) -> Result<bool> {
+        let pages: Option<i64> = with_db!(self, write, |db| {
+            sqlx::query_scalar(
+                "INSERT INTO full_text_host_pages (day, host, pages) VALUES ($1, $2, 1)
+                 ON CONFLICT (day, host) DO UPDATE SET pages = full_text_host_pages.pages + 1
+                 WHERE full_text_host_pages.pages < $3
+                 RETURNING CAST(pages AS BIGINT)",
+            )
+            .bind(day)
+            .bind(host)
+            .bind(budget)
+            .fetch_optional(db)
+            .await?
+        });
+        if pages == Some(1) {
+            with_db!(self, write, |db| {
+                sqlx::query("DELETE FROM full_text_host_pages WHERE day < $1")
+                    .bind(day)
+                    .execute(db)
+                    .await?
+                    .rows_affected()
+            });
+        }
+        Ok(pages.is_some())
     }
 
     /// Takes an item off the queue without recording anything (nobody wants its full text

@@ -15,8 +15,8 @@ use crate::search_index::{
 };
 use crate::text::{is_stripped_char, strip_control_chars};
 use crate::{
-    Engine, Favicon, FeedBody, FeedMetadata, FetchRecord, FullTextMode, Result, Store, StoreError,
-    in_tx, row_decoder, with_db,
+    Engine, Favicon, FeedBody, FeedMetadata, FetchRecord, FullTextAuto, FullTextMode, Result,
+    Store, StoreError, in_tx, row_decoder, with_db,
 };
 
 /// What becomes of a feed's kept raw body (F8) when a fetch is stored.
@@ -49,6 +49,9 @@ pub struct FetchWrites<'a> {
     /// Queue the new items with a link for their article page (F6), as the feed's
     /// subscribers' modes ask: `Some(short)` tells which items' feed text is short.
     pub full_text: Option<ShortText<'a>>,
+    /// Which short items the `auto` mode queues (issue 38): by default only those of feeds a
+    /// subscriber in `auto` reads.
+    pub full_text_auto: FullTextAuto,
     /// Queue the new items for their summary when a subscriber wants them (F42); see
     /// [`crate::Store::queue_new_summaries`].
     pub summaries: bool,
@@ -79,6 +82,7 @@ impl std::fmt::Debug for FetchWrites<'_> {
             .field("favicon", &self.favicon.map(|f| &f.source_url))
             .field("body", &self.body.map(|b| matches!(b, BodyWrite::Keep(_))))
             .field("full_text", &self.full_text.is_some())
+            .field("full_text_auto", &self.full_text_auto)
             .field("summaries", &self.summaries)
             .field("websub", &self.websub)
             .field("record", &self.record)
@@ -814,7 +818,8 @@ fn item_writes<'a>(
 }
 
 /// Queues the new items with a link (`new_ids`) for their article page (F6) when a subscriber
-/// asks for it: short ones (as `short` tells) in the `auto` mode, the others in `always` only.
+/// asks for it: short ones (as `short` tells) in the `auto` mode when `auto_wanted` (the
+/// feed's `auto` subscribers want them, see [`FullTextAuto`]), the others in `always` only.
 /// Returns how many were queued.
 async fn queue_articles<C: EngineWrites>(
     db: &mut C,
@@ -822,6 +827,7 @@ async fn queue_articles<C: EngineWrites>(
     now: i64,
     new_ids: &[(i64, &ItemWrite<'_>)],
     short: ShortText<'_>,
+    auto_wanted: bool,
 ) -> Result<u64> {
     let (mut short_ids, mut long_ids) = (Vec::new(), Vec::new());
     let new_items = new_ids.iter().map(|(id, write)| (id, write.prepared.item));
@@ -834,8 +840,13 @@ async fn queue_articles<C: EngineWrites>(
     }
     short_ids.sort_unstable();
     long_ids.sort_unstable();
+    let short_mode = if auto_wanted {
+        FullTextMode::Auto
+    } else {
+        FullTextMode::Always
+    };
     let queued = db
-        .queue_new_full_text(feed_id, now, &short_ids, FullTextMode::Auto.as_str())
+        .queue_new_full_text(feed_id, now, &short_ids, short_mode.as_str())
         .await?;
     Ok(queued
         + db.queue_new_full_text(feed_id, now, &long_ids, FullTextMode::Always.as_str())
@@ -1144,10 +1155,21 @@ impl Store {
             written.clustered =
                 crate::duplicates::cluster_new_items_on!(tx, self, feed_id, &new_ids, now);
             // The new items with a link wait for their article page (F6) when a subscriber
-            // asks for it: short ones in the `auto` mode, the others in `always` only.
+            // asks for it: short ones in the `auto` mode (by default only when a subscriber
+            // in `auto` reads the feed, so that no backlog nobody opens is fetched), the
+            // others in `always` only.
             if let Some(short) = writes.full_text {
+                let auto_wanted = match writes.full_text_auto {
+                    FullTextAuto::Short => true,
+                    FullTextAuto::Read => match new_ids.iter().map(|(id, _)| *id).min() {
+                        Some(first_new) => {
+                            crate::full_text::feed_is_read_on!(tx, feed_id, first_new)
+                        }
+                        None => false,
+                    },
+                };
                 written.full_text_queued +=
-                    queue_articles(&mut *tx, feed_id, now, &new_ids, short).await?;
+                    queue_articles(&mut *tx, feed_id, now, &new_ids, short, auto_wanted).await?;
             }
             // Their summaries (F42), when a subscriber wants them.
             if writes.summaries && !new_ids.is_empty() {

@@ -93,7 +93,8 @@ pub use fetching::{
     SiteFaviconClaim,
 };
 pub use full_text::{
-    FullContent, FullTextCandidate, FullTextJob, FullTextMode, FullTextOutcome, feed_text_chars,
+    FullContent, FullTextAuto, FullTextCandidate, FullTextJob, FullTextMode, FullTextOutcome,
+    feed_text_chars,
 };
 pub use identities::{Identity, NewOidcLogin, OidcLogin};
 pub use import_jobs::{

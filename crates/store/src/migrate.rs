@@ -514,6 +514,13 @@ pub const MIGRATIONS: &[Migration] = &[
         postgres: include_str!("../migrations/postgres/0050_summary_translations.sql"),
         data: None,
     },
+    Migration {
+        version: 51,
+        name: "full_text_host_pages",
+        sqlite: include_str!("../migrations/sqlite/0051_full_text_host_pages.sql"),
+        postgres: include_str!("../migrations/postgres/0051_full_text_host_pages.sql"),
+        data: None,
+    },
 ];
 
 /// An arbitrary constant naming tidings' migration lock among PostgreSQL advisory locks.

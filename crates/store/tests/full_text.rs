@@ -1,12 +1,14 @@
 //! Full text (F6) on both engines: subscription modes and the feed's strongest one, the
 //! queue (candidates, claims with leases, retries), articles stored apart from the feed's
 //! content, and their removal with their items; an article much longer than its teaser has
-//! the item tagged and embedded again from it.
+//! the item tagged and embedded again from it; what the `auto` mode queues (an import's
+//! backlog never, the new items of feeds a subscriber reads) and the per-site page budget.
 
 use tidings_testkit::{add_user as user, follow, on_both_engines};
 
 use tidings_store::{
-    FullTextMode, FullTextOutcome, ItemVector, NewItem, Store, SubscriptionChanges, TaggedItem,
+    FetchWrites, FullTextAuto, FullTextMode, FullTextOutcome, ItemVector, MarkReadScope, NewItem,
+    ShortText, Store, SubscriptionChanges, TaggedItem,
 };
 
 fn item(guid: &str, url: Option<&str>, summary: &str) -> NewItem {
@@ -450,3 +452,191 @@ on_both_engines!(
         assert_eq!(embedding_jobs[0].content.as_deref(), Some(article.as_str()));
     }
 );
+
+/// Stores `items` as feed `feed`'s fetch at `now` with full text asked for under `rule` (every
+/// item short); answers how many were queued for their page.
+async fn fetch_short(
+    store: &Store,
+    feed: i64,
+    items: &[NewItem],
+    now: i64,
+    rule: FullTextAuto,
+) -> u64 {
+    let short = |_: &NewItem| true;
+    let writes = FetchWrites {
+        full_text: Some(&short as ShortText),
+        full_text_auto: rule,
+        ..FetchWrites::default()
+    };
+    store
+        .store_fetch(feed, items, now, &writes)
+        .await
+        .expect("store the fetch")
+        .full_text_queued
+}
+
+/// `n` short items of `feed`'s site, numbered from `from`.
+fn teasers(site: &str, from: usize, n: usize) -> Vec<NewItem> {
+    (from..from + n)
+        .map(|i| {
+            item(
+                &format!("{site}-{i}"),
+                Some(&format!("https://{site}.example/{i}")),
+                "A teaser.",
+            )
+        })
+        .collect()
+}
+
+on_both_engines!(auto_fetches_what_is_read_and_never_a_backlog, |db| {
+    let store = db.migrated().await;
+    let ann = user(&store, "ann").await;
+    let bob = user(&store, "bob").await;
+    // An import: ten feeds of 30 teasers each, all in `auto`. Nothing of the backlog is
+    // queued by the default rule; the seed's rule (`short`) queued every item.
+    let mut feeds = Vec::new();
+    for n in 0..10 {
+        let (_, feed) = follow(&store, ann, &format!("https://site{n}.example/feed")).await;
+        // Each feed's own site, so that no item is a copy of another feed's (issue 35).
+        let items = teasers(&format!("a{n}"), 0, 30);
+        let queued = fetch_short(&store, feed, &items, 1_000, FullTextAuto::Read).await;
+        assert_eq!(queued, 0, "the backlog of feed {n} is not queued");
+        feeds.push(feed);
+    }
+    assert_eq!(store.full_text_queue_len().await.unwrap(), 0);
+    let (_, shorts) = follow(&store, bob, "https://short.example/feed").await;
+    let queued = fetch_short(
+        &store,
+        shorts,
+        &teasers("s", 0, 30),
+        1_000,
+        FullTextAuto::Short,
+    )
+    .await;
+    assert_eq!(queued, 30, "`short` keeps the rule of every short item");
+
+    // A new item of a feed nobody reads is not queued either.
+    let feed = feeds[0];
+    let mut items = teasers("a0", 0, 30);
+    items.extend(teasers("a0", 30, 1));
+    assert_eq!(
+        fetch_short(&store, feed, &items, 2_000, FullTextAuto::Read).await,
+        0
+    );
+    // Three of its 31 items read one by one: under one in ten, still not read.
+    let ids = store.feed_item_ids(feed).await.unwrap();
+    for id in &ids[..3] {
+        store
+            .set_item_state(ann, *id, Some(true), None)
+            .await
+            .unwrap();
+    }
+    items.extend(teasers("a0", 31, 1));
+    assert_eq!(
+        fetch_short(&store, feed, &items, 3_000, FullTextAuto::Read).await,
+        0
+    );
+    // A fourth (4 of 32 is one in eight): the feed is read, and its new items are queued.
+    store
+        .set_item_state(ann, ids[3], Some(true), None)
+        .await
+        .unwrap();
+    items.extend(teasers("a0", 32, 2));
+    assert_eq!(
+        fetch_short(&store, feed, &items, 4_000, FullTextAuto::Read).await,
+        2
+    );
+
+    // Marking a whole feed read moves its watermark and does not count as reading it.
+    let other = feeds[1];
+    store
+        .mark_read(ann, &MarkReadScope::Feed(other), None)
+        .await
+        .unwrap();
+    let mut items = teasers("a1", 0, 30);
+    items.extend(teasers("a1", 30, 1));
+    assert_eq!(
+        fetch_short(&store, other, &items, 2_000, FullTextAuto::Read).await,
+        0
+    );
+    // Another subscriber in `never` who reads it does not count either; one in `always`
+    // has every new item queued, read or not.
+    let (bob_sub, _) = follow(&store, bob, "https://site1.example/feed").await;
+    set_mode(&store, bob, bob_sub, FullTextMode::Never).await;
+    for id in store.feed_item_ids(other).await.unwrap() {
+        store
+            .set_item_state(bob, id, Some(true), None)
+            .await
+            .unwrap();
+    }
+    items.extend(teasers("a1", 31, 1));
+    assert_eq!(
+        fetch_short(&store, other, &items, 3_000, FullTextAuto::Read).await,
+        0
+    );
+    set_mode(&store, bob, bob_sub, FullTextMode::Always).await;
+    items.extend(teasers("a1", 32, 1));
+    assert_eq!(
+        fetch_short(&store, other, &items, 4_000, FullTextAuto::Read).await,
+        1
+    );
+});
+
+on_both_engines!(a_sites_daily_page_budget_counts_each_host_and_day, |db| {
+    let store = db.migrated().await;
+    let day = 20_000;
+    for _ in 0..3 {
+        assert!(
+            store
+                .take_full_text_page("news.example", day, 3)
+                .await
+                .unwrap()
+        );
+    }
+    assert!(
+        !store
+            .take_full_text_page("news.example", day, 3)
+            .await
+            .unwrap(),
+        "the fourth page of the day is over the budget"
+    );
+    assert!(
+        !store
+            .take_full_text_page("news.example", day, 3)
+            .await
+            .unwrap()
+    );
+    // Another site has its own budget; the next day starts again.
+    assert!(
+        store
+            .take_full_text_page("blog.example", day, 3)
+            .await
+            .unwrap()
+    );
+    assert!(
+        store
+            .take_full_text_page("news.example", day + 1, 3)
+            .await
+            .unwrap()
+    );
+    assert!(
+        store
+            .take_full_text_page("news.example", day + 1, 2)
+            .await
+            .unwrap()
+    );
+    assert!(
+        !store
+            .take_full_text_page("news.example", day + 1, 2)
+            .await
+            .unwrap()
+    );
+    // The first page of the new day deleted the earlier days' counts: the old day's count
+    // starts again.
+    assert!(
+        store
+            .take_full_text_page("news.example", day, 3)
+            .await
+            .unwrap()
+    );
+});

@@ -8,8 +8,8 @@ use tidings_testkit::{add_user as user, follow, on_both_engines};
 
 use tidings_store::{
     BodyWrite, Enclosure, Favicon, FeedBody, FeedMetadata, FetchRecord, FetchStatus, FetchWrites,
-    FullTextMode, ItemFilter, ItemQuery, ItemSearch, NewItem, PreferenceChanges, ShortText, Store,
-    SubscriptionChanges, WebSubDiscovery,
+    FullTextAuto, FullTextMode, ItemFilter, ItemQuery, ItemSearch, NewItem, PreferenceChanges,
+    ShortText, Store, SubscriptionChanges, WebSubDiscovery,
 };
 use tidings_text::SearchQuery;
 
@@ -175,6 +175,8 @@ on_both_engines!(
             favicon: Some(&icon),
             body: Some(BodyWrite::Keep(&kept)),
             full_text: Some(short),
+            // The rule of every short item (the default, `read`, queues no first fetch).
+            full_text_auto: FullTextAuto::Short,
             summaries: true,
             websub: Some(WebSubDiscovery {
                 found: Some(("https://hub.example/", "https://news.example/self")),
@@ -269,6 +271,7 @@ async fn phase_next_fetches(
     let later = record(NOW + 60);
     let writes = FetchWrites {
         full_text: Some(short),
+        full_text_auto: FullTextAuto::Short,
         summaries: true,
         websub: Some(WebSubDiscovery {
             found: None,

@@ -44,6 +44,9 @@ pub const DEFAULT_FULL_TEXT_CONCURRENCY: usize = 4;
 /// Items whose feed text is shorter than this many characters get their article page in the
 /// `auto` mode (F6), by default.
 pub const DEFAULT_FULL_TEXT_THRESHOLD: usize = 1500;
+/// Article pages of one host (site) that the `auto` mode fetches in a UTC day, by default
+/// (issue 38): enough for the feeds a person reads on a busy news site, far below a backlog.
+pub const DEFAULT_FULL_TEXT_HOST_DAILY_PAGES: u32 = 200;
 /// Tags an item gets at most (F41), by default.
 pub const DEFAULT_TAGS_PER_ITEM: usize = tidings_tags::MAX_TAGS;
 /// How often the daily jobs run.
@@ -100,6 +103,13 @@ pub struct WorkerConfig {
     /// In the `auto` mode, items whose feed text has fewer characters than this get their
     /// article page.
     pub full_text_threshold: usize,
+    /// Which short items the `auto` mode fetches in the background: those of feeds a
+    /// subscriber reads (the default) or every one (issue 38).
+    pub full_text_auto: tidings_store::FullTextAuto,
+    /// Pages of one host the `auto` mode fetches in the background per UTC day, counted in
+    /// the database across workers; 0: no limit. A page past it is not fetched (the reader's
+    /// "load full article" still fetches it). `always` subscriptions are not counted.
+    pub full_text_host_daily_pages: u32,
     /// Tags found per item, at most (F41); 0 turns tagging off in this process (items stay
     /// queued until a process with tagging on takes them).
     pub tags_per_item: usize,
@@ -141,6 +151,8 @@ impl Default for WorkerConfig {
             record_refusals: true,
             full_text_concurrency: DEFAULT_FULL_TEXT_CONCURRENCY,
             full_text_threshold: DEFAULT_FULL_TEXT_THRESHOLD,
+            full_text_auto: tidings_store::FullTextAuto::default(),
+            full_text_host_daily_pages: DEFAULT_FULL_TEXT_HOST_DAILY_PAGES,
             tags_per_item: DEFAULT_TAGS_PER_ITEM,
             popularity: PopularityConfig::default(),
             websub: WebSubConfig::default(),

@@ -13,6 +13,11 @@
 //! - A page that fails for now (a time-out, 429, 5xx) is tried again later, up to
 //!   [`MAX_ATTEMPTS`] times; other failures are recorded at once, so that an item is fetched
 //!   once.
+//! - In the `auto` mode, which short items are queued follows
+//!   [`WorkerConfig::full_text_auto`](crate::WorkerConfig::full_text_auto) (by default those of
+//!   feeds a subscriber reads, never an import's backlog), and each site gives at most
+//!   [`WorkerConfig::full_text_host_daily_pages`](crate::WorkerConfig::full_text_host_daily_pages)
+//!   pages a UTC day; the rest is not fetched (issue 38).
 //! - [`Fetcher::load_full_text`] does one item at once, for the reader's "load full article".
 
 use std::sync::Arc;
@@ -177,6 +182,19 @@ impl Fetcher {
             return;
         }
         let now = Utc::now().timestamp();
+        // The `auto` mode's pages are bounded per site and day (issue 38); a page past the
+        // budget is not fetched and nothing is recorded, so the reader can still load it.
+        if job.mode == FullTextMode::Auto && !self.within_host_budget(&job, now).await {
+            if let Err(error) = store.drop_full_text_job(job.item_id).await {
+                tracing::debug!(item = job.item_id, %error, "dropping a full-text job failed");
+            }
+            tracing::debug!(
+                item = job.item_id,
+                "full text: the site's daily budget is spent"
+            );
+            self.metrics().record_full_text("over_budget");
+            return;
+        }
         let outcome = match self
             .fetch_article(job.url.as_deref(), job.proxy_url.as_deref())
             .await
@@ -222,6 +240,35 @@ impl Fetcher {
         // Counted once stored (and out of the queue), so that a reader of the metrics never
         // sees an outcome whose job is still queued.
         self.metrics().record_full_text(name);
+    }
+
+    /// Takes a page from the budget of the job's host for the UTC day of `now`
+    /// ([`WorkerConfig::full_text_host_daily_pages`](crate::WorkerConfig::full_text_host_daily_pages)):
+    /// `false` when it is spent. A job without a host (its fetch fails anyway) and a budget
+    /// that cannot be read (the page is fetched rather than lost to a passing database
+    /// error) count as within it.
+    async fn within_host_budget(&self, job: &QueuedItem, now: i64) -> bool {
+        let budget = self.config().full_text_host_daily_pages;
+        let host = job
+            .url
+            .as_deref()
+            .and_then(|url| Url::parse(url).ok())
+            .and_then(|url| url.host_str().map(str::to_owned));
+        let (Some(host), true) = (host, budget > 0) else {
+            return true;
+        };
+        let day = now.div_euclid(24 * 3600);
+        match self
+            .store()
+            .take_full_text_page(&host, day, i64::from(budget))
+            .await
+        {
+            Ok(within) => within,
+            Err(error) => {
+                tracing::warn!(%host, %error, "the full-text page budget could not be counted");
+                true
+            }
+        }
     }
 }
 

@@ -80,6 +80,7 @@ pub struct WorkerMetrics {
     full_text_extracted: AtomicU64,
     full_text_shorter: AtomicU64,
     full_text_failed: AtomicU64,
+    full_text_over_budget: AtomicU64,
     popularity_calls_ok: AtomicU64,
     popularity_calls_failed: AtomicU64,
     websub_requests: Mutex<BTreeMap<String, u64>>,
@@ -127,6 +128,8 @@ pub struct MetricsSnapshot {
     pub full_text_shorter: u64,
     /// Article pages that failed or held no article.
     pub full_text_failed: u64,
+    /// Article pages of the `auto` mode not fetched: their site's daily budget was spent.
+    pub full_text_over_budget: u64,
     /// Calls to the popularity count source that gave counts (F40).
     pub popularity_calls_ok: u64,
     /// Calls to the popularity count source that failed.
@@ -231,6 +234,7 @@ impl WorkerMetrics {
         let counter = match outcome {
             "extracted" => &self.full_text_extracted,
             "shorter" => &self.full_text_shorter,
+            "over_budget" => &self.full_text_over_budget,
             _ => &self.full_text_failed,
         };
         counter.fetch_add(1, Ordering::Relaxed);
@@ -306,6 +310,7 @@ impl WorkerMetrics {
             full_text_extracted: load(&self.full_text_extracted),
             full_text_shorter: load(&self.full_text_shorter),
             full_text_failed: load(&self.full_text_failed),
+            full_text_over_budget: load(&self.full_text_over_budget),
             popularity_calls_ok: load(&self.popularity_calls_ok),
             popularity_calls_failed: load(&self.popularity_calls_failed),
             websub_requests: copy(&self.websub_requests),
@@ -526,7 +531,8 @@ fn encode_outcomes(
     counter_family(
         encoder,
         "tidings_full_text",
-        "Article pages fetched for full text, by outcome",
+        "Article pages for full text, by outcome (over_budget: not fetched, its site's daily \
+         budget spent)",
         [
             (
                 Some(label("result", "extracted")),
@@ -534,6 +540,10 @@ fn encode_outcomes(
             ),
             (Some(label("result", "shorter")), snapshot.full_text_shorter),
             (Some(label("result", "failed")), snapshot.full_text_failed),
+            (
+                Some(label("result", "over_budget")),
+                snapshot.full_text_over_budget,
+            ),
         ],
     )?;
     counter_family(

@@ -660,6 +660,7 @@ impl Fetcher {
             favicon,
             body: Some(body.as_ref().map_or(BodyWrite::Drop, BodyWrite::Keep)),
             full_text: (self.inner.config.full_text_concurrency > 0).then_some(&short as ShortText),
+            full_text_auto: self.inner.config.full_text_auto,
             summaries: self.inner.summarizer.queues_new_items(),
             websub: found.as_ref().map(|found| WebSubDiscovery {
                 found: found.as_ref().map(|f| (f.hub.as_str(), f.topic.as_str())),

@@ -2,7 +2,9 @@
 //! teasers gets its articles from the saved pages, long items and `never` subscriptions are
 //! left alone, failing pages are tried again or recorded, the feed's fetch never waits for
 //! an article page, saved real-world pages give their articles, which search finds, and an
-//! article remakes its teaser's tags and related-items vector.
+//! article remakes its teaser's tags and related-items vector. By default `auto` fetches no
+//! import's backlog, only the new items of feeds a subscriber reads, and each site's pages
+//! are bounded per day (issue 38); the tests of the short-item rule itself ask for it.
 
 use tidings_testkit::on_both_engines;
 
@@ -14,9 +16,12 @@ use axum::Router;
 use axum::http::{StatusCode, header};
 use axum::routing::get;
 use tidings_embed::LocalEmbedder;
-use tidings_store::{FullTextMode, ItemFilter, ItemQuery, ItemSearch, Store, SubscriptionChanges};
+use tidings_store::{
+    FullTextAuto, FullTextMode, ItemFilter, ItemQuery, ItemSearch, Store, SubscriptionChanges,
+};
 use tidings_testkit::follow;
 use tidings_text::SearchQuery;
+use tidings_worker::Fetcher;
 use tidings_worker::{EmbeddingJob, FullTextJob, TaggingJob, drain_enrichment};
 
 const NEWS: &[u8] = include_bytes!("../../extract/testdata/news.html");
@@ -107,16 +112,158 @@ async fn serve_feed(feed: String) -> TestServer {
     .await
 }
 
-/// The stored article of the item with `guid`, by the user's view of the feed.
-async fn article_of(store: &Store, user_id: i64, feed: i64, guid: &str) -> (i64, Option<String>) {
+/// A fetcher with the `auto` rule of every short item (`TIDINGS_FULL_TEXT_AUTO=short`), which
+/// the tests of fetching and extracting use so that a first fetch queues its teasers.
+fn short_fetcher(store: &Store) -> Fetcher {
+    fetcher_with(store, local_client(Duration::from_secs(5)), |config| {
+        config.full_text_auto = FullTextAuto::Short;
+    })
+}
+
+/// A site whose every page is the saved news article.
+async fn news_site() -> TestServer {
+    TestServer::start(Router::new().route(
+        "/{*path}",
+        get(|| async { ([(header::CONTENT_TYPE, "text/html")], NEWS) }),
+    ))
+    .await
+}
+
+/// Serves on `feeds` at `/{name}.xml` the teasers `0..to` whose pages are on `site` at
+/// `/{name}/{i}`.
+fn serve_teasers(feeds: &TestServer, site: &TestServer, name: &str, to: usize) {
+    let items: Vec<(String, String, String)> = (0..to)
+        .map(|i| {
+            (
+                format!("{name}-{i}"),
+                format!("/{name}/{i}"),
+                "A teaser.".to_owned(),
+            )
+        })
+        .collect();
+    let items: Vec<(&str, &str, String)> = items
+        .iter()
+        .map(|(guid, path, text)| (guid.as_str(), path.as_str(), text.clone()))
+        .collect();
+    let feed = rss_of(&format!("http://{}", site.addr), &items);
+    feeds.serve(&format!("/{name}.xml"), 200, "application/rss+xml", feed);
+}
+
+/// The id of the item with `guid` in `feed`.
+async fn item_id(store: &Store, user_id: i64, feed: i64, guid: &str) -> i64 {
     for id in store.feed_item_ids(feed).await.unwrap() {
-        let item = store.item(user_id, id).await.unwrap();
-        if item.guid.as_deref() == Some(guid) {
-            let full = store.full_content(id).await.unwrap();
-            return (id, full.and_then(|f| f.content));
+        if store.item(user_id, id).await.unwrap().guid.as_deref() == Some(guid) {
+            return id;
         }
     }
     panic!("no item {guid}");
+}
+
+on_both_engines!(
+    an_import_fetches_no_backlog_and_a_read_feed_gets_its_new_articles,
+    |db| {
+        let store = db.migrated().await;
+        let site = news_site().await;
+        let feeds = TestServer::start_empty().await;
+        let ann = user(&store, "ann").await;
+        // An import of five feeds of twelve teasers each, in the default `auto` mode.
+        let fetcher = fetcher(&store);
+        let mut followed = Vec::new();
+        for n in 0..5 {
+            let name = format!("f{n}");
+            serve_teasers(&feeds, &site, &name, 12);
+            let (_, feed) = follow(&store, ann, &feeds.url(&format!("/{name}.xml"))).await;
+            let report = fetcher.refresh_feed(feed).await.expect("refresh");
+            assert_eq!(report.items_inserted, 12);
+            followed.push(feed);
+        }
+        let job = Arc::new(FullTextJob::new(fetcher.clone()));
+        assert_eq!(
+            store.full_text_queue_len().await.unwrap(),
+            0,
+            "no backlog queued"
+        );
+        drain_enrichment(Arc::clone(&job), 4).await.unwrap();
+        assert_eq!(
+            site.total_hits(),
+            0,
+            "no article page fetched for the backlog"
+        );
+
+        // Ann reads two of the first feed's items; both feeds then publish a new teaser.
+        for guid in ["f0-3", "f0-7"] {
+            let id = item_id(&store, ann, followed[0], guid).await;
+            store
+                .set_item_state(ann, id, Some(true), None)
+                .await
+                .unwrap();
+        }
+        serve_teasers(&feeds, &site, "f0", 13);
+        serve_teasers(&feeds, &site, "f1", 13);
+        for feed in &followed[..2] {
+            fetcher.refresh_feed(*feed).await.expect("refresh");
+        }
+        assert_eq!(store.full_text_queue_len().await.unwrap(), 1);
+        drain_enrichment(Arc::clone(&job), 4).await.unwrap();
+        assert_eq!(site.hits("/f0/12"), 1, "the read feed's new item");
+        assert_eq!(site.total_hits(), 1, "nothing of the feed nobody read");
+        let (_, article) = article_of(&store, ann, followed[0], "f0-12").await;
+        assert!(article.expect("the article").contains("tidal mill"));
+        let (_, none) = article_of(&store, ann, followed[1], "f1-12").await;
+        assert_eq!(none, None);
+    }
+);
+
+on_both_engines!(a_sites_daily_budget_stops_the_auto_pages, |db| {
+    let store = db.migrated().await;
+    let site = news_site().await;
+    let feeds = TestServer::start_empty().await;
+    let ann = user(&store, "ann").await;
+    serve_teasers(&feeds, &site, "news", 5);
+    let (sub, feed) = follow(&store, ann, &feeds.url("/news.xml")).await;
+    let fetcher = fetcher_with(&store, local_client(Duration::from_secs(5)), |config| {
+        config.full_text_auto = FullTextAuto::Short;
+        config.full_text_host_daily_pages = 2;
+    });
+    fetcher.refresh_feed(feed).await.expect("refresh");
+    assert_eq!(store.full_text_queue_len().await.unwrap(), 5);
+    let job = Arc::new(FullTextJob::new(fetcher.clone()));
+    drain_enrichment(Arc::clone(&job), 1).await.unwrap();
+    // Two pages of the site today; the other three are left out (not waiting for tomorrow)
+    // with nothing recorded, and counted.
+    assert_eq!(site.total_hits(), 2);
+    assert_eq!(store.full_text_queue_len().await.unwrap(), 0);
+    let mut left_out = Vec::new();
+    for i in 0..5 {
+        let (id, article) = article_of(&store, ann, feed, &format!("news-{i}")).await;
+        if store.full_content(id).await.unwrap().is_none() {
+            left_out.push(id);
+        } else {
+            assert!(article.is_some());
+        }
+    }
+    assert_eq!(left_out.len(), 3);
+    assert_eq!(fetcher.metrics().snapshot().full_text_over_budget, 3);
+    // The reader's "load full article" is not counted against the budget.
+    fetcher.load_full_text(left_out[0]).await.expect("loaded");
+    assert_eq!(site.total_hits(), 3);
+    // `always` is not bounded: its subscriber asked for every page.
+    let always = SubscriptionChanges {
+        full_text: Some(FullTextMode::Always),
+        ..SubscriptionChanges::default()
+    };
+    store.update_subscription(ann, sub, &always).await.unwrap();
+    serve_teasers(&feeds, &site, "news", 7);
+    fetcher.refresh_feed(feed).await.expect("refresh");
+    drain_enrichment(job, 1).await.unwrap();
+    assert_eq!(site.total_hits(), 5);
+});
+
+/// The stored article of the item with `guid`, by the user's view of the feed.
+async fn article_of(store: &Store, user_id: i64, feed: i64, guid: &str) -> (i64, Option<String>) {
+    let id = item_id(store, user_id, feed, guid).await;
+    let full = store.full_content(id).await.unwrap();
+    (id, full.and_then(|f| f.content))
 }
 
 on_both_engines!(
@@ -127,7 +274,7 @@ on_both_engines!(
         let feeds = feed_server(&site).await;
         let ann = user(&store, "ann").await;
         let (_, feed) = follow(&store, ann, &feeds.url("/feed.xml")).await;
-        let fetcher = fetcher(&store);
+        let fetcher = short_fetcher(&store);
         let report = fetcher.refresh_feed(feed).await.expect("refresh");
         assert_eq!(report.items_inserted, 6);
         // The fetch only queued the teasers with a link; no article page was requested yet.
@@ -207,7 +354,7 @@ on_both_engines!(
         let feeds = feed_server(&site).await;
         let ann = user(&store, "ann").await;
         let (_, feed) = follow(&store, ann, &feeds.url("/feed.xml")).await;
-        let fetcher = fetcher(&store);
+        let fetcher = short_fetcher(&store);
         fetcher.refresh_feed(feed).await.expect("refresh");
         let (news, _) = article_of(&store, ann, feed, "news").await;
 
@@ -343,7 +490,7 @@ on_both_engines!(
         .await;
         let ann = user(&store, "ann").await;
         let (_, feed) = follow(&store, ann, &feeds.url("/feed.xml")).await;
-        let fetcher = fetcher(&store);
+        let fetcher = short_fetcher(&store);
         fetcher.refresh_feed(feed).await.expect("refresh");
         assert!(found(&store, ann, "Weisbrot").await.is_empty());
         drain_enrichment(Arc::new(FullTextJob::new(fetcher.clone())), 3)
@@ -403,7 +550,10 @@ on_both_engines!(never_and_always_follow_the_subscribers, |db| {
         ..SubscriptionChanges::default()
     };
     store.update_subscription(ann, sub, &never).await.unwrap();
-    fetcher(&store).refresh_feed(feed).await.expect("refresh");
+    short_fetcher(&store)
+        .refresh_feed(feed)
+        .await
+        .expect("refresh");
     assert_eq!(
         store.full_text_queue_len().await.unwrap(),
         0,
@@ -422,7 +572,7 @@ on_both_engines!(never_and_always_follow_the_subscribers, |db| {
         .update_subscription(bob, bob_sub, &always)
         .await
         .unwrap();
-    let fetcher = fetcher(&store);
+    let fetcher = short_fetcher(&store);
     fetcher.refresh_feed(feed2).await.expect("refresh");
     assert_eq!(
         store.full_text_queue_len().await.unwrap(),
@@ -461,6 +611,7 @@ on_both_engines!(the_feeds_fetch_never_waits_for_article_pages, |db| {
     let (_, feed) = follow(&store, ann, &feeds.url("/feed.xml")).await;
     let fetcher = fetcher_with(&store, local_client(Duration::from_secs(10)), |config| {
         config.full_text_concurrency = 2;
+        config.full_text_auto = FullTextAuto::Short;
     });
     let worker = tidings_worker::Worker::new(fetcher.clone());
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
