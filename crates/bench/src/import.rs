@@ -13,6 +13,13 @@
 //! followed in the database (the job's row is what `GET /opml/imports/{id}` answers from);
 //! the API is asked once at the end for the job's report.
 //!
+//! With `--enrichment` (issue 38), the importing user wants summaries of every feed, so that
+//! every enrichment that needs no outside service runs (full text in `auto`, tags, related
+//! items' local vectors, summaries by the built-in summarizer, languages); after the import
+//! the bench waits until the server's queues are empty and its CPU time stops growing, then
+//! reports the server's CPU seconds, the article pages the farm served and the database's
+//! bytes per item.
+//!
 //! With `--reader-python`, reader's `update_feeds()` then runs on the same farm's 500 URLs in
 //! a fresh reader database (a small Python script run as a child process), timed and sampled
 //! the same way, once per `--reader-workers` value.
@@ -35,6 +42,10 @@ use crate::mix::{Behaviour, Farm};
 const DEFAULT_DATABASE_URL: &str = "sqlite://tidings.db";
 /// How often the server's (and reader's) resident memory is sampled.
 const MEMORY_EVERY: Duration = Duration::from_millis(50);
+/// With `--enrichment`, the server is idle when its queues are empty and its CPU time grew by
+/// less than this over the last [`IDLE_WINDOW`].
+const IDLE_CPU_SECONDS: f64 = 0.2;
+const IDLE_WINDOW: Duration = Duration::from_secs(10);
 /// How often the job's row and the stored items are read.
 const POLL_EVERY: Duration = Duration::from_millis(100);
 /// The issue's memory bound for the server, in MB.
@@ -94,6 +105,14 @@ pub struct ImportBenchArgs {
     /// `TIDINGS_FETCH_PER_HOST_CONCURRENCY=20`, to measure it against the defaults.
     #[arg(long = "server-env", value_parser = parse_setting)]
     pub server_env: Vec<(String, String)>,
+    /// Every enrichment on (the user wants summaries of everything), and after the import a
+    /// wait until the server is idle: then its CPU seconds, the article pages asked of the
+    /// farm and the database's bytes per item are reported (issue 38).
+    #[arg(long)]
+    pub enrichment: bool,
+    /// With `--enrichment`: the longest wait for the server to go idle after the import.
+    #[arg(long, default_value_t = 1800.0)]
+    pub enrichment_limit_seconds: f64,
 }
 
 /// `NAME=VALUE` of `--server-env`.
@@ -209,6 +228,25 @@ struct ImportFigures {
     feeds_with_items: usize,
     report: serde_json::Value,
     memory: Memory,
+    /// With `--enrichment`: what the import and its enrichment cost once the server was idle.
+    enrichment: Option<EnrichmentFigures>,
+}
+
+/// What the import and everything it queued cost, measured once the server was idle.
+#[derive(Debug, Default)]
+struct EnrichmentFigures {
+    /// From the upload until the server was idle.
+    idle_after: Duration,
+    /// Whether it went idle within `--enrichment-limit-seconds`.
+    idle: bool,
+    /// The server's CPU time (user + system) from its start.
+    cpu_seconds: f64,
+    /// Article pages the farm served.
+    article_requests: u64,
+    items: i64,
+    database_bytes: i64,
+    /// Items with a kept article.
+    full_texts: i64,
 }
 
 impl ImportFigures {
@@ -247,7 +285,7 @@ pub async fn run(config: &GlobalConfig, args: ImportBenchArgs) -> anyhow::Result
     let mut tidings_memory = None;
     if let Some(binary) = &args.tidings {
         let database = prepare_database(config, temp.path()).await?;
-        let measured = measure_tidings(binary, &database, &opml, &args, temp.path()).await;
+        let measured = measure_tidings(binary, &database, &opml, &args, temp.path(), &farm).await;
         drop_database(&database).await;
         let figures = measured?;
         print_tidings(&figures, prompt_items, &database)?;
@@ -389,7 +427,10 @@ async fn drop_database(database: &BenchDatabase) {
 
 /// Migrates the fresh database and makes the importing user and its API key there, as an
 /// administrator would before handing the account over.
-async fn prepare_account(database_url: &str) -> anyhow::Result<(Store, i64, String)> {
+async fn prepare_account(
+    database_url: &str,
+    summaries: bool,
+) -> anyhow::Result<(Store, i64, String)> {
     let store = Store::connect(&StoreOptions::new(database_url)).await?;
     store.migrate().await?;
     let user = store
@@ -399,6 +440,18 @@ async fn prepare_account(database_url: &str) -> anyhow::Result<(Store, i64, Stri
             is_admin: false,
         })
         .await?;
+    if summaries {
+        // Summaries are the one enrichment a user turns on; the others are on by default.
+        store
+            .update_preferences(
+                user.id,
+                &tidings_store::PreferenceChanges {
+                    summarize: Some("all".into()),
+                    ..tidings_store::PreferenceChanges::default()
+                },
+            )
+            .await?;
+    }
     let key = crate::api::new_api_key(&store, user.id, "bench import").await?;
     Ok((store, user.id, key))
 }
@@ -464,8 +517,9 @@ async fn measure_tidings(
     opml: &str,
     args: &ImportBenchArgs,
     dir: &Path,
+    farm: &Farm,
 ) -> anyhow::Result<ImportFigures> {
-    let (store, user_id, key) = prepare_account(&database.url).await?;
+    let (store, user_id, key) = prepare_account(&database.url, args.enrichment).await?;
     let log = args
         .server_log
         .clone()
@@ -484,7 +538,13 @@ async fn measure_tidings(
             child.id(),
             crate::sync::load_average()
         );
-        import_and_wait(&client, &base, &key, opml, &store, user_id, args).await
+        let mut figures =
+            import_and_wait(&client, &base, &key, opml, &store, user_id, args).await?;
+        if args.enrichment {
+            figures.enrichment =
+                Some(wait_until_idle(&store, user_id, child.id(), farm, args).await?);
+        }
+        anyhow::Ok(figures)
     }
     .await;
     let memory = sampler.finish();
@@ -583,6 +643,59 @@ async fn import_and_wait(
         feeds_with_items,
         report,
         memory: Memory::default(),
+        enrichment: None,
+    })
+}
+
+/// After the import: waits until the server's enrichment queues are empty and its CPU time
+/// grew by less than [`IDLE_CPU_SECONDS`] over [`IDLE_WINDOW`], or `--enrichment-limit-seconds`
+/// passed, then reads what the import and its enrichment cost.
+async fn wait_until_idle(
+    store: &Store,
+    user_id: i64,
+    pid: u32,
+    farm: &Farm,
+    args: &ImportBenchArgs,
+) -> anyhow::Result<EnrichmentFigures> {
+    let started = Instant::now();
+    let limit = Duration::from_secs_f64(args.enrichment_limit_seconds.max(0.0));
+    let cpu = || crate::sync::cpu_ticks(&[pid]).context("the server is gone");
+    let mut window: Vec<(Instant, u64)> = vec![(Instant::now(), cpu()?)];
+    let idle = loop {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let now = (Instant::now(), cpu()?);
+        window.push(now);
+        window.retain(|(at, _)| now.0.duration_since(*at) <= IDLE_WINDOW);
+        let queued = store.full_text_queue_len().await?
+            + store.tag_queue_len().await?
+            + store.embedding_queue_len().await?
+            + store.summary_queue_len().await?;
+        let grew = (now.1 - window[0].1) as f64 / crate::sync::CLOCK_TICKS;
+        let watched = now.0.duration_since(window[0].0);
+        if queued == 0 && watched >= IDLE_WINDOW - Duration::from_secs(1) && grew < IDLE_CPU_SECONDS
+        {
+            break true;
+        }
+        if started.elapsed() > limit {
+            break false;
+        }
+    };
+    let items: i64 = store
+        .count_items_per_feed(user_id)
+        .await?
+        .iter()
+        .map(|(_, items)| items)
+        .sum();
+    Ok(EnrichmentFigures {
+        idle_after: started.elapsed(),
+        idle,
+        cpu_seconds: cpu()? as f64 / crate::sync::CLOCK_TICKS,
+        article_requests: farm
+            .article_requests
+            .load(std::sync::atomic::Ordering::Relaxed),
+        items,
+        database_bytes: store.database_size_bytes().await?,
+        full_texts: store.count_full_texts().await?,
     })
 }
 
@@ -630,6 +743,22 @@ fn print_tidings(
         mb(figures.memory.hwm_kib),
         tidings_store::redact_url(&database.url)
     );
+    if let Some(cost) = &figures.enrichment {
+        outln!(
+            "  enrichment:   server idle {} {:.1} s after the import's end: {:.1} s of server \
+             CPU from its start; {} article pages requested, {} articles kept; {} bytes per \
+             item ({} items, {} bytes); load average {}",
+            if cost.idle { "after" } else { "NOT idle after" },
+            cost.idle_after.as_secs_f64(),
+            cost.cpu_seconds,
+            cost.article_requests,
+            cost.full_texts,
+            cost.database_bytes / cost.items.max(1),
+            cost.items,
+            cost.database_bytes,
+            crate::sync::load_average()
+        );
+    }
     Ok(())
 }
 

@@ -9,6 +9,10 @@
 //! 6 s, half would take half a minute), 5 send 20 MB (half announce it, half stream it), and 5 are an
 //! HTML page. The kinds are shuffled over the ids with a fixed seed, so every run serves the
 //! same farm. Every request is counted.
+//!
+//! Every item's link is an article page of its site (`/site/{id}/…`): a news page with its
+//! menu, sidebar and footer around an article of about 3,000 characters, so that full text
+//! finds an article longer than the item's teaser. Article requests are counted apart.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -103,6 +107,8 @@ pub struct Farm {
     pub feed_requests: AtomicU64,
     /// Requests for site pages and icons (favicon lookups).
     pub other_requests: AtomicU64,
+    /// Requests for items' article pages (full text).
+    pub article_requests: AtomicU64,
 }
 
 impl Farm {
@@ -133,6 +139,7 @@ impl Farm {
             port,
             feed_requests: AtomicU64::new(0),
             other_requests: AtomicU64::new(0),
+            article_requests: AtomicU64::new(0),
         }
     }
 
@@ -153,6 +160,7 @@ impl Farm {
             .route("/m/{id}/moved", axum::routing::get(serve_moved))
             .route("/loop/{id}", axum::routing::get(serve_loop))
             .route("/site/{id}", axum::routing::get(serve_site))
+            .route("/site/{id}/{*article}", axum::routing::get(serve_article))
             .route("/", axum::routing::get(serve_site_root))
             .route("/icon.png", axum::routing::get(serve_icon))
             .route("/favicon.ico", axum::routing::get(serve_icon))
@@ -283,6 +291,39 @@ async fn serve_loop(State(farm): State<Arc<Farm>>, Path(id): Path<usize>) -> Res
 async fn serve_site(State(farm): State<Arc<Farm>>, Path(id): Path<usize>) -> Response {
     farm.other_requests.fetch_add(1, Ordering::Relaxed);
     site_page(id)
+}
+
+async fn serve_article(
+    State(farm): State<Arc<Farm>>,
+    Path((id, article)): Path<(usize, String)>,
+) -> Response {
+    farm.article_requests.fetch_add(1, Ordering::Relaxed);
+    (
+        [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
+        article_page(id, &article),
+    )
+        .into_response()
+}
+
+/// An item's article page: a site's menu, sidebar and footer around an article of about
+/// 3,000 characters (longer than every item's teaser in the farm's feeds).
+fn article_page(id: usize, article: &str) -> String {
+    let paragraph = format!(
+        "<p>This is the article {article} of site {id}. A reader that keeps feeds for many \
+         people fetches each feed once however many follow it, and it fetches an article's \
+         page only when someone will read it, since a page costs its site a request and the \
+         reader's server the time to find the article in it.</p>"
+    );
+    format!(
+        "<!doctype html><html><head><title>Article {article} of site {id}</title></head><body>\
+         <nav><ul><li><a href=\"/\">Home</a></li><li><a href=\"/world\">World</a></li>\
+         <li><a href=\"/sport\">Sport</a></li></ul></nav>\
+         <main><article><h1>Article {article}</h1>{}</article></main>\
+         <aside><h2>Most read</h2><ul><li><a href=\"/a\">Another story</a></li>\
+         <li><a href=\"/b\">A third story</a></li></ul></aside>\
+         <footer><p>Site {id}. All rights reserved.</p></footer></body></html>",
+        paragraph.repeat(10)
+    )
 }
 
 async fn serve_site_root(State(farm): State<Arc<Farm>>) -> Response {

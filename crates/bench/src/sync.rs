@@ -36,7 +36,7 @@ const CONTENTS_BATCH: usize = 100;
 /// Item ids per `stream/items/ids` request of the first sync.
 const IDS_PAGE: usize = 1000;
 /// Clock ticks per second of `/proc/PID/stat` (USER_HZ, 100 on every Linux port).
-const CLOCK_TICKS: f64 = 100.0;
+pub(crate) const CLOCK_TICKS: f64 = 100.0;
 /// The longest wait the first sync accepts from a `Retry-After`.
 const MAX_RETRY_WAIT: Duration = Duration::from_secs(61);
 
@@ -531,7 +531,7 @@ pub(crate) fn load_average() -> String {
 /// and of all their descendants; `None` when a given process is gone. A descendant that exits
 /// between two readings moves its time into its parent's children's time, so the difference
 /// of two readings still counts it once.
-fn cpu_ticks(roots: &[u32]) -> Option<u64> {
+pub(crate) fn cpu_ticks(roots: &[u32]) -> Option<u64> {
     let mut parents: HashMap<u32, Vec<u32>> = HashMap::new();
     let mut times: HashMap<u32, u64> = HashMap::new();
     for entry in std::fs::read_dir("/proc").ok()?.flatten() {
