@@ -44,12 +44,13 @@ fn hits_sql(keys: &str) -> String {
     )
 }
 
-/// Per subscriber of feed `$1`'s arriving copies (the `joins` relation: `cluster`, `item`),
-/// the copies they already see from other feeds, oldest first: not hidden for them, not
-/// themselves shown through another, neither subscription set to never merge, and the
-/// arriving copy not hidden for them either. (`o.cluster_id IS NOT NULL`, implied, lets
-/// PostgreSQL use its partial index of clustered items.)
-fn copies_sql(joins: &str) -> String {
+/// Per subscriber of feed `$1`'s arriving copy `j` (`j.cluster`, `j.item`), the copies they
+/// already see from other feeds: not hidden for them, not themselves shown through another,
+/// neither subscription set to never merge, and the arriving copy not hidden for them either.
+/// The stored copies are found by their cluster (the implied `o.cluster_id IS NOT NULL` lets
+/// PostgreSQL use its partial index of clustered items). `{from}` names the relations before
+/// `items o`.
+fn copies_select(from: &str) -> String {
     format!(
         "SELECT j.item, s.user_id, s.duplicates, o.id, so.duplicates,
                 COALESCE(st.is_read,
@@ -57,20 +58,23 @@ fn copies_sql(joins: &str) -> String {
                 COALESCE((SELECT p.duplicates_read FROM user_preferences p
                           WHERE p.user_id = s.user_id), 'cluster'),
                 o.published_at
-         FROM {joins}
+         FROM {from} items o
          JOIN subscriptions s ON s.feed_id = $1
-         JOIN items o ON o.cluster_id = j.cluster AND o.id <> j.item AND o.feed_id <> $1
          JOIN subscriptions so ON so.feed_id = o.feed_id AND so.user_id = s.user_id
          LEFT JOIN item_states st ON st.user_id = s.user_id AND st.item_id = o.id
-         WHERE s.duplicates <> 'never' AND so.duplicates <> 'never'
+         WHERE o.cluster_id = j.cluster AND o.id <> j.item AND o.feed_id <> $1
+           AND s.duplicates <> 'never' AND so.duplicates <> 'never'
            AND o.cluster_id IS NOT NULL AND NOT COALESCE(st.is_hidden, FALSE)
            AND NOT EXISTS (SELECT 1 FROM user_duplicates d
                            WHERE d.user_id = s.user_id AND d.item_id = o.id)
            AND NOT EXISTS (SELECT 1 FROM item_states h
-                           WHERE h.user_id = s.user_id AND h.item_id = j.item AND h.is_hidden)
-         ORDER BY j.item, s.user_id, o.published_at, o.id"
+                           WHERE h.user_id = s.user_id AND h.item_id = j.item AND h.is_hidden)"
     )
 }
+
+/// The order of [`copies_select`]'s rows: by arriving copy, user, then the stored copies
+/// oldest first.
+const COPIES_ORDER: &str = "ORDER BY 1, 2, 8, 4";
 
 /// `values` as JSON, for SQLite's `json_each` (numbers, strings and arrays of them always
 /// serialize).
@@ -181,7 +185,10 @@ impl ClusterStatements for sqlx::SqliteConnection {
         feed_id: i64,
         joins: &[(i64, i64)],
     ) -> Result<Vec<ArrivingCopyRow>> {
-        let sql = copies_sql(&format!("{} AS j", json_rows("$2", &["cluster", "item"])));
+        // `CROSS JOIN` keeps the arriving copies first: SQLite's planner put a JSON relation
+        // last and scanned every item of each subscriber's feeds.
+        let from = format!("{} AS j CROSS JOIN", json_rows("$2", &["cluster", "item"]));
+        let sql = format!("{} {COPIES_ORDER}", copies_select(&from));
         Ok(sqlx::query_as(sqlx::AssertSqlSafe(sql))
             .bind(feed_id)
             .bind(json(&joins)?)
@@ -305,7 +312,13 @@ impl ClusterStatements for sqlx::PgConnection {
         feed_id: i64,
         joins: &[(i64, i64)],
     ) -> Result<Vec<ArrivingCopyRow>> {
-        let sql = copies_sql("UNNEST($2::bigint[], $3::bigint[]) AS j(cluster, item)");
+        // One look-up per arriving copy (`LATERAL`), planned as each was alone: a join of
+        // the whole list was planned with hash joins over whole tables without statistics.
+        let sql = format!(
+            "SELECT c.* FROM UNNEST($2::bigint[], $3::bigint[]) AS j(cluster, item)
+             CROSS JOIN LATERAL ({}) AS c {COPIES_ORDER}",
+            copies_select("")
+        );
         Ok(sqlx::query_as(sqlx::AssertSqlSafe(sql))
             .bind(feed_id)
             .bind(joins.iter().map(|j| j.0).collect::<Vec<i64>>())
