@@ -72,7 +72,7 @@ pub struct ItemEnvelope {
     /// With `translated=true`: the item's summary in that language, when one is kept for its
     /// summary as it is now (`POST /items/{id}/summarize?translated=true` makes one).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub summary_translation: Option<crate::api::summaries::SummaryTranslationView>,
+    pub summary_translation: Option<crate::base::translations::SummaryTranslationView>,
 }
 
 /// What `GET /items/{id}` adds to the item.

@@ -15,8 +15,7 @@ use crate::base::error::{ApiError, ApiResult, ErrorBody, ErrorCategory};
 use crate::base::extract::{Json, Path};
 use crate::base::items::GeneratedSummaryView;
 use crate::base::state::AppState;
-use crate::base::time::time;
-use crate::base::translations::target_language;
+use crate::base::translations::{SummaryTranslationView, target_language, translate_error};
 
 pub(crate) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(summarize_item))
@@ -48,39 +47,6 @@ pub struct SummarizeParams {
     /// The language, a BCP 47 tag; the user's when absent: their language setting, else the
     /// browser's (`Accept-Language`), else English.
     pub to: Option<String>,
-}
-
-/// A generated summary in another language.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct SummaryTranslationView {
-    /// The summary, translated (plain text).
-    pub text: String,
-    /// The language it was translated from (the article's), when known.
-    #[schema(example = "ja")]
-    pub from: Option<String>,
-    /// The language it is in.
-    #[schema(example = "en")]
-    pub to: String,
-    /// Who translated it (`libretranslate`, `deepl`, `openai`, `anthropic`), or who wrote the
-    /// summary when it needed no translation.
-    pub provider: String,
-    /// The model, for `openai` and `anthropic`.
-    pub model: Option<String>,
-    /// When it was made.
-    pub created_at: String,
-}
-
-impl From<tidings_store::SummaryTranslation> for SummaryTranslationView {
-    fn from(translation: tidings_store::SummaryTranslation) -> SummaryTranslationView {
-        SummaryTranslationView {
-            text: translation.text,
-            from: translation.source_language,
-            to: translation.language,
-            provider: translation.provider,
-            model: translation.model,
-            created_at: time(translation.created_at),
-        }
-    }
 }
 
 /// The statuses of [`SummarizeResult`].
@@ -136,7 +102,7 @@ async fn summarize_item(
                         .translator()
                         .translate_summary(&summary, item.language.as_deref(), target, auth.user.id)
                         .await
-                        .map_err(crate::api::translations::translate_error)?
+                        .map_err(translate_error)?
                         .into(),
                 ),
                 None => None,

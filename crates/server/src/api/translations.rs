@@ -4,19 +4,18 @@
 //! budgets and cache; this module only answers.
 
 use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::HeaderMap;
 use serde::Deserialize;
-use tidings_worker::TranslateError;
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::base::auth::Auth;
-use crate::base::error::{ApiError, ApiResult, ErrorBody, ErrorCategory};
+use crate::base::error::{ApiResult, ErrorBody};
 use crate::base::extract::{Json, Path};
 use crate::base::items::proxy_images;
 use crate::base::state::AppState;
-use crate::base::translations::{TranslationView, target_language};
+use crate::base::translations::{TranslationView, target_language, translate_error};
 
 pub(crate) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(translate_item))
@@ -70,80 +69,4 @@ async fn translate_item(
         }
         Err(error) => Err(translate_error(error)),
     }
-}
-
-/// The API's answer to a translation that failed (of an item or of its summary).
-pub(crate) fn translate_error(error: TranslateError) -> ApiError {
-    let message = tidings_text_capitalized(&error.to_string());
-    match error {
-        // A 409 like newsletters' `mail_off`: the server's settings, not the request or a
-        // failure, keep it from translating.
-        TranslateError::Off => ApiError::new(
-            StatusCode::CONFLICT,
-            "translation_off",
-            ErrorCategory::Validation,
-            format!("{message}."),
-            "Ask the administrator to set TIDINGS_TRANSLATE_PROVIDER (and its base URL, key \
-             or model) and restart the server.",
-        ),
-        TranslateError::BudgetSpent(_) => {
-            let mut answer = ApiError::new(
-                StatusCode::TOO_MANY_REQUESTS,
-                "translation_budget_spent",
-                ErrorCategory::Limit,
-                format!("{message}."),
-                "Read the original, or translate again tomorrow (UTC).",
-            );
-            answer.retry_after = Some(seconds_to_next_day());
-            answer
-        }
-        TranslateError::Unavailable(_, wait) => {
-            let breaker = wait.is_some() && message.contains("circuit breaker");
-            let mut answer = ApiError::new(
-                if breaker {
-                    StatusCode::SERVICE_UNAVAILABLE
-                } else {
-                    StatusCode::BAD_GATEWAY
-                },
-                "translation_provider_failed",
-                ErrorCategory::System,
-                format!("{message}."),
-                "Try again later; an administrator can check the translation provider.",
-            );
-            answer.retry_after = wait.map(|w| w.as_secs().max(1));
-            answer
-        }
-        TranslateError::Pending => {
-            let mut answer = ApiError::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "translation_pending",
-                ErrorCategory::System,
-                format!("{message}."),
-                "Ask again in a minute: the translation is kept once made.",
-            );
-            answer.retry_after = Some(30);
-            answer
-        }
-        TranslateError::Empty | TranslateError::Failed(_) => ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "translation_failed",
-            ErrorCategory::Validation,
-            format!("This item cannot be translated: {message}."),
-            "Read the original; an administrator can check the translation provider's \
-             settings.",
-        ),
-        TranslateError::Gone => ApiError::not_found("item"),
-        TranslateError::Store(error) => error.into(),
-    }
-}
-
-/// `text` with its first letter in upper case.
-fn tidings_text_capitalized(text: &str) -> String {
-    crate::base::error::capitalize(text.trim_end_matches('.'))
-}
-
-/// Seconds until the next UTC day, when the budgets start again.
-fn seconds_to_next_day() -> u64 {
-    let now = chrono::Utc::now().timestamp();
-    ((now.div_euclid(86_400) + 1) * 86_400 - now).max(1) as u64
 }

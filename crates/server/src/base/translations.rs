@@ -1,12 +1,14 @@
-//! What the translation handlers share with the items' and subscriptions' (issue 37): the
-//! API's view of a translation and the language a user's translations go into.
+//! What the translation handlers share with the items', summaries' and subscriptions' (issue
+//! 37): the API's views of a translation (of an item, of its summary), the language a user's
+//! translations go into, and the answer to a translation that failed.
 
-use axum::http::{HeaderMap, header};
+use axum::http::{HeaderMap, StatusCode, header};
 use serde::Serialize;
 use tidings_store::ItemTranslation;
+use tidings_worker::TranslateError;
 use utoipa::ToSchema;
 
-use crate::base::error::{ApiError, ApiResult};
+use crate::base::error::{ApiError, ApiResult, ErrorCategory};
 use crate::base::state::AppState;
 use crate::base::time::time;
 
@@ -136,4 +138,113 @@ mod tests {
         assert_eq!(language_tag("e"), None);
         assert_eq!(language_tag("en--US"), None);
     }
+}
+
+/// A generated summary in another language.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SummaryTranslationView {
+    /// The summary, translated (plain text).
+    pub text: String,
+    /// The language it was translated from (the article's), when known.
+    #[schema(example = "ja")]
+    pub from: Option<String>,
+    /// The language it is in.
+    #[schema(example = "en")]
+    pub to: String,
+    /// Who translated it (`libretranslate`, `deepl`, `openai`, `anthropic`), or who wrote the
+    /// summary when it needed no translation.
+    pub provider: String,
+    /// The model, for `openai` and `anthropic`.
+    pub model: Option<String>,
+    /// When it was made.
+    pub created_at: String,
+}
+
+impl From<tidings_store::SummaryTranslation> for SummaryTranslationView {
+    fn from(translation: tidings_store::SummaryTranslation) -> SummaryTranslationView {
+        SummaryTranslationView {
+            text: translation.text,
+            from: translation.source_language,
+            to: translation.language,
+            provider: translation.provider,
+            model: translation.model,
+            created_at: time(translation.created_at),
+        }
+    }
+}
+
+/// The API's answer to a translation that failed (of an item or of its summary).
+pub(crate) fn translate_error(error: TranslateError) -> ApiError {
+    let message = tidings_text_capitalized(&error.to_string());
+    match error {
+        // A 409 like newsletters' `mail_off`: the server's settings, not the request or a
+        // failure, keep it from translating.
+        TranslateError::Off => ApiError::new(
+            StatusCode::CONFLICT,
+            "translation_off",
+            ErrorCategory::Validation,
+            format!("{message}."),
+            "Ask the administrator to set TIDINGS_TRANSLATE_PROVIDER (and its base URL, key \
+             or model) and restart the server.",
+        ),
+        TranslateError::BudgetSpent(_) => {
+            let mut answer = ApiError::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                "translation_budget_spent",
+                ErrorCategory::Limit,
+                format!("{message}."),
+                "Read the original, or translate again tomorrow (UTC).",
+            );
+            answer.retry_after = Some(seconds_to_next_day());
+            answer
+        }
+        TranslateError::Unavailable(_, wait) => {
+            let breaker = wait.is_some() && message.contains("circuit breaker");
+            let mut answer = ApiError::new(
+                if breaker {
+                    StatusCode::SERVICE_UNAVAILABLE
+                } else {
+                    StatusCode::BAD_GATEWAY
+                },
+                "translation_provider_failed",
+                ErrorCategory::System,
+                format!("{message}."),
+                "Try again later; an administrator can check the translation provider.",
+            );
+            answer.retry_after = wait.map(|w| w.as_secs().max(1));
+            answer
+        }
+        TranslateError::Pending => {
+            let mut answer = ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "translation_pending",
+                ErrorCategory::System,
+                format!("{message}."),
+                "Ask again in a minute: the translation is kept once made.",
+            );
+            answer.retry_after = Some(30);
+            answer
+        }
+        TranslateError::Empty | TranslateError::Failed(_) => ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "translation_failed",
+            ErrorCategory::Validation,
+            format!("This item cannot be translated: {message}."),
+            "Read the original; an administrator can check the translation provider's \
+             settings.",
+        ),
+        TranslateError::Gone => ApiError::not_found("item"),
+        TranslateError::Store(error) => error.into(),
+    }
+}
+
+/// `text` with its first letter in upper case.
+fn tidings_text_capitalized(text: &str) -> String {
+    crate::base::error::capitalize(text.trim_end_matches('.'))
+}
+
+/// Seconds until the next UTC day, when the budgets start again.
+fn seconds_to_next_day() -> u64 {
+    let now = chrono::Utc::now().timestamp();
+    ((now.div_euclid(86_400) + 1) * 86_400 - now).max(1) as u64
 }
