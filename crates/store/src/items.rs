@@ -853,6 +853,36 @@ async fn queue_articles<C: EngineWrites>(
             .await?)
 }
 
+/// Queues a fetch's new items (`$new_ids`) on `$tx` as `$writes` asks and subscribers want,
+/// counting them in `$written`: those with a link for their article page (F6), short ones in
+/// the `auto` mode (by default only when a subscriber in `auto` reads the feed, so that no
+/// backlog nobody opens is fetched) and the others in `always` only; then for their summaries
+/// (F42).
+macro_rules! queue_new_jobs_on {
+    ($tx:expr, $feed_id:expr, $now:expr, $new_ids:expr, $writes:expr, $written:expr) => {{
+        let (feed_id, now): (i64, i64) = ($feed_id, $now);
+        $written.full_text_queued += match $writes.full_text {
+            Some(short) => {
+                let auto_wanted = match $writes.full_text_auto {
+                    FullTextAuto::Short => true,
+                    FullTextAuto::Read => match $new_ids.iter().map(|(id, _)| *id).min() {
+                        Some(first_new) => {
+                            crate::full_text::feed_is_read_on!($tx, feed_id, first_new)
+                        }
+                        None => false,
+                    },
+                };
+                queue_articles(&mut *$tx, feed_id, now, $new_ids, short, auto_wanted).await?
+            }
+            None => 0,
+        };
+        if $writes.summaries && !$new_ids.is_empty() {
+            $written.summaries_queued =
+                crate::summaries::queue_new_summaries_on!(&mut *$tx, feed_id, now);
+        }
+    }};
+}
+
 /// Moves, on the transaction `$tx`, an item of feed `$feed_id` stored under its legacy
 /// identity `$legacy` to its identity `$key` (its tombstone too, added to `$tombstones`),
 /// unless an item of that identity exists already.
@@ -1154,28 +1184,8 @@ impl Store {
                 crate::rules::apply_rules_on!(tx, rules, feed_id, &new_ids, now);
             written.clustered =
                 crate::duplicates::cluster_new_items_on!(tx, self, feed_id, &new_ids, now);
-            // The new items with a link wait for their article page (F6) when a subscriber
-            // asks for it: short ones in the `auto` mode (by default only when a subscriber
-            // in `auto` reads the feed, so that no backlog nobody opens is fetched), the
-            // others in `always` only.
-            if let Some(short) = writes.full_text {
-                let auto_wanted = match writes.full_text_auto {
-                    FullTextAuto::Short => true,
-                    FullTextAuto::Read => match new_ids.iter().map(|(id, _)| *id).min() {
-                        Some(first_new) => {
-                            crate::full_text::feed_is_read_on!(tx, feed_id, first_new)
-                        }
-                        None => false,
-                    },
-                };
-                written.full_text_queued +=
-                    queue_articles(&mut *tx, feed_id, now, &new_ids, short, auto_wanted).await?;
-            }
-            // Their summaries (F42), when a subscriber wants them.
-            if writes.summaries && !new_ids.is_empty() {
-                written.summaries_queued =
-                    crate::summaries::queue_new_summaries_on!(&mut *tx, feed_id, now);
-            }
+            // Article pages (F6) and summaries (F42), when subscribers want them.
+            queue_new_jobs_on!(tx, feed_id, now, &new_ids, writes, written);
             // What the feed says about itself, its hub, its raw body and the fetch's outcome
             // come last: the feed's rows are locked after its items, as everywhere else.
             written.recorded = write_fetch_extras_on!(tx, feed_id, writes, now, language);
