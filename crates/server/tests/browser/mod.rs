@@ -128,7 +128,7 @@ pub struct Browser {
     base: String,
     session: String,
     http: reqwest::Client,
-    _profile: tempfile::TempDir,
+    profile: tempfile::TempDir,
 }
 
 /// A WebDriver error answer or a transport failure.
@@ -212,7 +212,7 @@ impl Browser {
             base,
             session,
             http,
-            _profile: profile,
+            profile,
         }
     }
 
@@ -506,6 +506,7 @@ impl Browser {
             .await;
         let _ = self.driver.kill();
         let _ = self.driver.wait();
+        kill_browsers_of(self.profile.path());
     }
 }
 
@@ -514,7 +515,58 @@ impl Drop for Browser {
         // A failed test must not leave a chromedriver (and its Chromium) behind.
         let _ = self.driver.kill();
         let _ = self.driver.wait();
+        kill_browsers_of(self.profile.path());
     }
+}
+
+/// Kills every process started with this session's profile directory. Killing chromedriver
+/// does not end the Chromium it started: that browser (and its helpers) is handed to init
+/// and kept running, which CI saw after passing runs when a session's end did not reach the
+/// browser. The profile directory is this session's own, so its name finds exactly them.
+fn kill_browsers_of(profile: &Path) {
+    for pid in processes_of(profile) {
+        let _ = Command::new("kill").args(["-KILL", &pid]).status();
+    }
+}
+
+/// The ids of the running processes whose arguments name `profile` as their user data
+/// directory (an exited process's arguments read as empty).
+fn processes_of(profile: &Path) -> Vec<String> {
+    let marker = format!("--user-data-dir={}", profile.display());
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|entry| {
+            let pid = entry.file_name().to_str()?.to_string();
+            if !pid.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            let cmdline = std::fs::read(entry.path().join("cmdline")).ok()?;
+            let ours = cmdline
+                .split(|&b| b == 0)
+                .any(|arg| arg == marker.as_bytes());
+            ours.then_some(pid)
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_that_ends_leaves_no_chromium() {
+    if skip_without_browser("browser::a_session_that_ends_leaves_no_chromium") {
+        return;
+    }
+    // Dropped, as a failing test drops it: its driver is killed, and its browser with it.
+    let browser = Browser::start(800, 600).await;
+    let profile = browser.profile.path().to_path_buf();
+    assert!(!processes_of(&profile).is_empty(), "the browser runs");
+    drop(browser);
+    let started = Instant::now();
+    while !processes_of(&profile).is_empty() && started.elapsed() < Duration::from_secs(10) {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(processes_of(&profile), Vec::<String>::new(), "left running");
 }
 
 fn truthy(value: &Value) -> bool {
