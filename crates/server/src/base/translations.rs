@@ -94,32 +94,12 @@ pub(crate) async fn target_language(
 /// not one (or is `auto`, `*`).
 pub fn language_tag(text: &str) -> Option<String> {
     let text = text.trim();
-    if text.is_empty() || text.len() > 35 || text.eq_ignore_ascii_case("auto") {
+    // `auto` and `*` are what providers and browsers say for "any language", not a language.
+    if text.len() > 35 || text.eq_ignore_ascii_case("auto") {
         return None;
     }
-    let mut parts = text.split(['-', '_']);
-    let primary = parts.next()?;
-    if !(2..=3).contains(&primary.len()) || !primary.chars().all(|c| c.is_ascii_alphabetic()) {
-        return None;
-    }
-    let mut tag = primary.to_ascii_lowercase();
-    for part in parts {
-        if part.is_empty() || part.len() > 8 || !part.chars().all(|c| c.is_ascii_alphanumeric()) {
-            return None;
-        }
-        tag.push('-');
-        match part.len() {
-            // A script: Hans, Latn.
-            4 if part.chars().all(|c| c.is_ascii_alphabetic()) => {
-                tag.push_str(&part[..1].to_ascii_uppercase());
-                tag.push_str(&part[1..].to_ascii_lowercase());
-            }
-            // A region: BR, 419.
-            2 | 3 => tag.push_str(&part.to_ascii_uppercase()),
-            _ => tag.push_str(&part.to_ascii_lowercase()),
-        }
-    }
-    Some(tag)
+    // One reading of tags for the whole installation: the items' languages are kept in it.
+    tidings_text::language::canonical_tag(text)
 }
 
 #[cfg(test)]
@@ -137,6 +117,10 @@ mod tests {
         assert_eq!(language_tag("english language"), None);
         assert_eq!(language_tag("e"), None);
         assert_eq!(language_tag("en--US"), None);
+        // A three-letter subtag is an extended language (`yue`), written in lower case; a
+        // three-digit one a region.
+        assert_eq!(language_tag("zh-YUE").as_deref(), Some("zh-yue"));
+        assert_eq!(language_tag(" ja ").as_deref(), Some("ja"));
     }
 }
 
