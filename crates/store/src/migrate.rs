@@ -521,6 +521,13 @@ pub const MIGRATIONS: &[Migration] = &[
         postgres: include_str!("../migrations/postgres/0051_full_text_host_pages.sql"),
         data: None,
     },
+    Migration {
+        version: 52,
+        name: "user_items_covering_key",
+        sqlite: include_str!("../migrations/sqlite/0052_user_items_covering_key.sql"),
+        postgres: include_str!("../migrations/postgres/0052_user_items_covering_key.sql"),
+        data: None,
+    },
 ];
 
 /// An arbitrary constant naming tidings' migration lock among PostgreSQL advisory locks.
