@@ -885,28 +885,36 @@ pub fn unix_now() -> i64 {
 mod tests {
     use super::*;
 
-    /// A file database's readers map it into memory (`PRAGMA mmap_size`); the writer does not.
-    #[tokio::test]
-    async fn sqlite_readers_map_the_file() {
+    /// A store on a new SQLite file (kept while the directory lives), with its two pools.
+    async fn sqlite_file_store() -> (tempfile::TempDir, Store) {
         let dir = tempfile::tempdir().unwrap();
         let url = format!("sqlite://{}", dir.path().join("t.db").display());
         let mut options = StoreOptions::new(url);
         options.create_if_missing = true;
         let store = Store::connect(&options).await.unwrap();
+        (dir, store)
+    }
+
+    /// The value of `PRAGMA {name}` on a connection of `pool`.
+    async fn pragma(pool: &SqlitePool, name: &str) -> i64 {
+        sqlx::query_scalar::<_, i64>(sqlx::AssertSqlSafe(format!("PRAGMA {name}")))
+            .fetch_one(pool)
+            .await
+            .unwrap()
+    }
+
+    /// A file database's readers map it into memory (`PRAGMA mmap_size`); the writer does not.
+    #[tokio::test]
+    async fn sqlite_readers_map_the_file() {
+        let (_dir, store) = sqlite_file_store().await;
         let Pools::Sqlite { reader, writer, .. } = &*store.pools else {
             unreachable!("a SQLite URL opens a SQLite store");
         };
-        let mapped = |pool: &SqlitePool| {
-            let pool = pool.clone();
-            async move {
-                sqlx::query_scalar::<_, i64>("PRAGMA mmap_size")
-                    .fetch_one(&pool)
-                    .await
-                    .unwrap()
-            }
-        };
-        assert!(mapped(reader).await >= 1 << 30, "readers map the file");
-        assert_eq!(mapped(writer).await, 0, "the writer reads");
+        assert!(
+            pragma(reader, "mmap_size").await >= 1 << 30,
+            "readers map the file"
+        );
+        assert_eq!(pragma(writer, "mmap_size").await, 0, "the writer reads");
         store.close().await;
     }
 
@@ -914,29 +922,12 @@ mod tests {
     /// write none, keep SQLite's default.
     #[tokio::test]
     async fn sqlite_writer_keeps_statement_journals_in_memory() {
-        let dir = tempfile::tempdir().unwrap();
-        let url = format!("sqlite://{}", dir.path().join("t.db").display());
-        let mut options = StoreOptions::new(url);
-        options.create_if_missing = true;
-        let store = Store::connect(&options).await.unwrap();
+        let (_dir, store) = sqlite_file_store().await;
         let Pools::Sqlite { reader, writer, .. } = &*store.pools else {
             unreachable!("a SQLite URL opens a SQLite store");
         };
-        let temp_store = |pool: &SqlitePool| {
-            let pool = pool.clone();
-            async move {
-                sqlx::query_scalar::<_, i64>("PRAGMA temp_store")
-                    .fetch_one(&pool)
-                    .await
-                    .unwrap()
-            }
-        };
-        assert_eq!(
-            temp_store(writer).await,
-            2,
-            "the writer's journals in memory"
-        );
-        assert_eq!(temp_store(reader).await, 0, "readers as SQLite has it");
+        assert_eq!(pragma(writer, "temp_store").await, 2, "in memory");
+        assert_eq!(pragma(reader, "temp_store").await, 0, "as SQLite has it");
         store.close().await;
     }
 }
