@@ -101,7 +101,8 @@ pub(crate) trait ClusterStatements {
     /// item that is in a cluster already where it is (a stored copy starting one).
     async fn set_clusters(&mut self, rows: &[(i64, i64, bool)]) -> Result<()>;
 
-    /// Stores `(key, item)` lookup keys.
+    /// Stores `(key, item)` lookup keys: distinct rows of items that have none yet (the
+    /// fetch's new items), so no row can conflict and none is checked for one.
     async fn insert_story_keys(&mut self, rows: &[(i64, i64)]) -> Result<()>;
 
     /// [`ArrivingCopyRow`]s of feed `feed_id`'s arriving copies `joins` (`(cluster, item)`), by arriving
@@ -169,8 +170,7 @@ impl ClusterStatements for sqlx::SqliteConnection {
 
     async fn insert_story_keys(&mut self, rows: &[(i64, i64)]) -> Result<()> {
         let sql = format!(
-            "INSERT INTO item_story_keys (key, item_id) SELECT key, item FROM {} WHERE TRUE
-             ON CONFLICT DO NOTHING",
+            "INSERT INTO item_story_keys (key, item_id) SELECT key, item FROM {}",
             json_rows("$1", &["key", "item"])
         );
         sqlx::query(sqlx::AssertSqlSafe(sql))
@@ -298,7 +298,7 @@ impl ClusterStatements for sqlx::PgConnection {
     async fn insert_story_keys(&mut self, rows: &[(i64, i64)]) -> Result<()> {
         sqlx::query(
             "INSERT INTO item_story_keys (key, item_id)
-             SELECT * FROM UNNEST($1::bigint[], $2::bigint[]) ON CONFLICT DO NOTHING",
+             SELECT * FROM UNNEST($1::bigint[], $2::bigint[])",
         )
         .bind(rows.iter().map(|r| r.0).collect::<Vec<i64>>())
         .bind(rows.iter().map(|r| r.1).collect::<Vec<i64>>())

@@ -237,7 +237,7 @@ pub(crate) fn keys_to_store(
         .map(|&(key, item, cluster, _)| (key, cluster.unwrap_or(item)))
         .collect();
     let known = &known;
-    arrivals
+    let mut rows: Vec<(i64, i64)> = arrivals
         .iter()
         .flat_map(|a| {
             let cluster = joined.get(&a.id).copied();
@@ -247,7 +247,12 @@ pub(crate) fn keys_to_store(
                 .map(move |k| (k.value, a.id))
         })
         .filter(|(key, _)| !common.contains(key))
-        .collect()
+        .collect();
+    // Distinct rows, so that the insert needs no conflict check (an item's keys are distinct
+    // already; this keeps it so whatever makes them).
+    rows.sort_unstable();
+    rows.dedup();
+    rows
 }
 
 /// An arriving item found to be a copy: the cluster it joins, and the stored item that
@@ -706,6 +711,16 @@ impl Store {
                 .rows_affected()
         });
         Ok(unlinked)
+    }
+
+    /// How many `(key, item)` lookup key rows are stored: what clustering writes per item,
+    /// for the bench's report and for checks that deleted items take their keys along.
+    pub async fn story_key_rows(&self) -> Result<i64> {
+        Ok(with_db!(self, read, |db| {
+            sqlx::query_scalar("SELECT COUNT(*) FROM item_story_keys")
+                .fetch_one(db)
+                .await?
+        }))
     }
 
     /// Drops the lookup keys of items stored before `stored_before` (Unix seconds): their

@@ -528,6 +528,13 @@ pub const MIGRATIONS: &[Migration] = &[
         postgres: include_str!("../migrations/postgres/0052_user_items_covering_key.sql"),
         data: None,
     },
+    Migration {
+        version: 53,
+        name: "story_keys_without_foreign_key",
+        sqlite: include_str!("../migrations/sqlite/0053_story_keys_without_foreign_key.sql"),
+        postgres: include_str!("../migrations/postgres/0053_story_keys_without_foreign_key.sql"),
+        data: None,
+    },
 ];
 
 /// An arbitrary constant naming tidings' migration lock among PostgreSQL advisory locks.

@@ -442,6 +442,66 @@ on_both_engines!(old_items_are_not_clustered_and_old_keys_are_pruned, |db| {
     assert_eq!(store.prune_story_keys(unix_now() + 10).await.unwrap(), 0);
 });
 
+on_both_engines!(deleted_items_take_their_lookup_keys_along, |db| {
+    let store = db.migrated().await;
+    let ann = user(&store, "ann").await;
+    let (wire_sub, wire) = follow(&store, ann, "https://wire.example/feed").await;
+    let (_, paper) = follow(&store, ann, "https://paper.example/feed").await;
+    let url = "https://wire.example/2026/11/bank-holds-rates";
+    store_items(&store, wire, &[bank("w1", url)]).await;
+    let keyed = store.story_key_rows().await.unwrap();
+    assert!(keyed > 0, "a recent story stores its keys");
+    store_items(
+        &store,
+        paper,
+        &[story(
+            "p1",
+            "https://paper.example/p1",
+            "Storm closes bridges on the coast",
+            STORM_TEXT,
+        )],
+    )
+    .await;
+    let both = store.story_key_rows().await.unwrap();
+    assert!(both > keyed);
+
+    // Retention deletes the paper's item: its keys go with it (there is no foreign key to
+    // cascade; a trigger on items does it), and the wire's stay.
+    let now = unix_now();
+    store
+        .execute_raw(&format!(
+            "UPDATE items SET fetched_at = {} WHERE feed_id = {paper}",
+            now - 400 * 86_400
+        ))
+        .await
+        .unwrap();
+    assert_eq!(
+        store
+            .delete_expired_items(now - 200 * 86_400, 0, now)
+            .await
+            .unwrap(),
+        1
+    );
+    assert_eq!(store.story_key_rows().await.unwrap(), keyed);
+
+    // The wire's feed deleted when nobody follows it: its items' keys go too (the cascade
+    // from feeds to items fires the trigger).
+    store.unsubscribe(ann, wire_sub).await.unwrap();
+    store
+        .execute_raw(&format!(
+            "UPDATE feeds SET orphaned_at = {} WHERE id = {wire}",
+            now - 400 * 86_400
+        ))
+        .await
+        .unwrap();
+    assert_eq!(store.delete_orphan_feeds(now).await.unwrap(), 1);
+    assert_eq!(store.story_key_rows().await.unwrap(), 0);
+
+    // A copy of the story arriving later finds nothing of the deleted one.
+    let (_, blog) = follow(&store, ann, "https://blog.example/feed").await;
+    assert_eq!(store_items(&store, blog, &[bank("b1", url)]).await, 0);
+});
+
 /// Another wire story, on another subject.
 const STORM_TEXT: &str = "<p>A storm brought heavy rain and gusts of up to 120 kilometres an \
     hour to the coast overnight, closing two bridges and leaving thousands of homes without \
