@@ -264,6 +264,13 @@ pub async fn run(config: &GlobalConfig, args: DuplicatesIngestArgs) -> anyhow::R
         total_on.clustered,
         total_on.items
     );
+    // What the clustered twin keeps per item to find later copies by: the rows every item
+    // writes, the largest part of what clustering costs when items have no copy.
+    let key_rows = on.story_key_rows().await?;
+    outln!(
+        "lookup key rows: {key_rows}, {:.1} per item clustered",
+        key_rows as f64 / total_on.items.max(1) as f64
+    );
     if let (tidings_store::Engine::Sqlite, Some(cpu_on), Some(cpu_off)) =
         (on.engine(), cpu_on, cpu_off)
     {
