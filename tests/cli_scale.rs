@@ -462,7 +462,10 @@ async fn two_api_and_three_worker_processes_share_2000_feeds_on_postgres() {
     let progress = {
         let hits = feed_hits();
         let twice = hits.values().filter(|&&n| n >= 2).count();
-        format!("{} of {FEEDS} feeds fetched, {twice} of them twice", hits.len())
+        format!(
+            "{} of {FEEDS} feeds fetched, {twice} of them twice",
+            hits.len()
+        )
     };
     assert!(
         outcome.is_ok(),
