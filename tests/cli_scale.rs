@@ -43,6 +43,16 @@ fn slow_router(hang: Arc<AtomicBool>) -> Router {
     )
 }
 
+/// How far the feed server's feeds got: how many were fetched, and how many of them twice.
+fn fetch_progress(server: &TestServer, feeds: usize) -> String {
+    let hits = hits_under(server, "/feed/");
+    let twice = hits.values().filter(|&&n| n >= 2).count();
+    format!(
+        "{} of {feeds} feeds fetched, {twice} of them twice",
+        hits.len()
+    )
+}
+
 /// Requests for paths starting with `prefix`.
 fn hits_under(server: &TestServer, prefix: &str) -> HashMap<String, usize> {
     server
@@ -459,14 +469,7 @@ async fn two_api_and_three_worker_processes_share_2000_feeds_on_postgres() {
     store.close().await;
     drop_postgres(Some((admin_url, schema))).await;
 
-    let progress = {
-        let hits = feed_hits();
-        let twice = hits.values().filter(|&&n| n >= 2).count();
-        format!(
-            "{} of {FEEDS} feeds fetched, {twice} of them twice",
-            hits.len()
-        )
-    };
+    let progress = fetch_progress(&server, FEEDS);
     assert!(
         outcome.is_ok(),
         "not every feed was fetched twice in time: {progress}"
