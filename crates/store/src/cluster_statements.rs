@@ -320,12 +320,15 @@ impl ClusterStatements for sqlx::PgConnection {
     ) -> Result<Vec<ArrivingCopyRow>> {
         // One look-up per arriving copy (`LATERAL`), planned as each was alone: a join of
         // the whole list was planned with hash joins over whole tables without statistics.
+        // Unnamed, as the key look-up is (`story_hits`): a prepared statement's generic plan,
+        // made once while the tables were small, would be kept for the connection's life.
         let sql = format!(
             "SELECT c.* FROM UNNEST($2::bigint[], $3::bigint[]) AS j(cluster, item)
              CROSS JOIN LATERAL ({}) AS c {COPIES_ORDER}",
             copies_select("")
         );
         Ok(sqlx::query_as(sqlx::AssertSqlSafe(sql))
+            .persistent(false)
             .bind(feed_id)
             .bind(joins.iter().map(|j| j.0).collect::<Vec<i64>>())
             .bind(joins.iter().map(|j| j.1).collect::<Vec<i64>>())
