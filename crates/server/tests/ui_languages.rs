@@ -248,7 +248,8 @@ fn item_in(guid: &str, age: i64, title: &str, text: &str) -> tidings_store::NewI
 
 /// A Japanese, a Chinese and an English item in one feed: each list row's title (and
 /// excerpt) and each opened item's text carry the item's detected language as `lang`, while
-/// the page itself stays in the reader's language; the API gives the same tags.
+/// the page itself stays in the reader's language; the API gives the same tags; a bookmark
+/// of the Japanese item does too.
 async fn items_in_three_languages(db: &TestDb) {
     let app = TestApp::start(db).await;
     let ann = app.user("ann", false).await;
@@ -328,4 +329,33 @@ async fn items_in_three_languages(db: &TestDb) {
     // The subscription carries its feed's language: a three-way tie goes to the newest item's.
     let subscriptions = languages_in(&b, "/subscriptions", "subscriptions").await;
     assert_eq!(subscriptions, serde_json::json!(["ja"]), "{subscriptions}");
+    bookmarked_in_its_language(&b, &app, ann, feed).await;
+}
+
+/// A bookmark keeps its item's language: its title and its opened copy carry it as `lang`.
+async fn bookmarked_in_its_language(b: &Browser, app: &TestApp, ann: i64, feed: i64) {
+    for id in app.store.feed_item_ids(feed).await.unwrap() {
+        let item = app.store.item(ann, id).await.unwrap();
+        if item.language.as_deref() == Some("ja") {
+            app.store.create_bookmark(ann, id).await.unwrap();
+        }
+    }
+    b.goto(&format!("{}/bookmarks", app.base)).await;
+    let row = "document.querySelector('#main li.item')";
+    let title = b
+        .wait_for(
+            "the bookmark",
+            &format!("{row}?.querySelector('.item-title').getAttribute('lang')"),
+        )
+        .await;
+    assert_eq!(title, "ja");
+    b.eval(&format!("{row}.querySelector('.item-toggle').click()"))
+        .await;
+    let copy = b
+        .wait_for(
+            "the bookmark's copy",
+            &format!("{row}.querySelector('.item-content')?.getAttribute('lang')"),
+        )
+        .await;
+    assert_eq!(copy, "ja");
 }

@@ -63,7 +63,8 @@ export class BookmarkList {
       const body = h('div', { class: 'item-body', id: bodyId, hidden: true });
       const toggle = h('button', { type: 'button', class: 'item-toggle', 'aria-expanded': 'false', 'aria-controls': bodyId },
         h('span', { class: 'item-text' },
-          h('span', { class: 'item-title' }, b.title || t('item.untitled')),
+          // The item's language (issue 37), for fonts, hyphenation and screen readers.
+          h('span', { class: 'item-title', lang: b.language }, b.title || t('item.untitled')),
           h('span', { class: 'item-meta' }, (b.feed_title || '') + (b.published_at ? ' · ' + shortDate(b.published_at) : ''))));
       const li = h('li', { class: 'item is-read', dataset: { id: b.id } },
         h('article', null, h('div', { class: 'item-head' }, toggle,
@@ -108,7 +109,7 @@ export class BookmarkList {
       }
     }
     {
-      const content = h('div', { class: 'item-content' });
+      const content = h('div', { class: 'item-content', lang: b.language });
       content.innerHTML = b.content || '';
       for (const link of content.querySelectorAll('a[href]')) {
         link.target = '_blank';

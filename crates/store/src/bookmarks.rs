@@ -38,10 +38,13 @@ pub struct Bookmark {
     pub published_at: Option<i64>,
     /// When the bookmark was made.
     pub created_at: i64,
+    /// The item's language, a BCP 47 tag, as it was when bookmarked; for a snapshot from
+    /// another reader, detected from its title and text. `None` when nothing told.
+    pub language: Option<String>,
 }
 
 const BOOKMARK_COLUMNS: &str =
-    "id, item_id, url, title, content, feed_title, published_at, created_at";
+    "id, item_id, url, title, content, feed_title, published_at, created_at, language";
 
 type BookmarkRow = (
     i64,
@@ -52,10 +55,11 @@ type BookmarkRow = (
     Option<String>,
     Option<i64>,
     i64,
+    Option<String>,
 );
 
 fn bookmark_from_row(row: BookmarkRow) -> Bookmark {
-    let (id, item_id, url, title, content, feed_title, published_at, created_at) = row;
+    let (id, item_id, url, title, content, feed_title, published_at, created_at, language) = row;
     Bookmark {
         id,
         item_id,
@@ -65,7 +69,21 @@ fn bookmark_from_row(row: BookmarkRow) -> Bookmark {
         feed_title,
         published_at,
         created_at,
+        language,
     }
+}
+
+/// The language of a snapshot that comes without one (a starred article from another
+/// reader): what its title and the plain text of its content say.
+fn detected_language(snapshot: &DetachedBookmark) -> Option<String> {
+    use tidings_text::language;
+    let body = snapshot
+        .content
+        .as_deref()
+        .and_then(tidings_feed::text::html_to_text)
+        .unwrap_or_default();
+    let text = language::item_text(snapshot.title.as_deref(), &body);
+    language::resolve(language::detect(&text), None, None)
 }
 
 impl Store {
@@ -86,9 +104,10 @@ impl Store {
             visible.ok_or(StoreError::NotFound("item"))?;
             sqlx::query_scalar(
                 "INSERT INTO bookmarks
-                    (user_id, item_id, url, title, content, feed_title, published_at, created_at)
+                    (user_id, item_id, url, title, content, feed_title, published_at, created_at,
+                     language)
                  SELECT $1, i.id, i.url, i.title, COALESCE(i.content, i.summary),
-                        COALESCE(s.title, f.title, f.url), i.published_at, $3
+                        COALESCE(s.title, f.title, f.url), i.published_at, $3, i.language
                  FROM items i
                  JOIN subscriptions s ON s.feed_id = i.feed_id AND s.user_id = $1
                  JOIN feeds f ON f.id = i.feed_id
@@ -174,6 +193,7 @@ impl Store {
         snapshot: &DetachedBookmark,
     ) -> Result<(Bookmark, bool)> {
         let now = unix_now();
+        let language = detected_language(snapshot);
         let (id, created): (i64, bool) = in_tx!(self, |tx| {
             // IS NOT DISTINCT FROM on both engines ("IS" in SQLite, spelled the standard way):
             // a snapshot without a link still matches its earlier copy.
@@ -193,8 +213,8 @@ impl Store {
                     let id: i64 = sqlx::query_scalar(
                         "INSERT INTO bookmarks
                             (user_id, item_id, url, title, content, feed_title, published_at,
-                             created_at)
-                         VALUES ($1, NULL, $2, $3, $4, $5, $6, $7)
+                             created_at, language)
+                         VALUES ($1, NULL, $2, $3, $4, $5, $6, $7, $8)
                          RETURNING id",
                     )
                     .bind(user_id)
@@ -204,6 +224,7 @@ impl Store {
                     .bind(&snapshot.feed_title)
                     .bind(snapshot.published_at)
                     .bind(now)
+                    .bind(&language)
                     .fetch_one(&mut *tx)
                     .await?;
                     (id, true)

@@ -535,6 +535,13 @@ pub const MIGRATIONS: &[Migration] = &[
         postgres: include_str!("../migrations/postgres/0053_story_keys_without_foreign_key.sql"),
         data: None,
     },
+    Migration {
+        version: 54,
+        name: "bookmark_language",
+        sqlite: include_str!("../migrations/sqlite/0054_bookmark_language.sql"),
+        postgres: include_str!("../migrations/postgres/0054_bookmark_language.sql"),
+        data: None,
+    },
 ];
 
 /// An arbitrary constant naming tidings' migration lock among PostgreSQL advisory locks.

@@ -248,3 +248,63 @@ on_both_engines!(
         );
     }
 );
+
+on_both_engines!(bookmarks_keep_their_language, |db| {
+    let store = db.migrated().await;
+    let ann = add_user(&store, "ann").await;
+    let (sub, feed) = follow(&store, ann, "https://news.example/feed").await;
+    fetch(
+        &store,
+        feed,
+        &[item("1", 10, JA.0, JA.1), item("2", 20, EN.0, EN.1)],
+        None,
+    )
+    .await;
+    let mut bookmarks = Vec::new();
+    for id in store.feed_item_ids(feed).await.unwrap() {
+        let title = store.item(ann, id).await.unwrap().title;
+        bookmarks.push((title, store.create_bookmark(ann, id).await.unwrap().0));
+    }
+    bookmarks.sort_by(|a, b| a.0.cmp(&b.0));
+    let [(_, en), (_, ja)] = <[_; 2]>::try_from(bookmarks).unwrap();
+    assert_eq!(ja.language.as_deref(), Some("ja"));
+    assert_eq!(en.language.as_deref(), Some("en"));
+    // The snapshot keeps it when its item is gone.
+    store.unsubscribe(ann, sub).await.unwrap();
+    let deleted = store.delete_orphan_feeds(tidings_store::unix_now() + 10);
+    assert_eq!(deleted.await.unwrap(), 1);
+    let kept = store.bookmark(ann, ja.id).await.unwrap();
+    assert_eq!(
+        (kept.item_id, kept.language.as_deref()),
+        (None, Some("ja")),
+        "{kept:?}"
+    );
+    // A snapshot from another reader is read for its language; one without letters has none.
+    let detached = |title: &str, content: &str| tidings_store::DetachedBookmark {
+        url: Some(format!("https://elsewhere.example/{}", title.len())),
+        title: Some(title.into()),
+        content: Some(content.into()),
+        ..tidings_store::DetachedBookmark::default()
+    };
+    let zh = detached(ZH.0, &format!("<p>{}</p>", ZH.1));
+    let (zh, _) = store.create_detached_bookmark(ann, &zh).await.unwrap();
+    assert_eq!(zh.language.as_deref(), Some("zh"));
+    let de = detached(
+        "Warum wir die Datenbank auf einen einzigen Server verlegt haben",
+        "<p>Im letzten Jahr liefen drei Datenbankserver hinter einem Lastverteiler.</p>",
+    );
+    let (de, _) = store.create_detached_bookmark(ann, &de).await.unwrap();
+    assert_eq!(de.language.as_deref(), Some("de"));
+    let digits = detached("2026", "<p>42</p>");
+    let (digits, _) = store.create_detached_bookmark(ann, &digits).await.unwrap();
+    assert_eq!(digits.language, None);
+    let listed: Vec<Option<String>> = store
+        .list_bookmarks(ann)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|b| b.language)
+        .collect();
+    assert_eq!(listed.len(), 5);
+    assert!(listed.contains(&Some("ja".into())), "{listed:?}");
+});

@@ -39,6 +39,10 @@ pub struct BookmarkView {
     pub published_at: Option<String>,
     /// When it was bookmarked.
     pub created_at: String,
+    /// The item's language as it was when bookmarked, a BCP 47 tag (`en`, `ja`), or null
+    /// when nothing told (issue 37).
+    #[schema(example = "ja")]
+    pub language: Option<String>,
     /// The sanitized content; only in the single-bookmark answers, not in the list.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub content: Option<String>,
@@ -54,6 +58,7 @@ impl BookmarkView {
             feed_title: bookmark.feed_title,
             published_at: bookmark.published_at.map(time),
             created_at: time(bookmark.created_at),
+            language: bookmark.language,
             content: if with_content { bookmark.content } else { None },
         }
     }
