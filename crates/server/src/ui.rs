@@ -389,7 +389,14 @@ pub const FIRST_SCREEN_BUDGET: usize = 48 * 1024;
 /// and translation on an opened item (translate.js, 1.1 KB, loaded only with an opened item
 /// in another language on a server that translates), its test in item-open.js, the feed
 /// setting in settings.js and their words; the first screen's own budget is unchanged.
-pub const COMPRESSED_BUDGET: usize = 111 * 1024;
+/// Raised to 112 KiB, again the least that holds it, for always-translated feeds (about 1 KB
+/// gzipped; the whole UI measured 114,301 bytes with them): their rows show the translated
+/// title and their items open translated, the row's title switching with the text; a
+/// translated item's summary comes in the same language; and related items and bookmarks
+/// carry their language. Nearly all of it is in translate.js, loaded with an opened item in
+/// another language; the first screen's part is the row's title (0.2 KB), within its
+/// unchanged budget (49,093 of 49,152 bytes).
+pub const COMPRESSED_BUDGET: usize = 112 * 1024;
 
 /// The UI's routes: the shell at every view path and the assets under `/ui/`.
 pub fn router() -> Router<AppState> {

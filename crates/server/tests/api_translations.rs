@@ -86,6 +86,27 @@ fn worker(base: Option<&str>, user_budget: i64) -> tidings_worker::WorkerConfig 
     }
 }
 
+/// A server translating through a LibreTranslate stand-in, an empty site to serve feeds
+/// from, users ann and bob signed in, and the count of requests the stand-in answered.
+async fn two_readers(
+    db: &tidings_testkit::TestDb,
+) -> (
+    TestApp,
+    TestServer,
+    reqwest::Client,
+    reqwest::Client,
+    Arc<AtomicUsize>,
+) {
+    let (base, requests) = libretranslate(0).await;
+    let app = TestApp::start_with_worker(db, true, |_| {}, worker(Some(&base), 100)).await;
+    let site = TestServer::start_empty().await;
+    app.user("ann", false).await;
+    app.user("bob", false).await;
+    let ann = app.signed_in("ann").await;
+    let bob = app.signed_in("bob").await;
+    (app, site, ann, bob, requests)
+}
+
 /// Subscribes `client` to a feed of three English stories; the subscription and item ids.
 async fn subscribe(client: &reqwest::Client, app: &TestApp, site: &TestServer) -> (i64, Vec<i64>) {
     let text = "The harbour town voted to restore its tidal mill, which last turned in 1950.";
@@ -139,13 +160,7 @@ async fn translate(
 }
 
 on_both_engines!(translate_an_item_and_read_it_back, |db| {
-    let (base, requests) = libretranslate(0).await;
-    let app = TestApp::start_with_worker(db, true, |_| {}, worker(Some(&base), 100)).await;
-    let site = TestServer::start_empty().await;
-    app.user("ann", false).await;
-    app.user("bob", false).await;
-    let ann = app.signed_in("ann").await;
-    let bob = app.signed_in("bob").await;
+    let (app, site, ann, bob, requests) = two_readers(db).await;
     let (sub, ids) = subscribe(&ann, &app, &site).await;
 
     let (status, body) = translate(&ann, &app, ids[0], json!({"to": "JA"})).await;
@@ -326,13 +341,7 @@ async fn found(client: &reqwest::Client, app: &TestApp, query: &str) -> Vec<i64>
 }
 
 on_both_engines!(updated_items_stay_found_and_settings_travel, |db| {
-    let (base, requests) = libretranslate(0).await;
-    let app = TestApp::start_with_worker(db, true, |_| {}, worker(Some(&base), 100)).await;
-    let site = TestServer::start_empty().await;
-    app.user("ann", false).await;
-    app.user("bob", false).await;
-    let ann = app.signed_in("ann").await;
-    let bob = app.signed_in("bob").await;
+    let (app, site, ann, bob, requests) = two_readers(db).await;
     let (sub, ids) = subscribe(&ann, &app, &site).await;
     let sub_url = app.url(&format!("/subscriptions/{sub}"));
 
@@ -482,3 +491,69 @@ on_both_engines!(summaries_in_another_language_need_a_provider, |db| {
     assert_eq!(status, StatusCode::CONFLICT, "{body}");
     assert_error(&body, "translation_off", "validation");
 });
+
+/// The `translated_title` of each listed item, by id.
+async fn translated_titles(client: &reqwest::Client, url: &str) -> Vec<(i64, Value)> {
+    let (status, _, body) = call(client, Method::GET, url, None).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let mut titles: Vec<(i64, Value)> = body["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| (i["id"].as_i64().unwrap(), i["translated_title"].clone()))
+        .collect();
+    titles.sort_by_key(|(id, _)| *id);
+    titles
+}
+
+on_both_engines!(always_translated_feeds_list_translated_titles, |db| {
+    let (app, site, ann, bob, _) = two_readers(db).await;
+    let (sub, ids) = subscribe(&ann, &app, &site).await;
+    subscribe(&bob, &app, &site).await;
+    let (status, body) = translate(&ann, &app, ids[0], json!({"to": "ja"})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let title = body["title"].clone();
+    assert!(title.as_str().unwrap().starts_with("[ja] "), "{body}");
+    let list = app.url("/items?filter=all");
+    let none: Vec<(i64, Value)> = ids.iter().map(|id| (*id, Value::Null)).collect();
+
+    // Translated, but the feed is not always translated: listings show the original alone.
+    assert_eq!(translated_titles(&ann, &list).await, none);
+
+    // "Always translate" into Japanese: the translated item lists its Japanese title, in
+    // every listing and the single item; the others (no translation made yet) none.
+    always_translate(&ann, &app, sub, "ja").await;
+    let expected = json!({"text": title, "language": "ja"});
+    let mut with_title = none.clone();
+    with_title[0].1 = expected.clone();
+    assert_eq!(translated_titles(&ann, &list).await, with_title);
+    let search = app.url("/items?filter=all&q=tidal");
+    assert_eq!(translated_titles(&ann, &search).await, with_title);
+    let (_, _, item) = call(
+        &ann,
+        Method::GET,
+        &app.url(&format!("/items/{}", ids[0])),
+        None,
+    )
+    .await;
+    assert_eq!(item["item"]["translated_title"], expected, "{item}");
+
+    // Another reader of the same feed, without the setting, sees the original.
+    assert_eq!(translated_titles(&bob, &list).await, none);
+
+    // Into the items' own language: nothing to show, whatever is kept.
+    always_translate(&ann, &app, sub, "en-GB").await;
+    assert_eq!(translated_titles(&ann, &list).await, none);
+});
+
+/// Turns "always translate" on for subscription `sub`, into `to`.
+async fn always_translate(client: &reqwest::Client, app: &TestApp, sub: i64, to: &str) {
+    let (status, _, body) = call(
+        client,
+        Method::PATCH,
+        &app.url(&format!("/subscriptions/{sub}")),
+        Some(json!({"translate": true, "translate_to": to})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+}

@@ -3,7 +3,8 @@
 //! offers "Translate"; the translation replaces the text in place (its title above it, `lang`
 //! the target's), and the same button goes back to the original and to the translation again
 //! without asking the server twice; an item in the reader's language offers nothing; the feed
-//! settings' "always translate" is saved.
+//! settings' "always translate" is saved, after which the list shows the item's translated
+//! title and the item opens translated. A generated summary is translated with its item.
 //!
 //! Without Chromium the tests print `SKIPPED … : chromium not installed` and pass.
 
@@ -29,11 +30,17 @@ async fn libretranslate() -> (String, Arc<AtomicUsize>) {
             async move {
                 seen.fetch_add(1, Ordering::SeqCst);
                 let target = body["target"].as_str().unwrap_or_default().to_owned();
-                axum::Json(json!({
-                    "translatedText": [
+                // An item is sent as its title and text; a summary as its text alone.
+                let texts = if body["q"].as_array().map_or(0, Vec::len) == 1 {
+                    json!([format!("<p>[{target}] Buses and trams get more money.</p>")])
+                } else {
+                    json!([
                         format!("[{target}] The council passes a new transport budget"),
                         "<p>The council approved the budget on Tuesday.</p><script>alert(1)</script>",
-                    ],
+                    ])
+                };
+                axum::Json(json!({
+                    "translatedText": texts,
                     "detectedLanguage": [{"confidence": 95, "language": "ja"}],
                 }))
             }
@@ -95,6 +102,16 @@ async fn toggle(db: &TestDb) {
         ),
     ];
     app.store.upsert_items(feed, &items, now).await.unwrap();
+    // The Japanese item has a generated summary, which is translated with it.
+    let ids = app.store.feed_item_ids(feed).await.unwrap();
+    for id in ids {
+        let item = app.store.item(ann, id).await.unwrap();
+        if item.language.as_deref() == Some("ja") {
+            let summary = "市議会はバスと路面電車の予算を増やした。";
+            let saved = app.store.save_summary(id, summary, "local", None, 60, now);
+            saved.await.unwrap().unwrap();
+        }
+    }
 
     let b = Browser::start(1280, 860).await;
     open_and_toggle(&b, &app, feed, &requests).await;
@@ -117,7 +134,90 @@ async fn toggle(db: &TestDb) {
         translations.get(&subscription).map(String::as_str),
         Some("en")
     );
+    always_translated(&b, &app, &requests).await;
     b.quit().await;
+}
+
+/// With "always translate" on, the list shows the kept translated title (the original on
+/// hover) and the item opens translated, summary included, without asking the provider
+/// again; "Show original" goes back.
+async fn always_translated(b: &Browser, app: &TestApp, requests: &AtomicUsize) {
+    // Both items were opened, so read: the list of all items shows them.
+    b.goto(&format!("{}/all?filter=all", app.base)).await;
+    let first = "document.querySelectorAll('#main li.item')[0]";
+    let title = format!("{first}?.querySelector('.item-title')");
+    let row = b
+        .wait_for(
+            "the translated title",
+            &format!(
+                "{title}?.classList.contains('translated') \
+                 && [{title}.textContent, {title}.lang, {title}.title]"
+            ),
+        )
+        .await;
+    assert_eq!(
+        row,
+        json!([
+            "[en] The council passes a new transport budget",
+            "en",
+            "市議会、公共交通の新予算を可決"
+        ])
+    );
+    b.eval(&format!("{first}.querySelector('.item-toggle').click()"))
+        .await;
+    let button = format!("{first}.querySelector('[data-action=translate]')");
+    let content = format!("{first}.querySelector('.item-content')");
+    let summary = format!("{first}.querySelector('.item-summary p')");
+    let opened = b
+        .wait_for(
+            "opened translated",
+            &format!(
+                "{button}?.getAttribute('aria-pressed') === 'true' \
+                 && [{content}.textContent.includes('The council approved'), {content}.lang, \
+                     {summary}.textContent, {summary}.lang, {button}.textContent, \
+                     {content}.querySelectorAll('.item-translated-title').length]"
+            ),
+        )
+        .await;
+    // The row already shows the translated title: none is added above the text.
+    assert_eq!(
+        opened,
+        json!([
+            true,
+            "en",
+            "[en] Buses and trams get more money.",
+            "en",
+            "Show original",
+            0
+        ])
+    );
+    assert_eq!(
+        requests.load(Ordering::SeqCst),
+        2,
+        "the kept ones were read"
+    );
+    b.eval(&format!("{button}.click()")).await;
+    let original = b
+        .wait_for(
+            "the original",
+            &format!(
+                "{button}.getAttribute('aria-pressed') === 'false' \
+                 && [{content}.textContent.includes('市議会は火曜日'), {summary}.textContent, \
+                     {summary}.lang, {title}.textContent, {title}.lang]"
+            ),
+        )
+        .await;
+    // The row's title goes back to the original with the text.
+    assert_eq!(
+        original,
+        json!([
+            true,
+            "市議会はバスと路面電車の予算を増やした。",
+            "ja",
+            "市議会、公共交通の新予算を可決",
+            "ja"
+        ])
+    );
 }
 
 /// Signs ann in, translates the Japanese item and toggles between original and translation;
@@ -175,7 +275,17 @@ async fn open_and_toggle(b: &Browser, app: &TestApp, feed: i64, requests: &Atomi
     assert_eq!(shown["lang"], "en", "{shown}");
     assert_eq!(shown["scripts"], 0, "sanitized by the server: {shown}");
     assert_eq!(shown["button"], "Show original", "{shown}");
-    assert_eq!(requests.load(Ordering::SeqCst), 1);
+    // The generated summary comes in the same language: one request for the item, one for
+    // its summary.
+    let summary = format!("{first}.querySelector('.item-summary p')");
+    let translated_summary = b
+        .wait_for(
+            "the summary's translation",
+            &format!("{summary}.lang === 'en' && {summary}.textContent"),
+        )
+        .await;
+    assert_eq!(translated_summary, "[en] Buses and trams get more money.");
+    assert_eq!(requests.load(Ordering::SeqCst), 2);
 
     // Back to the original, and to the translation again without another request.
     b.eval(&format!("{button}.click()")).await;
@@ -194,6 +304,13 @@ async fn open_and_toggle(b: &Browser, app: &TestApp, feed: i64, requests: &Atomi
     );
     assert_eq!(original[1], "ja", "{original}");
     assert_eq!(original[2], "Show translation", "{original}");
+    let summary_back = b
+        .eval(&format!("[{summary}.textContent, {summary}.lang]"))
+        .await;
+    assert_eq!(
+        summary_back,
+        json!(["市議会はバスと路面電車の予算を増やした。", "ja"])
+    );
     b.eval(&format!("{button}.click()")).await;
     b.wait_for(
         "the translation again",
@@ -203,7 +320,7 @@ async fn open_and_toggle(b: &Browser, app: &TestApp, feed: i64, requests: &Atomi
         ),
     )
     .await;
-    assert_eq!(requests.load(Ordering::SeqCst), 1);
+    assert_eq!(requests.load(Ordering::SeqCst), 2);
     // Kept by the server, for the API and other readers.
     let mut kept = 0;
     for id in app.store.feed_item_ids(feed).await.unwrap() {

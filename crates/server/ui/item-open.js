@@ -31,7 +31,8 @@ function summaryBlock(item) {
   if (!summary) return null;
   return h('section', { class: 'item-summary', 'aria-label': t('item.summary') },
     h('h3', null, t('item.summary')),
-    h('p', null, summary.text));
+    // In the article's language.
+    h('p', { lang: item.language }, summary.text));
 }
 
 /**
@@ -222,10 +223,12 @@ export const openedItem = {
     if (this.translatable(item)) later('translate', (retry) => import('./translate.js' + retry)).then((m) => m.decorate(item, body)).catch(() => {});
   },
 
-  /** Whether to offer "Translate" (issue 37): the server translates, and the item's language is not the reader's. */
+  /** Whether to offer "Translate" (issue 37): the server translates, and the item's language is
+   * not the reader's or its feed is always translated (maybe into another language). */
   translatable(item) {
     const known = item.translatable !== undefined ? item : this.detailCache.get(item.id);
     const primary = (tag) => (tag || '').split('-')[0];
-    return !!(known && known.translatable) && !!item.language && primary(item.language) !== primary(language());
+    if (!(known && known.translatable)) return false;
+    return !!item.translated_title || (!!item.language && primary(item.language) !== primary(language()));
   },
 };

@@ -43,7 +43,10 @@ export function itemRow(item) {
       h('button', { type: 'button', class: 'item-toggle', 'aria-expanded': 'false', 'aria-controls': 'item-body-' + item.id, 'data-action': 'toggle' },
         h('span', { class: 'unread-dot', 'aria-hidden': 'true' }),
         h('span', { class: 'item-text' },
-          h('span', { class: 'item-title', id: titleId, lang: item.language }, item.title || excerpt(item.summary, 80) || t('item.untitled')),
+          // An always-translated feed's item: the original title on hover.
+          item.translated_title
+            ? h('span', { class: 'item-title translated', id: titleId, lang: item.translated_title.language, title: item.title || '' }, item.translated_title.text)
+            : h('span', { class: 'item-title', id: titleId, lang: item.language }, item.title || excerpt(item.summary, 80) || t('item.untitled')),
           h('span', { class: 'item-meta' },
             h('span', { class: 'item-feed' }, item.feed_title || ''),
             ' · ', date,

@@ -26,8 +26,10 @@ export function showRelated(section, id) {
     replace(section,
       h('h3', { class: 'related-heading' }, t('related.heading')),
       h('ul', { class: 'related-list' }, items.map((item) => h('li', null,
-        h('a', { href: '/feeds/' + item.feed_id + '?filter=all&item=' + item.id, 'data-link': '', title: t('related.similarity', { score: item.score.toFixed(2) }) },
-          item.title || t('item.untitled')),
+        // In the item's language, or its feed's "always translate" one once translated.
+        h('a', { href: '/feeds/' + item.feed_id + '?filter=all&item=' + item.id, 'data-link': '', title: t('related.similarity', { score: item.score.toFixed(2) }),
+          lang: item.translated_title ? item.translated_title.language : item.language },
+        item.translated_title ? item.translated_title.text : item.title || t('item.untitled')),
         h('span', { class: 'related-meta' }, ' · ' + (item.feed_title || '') + ' · ' + shortDate(item.published_at))))));
     section.hidden = false;
   });

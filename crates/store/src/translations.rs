@@ -342,6 +342,46 @@ impl Store {
         Ok(())
     }
 
+    /// The kept translated titles of items, each into the language asked for it (`wanted`:
+    /// item id and language), by item id: what a listing shows for the items of feeds that
+    /// are always translated. Items without a translation into their language (not made
+    /// yet, or with no title) are absent; a stale one is given, as the item shows it.
+    pub async fn translated_titles(
+        &self,
+        wanted: &[(i64, String)],
+    ) -> Result<HashMap<i64, String>> {
+        let mut found = HashMap::new();
+        if wanted.is_empty() || !self.translations_ready().await {
+            return Ok(found);
+        }
+        let languages: HashMap<i64, &str> = wanted
+            .iter()
+            .map(|(item_id, language)| (*item_id, language.as_str()))
+            .collect();
+        let ids: Vec<i64> = languages.keys().copied().collect();
+        // Chunks keep any caller under SQLite's bound on parameters.
+        for chunk in ids.chunks(500) {
+            let sql = format!(
+                "SELECT item_id, language, title FROM item_translations
+                 WHERE item_id IN ({}) AND title IS NOT NULL",
+                crate::job_queue::placeholders(1, chunk.len())
+            );
+            let rows: Vec<(i64, String, String)> = with_db!(self, read, |db| {
+                let mut query = sqlx::query_as(sqlx::AssertSqlSafe(sql));
+                for id in chunk {
+                    query = query.bind(*id);
+                }
+                query.fetch_all(db).await?
+            });
+            for (item_id, language, title) in rows {
+                if languages.get(&item_id) == Some(&language.as_str()) {
+                    found.insert(item_id, title);
+                }
+            }
+        }
+        Ok(found)
+    }
+
     /// The user's subscriptions that translate their new items, with the language of each.
     pub async fn subscription_translations(&self, user_id: i64) -> Result<HashMap<i64, String>> {
         let rows: Vec<(i64, String)> = with_db!(self, read, |db| {

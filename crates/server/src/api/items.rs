@@ -18,7 +18,7 @@ use crate::base::extract::{Json, Path, Query};
 use crate::base::item_list::{ItemListParams, list};
 use crate::base::items::{
     EnclosureView, ItemList, ItemSummaryView, add_clusters, add_generated_summaries,
-    add_popularity, add_tags, proxy_images, proxy_item, summarizable,
+    add_popularity, add_tags, add_translated_titles, proxy_images, proxy_item, summarizable,
 };
 use crate::base::state::AppState;
 use crate::base::time::{parse_time, time};
@@ -323,6 +323,7 @@ async fn get_item(
     add_popularity(&state, std::slice::from_mut(&mut summary)).await?;
     add_generated_summaries(&state, std::slice::from_mut(&mut summary)).await?;
     add_clusters(&state, &auth, std::slice::from_mut(&mut summary)).await?;
+    add_translated_titles(&state, &auth, std::slice::from_mut(&mut summary)).await?;
     proxy_item(&state, &mut summary);
     let mut content = item.content;
     proxy_images(&state, &mut content);

@@ -13,7 +13,7 @@ use crate::base::error::{ApiError, ApiResult, ErrorBody};
 use crate::base::extract::{Json, Query};
 use crate::base::item_list::{page_limit, parse_filter};
 use crate::base::items::{
-    ItemList, ItemSummaryView, add_generated_summaries, add_tags, proxy_item,
+    ItemList, ItemSummaryView, add_generated_summaries, add_tags, add_translated_titles, proxy_item,
 };
 use crate::base::state::AppState;
 
@@ -132,6 +132,7 @@ async fn hot_items(
         .collect();
     add_tags(&state, &mut items).await?;
     add_generated_summaries(&state, &mut items).await?;
+    add_translated_titles(&state, &auth, &mut items).await?;
     Ok(Json(ItemList {
         has_more: page.next_cursor.is_some(),
         next_cursor: page.next_cursor.map(|cursor| cursor.encode()),

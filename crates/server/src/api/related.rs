@@ -10,7 +10,9 @@ use utoipa_axum::routes;
 use crate::base::auth::Auth;
 use crate::base::error::{ApiError, ApiResult, ErrorBody};
 use crate::base::extract::{Json, Path, Query};
-use crate::base::items::{ItemSummaryView, add_popularity, add_tags, proxy_item};
+use crate::base::items::{
+    ItemSummaryView, add_popularity, add_tags, add_translated_titles, proxy_item,
+};
 use crate::base::state::AppState;
 
 /// Related items answered when `limit` is not given.
@@ -85,6 +87,7 @@ async fn related_items(
         .collect();
     add_tags(&state, &mut items).await?;
     add_popularity(&state, &mut items).await?;
+    add_translated_titles(&state, &auth, &mut items).await?;
     let items = items
         .into_iter()
         .filter_map(|mut item| {

@@ -13,7 +13,7 @@ use crate::base::error::{ApiError, ApiResult};
 use crate::base::extract::Json;
 use crate::base::items::{
     ItemList, ItemSummaryView, add_bodies, add_clusters, add_generated_summaries, add_popularity,
-    add_tags, proxy_item_in,
+    add_tags, add_translated_titles, proxy_item_in,
 };
 use crate::base::search;
 use crate::base::state::AppState;
@@ -303,6 +303,7 @@ async fn complete(
     add_popularity(state, items).await?;
     add_generated_summaries(state, items).await?;
     add_clusters(state, auth, items).await?;
+    add_translated_titles(state, auth, items).await?;
     for item in items {
         proxy_item_in(state, extras.images, item);
     }

@@ -67,6 +67,11 @@ pub struct ItemSummaryView {
     /// reaches them.
     #[schema(example = "ja")]
     pub language: Option<String>,
+    /// For an item of a feed the user has "always translate" on (`translate` on the
+    /// subscription), its title in that language once the translation is made (issue 37);
+    /// null otherwise, and for an item in that language already. `GET /items/{id}?translated=true`
+    /// gives the text too.
+    pub translated_title: Option<TranslatedTitleView>,
     /// How many people bookmarked the item's link (F40), with when that was fetched; null
     /// while no count is known (not yet fetched, or popularity is off), which is not 0.
     pub popularity: Option<PopularityView>,
@@ -93,6 +98,16 @@ pub struct ItemSummaryView {
     /// The same story in the user's other feeds (duplicates across feeds): null when the user
     /// sees no other copy of it (or either feed is set never to merge).
     pub cluster: Option<ClusterView>,
+}
+
+/// An item's title in the language its feed is always translated into.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TranslatedTitleView {
+    /// The title, translated (plain text).
+    pub text: String,
+    /// The language it is in, a BCP 47 tag.
+    #[schema(example = "en")]
+    pub language: String,
 }
 
 /// A tag of an item.
@@ -126,6 +141,7 @@ impl From<ItemSummary> for ItemSummaryView {
             full_content: None,
             thumbnail_url: item.thumbnail_url,
             language: item.language,
+            translated_title: None,
             tags: Vec::new(),
             popularity: None,
             generated_summary: None,
@@ -361,6 +377,53 @@ pub(crate) async fn add_tags(state: &AppState, items: &mut [ItemSummaryView]) ->
             .collect();
     }
     Ok(())
+}
+
+/// Adds the translated title of each listed item of a feed the user always translates: one
+/// small query for the user's such feeds (none for most users: then nothing more), then the
+/// kept titles of the items not in that language already.
+pub(crate) async fn add_translated_titles(
+    state: &AppState,
+    auth: &Auth,
+    items: &mut [ItemSummaryView],
+) -> ApiResult<()> {
+    if items.is_empty() {
+        return Ok(());
+    }
+    let translated = state.store.subscription_translations(auth.user.id).await?;
+    if translated.is_empty() {
+        return Ok(());
+    }
+    let wanted: Vec<(i64, String)> = items
+        .iter()
+        .filter_map(|item| {
+            let to = translated.get(&item.subscription_id)?;
+            let same = item
+                .language
+                .as_deref()
+                .is_some_and(|from| primary_subtag(from) == primary_subtag(to));
+            (!same).then(|| (item.id, to.clone()))
+        })
+        .collect();
+    let mut titles = state.store.translated_titles(&wanted).await?;
+    for item in items {
+        if let (Some(text), Some(language)) = (
+            titles.remove(&item.id),
+            translated.get(&item.subscription_id),
+        ) {
+            item.translated_title = Some(TranslatedTitleView {
+                text,
+                language: language.clone(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// A language tag's language (`en` of `en-GB`), case-folded: two tags with the same one need
+/// no translation between them.
+fn primary_subtag(tag: &str) -> String {
+    tag.split('-').next().unwrap_or(tag).to_ascii_lowercase()
 }
 
 /// Adds each listed item's cluster: the other copies of its story the user sees.
