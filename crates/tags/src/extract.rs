@@ -270,9 +270,11 @@ impl Candidate {
     /// (`過去` `最低`).
     /// A word alone that looks like a past tense (`waited`) counts only when it was written
     /// capitalized mid-sentence (a name); a count or date in kanji (`一週`, `二十日`, which
-    /// the segmenter may cut into several words) never does.
+    /// the segmenter may cut into several words) never does, nor a counter whose number was
+    /// in digits (`年目` of `4 年目`).
     fn is_eligible(&self, pos: Pos) -> bool {
-        if crate::stopwords::is_count_or_date(&self.words.concat()) {
+        let whole = self.words.concat();
+        if crate::stopwords::is_count_or_date(&whole) || crate::stopwords::is_bare_counter(&whole) {
             return false;
         }
         let eligible = match self.words.as_slice() {

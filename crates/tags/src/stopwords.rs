@@ -447,6 +447,26 @@ pub(crate) fn is_count_or_date(word: &str) -> bool {
             .all(|c| KANJI_NUMERALS.contains(c) || KANJI_UNITS.contains(c))
 }
 
+/// Counters whose number was written in digits, which the segmenter leaves apart
+/// (`4 年目`, `10 周年`, `3 ヶ月`): no topic alone.
+const BARE_COUNTERS: &[&str] = &["周年", "ヶ月", "カ月", "か月", "年ぶり"];
+
+/// Whether a CJK word is a counter left without its number: an ordinal of units (`年目`,
+/// `回目`, `人目`: units ending in 目) or one of [`BARE_COUNTERS`]. A number in digits is a
+/// word of its own, so `is_count_or_date` never sees these with theirs.
+pub(crate) fn is_bare_counter(word: &str) -> bool {
+    if BARE_COUNTERS.contains(&word) {
+        return true;
+    }
+    let count = word.chars().count();
+    count >= 2
+        && word.ends_with('目')
+        && word
+            .chars()
+            .take(count - 1)
+            .all(|c| KANJI_UNITS.contains(c))
+}
+
 /// Whether an English word (case-folded) looks like a regular past tense (`waited`): at
 /// least six letters (not `embed`) ending in `ed` but not `eed` (`feed`, `speed`). Such a
 /// word alone describes no topic, though it may start a phrase (`distributed systems`).
@@ -462,6 +482,16 @@ pub fn is_stop_word(word: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counters_without_their_number_are_no_topic() {
+        for counter in ["年目", "回目", "人目", "日目", "周年", "ヶ月"] {
+            assert!(is_bare_counter(counter), "{counter}");
+        }
+        for word in ["目標", "人間", "年金", "注目", "駅長", "目"] {
+            assert!(!is_bare_counter(word), "{word}");
+        }
+    }
 
     #[test]
     fn lists_are_folded() {

@@ -138,6 +138,17 @@ fn japanese_katakana_and_full_width() {
 }
 
 #[test]
+fn japanese_counters_after_digits_are_no_tags() {
+    // A number in digits is a word apart, leaving its counter (`年目`, `周年`) alone.
+    let tags = check(
+        "駅長の猫、4 年目の春",
+        "小さな駅で働く猫の駅長が、今年で 4 年目を迎えました。開業 10 周年の駅です。",
+    );
+    assert_has(&tags, &["駅長"]);
+    assert_lacks(&tags, &["年目", "周年"]);
+}
+
+#[test]
 fn mixed_japanese_and_english() {
     let tags = check(
         "Rust製のRSSリーダー tidings を公開",
