@@ -601,14 +601,11 @@ impl Store {
                 (row.try_get(0)?, row.try_get(1)?)
             })
         });
-        let ids = parse_number_list(ids.as_deref().unwrap_or(""))?;
-        let times = parse_number_list(times.as_deref().unwrap_or(""))?;
-        if ids.len() != times.len() {
-            return Err(StoreError::Database(sqlx::Error::Decode(
-                "the lists of sync ids and arrival times differ in length".into(),
-            )));
-        }
-        let mut refs: Vec<(i64, i64)> = ids.into_iter().zip(times).collect();
+        let mut refs = parse_number_pairs(
+            ids.as_deref().unwrap_or(""),
+            times.as_deref().unwrap_or(""),
+            limit,
+        )?;
         // An aggregate's input order is not promised: put the page back in the query's.
         if descending {
             refs.sort_unstable_by_key(|r| std::cmp::Reverse(r.0));
@@ -980,18 +977,87 @@ impl Store {
     }
 }
 
-/// Reads a list of numbers separated by spaces (`group_concat`, `string_agg` of
-/// [`Store::sync_arrival_refs`]).
-fn parse_number_list(list: &str) -> Result<Vec<i64>> {
-    list.split_ascii_whitespace()
-        .map(|number| {
-            number.parse().map_err(|_| {
-                StoreError::Database(sqlx::Error::Decode(
-                    format!("a sync id or time listed as {number:?}").into(),
-                ))
-            })
-        })
-        .collect()
+/// Reads two lists of numbers separated by spaces (`group_concat`, `string_agg` of
+/// [`Store::sync_arrival_refs`]) into pairs, the first list's n-th number with the
+/// second's; `expected` is a guess of their length. In one pass over both, byte by byte:
+/// through `str::parse` into two vectors, then zipped, this was a tenth of the server's CPU
+/// for a page of 1,000 ids.
+fn parse_number_pairs(firsts: &str, seconds: &str, expected: i64) -> Result<Vec<(i64, i64)>> {
+    let capacity = usize::try_from(expected)
+        .unwrap_or(0)
+        .min(firsts.len() / 2 + 1);
+    let mut pairs = Vec::with_capacity(capacity);
+    let (mut firsts, mut seconds) = (
+        NumberList(firsts.as_bytes()),
+        NumberList(seconds.as_bytes()),
+    );
+    loop {
+        match (firsts.next_number()?, seconds.next_number()?) {
+            (Some(first), Some(second)) => pairs.push((first, second)),
+            (None, None) => return Ok(pairs),
+            _ => {
+                return Err(StoreError::Database(sqlx::Error::Decode(
+                    "the lists of sync ids and arrival times differ in length".into(),
+                )));
+            }
+        }
+    }
+}
+
+/// What is left to read of a list of decimal numbers separated by ASCII white space.
+struct NumberList<'a>(&'a [u8]);
+
+impl NumberList<'_> {
+    /// The next number, or none at the list's end; an error for anything but an optional
+    /// `-` and digits that fit an `i64`.
+    fn next_number(&mut self) -> Result<Option<i64>> {
+        let start = self.0.iter().position(|b| !b.is_ascii_whitespace());
+        let Some(start) = start else {
+            self.0 = &[];
+            return Ok(None);
+        };
+        let rest = &self.0[start..];
+        let end = rest
+            .iter()
+            .position(u8::is_ascii_whitespace)
+            .unwrap_or(rest.len());
+        let (token, after) = rest.split_at(end);
+        self.0 = after;
+        let (negative, digits) = match token.split_first() {
+            Some((b'-', digits)) => (true, digits),
+            _ => (false, token),
+        };
+        let mut value: i64 = 0;
+        for &digit in digits {
+            let next = if digit.is_ascii_digit() {
+                let d = i64::from(digit - b'0');
+                value.checked_mul(10).and_then(|v| {
+                    if negative {
+                        v.checked_sub(d)
+                    } else {
+                        v.checked_add(d)
+                    }
+                })
+            } else {
+                None
+            };
+            value = next.ok_or_else(|| bad_number(token))?;
+        }
+        if digits.is_empty() {
+            return Err(bad_number(token));
+        }
+        Ok(Some(value))
+    }
+}
+
+fn bad_number(token: &[u8]) -> StoreError {
+    StoreError::Database(sqlx::Error::Decode(
+        format!(
+            "a sync id or time listed as {:?}",
+            String::from_utf8_lossy(token)
+        )
+        .into(),
+    ))
 }
 
 /// What is stored of a Fever digest: SHA-256 of the digest in lower case, as 64 hex digits.
@@ -1013,4 +1079,38 @@ fn check_label(label: &str) -> Result<String> {
         )));
     }
     Ok(label.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_number_pairs;
+
+    #[test]
+    fn number_pairs_are_read_in_order() {
+        let pairs = parse_number_pairs("3 2 -1", " 30  20 9223372036854775807 ", 3).unwrap();
+        assert_eq!(pairs, vec![(3, 30), (2, 20), (-1, i64::MAX)]);
+        assert_eq!(parse_number_pairs("", "", 1000).unwrap(), vec![]);
+        assert_eq!(
+            parse_number_pairs("-9223372036854775808", "0", 0).unwrap(),
+            vec![(i64::MIN, 0)]
+        );
+    }
+
+    #[test]
+    fn bad_number_lists_are_errors() {
+        for (firsts, seconds) in [
+            ("1 2", "1"),
+            ("1", "1 2"),
+            ("1 x", "1 2"),
+            ("1 -", "1 2"),
+            ("1 2-", "1 2"),
+            ("9223372036854775808", "1"),
+            ("1", "-9223372036854775809"),
+        ] {
+            assert!(
+                parse_number_pairs(firsts, seconds, 2).is_err(),
+                "{firsts:?} / {seconds:?}"
+            );
+        }
+    }
 }
