@@ -92,17 +92,21 @@ pub const READ_SHARE: i64 = 10;
 /// fetch's first new one; ids grow with each insert, while a second's timestamp may be shared
 /// with the fetch before), at most `$3` of them, and the most of them one subscriber in `auto`
 /// marked read, one by one (an `item_states` row: marking a feed read all at once moves a
-/// watermark and writes none).
+/// watermark and writes none). A read the subscriber's rules made as the item arrived is no
+/// reading: such a row was written in the item's own fetch (its time is the item's
+/// `fetched_at`, where a person's mark comes later), and a hidden item was never seen.
 pub(crate) const FEED_READS_SQL: &str = "
     SELECT CAST((SELECT COUNT(*) FROM (SELECT 1 FROM items r
                                        WHERE r.feed_id = $1 AND r.id < $2
                                        LIMIT $3) n) AS BIGINT),
            CAST(COALESCE(MAX((SELECT COUNT(*) FROM item_states st
+                              JOIN (SELECT r.id, r.fetched_at FROM items r
+                                    WHERE r.feed_id = $1 AND r.id < $2
+                                    ORDER BY r.id DESC
+                                    LIMIT $3) w ON w.id = st.item_id
                               WHERE st.user_id = s.user_id AND st.is_read
-                                AND st.item_id IN (SELECT r.id FROM items r
-                                                   WHERE r.feed_id = $1 AND r.id < $2
-                                                   ORDER BY r.id DESC
-                                                   LIMIT $3))), 0) AS BIGINT)
+                                AND NOT st.is_hidden AND st.updated_at > w.fetched_at)), 0)
+                AS BIGINT)
     FROM subscriptions s WHERE s.feed_id = $1 AND s.full_text = 'auto'";
 
 /// Whether `reads` of a feed's `recent` latest items make it a feed its subscriber reads.

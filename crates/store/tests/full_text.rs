@@ -582,6 +582,70 @@ on_both_engines!(auto_fetches_what_is_read_and_never_a_backlog, |db| {
     );
 });
 
+on_both_engines!(reads_made_by_rules_are_no_reading, |db| {
+    let store = db.migrated().await;
+    let ann = user(&store, "ann").await;
+    let (_, feed) = follow(&store, ann, "https://rules.example/feed").await;
+    // A rule marks every teaser read as it arrives, another hides the sponsored ones: the
+    // feed is full of read items nobody looked at.
+    for (name, query, action) in [("teasers", "teaser", "read"), ("ads", "sponsored", "hide")] {
+        let rule = tidings_store::RuleInput {
+            name: name.into(),
+            enabled: true,
+            position: None,
+            spec: tidings_store::RuleSpec {
+                query: Some(query.into()),
+                actions: vec![action.into()],
+                ..tidings_store::RuleSpec::default()
+            },
+        };
+        store.create_rule(ann, &rule).await.unwrap();
+    }
+    let mut items = teasers("r", 0, 20);
+    items.extend((0..10).map(|i| {
+        let url = format!("https://r.example/ad{i}");
+        item(&format!("ad{i}"), Some(&url), "Sponsored content.")
+    }));
+    let stories: Vec<NewItem> = (0..5)
+        .map(|i| {
+            let url = format!("https://r.example/story{i}");
+            item(&format!("story{i}"), Some(&url), "A story.")
+        })
+        .collect();
+    items.extend(stories.iter().cloned());
+    assert_eq!(
+        fetch_short(&store, feed, &items, 1_000, FullTextAuto::Read).await,
+        0
+    );
+    assert_eq!(store.feed_item_ids(feed).await.unwrap().len(), 35);
+    // So its new items are not queued: the rules' reads are not the reader's.
+    let url = "https://r.example/new";
+    items.push(item("new", Some(url), "News of the day."));
+    assert_eq!(
+        fetch_short(&store, feed, &items, 2_000, FullTextAuto::Read).await,
+        0
+    );
+    // The reader reads four of the stories: four of 36, the feed is read.
+    let mut read = 0;
+    for id in store.feed_item_ids(feed).await.unwrap() {
+        let summary = store.item(ann, id).await.unwrap().summary;
+        if read < 4 && summary.is_some_and(|s| s.contains("A story.")) {
+            store
+                .set_item_state(ann, id, Some(true), None)
+                .await
+                .unwrap();
+            read += 1;
+        }
+    }
+    assert_eq!(read, 4);
+    let url = "https://r.example/newer";
+    items.push(item("newer", Some(url), "More news."));
+    assert_eq!(
+        fetch_short(&store, feed, &items, 3_000, FullTextAuto::Read).await,
+        1
+    );
+});
+
 on_both_engines!(a_sites_daily_page_budget_counts_each_host_and_day, |db| {
     let store = db.migrated().await;
     let day = 20_000;
