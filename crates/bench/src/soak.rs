@@ -1315,19 +1315,6 @@ async fn subscribe_clients(
 
 /// One API client: its unread items, some of them marked read, its counts; about one request
 /// a second, under the per-user limit of 120 a minute.
-/// An error with the errors under it (reqwest's own message says only that sending failed;
-/// the cause, a time-out or a closed connection, is below it), so that a failure says why.
-fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut cause = error.source();
-    while let Some(inner) = cause {
-        text.push_str(": ");
-        text.push_str(&inner.to_string());
-        cause = inner.source();
-    }
-    text
-}
-
 async fn client_loop(
     http: reqwest::Client,
     base: String,
@@ -1404,9 +1391,14 @@ async fn client_loop(
                         );
                     }
                 }
+                // With the error's causes: reqwest's own message says only that sending
+                // failed, not whether it timed out or found the connection closed.
                 Err(error) => answers.unexpected(
                     answered,
-                    format!("{base}: {} (sent at {sent:.1} s)", error_chain(&error)),
+                    format!(
+                        "{base}: {} (sent at {sent:.1} s)",
+                        tidings_server::base::error::error_chain(&error)
+                    ),
                 ),
             }
             tokio::time::sleep(Duration::from_millis(900)).await;
@@ -1878,31 +1870,6 @@ fn memory_line(process: &Process, warm_level: f64) -> (String, bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_failed_request_says_why() {
-        // reqwest's error says "error sending request"; what failed is its source's.
-        #[derive(Debug)]
-        struct Sending(std::io::Error);
-        impl std::fmt::Display for Sending {
-            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("error sending request for url (http://127.0.0.1:1/)")
-            }
-        }
-        impl std::error::Error for Sending {
-            fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-                Some(&self.0)
-            }
-        }
-        let error = Sending(std::io::Error::new(
-            std::io::ErrorKind::TimedOut,
-            "operation timed out",
-        ));
-        assert_eq!(
-            error_chain(&error),
-            "error sending request for url (http://127.0.0.1:1/): operation timed out"
-        );
-    }
 
     #[test]
     fn a_process_dropped_without_a_stop_is_killed() {

@@ -288,3 +288,39 @@ fn sentence(text: &str) -> String {
 
 /// The result type of handlers.
 pub type ApiResult<T> = Result<T, ApiError>;
+
+#[cfg(test)]
+mod tests {
+    use super::error_chain;
+
+    /// An error with its own message over a cause.
+    #[derive(Debug)]
+    struct Wrapping(String, std::io::Error);
+
+    impl std::fmt::Display for Wrapping {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str(&self.0)
+        }
+    }
+
+    impl std::error::Error for Wrapping {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            Some(&self.1)
+        }
+    }
+
+    #[test]
+    fn an_error_says_its_causes_once() {
+        // reqwest's message says only that sending failed; the cause says what did.
+        let timed_out = std::io::Error::new(std::io::ErrorKind::TimedOut, "operation timed out");
+        let sending = Wrapping("error sending request".into(), timed_out);
+        assert_eq!(
+            error_chain(&sending),
+            "error sending request: operation timed out"
+        );
+        // A cause the message already shows (thiserror's `{0}`) is not repeated.
+        let full = std::io::Error::other("disk full");
+        let writing = Wrapping("cannot write: disk full".into(), full);
+        assert_eq!(error_chain(&writing), "cannot write: disk full");
+    }
+}
