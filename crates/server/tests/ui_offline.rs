@@ -29,6 +29,34 @@ use crate::support::{PNG_1X1, TestApp, TestServer};
 /// the build first): at load 14 it once took longer than the usual 15 s.
 const WORKER_INSTALLED: Duration = Duration::from_secs(60);
 
+/// Waits until the service worker controls the page; when it does not in
+/// [`WORKER_INSTALLED`], fails saying what the browser knows of it (the registration's
+/// workers and their states, the caches), so that a failure tells an install that failed
+/// from one still running.
+async fn worker_controls(b: &Browser) {
+    let started = std::time::Instant::now();
+    while started.elapsed() < WORKER_INSTALLED {
+        if b.eval("navigator.serviceWorker.controller !== null").await == true {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let known = b
+        .js_async(
+            "const done = arguments[arguments.length - 1]; \
+             Promise.all([navigator.serviceWorker.getRegistrations(), caches.keys()]) \
+               .then(([regs, keys]) => done({ \
+                  registrations: regs.map(r => ({ scope: r.scope, \
+                    installing: r.installing && r.installing.state, \
+                    waiting: r.waiting && r.waiting.state, \
+                    active: r.active && r.active.state })), \
+                  caches: keys, url: location.href }), \
+                 (e) => done(String(e)));",
+        )
+        .await;
+    panic!("the service worker does not control the page after {WORKER_INSTALLED:?}: {known:?}");
+}
+
 /// A TCP gate in front of the server: open, it passes connections through; cut, it drops
 /// the ones it carries and every new one, so the browser meets a network that is gone.
 struct Gate {
@@ -174,12 +202,7 @@ async fn offline_round_trip(db: &TestDb) {
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     assert_eq!(kept_items(&b).await, 12, "the unread stories are kept");
-    b.wait_for_within(
-        "the service worker controls the page",
-        "navigator.serviceWorker.controller !== null",
-        WORKER_INSTALLED,
-    )
-    .await;
+    worker_controls(&b).await;
     let installable = b
         .cdp("Page.getInstallabilityErrors", json!({}))
         .await
@@ -396,12 +419,7 @@ async fn offline_images(db: &TestDb) {
     assert_eq!(site.hits("/p3-2x.png") + site.hits("/p2-2x.png"), 0);
     // Only a page the service worker controls opens without the network: on a busy machine
     // the images can be kept (by the page) before the worker has installed the shell.
-    b.wait_for_within(
-        "the service worker controls the page",
-        "navigator.serviceWorker.controller !== null",
-        WORKER_INSTALLED,
-    )
-    .await;
+    worker_controls(&b).await;
 
     gate.cut();
     assert!(
