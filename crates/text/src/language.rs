@@ -190,6 +190,20 @@ fn same_language(a: &str, b: &str) -> bool {
     fold(a) == fold(b)
 }
 
+/// Whether two language tags as written anywhere (`en` and `en-GB`, `ja` and `JA`, `pt_BR` and
+/// `pt`, `no` and `nb`) name one language: what decides that an item needs no translation into
+/// a reader's language. Every crate asks this one function, so the rule cannot drift.
+pub fn same_language_tags(a: &str, b: &str) -> bool {
+    let primary_of = |tag: &str| {
+        tag.trim()
+            .split(['-', '_'])
+            .next()
+            .unwrap_or("")
+            .to_ascii_lowercase()
+    };
+    same_language(&primary_of(a), &primary_of(b))
+}
+
 /// The languages of each script that has more than one among whatlang's (a language of a
 /// script of its own, such as Greek or Thai, is always detected surely). Other tags (the
 /// declared ones whatlang does not know) count as Latin, as most such tags in feeds are.

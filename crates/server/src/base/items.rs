@@ -401,7 +401,7 @@ pub(crate) async fn add_translated_titles(
             let same = item
                 .language
                 .as_deref()
-                .is_some_and(|from| primary_subtag(from) == primary_subtag(to));
+                .is_some_and(|from| tidings_text::language::same_language_tags(from, to));
             (!same).then(|| (item.id, to.clone()))
         })
         .collect();
@@ -418,12 +418,6 @@ pub(crate) async fn add_translated_titles(
         }
     }
     Ok(())
-}
-
-/// A language tag's language (`en` of `en-GB`), case-folded: two tags with the same one need
-/// no translation between them.
-fn primary_subtag(tag: &str) -> String {
-    tag.split('-').next().unwrap_or(tag).to_ascii_lowercase()
 }
 
 /// Adds each listed item's cluster: the other copies of its story the user sees.

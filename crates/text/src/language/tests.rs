@@ -114,6 +114,17 @@ fn tags_are_canonical_or_refused() {
 }
 
 #[test]
+fn tags_as_written_compare_by_their_language() {
+    assert!(same_language_tags("en", "en-GB"));
+    assert!(same_language_tags("JA", "ja"));
+    assert!(same_language_tags("pt_BR", "pt"));
+    assert!(same_language_tags("no", "nb-NO"));
+    assert!(same_language_tags("zh-Hant", "cmn"));
+    assert!(!same_language_tags("ja", "zh"));
+    assert!(!same_language_tags("", "en"));
+}
+
+#[test]
 fn a_feeds_declaration_holds_unless_its_items_outvote_it() {
     assert_eq!(
         feed_language(Some("en-us"), ["en", "en", "de"]).as_deref(),

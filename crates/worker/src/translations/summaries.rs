@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use chrono::Utc;
 use tidings_store::{GeneratedSummary, SummaryTranslation};
+use tidings_text::language::same_language_tags;
 
 use super::{Outcome, TranslateError, TranslationRequest, Translator};
 
@@ -24,7 +25,7 @@ impl Translator {
         target: &str,
         user_id: i64,
     ) -> Result<SummaryTranslation, TranslateError> {
-        if item_language.is_some_and(|language| same_language(language, target)) {
+        if item_language.is_some_and(|language| same_language_tags(language, target)) {
             return Ok(SummaryTranslation {
                 item_id: summary.item_id,
                 language: target.to_owned(),
@@ -127,17 +128,6 @@ impl Outcome {
     }
 }
 
-/// Whether two BCP 47 tags name one language (`en` and `en-GB`; `ja` and `JA`).
-fn same_language(a: &str, b: &str) -> bool {
-    let primary = |tag: &str| {
-        tag.split(['-', '_'])
-            .next()
-            .unwrap_or("")
-            .to_ascii_lowercase()
-    };
-    primary(a) == primary(b)
-}
-
 /// Plain text as HTML: escaped, each line a paragraph.
 fn text_to_html(text: &str) -> String {
     text.lines()
@@ -163,8 +153,5 @@ mod tests {
             text_to_html("Tom & Jerry <3\n\n second line "),
             "<p>Tom &amp; Jerry &lt;3</p><p>second line</p>"
         );
-        assert!(same_language("en", "en-GB"));
-        assert!(same_language("JA", "ja"));
-        assert!(!same_language("ja", "zh"));
     }
 }
