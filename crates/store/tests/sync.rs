@@ -919,3 +919,71 @@ on_both_engines!(
         }
     }
 );
+
+/// Polls `future` up to `polls` times, letting the runtime run between polls, then drops it
+/// unless it finished: a request cancelled at some point of its statement.
+async fn cancel_after<F: std::future::Future>(future: F, polls: usize) {
+    let mut future = std::pin::pin!(future);
+    for _ in 0..polls {
+        let finished = std::future::poll_fn(|context| {
+            std::task::Poll::Ready(future.as_mut().poll(context).is_ready())
+        })
+        .await;
+        if finished {
+            return;
+        }
+        tokio::task::yield_now().await;
+    }
+}
+
+on_both_engines!(sync_reads_after_cancelled_ones_answer_right, |db| {
+    // On PostgreSQL a finished sync read hands its connection to the next operation without
+    // sqlx's check on release (the store's stash): reads cancelled at every point of their
+    // statements must leave no connection that answers the next one wrongly, and no write
+    // that runs on a reused connection may stay uncommitted.
+    let store = db.migrated().await;
+    let ann = user(&store, "ann").await;
+    let (_, feed) = follow(&store, ann, "https://a.example/feed").await;
+    add_items(&store, feed, "a", 0..300).await;
+    let page = SyncQuery {
+        ids_are: SyncIds::Arrival,
+        ..all(SyncOrder::IdAscending)
+    };
+    let refs = store.sync_arrival_refs(ann, &page).await.unwrap();
+    let items = store.sync_items(ann, &page).await.unwrap();
+    let subscriptions = format!("{:?}", store.sync_subscriptions(ann).await.unwrap());
+    let unread = store.unread_feeds(ann).await.unwrap();
+    assert_eq!(refs.len(), 300);
+    for polls in 1..40 {
+        cancel_after(store.sync_arrival_refs(ann, &page), polls).await;
+        cancel_after(store.sync_items(ann, &page), polls).await;
+        cancel_after(store.sync_subscriptions(ann), polls).await;
+        assert_eq!(store.sync_arrival_refs(ann, &page).await.unwrap(), refs);
+        assert_eq!(store.unread_feeds(ann).await.unwrap(), unread);
+    }
+    let again = store.sync_items(ann, &page).await.unwrap();
+    assert_eq!(
+        again.iter().map(|i| i.sync_id).collect::<Vec<_>>(),
+        items.iter().map(|i| i.sync_id).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        format!("{:?}", store.sync_subscriptions(ann).await.unwrap()),
+        subscriptions
+    );
+    // A write right after the reads, on whatever connection they left, is seen by another
+    // store on the same database: it committed.
+    store
+        .mark_read(ann, &MarkReadScope::Ids(vec![items[0].item.id]), None)
+        .await
+        .unwrap();
+    let other = db.open().await;
+    let unread_query = SyncQuery {
+        read: Some(false),
+        ..SyncQuery::default()
+    };
+    assert_eq!(
+        other.count_sync_items(ann, &unread_query).await.unwrap(),
+        299
+    );
+    other.close().await;
+});
