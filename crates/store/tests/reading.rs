@@ -740,3 +740,32 @@ on_both_engines!(an_items_thumbnail_is_stored_listed_and_updated, |db| {
         Some("https://i.ytimg.example/vi/1/maxres.jpg")
     );
 });
+
+// A listing's bodies (`include=content`) are read by item id with each item's subscription
+// checked (issue 38): the user's items come with their content, another user's items are
+// left out whatever ids are asked for, and an id that names nothing is ignored.
+on_both_engines!(listing_bodies_are_the_users_items_only, |db| {
+    let store = db.migrated().await;
+    let ann = user(&store, "ann").await;
+    let bob = user(&store, "bob").await;
+    let (_, ann_feed) = subscribe(&store, ann, "https://ann.example/feed").await;
+    let (_, bob_feed) = subscribe(&store, bob, "https://bob.example/feed").await;
+    add_items(&store, ann_feed, "a", 0..3).await;
+    add_items(&store, bob_feed, "b", 0..3).await;
+    let ann_ids = all_pages(&store, ann, query(ItemFilter::All)).await;
+    let bob_ids = all_pages(&store, bob, query(ItemFilter::All)).await;
+    assert_eq!((ann_ids.len(), bob_ids.len()), (3, 3));
+    let mut asked: Vec<i64> = ann_ids.iter().chain(&bob_ids).copied().collect();
+    asked.push(i64::MAX);
+    let bodies = store.item_bodies(ann, &asked).await.unwrap();
+    let mut got: Vec<i64> = bodies.keys().copied().collect();
+    got.sort();
+    let mut expected = ann_ids.clone();
+    expected.sort();
+    assert_eq!(got, expected, "ann's items only");
+    for id in &ann_ids {
+        let content = bodies[id].content.as_deref().unwrap_or("");
+        assert!(content.starts_with("<p>content a-"), "{content}");
+    }
+    assert!(store.item_bodies(bob, &ann_ids).await.unwrap().is_empty());
+});
