@@ -207,7 +207,7 @@ pub async fn generate(config: &GlobalConfig, args: GenerateArgs) -> anyhow::Resu
             .await?;
         let followed = followed_feeds(&feed_ids, u, &args);
         subscribe_by_sql(&store, user.id, &followed, now).await?;
-        let secret = new_api_key(&store, user.id, "bench").await?;
+        let secret = new_api_key(&store, &user, "bench").await?;
         keys.push_str(&secret);
         keys.push('\n');
         if (u + 1) % 50 == 0 || u + 1 == users {
@@ -273,10 +273,11 @@ pub async fn subscribe_by_sql(
     Ok(())
 }
 
-/// Creates a read-write API key named `name` for a user; returns its secret.
+/// Creates a read-write API key named `name` for a user, with its Fever digest (so that
+/// the Fever API takes it, as a key made in the UI); returns its secret.
 pub async fn new_api_key(
     store: &tidings_store::Store,
-    user_id: i64,
+    user: &tidings_store::User,
     name: &str,
 ) -> anyhow::Result<String> {
     let secret = format!(
@@ -284,14 +285,20 @@ pub async fn new_api_key(
         tidings_server::api::auth::API_KEY_PREFIX,
         tidings_server::api::auth::new_secret()
     );
-    store
+    let key = store
         .create_api_key(
-            user_id,
+            user.id,
             name,
             &secret[..10],
             &tidings_server::api::auth::secret_hash(&secret),
             ApiKeyScope::ReadWrite,
             None,
+        )
+        .await?;
+    store
+        .set_api_key_fever_hash(
+            key.id,
+            &tidings_server::base::auth::fever_key_digest(&user.username, &secret),
         )
         .await?;
     Ok(secret)

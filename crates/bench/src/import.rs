@@ -452,7 +452,7 @@ async fn prepare_account(
             )
             .await?;
     }
-    let key = crate::api::new_api_key(&store, user.id, "bench import").await?;
+    let key = crate::api::new_api_key(&store, &user, "bench import").await?;
     Ok((store, user.id, key))
 }
 

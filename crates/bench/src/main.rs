@@ -8,6 +8,7 @@ mod documents;
 mod duplicates;
 mod extract;
 mod fetch;
+mod heavy_user;
 mod import;
 mod mix;
 mod paired;
@@ -53,6 +54,10 @@ enum BenchCommand {
     /// contents, subscriptions and unread counts from concurrent clients, with requests/s,
     /// median / p95 and the server's CPU per request; then one app's first sync.
     Sync(sync::SyncBenchArgs),
+    /// Time one heavy user's first screen of the UI, "Mark all read" and its undo, and
+    /// Fever's unread ids through a running server, on the data set of `generate --users 1`
+    /// (issue 38).
+    HeavyUser(heavy_user::HeavyUserArgs),
     /// Give the configured database N more users with one user's subscriptions and an API
     /// key each, for `sync`.
     SyncUsers(sync::SyncUsersArgs),
@@ -100,6 +105,7 @@ async fn run(config: &GlobalConfig, command: BenchCommand) -> anyhow::Result<Exi
         BenchCommand::Generate(args) => api::generate(config, args).await,
         BenchCommand::Api(args) => api::api(args).await,
         BenchCommand::Sync(args) => sync::sync(args).await,
+        BenchCommand::HeavyUser(args) => heavy_user::run(args).await,
         BenchCommand::SyncUsers(args) => sync::sync_users(config, args).await,
         BenchCommand::SyncIngest(args) => sync::sync_ingest(config, args).await,
         BenchCommand::RulesIngest(args) => rules::run(config, args).await,

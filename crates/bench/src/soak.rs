@@ -1262,7 +1262,7 @@ async fn subscribe_clients(
                 is_admin: false,
             })
             .await?;
-        let secret = crate::api::new_api_key(store, user.id, "soak").await?;
+        let secret = crate::api::new_api_key(store, &user, "soak").await?;
         users.push(user.id);
         keys.push(secret);
     }

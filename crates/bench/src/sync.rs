@@ -33,8 +33,6 @@ use tidings_store::{NewItem, NewUser, Store, unix_now};
 const READING_LIST: &str = "user/-/state/com.google/reading-list";
 /// Item ids per `stream/items/contents` request of the first sync, as apps ask.
 const CONTENTS_BATCH: usize = 100;
-/// Item ids per `stream/items/ids` request of the first sync.
-const IDS_PAGE: usize = 1000;
 /// Clock ticks per second of `/proc/PID/stat` (USER_HZ, 100 on every Linux port).
 pub(crate) const CLOCK_TICKS: f64 = 100.0;
 /// The longest wait the first sync accepts from a `Retry-After`.
@@ -71,6 +69,10 @@ pub struct SyncBenchArgs {
     /// Items the first sync fetches (0 skips it).
     #[arg(long, default_value_t = 100_000)]
     pub first_sync: usize,
+    /// Item ids per `stream/items/ids` request of the first sync (`n=`; tidings answers up
+    /// to 99,999 a request).
+    #[arg(long, default_value_t = 1000)]
+    pub ids_page: usize,
     /// The calls to load, comma-separated: ids, contents, subscriptions, unread.
     #[arg(
         long,
@@ -390,7 +392,7 @@ async fn run_load(
     merged
 }
 
-/// One app's first sync as the first account: the reading list's ids, `IDS_PAGE` at a time
+/// One app's first sync as the first account: the reading list's ids, `--ids-page` at a time
 /// with the continuation, up to `--first-sync` of them, then their contents `CONTENTS_BATCH`
 /// at a time by `i=` (POST). A 429 is waited out as an app would, and the waits are reported
 /// apart. Returns whether every item came back.
@@ -403,7 +405,7 @@ async fn first_sync(target: &Arc<Target>, args: &SyncBenchArgs) -> anyhow::Resul
     let mut ids: Vec<String> = Vec::new();
     let mut continuation: Option<String> = None;
     while ids.len() < args.first_sync {
-        let n = IDS_PAGE.min(args.first_sync - ids.len());
+        let n = args.ids_page.max(1).min(args.first_sync - ids.len());
         let mut path = format!("stream/items/ids?s={READING_LIST}&n={n}&output=json");
         if let Some(c) = &continuation {
             path.push_str(&format!(
@@ -611,7 +613,7 @@ pub async fn sync_users(config: &GlobalConfig, args: SyncUsersArgs) -> anyhow::R
             })
             .await?;
         crate::api::subscribe_by_sql(&store, user.id, &feed_ids, now).await?;
-        keys.push_str(&crate::api::new_api_key(&store, user.id, "bench sync").await?);
+        keys.push_str(&crate::api::new_api_key(&store, &user, "bench sync").await?);
         keys.push('\n');
     }
     std::fs::write(&args.keys_file, keys)
