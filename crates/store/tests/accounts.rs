@@ -472,7 +472,6 @@ on_both_engines!(a_passkey_is_renamed_only_by_its_user, |db| {
 // change (a second store on the same database) once the remembered entry has expired.
 on_both_engines!(a_remembered_key_follows_every_change, |db| {
     let store = db.migrated().await;
-    let now = unix_now();
     let key = async |user: i64, hash: &str, expires_at: Option<i64>| {
         store
             .create_api_key(user, "app", "tdg_x", hash, ApiKeyScope::Read, expires_at)
@@ -519,9 +518,14 @@ on_both_engines!(a_remembered_key_follows_every_change, |db| {
     assert!(!works("bob-1").await, "its user deleted");
 
     // The key's own expiry, passed while it is remembered.
+    // Its two seconds counted from here: on a loaded machine the steps above took longer than
+    // that once (CI, load 40), and the key had expired before its first use.
     let cy = user(&store, "cy").await;
-    key(cy, "cy-1", Some(now + 2)).await;
-    tokio::time::sleep(std::time::Duration::from_millis(2_100)).await;
+    let expires_at = unix_now() + 2;
+    key(cy, "cy-1", Some(expires_at)).await;
+    while unix_now() <= expires_at {
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
     assert!(!works("cy-1").await, "expired while remembered");
 
     // Another process's revocation holds once the remembered entry has expired.
