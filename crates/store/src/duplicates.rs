@@ -656,7 +656,7 @@ impl Store {
         if !self.clusters_ready().await {
             return Ok(false);
         }
-        let on: Option<bool> = with_db!(self, reuse, |db| {
+        let on: Option<bool> = with_db!(self, read, |db| {
             sqlx::query_scalar(
                 "SELECT collapse_duplicates FROM user_preferences WHERE user_id = $1",
             )

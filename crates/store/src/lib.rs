@@ -48,7 +48,6 @@ mod search;
 mod search_index;
 mod second_factors;
 mod sessions;
-mod stash;
 mod subscription_changes;
 mod summaries;
 mod summary_translations;
@@ -212,7 +211,7 @@ pub struct StoreOptions {
 
 /// How long a PostgreSQL connection may sit in the pool before it is checked (pinged) again
 /// before use; see `connect_postgres`.
-pub(crate) const PING_IDLE_AFTER: Duration = Duration::from_secs(1);
+const PING_IDLE_AFTER: Duration = Duration::from_secs(1);
 
 /// How long an operation may queue for a connection of a PostgreSQL pool whose connections are
 /// all in use (and work): a burst of writes waits its turn instead of failing.
@@ -396,9 +395,6 @@ pub struct Store {
     /// When PostgreSQL last accepted a TCP connection of [`server_accepts`], shared by the
     /// clones.
     server_seen: Arc<std::sync::Mutex<Option<std::time::Instant>>>,
-    /// PostgreSQL connections handed back by finished sync reads, for the next operation
-    /// (see [`stash`]), shared by the clones; empty on SQLite.
-    pub(crate) stash: Arc<stash::ConnectionStash>,
     /// API keys that authenticated lately (see [`auth_cache`]), shared by the clones.
     pub(crate) auth_cache: Arc<auth_cache::AuthCache>,
     /// Whether the schema has the rules table (version 40), once seen: a store opened on an
@@ -450,26 +446,6 @@ macro_rules! with_db {
                 let mut connection = $store.postgres_connection(pool).await?;
                 let $db = &mut *connection;
                 $body
-            }
-        }
-    };
-    // A read on PostgreSQL whose connection goes back to the stash when the body has
-    // finished (an early return by `?`, or a dropped future, gives it to the pool instead):
-    // for the sync reads apps make most, see `stash`.
-    ($store:expr, reuse, |$db:ident| $body:expr) => {
-        match &*$store.pools {
-            $crate::Pools::Sqlite { reader, .. } => {
-                let $db = reader;
-                $body
-            }
-            $crate::Pools::Postgres(pool) => {
-                let mut connection = $store.reusable_connection(pool).await?;
-                let value = {
-                    let $db = &mut *connection;
-                    $body
-                };
-                connection.reuse();
-                value
             }
         }
     };
@@ -665,7 +641,6 @@ impl Store {
             }),
             acquire_timeout: options.acquire_timeout,
             server_seen: Arc::default(),
-            stash: Arc::new(stash::ConnectionStash::new(0)),
             auth_cache: Arc::default(),
             rules_ready: Arc::default(),
             clusters_ready: Arc::default(),
@@ -737,10 +712,6 @@ impl Store {
             pools: Arc::new(Pools::Postgres(pool)),
             acquire_timeout: options.acquire_timeout,
             server_seen: Arc::default(),
-            // Half the pool at most: the rest serves operations while reads keep theirs.
-            stash: Arc::new(stash::ConnectionStash::new(
-                (options.max_connections.max(2) / 2) as usize,
-            )),
             auth_cache: Arc::default(),
             rules_ready: Arc::default(),
             clusters_ready: Arc::default(),
@@ -750,32 +721,6 @@ impl Store {
             common_story_keys: Arc::default(),
             rule_cache: Arc::default(),
         })
-    }
-
-    /// A connection for one read that may go back to the stash when the read has finished
-    /// ([`stash::Reusable::reuse`]): the stash's newest fresh connection, or one of
-    /// [`Store::postgres_connection`].
-    pub(crate) async fn reusable_connection(&self, pool: &PgPool) -> Result<stash::Reusable<'_>> {
-        let (connection, out_since) = match self.stash.take() {
-            Some(stashed) => stashed,
-            None => (
-                self.pooled_connection(pool).await?,
-                std::time::Instant::now(),
-            ),
-        };
-        Ok(stash::Reusable::new(&self.stash, connection, out_since))
-    }
-
-    /// A connection for one operation: the stash's newest fresh connection (see [`stash`]),
-    /// or one of the pool ([`Store::pooled_connection`]).
-    pub(crate) async fn postgres_connection(
-        &self,
-        pool: &PgPool,
-    ) -> Result<sqlx::pool::PoolConnection<sqlx::Postgres>> {
-        match self.stash.take() {
-            Some((connection, _)) => Ok(connection),
-            None => self.pooled_connection(pool).await,
-        }
     }
 
     /// A connection for one operation, which shows that PostgreSQL can be reached, within
@@ -790,7 +735,7 @@ impl Store {
     /// no connection is idle the check runs at once, beside the acquisition, so that during an
     /// outage every operation fails in milliseconds. The operation runs on this connection, so
     /// the check costs no second checkout.
-    async fn pooled_connection(
+    pub(crate) async fn postgres_connection(
         &self,
         pool: &PgPool,
     ) -> Result<sqlx::pool::PoolConnection<sqlx::Postgres>> {
@@ -920,11 +865,7 @@ impl Store {
                 }
                 writer.close().await;
             }
-            Pools::Postgres(pool) => {
-                // The pool's close waits for every connection out of it, stashed ones too.
-                self.stash.close();
-                pool.close().await;
-            }
+            Pools::Postgres(pool) => pool.close().await,
         }
     }
 }

@@ -501,7 +501,7 @@ impl Store {
             c.where_clause(),
             order_by(query)
         );
-        let rows = with_db!(self, reuse, |db| {
+        let rows = with_db!(self, read, |db| {
             bound!(sql, &c.binds, |q| q
                 .fetch_all(db)
                 .await?
@@ -527,7 +527,7 @@ impl Store {
             c.where_clause(),
             order_by(query)
         );
-        Ok(with_db!(self, reuse, |db| {
+        Ok(with_db!(self, read, |db| {
             bound!(sql, &c.binds, |q| {
                 use sqlx::Row;
                 q.fetch_all(db)
@@ -594,7 +594,7 @@ impl Store {
             }
         };
         let sql = format!("SELECT {lists} FROM ({page}) AS page");
-        let (ids, times): (Option<String>, Option<String>) = with_db!(self, reuse, |db| {
+        let (ids, times): (Option<String>, Option<String>) = with_db!(self, read, |db| {
             bound!(sql, &c.binds, |q| {
                 use sqlx::Row;
                 let row = q.fetch_one(db).await?;
@@ -659,7 +659,7 @@ impl Store {
             "SELECT seq, item_id FROM user_items WHERE user_id = $1 AND seq IN ({})",
             placeholders.join(", ")
         );
-        Ok(with_db!(self, reuse, |db| {
+        Ok(with_db!(self, read, |db| {
             let mut q = sqlx::query_as(sqlx::AssertSqlSafe(sql.clone())).bind(user_id);
             for seq in seqs {
                 q = q.bind(*seq);
@@ -676,7 +676,7 @@ impl Store {
             "SELECT COUNT(*) {from} WHERE {user} AND {}",
             c.where_clause()
         );
-        Ok(with_db!(self, reuse, |db| {
+        Ok(with_db!(self, read, |db| {
             bound!(sql, &c.binds, |q| {
                 use sqlx::Row;
                 q.fetch_one(db).await?.try_get::<i64, _>(0)?
@@ -750,7 +750,7 @@ impl Store {
             ),
         };
         // PostgreSQL's aggregate over no rows is NULL; SQLite's is `[]`.
-        let list: Option<String> = with_db!(self, reuse, |db| {
+        let list: Option<String> = with_db!(self, read, |db| {
             sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
                 .bind(user_id)
                 .fetch_one(db)
@@ -864,7 +864,7 @@ impl Store {
                  WHERE user_id = $1 AND item_id IN ({}) ORDER BY item_id, label",
                 placeholders.join(", ")
             );
-            let rows: Vec<(i64, String)> = with_db!(self, reuse, |db| {
+            let rows: Vec<(i64, String)> = with_db!(self, read, |db| {
                 let mut q = sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(user_id);
                 for id in chunk {
                     q = q.bind(*id);
@@ -878,7 +878,7 @@ impl Store {
 
     /// Every label the user has put on items, sorted.
     pub async fn list_item_labels(&self, user_id: i64) -> Result<Vec<String>> {
-        Ok(with_db!(self, reuse, |db| {
+        Ok(with_db!(self, read, |db| {
             sqlx::query_scalar(
                 "SELECT DISTINCT label FROM item_labels WHERE user_id = $1 ORDER BY label",
             )

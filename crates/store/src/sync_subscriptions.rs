@@ -206,10 +206,8 @@ impl Store {
     pub async fn sync_subscriptions(&self, user_id: i64) -> Result<SyncSubscriptions> {
         match &*self.pools {
             Pools::Postgres(pool) => {
-                let mut connection = self.reusable_connection(pool).await?;
-                let list = postgres_subscriptions(&mut connection, user_id).await?;
-                connection.reuse();
-                Ok(list)
+                let mut connection = self.postgres_connection(pool).await?;
+                postgres_subscriptions(&mut connection, user_id).await
             }
             Pools::Sqlite { reader, .. } => sqlite_subscriptions(reader, user_id).await,
         }

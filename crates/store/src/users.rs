@@ -515,7 +515,7 @@ impl Store {
 
     /// The user's groups, in their order.
     pub async fn list_groups(&self, user_id: i64) -> Result<Vec<Group>> {
-        let rows: Vec<(i64, String, i64, bool)> = with_db!(self, reuse, |db| {
+        let rows: Vec<(i64, String, i64, bool)> = with_db!(self, read, |db| {
             sqlx::query_as(
                 "SELECT id, name, position, is_default FROM feed_groups
                  WHERE user_id = $1 ORDER BY is_default DESC, position, name, id",
