@@ -366,8 +366,10 @@ pub fn total_size() -> usize {
 /// first visit stays fast on a slow phone connection. The budget is on the compressed figure
 /// since that is what crosses the network; comments and clear names cost little in it. It
 /// counts the first part of the heaviest language's catalog (see [`FIRST_SCREEN_NAMESPACES`]):
-/// a visit loads one language's.
-pub const FIRST_SCREEN_BUDGET: usize = 48 * 1024;
+/// a visit loads one language's. Raised to 49 KiB when a read or unread mark pressed while a
+/// batch of "read" marks was on its way learned to wait for it (reads.js, about 0.2 KB
+/// gzipped): 59 bytes were left, and without it the server could keep the item read.
+pub const FIRST_SCREEN_BUDGET: usize = 49 * 1024;
 
 /// The most the whole UI may weigh over the network, gzipped file by file: the first screen
 /// and every view and dialog loaded on demand (settings, sign-in, bookmarks, summaries, rules,
@@ -395,7 +397,7 @@ pub const FIRST_SCREEN_BUDGET: usize = 48 * 1024;
 /// translated item's summary comes in the same language; and related items and bookmarks
 /// carry their language. Nearly all of it is in translate.js, loaded with an opened item in
 /// another language; the first screen's part is the row's title (0.2 KB), within its
-/// unchanged budget (49,093 of 49,152 bytes).
+/// budget then (49,093 of 49,152 bytes).
 pub const COMPRESSED_BUDGET: usize = 112 * 1024;
 
 /// The UI's routes: the shell at every view path and the assets under `/ui/`.

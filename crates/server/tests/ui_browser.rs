@@ -429,12 +429,21 @@ async fn keyboard(b: &Browser, base: &str, big: i64) {
         json!(ids[1].to_string()),
         "the focus follows"
     );
+    // The batch of "read" marks that opening items sends is held back for 4 s by the page, so
+    // that `m` below is pressed while it is on its way: the explicit mark must reach the
+    // server after it, or the item ends read while its row shows unread (CI, load 40).
+    b.eval(HOLD_READ_BATCHES).await;
     b.press(&["o"]).await;
     b.wait_for("the selected item open", &format!("document.querySelector(\"li.item[data-id='{}'] .item-toggle\").getAttribute('aria-expanded') === 'true'", ids[1]))
         .await;
     b.press(&["j"]).await;
     b.wait_for("the next item open", &format!("document.querySelector(\"li.item[data-id='{}'] .item-toggle\").getAttribute('aria-expanded') === 'true' && document.querySelectorAll('#main .item-toggle[aria-expanded=true]').length === 1", ids[2]))
         .await;
+    b.wait_for(
+        "its read mark sent",
+        &format!("window.heldReads.includes({})", ids[2]),
+    )
+    .await;
     // That item was starred above (the first unread one then), so s takes the star off.
     let star = format!(
         "document.querySelector(\"li.item[data-id='{}'] .star\").getAttribute('aria-pressed')",
@@ -454,6 +463,29 @@ async fn keyboard(b: &Browser, base: &str, big: i64) {
         ),
     )
     .await;
+    b.wait_for_within(
+        "the held batch answered",
+        "window.readBatchesAnswered > 0",
+        Duration::from_secs(20),
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    b.wait_for("every request answered", "window.openRequests === 0")
+        .await;
+    let on_server = b
+        .js_async(&format!(
+            "const done = arguments[arguments.length - 1];
+             fetch('/api/v1/items/{}').then((r) => r.json()).then((answer) => done(answer.item.is_read), (e) => done(String(e)));",
+            ids[2]
+        ))
+        .await
+        .unwrap();
+    assert_eq!(
+        on_server,
+        json!(false),
+        "the explicit mark went after the batch"
+    );
+    b.eval("window.fetch = window.unheldFetch").await;
     b.press(&["?"]).await;
     b.wait_for(
         "the shortcut list",
@@ -470,6 +502,30 @@ async fn keyboard(b: &Browser, base: &str, big: i64) {
     b.wait_for("the unread items of everything", "location.pathname === '/all' && location.search === '?filter=unread' && document.querySelector('h1.list-title').textContent === 'All items'")
         .await;
 }
+
+/// Installs a `fetch` in the page that holds each `POST /items/mark-read` for 4 s before
+/// sending it (its ids in `heldReads`, answered ones counted in `readBatchesAnswered`) and
+/// counts requests not yet answered (`openRequests`); `unheldFetch` is the browser's own.
+const HOLD_READ_BATCHES: &str = "(() => {
+    const send = window.fetch;
+    Object.assign(window, { unheldFetch: send, heldReads: [], readBatchesAnswered: 0, openRequests: 0 });
+    window.fetch = async (url, init) => {
+        window.openRequests++;
+        try {
+            if (String(url).endsWith('/items/mark-read') && init?.method === 'POST') {
+                window.heldReads.push(...JSON.parse(init.body).ids);
+                await new Promise((resolve) => setTimeout(resolve, 4000));
+                const answer = await send(url, init);
+                window.readBatchesAnswered++;
+                return answer;
+            }
+            return await send(url, init);
+        } finally {
+            window.openRequests--;
+        }
+    };
+    return true;
+})()";
 
 /// Mark all read for one feed, then a bookmark read in the Bookmarks view.
 async fn mark_all_read_then_bookmark(b: &Browser, base: &str, news: i64, big: i64) {

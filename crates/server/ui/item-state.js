@@ -43,10 +43,11 @@ export const itemState = {
   /** Sets the read state at once, then tells the server; undone with a message if refused. */
   async setRead(item, isRead) {
     if (item.is_read === isRead) return;
-    // An explicit choice replaces a queued "read" mark.
-    forgetQueuedRead(item.id);
+    // An explicit choice replaces a queued "read" mark, and goes after one already sent.
+    const sent = forgetQueuedRead(item.id);
     this.showRead(item, isRead);
     try {
+      await sent;
       await api('PUT', '/items/' + item.id + '/state', { is_read: isRead });
       if (item.cluster) app.reloadCounts();
     } catch (e) {

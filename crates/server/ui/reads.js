@@ -11,6 +11,7 @@ import { t } from './i18n.js';
 const READ_BATCH_DELAY_MS = 1500;
 const READ_BATCH_MAX = 100;
 const pendingReads = new Map(); // item id -> { item, list }
+const sentReads = new Map(); // item id -> the answer of the batch sent with it
 let pendingReadsTimer = null;
 
 /** Sends the queued "read" marks now; rolls them back with a message if the server refuses. */
@@ -20,8 +21,13 @@ export async function flushPendingReads() {
   if (pendingReads.size === 0) return;
   const batch = [...pendingReads.values()];
   pendingReads.clear();
+  const ids = batch.map((entry) => entry.item.id);
+  const sent = api('POST', '/items/mark-read', { ids });
+  const answered = sent.catch(() => {});
+  ids.forEach((id) => sentReads.set(id, answered));
+  answered.then(() => ids.forEach((id) => sentReads.get(id) === answered && sentReads.delete(id)));
   try {
-    await api('POST', '/items/mark-read', { ids: batch.map((entry) => entry.item.id) });
+    await sent;
     if (batch.some((entry) => entry.item.cluster)) app.reloadCounts();
   } catch (e) {
     for (const { item, list } of batch) {
@@ -38,9 +44,14 @@ export function queueRead(list, item) {
   else if (!pendingReadsTimer) pendingReadsTimer = setTimeout(flushPendingReads, READ_BATCH_DELAY_MS);
 }
 
-/** Drops the queued "read" mark of an item: an explicit choice replaces it. */
+/**
+ * Drops the queued "read" mark of an item: an explicit choice replaces it. Returns the answer
+ * of a batch already sent with it, which the choice must wait for: the server could otherwise
+ * take the two in the other order and keep the item read.
+ */
 export function forgetQueuedRead(id) {
   pendingReads.delete(id);
+  return sentReads.get(id);
 }
 
 window.addEventListener('pagehide', () => {
