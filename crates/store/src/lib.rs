@@ -54,6 +54,8 @@ mod summary_translations;
 mod sync;
 mod sync_subscriptions;
 mod tags;
+#[cfg(test)]
+mod test_engines;
 mod text;
 mod translations;
 mod usage;

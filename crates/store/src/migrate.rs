@@ -542,6 +542,13 @@ pub const MIGRATIONS: &[Migration] = &[
         postgres: include_str!("../migrations/postgres/0054_bookmark_language.sql"),
         data: None,
     },
+    Migration {
+        version: 55,
+        name: "item_labels_without_foreign_keys",
+        sqlite: include_str!("../migrations/sqlite/0055_item_labels_without_foreign_keys.sql"),
+        postgres: include_str!("../migrations/postgres/0055_item_labels_without_foreign_keys.sql"),
+        data: None,
+    },
 ];
 
 /// An arbitrary constant naming tidings' migration lock among PostgreSQL advisory locks.

@@ -702,7 +702,10 @@ pub(crate) trait OutcomeWrites {
     /// the removal of hidden items' arrival rows, labels, summaries, then notifications (rare,
     /// one by one). `fresh`: the items were inserted in this transaction, so that on
     /// PostgreSQL they have no arrival rows yet (they are numbered at commit, when the
-    /// `user_items_hidden` trigger keeps the hidden ones out).
+    /// `user_items_hidden` trigger keeps the hidden ones out), and on both engines they are
+    /// there and followed by the users they were judged for: otherwise labels go only on items
+    /// still there and followed (PostgreSQL's label rows have no foreign keys since version 55
+    /// to refuse the others; SQLite's would refuse them by failing the whole batch).
     async fn write_outcomes(
         &mut self,
         decided: &[(i64, i64, Outcome)],
@@ -791,10 +794,22 @@ fn sqlite_states_sql() -> String {
 const SQLITE_HIDDEN_SQL: &str = "DELETE FROM user_items
      WHERE (item_id, user_id) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?))";
 
-/// SQLite: labels from a JSON array of `[user, item, label]`, then the time.
+/// SQLite: labels from a JSON array of `[user, item, label]`, then the time, for a fetch's
+/// own new items (inserted by this transaction, so theirs and their subscribers').
 const SQLITE_LABELS_SQL: &str = "INSERT INTO item_labels (user_id, item_id, label, created_at)
      SELECT value ->> 0, value ->> 1, value ->> 2, ? FROM json_each(?) WHERE TRUE
      ON CONFLICT DO NOTHING";
+
+/// SQLite: [`SQLITE_LABELS_SQL`] for items that were there before the transaction, read
+/// outside it (a backlog, an age rule's window): only those still there and still followed by
+/// their user, as on PostgreSQL, where label rows have no foreign keys (version 55). Here the
+/// keys would refuse an item deleted meanwhile by failing the whole batch; the join skips it.
+const SQLITE_LABELS_EXISTING_SQL: &str =
+    "INSERT INTO item_labels (user_id, item_id, label, created_at)
+     SELECT s.user_id, i.id, value ->> 2, ? FROM json_each(?)
+     JOIN items i ON i.id = value ->> 1
+     JOIN subscriptions s ON s.user_id = value ->> 0 AND s.feed_id = i.feed_id
+     WHERE TRUE ON CONFLICT DO NOTHING";
 
 /// SQLite: summary jobs for a JSON array of items, queued now.
 const SQLITE_SUMMARIES_SQL: &str = "INSERT INTO summary_jobs (item_id, queued_at, not_before)
@@ -810,7 +825,7 @@ impl OutcomeWrites for sqlx::SqliteConnection {
         &mut self,
         decided: &[(i64, i64, Outcome)],
         now: i64,
-        _fresh: bool,
+        fresh: bool,
     ) -> Result<()> {
         let (states, hidden, labels, summarize) = outcome_rows(decided);
         if !states.is_empty() {
@@ -833,7 +848,12 @@ impl OutcomeWrites for sqlx::SqliteConnection {
                 .await?;
         }
         if !labels.is_empty() {
-            sqlx::query(SQLITE_LABELS_SQL)
+            let sql = if fresh {
+                SQLITE_LABELS_SQL
+            } else {
+                SQLITE_LABELS_EXISTING_SQL
+            };
+            sqlx::query(sql)
                 .bind(now)
                 .bind(json(&labels)?)
                 .execute(&mut *self)
@@ -855,7 +875,20 @@ impl OutcomeWrites for sqlx::SqliteConnection {
 /// PostgreSQL: every kind in one statement, each from arrays bound as columns: states
 /// (`$1`-`$5`: user, item, read, starred, hidden), hidden items' arrival rows (`$6`, `$7`:
 /// user, item), labels (`$8`-`$10`: user, item, label), summaries (`$11`), the time `$12`.
-fn postgres_outcomes_sql() -> String {
+/// `fresh`: the items are the transaction's own new ones (see [`OutcomeWrites`]); otherwise
+/// labels go only on items still there and followed by their user, whose rows are locked as a
+/// foreign key would lock them (label rows have none since version 55), so that a deletion
+/// committing meanwhile leaves no label behind.
+fn postgres_outcomes_sql(fresh: bool) -> String {
+    let labels_from = if fresh {
+        "SELECT u, i, l, $12 FROM UNNEST($8::bigint[], $9::bigint[], $10::text[]) AS t(u, i, l)"
+    } else {
+        "SELECT s.user_id, it.id, t.l, $12
+             FROM UNNEST($8::bigint[], $9::bigint[], $10::text[]) AS t(u, i, l)
+             JOIN items it ON it.id = t.i
+             JOIN subscriptions s ON s.user_id = t.u AND s.feed_id = it.feed_id
+             FOR KEY SHARE OF it, s"
+    };
     format!(
         "WITH states AS (
              INSERT INTO item_states (user_id, item_id, is_read, is_starred, is_hidden, updated_at)
@@ -869,7 +902,7 @@ fn postgres_outcomes_sql() -> String {
              WHERE a.item_id = h.i AND a.user_id = h.u
          ), labels AS (
              INSERT INTO item_labels (user_id, item_id, label, created_at)
-             SELECT u, i, l, $12 FROM UNNEST($8::bigint[], $9::bigint[], $10::text[]) AS t(u, i, l)
+             {labels_from}
              ON CONFLICT DO NOTHING
          ), summaries AS (
              INSERT INTO summary_jobs (item_id, queued_at, not_before)
@@ -893,7 +926,7 @@ impl OutcomeWrites for sqlx::PgConnection {
             hidden.clear();
         }
         if !states.is_empty() || !hidden.is_empty() || !labels.is_empty() || !summarize.is_empty() {
-            sqlx::query(sqlx::AssertSqlSafe(postgres_outcomes_sql()))
+            sqlx::query(sqlx::AssertSqlSafe(postgres_outcomes_sql(fresh)))
                 .bind(states.iter().map(|s| s.0).collect::<Vec<i64>>())
                 .bind(states.iter().map(|s| s.1).collect::<Vec<i64>>())
                 .bind(states.iter().map(|s| s.2).collect::<Vec<bool>>())
@@ -1197,6 +1230,13 @@ impl Store {
         if decided.is_empty() {
             return Ok(befores);
         }
+        // Label rows have no foreign keys on PostgreSQL (version 55): the item's and the
+        // subscription's rows are locked as a foreign key would lock them, so that a deletion
+        // committing meanwhile leaves no label behind (the item is then skipped).
+        let lock = match self.engine() {
+            crate::Engine::Postgres => "FOR KEY SHARE OF i, s",
+            crate::Engine::Sqlite => "",
+        };
         in_tx!(self, |tx| {
             for (item_id, outcome) in decided {
                 let row: Option<(Option<bool>, Option<bool>, Option<bool>, bool)> =
@@ -1205,7 +1245,7 @@ impl Store {
                          FROM items i
                          JOIN subscriptions s ON s.feed_id = i.feed_id AND s.user_id = $1
                          LEFT JOIN item_states st ON st.user_id = $1 AND st.item_id = i.id
-                         WHERE i.id = $2"
+                         WHERE i.id = $2 {lock}"
                     )))
                     .bind(user_id)
                     .bind(*item_id)
@@ -1288,5 +1328,89 @@ impl Store {
                 .await?;
         });
         Ok(restored)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{NewSubscription, NewUser};
+
+    /// Outcomes written for items that were there before the transaction (a backlog, an age
+    /// rule's window: read outside it) label only items still there and still followed by
+    /// their user, and the others are skipped, not an error: PostgreSQL's label rows have no
+    /// foreign keys (version 55) to refuse them. On SQLite, and on PostgreSQL when
+    /// `TIDINGS_TEST_POSTGRES_URL` names a server.
+    #[tokio::test]
+    async fn labels_of_earlier_items_go_only_on_items_still_there_and_followed() {
+        crate::test_engines::on_each_engine(async |store: &Store| {
+            labels_only_on_followed_items(store).await.unwrap();
+        })
+        .await;
+    }
+
+    async fn labels_only_on_followed_items(store: &Store) -> Result<()> {
+        store.migrate().await?;
+        let mut users = Vec::new();
+        for name in ["ann", "bob"] {
+            let user = NewUser {
+                username: name.into(),
+                password_hash: None,
+                is_admin: false,
+            };
+            users.push(store.create_user(&user).await?.id);
+        }
+        let (ann, bob) = (users[0], users[1]);
+        let subscription = store
+            .subscribe(
+                ann,
+                &NewSubscription {
+                    feed_url: "https://a.example/".into(),
+                    ..Default::default()
+                },
+            )
+            .await?;
+        let feed_id = subscription.feed_id;
+        let items: Vec<NewItem> = (0..2)
+            .map(|n| NewItem {
+                guid: Some(format!("a-{n}")),
+                title: Some(format!("Item {n}")),
+                published: Some(1_700_000_000 + n),
+                ..NewItem::default()
+            })
+            .collect();
+        store.upsert_items(feed_id, &items, 1_700_000_000).await?;
+        let ids: Vec<i64> = with_db!(store, read, |db| {
+            sqlx::query_scalar("SELECT id FROM items WHERE feed_id = $1 ORDER BY id")
+                .bind(feed_id)
+                .fetch_all(db)
+                .await?
+        });
+        assert_eq!(ids.len(), 2);
+        let (kept, gone) = (ids[0], ids[1]);
+        store
+            .execute_raw(&format!("DELETE FROM items WHERE id = {gone}"))
+            .await?;
+        let labelled = Outcome {
+            labels: ["Later".to_string()].into(),
+            ..Outcome::default()
+        };
+        // Ann's item still there, ann's item deleted meanwhile, an item bob does not follow.
+        let decided = vec![
+            (ann, kept, labelled.clone()),
+            (ann, gone, labelled.clone()),
+            (bob, kept, labelled),
+        ];
+        let now = unix_now();
+        in_tx!(store, |tx| {
+            write_rule_outcomes_on!(tx, &decided, now);
+        });
+        let rows: Vec<(i64, i64)> = with_db!(store, read, |db| {
+            sqlx::query_as("SELECT user_id, item_id FROM item_labels ORDER BY user_id, item_id")
+                .fetch_all(db)
+                .await?
+        });
+        assert_eq!(rows, vec![(ann, kept)]);
+        Ok(())
     }
 }

@@ -815,14 +815,22 @@ impl Store {
     pub async fn add_item_label(&self, user_id: i64, item_id: i64, label: &str) -> Result<bool> {
         let label = check_label(label)?;
         let now = unix_now();
+        // Label rows have no foreign keys on PostgreSQL (version 55): the item's and the
+        // subscription's rows are locked as a foreign key would lock them, so that a deletion
+        // committing meanwhile leaves no label behind (the row is then skipped). SQLite has
+        // one writer, so nothing deletes between this statement's read and its write.
+        let lock = match self.engine() {
+            crate::Engine::Postgres => "FOR KEY SHARE OF i, s",
+            crate::Engine::Sqlite => "",
+        };
         let inserted = with_db!(self, write, |db| {
-            sqlx::query(
+            sqlx::query(sqlx::AssertSqlSafe(format!(
                 "INSERT INTO item_labels (user_id, item_id, label, created_at)
                  SELECT $1, i.id, $3, $4 FROM items i
                  JOIN subscriptions s ON s.feed_id = i.feed_id AND s.user_id = $1
-                 WHERE i.id = $2
-                 ON CONFLICT (user_id, item_id, label) DO NOTHING",
-            )
+                 WHERE i.id = $2 {lock}
+                 ON CONFLICT (user_id, item_id, label) DO NOTHING"
+            )))
             .bind(user_id)
             .bind(item_id)
             .bind(&label)

@@ -393,6 +393,151 @@ on_both_engines!(item_labels_are_per_user_renamed_and_deleted, |db| {
     );
 });
 
+/// Fails with `what` unless `sql` (a `SELECT COUNT(*)`) counts nothing: the insert into a
+/// column that must be 0 is refused otherwise.
+async fn assert_none(store: &Store, sql: &str, what: &str) {
+    store
+        .execute_raw(&format!(
+            "DROP TABLE IF EXISTS none_left;
+             CREATE TABLE none_left (n BIGINT CHECK (n = 0));
+             INSERT INTO none_left {sql};"
+        ))
+        .await
+        .expect(what);
+}
+
+on_both_engines!(item_labels_leave_with_their_item_user_or_feed, |db| {
+    // PostgreSQL's label rows have no foreign keys (version 55): triggers delete them with
+    // their item, user or feed instead of the cascades (SQLite's keep their cascades).
+    let store = db.migrated().await;
+    let ann = user(&store, "ann").await;
+    let bob = user(&store, "bob").await;
+    let (_, feed) = follow(&store, ann, "https://a.example/feed").await;
+    follow(&store, bob, "https://a.example/feed").await;
+    let (_, other) = follow(&store, ann, "https://b.example/feed").await;
+    add_items(&store, other, "b", 0..2).await;
+    add_items(&store, feed, "a", 0..3).await;
+    let of_feed = |feed_id| SyncQuery {
+        feed_id: Some(feed_id),
+        ..all(SyncOrder::IdAscending)
+    };
+    let items = ids(&store, ann, &of_feed(feed)).await;
+    let others = ids(&store, ann, &of_feed(other)).await;
+    for &id in &items {
+        assert!(store.add_item_label(ann, id, "Later").await.unwrap());
+        assert!(store.add_item_label(bob, id, "Later").await.unwrap());
+    }
+    for &id in &others {
+        assert!(store.add_item_label(ann, id, "Else").await.unwrap());
+    }
+
+    // The newest item goes, and its labels with it: SQLite gives its id to the next item,
+    // which must not inherit them.
+    let newest = *items.iter().max().unwrap();
+    store
+        .execute_raw(&format!("DELETE FROM items WHERE id = {newest}"))
+        .await
+        .unwrap();
+    add_items(&store, feed, "c", 0..1).await;
+    let left: Vec<i64> = items.iter().copied().filter(|&id| id != newest).collect();
+    let next: Vec<i64> = ids(&store, ann, &of_feed(feed))
+        .await
+        .into_iter()
+        .filter(|id| !left.contains(id))
+        .collect();
+    assert_eq!(
+        next.len(),
+        1,
+        "the new item (on SQLite, under the deleted one's id)"
+    );
+    for who in [ann, bob] {
+        assert!(store.item_labels(who, &[newest]).await.unwrap().is_empty());
+        assert!(store.item_labels(who, &next).await.unwrap().is_empty());
+        assert_eq!(store.item_labels(who, &left).await.unwrap().len(), 2);
+    }
+
+    // A user's labels go with the user.
+    store.delete_user(bob).await.unwrap();
+    assert_none(
+        &store,
+        &format!("SELECT COUNT(*) FROM item_labels WHERE user_id = {bob}"),
+        "no label of a deleted user is left",
+    )
+    .await;
+
+    // A feed's items go with the feed (a cascade), and their labels with them.
+    store
+        .execute_raw(&format!("DELETE FROM feeds WHERE id = {other}"))
+        .await
+        .unwrap();
+    assert_none(
+        &store,
+        "SELECT COUNT(*) FROM item_labels WHERE label = 'Else'",
+        "no label of a deleted feed's item is left",
+    )
+    .await;
+    assert_eq!(store.list_item_labels(ann).await.unwrap(), ["Later"]);
+    assert_eq!(store.item_labels(ann, &left).await.unwrap().len(), 2);
+});
+
+on_both_engines!(
+    a_label_put_while_its_item_is_deleted_is_not_left_behind,
+    |db| {
+        // Without a foreign key (PostgreSQL, version 55), a label written while another
+        // transaction deletes its item must wait for it (the item's row is locked as the key
+        // locked it; SQLite has one writer) and then find no item, rather than write a row for
+        // an item that is gone.
+        use sqlx::Connection;
+        let store = db.migrated().await;
+        let ann = user(&store, "ann").await;
+        let (_, feed) = follow(&store, ann, "https://a.example/feed").await;
+        add_items(&store, feed, "a", 0..2).await;
+        let items = ids(&store, ann, &all(SyncOrder::IdAscending)).await;
+        let gone = items[0];
+        let delete = format!("DELETE FROM items WHERE id = {gone}");
+        let label = {
+            let store = store.clone();
+            move || tokio::spawn(async move { store.add_item_label(ann, gone, "Later").await })
+        };
+        let url = db.url();
+        let added = if url.starts_with("sqlite:") {
+            let mut conn = sqlx::SqliteConnection::connect(&url).await.unwrap();
+            sqlx::raw_sql("BEGIN IMMEDIATE")
+                .execute(&mut conn)
+                .await
+                .unwrap();
+            sqlx::raw_sql(sqlx::AssertSqlSafe(delete))
+                .execute(&mut conn)
+                .await
+                .unwrap();
+            let added = label();
+            tokio::time::sleep(std::time::Duration::from_millis(700)).await;
+            sqlx::raw_sql("COMMIT").execute(&mut conn).await.unwrap();
+            added.await.unwrap()
+        } else {
+            let mut conn = sqlx::PgConnection::connect(&url).await.unwrap();
+            let mut tx = conn.begin().await.unwrap();
+            sqlx::raw_sql(sqlx::AssertSqlSafe(delete))
+                .execute(&mut *tx)
+                .await
+                .unwrap();
+            let added = label();
+            tokio::time::sleep(std::time::Duration::from_millis(700)).await;
+            assert!(!added.is_finished(), "the label waits for the deletion");
+            tx.commit().await.unwrap();
+            added.await.unwrap()
+        };
+        assert!(!added.unwrap(), "the item is gone");
+        assert_none(
+            &store,
+            "SELECT COUNT(*) FROM item_labels",
+            "no label of a deleted item is left",
+        )
+        .await;
+        assert!(store.add_item_label(ann, items[1], "Later").await.unwrap());
+    }
+);
+
 on_both_engines!(fever_digests_sign_in_like_their_keys, |db| {
     let store = db.migrated().await;
     let ann = user(&store, "ann").await;
