@@ -14,6 +14,7 @@
 // host), so long tuple types are this crate's normal shape rather than a smell.
 #![allow(clippy::type_complexity)]
 
+mod arrival_dates;
 pub mod auth_cache;
 mod backup;
 mod batch;
@@ -75,6 +76,7 @@ use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
 
+pub use arrival_dates::ARRIVAL_DATES_BATCH;
 pub use backup::BackupReport;
 pub use bookmarks::{Bookmark, DetachedBookmark};
 pub use duplicates::{
@@ -405,6 +407,9 @@ pub struct Store {
     /// Whether the schema has the duplicate clustering's tables (migration 44): a store
     /// opened on an older schema (an upgrade in progress, a test) stores fetches without it.
     pub(crate) clusters_ready: Arc<std::sync::atomic::AtomicBool>,
+    /// Whether every arrival row carries its item's feed and date (migration 56 and its
+    /// backfill done), once seen: until then the sync queries read them from the items.
+    pub(crate) arrival_dates_ready: Arc<std::sync::atomic::AtomicBool>,
     /// Whether the schema has the language columns (migration 47): a store opened on an older
     /// schema stores and reads items without their language.
     pub(crate) languages_ready: Arc<std::sync::atomic::AtomicBool>,
@@ -646,6 +651,7 @@ impl Store {
             auth_cache: Arc::default(),
             rules_ready: Arc::default(),
             clusters_ready: Arc::default(),
+            arrival_dates_ready: Arc::default(),
             languages_ready: Arc::default(),
             translations_ready: Arc::default(),
             clustering_off: Arc::default(),
@@ -717,6 +723,7 @@ impl Store {
             auth_cache: Arc::default(),
             rules_ready: Arc::default(),
             clusters_ready: Arc::default(),
+            arrival_dates_ready: Arc::default(),
             languages_ready: Arc::default(),
             translations_ready: Arc::default(),
             clustering_off: Arc::default(),

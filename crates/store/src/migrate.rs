@@ -549,6 +549,13 @@ pub const MIGRATIONS: &[Migration] = &[
         postgres: include_str!("../migrations/postgres/0055_item_labels_without_foreign_keys.sql"),
         data: None,
     },
+    Migration {
+        version: 56,
+        name: "user_items_dates",
+        sqlite: include_str!("../migrations/sqlite/0056_user_items_dates.sql"),
+        postgres: include_str!("../migrations/postgres/0056_user_items_dates.sql"),
+        data: None,
+    },
 ];
 
 /// An arbitrary constant naming tidings' migration lock among PostgreSQL advisory locks.

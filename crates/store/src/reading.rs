@@ -20,6 +20,13 @@ pub const MAX_MARK_IDS: usize = 1000;
 pub(crate) const IS_READ: &str =
     "COALESCE(st.is_read, s.read_before IS NOT NULL AND i.published_at <= s.read_before)";
 
+/// [`IS_READ`] with the item's publication date read from `published_at` (a column): the
+/// sync APIs' arrival queries read it from the arrival row (`u.published_at`, migration 56),
+/// so that they need not visit the item.
+pub(crate) fn is_read_dated(published_at: &str) -> String {
+    format!("COALESCE(st.is_read, s.read_before IS NOT NULL AND {published_at} <= s.read_before)")
+}
+
 /// The SQL leaving out items a rule hid for the user (state row `st`). Hidden items are read
 /// and never starred, so only listings of all items need it.
 pub(crate) const NOT_HIDDEN: &str = "NOT COALESCE(st.is_hidden, FALSE)";
@@ -1151,6 +1158,12 @@ fn item_bodies_sql(count: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The arrival queries' read test is the listings' own, over another column.
+    #[test]
+    fn dated_read_test_is_the_listings_one() {
+        assert_eq!(is_read_dated("i.published_at"), IS_READ);
+    }
 
     /// SQLite reads a listing's bodies by item id, not through the feeds' items (issue 38: on
     /// a join it walked `items_feed_fetched` for every subscription, a million rows for 50).

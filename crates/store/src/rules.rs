@@ -1044,8 +1044,8 @@ macro_rules! restore_item_on {
         // Back in its place in the arrival order, if the item and the subscription are there.
         if let Some((seq, arrived_us)) = before.arrival {
             sqlx::query(
-                "INSERT INTO user_items (user_id, seq, item_id, arrived_us)
-                 SELECT $1, $2, i.id, $4 FROM items i
+                "INSERT INTO user_items (user_id, seq, item_id, arrived_us, feed_id, published_at)
+                 SELECT $1, $2, i.id, $4, i.feed_id, i.published_at FROM items i
                  JOIN subscriptions s ON s.feed_id = i.feed_id AND s.user_id = $1
                  WHERE i.id = $3
                  ON CONFLICT DO NOTHING",

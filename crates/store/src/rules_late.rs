@@ -249,8 +249,8 @@ macro_rules! write_late_changes_on {
             .fetch_one(&mut *$db)
             .await?;
             sqlx::query(
-                "INSERT INTO user_items (user_id, seq, item_id, arrived_us)
-                 SELECT s.user_id, $2, i.id, $4 FROM items i
+                "INSERT INTO user_items (user_id, seq, item_id, arrived_us, feed_id, published_at)
+                 SELECT s.user_id, $2, i.id, $4, i.feed_id, i.published_at FROM items i
                  JOIN subscriptions s ON s.feed_id = i.feed_id AND s.user_id = $1
                  WHERE i.id = $3 AND NOT s.suspended
                  ON CONFLICT DO NOTHING",

@@ -4,6 +4,7 @@
 //! below, which testkit's `every_crate_declares_each_test_file` checks.
 
 mod accounts;
+mod arrival_dates;
 mod duplicates;
 mod embeddings;
 mod fetching;

@@ -1027,14 +1027,15 @@ on_both_engines!(
         add_items(&store, feed, "a", 0..7).await;
         store.migrate().await.unwrap();
         if let TestDb::Postgres { .. } = db {
-            // The arrival key holds the arrival time and the item (migration 52): a page of
-            // ids is read from the index alone.
+            // The arrival key holds the arrival time and the item (migration 52), and the
+            // item's feed and date (migration 56): a page of ids is read from the index alone.
             store
                 .execute_raw(
                     "DO $$ BEGIN
                        IF (SELECT indnatts FROM pg_index
-                           WHERE indexrelid = 'user_items_pkey'::regclass) <> 4 THEN
-                         RAISE EXCEPTION 'user_items_pkey does not hold arrived_us and item_id';
+                           WHERE indexrelid = 'user_items_pkey'::regclass) <> 6 THEN
+                         RAISE EXCEPTION 'user_items_pkey does not hold arrived_us, item_id, \
+                                          feed_id and published_at';
                        END IF;
                      END $$",
                 )

@@ -115,7 +115,7 @@ pub use scraping::{
     ScrapePreview, ScrapeSourceError, ScrapedSource, ScrapedSourceRequest, preview_scraped,
     reconfigure_scraped, subscribe_scraped,
 };
-pub use search_index::{backfill_languages, backfill_search_index};
+pub use search_index::{backfill_arrival_dates, backfill_languages, backfill_search_index};
 pub use summaries::{Requested, Summarizer, SummaryConfig, SummaryJob};
 pub use tagging::TaggingJob;
 pub use translations::{TranslateConfig, TranslateError, TranslationJob, Translator};

@@ -57,3 +57,24 @@ pub async fn backfill_languages(store: &Store, pause: Duration) -> Result<u64, S
         tokio::time::sleep(pause).await;
     }
 }
+
+/// Gives every arrival row stored before migration 56 its item's feed and date (issue 38),
+/// `ARRIVAL_DATES_BATCH` item ids at a time with `pause` between batches; returns how many
+/// rows were written. Resumable as [`backfill_search_index`] is. Until it is done the sync
+/// APIs' lists of ids read every item they list.
+pub async fn backfill_arrival_dates(store: &Store, pause: Duration) -> Result<u64, StoreError> {
+    let mut total = 0;
+    loop {
+        let step = store
+            .backfill_arrival_dates(tidings_store::ARRIVAL_DATES_BATCH)
+            .await?;
+        total += step.indexed;
+        if step.is_done() {
+            if total > 0 {
+                tracing::info!(rows = total, "arrival dates backfill done");
+            }
+            return Ok(total);
+        }
+        tokio::time::sleep(pause).await;
+    }
+}

@@ -350,12 +350,19 @@ impl Worker {
     /// WebSub, notifications and item vectors.
     fn start_background_jobs(&self) -> Vec<tokio::task::JoinHandle<()>> {
         let config = self.fetcher.config();
-        // Items that predate the search index are indexed beside the fetching, then items
-        // that predate languages (issue 37) are given theirs: one after the other, so that
-        // an upgrade's backfills take one core at most.
+        // Arrival rows that predate their copy of the item's feed and date (issue 38) get it
+        // first (SQL alone; until it is done the sync APIs' lists of ids read every item
+        // they list), then items that predate the search index are
+        // indexed beside the fetching, then items that predate languages (issue 37) are
+        // given theirs: one after the other, so that an upgrade's backfills take one core
+        // at most.
         let backfill_store = self.fetcher.store().clone();
         let backfill = tokio::spawn(async move {
             let pause = crate::search_index::BACKFILL_PAUSE;
+            if let Err(error) = crate::backfill_arrival_dates(&backfill_store, pause).await {
+                tracing::warn!(%error, "arrival dates backfill stopped; it resumes at the next start");
+                return;
+            }
             if let Err(error) = crate::backfill_search_index(&backfill_store, pause).await {
                 tracing::warn!(%error, "search index backfill stopped; it resumes at the next start");
                 return;
