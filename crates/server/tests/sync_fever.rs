@@ -720,3 +720,51 @@ on_both_engines!(a_shared_feeds_backlog_reaches_a_new_subscribers_app, |db| {
         "ann's states are hers"
     );
 });
+
+// Fever apps take `unread_item_ids` as the whole truth: Read You marks read every item it
+// holds that the list leaves out (FeverRssService.sync, step 4). The list held at most
+// 100,000 ids, the oldest, so an app of a user with more unread read the newer ones for them.
+on_both_engines!(
+    unread_ids_list_every_unread_item_past_a_hundred_thousand,
+    |db| {
+        let s = setup(db).await;
+        const MORE: i64 = 100_001;
+        let columns = "feed_id, identity_key, guid, url, title, author, content, summary,
+                   published_at, is_date_estimated, fetched_at, changed_at, content_hash";
+        let values = format!(
+            "{feed}, 'bulk:' || k, 'bulk-' || k, NULL, 'Bulk ' || k, NULL, NULL, NULL,
+         {BASE} + 100000 + k, FALSE, {BASE}, {BASE}, 'h' || k",
+            feed = s.feed_b
+        );
+        let insert = if db.url().starts_with("sqlite:") {
+            format!(
+                "WITH RECURSIVE n(k) AS (SELECT 1 UNION ALL SELECT k + 1 FROM n WHERE k < {MORE})
+             INSERT INTO items ({columns}) SELECT {values} FROM n"
+            )
+        } else {
+            format!(
+                "INSERT INTO items ({columns}) SELECT {values} FROM generate_series(1, {MORE}) AS k"
+            )
+        };
+        s.app.store.execute_raw(&insert).await.unwrap();
+        let answer = fever(&s, "/fever/", "api&unread_item_ids", &[]).await;
+        let unread = ids(&answer["unread_item_ids"]);
+        assert_eq!(unread.len() as i64, 63 + MORE);
+        assert!(
+            unread.windows(2).all(|w| w[0] < w[1]),
+            "lowest first, each once"
+        );
+        // The newest arrival is there, and a mark by its id takes it out of the list it answers.
+        let newest = unread.last().unwrap().to_string();
+        let marked = fever(
+            &s,
+            "/fever/",
+            "api",
+            &[("mark", "item"), ("as", "read"), ("id", &newest)],
+        )
+        .await;
+        let after = ids(&marked["unread_item_ids"]);
+        assert_eq!(after.len(), unread.len() - 1);
+        assert!(!after.contains(unread.last().unwrap()));
+    }
+);

@@ -90,11 +90,19 @@ fn multipart_fields(body: &[u8], boundary: &str) -> Vec<(String, String)> {
         .collect()
 }
 
+/// Ids as Fever lists them, separated by commas; written into one string, since a heavy
+/// user's unread list holds a million.
 fn ids_text(ids: impl IntoIterator<Item = i64>) -> String {
-    ids.into_iter()
-        .map(|id| id.to_string())
-        .collect::<Vec<_>>()
-        .join(",")
+    use std::fmt::Write as _;
+    let mut text = String::new();
+    for id in ids {
+        if !text.is_empty() {
+            text.push(',');
+        }
+        // Writing to a String cannot fail.
+        _ = write!(text, "{id}");
+    }
+    text
 }
 
 /// Every Fever request: authenticate, then answer each part asked for.
@@ -527,28 +535,28 @@ async fn mark_arrived_before(
     Ok(())
 }
 
+/// Every unread item's id, however many: Fever apps take the list as the whole truth and mark
+/// read whatever they hold that is not in it (Read You's `FeverRssService.sync`, step 4), so a
+/// list cut at any length would read a heavy user's newer items for them.
 async fn unread_ids(state: &AppState, user_id: i64) -> Result<String, tidings_store::StoreError> {
     let query = SyncQuery {
         read: Some(false),
         ids_are: SyncIds::Arrival,
-        order: SyncOrder::IdAscending,
-        limit: tidings_store::MAX_SYNC_ITEM_IDS,
         ..SyncQuery::default()
     };
-    let ids = state.store.sync_item_ids(user_id, &query).await?;
-    Ok(ids_text(ids.into_iter().map(|r| r.id)))
+    let ids = state.store.sync_id_list(user_id, &query).await?;
+    Ok(ids_text(ids))
 }
 
+/// Every saved (starred) item's id, however many, for the same reason as [`unread_ids`].
 async fn saved_ids(state: &AppState, user_id: i64) -> Result<String, tidings_store::StoreError> {
     let query = SyncQuery {
         starred: Some(true),
         ids_are: SyncIds::Arrival,
-        order: SyncOrder::IdAscending,
-        limit: tidings_store::MAX_SYNC_ITEM_IDS,
         ..SyncQuery::default()
     };
-    let ids = state.store.sync_item_ids(user_id, &query).await?;
-    Ok(ids_text(ids.into_iter().map(|r| r.id)))
+    let ids = state.store.sync_id_list(user_id, &query).await?;
+    Ok(ids_text(ids))
 }
 
 #[cfg(test)]
