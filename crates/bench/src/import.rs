@@ -113,6 +113,11 @@ pub struct ImportBenchArgs {
     /// With `--enrichment`: the longest wait for the server to go idle after the import.
     #[arg(long, default_value_t = 1800.0)]
     pub enrichment_limit_seconds: f64,
+    /// How long the server is left with nothing to do before its idle memory is read: once
+    /// after its start (before the import), and once after the import (and, with
+    /// `--enrichment`, after its queues went idle). 0 reads nothing.
+    #[arg(long, default_value_t = 60.0)]
+    pub idle_memory_seconds: f64,
 }
 
 /// `NAME=VALUE` of `--server-env`.
@@ -133,11 +138,54 @@ struct BenchDatabase {
 /// What one measured child process used: its peak VmRSS by the samples and its VmHWM.
 #[derive(Debug, Default, Clone, Copy)]
 struct Memory {
+    /// Resident memory with nothing to do, after the start and after the import (issue 38's
+    /// memory targets count anonymous memory: the mapped database file is the kernel's to drop).
+    idle_at_start: Option<IdleMemory>,
+    idle_after_import: Option<IdleMemory>,
     peak_rss_kib: u64,
     /// When the peak was sampled, in ms after the sampling started.
     peak_at_ms: u64,
     hwm_kib: u64,
     samples: u64,
+}
+
+/// A process's resident memory at one moment, split as /proc/PID/status splits it.
+#[derive(Debug, Default, Clone, Copy)]
+struct IdleMemory {
+    rss_kib: u64,
+    /// Anonymous memory: the heap, stacks, what the allocator keeps.
+    anon_kib: u64,
+    /// Mapped files: the binary and, on SQLite, the database's memory map.
+    file_kib: u64,
+}
+
+impl IdleMemory {
+    /// Reads it now; none if the process is gone.
+    fn read(pid: u32) -> Option<IdleMemory> {
+        Some(IdleMemory {
+            rss_kib: proc_status_kib(pid, "VmRSS:")?,
+            anon_kib: proc_status_kib(pid, "RssAnon:")?,
+            file_kib: proc_status_kib(pid, "RssFile:")?,
+        })
+    }
+
+    /// Reads it after the process was left alone for `--idle-memory-seconds`.
+    async fn after_rest(pid: u32, args: &ImportBenchArgs) -> Option<IdleMemory> {
+        if args.idle_memory_seconds <= 0.0 {
+            return None;
+        }
+        tokio::time::sleep(Duration::from_secs_f64(args.idle_memory_seconds)).await;
+        IdleMemory::read(pid)
+    }
+
+    fn describe(self) -> String {
+        format!(
+            "RssAnon {:.1} MB, RssFile {:.1} MB (VmRSS {:.1} MB)",
+            mb(self.anon_kib),
+            mb(self.file_kib),
+            mb(self.rss_kib)
+        )
+    }
 }
 
 /// Samples a process's VmRSS every [`MEMORY_EVERY`] on a thread of its own until stopped,
@@ -197,6 +245,8 @@ impl MemorySampler {
             let _ = thread.join();
         }
         Memory {
+            idle_at_start: None,
+            idle_after_import: None,
             peak_rss_kib: self.peak.load(Ordering::Relaxed),
             peak_at_ms: self.peak_at_ms.load(Ordering::Relaxed),
             hwm_kib,
@@ -288,7 +338,7 @@ pub async fn run(config: &GlobalConfig, args: ImportBenchArgs) -> anyhow::Result
         let measured = measure_tidings(binary, &database, &opml, &args, temp.path(), &farm).await;
         drop_database(&database).await;
         let figures = measured?;
-        print_tidings(&figures, prompt_items, &database)?;
+        print_tidings(&figures, prompt_items, &database, &args)?;
         tidings_seconds = Some(figures.everything().as_secs_f64());
         tidings_memory = Some(figures.memory.peak_rss_kib.max(figures.memory.hwm_kib));
     }
@@ -538,21 +588,24 @@ async fn measure_tidings(
             child.id(),
             crate::sync::load_average()
         );
+        let idle_at_start = IdleMemory::after_rest(child.id(), args).await;
         let mut figures =
             import_and_wait(&client, &base, &key, opml, &store, user_id, args).await?;
         if args.enrichment {
             figures.enrichment =
                 Some(wait_until_idle(&store, user_id, child.id(), farm, args).await?);
         }
-        anyhow::Ok(figures)
+        let idle_after_import = IdleMemory::after_rest(child.id(), args).await;
+        anyhow::Ok((figures, idle_at_start, idle_after_import))
     }
     .await;
-    let memory = sampler.finish();
+    let mut memory = sampler.finish();
     let _ = child.kill();
     let _ = child.wait();
     store.close().await;
     match measured {
-        Ok(mut figures) => {
+        Ok((mut figures, idle_at_start, idle_after_import)) => {
+            (memory.idle_at_start, memory.idle_after_import) = (idle_at_start, idle_after_import);
             figures.memory = memory;
             Ok(figures)
         }
@@ -704,6 +757,7 @@ fn print_tidings(
     figures: &ImportFigures,
     prompt_items: i64,
     database: &BenchDatabase,
+    args: &ImportBenchArgs,
 ) -> anyhow::Result<()> {
     let report = &figures.report;
     let entries = report["entries"].as_array().cloned().unwrap_or_default();
@@ -743,6 +797,24 @@ fn print_tidings(
         mb(figures.memory.hwm_kib),
         tidings_store::redact_url(&database.url)
     );
+    let rest = args.idle_memory_seconds;
+    if let Some(idle) = figures.memory.idle_at_start {
+        outln!(
+            "  idle memory:  {} after {rest:.0} s with nothing to do from the start",
+            idle.describe()
+        );
+    }
+    if let Some(idle) = figures.memory.idle_after_import {
+        outln!(
+            "  idle memory:  {} {rest:.0} s after the import{}",
+            idle.describe(),
+            if args.enrichment {
+                " and its enrichment went idle"
+            } else {
+                "'s end"
+            }
+        );
+    }
     if let Some(cost) = &figures.enrichment {
         outln!(
             "  enrichment:   server idle {} {:.1} s after the import's end: {:.1} s of server \
