@@ -725,7 +725,7 @@ on_both_engines!(a_shared_feeds_backlog_reaches_a_new_subscribers_app, |db| {
 // holds that the list leaves out (FeverRssService.sync, step 4). The list held at most
 // 100,000 ids, the oldest, so an app of a user with more unread read the newer ones for them.
 on_both_engines!(
-    unread_ids_list_every_unread_item_past_a_hundred_thousand,
+    unread_ids_and_mark_before_reach_every_unread_item_past_a_hundred_thousand,
     |db| {
         let s = setup(db).await;
         const MORE: i64 = 100_001;
@@ -766,5 +766,25 @@ on_both_engines!(
         let after = ids(&marked["unread_item_ids"]);
         assert_eq!(after.len(), unread.len() - 1);
         assert!(!after.contains(unread.last().unwrap()));
+        // "Mark all read before T" (group 0) reads every one of them, not the 100,000 oldest
+        // (one page of ids) as it did.
+        let before = (tidings_store::unix_now() + 2).to_string();
+        let marked = fever(
+            &s,
+            "/fever/",
+            "api",
+            &[
+                ("mark", "group"),
+                ("as", "read"),
+                ("id", "0"),
+                ("before", &before),
+            ],
+        )
+        .await;
+        assert_eq!(
+            ids(&marked["unread_item_ids"]),
+            Vec::<i64>::new(),
+            "nothing is left unread"
+        );
     }
 );

@@ -743,30 +743,38 @@ impl Store {
     }
 
     /// Marks read every unread item of the user's that `query` selects (its read filter,
-    /// order, offset and limit aside), a thousand at a time, as marks by id do. For marks
-    /// the watermark cannot make: by label, or by arrival time (an app's "everything up to
-    /// the newest I have shown"). Returns how many items became read.
+    /// order, offset and limit aside), however many, a thousand at a time, as marks by id do.
+    /// For marks the watermark cannot make: by label, or by arrival time (an app's
+    /// "everything up to the newest I have shown"). Returns how many items became read.
     pub async fn mark_sync_items_read(&self, user_id: i64, query: &SyncQuery) -> Result<u64> {
-        let query = SyncQuery {
+        let mut query = SyncQuery {
             read: Some(false),
             order: SyncOrder::IdAscending,
+            after: None,
             offset: 0,
             limit: MAX_SYNC_ITEM_IDS,
             ..query.clone()
         };
-        let ids: Vec<i64> = self
-            .sync_item_ids(user_id, &query)
-            .await?
-            .into_iter()
-            .map(|r| r.item_id)
-            .collect();
         let mut marked = 0;
-        for chunk in ids.chunks(crate::MAX_MARK_IDS) {
-            marked += self
-                .mark_read(user_id, &crate::MarkReadScope::Ids(chunk.to_vec()), None)
-                .await?;
+        // Pages of the lowest ids past the last page's: a heavy user's "mark everything
+        // before T" (Fever's `before`, Google Reader's `ts`) selects a million items, and
+        // a single page left all but the first 100,000 unread. The cursor, not the read
+        // filter alone, moves the loop on, so an item that stays unread cannot hold it.
+        loop {
+            let page = self.sync_item_ids(user_id, &query).await?;
+            let ids: Vec<i64> = page.iter().map(|r| r.item_id).collect();
+            for chunk in ids.chunks(crate::MAX_MARK_IDS) {
+                marked += self
+                    .mark_read(user_id, &crate::MarkReadScope::Ids(chunk.to_vec()), None)
+                    .await?;
+            }
+            match page.last() {
+                Some(last) if page.len() as i64 >= MAX_SYNC_ITEM_IDS => {
+                    query.id_above = Some(last.id);
+                }
+                _ => return Ok(marked),
+            }
         }
-        Ok(marked)
     }
 
     /// The items behind some of the user's arrival numbers ([`SyncIds::Arrival`]), as
