@@ -7,8 +7,8 @@
 //! before migration 56 are given theirs here, one span of item ids per transaction, by a
 //! background job; until it is done the sync queries read the numbers from the items.
 
-use crate::search::BackfillStep;
-use crate::{Engine, Result, Store, in_tx, with_db};
+use crate::backfill_cursor::BackfillStep;
+use crate::{Result, Store, in_tx, with_db};
 
 /// Item ids whose arrival rows one step of [`Store::backfill_arrival_dates`] fills when the
 /// caller does not say: one statement of SQL alone, a few thousand rows on a small install.
@@ -50,35 +50,13 @@ impl Store {
     /// moved or redated) keeps them.
     pub async fn backfill_arrival_dates(&self, batch: i64) -> Result<BackfillStep> {
         let batch = batch.clamp(1, 100_000);
-        let state: Option<(i64, i64)> = with_db!(self, read, |db| {
-            sqlx::query_as(
-                "SELECT next_item_id, last_item_id FROM arrival_dates_backfill WHERE id = 1",
-            )
-            .fetch_optional(db)
-            .await?
-        });
-        let Some((next, last)) = state else {
-            return Ok(BackfillStep {
-                indexed: 0,
-                next_item_id: 1,
-                last_item_id: 0,
-            });
+        let cursor = match self.backfill_cursor("arrival_dates_backfill").await? {
+            Ok(cursor) => cursor,
+            Err(done) => return Ok(done),
         };
-        let done = BackfillStep {
-            indexed: 0,
-            next_item_id: next,
-            last_item_id: last,
-        };
-        if next > last {
-            return Ok(done);
-        }
+        let (next, last) = (cursor.next, cursor.last);
         let upper = next.saturating_add(batch - 1).min(last);
-        let lock = match self.engine() {
-            Engine::Sqlite => "",
-            Engine::Postgres => "FOR UPDATE",
-        };
-        let state_sql =
-            format!("SELECT next_item_id FROM arrival_dates_backfill WHERE id = 1 {lock}");
+        let state_sql = cursor.locked_next_sql(self.engine());
         let written = in_tx!(self, |tx| {
             let current: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(state_sql))
                 .fetch_one(&mut *tx)
@@ -111,7 +89,7 @@ impl Store {
                 next_item_id: upper + 1,
                 last_item_id: last,
             },
-            None => done,
+            None => cursor.unchanged(),
         })
     }
 }

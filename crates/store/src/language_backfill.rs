@@ -4,10 +4,10 @@
 
 use std::collections::HashMap;
 
+use crate::backfill_cursor::BackfillStep;
 use crate::languages::{ItemLanguageInput, batch_languages, guesses, refresh_feed_language_on};
-use crate::search::BackfillStep;
 use crate::search_index::searchable_text;
-use crate::{Engine, Result, Store, in_tx, with_db};
+use crate::{Result, Store, in_tx, with_db};
 
 /// The columns of an item the backfill reads: id, feed, title, content, summary.
 type BackfillRow = (i64, i64, Option<String>, Option<String>, Option<String>);
@@ -21,26 +21,11 @@ impl Store {
     /// a step whose cursor moved meanwhile writes nothing).
     pub async fn backfill_languages(&self, batch: i64) -> Result<BackfillStep> {
         let batch = batch.clamp(1, 10_000);
-        let state: Option<(i64, i64)> = with_db!(self, read, |db| {
-            sqlx::query_as("SELECT next_item_id, last_item_id FROM language_backfill WHERE id = 1")
-                .fetch_optional(db)
-                .await?
-        });
-        let Some((next, last)) = state else {
-            return Ok(BackfillStep {
-                indexed: 0,
-                next_item_id: 1,
-                last_item_id: 0,
-            });
+        let cursor = match self.backfill_cursor("language_backfill").await? {
+            Ok(cursor) => cursor,
+            Err(done) => return Ok(done),
         };
-        let done = BackfillStep {
-            indexed: 0,
-            next_item_id: next,
-            last_item_id: last,
-        };
-        if next > last {
-            return Ok(done);
-        }
+        let (next, last) = (cursor.next, cursor.last);
         let rows: Vec<BackfillRow> = with_db!(self, read, |db| {
             sqlx::query_as(
                 "SELECT id, feed_id, title, content, summary FROM items
@@ -57,11 +42,7 @@ impl Store {
             Some((id, ..)) if rows.len() as i64 == batch => id + 1,
             _ => last + 1,
         };
-        let lock = match self.engine() {
-            Engine::Sqlite => "",
-            Engine::Postgres => "FOR UPDATE",
-        };
-        let state_sql = format!("SELECT next_item_id FROM language_backfill WHERE id = 1 {lock}");
+        let state_sql = cursor.locked_next_sql(self.engine());
         let written = in_tx!(self, |tx| {
             let current: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(state_sql))
                 .fetch_one(&mut *tx)
@@ -98,7 +79,7 @@ impl Store {
                 next_item_id: after,
                 last_item_id: last,
             },
-            None => done,
+            None => cursor.unchanged(),
         })
     }
 }

@@ -16,6 +16,7 @@
 
 mod arrival_dates;
 pub mod auth_cache;
+mod backfill_cursor;
 mod backup;
 mod batch;
 mod bookmarks;
@@ -77,6 +78,7 @@ use sqlx::sqlite::{
 };
 
 pub use arrival_dates::ARRIVAL_DATES_BATCH;
+pub use backfill_cursor::BackfillStep;
 pub use backup::BackupReport;
 pub use bookmarks::{Bookmark, DetachedBookmark};
 pub use duplicates::{
@@ -131,7 +133,7 @@ pub use rules::{
     RulePreview, StoredRule, UNDO_SECONDS,
 };
 pub use rules_age::AgeRulesReport;
-pub use search::{BackfillStep, DEFAULT_BACKFILL_BATCH, ItemSearch, SearchHit, SearchPage};
+pub use search::{DEFAULT_BACKFILL_BATCH, ItemSearch, SearchHit, SearchPage};
 pub use second_factors::{
     AuthChallenge, ChallengeLimits, ChallengePurpose, ChallengeStored, NewAuthChallenge, Passkey,
     SecondFactors, TotpSecret,

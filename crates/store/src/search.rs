@@ -11,6 +11,7 @@
 
 use tidings_text::{SearchQuery, SearchTerm, TermStatistics, rank};
 
+use crate::backfill_cursor::BackfillStep;
 use crate::reading::{
     FROM_ITEMS, FROM_STATES, IS_READ, Listing, NOT_HIDDEN, STATES_JOINED, SUMMARY_COLUMNS,
     SqlValue, decode_summary, summary_from_row,
@@ -243,27 +244,6 @@ pub struct SearchPage {
     pub next_cursor: Option<ItemCursor>,
     /// By relevance: the offset of the next page, when there is one.
     pub next_offset: Option<i64>,
-}
-
-/// How far the indexing of items that predate the search index (and of full articles that
-/// predate their indexing) has come.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct BackfillStep {
-    /// Items indexed by this step.
-    pub indexed: u64,
-    /// The next item id to index (of the items' pass until it is done, then of the full
-    /// articles' pass).
-    pub next_item_id: i64,
-    /// The last item id to index.
-    pub last_item_id: i64,
-}
-
-impl BackfillStep {
-    /// Whether every item that predates the index, and every full article that predates its
-    /// indexing, is indexed.
-    pub fn is_done(&self) -> bool {
-        self.next_item_id > self.last_item_id
-    }
 }
 
 /// A term as a tsquery: its tokens as a phrase (`<->`), the last one a prefix when asked.
