@@ -32,6 +32,7 @@ mod identities;
 mod import_jobs;
 mod items;
 mod job_queue;
+mod label_names;
 mod language_backfill;
 mod languages;
 mod lease;

@@ -556,6 +556,13 @@ pub const MIGRATIONS: &[Migration] = &[
         postgres: include_str!("../migrations/postgres/0056_user_items_dates.sql"),
         data: None,
     },
+    Migration {
+        version: 57,
+        name: "item_label_names",
+        sqlite: include_str!("../migrations/sqlite/0057_item_label_names.sql"),
+        postgres: include_str!("../migrations/postgres/0057_item_label_names.sql"),
+        data: None,
+    },
 ];
 
 /// An arbitrary constant naming tidings' migration lock among PostgreSQL advisory locks.

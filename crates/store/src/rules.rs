@@ -16,6 +16,7 @@ use tidings_rules::{
     Action, Outcome, PreparedItem, Rule, RuleError, RuleItem, RuleSpec, Scope, evaluate,
 };
 
+use crate::label_names::LabelNames;
 use crate::reading::{FROM_ITEMS, IS_READ, SUMMARY_COLUMNS, SqlValue};
 use crate::search_index::ItemText;
 use crate::{ItemSummary, NewItem, Result, RuleCache, Store, StoreError, in_tx, unix_now, with_db};
@@ -654,7 +655,7 @@ macro_rules! write_rule_outcome_on {
                 .await?;
         }
         for label in &outcome.labels {
-            sqlx::query(
+            let inserted = sqlx::query(
                 "INSERT INTO item_labels (user_id, item_id, label, created_at)
                  VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING",
             )
@@ -663,7 +664,15 @@ macro_rules! write_rule_outcome_on {
             .bind(label.as_str())
             .bind(now)
             .execute(&mut *$db)
-            .await?;
+            .await?
+            .rows_affected();
+            if inserted > 0 {
+                $crate::label_names::LabelNames::count_added_labels(
+                    &mut *$db,
+                    &[(user_id, label.as_str())],
+                )
+                .await?;
+            }
         }
         for channel in &outcome.notify {
             // The channel must still be the user's: it may have been deleted since.
@@ -795,7 +804,8 @@ const SQLITE_HIDDEN_SQL: &str = "DELETE FROM user_items
      WHERE (item_id, user_id) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?))";
 
 /// SQLite: labels from a JSON array of `[user, item, label]`, then the time, for a fetch's
-/// own new items (inserted by this transaction, so theirs and their subscribers').
+/// own new items (inserted by this transaction, so theirs and their subscribers', and without
+/// labels before: every row is added, and counted as such, [`LabelNames`]).
 const SQLITE_LABELS_SQL: &str = "INSERT INTO item_labels (user_id, item_id, label, created_at)
      SELECT value ->> 0, value ->> 1, value ->> 2, ? FROM json_each(?) WHERE TRUE
      ON CONFLICT DO NOTHING";
@@ -804,12 +814,14 @@ const SQLITE_LABELS_SQL: &str = "INSERT INTO item_labels (user_id, item_id, labe
 /// outside it (a backlog, an age rule's window): only those still there and still followed by
 /// their user, as on PostgreSQL, where label rows have no foreign keys (version 55). Here the
 /// keys would refuse an item deleted meanwhile by failing the whole batch; the join skips it.
+/// Answers the rows it added (not those that were there), which [`LabelNames`] counts.
 const SQLITE_LABELS_EXISTING_SQL: &str =
     "INSERT INTO item_labels (user_id, item_id, label, created_at)
      SELECT s.user_id, i.id, value ->> 2, ? FROM json_each(?)
      JOIN items i ON i.id = value ->> 1
      JOIN subscriptions s ON s.user_id = value ->> 0 AND s.feed_id = i.feed_id
-     WHERE TRUE ON CONFLICT DO NOTHING";
+     WHERE TRUE ON CONFLICT DO NOTHING
+     RETURNING user_id, label";
 
 /// SQLite: summary jobs for a JSON array of items, queued now.
 const SQLITE_SUMMARIES_SQL: &str = "INSERT INTO summary_jobs (item_id, queued_at, not_before)
@@ -827,7 +839,12 @@ impl OutcomeWrites for sqlx::SqliteConnection {
         now: i64,
         fresh: bool,
     ) -> Result<()> {
-        let (states, hidden, labels, summarize) = outcome_rows(decided);
+        let (states, hidden, mut labels, summarize) = outcome_rows(decided);
+        if fresh {
+            // Each row once, so that each is counted once; by item, as the key lies.
+            labels.sort_unstable_by_key(|&(u, i, l)| (i, u, l));
+            labels.dedup();
+        }
         if !states.is_empty() {
             let rows: Vec<(i64, i64, u8, u8, u8)> = states
                 .iter()
@@ -847,17 +864,23 @@ impl OutcomeWrites for sqlx::SqliteConnection {
                 .execute(&mut *self)
                 .await?;
         }
-        if !labels.is_empty() {
-            let sql = if fresh {
-                SQLITE_LABELS_SQL
-            } else {
-                SQLITE_LABELS_EXISTING_SQL
-            };
-            sqlx::query(sql)
+        if !labels.is_empty() && fresh {
+            sqlx::query(SQLITE_LABELS_SQL)
                 .bind(now)
                 .bind(json(&labels)?)
                 .execute(&mut *self)
                 .await?;
+            // The items are new, so every (distinct) row is added.
+            let added: Vec<(i64, &str)> = labels.iter().map(|&(u, _, l)| (u, l)).collect();
+            self.count_added_labels(&added).await?;
+        } else if !labels.is_empty() {
+            let added: Vec<(i64, String)> = sqlx::query_as(SQLITE_LABELS_EXISTING_SQL)
+                .bind(now)
+                .bind(json(&labels)?)
+                .fetch_all(&mut *self)
+                .await?;
+            let added: Vec<(i64, &str)> = added.iter().map(|(u, l)| (*u, l.as_str())).collect();
+            self.count_added_labels(&added).await?;
         }
         if !summarize.is_empty() {
             sqlx::query(SQLITE_SUMMARIES_SQL)

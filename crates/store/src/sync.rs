@@ -7,6 +7,7 @@
 //! Items come back whole, content included, because these clients store them.
 
 use crate::items::{decode_item, item_from_row};
+use crate::label_names::LabelNames;
 use crate::reading::{IS_READ, NOT_HIDDEN, is_read_dated, not_duplicate};
 use crate::{Item, Result, Store, StoreError, in_tx, row_decoder, unix_now, with_db};
 
@@ -958,8 +959,9 @@ impl Store {
             crate::Engine::Postgres => "FOR KEY SHARE OF i, s",
             crate::Engine::Sqlite => "",
         };
-        let inserted = with_db!(self, write, |db| {
-            sqlx::query(sqlx::AssertSqlSafe(format!(
+        // On SQLite the label's count goes up in the same transaction (migration 57).
+        let inserted = in_tx!(self, |tx| {
+            let inserted = sqlx::query(sqlx::AssertSqlSafe(format!(
                 "INSERT INTO item_labels (user_id, item_id, label, created_at)
                  SELECT $1, i.id, $3, $4 FROM items i
                  JOIN subscriptions s ON s.feed_id = i.feed_id AND s.user_id = $1
@@ -970,9 +972,13 @@ impl Store {
             .bind(item_id)
             .bind(&label)
             .bind(now)
-            .execute(db)
+            .execute(&mut *tx)
             .await?
-            .rows_affected()
+            .rows_affected();
+            if inserted > 0 {
+                LabelNames::count_added_labels(&mut *tx, &[(user_id, label.as_str())]).await?;
+            }
+            inserted
         });
         if inserted > 0 {
             return Ok(true);
@@ -1019,15 +1025,12 @@ impl Store {
         Ok(labels)
     }
 
-    /// Every label the user has put on items, sorted.
+    /// Every label the user has put on items, sorted (on SQLite from each user's label
+    /// names, migration 57).
     pub async fn list_item_labels(&self, user_id: i64) -> Result<Vec<String>> {
+        let sql = crate::label_names::list_labels_sql(self.engine());
         Ok(with_db!(self, read, |db| {
-            sqlx::query_scalar(
-                "SELECT DISTINCT label FROM item_labels WHERE user_id = $1 ORDER BY label",
-            )
-            .bind(user_id)
-            .fetch_all(db)
-            .await?
+            sqlx::query_scalar(sql).bind(user_id).fetch_all(db).await?
         }))
     }
 

@@ -31,8 +31,8 @@ async fn add_items(store: &Store, feed_id: i64, prefix: &str, range: std::ops::R
     store.upsert_items(feed_id, &items, BASE).await.unwrap();
 }
 
-/// One number from the test's database.
-async fn scalar(db: &TestDb, sql: &str) -> i64 {
+/// One number from the test's database (the label tests' too).
+pub(crate) async fn scalar(db: &TestDb, sql: &str) -> i64 {
     use sqlx::Connection;
     let url = db.url();
     let sql = sqlx::AssertSqlSafe(sql.to_string());

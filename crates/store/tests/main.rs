@@ -11,6 +11,7 @@ mod fetching;
 mod full_text;
 mod identities;
 mod import_jobs;
+mod label_names;
 mod languages;
 mod popularity;
 mod reading;
