@@ -16,6 +16,12 @@ pub(crate) trait LabelNames {
     /// Adds `added` (user, label), one entry per label row inserted (not those that were
     /// there already), to the users' label counts: one statement whatever their number.
     async fn count_added_labels(&mut self, added: &[(i64, &str)]) -> Result<()>;
+
+    /// Whether user `user_id` may have label `label` on an item: on SQLite whether it is
+    /// among their names (renaming or deleting a label scans every label row, so one that is
+    /// not there, such as a folder's name, needs no scan); always on PostgreSQL, whose
+    /// statements find the rows through the by-label index anyway.
+    async fn may_have_label(&mut self, user_id: i64, label: &str) -> Result<bool>;
 }
 
 /// SQLite: (user, label, how many) rows from a JSON array, added to the counts.
@@ -40,12 +46,27 @@ impl LabelNames for sqlx::SqliteConnection {
             .await?;
         Ok(())
     }
+
+    async fn may_have_label(&mut self, user_id: i64, label: &str) -> Result<bool> {
+        Ok(sqlx::query_scalar(
+            "SELECT EXISTS (SELECT 1 FROM item_label_names WHERE user_id = ? AND label = ?)",
+        )
+        .bind(user_id)
+        .bind(label)
+        .fetch_one(&mut *self)
+        .await?)
+    }
 }
 
 impl LabelNames for sqlx::PgConnection {
     /// Nothing to count: PostgreSQL lists labels through its by-label index.
     async fn count_added_labels(&mut self, _added: &[(i64, &str)]) -> Result<()> {
         Ok(())
+    }
+
+    /// Always: the by-label index finds the rows, or none, at once.
+    async fn may_have_label(&mut self, _user_id: i64, _label: &str) -> Result<bool> {
+        Ok(true)
     }
 }
 

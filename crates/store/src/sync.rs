@@ -1038,36 +1038,51 @@ impl Store {
     pub async fn rename_item_label(&self, user_id: i64, from: &str, to: &str) -> Result<u64> {
         let to = check_label(to)?;
         let from = from.trim().to_string();
+        // On SQLite each statement scans every label row (migration 57): a label the user
+        // does not have (a folder's name, renamed through the same call) needs none.
         Ok(in_tx!(self, |tx| {
-            sqlx::query(
-                "DELETE FROM item_labels WHERE user_id = $1 AND label = $2
-                   AND item_id IN (SELECT item_id FROM item_labels
-                                   WHERE user_id = $1 AND label = $3)",
-            )
-            .bind(user_id)
-            .bind(&from)
-            .bind(&to)
-            .execute(&mut *tx)
-            .await?;
-            sqlx::query("UPDATE item_labels SET label = $3 WHERE user_id = $1 AND label = $2")
-                .bind(user_id)
-                .bind(&from)
-                .bind(&to)
-                .execute(&mut *tx)
-                .await?
-                .rows_affected()
+            if !tx.may_have_label(user_id, &from).await? {
+                0
+            } else {
+                // Onto itself the merge would take every row (all are "already there").
+                if to != from && tx.may_have_label(user_id, &to).await? {
+                    sqlx::query(
+                        "DELETE FROM item_labels WHERE user_id = $1 AND label = $2
+                           AND item_id IN (SELECT item_id FROM item_labels
+                                           WHERE user_id = $1 AND label = $3)",
+                    )
+                    .bind(user_id)
+                    .bind(&from)
+                    .bind(&to)
+                    .execute(&mut *tx)
+                    .await?;
+                }
+                sqlx::query("UPDATE item_labels SET label = $3 WHERE user_id = $1 AND label = $2")
+                    .bind(user_id)
+                    .bind(&from)
+                    .bind(&to)
+                    .execute(&mut *tx)
+                    .await?
+                    .rows_affected()
+            }
         }))
     }
 
     /// Removes a label from all of the user's items.
     pub async fn delete_item_label(&self, user_id: i64, label: &str) -> Result<u64> {
-        Ok(with_db!(self, write, |db| {
-            sqlx::query("DELETE FROM item_labels WHERE user_id = $1 AND label = $2")
-                .bind(user_id)
-                .bind(label.trim())
-                .execute(db)
-                .await?
-                .rows_affected()
+        let label = label.trim();
+        // As for a rename: no scan on SQLite for a label the user does not have.
+        Ok(in_tx!(self, |tx| {
+            if !tx.may_have_label(user_id, label).await? {
+                0
+            } else {
+                sqlx::query("DELETE FROM item_labels WHERE user_id = $1 AND label = $2")
+                    .bind(user_id)
+                    .bind(label)
+                    .execute(&mut *tx)
+                    .await?
+                    .rows_affected()
+            }
         }))
     }
 

@@ -158,6 +158,15 @@ on_both_engines!(
             .await
             .unwrap();
         assert_labels(&store, db, ann, &["Topics"], "renamed").await;
+        // Onto itself: every row stays.
+        assert_eq!(
+            store
+                .rename_item_label(ann, "Topics", "Topics")
+                .await
+                .unwrap(),
+            4
+        );
+        assert_labels(&store, db, ann, &["Topics"], "renamed onto itself").await;
 
         // An item's deletion takes its labels, for every user; the last one takes the name.
         for id in [one, two] {
@@ -173,6 +182,12 @@ on_both_engines!(
         assert!(store.add_item_label(bob, four, "Later").await.unwrap());
         assert_eq!(store.delete_item_label(ann, "Topics").await.unwrap(), 2);
         assert_labels(&store, db, ann, &[], "deleted").await;
+        // A label nobody has (a folder's name goes through the same calls): nothing to do.
+        assert_eq!(store.delete_item_label(bob, "Nope").await.unwrap(), 0);
+        assert_eq!(
+            store.rename_item_label(bob, "Nope", "Later").await.unwrap(),
+            0
+        );
         assert_labels(&store, db, bob, &["Later"], "bob's own").await;
         store.delete_user(bob).await.unwrap();
         assert_labels(&store, db, bob, &[], "user deleted").await;
