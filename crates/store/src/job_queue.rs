@@ -224,17 +224,11 @@ impl JobQueue {
         batch: i64,
         now: i64,
     ) -> Result<u64> {
-        let read = format!("SELECT next_item_id, last_item_id FROM {cursor_table} WHERE id = 1");
-        // Read without a lock first: once done, a step writes nothing (SQLite's one writer is
-        // shared).
-        let state: Option<(i64, i64)> = with_db!(store, read, |db| {
-            sqlx::query_as(sqlx::AssertSqlSafe(read.as_str()))
-                .fetch_optional(db)
-                .await?
-        });
-        if state.is_none_or(|(next, last)| next > last) {
+        // Read without a lock first: once done, a step writes nothing.
+        if store.backfill_cursor(cursor_table).await?.is_err() {
             return Ok(0);
         }
+        let read = format!("SELECT next_item_id, last_item_id FROM {cursor_table} WHERE id = 1");
         let locked = match store.engine() {
             Engine::Sqlite => read,
             Engine::Postgres => format!("{read} FOR UPDATE"),
