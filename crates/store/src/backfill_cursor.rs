@@ -1,8 +1,8 @@
 //! Where a resumable background backfill stands: a one-row table (id 1) of `next_item_id` up
 //! to `last_item_id`, set by the migration that needs the backfill and moved on by each step.
 //! Shared by the backfills that walk the items by id (languages, the arrival rows' dates, the
-//! job queues' backfills of items stored before a queue existed), a
-//! floor below them so that neither imports the other or the search index's module.
+//! job queues' backfills of items stored before a queue existed), a floor below them so that
+//! none imports another or the search index's module.
 
 use crate::{Engine, Result, Store, with_db};
 
