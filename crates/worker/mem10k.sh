@@ -2,6 +2,8 @@
 # Peak memory (VmHWM) of `tidings refresh --all`, `tidings worker` and `tidings serve`, each
 # fetching 10,000 uniform feeds of `tidings-bench farm` twice (the second time all 304).
 # Usage: crates/worker/mem10k.sh sqlite|postgres [path/to/tidings]
+# FEEDS=100000 serves that many feeds instead; MODES="worker" runs only the paths named
+# (of cli, worker and serve).
 # (cargo build --release -p tidings -p tidings-bench first)
 # PostgreSQL: a database `tidings_fetchbench` on 127.0.0.1 (createdb -h 127.0.0.1 -U postgres
 # tidings_fetchbench); the script works in schemas fb_* of it.
@@ -10,6 +12,8 @@ B=${2:-target/release/tidings}
 # The farm is a bench command, in the tidings-bench binary built beside tidings.
 BENCH=$(dirname "$B")/tidings-bench
 ENGINE=$1
+FEEDS=${FEEDS:-10000}
+MODES=${MODES:-"cli worker serve"}
 D=$(mktemp -d)/$ENGINE; mkdir -p $D
 export TIDINGS_ALLOW_PRIVATE_NETWORKS=true TIDINGS_FETCH_PER_HOST_RATE=1000 TIDINGS_FETCH_PER_HOST_CONCURRENCY=100 TIDINGS_FETCH_PER_HOST_SLOW=100 TIDINGS_WORKER_POLL_SECONDS=5 TIDINGS_LOG_LEVEL=info
 dburl() {
@@ -23,7 +27,7 @@ reset_due() {
 }
 farm() { # name port
   local url; url=$(dburl $1)
-  $BENCH farm --feeds 10000 --port $2 --database-url "$url" > $D/farm-$1.log 2>&1 &
+  $BENCH farm --feeds $FEEDS --port $2 --database-url "$url" > $D/farm-$1.log 2>&1 &
   echo $! > $D/farm-$1.pid
   until grep -q serving $D/farm-$1.log 2>/dev/null; do sleep 2; if ! kill -0 $(cat $D/farm-$1.pid) 2>/dev/null; then cat $D/farm-$1.log; exit 1; fi; done
   echo "$url" > $D/url-$1
@@ -31,17 +35,21 @@ farm() { # name port
 hwm() { grep VmHWM /proc/$1/status | awk '{printf "%.1f MB", $2/1024}'; }
 cycles() { grep -c "fetch cycle" $1 2>/dev/null; }
 
-echo "== refresh --all ($ENGINE)"
-farm cli 8911
-for round in 1 2; do
-  start=$(date +%s.%N)
-  /usr/bin/time -v $B refresh --all --database-url "$(cat $D/url-cli)" > $D/refresh$round.out 2> $D/refresh$round.time
-  end=$(date +%s.%N)
-  echo "round $round: $(echo "$end - $start" | bc) s, $(grep -c . $D/refresh$round.out) lines, $(grep -c 'not modified' $D/refresh$round.out) not modified, max RSS $(grep 'Maximum resident' $D/refresh$round.time | awk '{printf "%.1f MB", $6/1024}')"
+for mode in $MODES; do
+  if [ $mode != cli ]; then continue; fi
+  echo "== refresh --all ($ENGINE)"
+  farm cli 8911
+  for round in 1 2; do
+    start=$(date +%s.%N)
+    /usr/bin/time -v $B refresh --all --database-url "$(cat $D/url-cli)" > $D/refresh$round.out 2> $D/refresh$round.time
+    end=$(date +%s.%N)
+    echo "round $round: $(echo "$end - $start" | bc) s, $(grep -c . $D/refresh$round.out) lines, $(grep -c 'not modified' $D/refresh$round.out) not modified, max RSS $(grep 'Maximum resident' $D/refresh$round.time | awk '{printf "%.1f MB", $6/1024}')"
+  done
+  kill -INT $(cat $D/farm-cli.pid)
 done
-kill -INT $(cat $D/farm-cli.pid)
 
-for mode in worker serve; do
+for mode in $MODES; do
+  if [ $mode = cli ]; then continue; fi
   echo "== $mode ($ENGINE)"
   port=8912; [ $mode = serve ] && port=8913
   farm $mode $port
