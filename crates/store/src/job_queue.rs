@@ -149,8 +149,8 @@ impl JobQueue {
 
     /// The same queue, of versioned rows without a due time or attempts (tags): queueing an
     /// item already queued moves its version on and frees its lease (its text changed after
-    /// it was claimed), and an outcome is kept only for the version it was claimed at
-    /// ([`JobQueue::complete_at_version_sql`]).
+    /// it was claimed), and an outcome is kept only for the version it was claimed at (the
+    /// tags' writes take a batch off the queue at their versions in one statement).
     pub(crate) const fn versioned(self) -> JobQueue {
         JobQueue {
             attempts: Attempts::Never,
@@ -518,14 +518,9 @@ impl JobQueue {
         format!("DELETE FROM {} WHERE item_id = $1", self.table)
     }
 
-    /// The statement that takes an item off a versioned queue if it is still at the version
-    /// it was claimed at (`$1` the item, `$2` the version), for a caller that runs it in the
-    /// transaction storing the outcome and keeps the outcome only when a row was deleted.
-    pub(crate) fn complete_at_version_sql(&self) -> String {
-        format!(
-            "DELETE FROM {} WHERE item_id = $1 AND version = $2",
-            self.table
-        )
+    /// The queue's table.
+    pub(crate) fn table(&self) -> &'static str {
+        self.table
     }
 
     /// Takes an item off the queue.

@@ -56,6 +56,7 @@ mod summaries;
 mod summary_translations;
 mod sync;
 mod sync_subscriptions;
+mod tag_statements;
 mod tags;
 #[cfg(test)]
 mod test_engines;

@@ -6,11 +6,12 @@
 //! batch at a time, when the queue runs short ([`Store::claim_tag_jobs`]). The tags
 //! themselves are found by `tidings-tags` in the worker; the store keeps what it is given.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use crate::job_queue::{JobQueue, Refill, placeholders};
 use crate::rules_late::{LateChange, Learned, write_late_changes_on};
-use crate::{Result, Store, in_tx, with_db};
+use crate::tag_statements::TagStatements;
+use crate::{Result, Store, StoreError, in_tx, with_db};
 
 /// The queue of items waiting for their tags: newest first, versioned (an item whose text
 /// changes is queued again and tagged from its newer text).
@@ -21,9 +22,8 @@ pub const TAG_BACKFILL_BATCH: i64 = 500;
 /// The most tags [`Store::top_tags`] answers.
 pub const MAX_TOP_TAGS: i64 = 200;
 
-/// Rows per multi-row insert of an item's tags, and ids per read of tags (well under both
-/// engines' limits on bound values).
-const ROWS_PER_STATEMENT: usize = 100;
+/// Items per read of items' tags (well under both engines' limits on bound values).
+const IDS_PER_READ: usize = 200;
 
 /// An item claimed for tagging, with the text its tags are found in.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -70,6 +70,29 @@ pub struct TagCount {
     pub name: String,
     /// Items of the user's subscriptions with the tag.
     pub count: i64,
+}
+
+/// The rows `(item, tag, score)` of the `current` items among `tagged`, with the tags' ids
+/// `ids` by name: a tag named twice for an item counts once (its first score), scores are
+/// kept in 0–1.
+fn item_tag_rows(
+    tagged: &[&TaggedItem],
+    current: &HashSet<i64>,
+    ids: &HashMap<String, i64>,
+) -> Result<Vec<(i64, i64, f64)>> {
+    let mut rows = Vec::new();
+    for item in tagged.iter().filter(|item| current.contains(&item.item_id)) {
+        let mut seen = HashSet::with_capacity(item.tags.len());
+        for tag in &item.tags {
+            let tag_id = *ids
+                .get(&tag.name)
+                .ok_or_else(|| StoreError::Invalid(format!("tag {:?} was not stored", tag.name)))?;
+            if seen.insert(tag_id) {
+                rows.push((item.item_id, tag_id, tag.score.clamp(0.0, 1.0)));
+            }
+        }
+    }
+    Ok(rows)
 }
 
 /// Queues `ids` for tagging inside the transaction `$tx`, at `$now`. An item already queued
@@ -150,8 +173,6 @@ impl Store {
             .iter()
             .flat_map(|item| item.tags.iter().map(|tag| tag.name.as_str()))
             .collect();
-        let mut saved = 0;
-        let complete = TAG_JOBS.complete_at_version_sql();
         // Rules that look at tags could not hold when the items arrived: what they decide now
         // is written with the tags (an item whose text changed meanwhile is skipped below,
         // and its change with it).
@@ -164,70 +185,31 @@ impl Store {
             .collect();
         let changes = self.late_rule_changes(&learned).await?;
         let (engine, now) = (self.engine(), crate::unix_now());
-        in_tx!(self, |tx| {
-            let mut current_items = Vec::with_capacity(tagged.len());
-            let mut ids: HashMap<&str, i64> = HashMap::with_capacity(names.len());
-            for name in &names {
-                let inserted: Option<i64> = sqlx::query_scalar(
-                    "INSERT INTO tags (name) VALUES ($1) ON CONFLICT (name) DO NOTHING RETURNING id",
-                )
-                .bind(*name)
-                .fetch_optional(&mut *tx)
-                .await?;
-                let id = match inserted {
-                    Some(id) => id,
-                    None => {
-                        sqlx::query_scalar("SELECT id FROM tags WHERE name = $1")
-                            .bind(*name)
-                            .fetch_one(&mut *tx)
-                            .await?
-                    }
-                };
-                ids.insert(name, id);
-            }
-            for item in tagged {
-                let current = sqlx::query(sqlx::AssertSqlSafe(complete.as_str()))
-                    .bind(item.item_id)
-                    .bind(item.version)
-                    .execute(&mut *tx)
-                    .await?
-                    .rows_affected();
-                if current == 0 {
-                    continue;
-                }
-                sqlx::query("DELETE FROM item_tags WHERE item_id = $1")
-                    .bind(item.item_id)
-                    .execute(&mut *tx)
-                    .await?;
-                let mut rows: Vec<(i64, f64)> = Vec::with_capacity(item.tags.len());
-                for tag in &item.tags {
-                    let tag_id = ids[tag.name.as_str()];
-                    if !rows.iter().any(|(id, _)| *id == tag_id) {
-                        rows.push((tag_id, tag.score.clamp(0.0, 1.0)));
-                    }
-                }
-                for chunk in rows.chunks(ROWS_PER_STATEMENT) {
-                    let values: Vec<String> = (0..chunk.len())
-                        .map(|n| format!("($1, ${}, ${})", 2 * n + 2, 2 * n + 3))
-                        .collect();
-                    let mut insert = sqlx::query(sqlx::AssertSqlSafe(format!(
-                        "INSERT INTO item_tags (item_id, tag_id, score) VALUES {}",
-                        values.join(", ")
-                    )))
-                    .bind(item.item_id);
-                    for (tag_id, score) in chunk {
-                        insert = insert.bind(*tag_id).bind(*score);
-                    }
-                    insert.execute(&mut *tx).await?;
-                }
-                saved += 1;
-                current_items.push(item.item_id);
-            }
+        let names: Vec<&str> = names.into_iter().collect();
+        let jobs: Vec<(i64, i64)> = tagged
+            .iter()
+            .map(|item| (item.item_id, item.version))
+            .collect();
+        let saved = in_tx!(self, |tx| {
+            let ids = tx.tag_ids(&names).await?;
+            let current: HashSet<i64> = tx
+                .complete_current(TAG_JOBS.table(), &jobs)
+                .await?
+                .into_iter()
+                .collect();
+            let current_items: Vec<i64> = tagged
+                .iter()
+                .map(|item| item.item_id)
+                .filter(|id| current.contains(id))
+                .collect();
+            let rows = item_tag_rows(&tagged, &current, &ids)?;
+            tx.replace_item_tags(&current_items, &rows).await?;
             let changes: Vec<LateChange> = changes
                 .into_iter()
-                .filter(|(_, item_id, _)| current_items.contains(item_id))
+                .filter(|(_, item_id, _)| current.contains(item_id))
                 .collect();
             write_late_changes_on!(tx, &changes, engine, now);
+            current_items.len() as u64
         });
         Ok(saved)
     }
@@ -236,7 +218,7 @@ impl Store {
     /// see the items.
     pub async fn tags_of_items(&self, item_ids: &[i64]) -> Result<HashMap<i64, Vec<ItemTag>>> {
         let mut tags: HashMap<i64, Vec<ItemTag>> = HashMap::new();
-        for chunk in item_ids.chunks(ROWS_PER_STATEMENT * 2) {
+        for chunk in item_ids.chunks(IDS_PER_READ) {
             let sql = format!(
                 "SELECT it.item_id, t.name, it.score FROM item_tags it
                  JOIN tags t ON t.id = it.tag_id

@@ -377,3 +377,65 @@ on_both_engines!(concurrent_claims_never_hand_out_more_than_asked, |db| {
         "no claim got anything: the test claimed from an empty queue"
     );
 });
+
+on_both_engines!(
+    a_batch_keeps_its_current_items_and_skips_the_changed_ones,
+    |db| {
+        // The tagging job stores a batch of items at once: the items whose text changed after
+        // the claim are skipped and stay queued, the others get their tags, and tag names shared
+        // by several items of the batch are one tag.
+        let store = db.migrated().await;
+        let ann = user(&store, "ann").await;
+        let (_, feed) = follow(&store, ann, "https://wire.example/feed").await;
+        let items: Vec<NewItem> = (0..30)
+            .map(|n| item(&format!("w{n}"), &format!("Wire story {n}"), 1_000 + n))
+            .collect();
+        store.upsert_items(feed, &items, 100).await.unwrap();
+        let jobs = store.claim_tag_jobs("w", 200, 100, 60).await.unwrap();
+        assert_eq!(jobs.len(), 30);
+        // Two items change after the claim.
+        store
+            .upsert_items(
+                feed,
+                &[
+                    item("w3", "Wire story 3 corrected", 1_003),
+                    item("w17", "Wire story 17 corrected", 1_017),
+                ],
+                210,
+            )
+            .await
+            .unwrap();
+        // Eight tags an item, the first two shared by all: 240 rows in one batch.
+        let saved = save(&store, &jobs, |title| {
+            let mut tags = vec![tag("wire", 0.9), tag("story", 0.8)];
+            tags.extend((0..6).map(|n| tag(&format!("{title} {n}").to_lowercase(), 0.5)));
+            tags
+        })
+        .await;
+        assert_eq!(saved, 28);
+        assert_eq!(store.tag_queue_len().await.unwrap(), 2);
+        let changed = [
+            id_of(&store, ann, feed, "w3").await,
+            id_of(&store, ann, feed, "w17").await,
+        ];
+        let kept = id_of(&store, ann, feed, "w5").await;
+        let tags = store
+            .tags_of_items(&[changed[0], changed[1], kept])
+            .await
+            .unwrap();
+        assert!(
+            !tags.contains_key(&changed[0]) && !tags.contains_key(&changed[1]),
+            "{tags:?}"
+        );
+        assert_eq!(tags[&kept].len(), 8);
+        assert_eq!(tags[&kept][0], tag("wire", 0.9));
+        assert_eq!(titles_tagged(&store, ann, "wire").await.len(), 28);
+        assert_eq!(
+            store.top_tags(ann, None, 2).await.unwrap(),
+            [count("story", 28), count("wire", 28)]
+        );
+        // The changed items are tagged from their newer text next.
+        assert_eq!(tag_all(&store, 300, words).await, 2);
+        assert_eq!(titles_tagged(&store, ann, "corrected").await.len(), 2);
+    }
+);
