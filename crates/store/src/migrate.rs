@@ -563,6 +563,13 @@ pub const MIGRATIONS: &[Migration] = &[
         postgres: include_str!("../migrations/postgres/0057_item_label_names.sql"),
         data: None,
     },
+    Migration {
+        version: 58,
+        name: "fetch_triggers_by_key",
+        sqlite: include_str!("../migrations/sqlite/0058_fetch_triggers_by_key.sql"),
+        postgres: include_str!("../migrations/postgres/0058_fetch_triggers_by_key.sql"),
+        data: None,
+    },
 ];
 
 /// An arbitrary constant naming tidings' migration lock among PostgreSQL advisory locks.
