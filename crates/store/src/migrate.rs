@@ -570,6 +570,13 @@ pub const MIGRATIONS: &[Migration] = &[
         postgres: include_str!("../migrations/postgres/0058_fetch_triggers_by_key.sql"),
         data: None,
     },
+    Migration {
+        version: 59,
+        name: "item_tags_without_foreign_keys",
+        sqlite: include_str!("../migrations/sqlite/0059_item_tags_without_foreign_keys.sql"),
+        postgres: include_str!("../migrations/postgres/0059_item_tags_without_foreign_keys.sql"),
+        data: None,
+    },
 ];
 
 /// An arbitrary constant naming tidings' migration lock among PostgreSQL advisory locks.
