@@ -2,6 +2,8 @@
 //! sizes of statement, each prepared once per connection. Item inserts, search index rows and
 //! job queueing share them.
 
+use crate::{Result, StoreError};
+
 /// Rows per multi-row statement, largest first: a batch of any size is written with these few
 /// statement shapes, each prepared once per connection.
 pub(crate) const BATCH_SIZES: [usize; 4] = [64, 16, 4, 1];
@@ -43,4 +45,10 @@ pub(crate) fn placeholder_rows(numbered: bool, first: usize, n: usize, width: us
         })
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// `values` as one JSON text, bound once and read with SQLite's `json_each` where PostgreSQL
+/// binds an array (arrays of numbers and strings, and of arrays of them, always serialize).
+pub(crate) fn json_param<T: serde::Serialize>(values: &T) -> Result<String> {
+    serde_json::to_string(values).map_err(|e| StoreError::Invalid(e.to_string()))
 }

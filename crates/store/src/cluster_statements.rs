@@ -7,7 +7,8 @@
 //! Rows are plain tuples so that this module stands below `duplicates`, which decides what
 //! they hold.
 
-use crate::{Result, StoreError};
+use crate::Result;
+use crate::batch::json_param as json;
 
 /// A stored item sharing a key with an arriving one: the key, the item, its cluster, its date.
 pub(crate) type HitRow = (i64, i64, Option<i64>, i64);
@@ -75,12 +76,6 @@ fn copies_select(from: &str) -> String {
 /// The order of [`copies_select`]'s rows: by arriving copy, user, then the stored copies
 /// oldest first.
 const COPIES_ORDER: &str = "ORDER BY 1, 2, 8, 4";
-
-/// `values` as JSON, for SQLite's `json_each` (numbers, strings and arrays of them always
-/// serialize).
-fn json<T: serde::Serialize>(values: &T) -> Result<String> {
-    serde_json::to_string(values).map_err(|e| StoreError::Invalid(e.to_string()))
-}
 
 /// The reads and writes of clustering at ingest, by engine. Each takes the whole fetch's rows.
 pub(crate) trait ClusterStatements {

@@ -16,6 +16,7 @@ use tidings_rules::{
     Action, Outcome, PreparedItem, Rule, RuleError, RuleItem, RuleSpec, Scope, evaluate,
 };
 
+use crate::batch::json_param as json;
 use crate::label_names::LabelNames;
 use crate::reading::{FROM_ITEMS, IS_READ, SUMMARY_COLUMNS, SqlValue};
 use crate::search_index::ItemText;
@@ -826,11 +827,6 @@ const SQLITE_LABELS_EXISTING_SQL: &str =
 /// SQLite: summary jobs for a JSON array of items, queued now.
 const SQLITE_SUMMARIES_SQL: &str = "INSERT INTO summary_jobs (item_id, queued_at, not_before)
      SELECT value, ?, ? FROM json_each(?) WHERE TRUE ON CONFLICT (item_id) DO NOTHING";
-
-/// `value` as JSON (arrays of numbers and strings, which always serialize).
-fn json<T: serde::Serialize>(value: &T) -> Result<String> {
-    serde_json::to_string(value).map_err(|e| StoreError::Invalid(e.to_string()))
-}
 
 impl OutcomeWrites for sqlx::SqliteConnection {
     async fn write_outcomes(

@@ -6,13 +6,8 @@
 
 use std::collections::HashMap;
 
-use crate::{Result, StoreError};
-
-/// `values` as JSON, for SQLite's `json_each` (numbers, strings and arrays of them always
-/// serialize).
-fn json<T: serde::Serialize>(values: &T) -> Result<String> {
-    serde_json::to_string(values).map_err(|e| StoreError::Invalid(e.to_string()))
-}
+use crate::Result;
+use crate::batch::json_param as json;
 
 /// The writes of a batch of tagged items, by engine.
 pub(crate) trait TagStatements {
