@@ -577,6 +577,13 @@ pub const MIGRATIONS: &[Migration] = &[
         postgres: include_str!("../migrations/postgres/0059_item_tags_without_foreign_keys.sql"),
         data: None,
     },
+    Migration {
+        version: 60,
+        name: "subscription_triggers_by_key",
+        sqlite: include_str!("../migrations/sqlite/0060_subscription_triggers_by_key.sql"),
+        postgres: include_str!("../migrations/postgres/0060_subscription_triggers_by_key.sql"),
+        data: None,
+    },
 ];
 
 /// An arbitrary constant naming tidings' migration lock among PostgreSQL advisory locks.

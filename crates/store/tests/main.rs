@@ -20,6 +20,7 @@ mod scraped;
 mod search;
 mod storage;
 mod store_fetch;
+mod subscription_backlog;
 mod summaries;
 mod suspend;
 mod sync;

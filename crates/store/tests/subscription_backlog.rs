@@ -1,0 +1,164 @@
+//! A new subscriber's backlog, many feeds at once (an OPML import of feeds other users follow
+//! already), on both engines: every item arrives once, in publication order within each feed,
+//! and unsubscribing takes exactly the feed's rows. On PostgreSQL the triggers that do it look
+//! the user's arrival rows up by key (migration 60): the test counts the index entries they
+//! read, which grew with the square of the feeds when each feed's backlog read every row the
+//! feeds before it had brought (a new user is one the planner's statistics do not know).
+
+use tidings_testkit::{TestDb, add_user as user, follow, on_both_engines};
+
+use tidings_store::{NewItem, Store};
+
+const FEEDS: i64 = 40;
+const ITEMS: i64 = 25;
+const BASE: i64 = 1_700_000_000;
+
+/// Items of a feed, item n published at `BASE + n * 60`.
+async fn add_items(store: &Store, feed_id: i64, prefix: &str) {
+    let items: Vec<NewItem> = (0..ITEMS)
+        .map(|n| NewItem {
+            guid: Some(format!("{prefix}-{n}")),
+            title: Some(format!("Item {prefix}-{n}")),
+            published: Some(BASE + n * 60),
+            ..NewItem::default()
+        })
+        .collect();
+    store.upsert_items(feed_id, &items, BASE).await.unwrap();
+}
+
+/// Runs `sql` on a connection of its own and answers the index entries read in the test's
+/// `user_items` while it ran (PostgreSQL), or `None` (SQLite, which keeps no such count).
+async fn index_reads_during(db: &TestDb, sql: &str) -> Option<i64> {
+    use sqlx::Connection;
+    let url = db.url();
+    if url.starts_with("sqlite:") {
+        let mut conn = sqlx::SqliteConnection::connect(&url).await.unwrap();
+        sqlx::raw_sql(sqlx::AssertSqlSafe(sql.to_string()))
+            .execute(&mut conn)
+            .await
+            .unwrap();
+        return None;
+    }
+    let TestDb::Postgres { schema, .. } = db else {
+        unreachable!("a URL that is not SQLite's is PostgreSQL's");
+    };
+    let mut conn = sqlx::PgConnection::connect(&url).await.unwrap();
+    // A backend reports what it read when it is idle, at most once a second unless told to
+    // report at its next chance: each read of the count comes after such a report.
+    let reads = format!(
+        "SELECT COALESCE(SUM(idx_tup_read), 0)::BIGINT FROM pg_stat_user_indexes
+         WHERE schemaname = '{schema}' AND relname = 'user_items'"
+    );
+    let count = async |conn: &mut sqlx::PgConnection| -> i64 {
+        sqlx::query("SELECT pg_stat_force_next_flush()")
+            .execute(&mut *conn)
+            .await
+            .unwrap();
+        sqlx::query_scalar(sqlx::AssertSqlSafe(reads.clone()))
+            .fetch_one(&mut *conn)
+            .await
+            .unwrap()
+    };
+    // What other connections read before (the test's setup) is reported as they close, a
+    // moment later: the count is taken once it holds still.
+    let mut before = count(&mut conn).await;
+    loop {
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        let now = count(&mut conn).await;
+        if now == before {
+            break;
+        }
+        before = now;
+    }
+    sqlx::raw_sql(sqlx::AssertSqlSafe(sql.to_string()))
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    // The report of the statement's own transaction, then a fresh read of the count.
+    sqlx::query("SELECT pg_stat_force_next_flush()")
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    Some(count(&mut conn).await - before)
+}
+
+/// The user's arrival rows as (feed, item's publication time), in arrival order.
+async fn arrivals(db: &TestDb, user_id: i64) -> Vec<(i64, i64)> {
+    use sqlx::Connection;
+    let sql = format!(
+        "SELECT i.feed_id, i.published_at FROM user_items u JOIN items i ON i.id = u.item_id
+         WHERE u.user_id = {user_id} ORDER BY u.seq"
+    );
+    let sql = sqlx::AssertSqlSafe(sql);
+    let url = db.url();
+    if url.starts_with("sqlite:") {
+        let mut conn = sqlx::SqliteConnection::connect(&url).await.unwrap();
+        sqlx::query_as(sql).fetch_all(&mut conn).await.unwrap()
+    } else {
+        let mut conn = sqlx::PgConnection::connect(&url).await.unwrap();
+        sqlx::query_as(sql).fetch_all(&mut conn).await.unwrap()
+    }
+}
+
+on_both_engines!(a_new_user_subscribing_to_many_feeds_reads_by_key, |db| {
+    let store = db.migrated().await;
+    let ann = user(&store, "ann").await;
+    let mut feeds = Vec::new();
+    for f in 0..FEEDS {
+        let (_, feed) = follow(&store, ann, &format!("https://f{f}.example/feed")).await;
+        add_items(&store, feed, &format!("f{f}")).await;
+        feeds.push(feed);
+    }
+    let bob = user(&store, "bob").await;
+    // The statistics know ann's rows and not bob's, as for any user who signed up since the
+    // last `ANALYZE`.
+    store.execute_raw("ANALYZE").await.unwrap();
+    store.close().await;
+
+    // All of ann's feeds in one transaction, as an import does.
+    let all = (FEEDS * ITEMS) as usize;
+    let reads = index_reads_during(
+        db,
+        &format!(
+            "BEGIN;
+             INSERT INTO subscriptions (user_id, feed_id, group_id, created_at)
+                 SELECT {bob}, f.id, g.id, 0 FROM feeds f, feed_groups g
+                 WHERE g.user_id = {bob} AND g.is_default = TRUE;
+             COMMIT;"
+        ),
+    )
+    .await;
+    let rows = arrivals(db, bob).await;
+    assert_eq!(rows.len(), all, "every item of every feed, once");
+    for feed in &feeds {
+        let dates: Vec<i64> = rows.iter().filter(|r| r.0 == *feed).map(|r| r.1).collect();
+        assert_eq!(dates.len(), ITEMS as usize, "feed {feed}");
+        assert!(dates.is_sorted(), "feed {feed} oldest first: {dates:?}");
+    }
+    if let Some(reads) = reads {
+        // A look-up per item (each finding nothing) and the rows' own inserts; reading the
+        // rows of the feeds before for each feed was over 19,000 entries here.
+        assert!(reads <= 2 * all as i64, "{reads} index entries read");
+    }
+
+    // Half of the feeds unsubscribed: their rows go, the others stay.
+    let gone = &feeds[..(FEEDS / 2) as usize];
+    let list = gone
+        .iter()
+        .map(i64::to_string)
+        .collect::<Vec<_>>()
+        .join(",");
+    let reads = index_reads_during(
+        db,
+        &format!("DELETE FROM subscriptions WHERE user_id = {bob} AND feed_id IN ({list})"),
+    )
+    .await;
+    let rows = arrivals(db, bob).await;
+    assert_eq!(rows.len(), all / 2);
+    assert!(rows.iter().all(|r| !gone.contains(&r.0)));
+    if let Some(reads) = reads {
+        // A look-up and a delete by key per row that goes; reading all of the user's rows
+        // for each feed would be about 15,000.
+        assert!(reads <= 3 * (all / 2) as i64, "{reads} index entries read");
+    }
+});
