@@ -228,7 +228,17 @@ pub(super) async fn stream_item_ids(request: &Request<'_>) -> Result<Response> {
 /// the call apps make most the serializer's string escaping and formatting machinery was
 /// a tenth of the request's CPU. The same bytes as serializing the fields in alphabetical
 /// order (the order JSON maps wrote them in before), as the unit test checks.
+///
+/// Each reference is put together in a buffer on the stack and added to the body in one
+/// copy: added piece by piece (five copies of a few bytes each, each a call to `memcpy`),
+/// writing the body was an eighth of the server's CPU for a page of 1,000 references.
 fn item_refs_body(refs: &[(i64, i64)], continuation: Option<&str>) -> Vec<u8> {
+    const HEAD: &[u8] = b"{\"directStreamIds\":[],\"id\":\"";
+    const MIDDLE: &[u8] = b"\",\"timestampUsec\":\"";
+    const TAIL: &[u8] = b"\"}";
+    // A reference is at most this long: the three fixed parts and two numbers of up to 20
+    // characters (a sign and 19 digits), and a comma before it.
+    const MOST: usize = 1 + HEAD.len() + MIDDLE.len() + TAIL.len() + 2 * 20;
     // About 70 bytes a reference: written once into a buffer of that size.
     let mut body = Vec::with_capacity(64 + 72 * refs.len());
     body.push(b'{');
@@ -239,15 +249,22 @@ fn item_refs_body(refs: &[(i64, i64)], continuation: Option<&str>) -> Vec<u8> {
         body.push(b',');
     }
     body.extend_from_slice(b"\"itemRefs\":[");
+    let mut one = [0u8; MOST];
     for (n, &(id, arrived_us)) in refs.iter().enumerate() {
+        let mut at = 0;
         if n > 0 {
-            body.push(b',');
+            one[0] = b',';
+            at = 1;
         }
-        body.extend_from_slice(b"{\"directStreamIds\":[],\"id\":\"");
-        push_decimal(&mut body, id);
-        body.extend_from_slice(b"\",\"timestampUsec\":\"");
-        push_decimal(&mut body, arrived_us);
-        body.extend_from_slice(b"\"}");
+        one[at..at + HEAD.len()].copy_from_slice(HEAD);
+        at += HEAD.len();
+        at += write_decimal(&mut one[at..], id);
+        one[at..at + MIDDLE.len()].copy_from_slice(MIDDLE);
+        at += MIDDLE.len();
+        at += write_decimal(&mut one[at..], arrived_us);
+        one[at..at + TAIL.len()].copy_from_slice(TAIL);
+        at += TAIL.len();
+        body.extend_from_slice(&one[..at]);
     }
     body.extend_from_slice(b"]}");
     body
@@ -256,20 +273,45 @@ fn item_refs_body(refs: &[(i64, i64)], continuation: Option<&str>) -> Vec<u8> {
 /// Appends a number's decimal digits.
 pub(super) fn push_decimal(out: &mut Vec<u8>, n: i64) {
     let mut digits = [0u8; 20];
+    let len = write_decimal(&mut digits, n);
+    out.extend_from_slice(&digits[..len]);
+}
+
+/// The decimal digits of 0 to 99, two by two.
+const DIGIT_PAIRS: &[u8; 200] = b"\
+0001020304050607080910111213141516171819\
+2021222324252627282930313233343536373839\
+4041424344454647484950515253545556575859\
+6061626364656667686970717273747576777879\
+8081828384858687888990919293949596979899";
+
+/// Writes a number's decimal digits (and its sign) at the start of `out`, which holds at
+/// least 20 bytes, and says how many it wrote. Two digits a step, from the last, each
+/// straight into its place: no buffer of its own to copy from.
+fn write_decimal(out: &mut [u8], n: i64) -> usize {
+    let sign = usize::from(n < 0);
     let mut rest = n.unsigned_abs();
-    let mut at = digits.len();
-    loop {
+    let len = sign + rest.checked_ilog10().map_or(1, |log| log as usize + 1);
+    let digits = &mut out[..len];
+    let mut at = len;
+    while rest >= 100 {
+        let pair = (rest % 100) as usize * 2;
+        rest /= 100;
+        at -= 2;
+        digits[at..at + 2].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
+    }
+    if rest >= 10 {
+        let pair = rest as usize * 2;
+        at -= 2;
+        digits[at..at + 2].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
+    } else {
         at -= 1;
-        digits[at] = b'0' + (rest % 10) as u8;
-        rest /= 10;
-        if rest == 0 {
-            break;
-        }
+        digits[at] = b'0' + rest as u8;
     }
-    if n < 0 {
-        out.push(b'-');
+    if sign == 1 {
+        digits[0] = b'-';
     }
-    out.extend_from_slice(&digits[at..]);
+    len
 }
 
 /// A number written as a JSON string of its decimal digits (the protocol's ids and times),
@@ -485,6 +527,34 @@ pub(super) async fn mark_all_as_read(request: &Request<'_>) -> Result<Response> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn numbers_are_written_as_their_decimal_digits() {
+        let mut cases = vec![
+            0,
+            1,
+            9,
+            10,
+            99,
+            100,
+            101,
+            999,
+            1_000,
+            i64::MAX,
+            i64::MIN,
+            -1,
+            -10,
+        ];
+        for digits in 1..=18 {
+            let power = 10i64.pow(digits);
+            cases.extend([power - 1, power, power + 1, -power, -(power - 1)]);
+        }
+        for n in cases {
+            let mut out = Vec::new();
+            push_decimal(&mut out, n);
+            assert_eq!(String::from_utf8(out).unwrap(), n.to_string(), "{n}");
+        }
+    }
 
     #[test]
     fn item_refs_are_written_as_the_serializer_wrote_them() {
