@@ -3,19 +3,20 @@
 -- A new subscription's backlog asks, for each of its feed's items, whether its user already
 -- has the item (`NOT EXISTS` on `user_items`). The planner turned that into an anti-join, and
 -- for a user the statistics do not know yet (every new user, until the next `ANALYZE`) it
--- estimated one arrival row and read all of them for every item: a user subscribing to 500
--- feeds in one transaction (an OPML import, feeds other users already follow, 84 items each)
--- compared each feed's items with every row brought by the feeds before, 75 s to commit
--- 42,000 rows; 100 feeds took 3.1 s. `OFFSET 0` keeps the question a look-up for each item,
--- and the functions' plans are generic (`plan_cache_mode`): planned for the user's value, a
--- user the statistics do not know still had each look-up read all of the user's rows by the
--- primary key (500 feeds: five minutes), where the generic plan takes `user_items_item`
--- (item, user), one entry a look-up, for any user.
+-- estimated one arrival row and read all of them for every item: a new user subscribing to
+-- many feeds (an OPML import of feeds other users already follow, 84 items each) compared
+-- each feed's items with every row brought by the feeds before. Committing 100 such
+-- subscriptions in one transaction took 3.1 s (after 20: 1,680 rows), growing with the
+-- square of the rows. `OFFSET 0` keeps the question a look-up for each item, and the
+-- functions' plans are generic (`plan_cache_mode`): planned for the user's value, a user the
+-- statistics do not know still had each look-up read all of the user's rows by the primary
+-- key (the same 100: 17.9 s), where the generic plan takes `user_items_item` (item, user),
+-- one entry a look-up, for any user (0.17 s; 380 more: 0.63 s).
 --
 -- A subscription's end (and each of a deleted user's subscriptions) deleted its feed's items
 -- by reading all of its user's arrival rows and probing each in `items`: 5 ms a subscription
--- at 42,000 rows. Now the feed's items are probed in `user_items_item` and the rows found are
--- deleted by their primary key.
+-- at 42,000 rows, 20 s to delete a user with 500 subscriptions (0.45 s now). Now the feed's
+-- items are probed in `user_items_item` and the rows found are deleted by their primary key.
 CREATE OR REPLACE FUNCTION tidings_subscription_arrived() RETURNS trigger LANGUAGE plpgsql
 SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
