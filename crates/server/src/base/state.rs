@@ -74,7 +74,7 @@ impl ServerConfig {
 
 /// What every request handler can reach: one reference to [`Shared`], so that a clone (every
 /// layer and extractor takes one, several times a request) is one count, not one per field
-/// (the store alone holds a dozen shared parts; their counts were 4 % of the server's CPU on
+/// (the store alone holds a dozen shared parts; their counts were 5 % of the server's CPU on
 /// the sync API's most frequent call). Fields are read through it as its own; a change to
 /// one (tests set their own limits) changes this clone's copy only, as it did when every
 /// field was cloned.

@@ -231,7 +231,8 @@ pub(super) async fn stream_item_ids(request: &Request<'_>) -> Result<Response> {
 ///
 /// Each reference is put together in a buffer on the stack and added to the body in one
 /// copy: added piece by piece (five copies of a few bytes each, each a call to `memcpy`),
-/// writing the body was an eighth of the server's CPU for a page of 1,000 references.
+/// writing the body was 13.5 % of the server's CPU for a page of 1,000 references (10 %
+/// now).
 fn item_refs_body(refs: &[(i64, i64)], continuation: Option<&str>) -> Vec<u8> {
     const HEAD: &[u8] = b"{\"directStreamIds\":[],\"id\":\"";
     const MIDDLE: &[u8] = b"\",\"timestampUsec\":\"";
