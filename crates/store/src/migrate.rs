@@ -584,6 +584,15 @@ pub const MIGRATIONS: &[Migration] = &[
         postgres: include_str!("../migrations/postgres/0060_subscription_triggers_by_key.sql"),
         data: None,
     },
+    Migration {
+        version: 61,
+        name: "subscription_backlog_without_lookups",
+        sqlite: include_str!("../migrations/sqlite/0061_subscription_backlog_without_lookups.sql"),
+        postgres: include_str!(
+            "../migrations/postgres/0061_subscription_backlog_without_lookups.sql"
+        ),
+        data: None,
+    },
 ];
 
 /// An arbitrary constant naming tidings' migration lock among PostgreSQL advisory locks.
