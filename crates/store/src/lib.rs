@@ -315,6 +315,48 @@ async fn connect_sqlite_pool(
     }
 }
 
+/// The options without TLS when the URL leaves TLS to the default (no `sslmode` in it, no
+/// `PGSSLMODE`) and the server is on this machine (a loopback address, `localhost`, a Unix
+/// socket); `None` otherwise. sqlx's default, `prefer`, encrypts when the server offers it
+/// (Debian's PostgreSQL does, with a self-signed certificate it does not check): on loopback
+/// that protects nothing (whoever can read the traffic can read the processes' memory) and
+/// costs both processes the encryption of every message, about a tenth of the CPU of a sync
+/// request's statement. A URL that says `sslmode=` is used as it says.
+fn plain_on_loopback(url: &str, options: &PgConnectOptions) -> Option<PgConnectOptions> {
+    plain_on_loopback_unless(url, options, std::env::var_os("PGSSLMODE").is_some())
+}
+
+/// [`plain_on_loopback`], told whether `PGSSLMODE` is set.
+fn plain_on_loopback_unless(
+    url: &str,
+    options: &PgConnectOptions,
+    environment_says: bool,
+) -> Option<PgConnectOptions> {
+    use sqlx::postgres::PgSslMode;
+    let query = url.split_once('?').map_or("", |(_, query)| query);
+    let asked = query
+        .split('&')
+        .filter_map(|pair| pair.split('=').next())
+        .any(|key| key.eq_ignore_ascii_case("sslmode") || key.eq_ignore_ascii_case("ssl-mode"));
+    if asked || environment_says {
+        return None;
+    }
+    if !matches!(options.get_ssl_mode(), PgSslMode::Prefer) {
+        return None;
+    }
+    let host = options
+        .get_host()
+        .trim_start_matches('[')
+        .trim_end_matches(']');
+    let local = options.get_socket().is_some()
+        || host.starts_with('/')
+        || host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|address| address.is_loopback());
+    local.then(|| options.clone().ssl_mode(PgSslMode::Disable))
+}
+
 /// Opens (and closes) one connection to PostgreSQL, retrying while the server refuses
 /// connections or says it is starting, for at most `budget` (one attempt when it is zero); the
 /// error is the server's last answer, so a wrong password or database name is reported as such
@@ -676,12 +718,30 @@ impl Store {
             // items) to machine code first, which takes 100-200 ms: longer than tidings'
             // statements take to run.
             .options([("jit", "off")]);
-        wait_for_postgres(&connect, options.connect_wait)
-            .await
-            .map_err(|e| StoreError::Connect {
-                url: redact_url(url),
-                source: e,
-            })?;
+        let failed = |source| StoreError::Connect {
+            url: redact_url(url),
+            source,
+        };
+        let connect = match plain_on_loopback(url, &connect) {
+            Some(plain) => match wait_for_postgres(&plain, options.connect_wait).await {
+                Ok(()) => plain,
+                // A server that takes only TLS connections, even from this machine
+                // (`hostssl` in pg_hba.conf), refuses the plain one: TLS as by default.
+                Err(sqlx::Error::Database(db)) if db.code().as_deref() == Some("28000") => {
+                    wait_for_postgres(&connect, options.connect_wait)
+                        .await
+                        .map_err(failed)?;
+                    connect
+                }
+                Err(error) => return Err(failed(error)),
+            },
+            None => {
+                wait_for_postgres(&connect, options.connect_wait)
+                    .await
+                    .map_err(failed)?;
+                connect
+            }
+        };
         // Connections are opened on demand and checked before each use (sqlx's default), and
         // none is kept open by force (no min_connections): after an outage the broken ones are
         // dropped and the next operation connects afresh, so the store recovers by itself.
@@ -906,6 +966,42 @@ mod tests {
         options.create_if_missing = true;
         let store = Store::connect(&options).await.unwrap();
         (dir, store)
+    }
+
+    /// Which URLs leave TLS to the default on a server of this machine: only those get a
+    /// plain connection.
+    #[test]
+    fn loopback_servers_are_reached_without_tls_unless_the_url_asks() {
+        use sqlx::postgres::PgSslMode;
+        let plain = |url: &str, environment_says: bool| {
+            let options = PgConnectOptions::from_str(url).unwrap();
+            plain_on_loopback_unless(url, &options, environment_says).map(|o| o.get_ssl_mode())
+        };
+        for url in [
+            "postgres://postgres@127.0.0.1:5432/tidings",
+            "postgres://postgres@127.8.0.1/tidings",
+            "postgres://postgres@localhost/tidings",
+            "postgres://postgres@LOCALHOST/tidings?application_name=x",
+            "postgres://postgres@[::1]:5432/tidings",
+            "postgres:///tidings?host=/var/run/postgresql",
+            "postgres://postgres@127.0.0.1/test?options=-c%20search_path%3Dt",
+        ] {
+            assert!(
+                matches!(plain(url, false), Some(PgSslMode::Disable)),
+                "{url}"
+            );
+        }
+        for url in [
+            "postgres://postgres@127.0.0.1/tidings?sslmode=prefer",
+            "postgres://postgres@127.0.0.1/tidings?sslmode=require",
+            "postgres://postgres@localhost/tidings?application_name=x&ssl-mode=prefer",
+            "postgres://postgres@db.example.org/tidings",
+            "postgres://postgres@10.0.0.5/tidings",
+            "postgres://postgres@[2001:db8::1]/tidings",
+        ] {
+            assert!(plain(url, false).is_none(), "{url}");
+        }
+        assert!(plain("postgres://postgres@127.0.0.1/tidings", true).is_none());
     }
 
     /// The value of `PRAGMA {name}` on a connection of `pool`.

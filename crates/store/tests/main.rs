@@ -14,6 +14,7 @@ mod import_jobs;
 mod label_names;
 mod languages;
 mod popularity;
+mod postgres_tls;
 mod reading;
 mod rules;
 mod scraped;

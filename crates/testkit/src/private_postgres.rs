@@ -38,6 +38,67 @@ impl PrivatePostgres {
     /// Creates an instance (`initdb`, trust authentication for local connections, no fsync)
     /// and starts it on a free port of 127.0.0.1.
     pub fn start() -> Result<PrivatePostgres, PrivatePostgresError> {
+        let instance = PrivatePostgres::initialized()?;
+        instance.up()?;
+        Ok(instance)
+    }
+
+    /// Like [`PrivatePostgres::start`], but the server takes TCP connections over TLS only
+    /// (`hostssl` in pg_hba.conf, a self-signed certificate made by the `openssl` command),
+    /// as some installations want even on loopback.
+    pub fn start_tls_only() -> Result<PrivatePostgres, PrivatePostgresError> {
+        let instance = PrivatePostgres::initialized()?;
+        let data = instance.data();
+        let key = data.join("server.key");
+        let certificate = data.join("server.crt");
+        let made = instance
+            .command_as_owner("openssl")
+            .args([
+                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+            ])
+            .args(["-subj", "/CN=localhost", "-keyout"])
+            .arg(&key)
+            .arg("-out")
+            .arg(&certificate)
+            .output()
+            .map_err(|error| failed("run openssl (apt-get install openssl)", error))?;
+        if !made.status.success() {
+            return Err(PrivatePostgresError::Failed(format!(
+                "openssl req failed: {}",
+                String::from_utf8_lossy(&made.stderr)
+            )));
+        }
+        let private = instance
+            .command_as_owner("chmod")
+            .arg("600")
+            .arg(&key)
+            .status()
+            .map_err(|error| failed("run chmod", error))?;
+        if !private.success() {
+            return Err(PrivatePostgresError::Failed(
+                "chmod 600 server.key failed".into(),
+            ));
+        }
+        let append = |file: &str, text: &str| {
+            use std::io::Write;
+            std::fs::OpenOptions::new()
+                .append(true)
+                .open(data.join(file))
+                .and_then(|mut f| f.write_all(text.as_bytes()))
+                .map_err(|error| failed(&format!("write {file}"), error))
+        };
+        append("postgresql.conf", "\nssl = on\n")?;
+        std::fs::write(
+            data.join("pg_hba.conf"),
+            "local all all trust\nhostssl all all 127.0.0.1/32 trust\n",
+        )
+        .map_err(|error| failed("write pg_hba.conf", error))?;
+        instance.up()?;
+        Ok(instance)
+    }
+
+    /// A new instance's data folder made by `initdb`, not started.
+    fn initialized() -> Result<PrivatePostgres, PrivatePostgresError> {
         let bin = server_programs().ok_or(PrivatePostgresError::NotInstalled)?;
         let as_postgres = is_root();
         let dir = tempfile::Builder::new()
@@ -82,7 +143,6 @@ impl PrivatePostgres {
                 "--no-sync",
             ],
         )?;
-        instance.up()?;
         Ok(instance)
     }
 
@@ -164,6 +224,18 @@ impl PrivatePostgres {
             String::from_utf8_lossy(&done.stdout),
             String::from_utf8_lossy(&done.stderr)
         )))
+    }
+
+    /// A command of the system (by name, from `PATH`) run as the owner of the data folder:
+    /// `postgres` when we are root.
+    fn command_as_owner(&self, name: &str) -> Command {
+        if self.as_postgres {
+            let mut command = Command::new("runuser");
+            command.args(["-u", "postgres", "--", name]);
+            command
+        } else {
+            Command::new(name)
+        }
     }
 
     /// A command running one of the server programs, as `postgres` when we are root.
