@@ -232,6 +232,91 @@ on_both_engines!(an_import_costs_one_request_per_feed, |db| {
     assert_eq!(icon.mime_type.as_deref(), Some("image/png"));
 });
 
+on_both_engines!(
+    an_import_subscribes_feeds_others_fetch_without_a_request,
+    |db| {
+        let store = db.migrated().await;
+        let (alice, bob) = (user(&store, "alice").await, user(&store, "bob").await);
+        let site = import_site().await;
+        let document = |names: &[&str]| {
+            let outlines: String = names
+                .iter()
+                .map(|name| {
+                    let url = site.url(&format!("/feeds/{name}"));
+                    format!("<outline text=\"{name}\" xmlUrl=\"{url}\"/>")
+                })
+                .collect();
+            format!("<opml version=\"2.0\"><body>{outlines}</body></opml>")
+        };
+        let fetcher = fetcher(&store);
+        let options = ImportOptions::default();
+        let first = import_opml(
+            &fetcher,
+            alice,
+            document(&["a", "b", "c"]).as_bytes(),
+            &options,
+        )
+        .await
+        .unwrap();
+        assert_eq!(first.added, 3, "{first:?}");
+        let feed = async |name: &str| {
+            let url = site.url(&format!("/feeds/{name}"));
+            store.feed_id_by_url(&url).await.unwrap().unwrap()
+        };
+        // b's last fetch failed, and c's last success was two days ago (a worker stopped):
+        // both are checked again, as a feed nobody follows is.
+        store
+            .execute_raw(&format!(
+                "UPDATE feed_fetch_state SET consecutive_failures = 1 WHERE feed_id = {}",
+                feed("b").await
+            ))
+            .await
+            .unwrap();
+        store
+            .execute_raw(&format!(
+                "UPDATE feed_fetch_state SET last_success_at = last_success_at - 2 * 86400
+             WHERE feed_id = {}",
+                feed("c").await
+            ))
+            .await
+            .unwrap();
+        let names = ["a", "b", "c", "d"];
+        let second = import_opml(&fetcher, bob, document(&names).as_bytes(), &options)
+            .await
+            .unwrap();
+        assert_eq!(second.added, 4, "{second:?}");
+        assert!(
+            second.entries.iter().all(|e| e.reason.is_none()),
+            "{second:?}"
+        );
+        let hits: Vec<usize> = names
+            .iter()
+            .map(|name| site.hits(&format!("/feeds/{name}")))
+            .collect();
+        assert_eq!(
+            hits,
+            [1, 2, 2, 1],
+            "a fetched once, for alice: {:?}",
+            site.hits_by_path()
+        );
+        // Bob reads a's stored items at once, as its subscription's backlog, in its group.
+        let a = feed("a").await;
+        let subscriptions = store.list_subscriptions(bob).await.unwrap();
+        assert!(
+            subscriptions.iter().any(|s| s.feed_id == a),
+            "{subscriptions:?}"
+        );
+        let titles =
+            tidings_testkit::listed_titles(&store, bob, tidings_store::ItemFilter::All).await;
+        for name in names {
+            for i in 0..2 {
+                let title = format!("Item {i} {name}");
+                assert!(titles.contains(&title), "{title} in {titles:?}");
+            }
+        }
+    }
+);
+
 on_both_engines!(opml_import_reports_each_url_and_export_round_trips, |db| {
     let store = db.migrated().await;
     let alice = user(&store, "alice").await;
