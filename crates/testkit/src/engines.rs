@@ -89,10 +89,24 @@ impl TestDb {
             let admin = Store::connect(&StoreOptions::new(admin_url))
                 .await
                 .expect("connect to the PostgreSQL test server");
-            admin
-                .execute_raw(&format!("DROP SCHEMA {schema} CASCADE"))
-                .await
-                .expect("drop test schema");
+            // Work the test's server started may still be writing when the body ends (an
+            // import's first fetches finish on their own): the drop can meet it in a
+            // deadlock, which PostgreSQL settles by failing one side. The drop is tried again
+            // once the other side is through.
+            let drop = format!("DROP SCHEMA {schema} CASCADE");
+            let mut attempts = 0;
+            loop {
+                match admin.execute_raw(&drop).await {
+                    Ok(()) => break,
+                    Err(tidings_store::StoreError::Database(sqlx::Error::Database(error)))
+                        if error.code().as_deref() == Some("40P01") && attempts < 5 =>
+                    {
+                        attempts += 1;
+                        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+                    }
+                    Err(error) => panic!("drop test schema {schema}: {error}"),
+                }
+            }
             admin.close().await;
         }
     }
