@@ -320,8 +320,9 @@ async fn connect_sqlite_pool(
 /// socket); `None` otherwise. sqlx's default, `prefer`, encrypts when the server offers it
 /// (Debian's PostgreSQL does, with a self-signed certificate it does not check): on loopback
 /// that protects nothing (whoever can read the traffic can read the processes' memory) and
-/// costs both processes the encryption of every message, about a tenth of the CPU of a sync
-/// request's statement. A URL that says `sslmode=` is used as it says.
+/// costs both processes the encryption of every message: 0.10-0.21 ms of the 0.6-0.8 ms of
+/// CPU a sync app's `stream/items/ids` request costs (crates/server/BENCHMARKS.md, fourteenth
+/// round). A URL that says `sslmode=` is used as it says.
 fn plain_on_loopback(url: &str, options: &PgConnectOptions) -> Option<PgConnectOptions> {
     plain_on_loopback_unless(url, options, std::env::var_os("PGSSLMODE").is_some())
 }
