@@ -580,6 +580,16 @@ fn collect_stderr(child: &mut Child) -> Arc<Mutex<Vec<String>>> {
     lines
 }
 
+/// Waits (up to 5 s) until the reader of [`collect_stderr`] has read the pipe to its end, which
+/// is after the process exits: the exit can be seen before its last lines are read. The reader
+/// holds the other handle on the lines until then.
+async fn until_drained(lines: &Arc<Mutex<Vec<String>>>) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    while Arc::strong_count(lines) > 1 && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 /// The collected lines that contain `needle`.
 fn lines_with(lines: &Mutex<Vec<String>>, needle: &str) -> Vec<String> {
     lines
@@ -640,6 +650,7 @@ async fn a_process_started_while_postgres_is_down_waits_for_it() {
     let mut missing = spawn(&mut missing);
     let missing_log = collect_stderr(&mut missing);
     let status = exit_within(&mut missing, Duration::from_secs(20)).await;
+    until_drained(&missing_log).await;
     assert_eq!(
         status.and_then(|s| s.code()),
         Some(1),
@@ -665,6 +676,7 @@ async fn a_process_started_while_postgres_is_down_waits_for_it() {
     let mut sqlite = spawn(&mut sqlite);
     let sqlite_log = collect_stderr(&mut sqlite);
     let status = exit_within(&mut sqlite, Duration::from_secs(20)).await;
+    until_drained(&sqlite_log).await;
     assert_eq!(
         status.and_then(|s| s.code()),
         Some(1),
