@@ -593,6 +593,13 @@ pub const MIGRATIONS: &[Migration] = &[
         ),
         data: None,
     },
+    Migration {
+        version: 62,
+        name: "subscription_departure_by_key",
+        sqlite: include_str!("../migrations/sqlite/0062_subscription_departure_by_key.sql"),
+        postgres: include_str!("../migrations/postgres/0062_subscription_departure_by_key.sql"),
+        data: None,
+    },
 ];
 
 /// An arbitrary constant naming tidings' migration lock among PostgreSQL advisory locks.
