@@ -2,7 +2,7 @@
 //! sizes of statement, each prepared once per connection. Item inserts, search index rows and
 //! job queueing share them.
 
-use crate::{Result, StoreError};
+use crate::{Engine, Result, StoreError};
 
 /// Rows per multi-row statement, largest first: a batch of any size is written with these few
 /// statement shapes, each prepared once per connection.
@@ -51,4 +51,19 @@ pub(crate) fn placeholder_rows(numbered: bool, first: usize, n: usize, width: us
 /// binds an array (arrays of numbers and strings, and of arrays of them, always serialize).
 pub(crate) fn json_param<T: serde::Serialize>(values: &T) -> Result<String> {
     serde_json::to_string(values).map_err(|e| StoreError::Invalid(e.to_string()))
+}
+
+/// A set of ids bound as one value, for `column IN {…}`: the statement reads the JSON array of
+/// bound parameter `$param` ([`json_param`] of the ids), so its text is the same whatever the
+/// ids. A list written into the text made every call a statement of its own, prepared anew and
+/// kept in the connection's statement cache in place of the ones used again: a worker's
+/// reading connections each held a hundred of them (the rule checks after tagging, one per
+/// batch of items): over 10,000 feeds its anonymous memory went from 31 to 21 MB without them.
+pub(crate) fn bound_ids(engine: Engine, param: usize) -> String {
+    match engine {
+        Engine::Sqlite => format!("(SELECT value FROM json_each(${param}))"),
+        Engine::Postgres => {
+            format!("(SELECT value::BIGINT FROM json_array_elements_text(${param}::JSON))")
+        }
+    }
 }

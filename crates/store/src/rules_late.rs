@@ -16,6 +16,7 @@ use std::sync::Arc;
 
 use tidings_rules::{Change, Outcome, Rule, evaluate};
 
+use crate::batch::{bound_ids, json_param};
 use crate::rules::{FeedRuleRow, FeedRules};
 use crate::{Engine, Result, Store, unix_now, with_db};
 
@@ -68,22 +69,20 @@ impl Store {
         if !self.rules_ready().await {
             return Ok(Vec::new());
         }
-        let list = learned
-            .keys()
-            .map(i64::to_string)
-            .collect::<Vec<_>>()
-            .join(", ");
+        let ids = json_param(&learned.keys().collect::<Vec<_>>())?;
         let sql = format!(
             "SELECT DISTINCT s.user_id, i.id FROM items i
              JOIN subscriptions s ON s.feed_id = i.feed_id
              JOIN rules r ON r.user_id = s.user_id
-             WHERE i.id IN ({list}) AND r.enabled AND (r.feed_id IS NULL OR r.feed_id = i.feed_id)
+             WHERE i.id IN {} AND r.enabled AND (r.feed_id IS NULL OR r.feed_id = i.feed_id)
                AND r.updated_at <= i.fetched_at AND LOWER(r.spec) LIKE $1
-             ORDER BY s.user_id, i.id"
+             ORDER BY s.user_id, i.id",
+            bound_ids(self.engine(), 2)
         );
         let pairs: Vec<(i64, i64)> = with_db!(self, read, |db| {
             sqlx::query_as(sqlx::AssertSqlSafe(sql))
                 .bind(pattern)
+                .bind(&ids)
                 .fetch_all(db)
                 .await?
         });
@@ -116,22 +115,20 @@ impl Store {
             return Ok(Vec::new());
         }
         let feeds: BTreeSet<i64> = items.iter().map(|item| item.feed_id).collect();
-        let list = feeds
-            .iter()
-            .map(i64::to_string)
-            .collect::<Vec<_>>()
-            .join(", ");
+        let feeds = json_param(&feeds)?;
         let sql = format!(
             "SELECT r.id, r.user_id, s.group_id, r.feed_id, r.group_id, r.spec, r.updated_at,
                     s.feed_id
              FROM rules r JOIN subscriptions s ON s.user_id = r.user_id
-             WHERE r.user_id = $1 AND r.enabled AND s.feed_id IN ({list})
+             WHERE r.user_id = $1 AND r.enabled AND s.feed_id IN {}
                AND (r.feed_id IS NULL OR r.feed_id = s.feed_id)
-             ORDER BY s.feed_id, r.position, r.id"
+             ORDER BY s.feed_id, r.position, r.id",
+            bound_ids(self.engine(), 2)
         );
         let rows: Vec<TimedRuleRow> = with_db!(self, read, |db| {
             sqlx::query_as(sqlx::AssertSqlSafe(sql))
                 .bind(user_id)
+                .bind(&feeds)
                 .fetch_all(db)
                 .await?
         });
