@@ -1389,16 +1389,7 @@ mod tests {
     #[tokio::test]
     async fn checking_rules_on_many_batches_prepares_one_statement_each() {
         crate::test_engines::on_each_engine(async |store: &Store| {
-            store.migrate().await.unwrap();
-            let user = store
-                .create_user(&NewUser {
-                    username: "ann".into(),
-                    password_hash: None,
-                    is_admin: false,
-                })
-                .await
-                .unwrap()
-                .id;
+            let user = crate::test_engines::migrated_with_user(store, "ann").await;
             store.rule_items(user, &[1]).await.unwrap();
             let (before, _) = cached_statements(store).await.unwrap();
             for n in 0..150 {

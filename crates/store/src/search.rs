@@ -1058,7 +1058,7 @@ enum BackfillPass {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{NewItem, NewSubscription, NewUser};
+    use crate::{NewItem, NewSubscription};
 
     /// Every plan of a search by date lists the same items in the same order, also with the
     /// listing's filters and across pages: collecting the matches, and walking the date index
@@ -1082,16 +1082,7 @@ mod tests {
     }
 
     async fn plans_agree(store: &Store) {
-        store.migrate().await.unwrap();
-        let user = store
-            .create_user(&NewUser {
-                username: "ann".into(),
-                password_hash: None,
-                is_admin: false,
-            })
-            .await
-            .unwrap()
-            .id;
+        let user = crate::test_engines::migrated_with_user(store, "ann").await;
         let mut feeds = Vec::new();
         for url in ["https://a.example/", "https://b.example/"] {
             let subscription = store

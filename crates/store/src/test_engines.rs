@@ -43,3 +43,17 @@ pub(crate) async fn on_each_engine(body: impl AsyncFn(&Store)) {
         std::panic::resume_unwind(panic);
     }
 }
+
+/// Migrates `store` and adds a user `name` without a password, answering the user's id.
+pub(crate) async fn migrated_with_user(store: &Store, name: &str) -> i64 {
+    store.migrate().await.unwrap();
+    store
+        .create_user(&crate::NewUser {
+            username: name.into(),
+            password_hash: None,
+            is_admin: false,
+        })
+        .await
+        .unwrap()
+        .id
+}
