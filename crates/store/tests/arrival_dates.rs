@@ -4,32 +4,16 @@
 //! hide undone), filled in for rows stored before the upgrade by a resumable backfill, and the
 //! unread ids read from them the same as from the items.
 
-use tidings_testkit::{TestDb, add_user as user, follow, on_both_engines};
-
-use tidings_store::{
-    MarkReadScope, NewItem, RuleInput, RuleScope, RuleSpec, Store, SubscriptionChanges, SyncIds,
-    SyncOrder, SyncQuery,
+use tidings_testkit::{
+    ITEMS_BASE, TestDb, add_items, add_user as user, follow, numbered_item, on_both_engines,
 };
 
-const BASE: i64 = 1_700_000_000;
+use tidings_store::{
+    MarkReadScope, RuleInput, RuleScope, RuleSpec, Store, SubscriptionChanges, SyncIds, SyncOrder,
+    SyncQuery,
+};
 
-fn item(guid: &str, published: i64) -> NewItem {
-    NewItem {
-        guid: Some(guid.into()),
-        title: Some(format!("Item {guid}")),
-        content: Some(format!("<p>{guid}</p>")),
-        published: Some(published),
-        ..NewItem::default()
-    }
-}
-
-/// Items `range` of a feed, item n published at `BASE + n * 60`.
-async fn add_items(store: &Store, feed_id: i64, prefix: &str, range: std::ops::Range<i64>) {
-    let items: Vec<NewItem> = range
-        .map(|n| item(&format!("{prefix}-{n}"), BASE + n * 60))
-        .collect();
-    store.upsert_items(feed_id, &items, BASE).await.unwrap();
-}
+const BASE: i64 = ITEMS_BASE;
 
 /// One number from the test's database (the label tests' too).
 pub(crate) async fn scalar(db: &TestDb, sql: &str) -> i64 {
@@ -116,7 +100,7 @@ on_both_engines!(arrival_rows_carry_their_items_feed_and_date, |db| {
     assert_eq!(wrong_copies(db).await, 0, "a new subscription's backlog");
 
     // A feed that gives an item another date.
-    let mut redated = item("a-1", BASE + 10_000);
+    let mut redated = numbered_item("a-1", BASE + 10_000);
     redated.content = Some("<p>changed</p>".into());
     store.upsert_items(feed_a, &[redated], BASE).await.unwrap();
     assert_eq!(wrong_copies(db).await, 0, "an item given another date");

@@ -5,26 +5,12 @@
 //! read, which grew with the square of the feeds when each feed's backlog read every row the
 //! feeds before it had brought (a new user is one the planner's statistics do not know).
 
-use tidings_testkit::{TestDb, add_user as user, follow, on_both_engines};
+use tidings_testkit::{TestDb, add_items, add_user as user, follow, on_both_engines};
 
-use tidings_store::{NewItem, Store, unix_now};
+use tidings_store::{Store, unix_now};
 
 const FEEDS: i64 = 40;
 const ITEMS: i64 = 25;
-const BASE: i64 = 1_700_000_000;
-
-/// Items of a feed, item n published at `BASE + n * 60`.
-async fn add_items(store: &Store, feed_id: i64, prefix: &str) {
-    let items: Vec<NewItem> = (0..ITEMS)
-        .map(|n| NewItem {
-            guid: Some(format!("{prefix}-{n}")),
-            title: Some(format!("Item {prefix}-{n}")),
-            published: Some(BASE + n * 60),
-            ..NewItem::default()
-        })
-        .collect();
-    store.upsert_items(feed_id, &items, BASE).await.unwrap();
-}
 
 /// Runs `sql` on a connection of its own and answers the index entries read in the test's
 /// `user_items` while it ran (PostgreSQL), or `None` (SQLite, which keeps no such count).
@@ -141,7 +127,7 @@ on_both_engines!(a_new_user_subscribing_to_many_feeds_reads_by_key, |db| {
     let mut feeds = Vec::new();
     for f in 0..FEEDS {
         let (_, feed) = follow(&store, ann, &format!("https://f{f}.example/feed")).await;
-        add_items(&store, feed, &format!("f{f}")).await;
+        add_items(&store, feed, &format!("f{f}"), 0..ITEMS).await;
         feeds.push(feed);
     }
     let bob = user(&store, "bob").await;
@@ -202,7 +188,7 @@ on_both_engines!(
         let ann = user(&store, "ann").await;
         for f in 0..FEEDS {
             let feed = unfollowed_feed(&store, &format!("g{f}")).await;
-            add_items(&store, feed, &format!("g{f}")).await;
+            add_items(&store, feed, &format!("g{f}"), 0..ITEMS).await;
         }
         store.close().await;
 
@@ -239,7 +225,7 @@ on_both_engines!(
             let feed = unfollowed_feed(&store, &format!("h{f}")).await;
             // The last feed stays empty: the one tried and dropped first.
             if f < FEEDS {
-                add_items(&store, feed, &format!("h{f}")).await;
+                add_items(&store, feed, &format!("h{f}"), 0..ITEMS).await;
             }
             feeds.push(feed);
         }

@@ -3,26 +3,12 @@
 //! their arrival order until they resume, and then gets them above what they already had;
 //! a suspended feed is fetched for nobody, and its proxy reaches the fetch.
 
-use tidings_testkit::{add_user as user, follow, on_both_engines};
+use tidings_testkit::{add_items, add_user as user, follow, on_both_engines};
 
 use tidings_store::{
-    FeedSettingsChanges, NewItem, Store, StoreError, SubscriptionChanges, SyncIds, SyncOrder,
-    SyncQuery, unix_now,
+    FeedSettingsChanges, Store, StoreError, SubscriptionChanges, SyncIds, SyncOrder, SyncQuery,
+    unix_now,
 };
-
-const BASE: i64 = 1_700_000_000;
-
-async fn add_items(store: &Store, feed_id: i64, prefix: &str, range: std::ops::Range<i64>) {
-    let items: Vec<NewItem> = range
-        .map(|n| NewItem {
-            guid: Some(format!("{prefix}-{n}")),
-            title: Some(format!("Item {prefix}-{n}")),
-            published: Some(BASE + n * 60),
-            ..NewItem::default()
-        })
-        .collect();
-    store.upsert_items(feed_id, &items, BASE).await.unwrap();
-}
 
 /// The user's items in arrival order, as (sync id, item id).
 async fn arrivals(store: &Store, user_id: i64) -> Vec<(i64, i64)> {

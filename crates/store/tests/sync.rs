@@ -1,31 +1,14 @@
 //! The sync APIs' queries on both engines: every filter and order of a sync listing, counts,
 //! keyset paging while items arrive, states of many items, item labels, Fever key digests.
 
-use tidings_testkit::{TestDb, add_user as user, follow, follow_on_old_schema, on_both_engines};
-
-use tidings_store::{
-    ApiKeyScope, MarkReadScope, NewItem, Store, StoreError, SyncIds, SyncOrder, SyncQuery,
+use tidings_testkit::{
+    ITEMS_BASE, TestDb, add_items, add_user as user, follow, follow_on_old_schema, numbered_item,
+    on_both_engines,
 };
 
-const BASE: i64 = 1_700_000_000;
+use tidings_store::{ApiKeyScope, MarkReadScope, Store, StoreError, SyncIds, SyncOrder, SyncQuery};
 
-fn item(guid: &str, published: i64) -> NewItem {
-    NewItem {
-        guid: Some(guid.into()),
-        title: Some(format!("Item {guid}")),
-        content: Some(format!("<p>{guid}</p>")),
-        published: Some(published),
-        ..NewItem::default()
-    }
-}
-
-/// Items `range` of a feed, item n published at `BASE + n * 60`.
-async fn add_items(store: &Store, feed_id: i64, prefix: &str, range: std::ops::Range<i64>) {
-    let items: Vec<NewItem> = range
-        .map(|n| item(&format!("{prefix}-{n}"), BASE + n * 60))
-        .collect();
-    store.upsert_items(feed_id, &items, BASE).await.unwrap();
-}
+const BASE: i64 = ITEMS_BASE;
 
 fn all(order: SyncOrder) -> SyncQuery {
     SyncQuery {
@@ -262,9 +245,9 @@ on_both_engines!(
                     .upsert_items(
                         feed,
                         &[
-                            item(&format!("{prefix}-new"), BASE + 100_000 + round),
-                            item(&format!("{prefix}-old"), BASE - 100_000 - round),
-                            item(&format!("{prefix}-same"), last_published),
+                            numbered_item(&format!("{prefix}-new"), BASE + 100_000 + round),
+                            numbered_item(&format!("{prefix}-old"), BASE - 100_000 - round),
+                            numbered_item(&format!("{prefix}-same"), last_published),
                         ],
                         BASE,
                     )
@@ -797,7 +780,7 @@ on_both_engines!(
 
         // An item fetched now but dated before everything ann has: above her mark all the same.
         store
-            .upsert_items(feed_a, &[item("late", BASE - 86_400)], BASE)
+            .upsert_items(feed_a, &[numbered_item("late", BASE - 86_400)], BASE)
             .await
             .unwrap();
         let late = store.feed_item_ids(feed_a).await.unwrap();

@@ -2,7 +2,9 @@
 //! PostgreSQL (a fresh schema, dropped afterwards) when `TIDINGS_TEST_POSTGRES_URL` is set.
 
 use futures_util::FutureExt;
-use tidings_store::{ItemFilter, ItemQuery, NewSubscription, NewUser, Store, StoreOptions};
+use tidings_store::{
+    ItemFilter, ItemQuery, NewItem, NewSubscription, NewUser, Store, StoreOptions,
+};
 
 /// The environment variable naming the PostgreSQL server for tests.
 pub const POSTGRES_ENV: &str = "TIDINGS_TEST_POSTGRES_URL";
@@ -197,6 +199,34 @@ pub async fn follow(store: &Store, user_id: i64, url: &str) -> (i64, i64) {
         .await
         .expect("subscribe");
     (subscription.id, subscription.feed_id)
+}
+
+/// When the numbered test items of [`add_items`] are published: item n at
+/// `ITEMS_BASE + n * 60`; also the time they are stored at.
+pub const ITEMS_BASE: i64 = 1_700_000_000;
+
+/// An item with guid `guid`, titled `Item {guid}`, with a paragraph of content, published at
+/// `published`.
+pub fn numbered_item(guid: &str, published: i64) -> NewItem {
+    NewItem {
+        guid: Some(guid.into()),
+        title: Some(format!("Item {guid}")),
+        content: Some(format!("<p>{guid}</p>")),
+        published: Some(published),
+        ..NewItem::default()
+    }
+}
+
+/// Stores items `range` of a feed: item n is [`numbered_item`] `{prefix}-{n}`, published at
+/// `ITEMS_BASE + n * 60`.
+pub async fn add_items(store: &Store, feed_id: i64, prefix: &str, range: std::ops::Range<i64>) {
+    let items: Vec<NewItem> = range
+        .map(|n| numbered_item(&format!("{prefix}-{n}"), ITEMS_BASE + n * 60))
+        .collect();
+    store
+        .upsert_items(feed_id, &items, ITEMS_BASE)
+        .await
+        .expect("store the items");
 }
 
 /// The titles of a user's items in a listing (`ItemFilter::All` leaves hidden ones out), at

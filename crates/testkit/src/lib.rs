@@ -19,7 +19,8 @@ pub mod skip;
 pub mod wait;
 
 pub use engines::{
-    POSTGRES_ENV, TestDb, add_user, follow, follow_on_old_schema, listed_titles, run_on,
+    ITEMS_BASE, POSTGRES_ENV, TestDb, add_items, add_user, follow, follow_on_old_schema,
+    listed_titles, numbered_item, run_on,
 };
 pub use http::TestServer;
 pub use wait::wait_until;
