@@ -600,6 +600,13 @@ pub const MIGRATIONS: &[Migration] = &[
         postgres: include_str!("../migrations/postgres/0062_subscription_departure_by_key.sql"),
         data: None,
     },
+    Migration {
+        version: 63,
+        name: "sync_pending_by_transaction",
+        sqlite: include_str!("../migrations/sqlite/0063_sync_pending_by_transaction.sql"),
+        postgres: include_str!("../migrations/postgres/0063_sync_pending_by_transaction.sql"),
+        data: None,
+    },
 ];
 
 /// An arbitrary constant naming tidings' migration lock among PostgreSQL advisory locks.
