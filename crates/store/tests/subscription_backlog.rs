@@ -3,7 +3,8 @@
 //! and unsubscribing takes exactly the feed's rows. On PostgreSQL the triggers that do it look
 //! the user's arrival rows up by key (migrations 60 to 62): the tests count the entries they
 //! read, which grew with the square of the feeds when each feed's backlog read every row the
-//! feeds before it had brought (a new user is one the planner's statistics do not know).
+//! feeds before it had brought (a new user is one the planner's statistics do not know). New
+//! items' numbering at commit reads only its own transaction's pending rows (migration 63).
 
 use tidings_testkit::{TestDb, add_items, add_user as user, follow, on_both_engines};
 
