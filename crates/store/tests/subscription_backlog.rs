@@ -178,11 +178,7 @@ on_both_engines!(a_new_user_subscribing_to_many_feeds_reads_by_key, |db| {
 
     // Half of the feeds unsubscribed: their rows go, the others stay.
     let gone = &feeds[..(FEEDS / 2) as usize];
-    let list = gone
-        .iter()
-        .map(i64::to_string)
-        .collect::<Vec<_>>()
-        .join(",");
+    let list = id_list(gone);
     let reads = index_reads_during(
         db,
         &format!("DELETE FROM subscriptions WHERE user_id = {bob} AND feed_id IN ({list})"),
@@ -256,11 +252,7 @@ on_both_engines!(
         store.close().await;
         let tried = feeds[FEEDS as usize];
         let gone = &feeds[..(FEEDS / 2) as usize];
-        let list = gone
-            .iter()
-            .map(i64::to_string)
-            .collect::<Vec<_>>()
-            .join(",");
+        let list = id_list(gone);
 
         let all = (FEEDS * ITEMS) as usize;
         let sql = format!(
@@ -328,3 +320,8 @@ on_both_engines!(a_commit_reads_only_its_own_pending_items, |db| {
     let rows = arrivals(db, ann).await;
     assert_eq!(rows.len(), ITEMS as usize, "every item once: {rows:?}");
 });
+
+/// Ids written as an SQL list's contents: `1,2,3`.
+fn id_list(ids: &[i64]) -> String {
+    ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",")
+}
