@@ -27,7 +27,7 @@ const ROWS_PER_INSERT: usize = 500;
 const INSERTS_PER_TRANSACTION: usize = 20;
 /// The seconds between two consecutive items' publication times (over all feeds): a million
 /// items span about 160 days, inside the 180-day retention.
-const ITEM_SPACING_SECONDS: i64 = 14;
+pub(crate) const ITEM_SPACING_SECONDS: i64 = 14;
 
 /// Arguments of `tidings-bench generate`.
 #[derive(Debug, Args)]

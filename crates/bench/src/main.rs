@@ -14,6 +14,7 @@ mod mix;
 mod paired;
 mod parse;
 mod related;
+mod retention;
 mod rules;
 mod search;
 mod soak;
@@ -93,6 +94,10 @@ enum BenchCommand {
     /// and stored and the server's peak memory; with --reader-python, reader's (Python) first
     /// update of the same farm too (issue 32).
     Import(import::ImportBenchArgs),
+    /// Time retention deleting a day's expired items of the data set of `generate`, and
+    /// the first screen's latency for readers meanwhile (issue 38). It deletes: run it on a
+    /// copy.
+    Retention(retention::RetentionArgs),
     /// A simulated deployment on a private PostgreSQL under faults (workers killed, the
     /// database away), checked for lost or duplicated items, error logs and memory growth.
     Soak(soak::SoakArgs),
@@ -109,6 +114,7 @@ async fn run(config: &GlobalConfig, command: BenchCommand) -> anyhow::Result<Exi
         BenchCommand::SyncUsers(args) => sync::sync_users(config, args).await,
         BenchCommand::SyncIngest(args) => sync::sync_ingest(config, args).await,
         BenchCommand::RulesIngest(args) => rules::run(config, args).await,
+        BenchCommand::Retention(args) => retention::run(config, args).await,
         BenchCommand::RulesPreview(args) => rules::preview(config, args).await,
         BenchCommand::DuplicatesIngest(args) => duplicates::run(config, args).await,
         BenchCommand::Search(args) => search::run(config, args).await,
