@@ -172,7 +172,11 @@ mod tests {
 
     /// PostgreSQL: a claim planned while the queue was empty, as on a new installation, reads
     /// the rows it leases by key, not the whole table with the dead rows of every job done
-    /// since the last vacuum. Leaves the probe's rows in the queue.
+    /// since the last vacuum. Leaves the probe's rows in the queue. (With the old form the
+    /// claim read 645 pages after 100,000 dead rows, 1,352 after 200,000, unless its plan was
+    /// made again meanwhile: other sessions' schema changes can reset a backend's caches,
+    /// and a plan made on the grown table reads by key, so under CI's load the old form
+    /// could pass here now and then; alone it fails every time.)
     async fn claims_read_by_key(store: &Store, composite: bool) -> crate::Result<bool> {
         let crate::Pools::Postgres(pool) = &*store.pools else {
             return Ok(false);
@@ -195,22 +199,25 @@ mod tests {
             .await?;
         let (fresh, leased) = claim_pages(&mut conn).await?;
         assert_eq!(leased, CLAIMED);
-        // 100,000 jobs done: about 500 pages of dead rows.
+        // 200,000 jobs done: about 1,080 pages of dead rows.
         sqlx::raw_sql(
             "INSERT INTO lease_probe (item_id, language)
-                 SELECT n, 'en' FROM generate_series(1, 100000) n;
-             DELETE FROM lease_probe WHERE item_id <= 100000;",
+                 SELECT n, 'en' FROM generate_series(1, 200000) n;
+             DELETE FROM lease_probe WHERE item_id <= 200000;",
         )
         .execute(&mut *conn)
         .await?;
         let (after, leased) = claim_pages(&mut conn).await?;
         assert_eq!(leased, CLAIMED);
         // The key index is deeper now, and holds the entries of the row versions that the
-        // claims measured above left behind: up to three pages more for each row (65 and 102
-        // measured, one key and two). A scan of the table adds its 540 pages of dead rows.
+        // claims measured above left behind; and while another transaction's snapshot keeps
+        // the dead rows, a leased row's new version may not fit its page, and goes to
+        // another with an index entry of its own. So a few pages more for each row: 65 and
+        // 102 measured alone (one key, two), 170 under CI's load. A scan of the table adds
+        // its 1,080 pages of dead rows.
         assert!(
-            after <= fresh + 5 * CLAIMED,
-            "a claim visited {fresh} pages, then {after} after 100,000 dead rows"
+            after <= fresh + 12 * CLAIMED,
+            "a claim visited {fresh} pages, then {after} after 200,000 dead rows"
         );
         sqlx::raw_sql("DEALLOCATE probe_claim; RESET plan_cache_mode;")
             .execute(&mut *conn)
