@@ -246,10 +246,18 @@ pub fn shell_in(index: usize) -> &'static str {
     static SHELLS: OnceLock<Vec<String>> = OnceLock::new();
     let shells = SHELLS.get_or_init(|| {
         let codes: Vec<&str> = LANGUAGES.iter().map(|l| l.code).collect();
-        (0..LANGUAGES.len())
-            .map(|index| {
-                let language = &LANGUAGES[index];
-                let words = |key: &str| tidings_feed::text::escape_html(&message(index, key));
+        let english =
+            serde_json::from_slice::<serde_json::Value>(LANGUAGES[0].catalog).unwrap_or_default();
+        LANGUAGES
+            .iter()
+            .map(|language| {
+                let messages = serde_json::from_slice::<serde_json::Value>(language.catalog)
+                    .unwrap_or_default();
+                // A message the catalog lacks (a test forbids it) is English's.
+                let words = |key: &str| {
+                    let text = messages[key].as_str().or(english[key].as_str());
+                    tidings_feed::text::escape_html(text.unwrap_or_default())
+                };
                 SHELL_TEMPLATE
                     .replace("{{V}}", asset_version())
                     .replace("{{LANGUAGES}}", &codes.join(" "))
@@ -293,26 +301,18 @@ pub fn manifest() -> serde_json::Value {
     manifest_in(0)
 }
 
-/// The message `key` of the language at `index` of [`LANGUAGES`], else English's (a
-/// message a catalog lacks: a test forbids it), else empty.
+/// The message `key` of the language at `index` of [`LANGUAGES`], else English's, else empty.
 fn message(index: usize, key: &str) -> String {
-    // Each catalog parsed once for the process, not once a message of each manifest asked.
-    static CATALOGS: OnceLock<Vec<serde_json::Value>> = OnceLock::new();
-    let catalogs = CATALOGS.get_or_init(|| {
-        LANGUAGES
-            .iter()
-            .map(|language| serde_json::from_slice(language.catalog).unwrap_or_default())
-            .collect()
-    });
-    let read = |index: usize| {
-        catalogs
-            .get(index)
-            .and_then(|messages| messages[key].as_str())
+    let read = |language: &Language| {
+        serde_json::from_slice::<serde_json::Value>(language.catalog)
+            .ok()
+            .and_then(|messages| messages[key].as_str().map(str::to_string))
     };
-    read(index)
-        .or_else(|| read(0))
+    LANGUAGES
+        .get(index)
+        .and_then(read)
+        .or_else(|| read(&LANGUAGES[0]))
         .unwrap_or_default()
-        .to_string()
 }
 
 /// The web app manifest: what a browser needs to offer to install tidings (name, icons,
