@@ -6,9 +6,11 @@
 //! suspended so that a running worker leaves them alone.
 //!
 //! `api` drives a running server with C concurrent clients (each one request after another,
-//! closed loop) through three calls in turn: the first page of unread items, the unread
-//! counts, and mark-feed-read with `before`. Requests rotate over the users' keys so that no
-//! user goes past the per-user rate limit of 120 a minute; answers 429 are counted, not timed.
+//! closed loop, or at a fixed rate, open loop) through its calls in turn: by default the
+//! first page of unread items, the unread counts, and mark-feed-read with `before`; with
+//! `--calls` also a Google Reader app's pages of ids and of contents. Requests rotate over the
+//! users' keys so that no user goes past the per-user rate limit of 120 a minute; answers 429
+//! are counted, not timed.
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -83,6 +85,11 @@ pub struct ApiBenchArgs {
     /// Without it every client sends its next request as soon as the last one is answered.
     #[arg(long)]
     pub rate: Option<f64>,
+    /// The calls, comma-separated, sent in turn: `unread` (the REST first page of unread
+    /// items), `counts`, `mark-read` (a feed of the first user's, with `before`), `sync-ids`
+    /// and `sync-contents` (a Google Reader app's page of 1,000 ids and of 100 items).
+    #[arg(long, default_value = DEFAULT_CALLS)]
+    pub calls: String,
 }
 
 /// Runs `tidings-bench generate`.
@@ -304,22 +311,73 @@ pub async fn new_api_key(
     Ok(secret)
 }
 
-/// The three measured calls.
+/// A measured call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Call {
     UnreadPage,
     Counts,
     MarkFeedRead,
+    /// A Google Reader app's page of ids (`stream/items/ids`, 1,000 of the reading list).
+    SyncIds,
+    /// A Google Reader app's page of contents (`stream/contents`, 100 of the reading list).
+    SyncContents,
 }
 
-const CALLS: [Call; 3] = [Call::UnreadPage, Call::Counts, Call::MarkFeedRead];
+/// The web UI's and REST clients' calls, measured by default.
+const DEFAULT_CALLS: &str = "unread,counts,mark-read";
 
 impl Call {
+    fn parse(name: &str) -> anyhow::Result<Call> {
+        Ok(match name.trim() {
+            "unread" => Call::UnreadPage,
+            "counts" => Call::Counts,
+            "mark-read" => Call::MarkFeedRead,
+            "sync-ids" => Call::SyncIds,
+            "sync-contents" => Call::SyncContents,
+            other => bail!(
+                "unknown call {other:?} in --calls: use unread, counts, mark-read, sync-ids, \
+                 sync-contents"
+            ),
+        })
+    }
+
     fn label(self) -> &'static str {
         match self {
             Call::UnreadPage => "GET /items?filter=unread (first page)",
             Call::Counts => "GET /counts",
             Call::MarkFeedRead => "POST /items/mark-read {feed_id, before}",
+            Call::SyncIds => "GReader stream/items/ids n=1000",
+            Call::SyncContents => "GReader stream/contents n=100",
+        }
+    }
+
+    /// The request for this call as the user of `key`; `n` picks the feed to mark read.
+    fn request(self, shared: &Shared, key: &str, n: usize) -> reqwest::RequestBuilder {
+        const READING_LIST: &str = "user/-/state/com.google/reading-list";
+        let (client, base) = (&shared.client, &shared.base);
+        let rest = |path: &str| client.get(format!("{base}{path}")).bearer_auth(key);
+        // A tidings API key is its own Google Reader token (no ClientLogin needed).
+        let reader = |path: String| {
+            client
+                .get(format!("{base}/reader/api/0/{path}"))
+                .header("authorization", format!("GoogleLogin auth={key}"))
+        };
+        match self {
+            Call::UnreadPage => rest("/api/v1/items?filter=unread&limit=50"),
+            Call::Counts => rest("/api/v1/counts"),
+            Call::MarkFeedRead => {
+                let feed_id = shared.feed_ids[(n / 7) % shared.feed_ids.len()];
+                let before = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+                client
+                    .post(format!("{base}/api/v1/items/mark-read"))
+                    .bearer_auth(key)
+                    .header("content-type", "application/json")
+                    .body(serde_json::json!({"feed_id": feed_id, "before": before}).to_string())
+            }
+            Call::SyncIds => reader(format!(
+                "stream/items/ids?s={READING_LIST}&n=1000&output=json"
+            )),
+            Call::SyncContents => reader(format!("stream/contents/{READING_LIST}?n=100&output=json")),
         }
     }
 }
@@ -350,29 +408,21 @@ pub async fn api(args: ApiBenchArgs) -> anyhow::Result<ExitCode> {
         .timeout(Duration::from_secs(30))
         .build()?;
 
-    // The feeds to mark read, from the first user's counts (every bench user follows them).
-    let counts = client
-        .get(format!("{base}/api/v1/counts"))
-        .bearer_auth(&keys[0])
-        .send()
-        .await
-        .context("the server did not answer")?
-        .error_for_status()?
-        .bytes()
-        .await?;
-    let counts: serde_json::Value = serde_json::from_slice(&counts)?;
-    let feed_ids: Vec<i64> = counts["subscriptions"]
-        .as_array()
-        .map(|subs| subs.iter().filter_map(|s| s["feed_id"].as_i64()).collect())
-        .unwrap_or_default();
-    if feed_ids.is_empty() {
-        bail!("the first bench user has no subscriptions; run `tidings-bench generate` first");
-    }
+    let calls = args
+        .calls
+        .split(',')
+        .map(Call::parse)
+        .collect::<anyhow::Result<Vec<Call>>>()?;
+    let feed_ids = if calls.contains(&Call::MarkFeedRead) {
+        first_users_feeds(&client, &base, &keys[0]).await?
+    } else {
+        Vec::new()
+    };
     outln!(
         "tidings-bench api: {} clients, {} requests (+{} warm-up) against {base}, {} users, {} feeds",
         args.clients,
         args.requests,
-        args.warmup * CALLS.len(),
+        args.warmup * calls.len(),
         keys.len(),
         feed_ids.len()
     );
@@ -380,10 +430,16 @@ pub async fn api(args: ApiBenchArgs) -> anyhow::Result<ExitCode> {
     if let Some(rate) = args.rate {
         outln!("open loop at {rate} requests/s");
     }
-    let shared = Arc::new((client, base, keys, feed_ids));
+    let shared = Arc::new(Shared {
+        client,
+        base,
+        keys,
+        feed_ids,
+        calls,
+    });
     let warmup = Load {
         clients: args.clients,
-        requests: args.warmup * CALLS.len(),
+        requests: args.warmup * shared.calls.len(),
         offset: 0,
         rate: args.rate,
     };
@@ -414,17 +470,9 @@ pub async fn api(args: ApiBenchArgs) -> anyhow::Result<ExitCode> {
         "errors"
     );
     let mut healthy = true;
-    for (call, mut samples) in CALLS.into_iter().zip(results) {
+    for (call, mut samples) in shared.calls.iter().zip(results) {
         samples.latencies.sort();
-        let at = |q: f64| -> String {
-            if samples.latencies.is_empty() {
-                return "-".into();
-            }
-            let index = ((samples.latencies.len() as f64 * q).ceil() as usize)
-                .clamp(1, samples.latencies.len())
-                - 1;
-            format!("{:.2} ms", samples.latencies[index].as_secs_f64() * 1000.0)
-        };
+        let at = |q| crate::quantiles::ms_at(&samples.latencies, q, 2);
         outln!(
             "{:42} {:>7} {:>9} {:>9} {:>9} {:>9} {:>6} {:>6}",
             call.label(),
@@ -445,7 +493,43 @@ pub async fn api(args: ApiBenchArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-type Shared = Arc<(reqwest::Client, String, Vec<String>, Vec<i64>)>;
+/// The feeds mark-read picks from: the first user's, from their counts (every bench user
+/// follows them unless `generate` had --feeds-per-user).
+async fn first_users_feeds(
+    client: &reqwest::Client,
+    base: &str,
+    key: &str,
+) -> anyhow::Result<Vec<i64>> {
+    let counts = client
+        .get(format!("{base}/api/v1/counts"))
+        .bearer_auth(key)
+        .send()
+        .await
+        .context("the server did not answer")?
+        .error_for_status()?
+        .bytes()
+        .await?;
+    let counts: serde_json::Value = serde_json::from_slice(&counts)?;
+    let feed_ids: Vec<i64> = counts["subscriptions"]
+        .as_array()
+        .map(|subs| subs.iter().filter_map(|s| s["feed_id"].as_i64()).collect())
+        .unwrap_or_default();
+    if feed_ids.is_empty() {
+        bail!("the first bench user has no subscriptions; run `tidings-bench generate` first");
+    }
+    Ok(feed_ids)
+}
+
+/// What every client of a run shares.
+struct Shared {
+    client: reqwest::Client,
+    base: String,
+    keys: Vec<String>,
+    /// The feeds mark-read picks from: the first user's.
+    feed_ids: Vec<i64>,
+    /// The calls, in turn.
+    calls: Vec<Call>,
+}
 
 /// One run of requests.
 #[derive(Debug, Clone, Copy)]
@@ -460,9 +544,9 @@ struct Load {
     rate: Option<f64>,
 }
 
-/// Sends the load's requests from its clients; request n calls `CALLS[n % 3]` as user
-/// `(offset + n) / 3 % users`. Returns the samples per call.
-async fn run_load(shared: &Shared, load: &Load) -> Vec<Samples> {
+/// Sends the load's requests from its clients; request n calls `calls[n % calls]` as user
+/// `(offset + n) / calls % users`. Returns the samples per call.
+async fn run_load(shared: &Arc<Shared>, load: &Load) -> Vec<Samples> {
     let next = Arc::new(AtomicUsize::new(0));
     let started = tokio::time::Instant::now();
     let Load {
@@ -471,12 +555,13 @@ async fn run_load(shared: &Shared, load: &Load) -> Vec<Samples> {
         offset,
         rate,
     } = *load;
+    let calls = shared.calls.len();
     let mut tasks = Vec::new();
     for _ in 0..clients.max(1) {
         let shared = Arc::clone(shared);
         let next = Arc::clone(&next);
         tasks.push(tokio::spawn(async move {
-            let mut samples: Vec<Samples> = CALLS.iter().map(|_| Samples::default()).collect();
+            let mut samples: Vec<Samples> = (0..calls).map(|_| Samples::default()).collect();
             loop {
                 let n = next.fetch_add(1, Ordering::Relaxed);
                 if n >= requests {
@@ -491,31 +576,13 @@ async fn run_load(shared: &Shared, load: &Load) -> Vec<Samples> {
                     }
                     _ => None,
                 };
-                let (client, base, keys, feed_ids) = &*shared;
                 let global = offset + n;
-                let call = CALLS[global % CALLS.len()];
-                let key = &keys[(global / CALLS.len()) % keys.len()];
-                let request = match call {
-                    Call::UnreadPage => {
-                        client.get(format!("{base}/api/v1/items?filter=unread&limit=50"))
-                    }
-                    Call::Counts => client.get(format!("{base}/api/v1/counts")),
-                    Call::MarkFeedRead => {
-                        let feed_id = feed_ids[(global / 7) % feed_ids.len()];
-                        let before =
-                            chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
-                        client
-                            .post(format!("{base}/api/v1/items/mark-read"))
-                            .header("content-type", "application/json")
-                            .body(
-                                serde_json::json!({"feed_id": feed_id, "before": before})
-                                    .to_string(),
-                            )
-                    }
-                };
+                let call = shared.calls[global % calls];
+                let key = &shared.keys[(global / calls) % shared.keys.len()];
+                let request = call.request(&shared, key, global);
                 let sent = scheduled.unwrap_or_else(Instant::now);
-                let outcome = request.bearer_auth(key).send().await;
-                let slot = &mut samples[global % CALLS.len()];
+                let outcome = request.send().await;
+                let slot = &mut samples[global % calls];
                 match outcome {
                     Ok(response) => {
                         let status = response.status();
@@ -535,7 +602,7 @@ async fn run_load(shared: &Shared, load: &Load) -> Vec<Samples> {
             }
         }));
     }
-    let mut merged: Vec<Samples> = CALLS.iter().map(|_| Samples::default()).collect();
+    let mut merged: Vec<Samples> = (0..calls).map(|_| Samples::default()).collect();
     for task in tasks {
         if let Ok(samples) = task.await {
             for (into, from) in merged.iter_mut().zip(samples) {

@@ -226,20 +226,11 @@ fn print_quantiles(label: &str, samples: &mut [Duration]) -> anyhow::Result<()> 
     samples.sort();
     outln!(
         "{label:52} {:>9} {:>9} {:>9}",
-        quantile(samples, 0.5),
-        quantile(samples, 0.95),
-        quantile(samples, 1.0)
+        crate::quantiles::ms_at(samples, 0.5, 1),
+        crate::quantiles::ms_at(samples, 0.95, 1),
+        crate::quantiles::ms_at(samples, 1.0, 1)
     );
     Ok(())
-}
-
-/// The value at quantile `q` of sorted latencies, in ms.
-fn quantile(sorted: &[Duration], q: f64) -> String {
-    if sorted.is_empty() {
-        return "-".into();
-    }
-    let index = ((sorted.len() as f64 * q).ceil() as usize).clamp(1, sorted.len()) - 1;
-    format!("{:.1} ms", sorted[index].as_secs_f64() * 1000.0)
 }
 
 /// "Mark all read" as the UI sends it, then its undo; prints both times and the counts.

@@ -13,6 +13,7 @@ mod import;
 mod mix;
 mod paired;
 mod parse;
+mod quantiles;
 mod related;
 mod retention;
 mod rules;

@@ -58,13 +58,6 @@ fn memory_mb() -> Memory {
     }
 }
 
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    if sorted.is_empty() {
-        return Duration::ZERO;
-    }
-    sorted[((sorted.len() as f64 * p).ceil() as usize).clamp(1, sorted.len()) - 1]
-}
-
 fn ms(duration: Duration) -> f64 {
     duration.as_secs_f64() * 1000.0
 }
@@ -187,8 +180,8 @@ pub async fn run(config: &GlobalConfig, args: RelatedBenchArgs) -> anyhow::Resul
     outln!(
         "related:        {} searches, p50 {:.1} ms, p95 {:.1} ms, max {:.1} ms; {:.1} items per answer, best score {:.2} on average",
         times.len(),
-        ms(percentile(&times, 0.5)),
-        ms(percentile(&times, 0.95)),
+        ms(crate::quantiles::duration_at(&times, 0.5)),
+        ms(crate::quantiles::duration_at(&times, 0.95)),
         ms(times.last().copied().unwrap_or_default()),
         answered as f64 / times.len().max(1) as f64,
         scores / times.len().max(1) as f64

@@ -55,22 +55,17 @@ pub struct RetentionArgs {
 struct Latencies(Vec<f64>);
 
 impl Latencies {
-    /// The value at fraction `q` (0 to 1) of the sorted latencies.
-    fn quantile(&self, q: f64) -> f64 {
-        let mut sorted = self.0.clone();
-        sorted.sort_by(f64::total_cmp);
-        let at = ((sorted.len() as f64 - 1.0) * q).round() as usize;
-        sorted.get(at).copied().unwrap_or(0.0)
-    }
-
     /// "n requests, median / p99 / max".
     fn describe(&self) -> String {
+        let mut sorted = self.0.clone();
+        sorted.sort_by(f64::total_cmp);
+        let at = |q| crate::quantiles::nearest_rank(&sorted, q).unwrap_or(0.0);
         format!(
             "{} requests, median {:.1} ms, p99 {:.1} ms, max {:.1} ms",
             self.0.len(),
-            self.quantile(0.5),
-            self.quantile(0.99),
-            self.quantile(1.0)
+            at(0.5),
+            at(0.99),
+            at(1.0)
         )
     }
 }

@@ -627,13 +627,6 @@ fn kinds(searches: usize) -> Vec<Kind> {
     ]
 }
 
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    if sorted.is_empty() {
-        return Duration::ZERO;
-    }
-    sorted[((sorted.len() as f64 * p).ceil() as usize).clamp(1, sorted.len()) - 1]
-}
-
 /// Runs `tidings-bench search`: as the first bench user of `tidings-bench generate`, each kind
 /// of search (first page of 50, newest first, with snippets' text) `searches` times.
 pub async fn run(config: &GlobalConfig, args: SearchBenchArgs) -> anyhow::Result<ExitCode> {
@@ -696,8 +689,8 @@ pub async fn run(config: &GlobalConfig, args: SearchBenchArgs) -> anyhow::Result
         println!(
             "| {} | {} | {} | {} | {:.1} |",
             kind.label,
-            ms(percentile(&times, 0.5)),
-            ms(percentile(&times, 0.95)),
+            ms(crate::quantiles::duration_at(&times, 0.5)),
+            ms(crate::quantiles::duration_at(&times, 0.95)),
             ms(*times.last().unwrap_or(&Duration::ZERO)),
             hits as f64 / kind.queries.len().max(1) as f64
         );

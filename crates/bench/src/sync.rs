@@ -332,8 +332,8 @@ async fn measure_call(
         format!("{call:?}").to_lowercase(),
         answered,
         answered as f64 / elapsed,
-        quantile(&samples.latencies, 0.5),
-        quantile(&samples.latencies, 0.95),
+        crate::quantiles::ms_at(&samples.latencies, 0.5, 1),
+        crate::quantiles::ms_at(&samples.latencies, 0.95, 1),
         cpu,
         samples.limited,
         samples.failed,
@@ -510,15 +510,6 @@ async fn send_patiently(
         }
         return serde_json::from_slice(&body).context("the answer is not JSON");
     }
-}
-
-/// The value at quantile `q` of sorted latencies, in ms.
-fn quantile(sorted: &[Duration], q: f64) -> String {
-    if sorted.is_empty() {
-        return "-".into();
-    }
-    let index = ((sorted.len() as f64 * q).ceil() as usize).clamp(1, sorted.len()) - 1;
-    format!("{:.1} ms", sorted[index].as_secs_f64() * 1000.0)
 }
 
 /// The 1-minute load average, from /proc/loadavg.
