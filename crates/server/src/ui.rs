@@ -296,6 +296,19 @@ pub fn service_worker() -> &'static str {
     })
 }
 
+/// The manifest of the language at `index` of [`LANGUAGES`] as served: made once for the
+/// process (a few hundred bytes each), since making one parses its language's catalog, the
+/// largest file of the UI, and a browser asks for it at about every page load.
+fn manifest_text(index: usize) -> &'static str {
+    static MANIFESTS: OnceLock<Vec<String>> = OnceLock::new();
+    let manifests = MANIFESTS.get_or_init(|| {
+        (0..LANGUAGES.len())
+            .map(|index| manifest_in(index).to_string())
+            .collect()
+    });
+    manifests.get(index).unwrap_or(&manifests[0])
+}
+
 /// The web app manifest in English: see [`manifest_in`].
 pub fn manifest() -> serde_json::Value {
     manifest_in(0)
@@ -459,7 +472,7 @@ async fn serve_manifest(headers: HeaderMap) -> Response {
             (header::CACHE_CONTROL, "no-cache"),
             (header::VARY, "Accept-Language, Cookie"),
         ],
-        manifest_in(shell_language(&headers)).to_string(),
+        manifest_text(shell_language(&headers)),
     )
         .into_response()
 }
@@ -705,7 +718,12 @@ mod tests {
             assert_eq!(manifest["lang"], language.code);
             assert_eq!(manifest["description"], words["shell.description"]);
             assert_eq!(manifest["shortcuts"][1]["name"], words["filter.starred"]);
+            // What is served is that manifest, made once.
+            assert_eq!(manifest_text(index), manifest.to_string());
+            assert!(std::ptr::eq(manifest_text(index), manifest_text(index)));
         }
+        // A language index past the list (none is made) gets English's.
+        assert_eq!(manifest_text(LANGUAGES.len()), manifest_text(0));
     }
 
     #[test]
