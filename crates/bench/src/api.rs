@@ -377,7 +377,9 @@ impl Call {
             Call::SyncIds => reader(format!(
                 "stream/items/ids?s={READING_LIST}&n=1000&output=json"
             )),
-            Call::SyncContents => reader(format!("stream/contents/{READING_LIST}?n=100&output=json")),
+            Call::SyncContents => {
+                reader(format!("stream/contents/{READING_LIST}?n=100&output=json"))
+            }
         }
     }
 }
