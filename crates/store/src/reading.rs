@@ -392,14 +392,11 @@ impl Listing {
     }
 
     pub(crate) fn sql(&mut self, from: &str, order: ItemOrder, limit: i64) -> String {
-        let direction = match order {
-            ItemOrder::NewestFirst => "DESC",
-            ItemOrder::OldestFirst => "ASC",
-        };
+        let direction = direction(order);
         let limit = self.bind(limit);
+        let columns = listing_columns();
         format!(
-            "SELECT {SUMMARY_COLUMNS}, {IS_READ}, COALESCE(st.is_starred, FALSE), i.thumbnail_url,
-                    i.language
+            "SELECT {columns}
              {from}
              WHERE {}
              ORDER BY i.published_at {direction}, i.id {direction}
@@ -407,6 +404,44 @@ impl Listing {
             self.conditions()
         )
     }
+
+    /// [`Listing::sql`] in two steps, for PostgreSQL: the page's ids first, found from what
+    /// the indexes hold (a feed's date index gives each item's date and id, and the state
+    /// and subscription rows the rest), then the page's rows by id. In one step PostgreSQL
+    /// reads the row of every item it sorts: for a user who follows 51 feeds of a
+    /// 10,000,000-item installation, the first page of unread items read all 5,100 of
+    /// theirs (13.8 ms) where the ids need their index entries alone (4.6 ms).
+    pub(crate) fn sql_by_id(&mut self, from: &str, order: ItemOrder, limit: i64) -> String {
+        let direction = direction(order);
+        let limit = self.bind(limit);
+        let columns = listing_columns();
+        format!(
+            "SELECT {columns}
+             {FROM_ITEMS}
+             WHERE s.feed_id = i.feed_id AND s.user_id = $1
+               AND i.id IN (SELECT i.id {from}
+                            WHERE {}
+                            ORDER BY i.published_at {direction}, i.id {direction}
+                            LIMIT {limit})
+             ORDER BY i.published_at {direction}, i.id {direction}",
+            self.conditions()
+        )
+    }
+}
+
+/// The SQL keyword of a listing's order.
+fn direction(order: ItemOrder) -> &'static str {
+    match order {
+        ItemOrder::NewestFirst => "DESC",
+        ItemOrder::OldestFirst => "ASC",
+    }
+}
+
+/// The columns of a listing's rows, as `summary_from_row` reads them.
+fn listing_columns() -> String {
+    format!(
+        "{SUMMARY_COLUMNS}, {IS_READ}, COALESCE(st.is_starred, FALSE), i.thumbnail_url, i.language"
+    )
 }
 
 /// Items first, subscriptions looked up per item: the engines walk the items' date index in
@@ -519,6 +554,15 @@ impl Store {
         Ok(())
     }
 
+    /// The statement of a listing's page: in two steps on PostgreSQL ([`Listing::sql_by_id`]);
+    /// in one on SQLite, whose plans for it the tests hold (not measured at that scale there).
+    fn page_sql(&self, listing: &mut Listing, from: &str, order: ItemOrder, fetch: i64) -> String {
+        match self.engine() {
+            Engine::Sqlite => listing.sql(from, order, fetch),
+            Engine::Postgres => listing.sql_by_id(from, order, fetch),
+        }
+    }
+
     /// One page of the user's items: of every subscription, one feed or one group; all,
     /// unread or starred; newest or oldest first; keyed on (published_at, id).
     pub async fn list_items(&self, user_id: i64, query: &ItemQuery) -> Result<ItemPage> {
@@ -535,7 +579,7 @@ impl Store {
                     listing.push(not_duplicate("i.id"));
                 }
                 listing.common(query);
-                let sql = listing.sql(FROM_ITEMS, query.order, fetch);
+                let sql = self.page_sql(&mut listing, FROM_ITEMS, query.order, fetch);
                 self.run_listing(sql, &listing.binds).await?
             }
             ItemFilter::Starred => {
@@ -544,7 +588,7 @@ impl Store {
                     "{STATES_JOINED} AND st.user_id = $1 AND st.is_starred"
                 ));
                 listing.common(query);
-                let sql = listing.sql(FROM_STATES, query.order, fetch);
+                let sql = self.page_sql(&mut listing, FROM_STATES, query.order, fetch);
                 self.run_listing(sql, &listing.binds).await?
             }
             ItemFilter::Unread => self.list_unread(user_id, query, fetch).await?,
@@ -602,7 +646,7 @@ impl Store {
             above.push(not_duplicate("i.id"));
         }
         above.common(query);
-        let sql = above.sql(FROM_ITEMS, query.order, fetch);
+        let sql = self.page_sql(&mut above, FROM_ITEMS, query.order, fetch);
         let mut items = self.run_listing(sql, &above.binds).await?;
 
         let mut under = Listing::new(user_id);
@@ -614,7 +658,7 @@ impl Store {
             under.push(not_duplicate("i.id"));
         }
         under.common(query);
-        let sql = under.sql(FROM_STATES, query.order, fetch);
+        let sql = self.page_sql(&mut under, FROM_STATES, query.order, fetch);
         let explicit = self.run_listing(sql, &under.binds).await?;
 
         if !explicit.is_empty() {
