@@ -861,14 +861,12 @@ impl Store {
         }
         let mut listing = Listing::new(user_id);
         listing.push("s.user_id = $1 AND i.feed_id = s.feed_id".into());
-        if let Some(feed_id) = scope.feed_id {
-            let p = listing.bind(feed_id);
-            listing.push(format!("s.feed_id = {p}"));
-        }
-        if let Some(group_id) = scope.group_id {
-            let p = listing.bind(group_id);
-            listing.push(format!("s.group_id = {p}"));
-        }
+        // The scope's feed and group as every listing writes them; nothing else of the query.
+        listing.common(&ItemQuery {
+            feed_id: scope.feed_id,
+            group_id: scope.group_id,
+            ..ItemQuery::default()
+        });
         let limit = listing.bind(at_most.saturating_add(1));
         let sql = format!(
             "SELECT COUNT(*), COUNT(*) FROM (SELECT 1 FROM subscriptions s CROSS JOIN items i
