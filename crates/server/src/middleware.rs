@@ -11,7 +11,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use tower_http::cors::{AllowOrigin, CorsLayer};
 
-use crate::base::auth::{Credentials, SESSION_COOKIE, check_credentials};
+use crate::base::auth::{Credentials, SESSION_COOKIE, UserLimit, check_credentials};
 use crate::base::client::{ClientContext, RateSlot, cookie, rate_headers};
 use crate::base::error::{ApiError, ErrorCategory};
 use crate::base::state::{AppState, ServerConfig};
@@ -66,7 +66,7 @@ pub async fn protect(State(state): State<AppState>, mut request: Request, next: 
 }
 
 /// Counts an API request against one limit before any handler runs: the user's when its
-/// credentials are live, else its address's. A request counts against the address unless it
+/// credentials are live (their icons' for a feed icon, [`UserLimit`]), else its address's. A request counts against the address unless it
 /// authenticated, whatever it carries and whether or not its endpoint ever looks at
 /// credentials: before, any `Authorization` header or cookie skipped the address's limit, so
 /// `Authorization: x` made the sign-in endpoints (which write rows) unlimited. The outcome is
@@ -81,7 +81,8 @@ async fn count_request(
     let has_credentials = request.headers().contains_key(header::AUTHORIZATION)
         || cookie(request.headers(), SESSION_COOKIE).is_some();
     if has_credentials {
-        match check_credentials(state, request.headers(), request.extensions()).await {
+        let limit = UserLimit::of(request.method(), request.uri().path());
+        match check_credentials(state, request.headers(), request.extensions(), limit).await {
             Ok(Credentials::Limited(decision)) => {
                 return Err(ApiError::limited(decision).into_response());
             }

@@ -435,6 +435,77 @@ on_both_engines!(each_limiters_429_carries_its_own_figures, |db| {
     assert!(last.headers().contains_key("retry-after"));
 });
 
+/// A 1x1 PNG: the icon served below.
+const ICON_PNG: &[u8] = &[
+    0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52,
+    0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x06, 0x00, 0x00, 0x00, 0x1f, 0x15, 0xc4,
+    0x89, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9c, 0x63, 0x00, 0x01, 0x00, 0x00,
+    0x05, 0x00, 0x01, 0x0d, 0x0a, 0x2d, 0xb4, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4e, 0x44, 0xae,
+    0x42, 0x60, 0x82,
+];
+
+// The web UI's list of feeds asks for each subscription's icon as it comes into view: a user
+// with a few hundred feeds scrolling it sent more than the 120 requests a minute of the API,
+// and then listing items and marking read answered 429 for the rest of the minute. Icons have
+// a budget of their own.
+on_both_engines!(feed_icons_never_use_up_the_users_requests, |db| {
+    let app = TestApp::start(db).await;
+    let alice = app.user("alice", false).await;
+    let subscription = app
+        .store
+        .subscribe(
+            alice,
+            &tidings_store::NewSubscription {
+                feed_url: "http://127.0.0.1:9/feed.xml".into(),
+                group_id: None,
+                title: None,
+                interval_minutes: None,
+            },
+        )
+        .await
+        .unwrap();
+    let icon = tidings_store::Favicon {
+        mime_type: Some("image/png".into()),
+        data: Some(ICON_PNG.to_vec()),
+        source_url: Some("http://127.0.0.1:9/favicon.ico".into()),
+        fetched_at: 1,
+    };
+    app.store
+        .save_favicon(subscription.feed_id, &icon)
+        .await
+        .unwrap();
+    let browser = app.signed_in("alice").await;
+    let icon_url = app.url(&format!("/subscriptions/{}/favicon", subscription.id));
+    // 200 icons, more than the API's 120 a minute: every one is served.
+    for n in 0..200 {
+        let response = browser.get(&icon_url).send().await.unwrap();
+        assert_eq!(response.status(), StatusCode::OK, "icon {n}");
+        assert_eq!(response.headers()["x-ratelimit-scope"], "icons");
+        assert_eq!(response.headers()["x-ratelimit-limit"], "1200");
+    }
+    // The user's own requests still have their whole budget but the sign-in's.
+    let (status, headers, body) = call(&browser, Method::GET, &app.url("/items"), None).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(headers["x-ratelimit-scope"], "user");
+    assert_eq!(headers["x-ratelimit-limit"], "120");
+    let remaining: i64 = headers["x-ratelimit-remaining"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(remaining >= 115, "{remaining} of 120 left after 200 icons");
+    // Only reads of an icon count as icons: anything else under the path counts as a request.
+    let (status, headers, _) = call(
+        &browser,
+        Method::GET,
+        &app.url(&format!("/subscriptions/{}", subscription.id)),
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(headers["x-ratelimit-scope"], "user");
+});
+
 on_both_engines!(api_keys_cannot_take_over_the_account, |db| {
     let app = TestApp::start(db).await;
     let alice = app.user("alice", false).await;

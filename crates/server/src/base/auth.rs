@@ -4,7 +4,7 @@
 
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
-use axum::http::{Extensions, HeaderMap, HeaderValue, header};
+use axum::http::{Extensions, HeaderMap, HeaderValue, Method, header};
 use sha2::{Digest, Sha256};
 use tidings_store::{ApiKeyScope, Authenticated, User};
 
@@ -91,14 +91,42 @@ async fn lookup(state: &AppState, headers: &HeaderMap) -> Result<Option<Authenti
     Ok(None)
 }
 
-/// Checks a request's credentials and counts the request against one limit: the user's when
-/// they are live, else the client's address (as anonymous requests are). The decision is left
-/// in the request's [`RateSlot`] for the response's `X-RateLimit-*` headers. Fails only when
-/// the store cannot be asked.
+/// Which of a signed-in user's limits a request counts against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UserLimit {
+    /// The API's requests ([`RateLimits::per_user`](crate::ratelimit::RateLimits)).
+    Requests,
+    /// Feed icons ([`RateLimits::icons_per_user`](crate::ratelimit::RateLimits)), which the
+    /// web UI asks for one per subscription in view.
+    Icons,
+}
+
+impl UserLimit {
+    /// The limit of a request for `path` (the whole path, `/api/v1/…`): a read of a
+    /// subscription's icon counts as an icon, everything else as a request.
+    pub fn of(method: &Method, path: &str) -> UserLimit {
+        let is_read = method == Method::GET || method == Method::HEAD;
+        let subscription = path
+            .strip_prefix("/api/v1/subscriptions/")
+            .and_then(|rest| rest.strip_suffix("/favicon"));
+        match subscription {
+            Some(id) if is_read && !id.is_empty() && id.bytes().all(|b| b.is_ascii_digit()) => {
+                UserLimit::Icons
+            }
+            _ => UserLimit::Requests,
+        }
+    }
+}
+
+/// Checks a request's credentials and counts the request against one limit: the user's
+/// (`limit`) when they are live, else the client's address (as anonymous requests are). The
+/// decision is left in the request's [`RateSlot`] for the response's `X-RateLimit-*`
+/// headers. Fails only when the store cannot be asked.
 pub async fn check_credentials(
     state: &AppState,
     headers: &HeaderMap,
     extensions: &Extensions,
+    limit: UserLimit,
 ) -> Result<Credentials, ApiError> {
     let found = lookup(state, headers).await?;
     let slot = extensions.get::<RateSlot>();
@@ -117,11 +145,11 @@ pub async fn check_credentials(
         });
     };
     crate::base::client::note_user(extensions, found.user.id);
-    let decision = state
-        .limits
-        .per_user
-        .check(&format!("user:{}", found.user.id))
-        .await;
+    let limiter = match limit {
+        UserLimit::Requests => &state.limits.per_user,
+        UserLimit::Icons => &state.limits.icons_per_user,
+    };
+    let decision = limiter.check(&format!("user:{}", found.user.id)).await;
     if let Some(slot) = slot {
         slot.set(decision);
     }
@@ -144,7 +172,16 @@ impl FromRequestParts<AppState> for Auth {
         }
         let credentials = match parts.extensions.get::<Credentials>() {
             Some(checked) => checked.clone(),
-            None => check_credentials(state, &parts.headers, &parts.extensions).await?,
+            // Only where the middleware did not count the request (a router without it).
+            None => {
+                check_credentials(
+                    state,
+                    &parts.headers,
+                    &parts.extensions,
+                    UserLimit::Requests,
+                )
+                .await?
+            }
         };
         let auth = match credentials {
             Credentials::Admitted(auth) => auth,
@@ -225,5 +262,33 @@ pub fn expired_session_cookie(secure: bool) -> HeaderValue {
         )
     } else {
         HeaderValue::from_static("tidings_session=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_reads_of_a_subscriptions_icon_count_as_icons() {
+        let icon = "/api/v1/subscriptions/42/favicon";
+        assert_eq!(UserLimit::of(&Method::GET, icon), UserLimit::Icons);
+        assert_eq!(UserLimit::of(&Method::HEAD, icon), UserLimit::Icons);
+        for (method, path) in [
+            (Method::POST, icon),
+            (Method::DELETE, icon),
+            (Method::GET, "/api/v1/subscriptions/42"),
+            (Method::GET, "/api/v1/subscriptions//favicon"),
+            (Method::GET, "/api/v1/subscriptions/x/favicon"),
+            (Method::GET, "/api/v1/subscriptions/1/2/favicon"),
+            (Method::GET, "/api/v1/items/42/favicon"),
+            (Method::GET, "/subscriptions/42/favicon"),
+        ] {
+            assert_eq!(
+                UserLimit::of(&method, path),
+                UserLimit::Requests,
+                "{method} {path}"
+            );
+        }
     }
 }
