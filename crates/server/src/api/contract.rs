@@ -227,7 +227,7 @@ fn rate_limited() -> Response {
             HeaderBuilder::new()
                 .schema(Some(Object::with_type(Type::String)))
                 .description(Some(
-                    "user, address, subscribe, sign-in, sign-in-account or feed-refresh",
+                    "user, icons, address, subscribe, sign-in, sign-in-account or feed-refresh",
                 ))
                 .build(),
         ),
