@@ -458,7 +458,9 @@ impl ImportReport {
         }
         if self.over_subscription_limit > 0 {
             notices.push(format!(
-                "{} feeds were not imported because the limit of {} subscriptions was reached",
+                "{} feeds were not imported because the limit of {} subscriptions was reached \
+                 (an administrator can raise it with TIDINGS_MAX_SUBSCRIPTIONS; importing the \
+                 same file again then adds the rest and skips the feeds already followed)",
                 self.over_subscription_limit,
                 options.max_subscriptions.unwrap_or_default()
             ));

@@ -391,11 +391,15 @@ on_both_engines!(opml_import_reports_each_url_and_export_round_trips, |db| {
         (2, 1, 3, 2)
     );
     assert_eq!(report.over_subscription_limit, 1);
+    let notice = report.limit_notice(&options).unwrap();
     assert!(
-        report
-            .limit_notice(&options)
-            .unwrap()
-            .contains("1 feeds were not imported because the limit of 2 subscriptions")
+        notice.contains("1 feeds were not imported because the limit of 2 subscriptions"),
+        "{notice}"
+    );
+    // What to do about it, too: who can raise the limit, and that importing again is safe.
+    assert!(
+        notice.contains("TIDINGS_MAX_SUBSCRIPTIONS") && notice.contains("same file again"),
+        "{notice}"
     );
     // Titles are the outlines' (not the URL).
     let subscriptions = store.list_subscriptions(alice).await.unwrap();
