@@ -66,12 +66,13 @@ pub async fn protect(State(state): State<AppState>, mut request: Request, next: 
 }
 
 /// Counts an API request against one limit before any handler runs: the user's when its
-/// credentials are live (their icons' for a feed icon, [`UserLimit`]), else its address's. A request counts against the address unless it
-/// authenticated, whatever it carries and whether or not its endpoint ever looks at
-/// credentials: before, any `Authorization` header or cookie skipped the address's limit, so
-/// `Authorization: x` made the sign-in endpoints (which write rows) unlimited. The outcome is
-/// left in the request for the [`Auth`](crate::base::auth::Auth) extractor, which then does
-/// not look the credentials up again. Answers the refusal when a limit is reached.
+/// credentials are live (the user's icons' for a feed icon, [`UserLimit`]), else its
+/// address's. A request counts against the address unless it authenticated, whatever it
+/// carries and whether or not its endpoint ever looks at credentials: before, any
+/// `Authorization` header or cookie skipped the address's limit, so `Authorization: x` made
+/// the sign-in endpoints (which write rows) unlimited. The outcome is left in the request for
+/// the [`Auth`](crate::base::auth::Auth) extractor, which then does not look the credentials
+/// up again. Answers the refusal when a limit is reached.
 async fn count_request(
     state: &AppState,
     request: &mut Request,
