@@ -1787,7 +1787,43 @@ async fn reading_view_in_chromium() {
     phase_mark_all_read_and_undo(&b, &store, user, &base, big, &big_unread).await;
     phase_new_items_arrive(&b, &site, &store, &base, news).await;
     phase_podcast_and_video(&b, &site, &base, podcast, videos).await;
+    phase_feeds_in_counting_order(&b, &base).await;
     b.quit().await;
+}
+
+/// The left pane lists feeds by title as people count, numbers by value and case aside
+/// ("Feed 9" before "feed 10"), where sorting as text put "Feed 10" and "Feed 100" first.
+async fn phase_feeds_in_counting_order(b: &Browser, base: &str) {
+    let subs = page_fetch(b, "GET", "/subscriptions", Value::Null).await;
+    let ids: Vec<i64> = subs["subscriptions"]
+        .as_array()
+        .expect("subscriptions")
+        .iter()
+        .filter_map(|s| s["id"].as_i64())
+        .collect();
+    assert_eq!(ids.len(), 4, "{subs}");
+    for (id, title) in ids
+        .iter()
+        .zip(["Feed 100", "feed 10", "Feed 9", "Éclair 2"])
+    {
+        let patched = page_fetch(
+            b,
+            "PATCH",
+            &format!("/subscriptions/{id}"),
+            json!({ "title": title }),
+        )
+        .await;
+        assert_eq!(patched["subscription"]["title"], title, "{patched}");
+    }
+    b.goto(&format!("{base}/")).await;
+    let shown = b
+        .wait_for(
+            "the renamed feeds in the left pane",
+            "(() => { const titles = [...document.querySelectorAll('.group-list .feed-list .feed-title')].map((e) => e.textContent); \
+             return titles.length === 4 && titles.includes('Feed 100') ? titles : false; })()",
+        )
+        .await;
+    assert_eq!(shown, json!(["Éclair 2", "Feed 9", "feed 10", "Feed 100"]));
 }
 
 /// Two starred items of Big and one of News, marked read in Starred: only those three become

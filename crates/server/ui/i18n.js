@@ -17,6 +17,8 @@ let loaded = false;
 let views = null;
 let plurals = new Intl.PluralRules(lang);
 let numbers = new Intl.NumberFormat(lang);
+const collate = (code) => new Intl.Collator(code, { numeric: true, sensitivity: 'base' });
+let collator = collate(lang);
 
 /** The language in use. */
 export function language() {
@@ -67,6 +69,7 @@ export async function useLanguage(preference) {
   lang = code;
   plurals = new Intl.PluralRules(code);
   numbers = new Intl.NumberFormat(code);
+  collator = collate(code);
   document.documentElement.lang = code;
 }
 
@@ -108,4 +111,9 @@ export function tParts(key, params) {
 /** A number written the language's way, with Intl.NumberFormat's `options` if any. */
 export function formatNumber(value, options) {
   return new Intl.NumberFormat(lang, options).format(value);
+}
+
+/** Compares names the language's way, numbers by value ("2" before "10"). */
+export function compareNames(a, b) {
+  return collator.compare(a, b);
 }

@@ -138,7 +138,7 @@ export class Sidebar {
     }
     const sections = [];
     for (const group of groups) {
-      const subs = (byGroup.get(group.id) || []).sort((a, b) => a.title.localeCompare(b.title));
+      const subs = byGroup.get(group.id) || [];
       if (!subs.length && group.is_default) continue;
       sections.push(this.groupSection(group, subs));
     }

@@ -4,6 +4,7 @@
 // signOut) with `installBehaviours`, so every import points away from app.js.
 
 import { api } from './api.js';
+import { compareNames } from './i18n.js';
 
 const DEFAULT_PREFS = {
   theme: 'auto',
@@ -77,7 +78,8 @@ export const app = {
       api('GET', '/subscriptions', null, options),
       api('GET', '/groups', null, options).catch(() => null),
     ]);
-    this.subscriptions = (subs && subs.subscriptions) || [];
+    // Numbers by value: the server's order is as text ("Feed 1, 10, 2").
+    this.subscriptions = ((subs && subs.subscriptions) || []).sort((a, b) => compareNames(a.title, b.title));
     this.groups = (groups && groups.groups) || [];
     if (this.sidebar) this.sidebar.render();
   },
