@@ -112,12 +112,18 @@ on_both_engines!(mail_addresses_are_created_listed_and_revoked, |db| {
     let off = TestApp::start(db).await;
     off.user("ann", false).await;
     let ann = off.signed_in("ann").await;
-    let (status, _, body) = call(&ann, Method::GET, &off.url("/mail-addresses"), None).await;
-    assert_eq!(
-        status,
-        StatusCode::CONFLICT,
-        "mail is off by default: {body}"
-    );
+    // Mail is off by default: the list says so (a settings page asking is no error), and
+    // creating an address is refused with what to do.
+    let listed = get(&ann, &off, "/mail-addresses").await;
+    assert_eq!(listed, json!({"enabled": false, "addresses": []}));
+    let (status, _, body) = call(
+        &ann,
+        Method::POST,
+        &off.url("/mail-addresses"),
+        Some(json!({})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
     assert_error(&body, "mail_off", "validation");
 
     let (app, _) = start(db, SmtpLimits::default()).await;
@@ -149,6 +155,7 @@ on_both_engines!(mail_addresses_are_created_listed_and_revoked, |db| {
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
 
     let listed = get(&ann, &app, "/mail-addresses").await;
+    assert_eq!(listed["enabled"], true, "{listed}");
     assert_eq!(listed["addresses"].as_array().unwrap().len(), 2, "{listed}");
     assert!(
         get(&bob, &app, "/mail-addresses").await["addresses"]

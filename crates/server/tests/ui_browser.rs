@@ -605,6 +605,13 @@ async fn settings_pages(b: &Browser, base: &str, site: &TestServer) {
     )
     .unwrap();
     b.goto(&format!("{base}/settings")).await;
+    // This server receives no mail: the newsletters' section says so, from the list's
+    // `enabled` (an answer of 200, so the page logs no failed request), with no form.
+    b.wait_for(
+        "the note that mail is off",
+        "document.querySelector('#mail-off')?.textContent.length > 0 && !document.querySelector('#mail-address-form')",
+    )
+    .await;
     b.type_into("#opml-file", &opml.path().display().to_string())
         .await;
     b.click("#opml-file + button[type=submit]").await;

@@ -333,11 +333,11 @@ function newslettersSection() {
   const body = h('div', null, h('p', null, t('newsletters.intro')), form, list);
   const draw = async () => {
     try {
-      const { addresses } = await api('GET', '/mail-addresses');
-      replace(list, addresses.length ? addresses.map((a) => addressRow(a, draw)) : h('li', { class: 'hint' }, t('newsletters.none')));
+      const { enabled, addresses } = await api('GET', '/mail-addresses');
+      if (!enabled) replace(body, h('p', { class: 'hint', id: 'mail-off' }, t('newsletters.off')));
+      else replace(list, addresses.length ? addresses.map((a) => addressRow(a, draw)) : h('li', { class: 'hint' }, t('newsletters.none')));
     } catch (e) {
-      if (e.code === 'mail_off') replace(body, h('p', { class: 'hint', id: 'mail-off' }, t('newsletters.off')));
-      else replace(list, h('li', null, errorBlock(e)));
+      replace(list, h('li', null, errorBlock(e)));
     }
   };
   onSubmit(form, status, async () => {

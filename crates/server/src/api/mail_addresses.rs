@@ -41,6 +41,9 @@ pub struct MailAddressView {
 /// The user's addresses.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct MailAddressList {
+    /// Whether this server receives newsletters by email (`TIDINGS_MAIL_DOMAIN` is set).
+    /// When it does not, `addresses` is empty and creating one answers 409 `mail_off`.
+    pub enabled: bool,
     /// Oldest first; revoked ones are not listed.
     pub addresses: Vec<MailAddressView>,
 }
@@ -76,20 +79,27 @@ fn view(address: &MailAddress, domain: &str) -> MailAddressView {
     }
 }
 
-/// The signed-in user's receiving addresses.
+/// The signed-in user's receiving addresses, and whether the server receives mail at all.
+/// With mail off this answers 200 with `enabled: false` rather than an error: a settings page
+/// that asks is not doing anything wrong (only creating an address is refused then).
 #[utoipa::path(get, path = "/mail-addresses", tag = "mail",
     responses(
         (status = 200, body = MailAddressList),
         (status = 401, body = ErrorBody),
-        (status = 409, description = "Mail is off on this server", body = ErrorBody),
     ))]
 async fn list_addresses(
     State(state): State<AppState>,
     auth: Auth,
 ) -> ApiResult<Json<MailAddressList>> {
-    let domain = domain(&state)?;
+    let Some(domain) = state.config.mail.domain.as_deref() else {
+        return Ok(Json(MailAddressList {
+            enabled: false,
+            addresses: Vec::new(),
+        }));
+    };
     let addresses = state.store.list_mail_addresses(auth.user.id).await?;
     Ok(Json(MailAddressList {
+        enabled: true,
         addresses: addresses.iter().map(|a| view(a, domain)).collect(),
     }))
 }
