@@ -1190,4 +1190,18 @@ impl Store {
             }),
         })
     }
+
+    /// When the installation's oldest item was first stored (Unix seconds), or `None` without
+    /// items: what retention looks at, for benchmarks. One probe of each feed's
+    /// `items_feed_fetched`, not a scan of the items.
+    pub async fn oldest_item_stored_at(&self) -> Result<Option<i64>> {
+        Ok(with_db!(self, read, |db| {
+            sqlx::query_scalar::<_, Option<i64>>(
+                "SELECT MIN((SELECT MIN(i.fetched_at) FROM items i WHERE i.feed_id = f.id))
+                 FROM feeds f",
+            )
+            .fetch_one(db)
+            .await?
+        }))
+    }
 }

@@ -522,6 +522,7 @@ on_both_engines!(
         let now = unix_now();
         let day = 86_400;
         let two_years_ago = now - 730 * day;
+        assert_eq!(store.oldest_item_stored_at().await.unwrap(), None);
         // A quiet blog: 60 items, the newest two years old, first stored 200 days ago.
         store
             .upsert_items(feed, &dated_items("q", 60, two_years_ago), now - 200 * day)
@@ -542,6 +543,9 @@ on_both_engines!(
             )
             .await
             .unwrap();
+        // What retention looks at: first storing, whatever the items' own dates.
+        let oldest = store.oldest_item_stored_at().await.unwrap();
+        assert_eq!(oldest, Some(now - 300 * day));
         let by_guid = ids_by_guid(&store, alice, feed).await;
         // One old item starred, one bookmarked, both beyond the newest 50.
         store
