@@ -34,9 +34,9 @@ pub(crate) fn pg_begin_feed_items(feed_id: i64) -> String {
 /// transactions are one a feed, and on an installation of 100,000 feeds a day's expired items
 /// are one or two a feed: sampled while readers worked beside it, a quarter of retention's
 /// time was its commits waiting for the write-ahead log to reach the disk. What a crash could
-/// lose, the last fraction of a second's deletions with their tombstones,
-/// comes back whole and is deleted again by the next run; a later commit that is flushed
-/// (a fetch's) flushes the ones before it. Bind: `$1` = feed id.
+/// lose, the last fraction of a second's deletions with their tombstones, comes back whole
+/// and is deleted again by the next run; a later commit that is flushed (a fetch's) flushes
+/// the ones before it. Bind: `$1` = feed id.
 pub(crate) const PG_FEED_ITEMS_LOCK: &str = "SELECT set_config('synchronous_commit', 'off', true), \
      pg_advisory_xact_lock(7467, ($1 % 2147483647)::integer)";
 
