@@ -21,24 +21,20 @@ pub struct FeedMetadata<'a> {
 
 /// On PostgreSQL, the start of a feed's item upsert: a transaction that takes the lock that
 /// serializes the feed's upserts (shared) with retention's deletions (exclusive,
-/// [`PG_FEED_ITEMS_LOCK`]), so that an upsert sees the tombstones of items deleted meanwhile.
+/// [`PG_FEEDS_ITEMS_LOCK`]), so that an upsert sees the tombstones of items deleted meanwhile.
 /// Both go in one simple query, one round trip; the tombstones are read by the next statement,
 /// whose snapshot is taken after the lock. (SQLite has one writer; a lock on the feed row would
 /// deadlock with unsubscribing.)
 pub(crate) fn pg_begin_feed_items(feed_id: i64) -> String {
     format!("BEGIN; SELECT pg_advisory_xact_lock_shared(7467, ({feed_id} % 2147483647)::integer)")
 }
-/// The exclusive form of the lock [`pg_begin_feed_items`] takes, taken by retention, whose
-/// transaction also does not wait for its commit to reach the disk (`SET LOCAL
-/// synchronous_commit = off`, as `set_config`, in the same round trip). Retention's
-/// transactions are one a feed, and on an installation of 100,000 feeds a day's expired items
-/// are one or two a feed: sampled while readers worked beside it, a quarter of retention's
-/// time was its commits waiting for the write-ahead log to reach the disk. What a crash could
-/// lose, the last fraction of a second's deletions with their tombstones, comes back whole
-/// and is deleted again by the next run; a later commit that is flushed (a fetch's) flushes
-/// the ones before it. Bind: `$1` = feed id.
-pub(crate) const PG_FEED_ITEMS_LOCK: &str = "SELECT set_config('synchronous_commit', 'off', true), \
-     pg_advisory_xact_lock(7467, ($1 % 2147483647)::integer)";
+/// The exclusive form of the lock [`pg_begin_feed_items`] takes, for each of a group of feeds
+/// (`$1`, an `int8[]`), taken by retention. In the order of the locks' keys, so that two runs
+/// cannot deadlock (a fetch holds one feed's only); the subquery's `ORDER BY` keeps it from
+/// being merged into the outer query, whose locks are then taken in its rows' order.
+pub(crate) const PG_FEEDS_ITEMS_LOCK: &str = "SELECT pg_advisory_xact_lock(7467, key)
+     FROM (SELECT DISTINCT (feed_id % 2147483647)::integer AS key
+           FROM unnest($1::int8[]) AS feed_id ORDER BY key) AS keys";
 
 /// Marks feeds that nobody follows any more as orphaned (F17). Bind: `$1` = now.
 pub(crate) const MARK_ORPHANS: &str = "UPDATE feeds SET orphaned_at = $1

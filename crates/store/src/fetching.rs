@@ -1,6 +1,6 @@
 //! What the fetch worker needs beyond claiming and recording (F3, F8, F11, F17, F37): raw
 //! bodies, favicons, a feed's fetch state, moving a feed to a new URL (merging with an existing
-//! feed of that URL), retention, leases of periodic jobs and the OPML import history.
+//! feed of that URL), deleting orphaned feeds, leases of periodic jobs and the OPML import history.
 
 use crate::{Engine, Result, Store, StoreError, in_tx, with_db};
 
@@ -474,12 +474,6 @@ macro_rules! normalize_feed_urls {
 
 pub(crate) use normalize_feed_urls;
 
-/// Rows deleted per statement by retention, so that no single statement holds the write lock
-/// (SQLite's, or many row locks on PostgreSQL) for long.
-const RETENTION_BATCH: i64 = 1_000;
-/// Tombstones written per statement: well under both engines' limits on bound parameters.
-const TOMBSTONES_PER_STATEMENT: usize = 500;
-
 impl Store {
     /// The hex SHA-256 of the feed's stored raw body, if one is stored and it parsed: an
     /// identical body at the next fetch needs no parsing. A kept body that did not parse
@@ -919,119 +913,6 @@ impl Store {
         }))
     }
 
-    /// Retention (F17): deletes the items tidings first stored before `stored_before` (Unix
-    /// seconds; the date the feed gives is not looked at), except the `keep_per_feed` newest
-    /// items of every feed (newest by date, as the reader lists them) and items someone
-    /// starred or bookmarked. Each deleted item leaves a tombstone (recorded at `now`) so
-    /// that the next fetch does not store it again as a new item. Works feed by feed in
-    /// batches of short transactions; returns how many items were deleted.
-    pub async fn delete_expired_items(
-        &self,
-        stored_before: i64,
-        keep_per_feed: i64,
-        now: i64,
-    ) -> Result<u64> {
-        // One index probe per feed (items_feed_fetched).
-        let feeds: Vec<i64> = with_db!(self, read, |db| {
-            sqlx::query_scalar(
-                "SELECT f.id FROM feeds f
-                 WHERE EXISTS (SELECT 1 FROM items i
-                               WHERE i.feed_id = f.id AND i.fetched_at < $1)
-                 ORDER BY f.id",
-            )
-            .bind(stored_before)
-            .fetch_all(db)
-            .await?
-        });
-        let mut total = 0;
-        for feed_id in feeds {
-            loop {
-                let deleted = self
-                    .expire_feed_items_batch(feed_id, stored_before, keep_per_feed.max(0), now)
-                    .await?;
-                total += deleted;
-                if deleted < RETENTION_BATCH as u64 {
-                    break;
-                }
-            }
-        }
-        Ok(total)
-    }
-
-    /// One batch of [`Store::delete_expired_items`] for one feed, with its tombstones, in one
-    /// transaction.
-    async fn expire_feed_items_batch(
-        &self,
-        feed_id: i64,
-        stored_before: i64,
-        keep_per_feed: i64,
-        now: i64,
-    ) -> Result<u64> {
-        let is_postgres = self.engine() == Engine::Postgres;
-        Ok(in_tx!(self, |tx| {
-            if is_postgres {
-                sqlx::query(crate::feeds::PG_FEED_ITEMS_LOCK)
-                    .bind(feed_id)
-                    .execute(&mut *tx)
-                    .await?;
-            }
-            // The newest item that is not kept: the one after the `keep_per_feed` newest, in
-            // the reader's order (items_feed_published).
-            let first_expired: Option<(i64, i64)> = sqlx::query_as(
-                "SELECT published_at, id FROM items WHERE feed_id = $1
-                 ORDER BY published_at DESC, id DESC LIMIT 1 OFFSET $2",
-            )
-            .bind(feed_id)
-            .bind(keep_per_feed)
-            .fetch_optional(&mut *tx)
-            .await?;
-            match first_expired {
-                None => 0,
-                Some((published_at, id)) => {
-                    let keys: Vec<String> = sqlx::query_scalar(
-                        "DELETE FROM items WHERE id IN (
-                            SELECT i.id FROM items i
-                            WHERE i.feed_id = $1 AND i.fetched_at < $2
-                              AND (i.published_at < $3 OR (i.published_at = $3 AND i.id <= $4))
-                              AND NOT EXISTS (SELECT 1 FROM item_states st
-                                              WHERE st.item_id = i.id AND st.is_starred = TRUE)
-                              AND NOT EXISTS (SELECT 1 FROM bookmarks b WHERE b.item_id = i.id)
-                            LIMIT $5)
-                         RETURNING identity_key",
-                    )
-                    .bind(feed_id)
-                    .bind(stored_before)
-                    .bind(published_at)
-                    .bind(id)
-                    .bind(RETENTION_BATCH)
-                    .fetch_all(&mut *tx)
-                    .await?;
-                    for chunk in keys.chunks(TOMBSTONES_PER_STATEMENT) {
-                        let mut sql = String::from(
-                            "INSERT INTO item_tombstones
-                                (feed_id, identity_key, deleted_at, last_seen_at) VALUES ",
-                        );
-                        for n in 0..chunk.len() {
-                            if n > 0 {
-                                sql.push_str(", ");
-                            }
-                            sql.push_str(&format!("($1, ${}, $2, $2)", n + 3));
-                        }
-                        sql.push_str(" ON CONFLICT (feed_id, identity_key) DO NOTHING");
-                        let mut insert = sqlx::query(sqlx::AssertSqlSafe(sql))
-                            .bind(feed_id)
-                            .bind(now);
-                        for key in chunk {
-                            insert = insert.bind(key);
-                        }
-                        insert.execute(&mut *tx).await?;
-                    }
-                    keys.len() as u64
-                }
-            }
-        }))
-    }
-
     /// Deletes feeds nobody has followed since before `orphaned_before` (F17), with their
     /// items (bookmarks keep their snapshots). Returns how many feeds were deleted.
     pub async fn delete_orphan_feeds(&self, orphaned_before: i64) -> Result<u64> {
@@ -1189,19 +1070,5 @@ impl Store {
                     .await?
             }),
         })
-    }
-
-    /// When the installation's oldest item was first stored (Unix seconds), or `None` without
-    /// items: what retention looks at, for benchmarks. One probe of each feed's
-    /// `items_feed_fetched`, not a scan of the items.
-    pub async fn oldest_item_stored_at(&self) -> Result<Option<i64>> {
-        Ok(with_db!(self, read, |db| {
-            sqlx::query_scalar::<_, Option<i64>>(
-                "SELECT MIN((SELECT MIN(i.fetched_at) FROM items i WHERE i.feed_id = f.id))
-                 FROM feeds f",
-            )
-            .fetch_one(db)
-            .await?
-        }))
     }
 }

@@ -43,6 +43,7 @@ mod popularity;
 mod preferences;
 mod rate_limits;
 mod reading;
+mod retention;
 mod rules;
 mod rules_age;
 mod rules_late;

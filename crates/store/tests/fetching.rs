@@ -812,6 +812,74 @@ on_both_engines!(opml_imports_are_recorded_newest_first, |db| {
     assert!(store.database_size_bytes().await.unwrap() > 0);
 });
 
+on_both_engines!(
+    retention_spans_many_feeds_and_long_backlogs_while_feeds_arrive,
+    |db| {
+        // More feeds than one of PostgreSQL's transactions takes, and a feed with more
+        // expired items than one transaction deletes; two runs at once, and a fetch between.
+        let store = db.migrated().await;
+        let alice = user(&store, "alice").await;
+        let now = unix_now();
+        let day = 86_400;
+        let mut small = Vec::new();
+        for n in 0..300 {
+            let (_, feed) = follow(&store, alice, &format!("https://f{n}.example/feed")).await;
+            let items = dated_items(&format!("s{n}"), 3, now - 300 * day);
+            store
+                .upsert_items(feed, &items, now - 200 * day)
+                .await
+                .unwrap();
+            small.push(feed);
+        }
+        let (_, long) = follow(&store, alice, "https://long.example/feed").await;
+        let backlog = dated_items("l", 2_203, now - 300 * day);
+        store
+            .upsert_items(long, &backlog, now - 200 * day)
+            .await
+            .unwrap();
+        // The last small feed's oldest item starred: kept.
+        let starred = ids_by_guid(&store, alice, small[299]).await["s299-2"];
+        store
+            .set_item_state(alice, starred, None, Some(true))
+            .await
+            .unwrap();
+        // A fetch of the first feed brings its three items again (stored or suppressed,
+        // depending on when it runs) and one new one dated long ago.
+        let mut refetched = dated_items("s0", 3, now - 300 * day);
+        refetched.push(item("s0-new", now - 3_000 * day));
+        let (first, second, fetched) = tokio::join!(
+            store.delete_expired_items(now - 180 * day, 1, now),
+            store.delete_expired_items(now - 180 * day, 1, now),
+            store.upsert_items(small[0], &refetched, now),
+        );
+        let deleted = first.unwrap() + second.unwrap();
+        assert_eq!(deleted, 300 * 2 - 1 + 2_202);
+        assert_eq!(fetched.unwrap().inserted, 1);
+        assert_eq!(store.count_items(long).await.unwrap(), 1);
+        assert_eq!(store.count_tombstones(long).await.unwrap(), 2_202);
+        for (n, feed) in small.iter().enumerate() {
+            let expected = match n {
+                0 | 299 => 2,
+                _ => 1,
+            };
+            assert_eq!(
+                store.count_items(*feed).await.unwrap(),
+                expected,
+                "feed {n}"
+            );
+        }
+        let by_guid = ids_by_guid(&store, alice, small[0]).await;
+        assert!(by_guid.contains_key("s0-0") && by_guid.contains_key("s0-new"));
+        assert_eq!(
+            store
+                .delete_expired_items(now - 180 * day, 1, now)
+                .await
+                .unwrap(),
+            0
+        );
+    }
+);
+
 /// Retention at scale: `TIDINGS_RETENTION_BENCH_ITEMS` items (default 1,000,000) in 100
 /// feeds with one subscriber each, stored over the last 360 days; the run deletes those stored
 /// more than 180 days ago beyond each feed's newest 50, with their tombstones. Run with
